@@ -1,0 +1,34 @@
+// Builds the three bundles: the extension host (node, cjs), the CLI and the webview panels (browser).
+import * as esbuild from 'esbuild';
+import { existsSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const watch = process.argv.includes('--watch');
+const production = process.argv.includes('--production');
+const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning' };
+
+// Every folder under webview/ with a main.ts is one panel bundle.
+const webviewEntries = readdirSync('webview', { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join('webview', d.name, 'main.ts')))
+  .map((d) => ({ in: join('webview', d.name, 'main.ts'), out: d.name }));
+
+const targets = [
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
+];
+if (webviewEntries.length > 0) {
+  targets.push({ ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm', target: 'es2022' });
+}
+
+// The grammar and runtime .wasm files ship next to the bundles so the analysis layer can load them offline.
+mkdirSync('dist', { recursive: true });
+for (const wasm of ['node_modules/web-tree-sitter/tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
+  if (existsSync(wasm)) copyFileSync(wasm, join('dist', wasm.split('/').pop()));
+}
+
+const present = targets.filter((t) => (t.entryPoints[0].in ?? t.entryPoints[0]) && existsSync(t.entryPoints[0].in ?? t.entryPoints[0]));
+if (watch) {
+  for (const t of present) await (await esbuild.context(t)).watch();
+} else {
+  await Promise.all(present.map((t) => esbuild.build(t)));
+}

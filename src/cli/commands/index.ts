@@ -1,0 +1,4 @@
+// The table of CLI subcommands. Each lives in its own file; add one line here to register it.
+import type { CliCommand } from '../command';
+
+export const COMMANDS: CliCommand[] = [];

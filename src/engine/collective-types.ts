@@ -1,0 +1,60 @@
+// The engine's public request and result types for one collective.
+import type { Trace } from './trace/model';
+import type { Bytes, GBps, Micros } from './units';
+
+export type Algorithm = 'ring' | 'tree' | 'nvls' | 'nvlstree' | 'hierarchical' | 'direct';
+export type Protocol = 'LL' | 'LL128' | 'Simple';
+export type Dtype = 'fp32' | 'fp16' | 'bf16' | 'fp8e4m3' | 'fp8e5m2';
+export type ReduceOp = 'sum' | 'avg' | 'premulsum';
+export type CollectiveKind = 'allreduce' | 'reducescatter' | 'allgather';
+
+export const ALGORITHMS: readonly Algorithm[] = ['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'];
+export const PROTOCOLS: readonly Protocol[] = ['LL', 'LL128', 'Simple'];
+export const DTYPES: readonly Dtype[] = ['fp32', 'fp16', 'bf16', 'fp8e4m3', 'fp8e5m2'];
+
+export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = { fp32: 4, fp16: 2, bf16: 2, fp8e4m3: 1, fp8e5m2: 1 };
+
+export interface CollectiveRequest {
+  readonly kind?: CollectiveKind;
+  /** The full user buffer (count × element size), as nccl-tests' "size" column. */
+  readonly bytes: Bytes;
+  readonly algorithm?: Algorithm | 'auto';
+  readonly protocol?: Protocol | 'auto';
+  readonly dtype?: Dtype;
+  readonly op?: ReduceOp;
+  /** Produce spans. Off for sweeps, where only the time matters. */
+  readonly trace?: boolean;
+}
+
+export interface PhaseTimes {
+  readonly exchange: Micros;
+  readonly reduce: Micros;
+  readonly broadcast: Micros;
+}
+
+export interface CollectiveResult {
+  readonly kind: CollectiveKind;
+  readonly bytes: Bytes;
+  readonly ranks: number;
+  readonly timeUs: Micros;
+  readonly algbwGBps: GBps;
+  readonly busbwGBps: GBps;
+  readonly algorithm: Algorithm;
+  readonly protocol: Protocol;
+  readonly channels: number;
+  /** Time each phase occupied on the critical rank, in µs. */
+  readonly phases: PhaseTimes;
+  readonly trace?: Trace;
+  readonly spanCount: number;
+}
+
+export interface SweepRow {
+  readonly bytes: Bytes;
+  readonly count: number;
+  readonly dtype: Dtype;
+  readonly timeUs: Micros;
+  readonly algbwGBps: GBps;
+  readonly busbwGBps: GBps;
+  readonly algorithm: Algorithm;
+  readonly protocol: Protocol;
+}

@@ -1,0 +1,49 @@
+// The system file's shape: what a user writes (YAML or JSON) to describe any machine.
+// src/config parses and validates text into this; the engine resolves it into a topology.
+import type { GBps, Micros } from '../units';
+
+export type IntraNodeFabric = 'nvswitch' | 'nvlink-mesh' | 'nvlink-bridge' | 'pcie' | 'uniform-ring';
+
+export interface NicSpec {
+  /** Line rate of one NIC in Gb/s (400 for NDR). */
+  readonly gbps: number;
+  readonly perNode: number;
+  /** One-way latency added per network hop. */
+  readonly latencyUs?: Micros;
+}
+
+/** Optional overrides of any bandwidth or latency the catalogue and fabric would otherwise give. */
+export interface SystemOverrides {
+  readonly nvlinkGBpsPerLink?: GBps;
+  readonly nvlinkLinks?: number;
+  readonly pcieGBps?: GBps;
+  readonly interSocketGBps?: GBps;
+  readonly nicGBps?: GBps;
+  readonly hbmGBps?: GBps;
+  readonly linkGBps?: GBps;
+  readonly nvlinkLatencyUs?: Micros;
+  readonly pcieLatencyUs?: Micros;
+  readonly nicLatencyUs?: Micros;
+  readonly linkLatencyUs?: Micros;
+  readonly launchUs?: Micros;
+}
+
+export interface SystemSpec {
+  readonly name?: string;
+  /** Catalogue name, case-insensitive: V100-SXM, A100-SXM, H100-SXM, H200, B200, GB200, L40S, RTX4090, ... */
+  readonly gpu: string;
+  readonly nodes: number;
+  readonly gpusPerNode: number;
+  readonly intraNode: IntraNodeFabric;
+  /** In-switch reduction (NVLink SHARP). Defaults to what the GPU and fabric support. */
+  readonly nvls?: boolean;
+  /** GPU peer-to-peer over PCIe; without it, traffic is staged through host memory. */
+  readonly p2p?: boolean;
+  readonly pcieGen?: 3 | 4 | 5 | 6;
+  /** PCIe boxes: GPUs per CPU socket (the rest cross the inter-socket link). */
+  readonly gpusPerSocket?: number;
+  /** PCIe boxes: GPUs behind one PCIe switch. */
+  readonly gpusPerPcieSwitch?: number;
+  readonly nic?: NicSpec;
+  readonly overrides?: SystemOverrides;
+}

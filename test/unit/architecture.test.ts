@@ -1,0 +1,110 @@
+// Enforces the layer rules of ARCHITECTURE.md: which layer may import which, and where node and vscode may appear.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, dirname, resolve, relative, sep } from 'node:path';
+import { builtinModules } from 'node:module';
+
+type Layer = 'engine' | 'protocol' | 'config' | 'analysis' | 'native' | 'cli' | 'extension' | 'webview';
+
+interface Rule {
+  readonly mayImport: readonly Layer[];
+  readonly node: boolean;
+  readonly vscode: boolean;
+  /** npm packages this layer may use besides the layers above. */
+  readonly packages: readonly string[];
+  readonly why: string;
+}
+
+const RULES: Record<Layer, Rule> = {
+  engine: { mayImport: ['engine'], node: false, vscode: false, packages: [], why: 'the engine is pure so the CLI, the extension and the webview all run it' },
+  protocol: { mayImport: ['engine'], node: false, vscode: false, packages: [], why: 'the protocol is shared by the host and the browser bundle' },
+  config: { mayImport: ['engine', 'config'], node: false, vscode: false, packages: ['yaml', 'ajv'], why: 'config parsing is text in, model out, so it runs anywhere' },
+  analysis: { mayImport: ['engine', 'config', 'analysis'], node: false, vscode: false, packages: ['web-tree-sitter'], why: 'analysis must run in the CLI and the extension alike; the parser is passed in' },
+  native: { mayImport: ['engine', 'config', 'native'], node: true, vscode: false, packages: [], why: 'the native runner spawns processes but must not depend on VS Code' },
+  cli: { mayImport: ['engine', 'config', 'analysis', 'native', 'cli'], node: true, vscode: false, packages: [], why: 'the CLI runs headless in CI' },
+  extension: { mayImport: ['engine', 'protocol', 'config', 'analysis', 'native', 'extension'], node: true, vscode: true, packages: [], why: 'only the extension talks to VS Code' },
+  webview: { mayImport: ['engine', 'protocol', 'webview'], node: false, vscode: false, packages: ['chart.js', '@vscode-elements/elements'], why: 'the webview is a browser bundle' },
+};
+
+/** Known exceptions, each with a reason. Keep this empty; a new entry needs a note in ARCHITECTURE.md. */
+const KNOWN_DEBT: readonly string[] = [];
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+function layerOf(file: string): Layer | undefined {
+  const rel = relative(ROOT, file).split(sep).join('/');
+  if (rel.startsWith('webview/')) return 'webview';
+  if (rel === 'src/protocol.ts') return 'protocol';
+  const match = /^src\/([^/]+)\//.exec(rel);
+  return match ? (match[1] as Layer) : undefined;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
+    else if (/\.(ts|mts|tsx)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+function importsOf(text: string): string[] {
+  const specifiers: string[] = [];
+  const pattern = /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+  for (const m of text.matchAll(pattern)) specifiers.push(m[1] ?? m[2] ?? m[3] ?? m[4]);
+  return specifiers;
+}
+
+function violations(file: string): string[] {
+  const layer = layerOf(file);
+  if (!layer) return [];
+  const rule = RULES[layer];
+  const found: string[] = [];
+  const rel = relative(ROOT, file);
+  for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+    const where = `${rel} imports '${spec}'`;
+    if (spec === 'vscode') {
+      if (!rule.vscode) found.push(`${where}: ${layer} must not import vscode (${rule.why})`);
+    } else if (spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0])) {
+      if (!rule.node) found.push(`${where}: ${layer} must not use Node built-ins (${rule.why})`);
+    } else if (spec.startsWith('.')) {
+      const target = resolve(dirname(file), spec);
+      const targetLayer = layerOf(target.endsWith('.ts') ? target : `${target}.ts`) ?? layerOf(join(target, 'index.ts'));
+      if (!targetLayer) continue;
+      if (!rule.mayImport.includes(targetLayer)) found.push(`${where}: ${layer} may import only ${rule.mayImport.join(', ')} (${rule.why})`);
+      const targetRel = relative(ROOT, target).split(sep).join('/');
+      if (targetLayer === 'engine' && layer !== 'engine' && targetRel !== 'src/engine' && targetRel !== 'src/engine/index') {
+        found.push(`${where}: outside the engine, import only src/engine/index.ts`);
+      }
+    } else if (!rule.packages.some((p) => spec === p || spec.startsWith(`${p}/`)) && layer !== 'extension' && layer !== 'cli' && layer !== 'native') {
+      found.push(`${where}: ${layer} may use only the packages ${rule.packages.join(', ') || '(none)'} (${rule.why})`);
+    }
+  }
+  return found.filter((v) => !KNOWN_DEBT.includes(v));
+}
+
+test('every layer imports only what ARCHITECTURE.md allows', () => {
+  const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'webview'))];
+  assert.ok(files.length > 5, 'the walk found the sources');
+  const all = files.flatMap(violations);
+  assert.deepEqual(all, []);
+});
+
+test('the engine uses no DOM or Node globals', () => {
+  const offenders = sourceFiles(join(ROOT, 'src', 'engine')).filter((f) =>
+    /\b(document|window|process|Buffer|require)\s*[.(]/.test(readFileSync(f, 'utf8').replace(/\/\/.*$/gm, '')),
+  );
+  assert.deepEqual(offenders.map((f) => relative(ROOT, f)), []);
+});
+
+test('the checker catches a forbidden import (self-test)', () => {
+  const fake = join(ROOT, 'src', 'engine', 'fake.ts');
+  const layer = layerOf(fake);
+  assert.equal(layer, 'engine');
+  const rule = RULES[layer!];
+  assert.equal(rule.node, false);
+  assert.equal(rule.vscode, false);
+  assert.deepEqual(importsOf("import * as fs from 'node:fs';\nimport x from 'vscode';"), ['node:fs', 'vscode']);
+});
