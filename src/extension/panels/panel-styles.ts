@@ -1,0 +1,59 @@
+// The panels' CSS, inlined into each page under the page's nonce. Colours come only from VS Code's theme
+// variables so every panel follows the user's theme, including high contrast.
+import type { PanelKind } from '../../protocol';
+
+const common = `
+html, body { height: 100%; margin: 0; padding: 0; overflow: hidden; }
+body { color: var(--vscode-foreground); background: var(--vscode-editor-background);
+  font-family: var(--vscode-font-family); font-size: var(--vscode-font-size, 13px); }
+#app { display: flex; flex-direction: column; height: 100%; }
+.toolbar { display: flex; align-items: center; gap: 8px; padding: 6px 8px; flex: none;
+  border-bottom: 1px solid var(--vscode-panel-border, transparent); }
+.toolbar .title { font-weight: 600; margin-right: auto; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.muted { color: var(--vscode-descriptionForeground); }
+.message { padding: 16px; color: var(--vscode-descriptionForeground); }
+.message.error { color: var(--vscode-errorForeground); }
+.legend { display: flex; gap: 10px; flex-wrap: wrap; }
+.legend .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; }
+dl.facts dt { color: var(--vscode-descriptionForeground); }
+dl.facts dd { margin: 0; font-family: var(--vscode-editor-font-family); word-break: break-all; }
+a.source { color: var(--vscode-textLink-foreground); cursor: pointer; text-decoration: underline; }
+`;
+
+const timeline = `
+.overview { flex: none; height: 36px; width: 100%; display: block; cursor: pointer;
+  border-bottom: 1px solid var(--vscode-panel-border, transparent); }
+.lanes-wrap { position: relative; flex: 1; min-height: 0; }
+.lanes { position: absolute; inset: 0; width: 100%; height: 100%; display: block; cursor: grab; outline: none; }
+.lanes:focus-visible { outline: 1px solid var(--vscode-focusBorder); outline-offset: -1px; }
+.tooltip { position: absolute; pointer-events: none; z-index: 2; max-width: 420px; padding: 6px 8px;
+  background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
+  border: 1px solid var(--vscode-editorHoverWidget-border); font-size: 12px; }
+.tooltip[hidden] { display: none; }
+.tooltip .name { font-weight: 600; margin-bottom: 4px; word-break: break-all; }
+.details { flex: none; max-height: 30%; overflow: auto; padding: 6px 8px; display: flex; gap: 24px;
+  border-top: 1px solid var(--vscode-panel-border, transparent); }
+.details section { min-width: 240px; }
+.details h3 { margin: 0 0 4px; font-size: 12px; text-transform: uppercase; color: var(--vscode-descriptionForeground); }
+`;
+
+const charts = `
+.grid { flex: 1; overflow: auto; display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr));
+  gap: 12px; padding: 12px; align-content: start; }
+.card { border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); padding: 8px; }
+.card h2 { font-size: 13px; margin: 0 0 6px; }
+.card .verdict { margin: 0 0 6px; color: var(--vscode-descriptionForeground); }
+.card .plot { position: relative; height: 280px; }
+`;
+
+const topology = `
+.topology-wrap { position: relative; flex: 1; min-height: 0; }
+.topology { position: absolute; inset: 0; width: 100%; height: 100%; display: block; }
+.tooltip { position: absolute; pointer-events: none; padding: 4px 6px; font-size: 12px;
+  background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
+  border: 1px solid var(--vscode-editorHoverWidget-border); }
+.tooltip[hidden] { display: none; }
+`;
+
+export const PANEL_STYLES: Readonly<Record<'common' | PanelKind, string>> = { common, timeline, charts, topology };

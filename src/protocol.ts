@@ -1,0 +1,350 @@
+// The one typed protocol between the extension host and the webview panels (timeline, charts, topology).
+// The host posts ToWebview messages; the webviews post FromWebview messages, and the host passes every one
+// through validateWebviewMessage before any handler sees it, because a webview renders workspace data and
+// must be treated as untrusted.
+import type { Algorithm, Bytes, GBps, Micros, Protocol, SweepRow, Trace, TraceMetadata, Lane, Span } from './engine/index';
+
+/** The panels that speak this protocol. Each is one bundle in dist/webview/<panel>.js. */
+export type PanelKind = 'timeline' | 'charts' | 'topology';
+export const PANEL_KINDS: readonly PanelKind[] = ['timeline', 'charts', 'topology'];
+
+// ---------------------------------------------------------------------------------------------------------
+// Host → webview
+
+/** A whole trace in one message. Where the trace came from lets the panel state survive a reload. */
+export interface TraceMessage {
+  readonly type: 'trace';
+  readonly trace: Trace;
+  /** The file or command the trace came from, kept in the panel state so the host can reload it. */
+  readonly source?: TraceSource;
+}
+
+export interface TraceSource {
+  /** A URI string the host understands, e.g. "file:///work/run.cptrace.json" or "untitled:profile-1". */
+  readonly uri: string;
+  readonly label: string;
+}
+
+/**
+ * Large traces stream in three kinds of message, so no single message holds millions of spans:
+ * traceBegin (metadata and lanes), any number of traceChunk (spans in order), then traceEnd.
+ */
+export interface TraceBeginMessage {
+  readonly type: 'traceBegin';
+  readonly metadata: TraceMetadata;
+  readonly lanes: readonly Lane[];
+  readonly totalSpans: number;
+  readonly source?: TraceSource;
+}
+export interface TraceChunkMessage {
+  readonly type: 'traceChunk';
+  readonly spans: readonly Span[];
+}
+export interface TraceEndMessage {
+  readonly type: 'traceEnd';
+}
+
+/** One labelled busbw-vs-size curve, e.g. the model's auto choice or one forced algorithm. */
+export interface SweepSeries {
+  readonly label: string;
+  readonly rows: readonly SweepRow[];
+}
+
+/** Measured points (nccl-tests, a native run) overlaid on the model's curves. */
+export interface MeasuredSeries {
+  readonly label: string;
+  readonly points: readonly { readonly bytes: Bytes; readonly timeUs: Micros; readonly busbwGBps: GBps }[];
+}
+
+/** Time per phase for one bucket or message size. */
+export interface PhaseBreakdownRow {
+  readonly label: string;
+  readonly bytes: Bytes;
+  readonly exchangeUs: Micros;
+  readonly reduceUs: Micros;
+  readonly broadcastUs: Micros;
+}
+
+/** One algorithm/protocol pair's time for the compared message size. */
+export interface AlgorithmComparisonRow {
+  readonly algorithm: Algorithm;
+  readonly protocol: Protocol;
+  readonly timeUs: Micros;
+  readonly busbwGBps: GBps;
+  /** True for the pair the tuner would pick. */
+  readonly chosen?: boolean;
+}
+
+/** A training step's cost at one DDP/FSDP bucket size. */
+export interface BucketSweepRow {
+  readonly bucketBytes: Bytes;
+  readonly stepTimeUs: Micros;
+  /** Communication not hidden behind the backward pass. */
+  readonly exposedCommUs: Micros;
+  readonly recommended?: boolean;
+}
+
+/** How one collective scales as nodes are added. */
+export interface NodeScalingRow {
+  readonly nodes: number;
+  readonly ranks: number;
+  readonly timeUs: Micros;
+  readonly busbwGBps: GBps;
+}
+
+/** The gradient-scaling check's loss curves: summed vs averaged gradients vs the single-GPU reference. */
+export interface ScalingCheckCurves {
+  readonly steps: readonly number[];
+  readonly series: readonly { readonly label: string; readonly kind: 'sum' | 'avg' | 'reference' | 'other'; readonly loss: readonly number[] }[];
+  /** A one-line verdict shown above the chart, e.g. "summed gradients diverge 8× faster". */
+  readonly verdict?: string;
+}
+
+export interface ChartsData {
+  readonly title: string;
+  readonly system?: string;
+  readonly sweeps?: readonly SweepSeries[];
+  readonly measured?: readonly MeasuredSeries[];
+  readonly phases?: readonly PhaseBreakdownRow[];
+  /** Message size the algorithm comparison was run at. */
+  readonly comparisonBytes?: Bytes;
+  readonly algorithms?: readonly AlgorithmComparisonRow[];
+  readonly bucketSweep?: readonly BucketSweepRow[];
+  readonly nodeScaling?: readonly NodeScalingRow[];
+  readonly scalingCheck?: ScalingCheckCurves;
+}
+
+export interface ChartsMessage {
+  readonly type: 'charts';
+  readonly data: ChartsData;
+}
+
+/** The same vertex and link shapes as the engine's System.topology, repeated here so the protocol is self-contained. */
+export type TopologyVertexKind = 'gpu' | 'switch' | 'nic' | 'cpu' | 'pcie-switch' | 'host';
+export type TopologyLinkKind = 'nvlink' | 'nvswitch' | 'pcie' | 'inter-socket' | 'network' | 'host';
+export interface TopologyVertex {
+  readonly id: string;
+  readonly kind: TopologyVertexKind;
+  readonly label: string;
+  readonly node: number;
+}
+export interface TopologyLink {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly GBps: GBps;
+  readonly latencyUs: Micros;
+  readonly kind: TopologyLinkKind;
+}
+
+/** One channel's ring (vertex ids in ring order) or tree (parent → child edges between vertex ids). */
+export interface ChannelPath {
+  readonly channel: number;
+  readonly kind: 'ring' | 'tree';
+  readonly vertices: readonly string[];
+  readonly edges?: readonly (readonly [string, string])[];
+}
+
+export interface TopologyData {
+  /** e.g. "8× H100 NVSwitch". */
+  readonly label: string;
+  readonly vertices: readonly TopologyVertex[];
+  readonly links: readonly TopologyLink[];
+  /**
+   * Utilisation per link id in [0, 1]. When absent and a trace is given, the webview computes it from the
+   * trace's spans (bytes over each link against the link's bandwidth during the trace).
+   */
+  readonly utilisation?: Readonly<Record<string, number>>;
+  readonly trace?: Trace;
+  readonly channels?: readonly ChannelPath[];
+}
+
+export interface TopologyMessage {
+  readonly type: 'topology';
+  readonly data: TopologyData;
+}
+
+/** The colour theme changed; panels re-read the CSS variables and redraw. */
+export interface ThemeMessage {
+  readonly type: 'theme';
+  readonly kind: 'light' | 'dark' | 'high-contrast' | 'high-contrast-light';
+}
+
+/** Reveal a time range in the timeline, e.g. after "Profile AllReduce at Cursor". */
+export interface RevealMessage {
+  readonly type: 'reveal';
+  readonly startUs: Micros;
+  readonly endUs: Micros;
+}
+
+/** The host could not produce what the panel shows; the panel keeps its old content and shows this. */
+export interface ErrorMessage {
+  readonly type: 'error';
+  readonly message: string;
+}
+
+export type ToWebview =
+  | TraceMessage
+  | TraceBeginMessage
+  | TraceChunkMessage
+  | TraceEndMessage
+  | ChartsMessage
+  | TopologyMessage
+  | ThemeMessage
+  | RevealMessage
+  | ErrorMessage;
+
+// ---------------------------------------------------------------------------------------------------------
+// Webview → host
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
+
+/** The panel's script has loaded and its listeners are in place; the host may post data now. */
+export interface ReadyMessage {
+  readonly type: 'ready';
+  readonly panel: PanelKind;
+}
+/** Jump to the line a span came from. The host checks the file is in the workspace before opening it. */
+export interface OpenSourceMessage {
+  readonly type: 'openSource';
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+}
+/** The user selected a span (index into the trace's spans); the host may show it elsewhere. */
+export interface SelectSpanMessage {
+  readonly type: 'selectSpan';
+  readonly spanIndex: number;
+}
+/** The user selected a time range; the host may report its statistics in the status bar. */
+export interface RequestRangeMessage {
+  readonly type: 'requestRange';
+  readonly startUs: Micros;
+  readonly endUs: Micros;
+}
+/** Export the shown trace as Chrome/Perfetto JSON. */
+export interface ExportTraceMessage {
+  readonly type: 'exportTrace';
+}
+/** A line for the extension's log output channel. */
+export interface LogMessage {
+  readonly type: 'log';
+  readonly level: LogLevel;
+  readonly message: string;
+}
+
+export type FromWebview = ReadyMessage | OpenSourceMessage | SelectSpanMessage | RequestRangeMessage | ExportTraceMessage | LogMessage;
+export type FromWebviewType = FromWebview['type'];
+
+// ---------------------------------------------------------------------------------------------------------
+// Panel state, saved with the webview's setState and handed back to the host's WebviewPanelSerializer.
+
+export interface TimelineState {
+  readonly panel: 'timeline';
+  readonly source?: TraceSource;
+  readonly viewStartUs?: Micros;
+  readonly viewEndUs?: Micros;
+  readonly scrollTopPx?: number;
+  readonly filter?: string;
+  readonly selectedSpan?: number;
+}
+export interface ChartsState {
+  readonly panel: 'charts';
+  readonly data?: ChartsData;
+  readonly tab?: string;
+}
+export interface TopologyState {
+  readonly panel: 'topology';
+  readonly data?: TopologyData;
+  readonly channel?: number;
+}
+export type PanelState = TimelineState | ChartsState | TopologyState;
+
+// ---------------------------------------------------------------------------------------------------------
+// Validation of what a webview sends. Every field is checked, unknown types and unknown fields are rejected,
+// and strings are bounded, so a compromised or buggy webview cannot make a handler misbehave.
+
+/** Longest string accepted in any field (a path or a log line); longer means the message is rejected. */
+export const MAX_STRING_LENGTH = 8192;
+
+export type ValidationResult = FromWebview | { readonly error: string };
+
+type Fields = Readonly<Record<string, (value: unknown) => string | undefined>>;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const text = (maxLength = MAX_STRING_LENGTH) => (v: unknown): string | undefined =>
+  typeof v !== 'string' ? 'must be a string' : v.length > maxLength ? `must be at most ${maxLength} characters` : undefined;
+const nonEmptyText = (v: unknown): string | undefined => text()(v) ?? ((v as string).length === 0 ? 'must not be empty' : undefined);
+const integer = (min: number, max: number) => (v: unknown): string | undefined =>
+  typeof v !== 'number' || !Number.isInteger(v) ? 'must be an integer' : v < min || v > max ? `must be between ${min} and ${max}` : undefined;
+const finiteNumber = (v: unknown): string | undefined => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'must be a finite number');
+const oneOf = (allowed: readonly string[]) => (v: unknown): string | undefined =>
+  typeof v === 'string' && allowed.includes(v) ? undefined : `must be one of ${allowed.join(', ')}`;
+
+/** Required fields of each message type, besides `type`. No message has optional fields. */
+const MESSAGE_FIELDS: Readonly<Record<FromWebviewType, Fields>> = {
+  ready: { panel: oneOf(PANEL_KINDS) },
+  openSource: { file: nonEmptyText, line: integer(1, 10_000_000) },
+  selectSpan: { spanIndex: integer(0, 2 ** 32 - 1) },
+  requestRange: { startUs: finiteNumber, endUs: finiteNumber },
+  exportTrace: {},
+  log: { level: oneOf(LOG_LEVELS), message: text() },
+};
+
+/**
+ * Checks a message from a webview against the protocol, field by field.
+ * Returns the typed message, or `{error}` naming the first problem; never throws.
+ */
+export function validateWebviewMessage(message: unknown): ValidationResult {
+  if (!isRecord(message)) return { error: 'message is not an object' };
+  const type = message.type;
+  if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(MESSAGE_FIELDS, type)) {
+    return { error: `unknown message type ${JSON.stringify(typeof type === 'string' ? type.slice(0, 64) : type ?? null)}` };
+  }
+  const fields = MESSAGE_FIELDS[type as FromWebviewType];
+  for (const key of Object.keys(message)) {
+    if (key !== 'type' && !Object.prototype.hasOwnProperty.call(fields, key)) return { error: `${type}: unexpected field "${key.slice(0, 64)}"` };
+  }
+  for (const [key, check] of Object.entries(fields)) {
+    if (!(key in message)) return { error: `${type}: missing field "${key}"` };
+    const problem = check(message[key]);
+    if (problem) return { error: `${type}.${key} ${problem}` };
+  }
+  if (type === 'requestRange' && (message.endUs as number) < (message.startUs as number)) {
+    return { error: 'requestRange.endUs must not be before startUs' };
+  }
+  return message as unknown as FromWebview;
+}
+
+/** True when validateWebviewMessage rejected the message. */
+export function isValidationError(result: ValidationResult): result is { readonly error: string } {
+  return 'error' in result;
+}
+
+/**
+ * Checks the state a serializer hands back after a reload (it was written by the webview, so it is untrusted).
+ * Returns undefined for anything that is not a panel state; unknown or malformed optional fields are dropped.
+ */
+export function validatePanelState(state: unknown): PanelState | undefined {
+  if (!isRecord(state) || typeof state.panel !== 'string' || !PANEL_KINDS.includes(state.panel as PanelKind)) return undefined;
+  const num = (v: unknown): number | undefined => (finiteNumber(v) === undefined ? (v as number) : undefined);
+  const str = (v: unknown): string | undefined => (text()(v) === undefined ? (v as string) : undefined);
+  switch (state.panel as PanelKind) {
+    case 'timeline': {
+      const source = isRecord(state.source) && str(state.source.uri) && str(state.source.label) !== undefined
+        ? { uri: state.source.uri as string, label: state.source.label as string }
+        : undefined;
+      const selected = integer(0, 2 ** 32 - 1)(state.selectedSpan) === undefined ? (state.selectedSpan as number) : undefined;
+      return {
+        panel: 'timeline', source, viewStartUs: num(state.viewStartUs), viewEndUs: num(state.viewEndUs),
+        scrollTopPx: num(state.scrollTopPx), filter: str(state.filter), selectedSpan: selected,
+      };
+    }
+    case 'charts':
+      return { panel: 'charts', data: isRecord(state.data) ? (state.data as unknown as ChartsData) : undefined, tab: str(state.tab) };
+    case 'topology':
+      return { panel: 'topology', data: isRecord(state.data) ? (state.data as unknown as TopologyData) : undefined, channel: num(state.channel) };
+  }
+}
