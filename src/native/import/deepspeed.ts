@@ -1,0 +1,104 @@
+// Parses DeepSpeed's comms_logger output: verbose per-call lines and the log_summary() table (with or without
+// debug caller names). DeepSpeed prints sizes with binary units (KB = 1024 B) and bandwidths in Gbps.
+import {
+  MeasurementParseError, normalizeCollective, splitLines,
+  type CollectiveName, type Measurement, type MeasurementRow,
+} from './model';
+
+const VERBOSE = /comm op: (\S+) \| time \(ms\): ([\d.]+) \| msg size: ([\d.]+) (\w+) \| algbw \(Gbps\): ([\d.]+)\s+\| busbw \(Gbps\): ([\d.]+)/;
+const SUMMARY_HEADER = /^Comm\. Op\s+Message Size\s+Count\s+Total Latency\(ms\)\s+Avg Latency\(ms\)\s+tput_avg \(Gbps\)\s+busbw_avg \(Gbps\)/;
+const SUMMARY_ROW = /^\s+([\d.]+) (\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$/;
+const UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
+
+export function looksLikeDeepSpeed(text: string): boolean {
+  return /comm op: \S+ \| time \(ms\)/.test(text) || /^Comm\. Op\s+Message Size/m.test(text);
+}
+
+interface OpRows {
+  rows: MeasurementRow[];
+  callers: Set<string>;
+  calls: number;
+}
+
+export function parseDeepSpeed(text: string, fileName?: string): { measurements: Measurement[]; warnings: string[] } {
+  const ops = new Map<string, OpRows>();
+  const warnings: string[] = [];
+  let summaryOp: string | undefined;
+  let inSummary = false;
+  const lines = splitLines(text);
+  const sizeBytes = (value: string, unit: string, line: number, column: number): number => {
+    const factor = UNITS[unit.toUpperCase()];
+    if (factor === undefined) throw new MeasurementParseError(`unknown size unit "${unit}"`, line, column, fileName);
+    return Math.round(Number(value) * factor);
+  };
+  const opRows = (op: string): OpRows => {
+    let entry = ops.get(op);
+    if (!entry) ops.set(op, (entry = { rows: [], callers: new Set(), calls: 0 }));
+    return entry;
+  };
+  lines.forEach((line, index) => {
+    const lineNo = index + 1;
+    let m: RegExpExecArray | null;
+    if ((m = VERBOSE.exec(line))) {
+      const entry = opRows(m[1]);
+      entry.calls++;
+      entry.rows.push({
+        bytes: sizeBytes(m[3], m[4], lineNo, line.indexOf(m[4]) + 1),
+        timeUs: Number(m[2]) * 1000,
+        algbwGBps: Number(m[5]) / 8,
+        busbwGBps: Number(m[6]) / 8,
+        line: lineNo,
+      });
+      return;
+    }
+    if (SUMMARY_HEADER.test(line)) {
+      inSummary = true;
+      return;
+    }
+    if (!inSummary || line.trim() === '') return;
+    if ((m = SUMMARY_ROW.exec(line))) {
+      if (!summaryOp) throw new MeasurementParseError('summary row before any op name', lineNo, 1, fileName);
+      const entry = opRows(summaryOp);
+      entry.calls += Number(m[3]);
+      entry.rows.push({
+        bytes: sizeBytes(m[1], m[2], lineNo, line.indexOf(m[2]) + 1),
+        timeUs: Number(m[5]) * 1000,
+        algbwGBps: Number(m[6]) / 8,
+        busbwGBps: Number(m[7]) / 8,
+        calls: Number(m[3]),
+        line: lineNo,
+      });
+      return;
+    }
+    const op = /^(\w+)(?:\s*\|\s*\[Caller Func: ([^\]]+)\])?\s*$/.exec(line);
+    if (op) {
+      summaryOp = op[1];
+      if (op[2]) opRows(op[1]).callers.add(op[2]);
+      return;
+    }
+    warnings.push(`line ${lineNo}: not a comms_logger summary line; skipped`);
+  });
+  if (ops.size === 0) throw new MeasurementParseError('no DeepSpeed comms_logger lines found', 1, 1, fileName);
+  // DeepSpeed's busbw uses nccl-tests' factors, so (n-1)/n or 2(n-1)/n reveals the world size.
+  const ranks = inferRanks([...ops].map(([op, e]) => ({ collective: normalizeCollective(op), rows: e.rows })));
+  const measurements = [...ops].map(([op, entry]): Measurement => ({
+    kind: 'deepspeed',
+    collective: normalizeCollective(op),
+    ranks,
+    rows: entry.rows,
+    meta: { op, calls: entry.calls, callers: [...entry.callers], format: entry.rows.some((r) => r.calls !== undefined) ? 'summary' : 'verbose' },
+  }));
+  return { measurements, warnings };
+}
+
+function inferRanks(ops: { collective: CollectiveName; rows: MeasurementRow[] }[]): number {
+  for (const { collective, rows } of ops) {
+    for (const row of rows) {
+      if (row.algbwGBps < 1 || row.busbwGBps <= 0) continue;
+      const ratio = row.busbwGBps / row.algbwGBps;
+      if (['allgather', 'reducescatter', 'alltoall'].includes(collective) && ratio < 1) return Math.round(1 / (1 - ratio));
+      if (collective === 'allreduce' && ratio > 1 && ratio < 2) return Math.round(2 / (2 - ratio));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,205 @@
+// Imports PyTorch profiler (Kineto) traces: NCCL kernels per rank become trace spans, with the algorithm,
+// protocol, reduction op and dtype read from the kernel name (NCCL 2.10 to 2.27 naming, and RCCL's Generic
+// kernel) and the message size from the kernel's own collective args or the `record_param_comms` op that
+// launched it. Takes JSON text; gzipped files are inflated by the caller.
+import { TraceBuilder, type Trace } from '../../engine/index';
+import { parseJsonText } from './json-text';
+import { MeasurementParseError, dtypeBytes, normalizeCollective, rowFromTime, type CollectiveName, type Measurement, type MeasurementRow } from './model';
+
+interface KinetoEvent {
+  readonly ph?: string;
+  readonly cat?: string;
+  readonly name?: string;
+  readonly pid?: number | string;
+  readonly tid?: number | string;
+  readonly ts?: number;
+  readonly dur?: number;
+  readonly args?: Record<string, unknown>;
+}
+
+export interface NcclKernel {
+  readonly rank: number;
+  readonly stream: string;
+  readonly collective: CollectiveName;
+  readonly algorithm?: string;
+  readonly protocol?: string;
+  readonly op?: string;
+  readonly dtype?: string;
+  readonly bytes?: number;
+  readonly groupSize?: number;
+  readonly startUs: number;
+  readonly durationUs: number;
+  readonly name: string;
+}
+
+const KERNEL = /^nccl(?:Dev)?Kernel_([A-Za-z]+?)(?:_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT))?(?:_(LL128|LL|SIMPLE))?(?:_(Sum|Prod|Min|Max|Avg|PreMulSum|SumPostDiv))?(?:_(\w+?))?\(/;
+
+/** Splits an NCCL kernel name into its parts; RCCL's ncclDevKernel_Generic names none of them. */
+export function parseNcclKernelName(name: string): { collective: CollectiveName; algorithm?: string; protocol?: string; op?: string; dtype?: string } | undefined {
+  const m = KERNEL.exec(name);
+  if (!m) return undefined;
+  if (m[1] === 'Generic') return { collective: 'unknown' };
+  return { collective: normalizeCollective(m[1]), algorithm: m[2]?.toLowerCase(), protocol: m[3] === 'SIMPLE' ? 'Simple' : m[3], op: m[4]?.toLowerCase(), dtype: m[5] };
+}
+
+export function looksLikeKineto(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { traceEvents?: unknown }).traceEvents);
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Bytes of a collective from its args: the full buffer, so all-gather counts its output and reduce-scatter its input. */
+function bytesFromArgs(args: Record<string, unknown>, collective: CollectiveName): number | undefined {
+  const elem = dtypeBytes(str(args.dtype));
+  const inN = num(args['In msg nelems']);
+  const outN = num(args['Out msg nelems']);
+  if (elem === undefined || (inN === undefined && outN === undefined)) return undefined;
+  const nelems = collective === 'allgather' ? Math.max(inN ?? 0, outN ?? 0) : (inN ?? outN ?? 0);
+  return nelems * elem;
+}
+
+/** Size from an old-style `nccl:*` annotation: Input Dims [[n]] with Input type ["float"]. */
+function bytesFromDims(args: Record<string, unknown>): number | undefined {
+  const dims = args['Input Dims'];
+  const types = args['Input type'];
+  if (!Array.isArray(dims) || !Array.isArray(dims[0]) || dims[0].length === 0 || !Array.isArray(types)) return undefined;
+  const elem = dtypeBytes(str(types[0]));
+  if (elem === undefined) return undefined;
+  return (dims[0] as unknown[]).reduce<number>((p, d) => p * (num(d) ?? 0), 1) * elem;
+}
+
+export function parseKineto(text: string, fileName?: string): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
+  const doc = parseJsonText(text, fileName);
+  if (!looksLikeKineto(doc)) throw new MeasurementParseError('not a PyTorch profiler trace: no "traceEvents" array', 1, 1, fileName);
+  const root = doc as { traceEvents: KinetoEvent[]; distributedInfo?: Record<string, unknown> };
+  const info = root.distributedInfo ?? {};
+  const rank = num(info.rank) ?? 0;
+  const worldSize = num(info.world_size) ?? 1;
+  const warnings: string[] = [];
+  const events = root.traceEvents.filter((e): e is KinetoEvent => typeof e === 'object' && e !== null);
+  const paramComms = new Map<number, Record<string, unknown>>();
+  const cpuComms: KinetoEvent[] = [];
+  const launches = new Map<number, KinetoEvent>();
+  const annotations: KinetoEvent[] = [];
+  for (const e of events) {
+    const args = e.args ?? {};
+    if (e.name === 'record_param_comms') {
+      const id = num(args['External id']);
+      if (id !== undefined) paramComms.set(id, args);
+      if (e.ts !== undefined) cpuComms.push(e);
+    } else if (e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') {
+      const corr = num(args.correlation);
+      if (corr !== undefined) launches.set(corr, e);
+    } else if (e.cat === 'user_annotation' && e.name?.startsWith('nccl:')) annotations.push(e);
+  }
+  const kernels: NcclKernel[] = [];
+  for (const e of events) {
+    if (e.cat !== 'kernel' || !e.name || e.ts === undefined) continue;
+    const parsed = parseNcclKernelName(e.name);
+    if (!parsed) continue;
+    const args = e.args ?? {};
+    const named = str(args['Collective name']);
+    const comms = paramComms.get(num(args['External id']) ?? NaN);
+    const collective = parsed.collective !== 'unknown' ? parsed.collective : normalizeCollective(named ?? str(comms?.['Collective name']) ?? '');
+    let bytes = bytesFromArgs(args, collective) ?? (comms ? bytesFromArgs(comms, collective) : undefined);
+    if (bytes === undefined) bytes = bytesFromEnclosingAnnotation(launches.get(num(args.correlation) ?? NaN), annotations);
+    kernels.push({
+      rank,
+      stream: String(num(args.stream) ?? e.tid ?? 0),
+      collective,
+      algorithm: parsed.algorithm,
+      protocol: parsed.protocol,
+      op: parsed.op,
+      dtype: parsed.dtype ?? str(args.dtype),
+      bytes,
+      groupSize: num(args['Group size']) ?? num(comms?.['Group size']),
+      startUs: e.ts,
+      durationUs: e.dur ?? 0,
+      name: e.name,
+    });
+  }
+  if (kernels.length === 0) warnings.push('the trace holds no NCCL kernels (only CPU-side events?)');
+  const unsized = kernels.filter((k) => k.bytes === undefined).length;
+  if (unsized > 0) warnings.push(`${unsized} of ${kernels.length} NCCL kernels have no size (no collective args or record_param_comms)`);
+  const cpuOps = cpuComms.map((e) => {
+    const args = e.args ?? {};
+    const collective = normalizeCollective(str(args['Collective name']) ?? '');
+    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: e.ts ?? 0, durationUs: e.dur ?? 0 };
+  });
+  return { measurements: toMeasurements(kernels, worldSize, info), trace: toTrace(kernels, cpuOps, worldSize, fileName), kernels, warnings };
+}
+
+function bytesFromEnclosingAnnotation(launch: KinetoEvent | undefined, annotations: KinetoEvent[]): number | undefined {
+  if (!launch || launch.ts === undefined) return undefined;
+  const t = launch.ts;
+  const around = annotations.find((a) => a.tid === launch.tid && a.ts !== undefined && a.ts <= t && t <= a.ts + (a.dur ?? 0));
+  return around ? bytesFromDims(around.args ?? {}) : undefined;
+}
+
+/** One measurement per collective: each size's median kernel time. */
+function toMeasurements(kernels: NcclKernel[], worldSize: number, info: Record<string, unknown>): Measurement[] {
+  const byCollective = new Map<CollectiveName, Map<number, number[]>>();
+  for (const k of kernels) {
+    if (k.bytes === undefined || k.durationUs <= 0) continue;
+    const sizes = byCollective.get(k.collective) ?? new Map<number, number[]>();
+    byCollective.set(k.collective, sizes);
+    sizes.set(k.bytes, [...(sizes.get(k.bytes) ?? []), k.durationUs]);
+  }
+  const ranksOf = (c: CollectiveName): number => kernels.find((k) => k.collective === c && k.groupSize)?.groupSize ?? worldSize;
+  const all: CollectiveName[] = [...new Set(kernels.map((k) => k.collective))];
+  return all.map((collective) => {
+    const sizes = byCollective.get(collective) ?? new Map<number, number[]>();
+    const rows: MeasurementRow[] = [...sizes].sort((a, b) => a[0] - b[0]).map(([bytes, times]) => {
+      const sorted = [...times].sort((a, b) => a - b);
+      return { ...rowFromTime(bytes, sorted[Math.floor(sorted.length / 2)], collective, ranksOf(collective)), calls: times.length };
+    });
+    const of = kernels.filter((k) => k.collective === collective);
+    return {
+      kind: 'kineto' as const,
+      collective,
+      ranks: ranksOf(collective),
+      rows,
+      meta: {
+        kernels: of.length,
+        algorithms: [...new Set(of.map((k) => k.algorithm ?? '?'))],
+        protocols: [...new Set(of.map((k) => k.protocol ?? '?'))],
+        rank: kernels[0]?.rank ?? 0,
+        ...(typeof info.nccl_version === 'string' ? { ncclVersion: info.nccl_version } : {}),
+        ...(typeof info.backend === 'string' ? { backend: info.backend } : {}),
+      },
+    };
+  });
+}
+
+interface CpuCommsOp {
+  readonly rank: number;
+  readonly collective: CollectiveName;
+  readonly bytes?: number;
+  readonly startUs: number;
+  readonly durationUs: number;
+}
+
+/** Kernels on each rank's GPU stream lanes; the CPU-side record_param_comms ops on a CPU lane per rank. */
+function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number, fileName?: string): Trace {
+  const builder = new TraceBuilder({ origin: 'imported:kineto', title: fileName ? `Kineto ${fileName.split(/[\\/]/).pop()}` : 'Kineto trace', ranks: worldSize });
+  const starts = [...kernels.map((k) => k.startUs), ...cpuOps.map((c) => c.startUs)];
+  const origin = starts.length > 0 ? Math.min(...starts) : 0;
+  for (const c of cpuOps) {
+    const lane = builder.lane('rank', `rank ${c.rank} · CPU`, { rank: c.rank });
+    builder.add({
+      lane, rank: c.rank, phase: 'other', name: `record_param_comms ${c.collective}`, step: -1, channel: 0, chunk: 0,
+      bytes: c.bytes ?? 0, links: [], startUs: c.startUs - origin, endUs: c.startUs - origin + c.durationUs,
+    });
+  }
+  for (const k of kernels) {
+    const lane = builder.lane('rank', `rank ${k.rank} · stream ${k.stream}`, { rank: k.rank });
+    builder.add({
+      lane, rank: k.rank, phase: 'collective', name: `${k.collective} ${k.algorithm ?? ''} ${k.protocol ?? ''}`.trim(),
+      step: -1, channel: 0, chunk: 0, bytes: k.bytes ?? 0, links: [],
+      startUs: k.startUs - origin, endUs: k.startUs - origin + k.durationUs,
+      args: { kernel: k.name, ...(k.algorithm ? { algorithm: k.algorithm } : {}), ...(k.protocol ? { protocol: k.protocol } : {}), ...(k.op ? { op: k.op } : {}), ...(k.dtype ? { dtype: k.dtype } : {}) },
+    });
+  }
+  return builder.build();
+}

@@ -1,0 +1,87 @@
+// Turns the facts of an NCCL_DEBUG log into a system file the simulator accepts. Logs rarely name the GPU, so
+// the model comes from nccl-tests' device lines when present, else from the caller, else a stated assumption.
+import type { IntraNodeFabric, SystemSpec } from '../../engine/index';
+import type { NcclLogFacts } from './nccl-log';
+
+/** Maps a device name as nvidia-smi, nccl-tests or PyTorch print it onto the engine's GPU catalogue. */
+export function catalogueGpuName(deviceName: string): string | undefined {
+  const name = deviceName.toUpperCase();
+  const pcie = /PCIE/.test(name);
+  if (/GB200/.test(name)) return 'GB200';
+  if (/B200/.test(name)) return 'B200';
+  if (/H200|GH200/.test(name)) return 'H200';
+  if (/H100|H800/.test(name)) return pcie ? 'H100-PCIe' : 'H100-SXM';
+  if (/A100|A800/.test(name)) return pcie ? 'A100-PCIe' : 'A100-SXM';
+  if (/V100/.test(name)) return 'V100-SXM';
+  if (/L40S/.test(name)) return 'L40S';
+  if (/\bA10\b/.test(name)) return 'A10';
+  if (/4090/.test(name)) return 'RTX4090';
+  if (/3090/.test(name)) return 'RTX3090';
+  return undefined;
+}
+
+export interface SystemFromLog {
+  readonly system: SystemSpec;
+  /** Everything guessed rather than read, said in words so the user can correct it. */
+  readonly assumptions: string[];
+}
+
+/** Builds a SystemSpec from log facts; `gpu` (a catalogue name) overrides what the log says. */
+export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; fileName?: string } = {}): SystemFromLog {
+  const assumptions: string[] = [];
+  let gpu = options.gpu;
+  if (!gpu) {
+    const named = facts.gpuNames.map(catalogueGpuName).find((g) => g !== undefined);
+    if (named) gpu = named;
+    else {
+      gpu = facts.topologyLinks.some((l) => l.kind === 'NVL') || facts.hasNvSwitch ? 'A100-SXM' : 'A100-PCIe';
+      assumptions.push(
+        facts.gpuNames.length > 0
+          ? `GPU "${facts.gpuNames[0]}" is not in the catalogue; assumed ${gpu}`
+          : `the log does not name the GPU; assumed ${gpu} (pass --gpu to set it)`,
+      );
+    }
+  }
+  const ranks = facts.ranks ?? Math.max(1, facts.gpuNames.length);
+  let nodes = facts.nodes ?? (facts.hosts.length > 0 ? facts.hosts.length : 1);
+  if (ranks % nodes !== 0) {
+    assumptions.push(`${ranks} ranks do not divide over ${nodes} hosts; assumed one node`);
+    nodes = 1;
+  }
+  const gpusPerNode = facts.localRanks ?? Math.max(1, Math.round(ranks / nodes));
+  const p2pDisabled = facts.env.NCCL_P2P_DISABLE === '1';
+  const usesP2p = facts.transports.some((t) => /^P2P/.test(t));
+  const nvlinkSeen = facts.topologyLinks.some((l) => l.kind === 'NVL');
+  let intraNode: IntraNodeFabric;
+  if (facts.hasNvSwitch) intraNode = 'nvswitch';
+  else if (nvlinkSeen) intraNode = gpusPerNode <= 2 ? 'nvlink-bridge' : 'nvlink-mesh';
+  else if (usesP2p && /SXM|H200|B200|GB200/.test(gpu)) {
+    intraNode = gpusPerNode >= 8 ? 'nvswitch' : 'nvlink-mesh';
+    assumptions.push(`intra-node fabric read as ${intraNode} from P2P transports on ${gpu}`);
+  } else intraNode = 'pcie';
+  const spec: SystemSpec = {
+    name: `from NCCL log${options.fileName ? ` ${options.fileName.split(/[\\/]/).pop()}` : ''}`,
+    gpu,
+    nodes,
+    gpusPerNode,
+    intraNode,
+    ...(facts.nvlsAvailable !== undefined || facts.nvlsChannels !== undefined
+      ? { nvls: Boolean(facts.nvlsAvailable) || (facts.nvlsChannels ?? 0) > 0 }
+      : {}),
+    ...(intraNode === 'pcie' ? { p2p: !p2pDisabled } : {}),
+    ...(nodes > 1 ? { nic: nicSpec(facts, assumptions) } : {}),
+  };
+  return { system: spec, assumptions };
+}
+
+function nicSpec(facts: NcclLogFacts, assumptions: string[]): NonNullable<SystemSpec['nic']> {
+  const speeds = facts.nics.map((n) => n.speedGbps).filter((s): s is number => s !== undefined && s > 0);
+  const netLink = facts.topologyLinks.find((l) => l.kind === 'NET');
+  let gbps = speeds.length > 0 ? Math.max(...speeds) : netLink ? netLink.GBps * 8 : undefined;
+  if (gbps === undefined) {
+    gbps = /efa|libfabric/i.test(facts.network ?? '') ? 100 : 200;
+    assumptions.push(`the log gives no NIC speed; assumed ${gbps} Gb/s for ${facts.network ?? 'the network'}`);
+  }
+  const perNode = Math.max(1, facts.nics.length || facts.nicCountHint || 1);
+  return { gbps, perNode };
+}
