@@ -1,0 +1,71 @@
+// The JSON lines the harness prints (harness/collective_harness.py), as types and a tolerant line reader.
+
+export interface HarnessEnv {
+  readonly type: 'env';
+  readonly python: string;
+  readonly torch: string;
+  readonly backend: string;
+  readonly worldSize?: number;
+  readonly gpuCount: number;
+  readonly ncclVersion: string | null;
+  readonly features?: Record<string, unknown>;
+  readonly clockOffsetsUs?: number[];
+}
+
+export interface HarnessResult {
+  readonly type: 'result';
+  /** fused | reduce_scatter+all_gather | ring | tree */
+  readonly kind: string;
+  readonly label: 'size' | 'bucket';
+  readonly bytes: number;
+  readonly timeUs?: number;
+  readonly algbwGBps?: number;
+  readonly busbwGBps?: number;
+  readonly verified?: { readonly sum: boolean; readonly avg?: boolean; readonly avgMethod?: string };
+  /** Set when the backend lacks the collective, with its own words. */
+  readonly unsupported?: string;
+}
+
+export interface HarnessSpan {
+  readonly type: 'span';
+  readonly algorithm: 'ring' | 'tree';
+  readonly label: string;
+  readonly messageBytes: number;
+  readonly bytes: number;
+  readonly rank: number;
+  readonly phase: 'exchange' | 'reduce' | 'broadcast';
+  readonly step: number;
+  readonly startUs: number;
+  readonly endUs: number;
+  readonly sendTo: number;
+  readonly recvFrom: number;
+}
+
+export interface HarnessProgress {
+  readonly type: 'progress';
+  readonly done: number;
+  readonly total: number;
+  readonly label?: string;
+  readonly bytes?: number;
+}
+
+export interface HarnessError {
+  readonly type: 'error';
+  readonly kind: string;
+  readonly rank?: number;
+  readonly message: string;
+}
+
+export type HarnessLine = HarnessEnv | HarnessResult | HarnessSpan | HarnessProgress | HarnessError | { readonly type: 'done' };
+
+/** Parses one stdout line; anything that is not a JSON object with a known type (library chatter) gives undefined. */
+export function parseHarnessLine(line: string): HarnessLine | undefined {
+  const text = line.trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const value = JSON.parse(text) as { type?: unknown };
+    return ['env', 'result', 'span', 'progress', 'error', 'done'].includes(String(value.type)) ? (value as HarnessLine) : undefined;
+  } catch {
+    return undefined;
+  }
+}
