@@ -5,3 +5,11 @@ export type { Phase, Lane, LaneKind, Span, Trace, TraceMetadata } from './trace/
 export { PHASES } from './trace/model';
 export { TraceBuilder } from './trace/builder';
 export type { SystemSpec, IntraNodeFabric, NicSpec, SystemOverrides } from './topology/spec';
+// Numeric reduction: dtype emulation and AllReduce in each algorithm's order of operations.
+export { FORMATS, roundToDtype, encodeDtype, decodeDtype, overflowsDtype } from './numeric/formats';
+export type { FloatFormat, OverflowMode } from './numeric/formats';
+export { reduceNumerically, errorBound } from './numeric/reduce';
+export type { NumericReductionResult, OverflowReport } from './numeric/reduce';
+export { sequentialReference } from './numeric/reference';
+export { NumericOptionError } from './numeric/plan';
+export type { NumericReductionOptions } from './numeric/plan';
