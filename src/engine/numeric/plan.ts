@@ -8,7 +8,7 @@ import { syntheticGradients } from './synthetic';
 export interface NumericReductionOptions {
   readonly algorithm: Algorithm;
   readonly ranks: number;
-  /** GPUs per node for tree, nvlstree and hierarchical; defaults to min(ranks, 8). Must divide ranks. */
+  /** GPUs per node for tree, nvlstree and hierarchical; must divide ranks. Default: the largest divisor ≤ 8. */
   readonly gpusPerNode?: number;
   /** Channels split the buffer; tree channels alternate between the two trees. Defaults: 2 for tree, else 1. */
   readonly channels?: number;
@@ -52,6 +52,13 @@ function positiveInteger(value: number | undefined, name: string): void {
   if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new NumericOptionError(`${name} must be a positive integer, got ${value}`);
 }
 
+/** The largest node size up to 8 that divides the rank count, so any rank count has a valid layout. */
+export function defaultGpusPerNode(ranks: number): number {
+  let size = Math.min(ranks, 8);
+  while (ranks % size !== 0) size -= 1;
+  return size;
+}
+
 export function planReduction(options: NumericReductionOptions): ReductionPlan {
   const { algorithm, ranks, dtype, op } = options;
   if (!ALGORITHMS.includes(algorithm)) throw new NumericOptionError(`unknown algorithm '${String(algorithm)}' (expected ${ALGORITHMS.join(', ')})`);
@@ -61,7 +68,7 @@ export function planReduction(options: NumericReductionOptions): ReductionPlan {
   positiveInteger(options.gpusPerNode, 'gpusPerNode');
   positiveInteger(options.channels, 'channels');
   positiveInteger(options.elements, 'elements');
-  const gpusPerNode = options.gpusPerNode ?? Math.min(ranks, 8);
+  const gpusPerNode = options.gpusPerNode ?? defaultGpusPerNode(ranks);
   if (ranks % gpusPerNode !== 0) throw new NumericOptionError(`ranks (${ranks}) must be a multiple of gpusPerNode (${gpusPerNode})`);
   if (options.scalar !== undefined && !Number.isFinite(options.scalar)) throw new NumericOptionError(`scalar must be finite, got ${options.scalar}`);
   if (options.magnitude !== undefined && !(options.magnitude >= 0 && Number.isFinite(options.magnitude))) throw new NumericOptionError(`magnitude must be a finite number ≥ 0, got ${options.magnitude}`);

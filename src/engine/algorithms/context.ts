@@ -1,0 +1,84 @@
+// What every algorithm builder needs: the system, the request in resolved form, and the shared cost helpers
+// (wire bytes per protocol, per-step latency of a path, per-channel throughput ceilings, memory resources).
+import * as K from '../constants';
+import type { CollectiveKind, Protocol } from '../collective-types';
+import type { LinkClass, System } from '../topology/model';
+import type { Flow } from '../sim/schedule';
+import type { Phase } from '../trace/model';
+import { memoryResource } from '../sim/run';
+
+export interface BuildContext {
+  readonly system: System;
+  readonly kind: CollectiveKind;
+  readonly bytes: number;
+  readonly protocol: Protocol;
+  /** Channels (CTAs) this call runs on, after NCCL's reduction for small messages. */
+  readonly channels: number;
+}
+
+/** Bytes on the wire for `payload` bytes under the protocol (the uniform ring has no protocol overhead). */
+export function wireBytes(ctx: BuildContext, payload: number): number {
+  return ctx.system.fabric.idealised ? payload : payload / K.PROTOCOL_EFFICIENCY[ctx.protocol];
+}
+
+/** The latency class of a path: the network if it leaves the node, else the node's fabric. */
+export function pathClass(ctx: BuildContext, resources: readonly number[]): LinkClass {
+  const links = ctx.system.topology.links;
+  let cls: LinkClass = 'nvlink';
+  for (const r of resources) {
+    if (r >= links.length) continue;
+    const kind = links[r].kind;
+    if (kind === 'network') return 'net';
+    if (kind === 'pcie' || kind === 'inter-socket' || kind === 'host') cls = 'pcie';
+  }
+  return cls;
+}
+
+export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): number {
+  const links = ctx.system.topology.links;
+  let us = 0;
+  for (const r of resources) if (r < links.length) us += links[r].latencyUs;
+  return us;
+}
+
+/** One step's latency: the slowest path's hops plus the protocol's synchronisation on that class of link. */
+export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[]): number {
+  let worst = 0;
+  for (const path of paths) {
+    let us = pathLatencyUs(ctx, path);
+    if (!ctx.system.fabric.idealised) us += K.STEP_SYNC_US[pathClass(ctx, path)][ctx.protocol] * K.STEP_LATENCY_SCALE;
+    worst = Math.max(worst, us);
+  }
+  return worst;
+}
+
+/** Ceiling on one channel's wire rate: an SM's copy throughput under this protocol. */
+export function channelCapGBps(ctx: BuildContext): number {
+  const { system, protocol } = ctx;
+  if (system.fabric.idealised) return Infinity;
+  let payload = K.perChannelCapGBps(system.gpu.smVersion, protocol);
+  if (protocol === 'LL') payload = Math.min(payload * ctx.channels, K.llMaxGBps(system.gpu.smVersion, system.nodes)) / ctx.channels;
+  return payload / K.PROTOCOL_EFFICIENCY[protocol];
+}
+
+/** A point-to-point flow of one channel class; `reduce` charges the receiver's memory for the reduction. */
+export function transfer(
+  ctx: BuildContext, from: number, to: number, payload: number, opts: { weight: number; channel: number; channelStride: number; chunk: number; phase: Phase; reduce: boolean; path?: readonly number[] },
+): Flow {
+  const path = opts.path ?? ctx.system.fabric.route(from, to);
+  const reduce = opts.reduce && !ctx.system.fabric.idealised;
+  const wire = wireBytes(ctx, payload);
+  const resources = reduce ? [...path, memoryResource(ctx.system, to)] : path;
+  const coefficients = reduce ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)] : undefined;
+  return {
+    rank: from, peer: to, bytes: wire, resources, coefficients, weight: opts.weight, channel: opts.channel,
+    channelStride: opts.channelStride, capGBps: channelCapGBps(ctx), chunk: opts.chunk, phase: opts.phase,
+    reduceBytes: reduce ? payload : 0,
+  };
+}
+
+/** Splits `channels` into `classes` groups as evenly as possible; returns the size of each group. */
+export function channelClasses(channels: number, classes: number): number[] {
+  const k = Math.max(1, Math.min(classes, channels));
+  return Array.from({ length: k }, (_, i) => Math.floor(channels / k) + (i < channels % k ? 1 : 0));
+}

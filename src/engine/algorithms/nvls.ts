@@ -1,0 +1,81 @@
+// NVLS (NVLink SHARP): the NVSwitch reduces. Each GPU pushes its whole buffer into the switch once and reads back
+// the reduced shard it owns (multimem.ld_reduce), then writes its shard once and the switch multicasts it to all
+// (multimem.st). Per GPU link that is S·(n+1)/n each way instead of the ring's 2·S·(n−1)/n. Across nodes
+// (NVLSTree), each GPU's reduced shard goes up and down a double binary tree over the NICs in between.
+import * as K from '../constants';
+import type { Flow, Schedule } from '../sim/schedule';
+import type { Phase } from '../trace/model';
+import { channelClasses, pathLatencyUs, stepLatencyUs, transfer, wireBytes, type BuildContext } from './context';
+import { pipelineRounds, type Stage } from './pipeline';
+import { setupUs } from './setup';
+import { binaryTreeParent } from './tree';
+
+function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' | 'down', phase: Phase, weight: number, channel: number, stride: number): Flow {
+  const link = dir === 'up' ? ctx.system.fabric.switchUplink(rank) : ctx.system.fabric.switchDownlink(rank);
+  const efficiency = K.nvlsEfficiency(ctx.system.gpu.smVersion);
+  return {
+    rank, peer: rank, bytes: wireBytes(ctx, payload), resources: [link], coefficients: [1 / efficiency], weight, channel,
+    channelStride: stride, capGBps: Infinity, chunk: 0, phase, reduceBytes: 0,
+  };
+}
+
+export function buildNvls(ctx: BuildContext): Schedule {
+  const { system, kind } = ctx;
+  const g = system.gpusPerNode;
+  const multiNode = system.nodes > 1;
+  const trees = multiNode && system.nodes > 2 ? 2 : 1;
+  const weights = channelClasses(ctx.channels, trees);
+  const perChannel = ctx.bytes / ctx.channels;
+  const chunks = Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
+  const chunk = perChannel / chunks;
+  const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
+  const reduceStage: Flow[] = [];
+  const castStage: Flow[] = [];
+  for (let c = 0; c < weights.length; c++) {
+    for (let r = 0; r < system.ranks; r++) {
+      const w = weights[c];
+      if (kind !== 'allgather') {
+        reduceStage.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length));
+        reduceStage.push(switchFlow(ctx, r, chunk / g, 'down', 'reduce', w, c, weights.length));
+      }
+      if (kind !== 'reducescatter') {
+        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length));
+        castStage.push(switchFlow(ctx, r, chunk, 'down', 'broadcast', w, c, weights.length));
+      }
+    }
+  }
+  const stages: Stage[] = [];
+  if (reduceStage.length > 0) stages.push({ flows: reduceStage, phase: 'exchange', latencyUs: hop });
+  if (multiNode && kind === 'allreduce') {
+    // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
+    const up: Flow[][] = [];
+    const down: Flow[][] = [];
+    const paths: (readonly number[])[][] = [];
+    for (let c = 0; c < weights.length; c++) {
+      const depthOf = (node: number): number => {
+        let d = 0;
+        for (let x = node; binaryTreeParent(x, system.nodes, c) >= 0; x = binaryTreeParent(x, system.nodes, c)) d++;
+        return d;
+      };
+      for (let node = 0; node < system.nodes; node++) {
+        const parent = binaryTreeParent(node, system.nodes, c);
+        if (parent < 0) continue;
+        const d = depthOf(node);
+        while (up.length < d) { up.push([]); down.push([]); paths.push([]); }
+        for (let local = 0; local < g; local++) {
+          const from = node * g + local;
+          const to = parent * g + local;
+          const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
+          up[d - 1].push(transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }));
+          down[d - 1].push(transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }));
+          if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
+        }
+      }
+    }
+    for (let d = up.length; d >= 1; d--) stages.push({ flows: up[d - 1], phase: 'exchange', latencyUs: stepLatencyUs(ctx, paths[d - 1]) });
+    for (let d = 1; d <= up.length; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, paths[d - 1]) });
+  }
+  if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
+  const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : K.NVLS_SYNC_US);
+  return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels };
+}

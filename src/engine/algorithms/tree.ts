@@ -1,0 +1,77 @@
+// NCCL's tree: inside each node a chain of GPUs, across nodes a double binary tree (two trees, each carrying half
+// the channels, so a node that is inner in one is a leaf in the other). AllReduce reduces up and broadcasts down,
+// pipelined in chunks.
+import * as K from '../constants';
+import type { Flow, Schedule } from '../sim/schedule';
+import { channelClasses, stepLatencyUs, transfer, type BuildContext } from './context';
+import { pipelineRounds, type Stage } from './pipeline';
+import { setupUs } from './setup';
+
+/** Parent of node i in binary tree t over n nodes (tree 1 mirrors tree 0), or -1 for the root. */
+export function binaryTreeParent(i: number, n: number, t: number): number {
+  const x = t === 0 ? i : n - 1 - i;
+  if (x === 0) return -1;
+  const p = Math.floor((x - 1) / 2);
+  return t === 0 ? p : n - 1 - p;
+}
+
+/** Parent of every rank for tree t whose node chains start at local GPU `head`. */
+export function treeParents(ctx: BuildContext, t: number, head: number): Int32Array {
+  const { ranks, nodes, gpusPerNode: g } = ctx.system;
+  const parent = new Int32Array(ranks);
+  for (let node = 0; node < nodes; node++) {
+    for (let j = 0; j < g; j++) {
+      const rank = node * g + ((head + j) % g);
+      if (j > 0) parent[rank] = node * g + ((head + j - 1) % g);
+      else {
+        const up = binaryTreeParent(node, nodes, t);
+        parent[rank] = up < 0 ? -1 : up * g + head;
+      }
+    }
+  }
+  return parent;
+}
+
+function depths(parent: Int32Array): Int32Array {
+  const depth = new Int32Array(parent.length).fill(-1);
+  const walk = (r: number): number => {
+    if (depth[r] >= 0) return depth[r];
+    depth[r] = parent[r] < 0 ? 0 : walk(parent[r]) + 1;
+    return depth[r];
+  };
+  for (let r = 0; r < parent.length; r++) walk(r);
+  return depth;
+}
+
+export function buildTree(ctx: BuildContext): Schedule {
+  const { system } = ctx;
+  const rotations = system.nodes > 1 ? Math.min(system.gpusPerNode, Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
+  const trees = system.ranks > 2 ? 2 : 1;
+  const weights = channelClasses(ctx.channels, trees * rotations);
+  const perChannel = ctx.bytes / ctx.channels;
+  const chunkBytes = Math.max(1, K.PIPELINE_CHUNK_BYTES * (ctx.protocol === 'Simple' ? 1 : 0.5));
+  const chunks = Math.max(1, Math.ceil(perChannel / chunkBytes));
+  const payload = perChannel / chunks;
+  const up: Flow[][] = [];
+  const down: Flow[][] = [];
+  const upPaths: (readonly number[])[][] = [];
+  let maxDepth = 0;
+  for (let c = 0; c < weights.length; c++) {
+    const parent = treeParents(ctx, c % trees, Math.floor(c / trees) % system.gpusPerNode);
+    const depth = depths(parent);
+    for (let r = 0; r < parent.length; r++) {
+      if (parent[r] < 0) continue;
+      const d = depth[r];
+      maxDepth = Math.max(maxDepth, d);
+      while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
+      const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
+      up[d - 1].push(transfer(ctx, r, parent[r], payload, { ...opts, phase: 'exchange', reduce: true }));
+      down[d - 1].push(transfer(ctx, parent[r], r, payload, { ...opts, phase: 'broadcast', reduce: false }));
+      upPaths[d - 1].push(system.fabric.route(r, parent[r]));
+    }
+  }
+  const stages: Stage[] = [];
+  for (let d = maxDepth; d >= 1; d--) stages.push({ flows: up[d - 1], phase: 'exchange', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
+  for (let d = 1; d <= maxDepth; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
+  return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };
+}

@@ -1,0 +1,56 @@
+// Which (algorithm, protocol) pairs NCCL would consider on a system, in NCCL's enumeration order, so that `auto`
+// takes the same candidates NCCL does and breaks ties the same way.
+import type { Algorithm, CollectiveKind, Dtype, Protocol } from './collective-types';
+import type { System } from './topology/model';
+
+/** NCCL's order: Tree, Ring, (CollNet), NVLS, NVLSTree × LL, LL128, Simple. Hierarchical and direct are ours. */
+const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'nvls', 'nvlstree'];
+const PROTOCOL_ORDER: readonly Protocol[] = ['LL', 'LL128', 'Simple'];
+
+/** Why an algorithm cannot run here, or undefined when it can. */
+export function algorithmUnavailable(system: System, algorithm: Algorithm, kind: CollectiveKind): string | undefined {
+  switch (algorithm) {
+    case 'ring':
+      return undefined;
+    case 'tree':
+      return kind === 'allreduce' ? undefined : 'tree runs AllReduce only';
+    case 'nvls':
+      if (!system.fabric.nvlsCapable) return 'NVLS needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      return system.nodes > 1 ? 'NVLS across nodes needs a multi-node NVLink domain; use nvlstree' : undefined;
+    case 'nvlstree':
+      if (!system.fabric.nvlsCapable) return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      if (system.nodes < 2) return 'NVLSTree runs across nodes only';
+      return kind === 'allreduce' ? undefined : 'NVLSTree runs AllReduce only';
+    case 'hierarchical':
+      return system.nodes > 1 ? undefined : 'hierarchical needs more than one node';
+    case 'direct':
+      return system.ranks <= 64 ? undefined : 'one-shot (direct) needs 64 GPUs or fewer';
+  }
+}
+
+/** Why a protocol cannot run with an algorithm here, or undefined when it can. */
+export function protocolUnavailable(system: System, algorithm: Algorithm, protocol: Protocol): string | undefined {
+  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple') return 'NVLS runs the Simple protocol only';
+  if (protocol === 'LL128' && !system.fabric.idealised) {
+    if (system.fabric.intraClass !== 'nvlink') return 'LL128 needs NVLink between GPUs (128-byte stores are not atomic over PCIe)';
+    if (system.gpu.smVersion < 70) return 'LL128 needs Volta or newer';
+  }
+  return undefined;
+}
+
+/** The pairs `auto` compares, in NCCL's order. */
+export function autoCandidates(system: System, kind: CollectiveKind, dtype: Dtype): { algorithm: Algorithm; protocol: Protocol }[] {
+  const out: { algorithm: Algorithm; protocol: Protocol }[] = [];
+  for (const algorithm of NCCL_ORDER) {
+    if (algorithmUnavailable(system, algorithm, kind)) continue;
+    // NCCL makes FP8 rings over more than 8 ranks 1024× dearer, so it never picks them when anything else runs.
+    if (algorithm === 'ring' && dtype.startsWith('fp8') && system.ranks > 8 && kind === 'allreduce') continue;
+    for (const protocol of PROTOCOL_ORDER) if (!protocolUnavailable(system, algorithm, protocol)) out.push({ algorithm, protocol });
+  }
+  if (out.length === 0) for (const protocol of PROTOCOL_ORDER) if (!protocolUnavailable(system, 'ring', protocol)) out.push({ algorithm: 'ring', protocol });
+  return out;
+}
+
+export function protocolsFor(system: System, algorithm: Algorithm): Protocol[] {
+  return PROTOCOL_ORDER.filter((p) => !protocolUnavailable(system, algorithm, p));
+}

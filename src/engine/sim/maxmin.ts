@@ -1,0 +1,138 @@
+// Flow-level sharing of links: max-min fair rates by progressive filling, advanced from one flow completion to
+// the next. Typed arrays and index lists only; no allocation inside the loops.
+
+/** 1 GB/s moves 1000 bytes per µs. */
+const BYTES_PER_US_PER_GBPS = 1e3;
+
+export interface FlowSet {
+  readonly count: number;
+  readonly bytes: Float64Array;
+  readonly weight: Float64Array;
+  /** Per-copy rate ceiling in bytes/µs (Infinity when none). */
+  readonly capRate: Float64Array;
+  /** CSR: resources of flow f are resource[start[f] .. start[f+1]). */
+  readonly start: Int32Array;
+  readonly resource: Int32Array;
+  readonly coefficient: Float64Array;
+}
+
+export interface RoundResult {
+  /** Time from the first byte to the last, µs. */
+  readonly durationUs: number;
+  /** When each flow finished, µs from the round's first byte. */
+  readonly finishUs: Float64Array;
+}
+
+/**
+ * Runs flows that start together to completion, sharing each resource's capacity max-min fairly. `capacityGBps`
+ * is indexed by resource id. Flows with zero bytes finish at once.
+ */
+export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => number): RoundResult {
+  const n = flows.count;
+  const finish = new Float64Array(n);
+  // Map the resources these flows touch onto a dense local index.
+  const local = new Map<number, number>();
+  const localOf = new Int32Array(flows.resource.length);
+  for (let i = 0; i < flows.resource.length; i++) {
+    const r = flows.resource[i];
+    let id = local.get(r);
+    if (id === undefined) {
+      id = local.size;
+      local.set(r, id);
+    }
+    localOf[i] = id;
+  }
+  const m = local.size;
+  const capacity = new Float64Array(m);
+  for (const [r, id] of local) capacity[id] = capacityGBps(r) * BYTES_PER_US_PER_GBPS;
+  // Inverse index: flows on each resource.
+  const countOn = new Int32Array(m + 1);
+  for (let i = 0; i < localOf.length; i++) countOn[localOf[i] + 1]++;
+  for (let i = 0; i < m; i++) countOn[i + 1] += countOn[i];
+  const onStart = countOn.slice();
+  const onFlow = new Int32Array(localOf.length);
+  const onCoef = new Float64Array(localOf.length);
+  const fill = onStart.slice(0, m);
+  for (let f = 0; f < n; f++) {
+    for (let k = flows.start[f]; k < flows.start[f + 1]; k++) {
+      const id = localOf[k];
+      onFlow[fill[id]] = f;
+      onCoef[fill[id]] = flows.coefficient[k];
+      fill[id]++;
+    }
+  }
+  const remaining = new Float64Array(n);
+  const rate = new Float64Array(n);
+  const active = new Uint8Array(n);
+  const frozen = new Uint8Array(n);
+  const residual = new Float64Array(m);
+  const demand = new Float64Array(m);
+  let activeCount = 0;
+  for (let f = 0; f < n; f++) {
+    remaining[f] = flows.bytes[f];
+    if (remaining[f] > 0) {
+      active[f] = 1;
+      activeCount++;
+    }
+  }
+  let now = 0;
+  while (activeCount > 0) {
+    // Progressive filling: repeatedly find the tightest resource (or flow ceiling) and fix its flows' rates.
+    residual.set(capacity);
+    demand.fill(0);
+    let unfrozen = 0;
+    for (let f = 0; f < n; f++) {
+      frozen[f] = active[f] ? 0 : 1;
+      if (!active[f]) continue;
+      unfrozen++;
+      for (let k = flows.start[f]; k < flows.start[f + 1]; k++) demand[localOf[k]] += flows.coefficient[k] * flows.weight[f];
+    }
+    while (unfrozen > 0) {
+      let share = Infinity;
+      let tight = -1;
+      for (let id = 0; id < m; id++) {
+        if (demand[id] <= 1e-12) continue;
+        const s = residual[id] / demand[id];
+        if (s < share) {
+          share = s;
+          tight = id;
+        }
+      }
+      let capFlow = -1;
+      for (let f = 0; f < n; f++) if (!frozen[f] && flows.capRate[f] < share) { share = flows.capRate[f]; capFlow = f; }
+      const freeze = (f: number): void => {
+        frozen[f] = 1;
+        rate[f] = share;
+        unfrozen--;
+        for (let k = flows.start[f]; k < flows.start[f + 1]; k++) {
+          const id = localOf[k];
+          const use = flows.coefficient[k] * flows.weight[f];
+          residual[id] = Math.max(0, residual[id] - use * share);
+          demand[id] -= use;
+        }
+      };
+      if (capFlow >= 0) {
+        for (let f = 0; f < n; f++) if (!frozen[f] && flows.capRate[f] <= share) freeze(f);
+      } else if (tight >= 0) {
+        for (let k = onStart[tight]; k < onStart[tight + 1]; k++) if (!frozen[onFlow[k]]) freeze(onFlow[k]);
+        demand[tight] = 0;
+      } else {
+        // Flows that cross no resource and have no ceiling cannot be timed.
+        throw new Error('a flow crosses no resource');
+      }
+    }
+    let step = Infinity;
+    for (let f = 0; f < n; f++) if (active[f]) step = Math.min(step, remaining[f] / rate[f]);
+    now += step;
+    for (let f = 0; f < n; f++) {
+      if (!active[f]) continue;
+      remaining[f] -= rate[f] * step;
+      if (remaining[f] <= flows.bytes[f] * 1e-12 + 1e-9) {
+        active[f] = 0;
+        activeCount--;
+        finish[f] = now;
+      }
+    }
+  }
+  return { durationUs: now, finishUs: finish };
+}

@@ -1,0 +1,139 @@
+// Runs a schedule on a resolved system: each round waits its latency, then its flows share links (max-min fair)
+// until the last one lands. The fast path runs each distinct round once per repeat-group and each channel class
+// once (copies share links through their weight); the full path expands every channel and every repetition.
+import { MAX_TRACE_SPANS, REDUCE_MEMORY_FACTOR } from '../constants';
+import type { PhaseTimes } from '../collective-types';
+import type { System } from '../topology/model';
+import { TraceBuilder } from '../trace/builder';
+import type { Trace, TraceMetadata } from '../trace/model';
+import { runFlows, type FlowSet } from './maxmin';
+import type { Flow, Round, Schedule } from './schedule';
+
+export interface RunOptions {
+  /** Expand every channel copy and every repeated round (the reference the fast path must agree with). */
+  readonly full: boolean;
+  readonly trace?: TraceMetadata;
+}
+
+export interface RunResult {
+  readonly timeUs: number;
+  readonly phases: PhaseTimes;
+  readonly trace?: Trace;
+  readonly spanCount: number;
+}
+
+/** The receiver's memory as a resource: reductions read two inputs and write one result there. */
+export function memoryResource(system: System, rank: number): number {
+  return system.topology.links.length + rank;
+}
+
+function pack(flows: readonly Flow[]): FlowSet {
+  let entries = 0;
+  for (const flow of flows) entries += flow.resources.length;
+  const n = flows.length;
+  const set: FlowSet = {
+    count: n,
+    bytes: new Float64Array(n),
+    weight: new Float64Array(n),
+    capRate: new Float64Array(n),
+    start: new Int32Array(n + 1),
+    resource: new Int32Array(entries),
+    coefficient: new Float64Array(entries),
+  };
+  let k = 0;
+  for (let f = 0; f < n; f++) {
+    const flow = flows[f];
+    set.bytes[f] = flow.bytes;
+    set.weight[f] = flow.weight;
+    set.capRate[f] = flow.capGBps * 1e3;
+    set.start[f] = k;
+    for (let i = 0; i < flow.resources.length; i++) {
+      set.resource[k] = flow.resources[i];
+      set.coefficient[k] = flow.coefficients ? flow.coefficients[i] : 1;
+      k++;
+    }
+  }
+  set.start[n] = k;
+  return set;
+}
+
+function expand(round: Round): Flow[] {
+  const out: Flow[] = [];
+  for (const flow of round.flows) {
+    for (let i = 0; i < flow.weight; i++) out.push({ ...flow, weight: 1, channel: flow.channel + i * flow.channelStride });
+  }
+  return out;
+}
+
+export function runSchedule(system: System, schedule: Schedule, options: RunOptions): RunResult {
+  const links = system.topology.links;
+  const capacity = (r: number): number => (r < links.length ? links[r].GBps : system.hbmGBps);
+  const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
+  const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
+  const rankLanes: number[] = [];
+  const reduceLanes: number[] = [];
+  if (builder) {
+    for (let r = 0; r < system.ranks; r++) {
+      rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
+    }
+  }
+  let now = schedule.setupUs;
+  for (const round of schedule.rounds) {
+    const repeats = options.full ? round.repeat : 1;
+    const flows = options.full ? expand(round) : round.flows;
+    const set = pack(flows);
+    let cached: ReturnType<typeof runFlows> | undefined;
+    for (let rep = 0; rep < repeats; rep++) {
+      // Identical repetitions take identical time; the full path still runs each one, as the reference does.
+      const result = options.full || !cached ? runFlows(set, capacity) : cached;
+      cached = result;
+      const multiplier = options.full ? 1 : round.repeat;
+      const duration = round.latencyUs + result.durationUs;
+      let reduceUs = 0;
+      for (let f = 0; f < flows.length; f++) {
+        if (flows[f].reduceBytes > 0) reduceUs = Math.max(reduceUs, (flows[f].reduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
+      }
+      reduceUs = Math.min(reduceUs, result.durationUs);
+      if (round.phase === 'broadcast') phases.broadcast += duration * multiplier;
+      else {
+        phases.reduce += reduceUs * multiplier;
+        phases.exchange += (duration - reduceUs) * multiplier;
+      }
+      if (builder) {
+        for (let r = 0; r < multiplier; r++) {
+          const start = now + r * duration + round.latencyUs;
+          for (let f = 0; f < flows.length && builder.spanCount < MAX_TRACE_SPANS; f++) {
+            emitSpans(builder, system, flows[f], round.step + rep + r, start, result.finishUs[f], rankLanes, reduceLanes);
+          }
+        }
+      }
+      now += duration * multiplier;
+    }
+  }
+  const trace = builder?.build();
+  return { timeUs: now, phases, trace, spanCount: builder?.spanCount ?? 0 };
+}
+
+function emitSpans(
+  builder: TraceBuilder, system: System, flow: Flow, step: number, startUs: number, finishUs: number,
+  rankLanes: number[], reduceLanes: number[],
+): void {
+  const links = system.topology.links;
+  const linkIds = flow.resources.filter((r) => r < links.length).map((r) => links[r].id);
+  builder.add({
+    lane: rankLanes[flow.rank], rank: flow.rank, phase: flow.phase, name: `${flow.phase} → rank ${flow.peer}`,
+    step, channel: flow.channel, chunk: flow.chunk, bytes: flow.bytes * flow.weight, links: linkIds,
+    startUs, endUs: startUs + finishUs, args: { copies: flow.weight, peer: flow.peer },
+  });
+  if (flow.reduceBytes > 0) {
+    if (reduceLanes[flow.peer] === undefined) {
+      reduceLanes[flow.peer] = builder.lane('stream', `rank ${flow.peer} · reduce`, { rank: flow.peer, node: Math.floor(flow.peer / system.gpusPerNode) });
+    }
+    const reduceUs = Math.min(finishUs, (flow.reduceBytes * flow.weight * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
+    builder.add({
+      lane: reduceLanes[flow.peer], rank: flow.peer, phase: 'reduce', name: `reduce from rank ${flow.rank}`,
+      step, channel: flow.channel, chunk: flow.chunk, bytes: flow.reduceBytes * flow.weight, links: [],
+      startUs: startUs + finishUs - reduceUs, endUs: startUs + finishUs,
+    });
+  }
+}

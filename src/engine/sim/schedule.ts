@@ -1,0 +1,44 @@
+// A schedule is what an algorithm hands the simulator: rounds of concurrent transfers. A round starts when the
+// previous one has finished (NCCL's per-step synchronisation), waits its latency, then its flows share the links.
+import type { Phase } from '../trace/model';
+
+export interface Flow {
+  /** Sending and receiving rank (the receiver reduces when `reduce` is set). */
+  readonly rank: number;
+  readonly peer: number;
+  /** Bytes on the wire for one copy of this flow. */
+  readonly bytes: number;
+  /** Resources crossed: link indices, and for reductions the receiver's memory (see memoryResource). */
+  readonly resources: readonly number[];
+  /** Bytes put on each resource per wire byte (1 for links; the memory traffic factor for a reduction). */
+  readonly coefficients?: readonly number[];
+  /** Identical copies (channels of one class) that this flow stands for; they share every resource equally. */
+  readonly weight: number;
+  /** First channel of the copies; copy i runs on channel + i × channelStride. */
+  readonly channel: number;
+  readonly channelStride: number;
+  /** Ceiling on one copy's rate, GB/s (an SM's copy throughput), Infinity when none. */
+  readonly capGBps: number;
+  readonly chunk: number;
+  readonly phase: Phase;
+  /** Payload bytes reduced at the receiver (0 when the flow only copies). */
+  readonly reduceBytes: number;
+}
+
+export interface Round {
+  readonly flows: readonly Flow[];
+  /** Synchronisation and hop latency paid before the flows move, µs. */
+  readonly latencyUs: number;
+  /** Identical rounds in a row (ring steps, steady pipeline stages). */
+  readonly repeat: number;
+  readonly phase: Phase;
+  /** Algorithm step of the first repetition; repetitions count up from it. */
+  readonly step: number;
+}
+
+export interface Schedule {
+  readonly rounds: readonly Round[];
+  /** One-off cost before the first round (launch, algorithm base latency), µs. */
+  readonly setupUs: number;
+  readonly channels: number;
+}

@@ -1,0 +1,135 @@
+// The engine's entry points: simulate one collective (choosing algorithm and protocol like NCCL when asked to),
+// and sweep AllReduce over sizes as nccl-tests does.
+import { buildDirect } from './algorithms/direct';
+import { buildHierarchical } from './algorithms/hierarchical';
+import { buildNvls } from './algorithms/nvls';
+import { buildRing } from './algorithms/ring';
+import { buildTree } from './algorithms/tree';
+import type { BuildContext } from './algorithms/context';
+import { channelsFor } from './channels';
+import {
+  DTYPE_BYTES, type Algorithm, type CollectiveKind, type CollectiveRequest, type CollectiveResult, type Dtype, type Protocol, type SweepRow,
+} from './collective-types';
+import { EngineError } from './errors';
+import { algorithmUnavailable, autoCandidates, protocolsFor, protocolUnavailable } from './select';
+import { runSchedule, type RunResult } from './sim/run';
+import type { Schedule } from './sim/schedule';
+import type { System } from './topology/model';
+import { resolveSystem } from './topology/resolve';
+import type { SystemSpec } from './topology/spec';
+import { algbwGBps, type Bytes } from './units';
+
+export interface SimulateOptions {
+  /** 'fast' (default) collapses identical channels and repeated steps; 'full' runs every copy (the reference). */
+  readonly path?: 'fast' | 'full';
+}
+
+const BUILDERS: Record<Algorithm, (ctx: BuildContext) => Schedule> = {
+  ring: buildRing,
+  tree: buildTree,
+  nvls: buildNvls,
+  nvlstree: buildNvls,
+  hierarchical: buildHierarchical,
+  direct: buildDirect,
+};
+
+function asSystem(system: SystemSpec | System): System {
+  return 'topology' in system && 'fabric' in system ? system : resolveSystem(system);
+}
+
+/** nccl-tests' busbw factor for each collective. */
+function busFactor(kind: CollectiveKind, ranks: number): number {
+  if (ranks <= 1) return 0;
+  return kind === 'allreduce' ? (2 * (ranks - 1)) / ranks : (ranks - 1) / ranks;
+}
+
+function schedule(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol): Schedule {
+  const channels = channelsFor(system, algorithm, protocol, bytes);
+  return BUILDERS[algorithm]({ system, kind, bytes, protocol, channels });
+}
+
+function timeOf(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol): number {
+  return runSchedule(system, schedule(system, kind, bytes, algorithm, protocol), { full: false }).timeUs;
+}
+
+/** Picks (algorithm, protocol) as NCCL does: the smallest predicted time, ties to the first in NCCL's order. */
+export function choose(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, algorithm: Algorithm | 'auto', protocol: Protocol | 'auto'): { algorithm: Algorithm; protocol: Protocol } {
+  let candidates: { algorithm: Algorithm; protocol: Protocol }[];
+  if (algorithm === 'auto') {
+    candidates = autoCandidates(system, kind, dtype);
+    if (protocol !== 'auto') candidates = candidates.filter((c) => c.protocol === protocol);
+    if (candidates.length === 0) throw new EngineError(`no algorithm runs protocol ${protocol} on ${system.label}`);
+  } else {
+    const why = algorithmUnavailable(system, algorithm, kind);
+    if (why) throw new EngineError(`${algorithm} cannot run ${kind} on ${system.label}: ${why}`);
+    if (protocol !== 'auto') {
+      const bad = protocolUnavailable(system, algorithm, protocol);
+      if (bad) throw new EngineError(`${algorithm}/${protocol} cannot run on ${system.label}: ${bad}`);
+      return { algorithm, protocol };
+    }
+    candidates = protocolsFor(system, algorithm).map((p) => ({ algorithm, protocol: p }));
+  }
+  if (candidates.length === 1) return candidates[0];
+  let best = candidates[0];
+  let bestUs = Infinity;
+  for (const candidate of candidates) {
+    const us = timeOf(system, kind, bytes, candidate.algorithm, candidate.protocol);
+    if (us < bestUs) {
+      bestUs = us;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+export function simulateCollective(system: SystemSpec | System, request: CollectiveRequest, options: SimulateOptions = {}): CollectiveResult {
+  const resolved = asSystem(system);
+  const kind = request.kind ?? 'allreduce';
+  const bytes: Bytes = request.bytes;
+  if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
+  const dtype = request.dtype ?? 'fp32';
+  if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
+  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
+  const plan = schedule(resolved, kind, bytes, pick.algorithm, pick.protocol);
+  const full = options.path === 'full';
+  const run: RunResult = runSchedule(resolved, plan, {
+    full,
+    trace: request.trace ? {
+      origin: 'simulated', title: `${kind} ${bytes} B on ${resolved.label}`, system: resolved.label, ranks: resolved.ranks,
+      facts: { algorithm: pick.algorithm, protocol: pick.protocol, channels: plan.channels, path: full ? 'full' : 'fast' },
+    } : undefined,
+  });
+  const algbw = algbwGBps(bytes, run.timeUs);
+  return {
+    kind, bytes, ranks: resolved.ranks, timeUs: run.timeUs, algbwGBps: algbw, busbwGBps: algbw * busFactor(kind, resolved.ranks),
+    algorithm: pick.algorithm, protocol: pick.protocol, channels: plan.channels, phases: run.phases, trace: run.trace, spanCount: run.spanCount,
+  };
+}
+
+export interface SweepOptions {
+  readonly minBytes: Bytes;
+  readonly maxBytes: Bytes;
+  readonly factor?: number;
+  readonly dtype?: Dtype;
+  readonly algorithm?: Algorithm | 'auto';
+  readonly protocol?: Protocol | 'auto';
+  readonly op?: CollectiveRequest['op'];
+}
+
+/** AllReduce over sizes minBytes, minBytes·factor, … ≤ maxBytes, rounded to whole elements like nccl-tests. */
+export function sweepAllReduce(system: SystemSpec | System, options: SweepOptions): SweepRow[] {
+  const resolved = asSystem(system);
+  const factor = options.factor ?? 2;
+  const dtype = options.dtype ?? 'fp32';
+  if (!(factor > 1)) throw new EngineError(`factor must be greater than 1, got ${factor}`);
+  if (!(options.minBytes > 0) || !(options.maxBytes >= options.minBytes)) throw new EngineError('need 0 < minBytes ≤ maxBytes');
+  const element = DTYPE_BYTES[dtype];
+  const rows: SweepRow[] = [];
+  for (let size = options.minBytes; size <= options.maxBytes; size *= factor) {
+    const count = Math.max(1, Math.floor(size / element));
+    const bytes = count * element;
+    const result = simulateCollective(resolved, { bytes, dtype, algorithm: options.algorithm, protocol: options.protocol, op: options.op });
+    rows.push({ bytes, count, dtype, timeUs: result.timeUs, algbwGBps: result.algbwGBps, busbwGBps: result.busbwGBps, algorithm: result.algorithm, protocol: result.protocol });
+  }
+  return rows;
+}

@@ -1,0 +1,43 @@
+// Accumulates vertices and duplex links with stable ids, so fabric builders stay declarative.
+import { EngineError } from '../errors';
+import type { GBps, Micros } from '../units';
+import type { Link, LinkKind, Vertex, VertexKind } from './model';
+
+export class TopologyBuilder {
+  readonly vertices: Vertex[] = [];
+  readonly links: Link[] = [];
+  private readonly vertexIds = new Set<string>();
+  private readonly linkIndex = new Map<string, number>();
+
+  vertex(id: string, kind: VertexKind, label: string, node: number): string {
+    if (!this.vertexIds.has(id)) {
+      this.vertexIds.add(id);
+      this.vertices.push({ id, kind, label, node });
+    }
+    return id;
+  }
+
+  /** Adds both directions of a full-duplex link and returns [forward, backward] indices. */
+  duplex(a: string, b: string, GBps: GBps, latencyUs: Micros, kind: LinkKind): [number, number] {
+    if (!(GBps > 0) || !Number.isFinite(GBps)) throw new EngineError(`link ${a}↔${b} needs a positive bandwidth, got ${GBps} GB/s`);
+    if (!(latencyUs >= 0) || !Number.isFinite(latencyUs)) throw new EngineError(`link ${a}↔${b} needs a non-negative latency, got ${latencyUs} µs`);
+    return [this.add(a, b, GBps, latencyUs, kind), this.add(b, a, GBps, latencyUs, kind)];
+  }
+
+  private add(from: string, to: string, GBps: GBps, latencyUs: Micros, kind: LinkKind): number {
+    const id = `${from}->${to}`;
+    const existing = this.linkIndex.get(id);
+    if (existing !== undefined) return existing;
+    const index = this.links.length;
+    this.links.push({ id, from, to, GBps, latencyUs, kind });
+    this.linkIndex.set(id, index);
+    return index;
+  }
+
+  /** Index of the directed link from → to; a missing link is a bug in a fabric builder. */
+  link(from: string, to: string): number {
+    const index = this.linkIndex.get(`${from}->${to}`);
+    if (index === undefined) throw new Error(`no link ${from}->${to}`);
+    return index;
+  }
+}

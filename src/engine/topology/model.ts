@@ -1,0 +1,67 @@
+// The resolved topology: vertices and directed links with ids, plus the routes the algorithms send data along.
+import type { GpuSpec } from '../hardware/gpus';
+import type { GBps, Micros } from '../units';
+import type { SystemSpec } from './spec';
+
+export type VertexKind = 'gpu' | 'switch' | 'nic' | 'cpu' | 'pcie-switch' | 'host';
+export type LinkKind = 'nvlink' | 'nvswitch' | 'pcie' | 'inter-socket' | 'network' | 'host';
+
+export interface Vertex {
+  readonly id: string;
+  readonly kind: VertexKind;
+  readonly label: string;
+  readonly node: number;
+}
+
+/** One direction of a physical link; full-duplex links are two of these. */
+export interface Link {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly GBps: GBps;
+  readonly latencyUs: Micros;
+  readonly kind: LinkKind;
+}
+
+export interface Topology {
+  readonly vertices: readonly Vertex[];
+  readonly links: readonly Link[];
+}
+
+/** Which NCCL latency class a path belongs to. */
+export type LinkClass = 'nvlink' | 'pcie' | 'net';
+
+/** What the algorithms need beyond the public picture: routes as link indices, and capabilities. */
+export interface Fabric {
+  /** Links (indices into topology.links) from one rank's GPU to another's. Across nodes each GPU uses its own NIC. */
+  route(fromRank: number, toRank: number): readonly number[];
+  /** The link from a rank's GPU into the NVSwitch and back, when the node has one. */
+  switchUplink(rank: number): number;
+  switchDownlink(rank: number): number;
+  /** Latency class of intra-node paths (NVLink or PCIe) and whether LL128 may run on them. */
+  readonly intraClass: LinkClass;
+  readonly nvlsCapable: boolean;
+  readonly hasSwitch: boolean;
+  /** NICs per node (0 on a single node), and whether traffic between GPUs is staged through host memory. */
+  readonly nicsPerNode: number;
+  readonly hostStaged: boolean;
+  /** No launch, protocol or memory overheads: the textbook uniform ring. */
+  readonly idealised: boolean;
+  /** Ring orders for single-node rings, one per channel class (meshes pick NVLink-only cycles). */
+  readonly ringOrders: readonly (readonly number[])[];
+}
+
+export interface System {
+  readonly spec: SystemSpec;
+  readonly gpu: GpuSpec;
+  readonly ranks: number;
+  readonly nodes: number;
+  readonly gpusPerNode: number;
+  /** E.g. "8× H100 NVSwitch" or "2×8 H100 NVSwitch + 8×400G IB". */
+  readonly label: string;
+  readonly topology: Topology;
+  readonly fabric: Fabric;
+  /** GPU memory bandwidth used by reductions, GB/s. */
+  readonly hbmGBps: GBps;
+  readonly launchUs: Micros;
+}

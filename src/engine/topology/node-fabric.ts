@@ -1,0 +1,155 @@
+// Builds one node's intra-node fabric (NVSwitch, NVLink mesh, NVLink bridge pairs or a PCIe tree) and returns
+// the routes between its GPUs as link indices.
+import * as K from '../constants';
+import { EngineError } from '../errors';
+import type { GpuSpec } from '../hardware/gpus';
+import type { TopologyBuilder } from './builder';
+import { DGX1_NVLINKS } from './dgx1-mesh';
+import type { SystemSpec } from './spec';
+
+export interface NodeFabric {
+  readonly gpuIds: readonly string[];
+  /** Route between local GPUs a and b. */
+  route(a: number, b: number): number[];
+  /** The vertex a NIC hangs off for local GPU g (its PCIe switch or root complex), and the GPU↔NIC path. */
+  nicAttachment(g: number): string;
+  uplink: number[];
+  downlink: number[];
+}
+
+export function vertexPrefix(nodes: number, node: number): string {
+  return nodes > 1 ? `n${node}.` : '';
+}
+
+function positive(value: number | undefined, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(value > 0) || !Number.isFinite(value)) throw new EngineError(`${what} must be a positive number, got ${value}`);
+  return value;
+}
+
+export function nvlinkPortGBps(spec: SystemSpec, gpu: GpuSpec): number {
+  const perLink = positive(spec.overrides?.nvlinkGBpsPerLink, 'overrides.nvlinkGBpsPerLink') ?? gpu.nvlinkGBpsPerLink;
+  const links = positive(spec.overrides?.nvlinkLinks, 'overrides.nvlinkLinks') ?? gpu.nvlinkLinks;
+  return perLink * links;
+}
+
+export function pcieGBps(spec: SystemSpec, gpu: GpuSpec): number {
+  return positive(spec.overrides?.pcieGBps, 'overrides.pcieGBps') ?? K.PCIE_X16_GBPS[spec.pcieGen ?? gpu.pcieGen];
+}
+
+export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, node: number): NodeFabric {
+  const g = spec.gpusPerNode;
+  const p = vertexPrefix(spec.nodes, node);
+  const gpuIds = Array.from({ length: g }, (_, i) => b.vertex(`${p}gpu${i}`, 'gpu', `node ${node} · GPU ${i}`, node));
+  const nvlinkUs = spec.overrides?.nvlinkLatencyUs ?? K.NVLINK_HOP_US;
+  const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
+  const pcie = pcieGBps(spec, gpu);
+  const interSocket = positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS;
+
+  // Every node has a PCIe tree: it carries PCIe-only traffic, the fallback between GPUs without NVLink, and NICs.
+  const fabric = spec.intraNode;
+  const defaultPerSocket = g >= 4 ? Math.ceil(g / 2) : g;
+  const perSocket = spec.gpusPerSocket ?? defaultPerSocket;
+  const perSwitch = spec.gpusPerPcieSwitch ?? (fabric === 'pcie' ? 0 : Math.min(2, g));
+  if (!Number.isInteger(perSocket) || perSocket < 1) throw new EngineError(`gpusPerSocket must be a positive integer, got ${perSocket}`);
+  if (!Number.isInteger(perSwitch) || perSwitch < 0) throw new EngineError(`gpusPerPcieSwitch must be a non-negative integer, got ${perSwitch}`);
+  const sockets = Math.ceil(g / perSocket);
+  const cpuIds = Array.from({ length: sockets }, (_, s) => b.vertex(`${p}cpu${s}`, 'cpu', `node ${node} · CPU ${s}`, node));
+  for (let s = 0; s < sockets; s++) for (let t = s + 1; t < sockets; t++) b.duplex(cpuIds[s], cpuIds[t], interSocket, K.INTER_SOCKET_HOP_US, 'inter-socket');
+  const hostStaged = fabric === 'pcie' && spec.p2p === false;
+  const hostIds = hostStaged ? cpuIds.map((cpu, s) => {
+    const host = b.vertex(`${p}host${s}`, 'host', `node ${node} · host memory ${s}`, node);
+    b.duplex(cpu, host, K.HOST_MEMORY_GBPS, K.HOST_STAGING_HOP_US, 'host');
+    return host;
+  }) : [];
+  // parents[g] is the chain of vertices from the GPU up to its root complex.
+  const chains: string[][] = [];
+  for (let i = 0; i < g; i++) {
+    const socket = Math.floor(i / perSocket);
+    if (perSwitch > 0) {
+      const sw = b.vertex(`${p}pcisw${Math.floor(i / perSwitch)}`, 'pcie-switch', `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`, node);
+      b.duplex(gpuIds[i], sw, pcie, pcieUs, 'pcie');
+      b.duplex(sw, cpuIds[socket], pcie, pcieUs, 'pcie');
+      chains.push([gpuIds[i], sw, cpuIds[socket]]);
+    } else {
+      b.duplex(gpuIds[i], cpuIds[socket], pcie, pcieUs, 'pcie');
+      chains.push([gpuIds[i], cpuIds[socket]]);
+    }
+  }
+  const walk = (vertices: string[]): number[] => {
+    const out: number[] = [];
+    for (let i = 0; i + 1 < vertices.length; i++) out.push(b.link(vertices[i], vertices[i + 1]));
+    return out;
+  };
+  const pcieRoute = (x: number, y: number): number[] => {
+    const up = chains[x];
+    const down = chains[y];
+    if (hostStaged) {
+      const host = hostIds[Math.floor(x / perSocket)];
+      const cpuX = up[up.length - 1];
+      const cpuY = down[down.length - 1];
+      const via = cpuX === cpuY ? [cpuX, host, cpuX] : [cpuX, host, cpuX, cpuY];
+      return walk([...up.slice(0, -1), ...via, ...[...down].reverse().slice(1)]);
+    }
+    let common = -1;
+    for (let i = 0; i < up.length; i++) if (down.includes(up[i])) { common = i; break; }
+    if (common >= 0) {
+      const j = down.indexOf(up[common]);
+      return walk([...up.slice(0, common + 1), ...down.slice(0, j).reverse()]);
+    }
+    return walk([...up, ...[...down].reverse()]);
+  };
+
+  const direct = new Map<number, number>();
+  let uplink: number[] = [];
+  let downlink: number[] = [];
+  if (fabric === 'nvswitch') {
+    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined) throw new EngineError(`${gpu.name} has no NVLink, so it cannot sit on an NVSwitch`);
+    const sw = b.vertex(`${p}nvsw`, 'switch', `node ${node} · NVSwitch`, node);
+    const port = nvlinkPortGBps(spec, gpu);
+    const pairs = gpuIds.map((id) => b.duplex(id, sw, port, nvlinkUs, 'nvswitch'));
+    uplink = pairs.map((pair) => pair[0]);
+    downlink = pairs.map((pair) => pair[1]);
+  } else if (fabric === 'nvlink-mesh') {
+    if (g > 8) throw new EngineError(`an NVLink hybrid cube-mesh holds at most 8 GPUs, got gpusPerNode ${g}`);
+    const perLink = nvlinkPortGBps(spec, gpu) / Math.max(1, gpu.nvlinkLinks);
+    for (let x = 0; x < g; x++) for (let y = x + 1; y < g; y++) {
+      const count = DGX1_NVLINKS[x][y];
+      if (count === 0) continue;
+      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[y], perLink * count, nvlinkUs, 'nvlink');
+      direct.set(x * g + y, fwd);
+      direct.set(y * g + x, back);
+    }
+  } else if (fabric === 'nvlink-bridge') {
+    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined) throw new EngineError(`${gpu.name} has no NVLink, so it cannot be bridged`);
+    for (let x = 0; x + 1 < g; x += 2) {
+      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[x + 1], nvlinkPortGBps(spec, gpu) * K.NVLINK_BRIDGE_EFFICIENCY, nvlinkUs, 'nvlink');
+      direct.set(x * g + x + 1, fwd);
+      direct.set((x + 1) * g + x, back);
+    }
+  } else if (fabric !== 'pcie') {
+    throw new EngineError(`unknown intraNode fabric '${fabric}'`);
+  }
+  const routes = new Map<number, number[]>();
+  return {
+    gpuIds,
+    uplink,
+    downlink,
+    route(x: number, y: number): number[] {
+      const key = x * g + y;
+      let route = routes.get(key);
+      if (route === undefined) {
+        if (fabric === 'nvswitch') route = [uplink[x], downlink[y]];
+        else {
+          const link = direct.get(key);
+          route = link !== undefined ? [link] : pcieRoute(x, y);
+        }
+        routes.set(key, route);
+      }
+      return route;
+    },
+    nicAttachment(i: number): string {
+      return chains[i][1];
+    },
+  };
+}

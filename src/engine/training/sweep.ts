@@ -1,0 +1,70 @@
+// Sweeps one knob (bucket size or node count) through the step model, finds the best value, and for buckets
+// says what to set. A recommendation at the edge of the range is only made when the curve is still falling
+// there, and then it says so: the true best may lie outside the range.
+import type { Micros } from '../units';
+import { formatBytes, formatMicros } from '../units';
+import { flattenModel } from './buckets';
+import type { CollectivePricer } from './collective-cost';
+import { simulateTrainingStep } from './step';
+import type { TrainingRun } from './types';
+import { applyWhatIf, type SweepRange } from './what-if';
+
+export interface SweepPoint {
+  readonly value: number;
+  readonly stepTimeUs: Micros;
+  readonly exposedCommUs: Micros;
+  readonly collectives: number;
+  readonly scalingEfficiency: number;
+}
+
+export interface TrainingSweep {
+  readonly key: SweepRange['key'];
+  readonly points: readonly SweepPoint[];
+  /** The value with the lowest step time; among values within `TIE_TOLERANCE` of it, the one nearest the middle. */
+  readonly best: number;
+  /** "edge" when the best value sits at an end of the range and the curve still falls towards it. */
+  readonly bestAt: 'interior' | 'edge';
+  readonly recommendation: string;
+}
+
+/** Step times within 0.5 % are treated as equal: the model is not that precise. */
+export const TIE_TOLERANCE = 0.005;
+
+/** The index of the best point: lowest step time, ties broken towards the middle of the range. */
+export function bestIndex(times: readonly number[]): number {
+  const min = Math.min(...times);
+  const middle = (times.length - 1) / 2;
+  let best = -1;
+  times.forEach((time, i) => {
+    if (time <= min * (1 + TIE_TOLERANCE) && (best < 0 || Math.abs(i - middle) < Math.abs(best - middle))) best = i;
+  });
+  return best;
+}
+
+export function sweepTraining(run: TrainingRun, range: SweepRange, price?: CollectivePricer): TrainingSweep {
+  const flat = flattenModel(run.model, run.training.sequenceLength);
+  const points = range.values.map((value): SweepPoint => {
+    const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price });
+    return { value, stepTimeUs: step.stepTimeUs, exposedCommUs: step.exposedCommUs, collectives: step.collectives.length, scalingEfficiency: step.scalingEfficiency };
+  });
+  const index = bestIndex(points.map((p) => p.stepTimeUs));
+  const best = points[index];
+  const atEdge = points.length > 1 && (index === 0 || index === points.length - 1);
+  return { key: range.key, points, best: best.value, bestAt: atEdge ? 'edge' : 'interior', recommendation: recommend(run, range.key, points, index, atEdge) };
+}
+
+function recommend(run: TrainingRun, key: SweepRange['key'], points: readonly SweepPoint[], index: number, atEdge: boolean): string {
+  const best = points[index];
+  if (key === 'nodes') {
+    const last = points[points.length - 1];
+    return `scaling efficiency falls from ${(points[0].scalingEfficiency * 100).toFixed(0)}% at ${points[0].value} node(s) to ${(last.scalingEfficiency * 100).toFixed(0)}% at ${last.value}; ` +
+      `the shortest step is at ${best.value} node(s) (${formatMicros(best.stepTimeUs)}, growing the global batch with the world size)`;
+  }
+  const currentMb = run.training.bucketBytes / (1024 * 1024);
+  const current = points.find((p) => Math.abs(p.value - currentMb) < 1e-9);
+  const gain = current ? ` (${(((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1)}% faster than the current ${formatBytes(run.training.bucketBytes)})` : '';
+  const flat = Math.max(...points.map((p) => p.stepTimeUs)) <= best.stepTimeUs * (1 + TIE_TOLERANCE);
+  if (flat) return `bucket size barely matters here (every value within ${TIE_TOLERANCE * 100}%); keep bucket_cap_mb=${currentMb}`;
+  const edge = atEdge ? `; the curve still falls at the ${index === 0 ? 'low' : 'high'} end, so try a wider range` : '';
+  return `set bucket_cap_mb=${best.value}: step ${formatMicros(best.stepTimeUs)}, exposed communication ${formatMicros(best.exposedCommUs)}${gain}${edge}`;
+}
