@@ -28,7 +28,10 @@ export async function writeFileAtomic(
     if (typeof data === 'string' || data instanceof Uint8Array) {
       await handle.writeFile(data);
     } else {
-      for await (const chunk of data as AsyncIterable<string | Uint8Array>) await handle.write(chunk);
+      for await (const chunk of data as AsyncIterable<string | Uint8Array>) {
+        if (typeof chunk === 'string') await handle.write(chunk);
+        else await handle.write(chunk);
+      }
     }
     await handle.sync();
     await handle.close();

@@ -2,28 +2,12 @@
 // settings, 0-based ranges, and the rule code that links to its docs page. The VS Code adapter turns this data
 // into vscode.Diagnostic objects one to one, so everything decided here is unit-tested.
 import type { RuleSeverity } from '../settings';
+import type { Finding, SourceRange } from '../../analysis/types';
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 
-/** The part of an analysis finding the extension reads. Lines and columns are 1-based, as the CLI prints them. */
-export interface FindingInput {
-  readonly code: string;
-  readonly severity: string;
-  readonly message: string;
-  readonly line: number;
-  readonly column: number;
-  readonly endLine: number;
-  readonly endColumn: number;
-  readonly related?: readonly { readonly line: number; readonly column: number; readonly endLine?: number; readonly endColumn?: number; readonly message: string }[];
-  readonly fixes?: readonly FixInput[];
-}
-
-/** A fix is a titled list of text edits with 1-based positions. */
-export interface FixInput {
-  readonly title: string;
-  readonly edits: readonly { readonly line: number; readonly column: number; readonly endLine: number; readonly endColumn: number; readonly newText: string }[];
-  readonly preferred?: boolean;
-}
+/** The analysis layer's findings: 0-based, end-exclusive ranges, already in the editor's convention. */
+export type FindingInput = Pick<Finding, 'code' | 'severity' | 'message' | 'range' | 'related' | 'fixes'>;
 
 /** 0-based, end-exclusive, as editors count. */
 export interface RangeData {
@@ -54,12 +38,12 @@ export function normaliseSeverity(severity: string): Severity {
   return (SEVERITIES as readonly string[]).includes(s) ? (s as Severity) : 'warning';
 }
 
-/** Converts 1-based inclusive-start positions into a 0-based range, clamping nonsense instead of throwing. */
-export function toRange(line: number, column: number, endLine?: number, endColumn?: number): RangeData {
-  const l = Math.max(0, Math.floor(line) - 1);
-  const c = Math.max(0, Math.floor(column) - 1);
-  let el = Math.max(0, Math.floor(endLine ?? line) - 1);
-  let ec = Math.max(0, Math.floor(endColumn ?? column) - 1);
+/** Copies an analysis range, clamping nonsense (negative or reversed) instead of throwing. */
+export function toRange(range: SourceRange): RangeData {
+  const l = Math.max(0, Math.floor(range.startLine));
+  const c = Math.max(0, Math.floor(range.startColumn));
+  let el = Math.max(0, Math.floor(range.endLine));
+  let ec = Math.max(0, Math.floor(range.endColumn));
   if (el < l || (el === l && ec < c)) { el = l; ec = c; }
   return { startLine: l, startCharacter: c, endLine: el, endCharacter: ec };
 }
@@ -78,12 +62,12 @@ export function findingsToDiagnostics(
     const override = rules[finding.code] ?? 'default';
     if (override === 'off') return;
     out.push({
-      range: toRange(finding.line, finding.column, finding.endLine, finding.endColumn),
+      range: toRange(finding.range),
       severity: override === 'default' ? normaliseSeverity(finding.severity) : override,
       message: finding.message,
       source: 'Collective Profiler',
       code: { value: finding.code, target: docsTarget(finding.code) },
-      related: (finding.related ?? []).map((r) => ({ range: toRange(r.line, r.column, r.endLine, r.endColumn), message: r.message })),
+      related: (finding.related ?? []).map((r) => ({ range: toRange(r.range), message: r.message })),
       findingIndex,
     });
   });
@@ -104,7 +88,7 @@ function overlaps(a: RangeData, b: RangeData): boolean {
 
 /**
  * The quick fixes for the diagnostics that touch `range` (the cursor or selection), one code action per fix. The
- * first fix of a finding is preferred unless the analysis said otherwise, so Ctrl+. applies it directly.
+ * first fix of a finding is preferred (the analysis lists its best fix first), so Ctrl+. applies it directly.
  */
 export function quickFixesAt(findings: readonly FindingInput[], diagnostics: readonly DiagnosticData[], range: RangeData): CodeActionData[] {
   const actions: CodeActionData[] = [];
@@ -114,8 +98,8 @@ export function quickFixesAt(findings: readonly FindingInput[], diagnostics: rea
     fixes.forEach((fix, i) => {
       actions.push({
         title: fix.title,
-        preferred: fix.preferred ?? i === 0,
-        edits: fix.edits.map((e) => ({ range: toRange(e.line, e.column, e.endLine, e.endColumn), newText: e.newText })),
+        preferred: i === 0,
+        edits: fix.edits.map((e) => ({ range: toRange(e.range), newText: e.newText })),
         diagnostic,
       });
     });

@@ -4,15 +4,15 @@ import { findingsToDiagnostics, quickFixesAt, toRange, normaliseSeverity, ruleDo
 
 const FINDINGS: FindingInput[] = [
   {
-    code: 'CP001', severity: 'warning', message: 'gradients are the sum over N× (world size) ranks', line: 14, column: 9, endLine: 14, endColumn: 33,
-    related: [{ line: 12, column: 5, message: 'the loop over model.parameters()' }],
+    code: 'CP001', severity: 'warning', message: 'gradients are the sum over N× (world size) ranks', range: { startLine: 13, startColumn: 8, endLine: 13, endColumn: 32 },
+    related: [{ range: { startLine: 11, startColumn: 4, endLine: 11, endColumn: 4 }, message: 'the loop over model.parameters()' }],
     fixes: [
-      { title: 'Use ReduceOp.AVG', edits: [{ line: 14, column: 34, endLine: 14, endColumn: 55, newText: 'op=dist.ReduceOp.AVG' }] },
-      { title: 'Divide by dist.get_world_size()', edits: [{ line: 15, column: 1, endLine: 15, endColumn: 1, newText: '        p.grad /= dist.get_world_size()\n' }] },
+      { title: 'Use ReduceOp.AVG', edits: [{ range: { startLine: 13, startColumn: 33, endLine: 13, endColumn: 54 }, newText: 'op=dist.ReduceOp.AVG' }] },
+      { title: 'Divide by dist.get_world_size()', edits: [{ range: { startLine: 14, startColumn: 0, endLine: 14, endColumn: 0 }, newText: '        p.grad /= dist.get_world_size()\n' }] },
     ],
   },
-  { code: 'CP006', severity: 'info', message: 'ReduceOp.AVG on gloo', line: 20, column: 1, endLine: 20, endColumn: 10 },
-  { code: 'CP003', severity: 'warning', message: 'divided by the local GPU count', line: 30, column: 5, endLine: 30, endColumn: 20 },
+  { code: 'CP006', severity: 'info', message: 'ReduceOp.AVG on gloo', range: { startLine: 19, startColumn: 0, endLine: 19, endColumn: 9 }, related: [], fixes: [] },
+  { code: 'CP003', severity: 'warning', message: 'divided by the local GPU count', range: { startLine: 29, startColumn: 4, endLine: 29, endColumn: 19 }, related: [], fixes: [] },
 ];
 const docs = (code: string) => `file:///ext/${ruleDocsPath(code)}`;
 
@@ -39,8 +39,8 @@ test('analysis severity words are normalised', () => {
 });
 
 test('ranges are clamped: nothing negative and the end never before the start', () => {
-  assert.deepEqual(toRange(0, 0), { startLine: 0, startCharacter: 0, endLine: 0, endCharacter: 0 });
-  assert.deepEqual(toRange(5, 10, 4, 1), { startLine: 4, startCharacter: 9, endLine: 4, endCharacter: 9 });
+  assert.deepEqual(toRange({ startLine: -1, startColumn: -5, endLine: -1, endColumn: -5 }), { startLine: 0, startCharacter: 0, endLine: 0, endCharacter: 0 });
+  assert.deepEqual(toRange({ startLine: 4, startColumn: 9, endLine: 3, endColumn: 0 }), { startLine: 4, startCharacter: 9, endLine: 4, endCharacter: 9 });
 });
 
 test('quick fixes are offered where the cursor touches the diagnostic, the first preferred', () => {

@@ -1,0 +1,22 @@
+// Size limits for files the extension reads whole. A file past the limit is refused before it is read, with a
+// message that says what to do instead, so a 2 GB trace never freezes the extension host.
+
+/** JSON.parse needs the whole text in one string, and V8 strings stop near 512 MiB; stay well below. */
+export const MAX_TRACE_BYTES = 256 * 1024 * 1024;
+/** Measurements are text tables and logs; anything this large is not one. */
+export const MAX_MEASUREMENT_BYTES = 256 * 1024 * 1024;
+
+export function formatFileSize(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(0)} MB`;
+  return `${Math.ceil(bytes / 1024)} KB`;
+}
+
+/** Undefined when the file may be read; otherwise the refusal, naming the size, the limit and a way forward. */
+export function refuseLargeFile(name: string, sizeBytes: number, limitBytes: number, what: 'trace' | 'measurement'): string | undefined {
+  if (sizeBytes <= limitBytes) return undefined;
+  const forward = what === 'trace'
+    ? 'Open it in Perfetto (ui.perfetto.dev), which streams large traces, or record fewer steps (a shorter profiler schedule) and open that.'
+    : 'Split it (for example with `split -l`) or keep only the runs you need, and import those.';
+  return `${name} is ${formatFileSize(sizeBytes)}; the timeline reads ${what}s up to ${formatFileSize(limitBytes)} without freezing the editor. ${forward}`;
+}

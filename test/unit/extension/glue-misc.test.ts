@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseSystemChoice, statusBarText, systemPickItems } from '../../../src/extension/glue/system-choice';
+import { refuseLargeFile, MAX_TRACE_BYTES } from '../../../src/extension/glue/file-limits';
+import { traceMessages } from '../../../src/extension/glue/trace-chunks';
+import { compareMeasured, expectedBusbwAt } from '../../../src/extension/glue/compare';
+import type { SweepRow, Trace } from '../../../src/engine/index';
+
+test('the system setting names a preset or a file', () => {
+  assert.deepEqual(parseSystemChoice('DGX-H100'), { kind: 'preset', name: 'dgx-h100' });
+  assert.deepEqual(parseSystemChoice('systems/box.system.yaml'), { kind: 'file', path: 'systems/box.system.yaml' });
+  assert.deepEqual(parseSystemChoice('box.json'), { kind: 'file', path: 'box.json' });
+});
+
+test('the status bar shows the system label, the node count, or a warning', () => {
+  assert.equal(statusBarText('8× H100 NVSwitch', 1, true), '$(server) 8× H100 NVSwitch');
+  assert.equal(statusBarText('8× H100 NVSwitch', 4, true), '$(server) 8× H100 NVSwitch × 4 nodes');
+  assert.equal(statusBarText('4 nodes × 8× H100', 4, true), '$(server) 4 nodes × 8× H100');
+  assert.equal(statusBarText('', 1, false), '$(warning) No system');
+});
+
+test('the system quick pick lists the current preset first', () => {
+  const items = systemPickItems([{ name: 'dgx-a100', label: '8× A100' }, { name: 'dgx-h100', label: '8× H100' }], 'DGX-H100');
+  assert.deepEqual(items.map((i) => [i.value, i.picked]), [['dgx-h100', true], ['dgx-a100', false]]);
+});
+
+test('a 2 GB trace is refused before reading, with a way forward', () => {
+  const message = refuseLargeFile('big.json', 2 * 1024 ** 3, MAX_TRACE_BYTES, 'trace');
+  assert.match(message ?? '', /^big\.json is 2\.0 GB; the timeline reads traces up to 256 MB/);
+  assert.match(message ?? '', /Perfetto/);
+  assert.equal(refuseLargeFile('small.json', 1000, MAX_TRACE_BYTES, 'trace'), undefined);
+});
+
+test('big traces are posted in chunks; small ones in one message', () => {
+  const lanes = [{ id: 0, kind: 'rank' as const, label: 'rank 0' }];
+  const span = { lane: 0, rank: 0, phase: 'exchange' as const, step: 0, channel: 0, chunk: 0, bytes: 1, links: [], startUs: 0, endUs: 1 };
+  const trace = (n: number): Trace => ({ metadata: { origin: 'simulated', title: 't', ranks: 1 }, lanes, spans: Array.from({ length: n }, () => span) });
+  assert.deepEqual(traceMessages(trace(3), undefined, 5).map((m) => m.type), ['trace']);
+  const chunked = traceMessages(trace(12), { uri: 'file:///t', label: 't' }, 5);
+  assert.deepEqual(chunked.map((m) => m.type), ['traceBegin', 'traceChunk', 'traceChunk', 'traceChunk', 'traceEnd']);
+  const total = chunked.reduce((n, m) => n + (m.type === 'traceChunk' ? m.spans.length : 0), 0);
+  assert.equal(total, 12);
+  assert.equal(chunked[0].type === 'traceBegin' && chunked[0].totalSpans, 12);
+});
+
+test('measured busbw is compared with the model at the same size and flagged below 70%', () => {
+  const model: SweepRow[] = [1, 4, 16].map((mb, i) => ({ bytes: mb * 2 ** 20, count: 0, dtype: 'fp32', timeUs: 1, algbwGBps: 1, busbwGBps: [10, 30, 50][i], algorithm: 'ring', protocol: 'Simple' }));
+  assert.equal(expectedBusbwAt(model, 2 ** 21), 20);
+  assert.equal(expectedBusbwAt(model, 1), 10);
+  assert.equal(expectedBusbwAt(model, 2 ** 40), 50);
+  const rows = compareMeasured([{ bytes: 2 ** 20, busbwGBps: 9 }, { bytes: 2 ** 24, busbwGBps: 30 }], model);
+  assert.deepEqual(rows.map((r) => [r.ratio, r.flagged]), [[0.9, false], [0.6, true]]);
+});
