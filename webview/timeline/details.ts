@@ -1,0 +1,73 @@
+// Text for the hover tooltip, the selected span's details and a selected range's statistics. Every string is
+// set through textContent (dom.ts), so names and paths from a trace can never become markup.
+import { PHASES, formatBytes, formatMicros } from '../../src/engine/index';
+import { el, factList } from '../shared/dom';
+import type { TimelineModel, RangeStats } from './model';
+
+/** Label/value pairs describing the span at a sorted position. */
+export function spanFacts(model: TimelineModel, sorted: number): [string, string][] {
+  const span = model.spanAt(sorted);
+  const durationUs = model.end[sorted] - model.start[sorted];
+  const facts: [string, string][] = [
+    ['phase', PHASES[model.phase[sorted]]],
+    ['lane', model.rows[model.rowOf(sorted)].label],
+    ['start', formatMicros(model.start[sorted] - model.startUs)],
+    ['duration', formatMicros(durationUs)],
+  ];
+  if (!span) return facts;
+  if (span.bytes > 0) {
+    facts.push(['bytes', formatBytes(span.bytes)]);
+    if (durationUs > 0) facts.push(['bandwidth', `${(span.bytes / (durationUs * 1e3)).toFixed(1)} GB/s`]);
+  }
+  if (span.links.length > 0) facts.push([span.links.length === 1 ? 'link' : 'links', span.links.join(', ')]);
+  if (span.step >= 0) facts.push(['step', String(span.step)]);
+  facts.push(['channel', String(span.channel)]);
+  if (span.chunk >= 0) facts.push(['chunk', String(span.chunk)]);
+  facts.push(['rank', String(span.rank)]);
+  if (span.source) facts.push(['source', `${span.source.file}:${span.source.line}`]);
+  for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push([key, String(value)]);
+  return facts;
+}
+
+export function spanTitle(model: TimelineModel, sorted: number): string {
+  return model.spanAt(sorted)?.name ?? PHASES[model.phase[sorted]];
+}
+
+/** Fills the tooltip with the span's name and facts. */
+export function renderTooltip(tooltip: HTMLElement, model: TimelineModel, sorted: number): void {
+  tooltip.replaceChildren(el('div', { class: 'name' }, spanTitle(model, sorted)), factList(spanFacts(model, sorted)));
+}
+
+/** The details section for a selected span, with a link to its source line when it has one. */
+export function renderSpanDetails(model: TimelineModel, sorted: number, openSource: (file: string, line: number) => void): HTMLElement {
+  const span = model.spanAt(sorted);
+  const section = el('section', { class: 'span-details' }, el('h3', {}, 'Selected span'), el('div', { class: 'name' }, spanTitle(model, sorted)));
+  const facts = spanFacts(model, sorted).filter(([label]) => label !== 'source');
+  const list = factList(facts);
+  if (span?.source) {
+    const { file, line } = span.source;
+    const link = el('a', { class: 'source', role: 'link', tabindex: '0', title: 'Open the source line' }, `${file}:${line}`);
+    link.addEventListener('click', () => openSource(file, line));
+    link.addEventListener('keydown', (e) => { if (e.key === 'Enter') openSource(file, line); });
+    list.append(el('dt', {}, 'source'), el('dd', {}, link));
+  }
+  section.append(list);
+  return section;
+}
+
+/** The statistics of a selected time range: its length, busbw and the share of each phase. */
+export function renderRangeStats(stats: RangeStats, phaseCss: (phase: number) => string): HTMLElement {
+  const total = stats.phaseUs.reduce((a, b) => a + b, 0);
+  const facts: [string, string | Node][] = [
+    ['range', `${formatMicros(stats.endUs - stats.startUs)}`],
+    ['busbw', `${stats.busbwGBps.toFixed(1)} GB/s over ${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`],
+    ['moved', formatBytes(stats.transferredBytes)],
+  ];
+  PHASES.forEach((phase, i) => {
+    if (stats.phaseUs[i] <= 0) return;
+    const swatch = el('span', { class: 'swatch' });
+    swatch.style.background = phaseCss(i);
+    facts.push([phase, el('span', {}, swatch, `${((100 * stats.phaseUs[i]) / total).toFixed(1)} % · ${formatMicros(stats.phaseUs[i])}`)]);
+  });
+  return el('section', { class: 'range-stats' }, el('h3', {}, 'Selected range'), factList(facts));
+}

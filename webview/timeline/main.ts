@@ -1,0 +1,215 @@
+// Entry point of the timeline panel: builds the page, receives traces from the host and wires the view,
+// the overview, the details and the search box together.
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import { PHASES, type Lane, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
+import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
+import { el } from '../shared/dom';
+import { onThemeChange } from '../shared/theme';
+import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
+import { renderRangeStats, renderSpanDetails, renderTooltip } from './details';
+import { attachInteraction } from './interaction';
+import { TimelineModel, type SpanColumns } from './model';
+import { Overview } from './overview';
+import { TimelineView } from './view';
+
+const HINT = 'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.';
+
+const app = document.getElementById('app')!;
+const title = el('span', { class: 'title' }, 'Trace timeline');
+const rangeLabel = el('span', { class: 'range-label muted', 'aria-live': 'polite' });
+const filter = el('vscode-textfield', { class: 'filter', placeholder: 'Search spans (name, phase, lane)', 'aria-label': 'Search spans' }) as HTMLElement & { value: string };
+const matchCount = el('span', { class: 'match-count muted' });
+const reset = el('vscode-button', { secondary: '', title: 'Show the whole trace' }, 'Reset zoom');
+const exportButton = el('vscode-button', { secondary: '', title: 'Export as Chrome/Perfetto JSON' }, 'Export…');
+const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': 'Trace overview' });
+const lanesCanvas = el('canvas', { class: 'lanes', tabindex: '0', 'aria-label': 'Trace timeline: W/S zoom, A/D pan' });
+const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
+const details = el('div', { class: 'details' }, el('span', { class: 'muted' }, HINT));
+const message = el('div', { class: 'message' }, 'Waiting for a trace…');
+app.append(
+  el('div', { class: 'toolbar' }, title, rangeLabel, filter, matchCount, reset, exportButton),
+  overviewCanvas, el('div', { class: 'lanes-wrap' }, lanesCanvas, tooltip), message, details,
+);
+
+const view = new TimelineView(lanesCanvas);
+const overview = new Overview(overviewCanvas, view);
+let source: TraceSource | undefined;
+let saved = loadState<TimelineState>('timeline');
+let pending: { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; source?: TraceSource } | undefined;
+let stateTimer: number | undefined;
+
+function persist(): void {
+  window.clearTimeout(stateTimer);
+  stateTimer = window.setTimeout(() => {
+    saveState({
+      panel: 'timeline', source, viewStartUs: view.view.startUs, viewEndUs: view.view.endUs, scrollTopPx: view.scrollTopPx,
+      filter: filter.value || undefined, selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
+    });
+  }, 250);
+}
+
+view.onViewChange = () => {
+  rangeLabel.textContent = view.describeView();
+  overview.draw();
+  persist();
+};
+
+function showDetails(): void {
+  const model = view.model;
+  const sections: HTMLElement[] = [];
+  if (model && view.selected >= 0) sections.push(renderSpanDetails(model, view.selected, (file, line) => post({ type: 'openSource', file, line })));
+  if (model && view.range) sections.push(renderRangeStats(model.rangeStats(view.range.startUs, view.range.endUs), (p) => view.phaseCss(p)));
+  details.replaceChildren(...(sections.length > 0 ? sections : [el('span', { class: 'muted' }, HINT)]));
+}
+
+attachInteraction(view, {
+  hover(sorted, clientX, clientY) {
+    if (sorted < 0 || !view.model) {
+      tooltip.hidden = true;
+      return;
+    }
+    renderTooltip(tooltip, view.model, sorted);
+    tooltip.hidden = false;
+    const box = lanesCanvas.getBoundingClientRect();
+    const left = Math.min(clientX - box.left + 14, box.width - tooltip.offsetWidth - 4);
+    const top = clientY - box.top + 16 + tooltip.offsetHeight > box.height ? clientY - box.top - tooltip.offsetHeight - 8 : clientY - box.top + 16;
+    tooltip.style.left = `${Math.max(0, left)}px`;
+    tooltip.style.top = `${Math.max(0, top)}px`;
+  },
+  select(sorted) {
+    view.selected = sorted;
+    view.invalidate();
+    showDetails();
+    persist();
+    const model = view.model;
+    if (!model || sorted < 0) return;
+    post({ type: 'selectSpan', spanIndex: model.originalIndex(sorted) });
+    const span = model.spanAt(sorted);
+    if (span?.source) post({ type: 'openSource', file: span.source.file, line: span.source.line });
+  },
+  range(startUs, endUs) {
+    showDetails();
+    post({ type: 'requestRange', startUs, endUs });
+  },
+  clearSelection() {
+    view.selected = -1;
+    view.range = undefined;
+    view.invalidate();
+    showDetails();
+  },
+});
+
+/** Dims every span that does not match the search text; Enter jumps to the next match. */
+function applyFilter(): void {
+  const model = view.model;
+  const query = filter.value.trim().toLowerCase();
+  if (!model || query === '') {
+    view.mask = null;
+    matchCount.textContent = '';
+  } else {
+    const rowMatches = model.rows.map((lane) => lane.label.toLowerCase().includes(query));
+    const phaseMatches = PHASES.map((p) => p.includes(query));
+    const { mask, count } = model.matchMask((sorted, row) => {
+      if (rowMatches[row] || phaseMatches[model.phase[sorted]]) return true;
+      const span = model.spanAt(sorted);
+      return span !== undefined && ((span.name?.toLowerCase().includes(query) ?? false) || (span.source?.file.toLowerCase().includes(query) ?? false));
+    });
+    view.mask = mask;
+    matchCount.textContent = `${count.toLocaleString('en-US')} match${count === 1 ? '' : 'es'}`;
+  }
+  view.invalidate();
+  persist();
+}
+
+function nextMatch(): void {
+  const { model, mask } = view;
+  if (!model || !mask) return;
+  const afterUs = view.selected >= 0 ? model.start[view.selected] : view.view.startUs;
+  let best = -1;
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] && model.start[i] > afterUs && (best < 0 || model.start[i] < model.start[best])) best = i;
+  }
+  if (best < 0) return;
+  view.selected = best;
+  const half = (view.view.endUs - view.view.startUs) / 2;
+  const center = (model.start[best] + model.end[best]) / 2;
+  view.setView({ startUs: center - half, endUs: center + half });
+  showDetails();
+}
+
+let filterTimer: number | undefined;
+filter.addEventListener('input', () => {
+  window.clearTimeout(filterTimer);
+  filterTimer = window.setTimeout(applyFilter, 150);
+});
+filter.addEventListener('keydown', (event) => {
+  if ((event as KeyboardEvent).key === 'Enter') nextMatch();
+});
+reset.addEventListener('click', () => view.setView(view.bounds));
+exportButton.addEventListener('click', () => post({ type: 'exportTrace' }));
+
+/** Shows a model, restoring the saved view when it is the same trace as before a reload. */
+function show(model: TimelineModel, from?: TraceSource): void {
+  source = from;
+  message.hidden = true;
+  title.textContent = model.metadata.title || 'Trace timeline';
+  title.title = [model.metadata.title, model.metadata.system, `${model.spanCount.toLocaleString('en-US')} spans`].filter(Boolean).join(' · ');
+  const restore = saved && saved.source?.uri !== undefined && saved.source.uri === from?.uri ? saved : undefined;
+  view.setModel(model, restore?.viewStartUs !== undefined && restore.viewEndUs !== undefined ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs } : undefined);
+  view.scrollTopPx = 0;
+  if (restore?.scrollTopPx) view.scrollByPx(restore.scrollTopPx);
+  filter.value = restore?.filter ?? '';
+  if (restore?.filter) applyFilter();
+  saved = undefined;
+  rangeLabel.textContent = view.describeView();
+  overview.rebuild();
+  showDetails();
+  persist();
+}
+
+function showTrace(trace: Trace, from?: TraceSource): void {
+  show(TimelineModel.fromTrace(trace), from);
+}
+
+function handle(msg: ToWebview): void {
+  switch (msg.type) {
+    case 'trace': showTrace(msg.trace, msg.source); break;
+    case 'traceBegin': pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], source: msg.source }; break;
+    case 'traceChunk': for (const span of msg.spans) pending?.spans.push(span); break;
+    case 'traceEnd':
+      if (pending) showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);
+      pending = undefined;
+      break;
+    case 'reveal': view.setView({ startUs: msg.startUs, endUs: msg.endUs }); break;
+    case 'theme': view.refreshTheme(); overview.rebuild(); break;
+    case 'error':
+      message.textContent = msg.message;
+      message.className = 'message error';
+      message.hidden = false;
+      break;
+    default: break;
+  }
+}
+
+onHostMessage((msg) => {
+  try {
+    handle(msg);
+  } catch (error) {
+    message.textContent = `Could not show the trace: ${error instanceof Error ? error.message : String(error)}`;
+    message.className = 'message error';
+    message.hidden = false;
+    log('error', message.textContent);
+  }
+});
+onThemeChange(() => { view.refreshTheme(); overview.rebuild(); });
+new ResizeObserver(() => { view.resize(); overview.rebuild(); }).observe(lanesCanvas);
+
+// A handle for tests and the benchmark: they feed spans generated in the page through the same model and view.
+Object.assign(window, {
+  collectiveProfilerTimeline: {
+    view,
+    loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void { show(TimelineModel.fromColumns(metadata, lanes, columns)); },
+  },
+});
+post({ type: 'ready', panel: 'timeline' });

@@ -1,0 +1,224 @@
+// The timeline's data: spans as typed arrays grouped by display row and sorted by start time, so the visible
+// window of a row is a binary search away, plus each row's level-of-detail pyramid.
+import { PHASES, type Lane, type LaneKind, type Phase, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
+import { buildRowLod, type RowLod } from './lod';
+
+export const PHASE_COUNT = PHASES.length;
+
+/** Spans as columns; index i of every array describes span i. */
+export interface SpanColumns {
+  readonly startUs: Float64Array;
+  readonly endUs: Float64Array;
+  /** Lane id of each span (Lane.id). */
+  readonly lane: Uint32Array;
+  /** Index into PHASES. */
+  readonly phase: Uint8Array;
+  /** Bytes a span moved over links (0 for local work), for range bandwidth. */
+  readonly transferBytes?: Float64Array;
+}
+
+export interface RangeStats {
+  readonly startUs: number;
+  readonly endUs: number;
+  /** Time each phase occupied within the range, summed over the rank rows, µs. */
+  readonly phaseUs: Float64Array;
+  readonly ranks: number;
+  readonly transferredBytes: number;
+  /** Bytes moved per rank per second in the range, GB/s: for a ring AllReduce this is nccl-tests' busbw. */
+  readonly busbwGBps: number;
+}
+
+const KIND_ORDER: Readonly<Record<LaneKind, number>> = { node: 0, rank: 1, stream: 2, link: 3 };
+
+export class TimelineModel {
+  /** Sorted position → index in the original span list, or null when the input was already in row order. */
+  private readonly order: Uint32Array | null;
+  /** Longest span in each row, µs: the binary search for a window starts this far before it. */
+  private readonly rowMaxDurationUs: Float64Array;
+  readonly lods: (RowLod | null)[];
+  readonly startUs: number;
+  readonly endUs: number;
+
+  private constructor(
+    readonly metadata: TraceMetadata,
+    /** Lanes in display order (one row each). */
+    readonly rows: readonly Lane[],
+    /** Spans of row r are the sorted positions [rowOffsets[r], rowOffsets[r + 1]). */
+    readonly rowOffsets: Uint32Array,
+    readonly start: Float64Array,
+    readonly end: Float64Array,
+    readonly phase: Uint8Array,
+    readonly transferBytes: Float64Array | null,
+    order: Uint32Array | null,
+    /** The original spans, for hover and details; absent when the trace came as bare columns. */
+    readonly spans: readonly Span[] | undefined,
+  ) {
+    this.order = order;
+    let lo = Infinity;
+    let hi = -Infinity;
+    this.rowMaxDurationUs = new Float64Array(rows.length);
+    for (let r = 0; r < rows.length; r++) {
+      let longest = 0;
+      for (let i = rowOffsets[r]; i < rowOffsets[r + 1]; i++) {
+        if (start[i] < lo) lo = start[i];
+        if (end[i] > hi) hi = end[i];
+        if (end[i] - start[i] > longest) longest = end[i] - start[i];
+      }
+      this.rowMaxDurationUs[r] = longest;
+    }
+    this.startUs = Number.isFinite(lo) ? lo : 0;
+    this.endUs = hi > this.startUs ? hi : this.startUs + 1;
+    const scratch = { perPhase: new Float32Array(0) };
+    this.lods = rows.map((_, r) => buildRowLod(start, end, phase, rowOffsets[r], rowOffsets[r + 1], this.startUs, this.endUs, PHASE_COUNT, scratch));
+  }
+
+  get spanCount(): number {
+    return this.start.length;
+  }
+
+  static fromTrace(trace: Trace): TimelineModel {
+    const n = trace.spans.length;
+    const columns = {
+      startUs: new Float64Array(n), endUs: new Float64Array(n), lane: new Uint32Array(n),
+      phase: new Uint8Array(n), transferBytes: new Float64Array(n),
+    };
+    const phaseIndex = new Map<Phase, number>(PHASES.map((p, i) => [p, i]));
+    trace.spans.forEach((span, i) => {
+      columns.startUs[i] = span.startUs;
+      columns.endUs[i] = Math.max(span.startUs, span.endUs);
+      columns.lane[i] = span.lane;
+      columns.phase[i] = phaseIndex.get(span.phase) ?? PHASE_COUNT - 1;
+      columns.transferBytes[i] = span.links.length > 0 ? span.bytes : 0;
+    });
+    return TimelineModel.fromColumns(trace.metadata, trace.lanes, columns, trace.spans);
+  }
+
+  /** Groups the spans by row and sorts each row by start; input already in that order is used without a copy. */
+  static fromColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns, spans?: readonly Span[]): TimelineModel {
+    const rows = [...lanes].sort((a, b) =>
+      (a.node ?? Infinity) - (b.node ?? Infinity) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.rank ?? 0) - (b.rank ?? 0) || a.id - b.id);
+    const maxLaneId = lanes.reduce((m, l) => Math.max(m, l.id), 0);
+    const rowOfLane = new Int32Array(maxLaneId + 1).fill(-1);
+    rows.forEach((lane, r) => { rowOfLane[lane.id] = r; });
+    const n = columns.startUs.length;
+    const counts = new Uint32Array(rows.length + 1);
+    let inOrder = true;
+    let previousRow = 0;
+    for (let i = 0; i < n; i++) {
+      const row = columns.lane[i] <= maxLaneId ? rowOfLane[columns.lane[i]] : -1;
+      if (row < 0) throw new Error(`span ${i} is on unknown lane ${columns.lane[i]}`);
+      counts[row + 1]++;
+      if (row < previousRow || (row === previousRow && i > 0 && columns.startUs[i] < columns.startUs[i - 1])) inOrder = false;
+      previousRow = row;
+    }
+    const offsets = new Uint32Array(rows.length + 1);
+    for (let r = 0; r < rows.length; r++) offsets[r + 1] = offsets[r] + counts[r + 1];
+    if (inOrder) {
+      return new TimelineModel(metadata, rows, offsets, columns.startUs, columns.endUs, columns.phase, columns.transferBytes ?? null, null, spans);
+    }
+    // Counting sort by row keeps the original order within a row; then each row is sorted by start.
+    const order = new Uint32Array(n);
+    const cursor = offsets.slice(0, rows.length);
+    for (let i = 0; i < n; i++) order[cursor[rowOfLane[columns.lane[i]]]++] = i;
+    for (let r = 0; r < rows.length; r++) {
+      const slice = order.subarray(offsets[r], offsets[r + 1]);
+      let sorted = true;
+      for (let k = 1; k < slice.length && sorted; k++) sorted = columns.startUs[slice[k]] >= columns.startUs[slice[k - 1]];
+      if (!sorted) slice.sort((a, b) => columns.startUs[a] - columns.startUs[b] || a - b);
+    }
+    const gather = <T extends Float64Array | Uint8Array>(source: T, target: T): T => {
+      for (let k = 0; k < n; k++) target[k] = source[order[k]];
+      return target;
+    };
+    return new TimelineModel(
+      metadata, rows, offsets,
+      gather(columns.startUs, new Float64Array(n)), gather(columns.endUs, new Float64Array(n)), gather(columns.phase, new Uint8Array(n)),
+      columns.transferBytes ? gather(columns.transferBytes, new Float64Array(n)) : null, order, spans,
+    );
+  }
+
+  /** Index in the original span list of the span at a sorted position. */
+  originalIndex(sorted: number): number {
+    return this.order ? this.order[sorted] : sorted;
+  }
+
+  /** The original span at a sorted position, when the trace came with span objects. */
+  spanAt(sorted: number): Span | undefined {
+    return this.spans?.[this.originalIndex(sorted)];
+  }
+
+  /** The first sorted position in `row` whose span may end at or after `timeUs`. */
+  firstVisible(row: number, timeUs: number): number {
+    let lo = this.rowOffsets[row];
+    let hi = this.rowOffsets[row + 1];
+    const from = timeUs - this.rowMaxDurationUs[row];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.start[mid] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The span in `row` under `timeUs`, or the nearest one within `toleranceUs`; -1 when none. */
+  hitTest(row: number, timeUs: number, toleranceUs: number): number {
+    if (row < 0 || row >= this.rows.length) return -1;
+    let best = -1;
+    let bestDistance = Infinity;
+    const last = this.rowOffsets[row + 1];
+    for (let i = this.firstVisible(row, timeUs - toleranceUs); i < last && this.start[i] <= timeUs + toleranceUs; i++) {
+      const distance = timeUs < this.start[i] ? this.start[i] - timeUs : timeUs > this.end[i] ? timeUs - this.end[i] : 0;
+      // Among overlapping spans the shortest wins, so a short span drawn over a long one can be picked.
+      if (distance < bestDistance || (distance === 0 && best >= 0 && this.end[i] - this.start[i] < this.end[best] - this.start[best])) {
+        best = i;
+        bestDistance = distance;
+      }
+    }
+    return bestDistance <= toleranceUs ? best : -1;
+  }
+
+  /** Phase shares and bandwidth of a time range, over the rank rows (or every row when there are none). */
+  rangeStats(startUs: number, endUs: number): RangeStats {
+    const phaseUs = new Float64Array(PHASE_COUNT);
+    const rankRows = this.rows.map((lane, r) => (lane.kind === 'rank' ? r : -1)).filter((r) => r >= 0);
+    const rows = rankRows.length > 0 ? rankRows : this.rows.map((_, r) => r);
+    let bytes = 0;
+    for (const r of rows) {
+      const last = this.rowOffsets[r + 1];
+      for (let i = this.firstVisible(r, startUs); i < last && this.start[i] < endUs; i++) {
+        const overlap = Math.min(endUs, this.end[i]) - Math.max(startUs, this.start[i]);
+        if (overlap <= 0) continue;
+        phaseUs[this.phase[i]] += overlap;
+        const duration = this.end[i] - this.start[i];
+        if (this.transferBytes && duration > 0) bytes += (this.transferBytes[i] * overlap) / duration;
+      }
+    }
+    const ranks = Math.max(1, rankRows.length > 0 ? rankRows.length : this.metadata.ranks);
+    const durationUs = endUs - startUs;
+    return { startUs, endUs, phaseUs, ranks, transferredBytes: bytes, busbwGBps: durationUs > 0 ? bytes / ranks / (durationUs * 1e3) : 0 };
+  }
+
+  /** Marks each sorted position whose span matches; used to dim everything else. */
+  matchMask(matches: (sorted: number, row: number) => boolean): { mask: Uint8Array; count: number } {
+    const mask = new Uint8Array(this.spanCount);
+    let count = 0;
+    for (let r = 0; r < this.rows.length; r++) {
+      for (let i = this.rowOffsets[r]; i < this.rowOffsets[r + 1]; i++) {
+        if (matches(i, r)) { mask[i] = 1; count++; }
+      }
+    }
+    return { mask, count };
+  }
+
+  /** The row that holds a sorted position. */
+  rowOf(sorted: number): number {
+    let lo = 0;
+    let hi = this.rows.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.rowOffsets[mid] <= sorted) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+}
