@@ -9,6 +9,9 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildPanelHtml, makeNonce } from '../../src/extension/panels/html';
 import type { PanelKind, ToWebview } from '../../src/protocol';
+// Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
+declare const window: any;
+declare const document: any;
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const CHROME_PATH = process.env.CHROME_PATH || '/usr/bin/chromium';

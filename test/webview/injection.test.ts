@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { chromiumMissing, openPanel, type PanelPage } from './harness';
 import { handBuiltTrace } from './fixtures';
 import type { Trace } from '../../src/engine/index';
+// Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
+declare const window: any;
+declare const document: any;
 
 const skip = chromiumMissing();
 const PAYLOAD = '<img src=x onerror="window.__pwned=1">';

@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
 import { COMPUTE_US, STEP_US, expectedPhaseAt, handBuiltTrace } from './fixtures';
 import { PHASES } from '../../src/engine/index';
+// Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
+declare const window: any;
+declare const document: any;
+declare const requestAnimationFrame: any;
 
 const skip = chromiumMissing();
 let panel: PanelPage;
@@ -88,7 +92,7 @@ test('a trace renders with each phase colour in the right lanes', { skip }, asyn
 test('pan and zoom change the pixels and the time range label', { skip }, async () => {
   const snapshot = () => panel.page.evaluate(() => ({
     label: document.querySelector('.range-label')!.textContent,
-    pixels: (document.querySelector('canvas.lanes') as HTMLCanvasElement).toDataURL(),
+    pixels: document.querySelector('canvas.lanes').toDataURL(),
   }));
   const initial = await snapshot();
   assert.match(initial.label ?? '', /^0\.00 µs – 220 µs of 220 µs$/);
@@ -178,7 +182,8 @@ test('shift+drag selects a range and shows its busbw and phase shares', { skip }
   assert.ok(Math.abs(busbw - expected) / expected < 0.05, `busbw ${busbw} ≈ ${expected.toFixed(1)}:\n${text}`);
   assert.match(text, /exchange\s+6\d\.\d %/);
   assert.match(text, /reduce\s+3\d\.\d %/);
-  const range = ((await panel.posted()) as { type: string }[]).filter((m) => m.type === 'requestRange').at(-1) as { startUs: number; endUs: number };
+  const range = ((await panel.posted()) as { type: string }[])
+    .filter((m) => m.type === 'requestRange').at(-1) as unknown as { startUs: number; endUs: number };
   assert.ok(Math.abs(range.startUs - COMPUTE_US) < 2 && Math.abs(range.endUs - (COMPUTE_US + 90)) < 2, JSON.stringify(range));
 });
 
