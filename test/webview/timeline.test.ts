@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
 import { COMPUTE_US, STEP_US, expectedPhaseAt, handBuiltTrace } from './fixtures';
-import { PHASES } from '../../src/engine/index';
+import { PHASES, presetSystem, simulateCollective } from '../../src/engine/index';
 // Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
 declare const window: any;
 declare const document: any;
@@ -201,4 +201,37 @@ test('the search box dims spans that do not match and counts the matches', { ski
   await panel.page.waitForFunction(() => document.querySelector('.match-count')!.textContent === '');
   assert.deepEqual(PHASES.slice(0, 3), ['exchange', 'reduce', 'broadcast']);
   assert.deepEqual(await panel.cspViolations(), []);
+});
+
+test('a ring AllReduce simulated by the engine renders each span in its phase colour on its lane', { skip }, async () => {
+  const result = simulateCollective(presetSystem('dgx-a100')!, { bytes: 256 * 1024 * 1024, algorithm: 'ring', protocol: 'Simple', trace: true });
+  await panel.send({ type: 'trace', trace: result.trace!, source: { uri: 'untitled:ring', label: 'ring' } });
+  await panel.page.waitForFunction((n) => (window as any).collectiveProfilerTimeline.view.model?.spanCount === n, result.trace!.spans.length);
+  await frame();
+  // Spans that no other span on their row overlaps, wide enough to sample: their centre must show their phase.
+  const samples = await panel.page.evaluate(() => {
+    const { view } = (window as any).collectiveProfilerTimeline;
+    const { model } = view;
+    const scale = view.scale();
+    const out: [number, number, number][] = [];
+    const visibleRows = Math.floor((view.canvas.height - view.axisHeightPx) / view.rowHeightPx);
+    for (let row = 0; row < Math.min(model.rows.length, visibleRows); row++) {
+      const from = model.rowOffsets[row];
+      const to = model.rowOffsets[row + 1];
+      for (let i = from; i < to; i++) {
+        const alone = (i === from || model.end[i - 1] <= model.start[i]) && (i + 1 === to || model.start[i + 1] >= model.end[i]);
+        if (alone && scale.timeToPx(model.end[i]) - scale.timeToPx(model.start[i]) >= 12) out.push([row, (model.start[i] + model.end[i]) / 2 - model.startUs, model.phase[i]]);
+      }
+    }
+    return out;
+  }) as [number, number, number][];
+  assert.ok(samples.length >= 20, `found ${samples.length} isolated spans to check`);
+  const colours = await pixelsAt(samples.map(([row, timeUs]) => [row, timeUs] as const));
+  const phaseRows = new Set<string>();
+  samples.forEach(([row, timeUs, phase], i) => {
+    const name = PHASES[phase];
+    assert.deepEqual(colours[i], rgb(PHASE_HEX[name]), `row ${row} at ${timeUs.toFixed(1)} µs should be ${name}`);
+    phaseRows.add(name);
+  });
+  assert.ok(phaseRows.has('exchange') && phaseRows.has('reduce'), `phases seen: ${[...phaseRows].join(', ')}`);
 });
