@@ -60,7 +60,7 @@ export const verifyCommand: CliCommand = {
     '  --elements <n>           Elements per rank (default 4096)',
     '  --magnitude <x>          RMS of each rank\'s gradient elements (default 1e2, loss-scaled fp16 gradients)',
     '  --correlation <c>        Share of the gradient common to all ranks, 0..1 (default 0.5)',
-    '  --gpus-per-node <G>      Node size for tree, nvlstree and hierarchical (default min(N, 8))',
+    '  --gpus-per-node <G>      Node size for tree, nvlstree and hierarchical (default: largest divisor of N up to 8)',
     '  --channels <C>           Channels the buffer is split over (default 2 for tree/nvlstree, else 1)',
     '  --seed <n>               Seed of the synthetic gradients (default 1)',
     '  --json                   Print the result as JSON',
