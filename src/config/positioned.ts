@@ -25,6 +25,8 @@ export interface ConfigIssue {
   readonly path: ConfigPath;
   /** A replacement for a misspelt key or value, when one is close. */
   readonly suggestion?: string;
+  /** For a missing required key, its name. */
+  readonly missingKey?: string;
 }
 
 /** A config file that cannot be used. Prints as `file:line:col: message`, the form editors and terminals link. */
@@ -207,7 +209,7 @@ function toIssue(doc: PositionedDocument, error: ErrorObject): ConfigIssue {
     case 'required': {
       const missing = String(params.missingProperty);
       const inside = path.length > 0 ? ` in ${formatPath(path)}` : '';
-      return issueAtPath(doc, path, `missing required key '${missing}'${inside}`);
+      return { ...issueAtPath(doc, path, `missing required key '${missing}'${inside}`), missingKey: missing };
     }
     case 'additionalProperties': {
       const key = String(params.additionalProperty);
@@ -261,7 +263,10 @@ export function validateAgainstSchema(doc: PositionedDocument, schema: object): 
       issues.push(issue);
     }
   }
-  return issues.sort((a, b) => a.line - b.line || a.column - b.column);
+  // A misspelt key also shows up as a missing one; the did-you-mean message already explains both.
+  const suggested = new Set(issues.filter((i) => i.suggestion !== undefined).map((i) => `${formatPath(i.path.slice(0, -1))}|${i.suggestion}`));
+  const explained = (issue: ConfigIssue): boolean => issue.missingKey !== undefined && suggested.has(`${formatPath(issue.path)}|${issue.missingKey}`);
+  return issues.filter((issue) => !explained(issue)).sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
 /** Parses and validates in one step, returning the typed value or throwing a ConfigError with every issue. */

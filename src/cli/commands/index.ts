@@ -1,5 +1,7 @@
 // The table of CLI subcommands. Each lives in its own file; add one line here to register it.
 import type { CliCommand } from '../command';
 import { verifyCommand } from './verify';
+import { simulateCommand } from './simulate';
+import { sweepCommand } from './sweep';
 
-export const COMMANDS: CliCommand[] = [verifyCommand];
+export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand];

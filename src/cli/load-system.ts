@@ -1,0 +1,64 @@
+// Turns `--system <preset|file> [--nodes N] [--gpus-per-node G]` into a resolved System, or a one-line
+// UsageError that names the problem (with file:line:col for files).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { EngineError, PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
+import { ConfigError } from '../config/positioned';
+import { parseSystemFile } from '../config/system-file';
+import { closestMatch } from '../config/did-you-mean';
+import { UsageError } from './command';
+
+export interface SystemScaling {
+  readonly nodes?: number;
+  readonly gpusPerNode?: number;
+}
+
+export function presetNames(): string[] {
+  return Object.keys(PRESETS);
+}
+
+function looksLikePath(arg: string): boolean {
+  return /[\\/]/.test(arg) || /\.(ya?ml|json)$/i.test(arg);
+}
+
+function readSystemFile(path: string): SystemSpec {
+  let text: string;
+  try {
+    if (statSync(path).isDirectory()) throw new UsageError(`--system '${path}' is a folder, not a system file`);
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new UsageError(`cannot read system file '${path}': ${reason}`);
+  }
+  try {
+    return parseSystemFile(text, path);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.toString());
+    throw error;
+  }
+}
+
+/** Resolves a preset name (case-insensitive) or a system file path, then applies --nodes / --gpus-per-node. */
+export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
+  const presetName = presetNames().find((name) => name.toLowerCase() === arg.toLowerCase());
+  let spec: SystemSpec;
+  if (presetName !== undefined && !(looksLikePath(arg) && existsSync(arg))) {
+    const preset = presetSystem(presetName, scaling);
+    if (!preset) throw new UsageError(`unknown preset '${arg}'`);
+    spec = preset;
+  } else if (looksLikePath(arg) || existsSync(arg)) {
+    const fromFile = readSystemFile(arg);
+    spec = { ...fromFile, ...(scaling.nodes !== undefined ? { nodes: scaling.nodes } : {}), ...(scaling.gpusPerNode !== undefined ? { gpusPerNode: scaling.gpusPerNode } : {}) };
+    if (spec.nodes > 1 && !spec.nic) throw new UsageError(`${arg}: --nodes ${spec.nodes} needs a 'nic' section in the system file to connect the nodes`);
+  } else {
+    const suggestion = closestMatch(arg, presetNames());
+    const hint = suggestion ? `did you mean '${suggestion}'? ` : '';
+    throw new UsageError(`unknown system '${arg}': ${hint}not a preset (${presetNames().join(', ')}) and no such file`);
+  }
+  try {
+    return resolveSystem(spec);
+  } catch (error) {
+    if (error instanceof EngineError) throw new UsageError(`system '${arg}': ${error.message}`);
+    throw error;
+  }
+}
