@@ -1,0 +1,103 @@
+// The entry point: Python source text in, findings out. The web-tree-sitter Parser (with the Python language
+// set) is passed in, so this layer stays pure and runs in the CLI and the extension alike.
+import type { Parser } from 'web-tree-sitter';
+import { copySubtree, Source, type PyNode } from './tree';
+import { Syntax } from './syntax';
+import { FileModel } from './scope';
+import { SizeClassifier } from './sizes';
+import { ConditionEvaluator } from './conditions';
+import { LossTracer } from './losses';
+import { ReductionFinder } from './reductions';
+import { FunctionFlow } from './flow';
+import { FactBuilder } from './facts';
+import { Judge } from './judge';
+import { implicitVerdicts } from './implicit';
+import { selectUnits, type Unit } from './select';
+import { FindingWriter } from './findings';
+import { applyIgnoreComments } from './ignore';
+import type { AnalysisOptions, AnalysisResult, Finding } from './types';
+
+export const DEFAULT_MAX_CHARS = 2_000_000;
+export const DEFAULT_PARSE_BUDGET_MS = 3_000;
+
+export function analyzePython(parser: Parser, text: string, options: AnalysisOptions = {}): AnalysisResult {
+  const notes: string[] = [];
+  try {
+    if (text.trim() === '') return { findings: [], notes };
+    const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+    if (text.length > maxChars) {
+      notes.push(`file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped`);
+      return { findings: [], notes };
+    }
+    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, notes);
+    if (!parsed) return { findings: [], notes };
+    const findings = analyzeModule(parsed.module, parsed.source, options);
+    return { findings: applyIgnoreComments(findings, text), notes };
+  } catch (error) {
+    notes.push(`analysis stopped early: ${error instanceof Error ? error.message : String(error)}`);
+    return { findings: [], notes };
+  }
+}
+
+function parseModule(parser: Parser, text: string, budgetMs: number, notes: string[]): { module: PyNode; source: Source } | undefined {
+  const deadline = Date.now() + budgetMs;
+  const tree = parser.parse(text, null, { progressCallback: () => Date.now() > deadline });
+  if (!tree) {
+    notes.push(`parsing took longer than ${budgetMs} ms; skipped`);
+    return undefined;
+  }
+  try {
+    const root = tree.rootNode;
+    const source = new Source(text);
+    if (root.hasError) {
+      const error = root.descendantsOfType('ERROR')[0] ?? undefined;
+      const where = error ? ` (first at line ${error.startPosition.row + 1})` : '';
+      notes.push(`the file has syntax errors${where}; findings come from the parts that parse`);
+    }
+    const language = parser.language!;
+    const tops = root.children.filter((c): c is NonNullable<typeof c> => c !== null);
+    const units: Unit[] = tops.map((c) => {
+      const def = c.type === 'decorated_definition' ? c.childForFieldName('definition') : c;
+      const name = def && (def.type === 'function_definition' || def.type === 'class_definition') ? def.childForFieldName('name')?.text : undefined;
+      return { start: c.startIndex, end: c.endIndex, defines: name };
+    });
+    const keep = selectUnits(text, units);
+    const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
+    let truncated = false;
+    tops.forEach((top, i) => {
+      if (!keep[i]) return;
+      const cursor = top.walk();
+      const copy = copySubtree(cursor, language);
+      cursor.delete();
+      copy.node.parent = module;
+      module.children.push(copy.node);
+      truncated ||= copy.truncated;
+    });
+    if (truncated) notes.push('some expressions are nested too deeply to analyse; they were skipped');
+    return { module, source };
+  } finally {
+    tree.delete();
+  }
+}
+
+function analyzeModule(module: PyNode, source: Source, options: AnalysisOptions): Finding[] {
+  const syntax = new Syntax(source);
+  const model = new FileModel(module, syntax);
+  const sizes = new SizeClassifier(model);
+  const conditions = new ConditionEvaluator(model);
+  const losses = new LossTracer(model, sizes);
+  const finder = new ReductionFinder(model);
+  const facts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg));
+  const judge = new Judge(model, sizes, conditions, losses, facts);
+  const allFacts = facts.facts();
+  const writer = new FindingWriter(model, source, sizes, options.worldSize);
+  const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));
+  for (const fact of allFacts) {
+    const verdict = judge.judgeFact(fact);
+    if (verdict) writer.addVerdict(verdict);
+  }
+  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0)) writer.addVerdict(v);
+  writer.addLearningRateFindings();
+  writer.addGlooFindings(allFacts.map((f) => f.reduction));
+  return writer.findings();
+}

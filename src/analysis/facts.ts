@@ -1,0 +1,151 @@
+// Builds "facts": one reduction seen from the function that calls it, through the chain of helpers. A helper
+// such as `average_gradients(model, op='sum')` is instantiated at each of its call sites, so its parameters
+// (the operation, the divisor, flags in `if` conditions) take the values that call site gives them.
+import { child, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import type { Binding, Env } from './sizes';
+import type { Reduction } from './reductions';
+import { FunctionFlow } from './flow';
+
+export interface Frame {
+  readonly fn: FunctionInfo;
+  readonly flow: FunctionFlow;
+  /** The alias key of the reduced tensor in this function, when it can be followed here. */
+  readonly key?: string;
+  readonly env: Env;
+  /** The call in the next (outer) frame that invoked this function. */
+  readonly callSite?: PyNode;
+}
+
+export interface Fact {
+  readonly reduction: Reduction;
+  /** frames[0] holds the reduction; each next frame is a caller of the previous one. */
+  readonly frames: Frame[];
+}
+
+const MAX_DEPTH = 4;
+const MAX_PATHS = 16;
+
+export class FactBuilder {
+  private readonly flows = new Map<FunctionInfo, FunctionFlow>();
+  private readonly computing = new Set<FunctionInfo>();
+
+  constructor(private readonly model: FileModel, private readonly makeFlow: (fn: FunctionInfo, helperReturnArg: (call: PyNode) => PyNode | undefined) => FunctionFlow) {}
+
+  flowOf(fn: FunctionInfo): FunctionFlow {
+    let flow = this.flows.get(fn);
+    if (!flow) {
+      this.computing.add(fn);
+      flow = this.makeFlow(fn, (call) => this.helperReturnArg(call));
+      this.computing.delete(fn);
+      this.flows.set(fn, flow);
+    }
+    return flow;
+  }
+
+  /** For `y = helper(x)` where helper returns (a view of) its parameter: the argument it returns. */
+  private helperReturnArg(call: PyNode): PyNode | undefined {
+    const fn = this.model.resolveCall(call);
+    if (!fn || this.computing.has(fn)) return undefined;
+    const flow = this.flowOf(fn);
+    const params = this.model.callableParams(fn);
+    const args = this.model.syntax.args(call);
+    for (const p of params) {
+      if (!flow.returnKeys.includes(flow.find(p.name))) continue;
+      const offset = fn.params.length - params.length;
+      return args.keywords.get(p.name)?.value ?? args.positional[p.index - offset];
+    }
+    return undefined;
+  }
+
+  bind(fn: FunctionInfo, call: PyNode | undefined, callerEnv: Env | undefined): Map<string, Binding> {
+    const bindings = new Map<string, Binding>();
+    const params = call ? this.model.callableParams(fn) : fn.params;
+    const args = call ? this.model.syntax.args(call) : undefined;
+    const defaultsEnv: Env = { fn: fn.enclosing ?? this.model.functions[0] };
+    params.forEach((p, i) => {
+      const given = args?.keywords.get(p.name)?.value ?? args?.positional[i];
+      if (given && callerEnv) bindings.set(p.name, { node: given, env: callerEnv, callSite: call, isDefault: false, param: p.name });
+      else if (p.defaultValue) bindings.set(p.name, { node: p.defaultValue, env: defaultsEnv, callSite: call, isDefault: true, param: p.name });
+    });
+    return bindings;
+  }
+
+  /** Every chain of callers above the function holding the reduction, up to a small depth. */
+  private paths(fn: FunctionInfo): { fn: FunctionInfo; callSite?: PyNode }[][] {
+    const done: { fn: FunctionInfo; callSite?: PyNode }[][] = [];
+    const grow = (path: { fn: FunctionInfo; callSite?: PyNode }[]): void => {
+      if (done.length >= MAX_PATHS) return;
+      const top = path[path.length - 1].fn;
+      const sites = path.length > MAX_DEPTH ? [] : (this.model.callSites.get(top.name) ?? []).filter((s) => this.model.resolveCall(s.call) === top && !path.some((p) => p.fn === s.caller));
+      if (sites.length === 0) {
+        done.push(path);
+        return;
+      }
+      for (const site of sites) {
+        const copy = path.slice();
+        copy[copy.length - 1] = { fn: top, callSite: site.call };
+        copy.push({ fn: site.caller });
+        grow(copy);
+      }
+    };
+    grow([{ fn }]);
+    return done;
+  }
+
+  facts(): Fact[] {
+    const out: Fact[] = [];
+    for (const fn of this.model.functions) {
+      const flow = this.flowOf(fn);
+      for (const reduction of flow.reductions) {
+        for (const path of this.paths(fn)) out.push(this.instantiate(reduction, path));
+      }
+    }
+    return out;
+  }
+
+  private instantiate(reduction: Reduction, path: { fn: FunctionInfo; callSite?: PyNode }[]): Fact {
+    // Environments are built from the outermost caller inwards, so each binding can be resolved further out.
+    const envs: Env[] = new Array(path.length);
+    for (let i = path.length - 1; i >= 0; i--) {
+      const outer = i + 1 < path.length ? envs[i + 1] : undefined;
+      envs[i] = { fn: path[i].fn, bindings: this.bind(path[i].fn, path[i].callSite, outer) };
+    }
+    const frames: Frame[] = [];
+    let key: string | undefined = this.flowOf(path[0].fn).keyOf(reduction.output ?? reduction.tensor);
+    for (let i = 0; i < path.length; i++) {
+      const flow = this.flowOf(path[i].fn);
+      frames.push({ fn: path[i].fn, flow, key, env: envs[i], callSite: path[i].callSite });
+      const call = path[i].callSite;
+      if (call && i + 1 < path.length) key = key === undefined ? undefined : this.translate(key, path[i].fn, flow, call, this.flowOf(path[i + 1].fn));
+    }
+    return { reduction, frames };
+  }
+
+  /** The key of the same tensors in the caller: the argument given for the parameter they came from. */
+  private translate(key: string, fn: FunctionInfo, flow: FunctionFlow, call: PyNode, outer: FunctionFlow): string | undefined {
+    const s = this.model.syntax;
+    const isGrad = key.endsWith('.grad');
+    const base = isGrad ? key.slice(0, -5) : key;
+    const params = this.model.callableParams(fn);
+    const offset = fn.params.length - params.length;
+    const args = s.args(call);
+    const argFor = (name: string) => {
+      const p = params.find((x) => x.name === name);
+      return p ? (args.keywords.get(p.name)?.value ?? args.positional[p.index - offset]) : undefined;
+    };
+    for (const member of flow.members(base)) {
+      const m = /^#(\w+)\.parameters\(\)$/.exec(member);
+      const param = params.find((p) => p.name === member) ? member : m && params.some((p) => p.name === m[1]) ? m[1] : undefined;
+      if (!param) continue;
+      const arg = argFor(param);
+      if (!arg) continue;
+      const argKey = m ? outer.find(`#${s.text(arg).replace(/\s+/g, '')}.parameters()`) : outer.keyOf(arg);
+      if (argKey === undefined) continue;
+      return isGrad ? outer.find(`${argKey}.grad`) : argKey;
+    }
+    if (flow.returnKeys.includes(flow.find(key))) return outer.keyOf(call);
+    void child;
+    return undefined;
+  }
+}

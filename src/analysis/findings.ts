@@ -1,0 +1,169 @@
+// Turns verdicts into findings: message with the effective factor, related locations, and quick fixes. Also the
+// file-wide rules: CP005 (learning rate scaled by the world size on top of a sum) and CP006 (AVG on gloo).
+import { child, unparen, type PyNode, type Source } from './tree';
+import type { FileModel } from './scope';
+import type { SizeClassifier } from './sizes';
+import type { Reduction } from './reductions';
+import type { Verdict } from './judge';
+import type { ImplicitVerdict } from './implicit';
+import { FixBuilder } from './fixes';
+import { doubleMessage, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
+import { ruleInfo } from './rules';
+import type { Finding, Fix, RelatedLocation, RuleCode } from './types';
+
+const LR_NAME = /(^|[._])(lr|learning_rate|base_lr|max_lr|init_lr|lr0)$/i;
+
+export class FindingWriter {
+  private readonly out: Finding[] = [];
+  private readonly fixes: FixBuilder;
+  private readonly sums: Verdict[] = [];
+
+  constructor(private readonly model: FileModel, private readonly source: Source, private readonly sizes: SizeClassifier, private readonly worldSize: number | undefined) {
+    this.fixes = new FixBuilder(model, source);
+  }
+
+  private text(n: PyNode): string {
+    return this.model.syntax.text(n);
+  }
+
+  private push(code: RuleCode, node: PyNode, message: string, fixes: (Fix | undefined)[], related: RelatedLocation[] = []): void {
+    const range = this.source.range(node);
+    if (this.out.some((f) => f.code === code && f.range.startLine === range.startLine && f.range.startColumn === range.startColumn)) return;
+    this.out.push({ code, severity: ruleInfo(code).severity, range, message, related, fixes: fixes.filter((f): f is Fix => f !== undefined) });
+  }
+
+  addVerdict(v: Verdict | ImplicitVerdict): void {
+    const r = v.fact?.reduction;
+    const related: RelatedLocation[] = [];
+    if (r && v.location !== r.call && !isInside(v.location, r.call)) related.push({ range: this.source.range(r.call), message: 'the reduction' });
+    switch (v.code) {
+      case 'CP001':
+      case 'CP004': {
+        if (this.learningRateDivided()) return;
+        this.sums.push(v);
+        const iv = v as ImplicitVerdict;
+        const lead = v.code === 'CP004' ? `lax.psum over the ${r?.group ? `${r.group} axis` : 'mapped axis'}` : undefined;
+        let message = sumMessage(v.exponent, this.worldSize, lead);
+        const fixes: (Fix | undefined)[] = [];
+        if (v.code === 'CP004' && r) {
+          message += ' Use lax.pmean to average.';
+          fixes.push(this.fixes.pmeanFix(r));
+        } else if (v.defeated?.binding?.callSite) {
+          const value = this.fixes.guardValue(v.defeated);
+          const b = v.defeated.binding;
+          message += ` This call uses ${b.isDefault ? 'the default' : 'the value'} ${b.param}=${this.text(b.node)}, which skips the division by the world size.`;
+          if (value) fixes.push(this.fixes.callSiteFix(b.callSite!, b, value, 'average'));
+          if (r) related.push({ range: this.source.range(v.defeated.guard!.test), message: 'the division only runs when this holds' });
+        } else if (v.opBinding?.callSite && r) {
+          const op = this.fixes.averagingOpText(r);
+          message += ` This call ${v.opBinding.isDefault ? 'relies on the default' : 'passes'} ${v.opBinding.param}=${this.text(v.opBinding.node)}.`;
+          if (op) fixes.push(this.fixes.callSiteFix(v.opBinding.callSite, v.opBinding, op, 'average'));
+        } else if (r) {
+          if (this.fixes.gloo) fixes.push(this.fixes.divideFix(r), this.fixes.averageFix(r));
+          else fixes.push(this.fixes.averageFix(r), this.fixes.divideFix(r));
+        } else if (iv.reducer) {
+          message += ` \`${this.text(iv.reducer.op.argNode ?? iv.reducer.call)}\` makes Horovod sum them.`;
+          const value = iv.reducer.op.valueNode;
+          const arg = iv.reducer.op.argNode;
+          const hvd = this.model.aliasFor(/horovod/) ?? 'hvd';
+          if (value && arg?.type === 'keyword_argument') {
+            const isAverage = this.text(child(arg, 'name') ?? arg) === 'average';
+            fixes.push({ title: isAverage ? 'Use average=True' : `Use op=${hvd}.Average`, edits: [this.fixes.edits.replace(value, isAverage ? 'True' : `${hvd}.Average`)] });
+          }
+        } else if (iv.meanNode && iv.strategyName) {
+          message += ` ${iv.strategyName} sums the replicas' gradients of this per-replica mean loss: divide it by ${iv.strategyName}.num_replicas_in_sync or use tf.nn.compute_average_loss with the global batch size.`;
+          fixes.push({ title: `Divide the loss by ${iv.strategyName}.num_replicas_in_sync`, edits: [this.fixes.edits.replace(iv.meanNode, `(${this.text(iv.meanNode)} / ${iv.strategyName}.num_replicas_in_sync)`)] });
+        }
+        this.push(v.code, v.location, message, fixes, related);
+        return;
+      }
+      case 'CP002': {
+        const iv = v as ImplicitVerdict;
+        const why = iv.reducer ? v.why : v.term?.fromLoss ? 'the loss was already divided by the world size or a global count before the reduction' : 'this divides gradients that are already averaged';
+        const fix = v.term ? this.fixes.removeTermFix(v.term, iv.reducer ? 'Remove the redundant averaging (the wrapper already averages)' : 'Remove the redundant division') : undefined;
+        this.push('CP002', v.location, doubleMessage(v.exponent, this.worldSize, why), [fix], related);
+        return;
+      }
+      case 'CP003': {
+        const t = v.term!;
+        const groupNote = r?.group && t.size.kind === 'world' ? `(the reduction ran over ${r.group}, the divisor is the size of ${t.size.group ?? 'the default group'})` : undefined;
+        const message = wrongDivisorMessage(t.size, this.text(t.node), groupNote, this.worldSize);
+        this.push('CP003', v.location, message, [this.fixes.replaceDivisorFix(t, r, r?.framework ?? 'torch')], related);
+        return;
+      }
+    }
+  }
+
+  /** Products that scale a learning rate: `lr=args.lr * hvd.size()`, `base_lr * world_size`, `lr *= ws`. */
+  private learningRateScalings(): { node: PyNode; factor: PyNode; sign: 1 | -1 }[] {
+    const s = this.model.syntax;
+    const out: { node: PyNode; factor: PyNode; sign: 1 | -1 }[] = [];
+    for (const fn of this.model.functions) {
+      for (const n of fn.nodes) {
+        let value: PyNode | undefined;
+        let sign: 1 | -1 = 1;
+        if (n.type === 'keyword_argument' && LR_NAME.test(this.text(child(n, 'name') ?? n))) value = child(n, 'value');
+        else if (n.type === 'pair' && LR_NAME.test((s.stringValue(child(n, 'key')) ?? ''))) value = child(n, 'value');
+        else if (n.type === 'assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))) value = child(n, 'right');
+        else if (n.type === 'augmented_assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))) {
+          value = child(n, 'right');
+          sign = s.operator(n) === '/=' ? -1 : s.operator(n) === '*=' ? 1 : 0 as 1;
+          if (!sign) continue;
+        }
+        if (!value) continue;
+        for (const f of s.factors(value, sign)) {
+          if (this.sizes.classify(f.node, { fn }).kind === 'world') out.push({ node: n, factor: f.node, sign: f.sign });
+        }
+      }
+    }
+    return out;
+  }
+
+  private lrDividedCache: boolean | undefined;
+  private learningRateDivided(): boolean {
+    this.lrDividedCache ??= this.learningRateScalings().some((x) => x.sign === -1);
+    return this.lrDividedCache;
+  }
+
+  addLearningRateFindings(): void {
+    if (this.sums.length === 0) return;
+    for (const scaling of this.learningRateScalings().filter((x) => x.sign === 1)) {
+      const related = this.sums.map((v) => ({ range: this.source.range(v.location), message: 'the gradients are summed here' }));
+      const message = `The learning rate is scaled by the world size (\`${this.text(scaling.factor)}\`) while the gradients are also summed over ranks: the effective learning rate is ${timesFactor(2, this.worldSize)} the single-GPU one.`;
+      let host: PyNode | null = scaling.factor;
+      while (host?.parent?.type === 'parenthesized_expression') host = host.parent;
+      const bin = host?.parent;
+      let fix: Fix | undefined;
+      if (bin?.type === 'binary_operator' && this.model.syntax.operator(bin) === '*') {
+        const other = child(bin, 'left') === host ? child(bin, 'right') : child(bin, 'left');
+        if (other) fix = { title: 'Do not scale the learning rate (the summed gradients already scale the step)', edits: [this.fixes.edits.replace(bin, this.text(other))] };
+      } else if (scaling.node.type === 'augmented_assignment') {
+        fix = { title: 'Do not scale the learning rate (the summed gradients already scale the step)', edits: [this.fixes.edits.deleteStatement(scaling.node.parent ?? scaling.node)] };
+      }
+      this.push('CP005', scaling.factor, message, [fix], related);
+    }
+  }
+
+  addGlooFindings(reductions: readonly Reduction[]): void {
+    if (!this.fixes.gloo) return;
+    const seen = new Set<PyNode>();
+    for (const r of reductions) {
+      if (r.framework !== 'torch' || seen.has(r.call)) continue;
+      seen.add(r.call);
+      const value = r.op.valueNode ? unparen(r.op.valueNode) : undefined;
+      if (!value || !/ReduceOp\.AVG\b/.test(this.text(value))) continue;
+      const fixes: Fix[] = [];
+      const divide = this.fixes.divideFix(r);
+      if (divide) fixes.push({ title: `Use ReduceOp.SUM and ${divide.title.toLowerCase()}`, edits: [this.fixes.edits.replace(value, this.text(value).replace('AVG', 'SUM')), ...divide.edits] });
+      this.push('CP006', value, 'ReduceOp.AVG is implemented only by NCCL: with the gloo backend this all-reduce raises (or, on some versions, is not averaged). Sum and divide by the world size instead.', fixes);
+    }
+  }
+
+  findings(): Finding[] {
+    return this.out.slice().sort((a, b) => a.range.startLine - b.range.startLine || a.range.startColumn - b.range.startColumn || a.code.localeCompare(b.code));
+  }
+}
+
+function isInside(node: PyNode, container: PyNode): boolean {
+  return node.start >= container.start && node.end <= container.end;
+}

@@ -1,0 +1,87 @@
+// Gradients reduced for the user: DDP/FSDP/DeepSpeed/Accelerate and Horovod's DistributedOptimizer average (or,
+// with op=hvd.Sum, sum); a TF distribution strategy sums the replicas' gradients in apply_gradients. Here the
+// loss scaling and any division of `.grad` decide the verdict.
+import { child, unparen, type PyNode } from './tree';
+import type { FileModel } from './scope';
+import type { LossTracer, BackwardSite } from './losses';
+import type { ImplicitReducer } from './reductions';
+import type { FactBuilder } from './facts';
+import type { Judge, Verdict } from './judge';
+
+export interface ImplicitVerdict extends Verdict {
+  readonly reducer?: ImplicitReducer;
+  /** The per-replica mean loss a TF strategy sums (the fix divides it by the replica count). */
+  readonly meanNode?: PyNode;
+  readonly strategyName?: string;
+}
+
+export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTracer, facts: FactBuilder, hasExplicitGradients: boolean): ImplicitVerdict[] {
+  const out: ImplicitVerdict[] = [];
+  const reducers = model.functions.flatMap((fn) => facts.flowOf(fn).implicit);
+  const allSites = model.functions.flatMap((fn) => losses.backwardSites(fn));
+  for (const reducer of reducers) {
+    if (reducer.kind === 'ddp') {
+      if (hasExplicitGradients) continue;
+      const why = /deepspeed/.test(model.syntax.calleeText(reducer.call)) ? 'the DeepSpeed engine already averages the gradients' : /prepare/.test(model.syntax.calleeText(reducer.call)) ? 'Accelerate wraps the model in DDP, which already averages the gradients' : `${model.syntax.calleeName(reducer.call)} already averages the gradients`;
+      for (const site of allSites.filter((s) => s.kind === 'backward')) {
+        const v = judgeSite(judge, losses, site, 0, reducer, why);
+        if (v?.code === 'CP002' && !out.some((o) => o.location === v.location)) out.push({ ...v, reducer });
+      }
+      continue;
+    }
+    if (reducer.kind === 'horovod') {
+      if (reducer.op.kind === 'param' || reducer.op.kind === 'other') continue;
+      const opExponent = reducer.op.kind === 'sum' ? 1 : 0;
+      const fn = model.enclosingFunction(reducer.call);
+      const sameFn = allSites.filter((s) => s.fn === fn && s.kind !== 'jax');
+      const sites = sameFn.length > 0 ? sameFn : allSites.filter((s) => s.kind === 'backward' || s.kind === 'tape');
+      const verdicts = sites.length === 0 ? [judge.decide(opExponent, [], { exponent: 0, terms: [], deliberate: false }, ctx(reducer, 'Horovod already averages the gradients'))] : sites.map((s) => judgeSite(judge, losses, s, opExponent, reducer, 'Horovod already averages the gradients'));
+      if (verdicts.length > 0 && verdicts.every((v) => v && v.code === verdicts[0]?.code)) out.push({ ...verdicts[0]!, reducer });
+    }
+  }
+  if (!hasExplicitGradients) out.push(...strategyVerdicts(model, judge, losses));
+  return out;
+}
+
+function ctx(reducer: ImplicitReducer, doubleWhy: string) {
+  return { sumCode: 'CP001' as const, sumLocation: reducer.op.argNode ?? reducer.call, doubleWhy };
+}
+
+function judgeSite(judge: Judge, losses: LossTracer, site: BackwardSite, opExponent: number, reducer: ImplicitReducer, why: string): Verdict | undefined {
+  const loss = losses.lossInfo(site);
+  if (loss.deliberate) return undefined;
+  return judge.decide(opExponent, judge.gradDivisions({ fn: site.fn }), loss, ctx(reducer, why));
+}
+
+/** `strategy.run(step_fn, ...)`: apply_gradients inside step_fn sums the replicas' gradients. */
+function strategyVerdicts(model: FileModel, judge: Judge, losses: LossTracer): ImplicitVerdict[] {
+  const s = model.syntax;
+  const out: ImplicitVerdict[] = [];
+  for (const fn of model.functions) {
+    for (const call of fn.calls) {
+      const name = s.calleeName(call);
+      const obj = s.calleeObject(call);
+      if (!obj || !/^(run|experimental_run_v2|experimental_run)$/.test(name) || !/strategy/i.test(s.text(obj))) continue;
+      const target = s.args(call).positional[0];
+      if (!target || unparen(target).type !== 'identifier') continue;
+      const stepFns = model.byName.get(s.text(unparen(target))) ?? [];
+      for (const step of stepFns) {
+        if (!step.calls.some((c) => s.calleeName(c) === 'apply_gradients')) continue;
+        for (const site of losses.backwardSites(step).filter((x) => x.kind === 'tape')) {
+          const loss = losses.lossInfo(site);
+          if (loss.deliberate) continue;
+          const exponent = 1 + loss.exponent;
+          const strategyName = s.text(obj).replace(/\s+/g, '');
+          if (exponent > 0 && loss.meanNode) {
+            out.push({ code: 'CP001', exponent, location: loss.meanNode, meanNode: loss.meanNode, strategyName, why: 'sum' });
+          } else if (exponent < 0) {
+            const v = judge.decide(1, [], loss, { sumCode: 'CP001', sumLocation: site.call, doubleWhy: 'the strategy sums per-replica gradients of a loss already divided by the global batch' });
+            if (v) out.push({ ...v, strategyName });
+          }
+        }
+      }
+    }
+  }
+  void child;
+  return out;
+}

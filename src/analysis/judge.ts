@@ -1,0 +1,229 @@
+// Decides, for each gradient reduction, the power of N the update carries: +1 for a sum, -1 for every division
+// by the world size (of the gradients or of the loss before backward), -1 for a loss normalised by a count summed
+// over all ranks. 0 is correct; > 0 is CP001/CP004, < 0 is CP002; a division by something else is CP003.
+// Anything the analysis cannot name (an unknown divisor) makes it stay silent: precision first.
+import { child, unparen, type PyNode } from './tree';
+import type { FileModel } from './scope';
+import type { Binding, Env, SizeClass, SizeClassifier } from './sizes';
+import type { ConditionEvaluator, Decision } from './conditions';
+import type { LossInfo, LossTracer, BackwardSite } from './losses';
+import { opKindOfText, type OpKind, type Reduction } from './reductions';
+import type { Fact, FactBuilder } from './facts';
+import type { ScaleOp } from './flow';
+
+export interface Term {
+  readonly size: SizeClass;
+  readonly sign: 1 | -1;
+  /** Where the divisor is written: the factor, or the call-site argument it came from. */
+  readonly node: PyNode;
+  readonly op?: ScaleOp;
+  readonly binding?: Binding;
+  readonly fromLoss: boolean;
+}
+
+export interface Verdict {
+  readonly code: 'CP001' | 'CP002' | 'CP003' | 'CP004';
+  readonly exponent: number;
+  readonly location: PyNode;
+  readonly fact?: Fact;
+  readonly term?: Term;
+  /** The guard a call site defeated (`if _type == 'avg'`), with the binding that defeated it. */
+  readonly defeated?: Decision;
+  /** The call-site binding that chose a summing operation. */
+  readonly opBinding?: Binding;
+  readonly why: string;
+}
+
+export class Judge {
+  constructor(
+    private readonly model: FileModel,
+    private readonly sizes: SizeClassifier,
+    private readonly conditions: ConditionEvaluator,
+    private readonly losses: LossTracer,
+    private readonly facts: FactBuilder,
+  ) {}
+
+  private text(n: PyNode): string {
+    return this.model.syntax.text(n).replace(/\s+/g, '');
+  }
+
+  /** The operation a reduction performs in this chain of calls. */
+  resolveOp(r: Reduction, env: Env): { kind: OpKind | undefined; binding?: Binding } {
+    if (r.op.kind !== 'param') return { kind: r.op.kind };
+    const binding = env.bindings?.get(r.op.param!);
+    if (!binding) return { kind: undefined };
+    const v = unparen(binding.node);
+    if (v.type === 'true') return { kind: 'avg', binding };
+    if (v.type === 'false') return { kind: 'sum', binding };
+    if (v.type === 'identifier' && binding.env.bindings?.has(this.model.syntax.text(v))) {
+      const inner = this.resolveOp({ ...r, op: { kind: 'param', param: this.model.syntax.text(v) } }, binding.env);
+      return { kind: inner.kind, binding: inner.binding ?? binding };
+    }
+    return { kind: opKindOfText(this.model.syntax.text(v)), binding };
+  }
+
+  isGradientFact(fact: Fact): boolean {
+    const r = fact.reduction;
+    const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
+    if (texts.some((t) => /\.grad\b|grad|\.buffer\(\)|get_tensor\(\)/i.test(t.replace(/requires_grad/g, '')))) return true;
+    return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
+  }
+
+  /** The scaling terms applied to the reduced tensors in every frame, with guards decided per call site. */
+  private termsOf(fact: Fact): { terms: Term[]; defeated: Decision[] } {
+    const terms: Term[] = [];
+    const defeated: Decision[] = [];
+    for (const frame of fact.frames) {
+      if (frame.key === undefined) continue;
+      for (const op of frame.flow.scaleOps) {
+        if (!frame.flow.same(op.key, frame.key)) continue;
+        const fail = this.conditions.failingGuard(op.node, frame.env);
+        if (fail) {
+          defeated.push(fail);
+          continue;
+        }
+        for (const f of op.factors) terms.push(this.term(f.node, f.sign, frame.env, op, false));
+      }
+    }
+    const scale = fact.reduction.scale;
+    if (scale) for (const f of this.model.syntax.factors(scale)) terms.push(this.term(f.node, f.sign, fact.frames[0].env, undefined, false));
+    return { terms, defeated };
+  }
+
+  private term(node: PyNode, sign: 1 | -1, env: Env, op: ScaleOp | undefined, fromLoss: boolean): Term {
+    const size = this.sizes.classify(node, env);
+    const stripped = this.model.syntax.stripWrappers(node);
+    let binding: Binding | undefined;
+    if (stripped.type === 'identifier') {
+      const b = env.bindings?.get(this.model.syntax.text(stripped));
+      if (b && !b.isDefault) binding = b;
+    }
+    return { size, sign, node: binding ? binding.node : node, op, binding, fromLoss };
+  }
+
+  /** How the loss behind these gradients was scaled; undefined when backward sites disagree. */
+  lossFor(fact: Fact | undefined, framework: string): LossInfo | undefined {
+    const wanted = (s: BackwardSite) => (framework === 'jax' ? s.kind === 'jax' : framework === 'tf' ? s.kind === 'tape' : s.kind === 'backward' || s.kind === 'autograd' || (framework === 'horovod' && s.kind === 'tape'));
+    let sites: BackwardSite[] = [];
+    if (fact) for (const frame of fact.frames.slice().reverse()) {
+      sites = this.losses.backwardSites(frame.fn).filter(wanted);
+      if (sites.length > 0) break;
+    }
+    if (sites.length === 0) sites = this.model.functions.flatMap((fn) => this.losses.backwardSites(fn)).filter(wanted);
+    if (sites.length === 0) return { exponent: 0, terms: [], deliberate: false };
+    const infos = sites.map((s) => this.losses.lossInfo(s));
+    if (infos.some((i) => i.deliberate)) return undefined;
+    return infos.every((i) => i.exponent === infos[0].exponent) ? infos[0] : undefined;
+  }
+
+  judgeFact(fact: Fact): Verdict | undefined {
+    const r = fact.reduction;
+    const env0 = fact.frames[0].env;
+    if (this.conditions.failingGuard(r.call, env0)) return undefined;
+    const op = this.resolveOp(r, env0);
+    if (op.kind === undefined || op.kind === 'other') return undefined;
+    if (!this.isGradientFact(fact)) return undefined;
+    const { terms, defeated } = this.termsOf(fact);
+    const loss = this.lossFor(fact, r.framework);
+    if (!loss) return undefined;
+    return this.decide(op.kind === 'sum' ? 1 : 0, terms, loss, {
+      fact,
+      sumCode: r.framework === 'jax' && r.jaxName === 'psum' ? 'CP004' : 'CP001',
+      sumLocation: defeated[0]?.binding?.callSite ?? (op.binding ? (op.binding.isDefault ? op.binding.callSite : op.binding.node) : undefined) ?? r.op.argNode ?? r.call,
+      defeated: defeated.find((d) => d.binding),
+      opBinding: op.binding,
+      group: r.group,
+      doubleWhy: 'the reduction already averages',
+    });
+  }
+
+  decide(
+    opExponent: number,
+    gradTerms: Term[],
+    loss: LossInfo,
+    ctx: { fact?: Fact; sumCode: 'CP001' | 'CP004'; sumLocation: PyNode; defeated?: Decision; opBinding?: Binding; group?: string; doubleWhy: string },
+  ): Verdict | undefined {
+    const unknown = new Map<string, number>();
+    let exponent = opExponent + loss.exponent;
+    const wrong: Term[] = [];
+    const world: Term[] = [];
+    for (const t of gradTerms) {
+      switch (t.size.kind) {
+        case 'world':
+          if (ctx.group && t.size.group !== undefined && t.size.group !== ctx.group && !/WORLD/.test(t.size.group)) {
+            if (t.sign === -1) wrong.push(t);
+            else return undefined;
+            break;
+          }
+          if (ctx.group && !t.size.group && t.sign === -1 && /^get_world_size$/.test(this.calleeOf(t.node))) {
+            if (!/WORLD/.test(ctx.group)) wrong.push(t);
+            break;
+          }
+          exponent += t.sign;
+          world.push(t);
+          break;
+        case 'global-count':
+          if (t.sign === 1) return undefined;
+          exponent -= 1;
+          world.push(t);
+          break;
+        case 'local':
+        case 'batch':
+        case 'const':
+          if (t.sign === -1) wrong.push(t);
+          else if (t.size.kind !== 'const') return undefined;
+          break;
+        case 'unknown': {
+          const key = this.text(t.node);
+          unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if ([...unknown.values()].some((v) => v !== 0)) return undefined;
+    if (wrong.length > 0) {
+      if (world.length > 0 || loss.exponent !== 0 || opExponent !== 1) return undefined;
+      const t = wrong[0];
+      if (t.size.kind === 'const' && (t.size.value ?? 0) <= 1) return undefined;
+      return { code: 'CP003', exponent: 0, location: t.node, fact: ctx.fact, term: t, why: 'wrong divisor' };
+    }
+    if (exponent > 0) {
+      return { code: ctx.sumCode, exponent, location: ctx.sumLocation, fact: ctx.fact, defeated: ctx.defeated, opBinding: ctx.opBinding, why: 'sum' };
+    }
+    if (exponent < 0) {
+      const gradWorld = world.filter((t) => !t.fromLoss && t.sign === -1);
+      const lossTerms = loss.terms.filter((t) => t.sign === -1);
+      const chosen: Term | undefined = gradWorld[gradWorld.length - 1] ?? (lossTerms.length > 0 ? { ...lossTerms[lossTerms.length - 1], fromLoss: true } : undefined);
+      if (!chosen) return undefined;
+      return { code: 'CP002', exponent, location: chosen.node, fact: ctx.fact, term: chosen, why: ctx.doubleWhy };
+    }
+    return undefined;
+  }
+
+  private calleeOf(node: PyNode): string {
+    const n = this.model.syntax.stripWrappers(node);
+    return n.type === 'call' ? this.model.syntax.calleeName(n) : '';
+  }
+
+  /** Divisions of `.grad` tensors in a function, for gradients reduced by a wrapper (DDP) rather than by hand. */
+  gradDivisions(fnEnvFact: { fn: Env['fn'] }): Term[] {
+    const flow = this.facts.flowOf(fnEnvFact.fn);
+    const out: Term[] = [];
+    for (const op of flow.scaleOps) {
+      if (!flow.find(op.key).endsWith('.grad') && !/\.grad$/.test(op.key)) continue;
+      for (const f of op.factors) out.push(this.term(f.node, f.sign, { fn: fnEnvFact.fn }, op, false));
+    }
+    return out;
+  }
+
+  /** The loss term nodes as `Term`s, so CP002 can point at a pre-divided loss. */
+  lossTerms(loss: LossInfo): Term[] {
+    return loss.terms.map((t) => ({ size: t.size, sign: t.sign, node: t.node, fromLoss: true }));
+  }
+
+  argumentsOf(call: PyNode): PyNode | undefined {
+    return child(call, 'arguments');
+  }
+}

@@ -1,0 +1,52 @@
+// The analysis layer's public data shapes: findings with 0-based ranges, related locations and quick fixes as
+// plain text edits, so the CLI and the extension can both print or apply them without knowing the parser.
+
+export type RuleCode = 'CP001' | 'CP002' | 'CP003' | 'CP004' | 'CP005' | 'CP006' | 'CP007';
+export type Severity = 'error' | 'warning' | 'info';
+
+/** 0-based lines and UTF-16 columns, end exclusive (the editor's convention). */
+export interface SourceRange {
+  readonly startLine: number;
+  readonly startColumn: number;
+  readonly endLine: number;
+  readonly endColumn: number;
+}
+
+export interface TextEdit {
+  readonly range: SourceRange;
+  readonly newText: string;
+}
+
+export interface Fix {
+  readonly title: string;
+  readonly edits: readonly TextEdit[];
+}
+
+export interface RelatedLocation {
+  readonly range: SourceRange;
+  readonly message: string;
+}
+
+export interface Finding {
+  readonly code: RuleCode;
+  readonly severity: Severity;
+  readonly range: SourceRange;
+  readonly message: string;
+  readonly related: readonly RelatedLocation[];
+  readonly fixes: readonly Fix[];
+}
+
+export interface AnalysisOptions {
+  /** The number of ranks, when known (a setting or `--world-size`); messages then show numbers instead of N. */
+  readonly worldSize?: number;
+  /** Files longer than this many characters are not analysed (the parse alone would take too long). */
+  readonly maxChars?: number;
+  /** Stops parsing after this many milliseconds and reports what was found so far (nothing, for a parse). */
+  readonly parseBudgetMs?: number;
+}
+
+export interface AnalysisResult {
+  readonly findings: readonly Finding[];
+  /** Why the analysis was partial or skipped: syntax errors, size limits, undecodable bytes. */
+  readonly notes: readonly string[];
+}
