@@ -9,22 +9,37 @@ const SPEEDS_PRE_HOPPER = [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3];
 const SPEEDS_HOPPER = [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3];
 const SPEEDS_BLACKWELL = [90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18];
 
-/** Per-GPU bandwidth the ring search can use inside a node, GB/s. */
+/** Per-GPU bandwidth the ring search can use inside a node, GB/s: the narrowest link a ring must cross. */
 function intraGBps(system: System): number {
   const spec = system.spec;
+  if (spec.intraNode === 'uniform-ring') return spec.overrides?.linkGBps ?? 1;
   if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return nvlinkPortGBps(spec, system.gpu);
-  if (spec.intraNode === 'nvlink-bridge') return system.gpusPerNode <= 2 ? nvlinkPortGBps(spec, system.gpu) * K.NVLINK_BRIDGE_EFFICIENCY : pcieGBps(spec, system.gpu);
-  return pcieGBps(spec, system.gpu);
+  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return nvlinkPortGBps(spec, system.gpu) * K.NVLINK_BRIDGE_EFFICIENCY;
+  let bw = pcieGBps(spec, system.gpu);
+  const perSocket = spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);
+  if (perSocket < system.gpusPerNode) bw = Math.min(bw, spec.overrides?.interSocketGBps ?? K.DEFAULT_INTER_SOCKET_GBPS);
+  return bw;
 }
 
-/** NCCL's ring/tree channel count at runtime (search, duplication, connect.cc doubling). */
-export function searchChannels(system: System): number {
-  if (system.fabric.idealised) return 1;
+function speedsFor(sm: number): readonly number[] {
+  return sm >= 100 ? SPEEDS_BLACKWELL : sm >= 90 ? SPEEDS_HOPPER : SPEEDS_PRE_HOPPER;
+}
+
+export interface SearchResult {
+  /** Ring/tree graph after NCCL's first duplication: channels × per-channel GB/s is the modelled bus bandwidth. */
+  readonly channels: number;
+  readonly bwIntra: number;
+  readonly bwInter: number;
+  readonly nvls: { readonly channels: number; readonly bwIntra: number; readonly bwInter: number };
+}
+
+/** NCCL's topology search, reduced to its outcome: as many channels as fit at the fastest listed speed. */
+export function searchGraph(system: System): SearchResult {
   const sm = system.gpu.smVersion;
-  const speeds = sm >= 100 ? SPEEDS_BLACKWELL : sm >= 90 ? SPEEDS_HOPPER : SPEEDS_PRE_HOPPER;
+  const speeds = speedsFor(sm);
   const total = intraGBps(system);
   let bestChannels = 1;
-  let bestSpeed = speeds[speeds.length - 1];
+  let bestSpeed = speeds.find((s) => s <= total) ?? speeds[speeds.length - 1];
   for (const speed of speeds) {
     if (speed > total) continue;
     const channels = Math.min(16, Math.floor(total / speed));
@@ -34,8 +49,33 @@ export function searchChannels(system: System): number {
     }
   }
   let channels = bestChannels;
-  if (bestSpeed >= 25 && !(sm > 80 && bestSpeed < 50 && channels > 4)) channels *= 2;
-  channels = Math.min(64, channels * 2);
+  let bw = bestSpeed;
+  if (bw >= 25 && !(sm > 80 && bw < 50 && channels > 4)) {
+    channels *= 2;
+    bw /= 2;
+  }
+  const nicTotal = system.fabric.nicsPerNode * nicGBps(system);
+  const bwInter = system.nodes > 1 ? Math.min(bw, nicTotal / channels) : bw;
+  let nvls = { channels: 0, bwIntra: 0, bwInter: 0 };
+  if (system.fabric.nvlsCapable) {
+    const port = nvlinkPortGBps(system.spec, system.gpu);
+    const speed = speeds.find((s) => (system.gpusPerNode + 1) * s <= port) ?? 0;
+    const nvlsChannels = Math.min(32, system.gpusPerNode);
+    nvls = { channels: nvlsChannels, bwIntra: speed, bwInter: system.nodes > 1 ? nicTotal / nvlsChannels : speed };
+  }
+  return { channels, bwIntra: bw, bwInter, nvls };
+}
+
+function nicGBps(system: System): number {
+  const nic = system.spec.nic;
+  return system.spec.overrides?.nicGBps ?? (nic ? nic.gbps / 8 : 0);
+}
+
+/** NCCL's ring/tree channel count at runtime (search, duplication, connect.cc doubling). */
+export function searchChannels(system: System): number {
+  if (system.fabric.idealised) return 1;
+  const sm = system.gpu.smVersion;
+  let channels = Math.min(64, searchGraph(system).channels * 2);
   if (sm >= 90 && system.nodes > 1 && channels < 16) channels *= 2;
   return Math.min(channels, system.gpu.sms);
 }

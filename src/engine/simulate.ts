@@ -11,6 +11,7 @@ import {
   DTYPE_BYTES, type Algorithm, type CollectiveKind, type CollectiveRequest, type CollectiveResult, type Dtype, type Protocol, type SweepRow,
 } from './collective-types';
 import { EngineError } from './errors';
+import { ncclPredictedUs } from './nccl-model';
 import { algorithmUnavailable, autoCandidates, protocolsFor, protocolUnavailable } from './select';
 import { runSchedule, type RunResult } from './sim/run';
 import type { Schedule } from './sim/schedule';
@@ -52,7 +53,7 @@ function timeOf(system: System, kind: CollectiveKind, bytes: number, algorithm: 
   return runSchedule(system, schedule(system, kind, bytes, algorithm, protocol), { full: false }).timeUs;
 }
 
-/** Picks (algorithm, protocol) as NCCL does: the smallest predicted time, ties to the first in NCCL's order. */
+/** Picks (algorithm, protocol) as NCCL does: the smallest time NCCL's model predicts, ties to the first in NCCL's order. */
 export function choose(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, algorithm: Algorithm | 'auto', protocol: Protocol | 'auto'): { algorithm: Algorithm; protocol: Protocol } {
   let candidates: { algorithm: Algorithm; protocol: Protocol }[];
   if (algorithm === 'auto') {
@@ -73,7 +74,10 @@ export function choose(system: System, kind: CollectiveKind, bytes: number, dtyp
   let best = candidates[0];
   let bestUs = Infinity;
   for (const candidate of candidates) {
-    const us = timeOf(system, kind, bytes, candidate.algorithm, candidate.protocol);
+    // NCCL chooses with its own cost model; the idealised ring has no NCCL behind it, so the simulator decides.
+    const us = system.fabric.idealised
+      ? timeOf(system, kind, bytes, candidate.algorithm, candidate.protocol)
+      : ncclPredictedUs(system, kind, bytes, candidate.algorithm, candidate.protocol);
     if (us < bestUs) {
       bestUs = us;
       best = candidate;

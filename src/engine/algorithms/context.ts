@@ -52,6 +52,18 @@ export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly numbe
   return worst;
 }
 
+/**
+ * A ring step's latency: a piece of data crosses every hop of the ring in turn, so over the 2(n−1) steps it pays
+ * each hop's latency about equally often; one step costs the mean hop, not the slowest (NCCL: intra steps ×
+ * intraLat + inter steps × interLat).
+ */
+export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[]): number {
+  if (paths.length === 0) return 0;
+  let total = 0;
+  for (const path of paths) total += stepLatencyUs(ctx, [path]);
+  return total / paths.length;
+}
+
 /** Ceiling on one channel's wire rate: an SM's copy throughput under this protocol. */
 export function channelCapGBps(ctx: BuildContext): number {
   const { system, protocol } = ctx;

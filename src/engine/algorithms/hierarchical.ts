@@ -1,7 +1,7 @@
 // Hierarchical: reduce-scatter inside each node, an AllReduce of each GPU's shard across nodes (one ring per
 // local GPU, i.e. per rail), then all-gather inside each node. The network carries S/g per GPU instead of S.
 import type { Flow, Round, Schedule } from '../sim/schedule';
-import { stepLatencyUs, transfer, type BuildContext } from './context';
+import { meanStepLatencyUs, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
 
 function ringStep(ctx: BuildContext, pairs: [number, number][], payload: number, reduce: boolean, step: number, repeat: number): Round {
@@ -11,7 +11,7 @@ function ringStep(ctx: BuildContext, pairs: [number, number][], payload: number,
     flows.push(transfer(ctx, from, to, payload, { weight: ctx.channels, channel: 0, channelStride: 1, chunk: 0, phase: reduce ? 'exchange' : 'broadcast', reduce }));
     if (paths.length < 64) paths.push(ctx.system.fabric.route(from, to));
   }
-  return { flows, latencyUs: stepLatencyUs(ctx, paths), repeat, phase: reduce ? 'exchange' : 'broadcast', step };
+  return { flows, latencyUs: meanStepLatencyUs(ctx, paths), repeat, phase: reduce ? 'exchange' : 'broadcast', step };
 }
 
 export function buildHierarchical(ctx: BuildContext): Schedule {

@@ -23,7 +23,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const { system, kind } = ctx;
   const g = system.gpusPerNode;
   const multiNode = system.nodes > 1;
-  const trees = multiNode && system.nodes > 2 ? 2 : 1;
+  const trees = multiNode ? 2 : 1;
   const weights = channelClasses(ctx.channels, trees);
   const perChannel = ctx.bytes / ctx.channels;
   const chunks = Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));

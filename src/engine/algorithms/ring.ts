@@ -2,7 +2,7 @@
 // n−1 all-gather steps (broadcast); each step moves S/n per rank, split over the channels.
 import type { Round, Schedule } from '../sim/schedule';
 import type { Flow } from '../sim/schedule';
-import { channelClasses, stepLatencyUs, transfer, type BuildContext } from './context';
+import { channelClasses, meanStepLatencyUs, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
 
 /** Ring orders, one per channel class. Across nodes each class enters every node at a different GPU, so each
@@ -24,19 +24,21 @@ export function ringOrders(ctx: BuildContext): number[][] {
 function ringRound(ctx: BuildContext, orders: number[][], payload: number, reduce: boolean, step: number, repeat: number): Round {
   const weights = channelClasses(ctx.channels, orders.length);
   const flows: Flow[] = [];
-  const paths: (readonly number[])[] = [];
+  let latencyUs = 0;
   const phase = reduce ? 'exchange' : 'broadcast';
   for (let c = 0; c < weights.length; c++) {
     const order = orders[c];
+    const paths: (readonly number[])[] = [];
     for (let i = 0; i < order.length; i++) {
       const from = order[i];
       const to = order[(i + 1) % order.length];
       const flow = transfer(ctx, from, to, payload, { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0, phase, reduce });
       flows.push(flow);
-      if (c === 0 || ctx.system.nodes === 1) paths.push(ctx.system.fabric.route(from, to));
+      paths.push(ctx.system.fabric.route(from, to));
     }
+    latencyUs = Math.max(latencyUs, meanStepLatencyUs(ctx, paths));
   }
-  return { flows, latencyUs: stepLatencyUs(ctx, paths), repeat, phase, step };
+  return { flows, latencyUs, repeat, phase, step };
 }
 
 export function buildRing(ctx: BuildContext): Schedule {

@@ -7,12 +7,27 @@ import { channelClasses, stepLatencyUs, transfer, type BuildContext } from './co
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 
-/** Parent of node i in binary tree t over n nodes (tree 1 mirrors tree 0), or -1 for the root. */
+/** Parent of rank r in NCCL's binary tree over n ranks (ncclGetBtree): the root 0 has one child. */
+function btreeParent(r: number, n: number): number {
+  if (r === 0) return -1;
+  let bit = 1;
+  while (bit < n && (bit & r) === 0) bit <<= 1;
+  const up = (r ^ bit) | (bit << 1);
+  return up >= n ? r ^ bit : up;
+}
+
+/**
+ * Parent of node i in tree t of NCCL's double binary tree (ncclGetDtree): tree 1 mirrors tree 0 when n is even and
+ * shifts it by one when n is odd, so most nodes that are inner in one tree are leaves in the other.
+ */
 export function binaryTreeParent(i: number, n: number, t: number): number {
-  const x = t === 0 ? i : n - 1 - i;
-  if (x === 0) return -1;
-  const p = Math.floor((x - 1) / 2);
-  return t === 0 ? p : n - 1 - p;
+  if (t === 0) return btreeParent(i, n);
+  if (n % 2 === 0) {
+    const p = btreeParent(n - 1 - i, n);
+    return p < 0 ? -1 : n - 1 - p;
+  }
+  const p = btreeParent((i - 1 + n) % n, n);
+  return p < 0 ? -1 : (p + 1) % n;
 }
 
 /** Parent of every rank for tree t whose node chains start at local GPU `head`. */

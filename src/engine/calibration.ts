@@ -1,0 +1,93 @@
+// Compares simulated AllReduce busbw with a published all_reduce_perf run (../shared/calibration/nccl-tests/*.json):
+// per row the relative busbw error, per dataset the median absolute error for sizes ≥ 1 MiB and < 1 MiB.
+import type { Algorithm, Protocol } from './collective-types';
+import { EngineError } from './errors';
+import { simulateCollective } from './simulate';
+import type { System } from './topology/model';
+
+/** Pass bounds: median absolute busbw error for large (≥ 1 MiB) and small messages. */
+export const LARGE_MESSAGE_BYTES = 1024 * 1024;
+export const LARGE_BOUND_PCT = 10;
+export const SMALL_BOUND_PCT = 25;
+
+export interface MeasuredRow {
+  readonly bytes: number;
+  readonly busbwGBps: number;
+}
+
+export interface ComparedRow extends MeasuredRow {
+  readonly simulatedBusbwGBps: number;
+  readonly errorPct: number;
+  readonly algorithm: Algorithm;
+  readonly protocol: Protocol;
+}
+
+export interface DatasetComparison {
+  readonly rows: readonly ComparedRow[];
+  /** Undefined when the dataset has no rows in that size class. */
+  readonly largeMedianPct?: number;
+  readonly smallMedianPct?: number;
+  readonly pass: boolean;
+  readonly suspect: boolean;
+  readonly algorithm: Algorithm | 'auto';
+}
+
+interface RawRow { readonly [key: string]: unknown }
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/**
+ * The measured busbw of each row. Times carry more digits than the printed busbw, so a measured time is preferred
+ * (the faster of out-of-place and in-place: both time the same operation); derived times fall back to busbw.
+ */
+export function measuredRows(dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown }): MeasuredRow[] {
+  if (!Array.isArray(dataset.rows)) throw new EngineError('dataset has no rows array');
+  const ranks = num(dataset.total_ranks);
+  if (!ranks) throw new EngineError('dataset has no total_ranks');
+  const derived = new Set(Array.isArray(dataset.derived_fields) ? dataset.derived_fields.map(String) : []);
+  const factor = (2 * (ranks - 1)) / ranks;
+  const out: MeasuredRow[] = [];
+  for (const row of dataset.rows as RawRow[]) {
+    const bytes = num(row.bytes);
+    if (!bytes) continue;
+    const times = (['time_us', 'inplace_time_us'] as const).filter((k) => !derived.has(k)).map((k) => num(row[k])).filter((t): t is number => t !== undefined);
+    if (times.length > 0) {
+      out.push({ bytes, busbwGBps: (bytes / (Math.min(...times) * 1e3)) * factor });
+      continue;
+    }
+    const busbw = num(row.busbw_GBps) ?? num(row.inplace_busbw_GBps);
+    if (busbw) out.push({ bytes, busbwGBps: busbw });
+  }
+  return out;
+}
+
+/** NCCL_ALGO as the dataset forced it (a single algorithm), or auto. */
+export function forcedAlgorithm(env: unknown): Algorithm | 'auto' {
+  const value = env && typeof env === 'object' ? (env as Record<string, unknown>).NCCL_ALGO : undefined;
+  if (typeof value !== 'string') return 'auto';
+  const names: Record<string, Algorithm> = { ring: 'ring', tree: 'tree', nvls: 'nvls', nvlstree: 'nvlstree' };
+  const algorithm = names[value.trim().toLowerCase()];
+  return algorithm ?? 'auto';
+}
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function compareDataset(system: System, dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown }): DatasetComparison {
+  const algorithm = forcedAlgorithm(dataset.env);
+  const rows: ComparedRow[] = measuredRows(dataset).map((row) => {
+    const result = simulateCollective(system, { bytes: row.bytes, dtype: 'fp32', algorithm });
+    const errorPct = (100 * (result.busbwGBps - row.busbwGBps)) / row.busbwGBps;
+    return { ...row, simulatedBusbwGBps: result.busbwGBps, errorPct, algorithm: result.algorithm, protocol: result.protocol };
+  });
+  const largeMedianPct = median(rows.filter((r) => r.bytes >= LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));
+  const smallMedianPct = median(rows.filter((r) => r.bytes < LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));
+  const pass = (largeMedianPct === undefined || largeMedianPct <= LARGE_BOUND_PCT) && (smallMedianPct === undefined || smallMedianPct <= SMALL_BOUND_PCT);
+  return { rows, largeMedianPct, smallMedianPct, pass, suspect: dataset.suspect === true, algorithm };
+}
