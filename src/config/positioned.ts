@@ -91,6 +91,10 @@ function findExcessiveNesting(text: string, lineCounter: LineCounter): ConfigIss
     const prefix = /^[ \t-]*/.exec(text.slice(start, start + blockLimit + 1))?.[0] ?? '';
     if (prefix.length > blockLimit) return tooDeep(start);
   }
+  // Fewer brackets than the limit cannot nest past it, which spares ordinary files the lexing pass.
+  let brackets = 0;
+  for (let i = 0; i < text.length && brackets <= MAX_CONFIG_DEPTH; i++) if (text[i] === '[' || text[i] === '{') brackets++;
+  if (brackets <= MAX_CONFIG_DEPTH) return undefined;
   let depth = 0;
   let offset = 0;
   for (const token of new Lexer().lex(text)) {
