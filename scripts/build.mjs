@@ -25,6 +25,12 @@ mkdirSync('dist', { recursive: true });
 for (const wasm of ['node_modules/web-tree-sitter/tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
   if (existsSync(wasm)) copyFileSync(wasm, join('dist', wasm.split('/').pop()));
 }
+// The codicon font and stylesheet ship in dist/ too: webviews may load only from media/ and dist/.
+mkdirSync('dist/codicons', { recursive: true });
+for (const file of ['codicon.css', 'codicon.ttf']) {
+  const from = join('node_modules/@vscode/codicons/dist', file);
+  if (existsSync(from)) copyFileSync(from, join('dist/codicons', file));
+}
 
 const present = targets.filter((t) => (t.entryPoints[0].in ?? t.entryPoints[0]) && existsSync(t.entryPoints[0].in ?? t.entryPoints[0]));
 if (watch) {

@@ -1,0 +1,21 @@
+// Loads the analysis layer and its tree-sitter parser on first use, from the .wasm files shipped in dist/, so
+// that activation stays fast and files that are never Python never pay for the parser.
+import * as vscode from 'vscode';
+import type { AnalysisResult } from '../analysis/types';
+
+export interface PythonAnalyzer {
+  analyze(text: string, worldSize?: number): AnalysisResult;
+}
+
+export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnalyzer> {
+  const dist = vscode.Uri.joinPath(extensionUri, 'dist');
+  const { Parser, Language } = await import('web-tree-sitter');
+  await Parser.init({ locateFile: () => vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath });
+  const language = await Language.load(vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
+  const parser = new Parser();
+  parser.setLanguage(language);
+  const analysis = await import('../analysis/index');
+  return {
+    analyze: (text, worldSize) => analysis.analyzePython(parser, text, { worldSize }),
+  };
+}

@@ -1,0 +1,125 @@
+// Live diagnostics for Python files: each edit schedules a debounced analysis (tree-sitter, loaded on first
+// use), whose findings become diagnostics with severity overrides, rule links and quick fixes. Untrusted
+// workspaces get them too: the analysis only reads text.
+import * as vscode from 'vscode';
+import type { Ctx } from './context';
+import type { FindingsStore } from './findings-store';
+import { KeyedDebouncer } from './glue/debounce';
+import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
+import { loadAnalyzer, type PythonAnalyzer } from './analysis-host';
+
+const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSeverity>> = {
+  error: vscode.DiagnosticSeverity.Error,
+  warning: vscode.DiagnosticSeverity.Warning,
+  information: vscode.DiagnosticSeverity.Information,
+  hint: vscode.DiagnosticSeverity.Hint,
+};
+
+const toRange = (r: RangeData) => new vscode.Range(r.startLine, r.startCharacter, r.endLine, r.endCharacter);
+
+export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Disposable {
+  static readonly metadata: vscode.CodeActionProviderMetadata = { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] };
+  readonly collection = vscode.languages.createDiagnosticCollection('collective-profiler');
+  private readonly debouncer = new KeyedDebouncer();
+  private readonly mapped = new Map<string, DiagnosticData[]>();
+  private analyzer: Promise<PythonAnalyzer> | undefined;
+
+  constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
+    ctx.push(
+      this.collection,
+      vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d, 0)),
+      vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document, this.ctx.settings.diagnostics.debounceMs)),
+      vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)),
+      ctx.onDidChangeSettings(() => this.reanalyseOpen()),
+      ctx.onDidChangeSystem(() => this.reanalyseOpen()),
+    );
+    this.reanalyseOpen();
+  }
+
+  /** Loads tree-sitter and the grammar once, when the first Python file needs them. */
+  private getAnalyzer(): Promise<PythonAnalyzer> {
+    this.analyzer ??= loadAnalyzer(this.ctx.extensionUri).catch((error) => {
+      this.analyzer = undefined;
+      throw error;
+    });
+    return this.analyzer;
+  }
+
+  private schedule(document: vscode.TextDocument, delayMs: number): void {
+    if (document.languageId !== 'python' || document.uri.scheme === 'output') return;
+    this.debouncer.schedule(document.uri.toString(), delayMs, () => { void this.analyse(document); });
+  }
+
+  private reanalyseOpen(): void {
+    for (const document of vscode.workspace.textDocuments) this.schedule(document, 0);
+  }
+
+  private forget(uri: vscode.Uri): void {
+    this.debouncer.cancel(uri.toString());
+    this.collection.delete(uri);
+    this.mapped.delete(uri.toString());
+    this.findings.delete(uri);
+  }
+
+  /** Analyses one document and publishes its diagnostics; a document edited meanwhile is analysed again later. */
+  async analyse(document: vscode.TextDocument): Promise<readonly vscode.Diagnostic[]> {
+    const settings = this.ctx.settings.diagnostics;
+    if (!settings.enabled) {
+      this.forget(document.uri);
+      return [];
+    }
+    const version = document.version;
+    const started = Date.now();
+    const analyzer = await this.getAnalyzer();
+    const result = analyzer.analyze(document.getText(), await this.worldSize());
+    if (document.isClosed || document.version !== version) return [];
+    for (const note of result.notes) this.ctx.log.debug(`${vscode.workspace.asRelativePath(document.uri)}: ${note}`);
+    const data = findingsToDiagnostics(result.findings, settings.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
+    const diagnostics = data.map((d) => this.toDiagnostic(d));
+    this.findings.set(document.uri, result.findings);
+    this.mapped.set(document.uri.toString(), data);
+    this.collection.set(document.uri, diagnostics);
+    this.ctx.log.trace(`Analysed ${vscode.workspace.asRelativePath(document.uri)} in ${Date.now() - started} ms: ${diagnostics.length} findings`);
+    return diagnostics;
+  }
+
+  /** Analyses text that is not open in an editor (the workspace check); publishes nothing. */
+  async analyseText(text: string): Promise<{ data: DiagnosticData[]; diagnostics: vscode.Diagnostic[] }> {
+    const analyzer = await this.getAnalyzer();
+    const result = analyzer.analyze(text, await this.worldSize());
+    const data = findingsToDiagnostics(result.findings, this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
+    return { data, diagnostics: data.map((d) => this.toDiagnostic(d)) };
+  }
+
+  private async worldSize(): Promise<number | undefined> {
+    // Messages name the selected system's rank count; the analysis itself does not depend on it.
+    const { selectedSystem } = await import('./system');
+    const selected = await selectedSystem(this.ctx);
+    return selected.ok ? selected.system.ranks : undefined;
+  }
+
+  private toDiagnostic(d: DiagnosticData): vscode.Diagnostic {
+    const diagnostic = new vscode.Diagnostic(toRange(d.range), d.message, SEVERITY[d.severity]);
+    diagnostic.source = d.source;
+    diagnostic.code = { value: d.code.value, target: vscode.Uri.parse(d.code.target) };
+    return diagnostic;
+  }
+
+  provideCodeActions(document: vscode.TextDocument, range: vscode.Range | vscode.Selection): vscode.CodeAction[] {
+    const data = this.mapped.get(document.uri.toString()) ?? [];
+    const findings = this.findings.get(document.uri);
+    const at = { startLine: range.start.line, startCharacter: range.start.character, endLine: range.end.line, endCharacter: range.end.character };
+    return quickFixesAt(findings, data, at).map((action) => {
+      const fix = new vscode.CodeAction(action.title, vscode.CodeActionKind.QuickFix);
+      fix.isPreferred = action.preferred;
+      fix.edit = new vscode.WorkspaceEdit();
+      for (const e of action.edits) fix.edit.replace(document.uri, toRange(e.range), e.newText);
+      fix.diagnostics = (this.collection.get(document.uri) ?? []).filter((d) => typeof d.code === 'object' && d.code.value === action.diagnostic.code.value && d.range.isEqual(toRange(action.diagnostic.range)));
+      return fix;
+    });
+  }
+
+  dispose(): void {
+    this.debouncer.dispose();
+  }
+}

@@ -1,0 +1,69 @@
+// Chart data from the training-step model: phase breakdown per bucket collective, the bucket-size sweep, and the
+// gradient-scaling check's loss curves. Pure.
+import {
+  confirmFinding, runScalingCheck,
+  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult, type TrainingSweep,
+} from '../../engine/index';
+import type { BucketSweepRow, PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
+
+const MiB = 1024 * 1024;
+
+/** One row per collective of the step (the first micro-step's, to keep the chart readable), in issue order. */
+export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow[] {
+  const first = step.collectives.filter((c) => c.microStep === step.collectives[0]?.microStep);
+  return first.slice(0, maxRows).map((c) => ({
+    label: c.label, bytes: c.bytes, exchangeUs: c.phases.exchange, reduceUs: c.phases.reduce, broadcastUs: c.phases.broadcast,
+  }));
+}
+
+/** The sweep's points as chart rows, bucket_cap_mb converted to bytes as DDP does (MiB), the best one marked. */
+export function bucketSweepRows(sweep: TrainingSweep): BucketSweepRow[] {
+  return sweep.points.map((p) => ({
+    bucketBytes: Math.round(p.value * MiB), stepTimeUs: p.stepTimeUs, exposedCommUs: p.exposedCommUs, recommended: p.value === sweep.best,
+  }));
+}
+
+/** Non-finite losses (a diverged run) become NaN, which the chart draws as a gap and JSON carries as null. */
+const finiteOrNaN = (values: readonly number[]) => values.map((v) => (Number.isFinite(v) ? v : Number.NaN));
+
+const SERIES_KIND: Readonly<Record<ScalingReduceOp, 'sum' | 'avg' | 'other'>> = {
+  sum: 'sum', avg: 'avg', 'premul-sum': 'avg', 'sum-then-divide': 'other', 'avg-then-divide': 'other',
+};
+
+/** What the scaling chart runs: a finding's pattern, a config's reduction, or the plain sum-vs-average question. */
+export type ScalingSubject =
+  | { readonly kind: 'finding'; readonly code: string }
+  | { readonly kind: 'config'; readonly reduceOp: ReduceOp; readonly lrRule: LrRule; readonly dtype?: Dtype }
+  | { readonly kind: 'default' };
+
+/**
+ * The loss curves of the gradient-scaling check on `ranks` simulated ranks: the subject's reduction, a correct
+ * average for contrast (unless the subject is one), and the single-process large-batch reference.
+ */
+export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCheckCurves {
+  const runs: { label: string; kind: 'sum' | 'avg' | 'other'; result: ScalingCheckResult }[] = [];
+  let verdict: string;
+  if (subject.kind === 'finding' && confirmFinding(subject.code, ranks)) {
+    const confirmation = confirmFinding(subject.code, ranks)!;
+    runs.push({ label: `${subject.code}: ${confirmation.reduceOp}`, kind: SERIES_KIND[confirmation.reduceOp], result: confirmation.check });
+    verdict = confirmation.summary;
+  } else if (subject.kind === 'config') {
+    const reduceOp: ScalingReduceOp = subject.reduceOp === 'premulsum' ? 'premul-sum' : subject.reduceOp;
+    const result = runScalingCheck({ ranks, reduceOp, lrRule: subject.lrRule, dtype: subject.dtype });
+    runs.push({ label: `configured: ${reduceOp}, ${result.lrRule} LR`, kind: SERIES_KIND[reduceOp], result });
+    verdict = `The configured reduction gives an effective learning rate of ${Number(result.lrMultiplier.toPrecision(3))}× the base ` +
+      `(intended ${Number(result.intendedMultiplier.toPrecision(3))}×)${result.matchesReference ? ', matching the single-process run' : result.diverged ? ', and training diverges' : ', and the loss departs from the single-process run'}` +
+      `${result.fp16Overflow.wouldOverflow ? '; an fp16 sum before division would overflow at this world size' : ''}.`;
+  } else {
+    const sum = runScalingCheck({ ranks, reduceOp: 'sum', lrRule: 'fixed' });
+    runs.push({ label: 'sum (all_reduce SUM, no division)', kind: 'sum', result: sum });
+    verdict = `Summed gradients over ${ranks} ranks act as a ${Number(sum.lrMultiplier.toPrecision(3))}× learning rate${sum.diverged ? ' and diverge' : ''}; averaged ones match the single-process run.`;
+  }
+  if (!runs.some((r) => r.kind === 'avg')) runs.push({ label: 'average (ReduceOp.AVG)', kind: 'avg', result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }) });
+  const reference = runs[0].result.lossCurve.reference;
+  return {
+    steps: reference.map((_, i) => i),
+    series: [...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })), { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) }],
+    verdict,
+  };
+}

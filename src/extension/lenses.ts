@@ -1,0 +1,167 @@
+// Code lenses. `provideCodeLenses` only scans text (cheap, see glue/lens-sites.ts); `resolveCodeLens` runs the
+// engine on the selected system for the lenses the editor actually shows. Every kind has its own setting.
+import * as vscode from 'vscode';
+import { simulateCollective, sweepAllReduce, formatMicros, type CollectiveKind, type CollectiveResult } from '../engine/index';
+import type { Ctx } from './context';
+import { selectedSystem } from './system';
+import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
+import { bucketTitle, predictionTitle, predictionTooltip, recommendBucket } from './glue/lens-label';
+import type { FindingsStore } from './findings-store';
+import { ruleInfo } from '../analysis/rules';
+
+const MB = 1024 * 1024;
+
+class PredictionLens extends vscode.CodeLens {
+  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly site: PythonLensSite, readonly bucketBytes: number, readonly bucketFromCode: boolean) {
+    super(range);
+  }
+}
+
+class BucketLens extends vscode.CodeLens {
+  constructor(range: vscode.Range, readonly currentBytes: number) {
+    super(range);
+  }
+}
+
+class ConfigProfileLens extends vscode.CodeLens {
+  constructor(range: vscode.Range, readonly uri: vscode.Uri) {
+    super(range);
+  }
+}
+
+export class CollectiveLensProvider implements vscode.CodeLensProvider {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.changed.event;
+  /** Simulations keyed by system, kind and size, so scrolling back does not simulate again. */
+  private readonly cache = new Map<string, CollectiveResult>();
+
+  constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
+    ctx.push(
+      this.changed,
+      ctx.onDidChangeSystem(() => { this.cache.clear(); this.changed.fire(); }),
+      ctx.onDidChangeSettings(() => { this.cache.clear(); this.changed.fire(); }),
+      findings.onDidChange(() => this.changed.fire()),
+    );
+  }
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const lenses = this.ctx.settings.lenses;
+    const text = document.getText();
+    const out: vscode.CodeLens[] = [];
+    if (document.languageId === 'python') {
+      const sites = pythonLensSites(text);
+      const fileBucket = sites.find((s) => s.kind === 'bucket' && s.bucketCapMb !== undefined)?.bucketCapMb;
+      for (const site of sites) {
+        const range = new vscode.Range(site.line, site.column, site.line, site.endColumn);
+        if (site.kind === 'bucket') {
+          if (lenses.bucketRecommendation) out.push(new BucketLens(range, site.bucketCapMb !== undefined ? site.bucketCapMb * MB : this.ctx.settings.defaultBucketBytes));
+        } else if (lenses.collectives) {
+          const mb = site.bucketCapMb ?? fileBucket;
+          out.push(new PredictionLens(range, document.uri, site, mb !== undefined ? Math.round(mb * MB) : this.ctx.settings.defaultBucketBytes, mb !== undefined));
+        }
+      }
+      if (lenses.scalingWarnings) {
+        for (const finding of this.findings.get(document.uri)) {
+          const range = new vscode.Range(finding.range.startLine, 0, finding.range.startLine, 0);
+          out.push(new vscode.CodeLens(range, {
+            title: `$(warning) ${finding.code}: ${ruleInfo(finding.code).title}`,
+            tooltip: finding.message,
+            command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri, finding.range.startLine],
+          }));
+        }
+      }
+      return out;
+    }
+    if (lenses.configFiles && configFormatOf(document.fileName, text)) {
+      const top = new vscode.Range(0, 0, 0, 0);
+      out.push(new ConfigProfileLens(top, document.uri));
+      out.push(new vscode.CodeLens(top, { title: 'Sweep buckets', command: 'collectiveProfiler.sweepBucketSize', arguments: [document.uri], tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model' }));
+      out.push(new vscode.CodeLens(top, { title: 'Scaling', command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri], tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference' }));
+      return out;
+    }
+    if (lenses.measurementFiles && (document.languageId === 'nccl-tests' || document.languageId === 'nccl-log')) {
+      for (const site of measurementLensSites(document.languageId, text)) {
+        const range = new vscode.Range(site.line, 0, site.line, 0);
+        out.push(new vscode.CodeLens(range, { title: `$(cloud-download) Import${site.test ? ` ${site.test}` : ''}`, command: 'collectiveProfiler.importMeasurements', arguments: [document.uri] }));
+        out.push(new vscode.CodeLens(range, { title: 'Compare with model', command: 'collectiveProfiler.compareWithModel', arguments: [document.uri] }));
+      }
+    }
+    return out;
+  }
+
+  async resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
+    try {
+      if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
+      else if (lens instanceof BucketLens) await this.resolveBucket(lens);
+      else if (lens instanceof ConfigProfileLens) await this.resolveConfig(lens);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.ctx.log.warn(`Code lens: ${message}`);
+      lens.command = { title: '$(warning) no prediction (see the log)', tooltip: message, command: 'collectiveProfiler.showLog' };
+    }
+    return lens;
+  }
+
+  private async resolvePrediction(lens: PredictionLens): Promise<void> {
+    const selected = await selectedSystem(this.ctx);
+    if (!selected.ok) {
+      lens.command = { title: '$(warning) select a system to see predictions', tooltip: selected.error, command: 'collectiveProfiler.selectSystem' };
+      return;
+    }
+    const results = lens.site.collectives.map((kind) => this.simulate(selected.label, selected.system, kind, lens.bucketBytes));
+    const unit = lens.site.kind === 'collective' || lens.site.kind === 'jax' ? 'tensor' : lens.site.kind === 'fsdp' ? 'units' : 'buckets';
+    lens.command = {
+      title: predictionTitle(results, lens.bucketBytes, unit),
+      tooltip: predictionTooltip(selected.label, lens.bucketBytes, lens.bucketFromCode, results),
+      command: 'collectiveProfiler.profileAllReduceAtCursor', arguments: [lens.uri, lens.site.line],
+    };
+  }
+
+  private async resolveBucket(lens: BucketLens): Promise<void> {
+    const selected = await selectedSystem(this.ctx);
+    if (!selected.ok) {
+      lens.command = { title: '$(warning) select a system for a bucket recommendation', tooltip: selected.error, command: 'collectiveProfiler.selectSystem' };
+      return;
+    }
+    const rows = sweepAllReduce(selected.system, { minBytes: MB, maxBytes: 1024 * MB, factor: 2 });
+    const rec = recommendBucket(rows, lens.currentBytes);
+    lens.command = rec
+      ? { title: bucketTitle(rec), tooltip: `The smallest bucket reaching 90% of the peak AllReduce busbw on ${selected.label}: smaller buckets start communicating earlier in the backward pass, larger ones use the links better. Click for the full sweep.`, command: 'collectiveProfiler.sweepMessageSizes' }
+      : { title: 'no bucket recommendation', command: 'collectiveProfiler.showLog' };
+  }
+
+  private async resolveConfig(lens: ConfigProfileLens): Promise<void> {
+    // Profiling the step can take a moment for big models; the lens shows "Profile" and the figures on click.
+    const { loadTrainingRun } = await import('./training-run-loader');
+    const { simulateTrainingStep } = await import('../engine/index');
+    try {
+      const step = simulateTrainingStep(await loadTrainingRun(this.ctx, lens.uri));
+      lens.command = {
+        title: `$(pulse) Profile · ≈ ${formatMicros(step.stepTimeUs)}/step, ${formatMicros(step.exposedCommUs)} communication exposed on ${step.systemLabel}`,
+        command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri],
+      };
+    } catch (error) {
+      lens.command = { title: '$(pulse) Profile', tooltip: error instanceof Error ? error.message : String(error), command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri] };
+    }
+  }
+
+  private simulate(label: string, system: Parameters<typeof simulateCollective>[0], kind: CollectiveKind, bytes: number): CollectiveResult {
+    const key = `${label}|${kind}|${bytes}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const result = simulateCollective(system, { kind, bytes });
+    if (this.cache.size > 500) this.cache.clear();
+    this.cache.set(key, result);
+    return result;
+  }
+}
+
+/** Where lenses are offered: Python, the two measurement languages, and JSON/YAML configs. */
+export const LENS_SELECTOR: vscode.DocumentSelector = [
+  { language: 'python' }, { language: 'nccl-tests' }, { language: 'nccl-log' },
+  { language: 'json', pattern: '**/*.json' }, { language: 'jsonc', pattern: '**/*.json' }, { language: 'yaml' },
+];

@@ -1,0 +1,128 @@
+// Owns the three panels (timeline, charts, topology): one of each, reused and revealed, restored after a reload
+// by their serializers. Traces the user has not saved are kept in the extension's storage so that a restored
+// timeline can load them again; charts and topology carry their data in the webview state.
+import * as vscode from 'vscode';
+import { validatePanelState } from '../../protocol';
+import type { ChartsData, PanelKind, TopologyData, Trace } from './protocol-types';
+import { PANEL_TITLES, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-wiring';
+import { readTraceFile, serializeTraceFile } from '../glue/trace-file';
+import { writeFileAtomic, removeStaleTemps } from '../glue/atomic-write';
+import type { Ctx } from '../context';
+
+export class PanelManager implements vscode.Disposable {
+  private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** The webview whose trace Export Trace writes: the last one focused or filled. */
+  activeTraceView: WiredWebview | undefined;
+
+  constructor(private readonly ctx: Ctx) {
+    for (const kind of Object.keys(VIEW_TYPES) as PanelKind[]) {
+      this.disposables.push(vscode.window.registerWebviewPanelSerializer(VIEW_TYPES[kind], {
+        deserializeWebviewPanel: (panel, state) => this.restore(kind, panel, state),
+      }));
+    }
+  }
+
+  /** Shows a trace in the timeline. Unsaved traces are stored so the panel survives a window reload. */
+  async showTrace(trace: Trace, source?: { uri: string; label: string }): Promise<void> {
+    const stored = source ?? (await this.store(trace));
+    const wired = this.reveal('timeline');
+    wired.showTrace(trace, stored);
+    this.setActiveTrace(wired);
+  }
+
+  showCharts(data: ChartsData): void {
+    this.reveal('charts').post({ type: 'charts', data });
+  }
+
+  showTopology(data: TopologyData): void {
+    this.reveal('topology').post({ type: 'topology', data });
+  }
+
+  setActiveTrace(view: WiredWebview | undefined): void {
+    this.activeTraceView = view;
+    void vscode.commands.executeCommand('setContext', 'collectiveProfiler.hasTrace', Boolean(view?.trace));
+  }
+
+  private reveal(kind: PanelKind): WiredWebview {
+    const existing = this.open.get(kind);
+    if (existing) {
+      existing.panel.reveal(undefined, true);
+      return existing.wired;
+    }
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPES[kind], PANEL_TITLES[kind], { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
+      ...webviewOptions(this.ctx.extensionUri),
+      retainContextWhenHidden: kind === 'timeline',
+    });
+    return this.adopt(kind, panel);
+  }
+
+  private adopt(kind: PanelKind, panel: vscode.WebviewPanel): WiredWebview {
+    panel.iconPath = vscode.Uri.joinPath(this.ctx.extensionUri, 'media', 'icon.png');
+    const wired = new WiredWebview(this.ctx, kind, panel.webview);
+    this.open.set(kind, { panel, wired });
+    panel.onDidChangeViewState((e) => { if (e.webviewPanel.active && wired.trace) this.setActiveTrace(wired); });
+    panel.onDidDispose(() => {
+      wired.dispose();
+      this.open.delete(kind);
+      if (this.activeTraceView === wired) this.setActiveTrace(undefined);
+    });
+    return wired;
+  }
+
+  /** Restores a panel after a reload from the state its webview saved (validated: the webview is untrusted). */
+  private async restore(kind: PanelKind, panel: vscode.WebviewPanel, raw: unknown): Promise<void> {
+    const wired = this.adopt(kind, panel);
+    const state = validatePanelState(raw);
+    if (!state || state.panel !== kind) {
+      wired.post({ type: 'error', message: 'Nothing to restore: run a profile or open a trace again.' });
+      return;
+    }
+    try {
+      if (state.panel === 'timeline' && state.source) {
+        const uri = vscode.Uri.parse(state.source.uri, true);
+        if (uri.scheme !== 'file') throw new Error(`cannot reload a trace from ${uri.scheme}:`);
+        const trace = readTraceFile(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), uri.fsPath).trace;
+        wired.showTrace(trace, state.source);
+        this.setActiveTrace(wired);
+      } else if (state.panel === 'charts' && state.data) {
+        wired.post({ type: 'charts', data: state.data });
+      } else if (state.panel === 'topology' && state.data) {
+        wired.post({ type: 'topology', data: state.data });
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.ctx.log.warn(`Restoring the ${kind} panel: ${message}`);
+      wired.post({ type: 'error', message: `Could not restore this panel: ${message}` });
+    }
+  }
+
+  /** Keeps the last traces in global storage (atomically written) so restored timelines can reload them. */
+  private async store(trace: Trace): Promise<{ uri: string; label: string } | undefined> {
+    try {
+      const folder = vscode.Uri.joinPath(this.ctx.extension.globalStorageUri, 'traces');
+      await vscode.workspace.fs.createDirectory(folder);
+      await removeStaleTemps(folder.fsPath);
+      const name = `${Date.now().toString(36)}.cptrace.json`;
+      const file = vscode.Uri.joinPath(folder, name);
+      await writeFileAtomic(file.fsPath, serializeTraceFile(trace));
+      await this.pruneStore(folder, 20);
+      return { uri: file.toString(), label: trace.metadata.title };
+    } catch (error) {
+      this.ctx.log.warn(`Could not keep the trace for reloads: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  }
+
+  private async pruneStore(folder: vscode.Uri, keep: number): Promise<void> {
+    const entries = (await vscode.workspace.fs.readDirectory(folder)).map(([n]) => n).filter((n) => n.endsWith('.cptrace.json')).sort();
+    for (const name of entries.slice(0, Math.max(0, entries.length - keep))) {
+      await vscode.workspace.fs.delete(vscode.Uri.joinPath(folder, name)).then(undefined, () => undefined);
+    }
+  }
+
+  dispose(): void {
+    for (const { panel } of this.open.values()) panel.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

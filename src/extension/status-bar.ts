@@ -1,0 +1,23 @@
+// The status bar item showing the selected system ("8× H100 NVSwitch"); clicking it runs Select System.
+import * as vscode from 'vscode';
+import type { Ctx } from './context';
+import { selectedSystem } from './system';
+import { statusBarText } from './glue/system-choice';
+
+export function registerStatusBar(ctx: Ctx): vscode.StatusBarItem {
+  const item = vscode.window.createStatusBarItem('collectiveProfiler.system', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'Collective Profiler: System';
+  item.command = 'collectiveProfiler.selectSystem';
+  const update = async () => {
+    const selected = await selectedSystem(ctx);
+    item.text = statusBarText(selected.ok ? selected.label : '', ctx.settings.nodes, selected.ok);
+    item.tooltip = selected.ok
+      ? new vscode.MarkdownString(`**Collective Profiler** predicts for **${selected.label}** (${selected.system.ranks} GPUs, ${selected.source}).\n\nClick to select another system.`)
+      : `The selected system cannot be used: ${selected.error}. Click to select another.`;
+    item.backgroundColor = selected.ok ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+    item.show();
+  };
+  ctx.push(item, ctx.onDidChangeSystem(() => void update()));
+  void update();
+  return item;
+}

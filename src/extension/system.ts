@@ -1,0 +1,54 @@
+// Resolves the selected system (a preset with a node count, or a system file) into the engine's System, once
+// per settings change. A broken system file is reported with its position and the lenses say so, instead of
+// predicting for a machine the user did not choose.
+import * as vscode from 'vscode';
+import { PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
+import { loadSystemFile } from '../config/system-file';
+import { parseSystemChoice } from './glue/system-choice';
+import type { Ctx } from './context';
+
+export type SelectedSystem =
+  | { readonly ok: true; readonly spec: SystemSpec; readonly system: System; readonly label: string; readonly source: string }
+  | { readonly ok: false; readonly error: string; readonly source: string };
+
+export function presetNames(): string[] {
+  return Object.keys(PRESETS).sort();
+}
+
+/** Resolves a preset name with a node count; undefined when the name is not a preset. */
+export function resolvePreset(name: string, nodes: number): SelectedSystem | undefined {
+  const spec = presetSystem(name, { nodes });
+  if (!spec) return undefined;
+  const system = resolveSystem(spec);
+  return { ok: true, spec, system, label: system.label, source: `preset ${name}` };
+}
+
+export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
+  if (ctx.selected) return ctx.selected;
+  const { system: value, nodes } = ctx.settings;
+  const choice = parseSystemChoice(value);
+  let result: SelectedSystem;
+  try {
+    if (choice.kind === 'preset') {
+      result = resolvePreset(choice.name, nodes)
+        ?? { ok: false, error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`, source: value };
+    } else {
+      const uri = ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path) ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path) : vscode.Uri.file(choice.path);
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      const loaded = loadSystemFile(text, uri.fsPath);
+      result = { ok: true, spec: loaded.spec, system: loaded.system, label: loaded.system.label, source: uri.fsPath };
+    }
+  } catch (error) {
+    result = { ok: false, error: error instanceof Error ? error.message : String(error), source: value };
+  }
+  if (!result.ok) ctx.log.error(`System ${value}: ${result.error}`);
+  ctx.selected = result;
+  return result;
+}
+
+/** The selected system, or an error thrown with the reason (commands show it; lenses print it). */
+export async function requireSystem(ctx: Ctx): Promise<Extract<SelectedSystem, { ok: true }>> {
+  const s = await selectedSystem(ctx);
+  if (!s.ok) throw new Error(`The selected system (${s.source}) cannot be used: ${s.error}. Run "Collective Profiler: Select System".`);
+  return s;
+}
