@@ -84,8 +84,9 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
 
   const onKey = (event: KeyboardEvent): void => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target as HTMLElement | null;
-    if (target && target !== canvas && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName.startsWith('VSCODE-'))) return;
+    // Keys typed into the search box or another control are theirs, not the timeline's.
+    const target = event.target;
+    if (target instanceof HTMLElement && target !== canvas && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName.startsWith('VSCODE-'))) return;
     const scale = view.scale();
     const anchorPx = pointerX >= scale.leftPx ? pointerX : scale.leftPx + scale.widthPx / 2;
     switch (event.key.toLowerCase()) {
