@@ -2,9 +2,9 @@
 // phase) and into Measurements (fused all_reduce, reduce_scatter + all_gather, and the step-by-step algorithms).
 import { TraceBuilder, type Trace } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
-import type { NativeRunResult } from './runner';
+import type { HarnessRun } from './harness-protocol';
 
-export function nativeTrace(run: NativeRunResult, title = 'native run'): Trace {
+export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
   const world = run.env.worldSize ?? 1;
   const builder = new TraceBuilder({
     origin: 'native',
@@ -36,7 +36,7 @@ export function nativeTrace(run: NativeRunResult, title = 'native run'): Trace {
 }
 
 /** One measurement per method; the fused all_reduce first, as the number people compare with nccl-tests. */
-export function nativeMeasurements(run: NativeRunResult): Measurement[] {
+export function nativeMeasurements(run: HarnessRun): Measurement[] {
   const ranks = run.env.worldSize ?? 1;
   const methods = [...new Set(run.results.map((r) => r.kind))];
   return methods.map((method) => {

@@ -69,3 +69,22 @@ export function parseHarnessLine(line: string): HarnessLine | undefined {
     return undefined;
   }
 }
+
+/** What a run produced, whether live from the runner or read back from rank 0's saved JSON lines. */
+export interface HarnessRun {
+  readonly env: HarnessEnv;
+  readonly results: readonly HarnessResult[];
+  readonly spans: readonly HarnessSpan[];
+}
+
+/** Reads rank 0's saved output (a multi-node run's `> collective-run.jsonl`) back into a run. */
+export function parseHarnessOutput(text: string): HarnessRun | undefined {
+  const lines = text.split('\n').map(parseHarnessLine).filter((l): l is HarnessLine => l !== undefined);
+  const env = lines.find((l): l is HarnessEnv => l.type === 'env');
+  if (!env) return undefined;
+  return {
+    env,
+    results: lines.filter((l): l is HarnessResult => l.type === 'result'),
+    spans: lines.filter((l): l is HarnessSpan => l.type === 'span'),
+  };
+}

@@ -2,7 +2,7 @@
 // and guarantees that no process outlives the run: cancel and the hang watchdog kill every rank's process group.
 import type { ChildProcess } from 'node:child_process';
 import { NativeRunError, classifyFailure, tail } from './errors';
-import { parseHarnessLine, type HarnessEnv, type HarnessLine, type HarnessProgress, type HarnessResult, type HarnessSpan } from './harness-protocol';
+import { parseHarnessLine, type HarnessRun, type HarnessEnv, type HarnessLine, type HarnessProgress, type HarnessResult, type HarnessSpan } from './harness-protocol';
 import { freeLoopbackPort, killGroups, spawnGroup } from './process-tree';
 import { defaultHarnessPath } from './python';
 
@@ -27,10 +27,7 @@ export interface NativeRunOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-export interface NativeRunResult {
-  readonly env: HarnessEnv;
-  readonly results: readonly HarnessResult[];
-  readonly spans: readonly HarnessSpan[];
+export interface NativeRunResult extends HarnessRun {
   readonly pids: readonly number[];
   readonly wallMs: number;
 }

@@ -8,6 +8,8 @@ import { looksLikeNcclLog, parseNcclLogFacts } from './nccl-log';
 import { systemFromNcclLog } from './nccl-log-system';
 import { looksLikeNcclTests, parseNcclTests } from './nccl-tests';
 import { looksLikeNcclTestsJson, parseNcclTestsJson } from './nccl-tests-json';
+import { nativeMeasurements, nativeTrace } from '../convert';
+import { parseHarnessOutput } from '../harness-protocol';
 
 export * from './model';
 export { parseNcclTests } from './nccl-tests';
@@ -42,6 +44,10 @@ export function importMeasurementBytes(bytes: Uint8Array, options: ImportOptions
 export function importMeasurementText(text: string, options: ImportOptions = {}): ImportResult {
   const fileName = options.fileName;
   const body = text.replace(/^\uFEFF/, '');
+  if (/^\s*\{\s*"type"\s*:\s*"env"/.test(body)) {
+    const run = parseHarnessOutput(body);
+    if (run) return { kind: 'native', measurements: nativeMeasurements(run), trace: nativeTrace(run, fileName ?? 'native run'), warnings: [] };
+  }
   if (/^\s*(?:\{|\[\s*[{\]])/.test(body)) return importJson(body, options);
   if (looksLikeDeepSpeed(body)) return withKind('deepspeed', parseDeepSpeed(body, fileName));
   const hasTable = looksLikeNcclTests(body);

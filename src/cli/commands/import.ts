@@ -1,0 +1,97 @@
+// `import <file>`: reads nccl-tests output (text or -J JSON), an NCCL_DEBUG log, a Kineto trace (.json or
+// .json.gz), DeepSpeed comms_logger output or calibration JSON, and prints what it holds.
+import { existsSync } from 'node:fs';
+import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
+import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
+import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
+import { UsageError, parseFlags, type CliCommand } from '../command';
+import { flagValue } from '../flag-values';
+import { writeFileAtomic } from '../write-atomic';
+
+/** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
+export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
+  try {
+    return importMeasurementFile(path, gpu ? { gpu } : {});
+  } catch (error) {
+    if (error instanceof MeasurementParseError || error instanceof MeasurementFileError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function jsonRows(m: Measurement): object[] {
+  return m.rows.map((r) => ({ bytes: r.bytes, timeUs: r.timeUs, algbwGBps: r.algbwGBps, busbwGBps: r.busbwGBps, ...(r.wrong !== undefined ? { wrong: r.wrong } : {}) }));
+}
+
+/** The `--json` shape: {kind, ranks, rows, system?} for measurements, {kind, ranks, spans} for traces. */
+export function importJson(result: ImportResult): object {
+  const first = result.measurements[0];
+  const base = {
+    kind: result.kind,
+    collective: first?.collective ?? 'unknown',
+    ranks: first?.ranks ?? result.trace?.metadata.ranks ?? 0,
+    rows: first ? jsonRows(first) : [],
+    ...(result.system ? { system: result.system } : {}),
+    ...(result.measurements.length > 1 ? { measurements: result.measurements.map((m) => ({ collective: m.collective, ranks: m.ranks, rows: jsonRows(m) })) } : {}),
+    meta: first?.meta ?? {},
+    warnings: result.warnings,
+  };
+  if (!result.trace) return base;
+  const spans = result.trace.spans.map((s) => ({ rank: s.rank, phase: s.phase, name: s.name, bytes: s.bytes, startUs: s.startUs, endUs: s.endUs, ...(s.args ? { args: s.args } : {}) }));
+  return { ...base, spans };
+}
+
+function summary(result: ImportResult, path: string): string {
+  const out = [`${path}: ${result.kind}`];
+  for (const m of result.measurements) {
+    out.push(`  ${m.collective} on ${m.ranks} ranks: ${m.rows.length} sizes${m.meta.ncclVersion ? `, NCCL ${String(m.meta.ncclVersion)}` : ''}`);
+    for (const r of m.rows) {
+      const wrong = r.wrong ? `  #wrong ${r.wrong}` : '';
+      out.push(`    ${formatBytes(r.bytes).padStart(10)}  ${formatMicros(r.timeUs).padStart(10)}  algbw ${r.algbwGBps.toFixed(2).padStart(8)} GB/s  busbw ${r.busbwGBps.toFixed(2).padStart(8)} GB/s${wrong}`);
+    }
+  }
+  if (result.trace) out.push(`  trace: ${result.trace.spans.length} spans on ${result.trace.lanes.length} lanes`);
+  if (result.system) out.push(`  system: ${JSON.stringify(result.system)}`);
+  for (const w of result.warnings) out.push(`  warning: ${w}`);
+  return out.join('\n');
+}
+
+export const importCommand: CliCommand = {
+  name: 'import',
+  summary: 'Import nccl-tests output, NCCL_DEBUG logs, Kineto traces, DeepSpeed comms logs or calibration JSON',
+  usage: [
+    'Usage: collective-profiler import <file> [--json] [--trace out.json] [--gpu NAME] [--write-system file [--force]]',
+    '',
+    'Reads nccl-tests stdout or its -J JSON, NCCL_DEBUG=INFO logs, PyTorch profiler traces (.json, .json.gz),',
+    'DeepSpeed comms_logger output and calibration JSON.',
+    '',
+    'Options:',
+    '  --json                 Print {kind, ranks, rows: [{bytes, timeUs, algbwGBps, busbwGBps}], system?} (traces add spans)',
+    '  --trace <file>         Write the trace (Kineto files) as Chrome Trace Event JSON for Perfetto',
+    '  --gpu <name>           GPU model for NCCL logs that do not name theirs (catalogue name, e.g. H100-SXM)',
+    '  --write-system <file>  Write the system file derived from an NCCL log',
+    '  --force                Overwrite existing output files',
+  ].join('\n'),
+  async run(args, io) {
+    const { flags, positional } = parseFlags(args, { values: ['trace', 'gpu', 'write-system'], switches: ['json', 'force'] });
+    if (positional.length !== 1) throw new UsageError('import takes exactly one file');
+    const path = positional[0];
+    const result = loadMeasurementFile(path, flagValue(flags, 'gpu'));
+    const force = flags.has('force');
+    const writeOut = (file: string, text: string): void => {
+      if (existsSync(file) && !force) throw new UsageError(`${file} exists; pass --force to overwrite it`);
+      writeFileAtomic(file, text);
+    };
+    const tracePath = flagValue(flags, 'trace');
+    if (tracePath) {
+      if (!result.trace) throw new UsageError(`${path} is a ${result.kind} file and has no per-rank timing to write as a trace`);
+      writeOut(tracePath, JSON.stringify(traceToChromeJson(result.trace)));
+    }
+    const systemPath = flagValue(flags, 'write-system');
+    if (systemPath) {
+      if (!result.system) throw new UsageError(`${path} does not describe a system (only NCCL logs and calibration JSON do)`);
+      writeOut(systemPath, `${JSON.stringify(result.system, null, 2)}\n`);
+    }
+    io.stdout(flags.has('json') ? JSON.stringify(importJson(result), null, 2) : summary(result, path));
+    return 0;
+  },
+};

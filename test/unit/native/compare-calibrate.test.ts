@@ -1,0 +1,83 @@
+// "Is my bandwidth normal?" on the published calibration datasets: compare flags the suspect run's sizes
+// ≥ 1 MiB and none of the healthy runs' sizes ≥ 1 MiB; calibrate then sweep halves the unfitted median error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { CliIo } from '../../../src/cli/command';
+import { compareCommand } from '../../../src/cli/commands/compare';
+import { calibrateCommand } from '../../../src/cli/commands/calibrate';
+import { sweepCommand } from '../../../src/cli/commands/sweep';
+import { medianRelativeError } from '../../../src/native/compare';
+
+const CALIBRATION = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'calibration', 'nccl-tests');
+const skip = existsSync(CALIBRATION) ? false : `../shared/calibration is absent (${CALIBRATION})`;
+const MiB = 1 << 20;
+
+async function cli(command: { run(args: readonly string[], io: CliIo): Promise<number> }, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await command.run(args, { stdout: (t) => (out += t), stderr: (t) => (err += t) });
+  return { code, out, err };
+}
+
+interface CompareJson {
+  rows: { bytes: number; measuredBusbwGBps: number; expectedBusbwGBps: number; ratio: number; flagged: boolean; measuredTimeUs: number }[];
+  flagged: number;
+}
+
+const datasets = skip ? [] : readdirSync(CALIBRATION).filter((f) => f.endsWith('.json'));
+
+test('compare flags every size >= 1 MiB of the suspect run', { skip }, async () => {
+  const suspect = datasets.find((f) => f.includes('suspect'))!;
+  const { code, out } = await cli(compareCommand, [join(CALIBRATION, suspect), '--json']);
+  const result = JSON.parse(out) as CompareJson;
+  assert.equal(code, 1, 'flagged sizes are findings (exit 1)');
+  const large = result.rows.filter((r) => r.bytes >= MiB);
+  assert.ok(large.length >= 10);
+  const missed = large.filter((r) => !r.flagged).map((r) => `${r.bytes} B at ${r.ratio.toFixed(2)}`);
+  assert.deepEqual(missed, [], 'suspect sizes the model did not flag');
+});
+
+for (const file of datasets.filter((f) => !f.includes('suspect'))) {
+  test(`compare flags no size >= 1 MiB of the healthy run ${file}`, { skip }, async () => {
+    const { out } = await cli(compareCommand, [join(CALIBRATION, file), '--json']);
+    const result = JSON.parse(out) as CompareJson;
+    const large = result.rows.filter((r) => r.bytes >= MiB);
+    assert.ok(large.length > 0);
+    const flagged = large.filter((r) => r.flagged).map((r) => `${r.bytes} B at ${r.ratio.toFixed(2)}`);
+    assert.deepEqual(flagged, [], 'healthy sizes flagged as slow');
+    // The ratio comes from times; it agrees with the printed busbw up to nccl-tests' two-decimal rounding.
+    for (const r of large) assert.ok(Math.abs(r.ratio / (r.measuredBusbwGBps / r.expectedBusbwGBps) - 1) < 0.05, `${r.bytes} B`);
+  });
+}
+
+test('calibrate, then sweep on the fitted system, halves the median error (or reaches 5 %)', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-calibrate-'));
+  try {
+    const measured = join(CALIBRATION, 'a100-8gpu-nvswitch-1node-azure-ndv4.json');
+    const fitted = join(dir, 'fitted.json');
+    const cal = await cli(calibrateCommand, [measured, '--system', 'dgx-a100', '--out', fitted, '--json']);
+    assert.equal(cal.code, 0, cal.err);
+    const report = JSON.parse(cal.out) as { medianErrorBefore: number; medianErrorAfter: number };
+    // The fitted file exists and is not overwritten without --force.
+    await assert.rejects(cli(calibrateCommand, [measured, '--system', 'dgx-a100', '--out', fitted]), /exists; pass --force/);
+
+    const { out: compareOut } = await cli(compareCommand, [measured, '--system', 'dgx-a100', '--json']);
+    const unfitted = JSON.parse(compareOut) as CompareJson;
+    const sweepRows = async (system: string): Promise<Map<number, number>> => {
+      const { code, out, err } = await cli(sweepCommand, ['--system', system, '--min-bytes', '1024', '--max-bytes', '8G', '--json']);
+      assert.equal(code, 0, err);
+      return new Map((JSON.parse(out) as { bytes: number; timeUs: number }[]).map((r) => [r.bytes, r.timeUs]));
+    };
+    const errorOf = (sweep: Map<number, number>): number =>
+      medianRelativeError(unfitted.rows.map((r) => ({ measuredTimeUs: r.measuredTimeUs, expectedTimeUs: sweep.get(r.bytes)! })));
+    const before = errorOf(await sweepRows('dgx-a100'));
+    const after = errorOf(await sweepRows(fitted));
+    assert.ok(Math.abs(before - report.medianErrorBefore) < 1e-9, 'sweep and calibrate agree on the unfitted error');
+    assert.ok(after <= before / 2 || after <= 0.05, `median error ${before.toFixed(3)} -> ${after.toFixed(3)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
