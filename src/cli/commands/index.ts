@@ -6,7 +6,5 @@ import { sweepCommand } from './sweep';
 import { importCommand } from './import';
 import { compareCommand } from './compare';
 import { calibrateCommand } from './calibrate';
-import { checkCommand } from './check';
-import { validateCommand } from './validate';
 
-export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, importCommand, compareCommand, calibrateCommand, validateCommand];
+export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, importCommand, compareCommand, calibrateCommand];
