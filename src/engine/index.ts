@@ -24,3 +24,7 @@ export { resolveSystem } from './topology/resolve';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
 export { simulateCollective, sweepAllReduce, type SimulateOptions, type SweepOptions } from './simulate';
 export { traceToChromeJson, type ChromeTrace } from './trace/chrome';
+// The training-step model: buckets, the step schedule, its trace, what-ifs and sweeps.
+export * from './training/index';
+export { compareDataset, measuredRows, forcedAlgorithm, LARGE_BOUND_PCT, SMALL_BOUND_PCT, LARGE_MESSAGE_BYTES, type DatasetComparison, type ComparedRow } from './calibration';
+export { systemFromDescription, gpuFromText } from './calibration-system';

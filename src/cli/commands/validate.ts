@@ -1,0 +1,114 @@
+// `validate`: sweeps every published all_reduce_perf run in the calibration folder on a system file describing its
+// hardware and prints, per dataset, the median absolute busbw error for messages ≥ 1 MiB and < 1 MiB.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import {
+  compareDataset, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
+} from '../../engine/index';
+import { ConfigError } from '../../config/positioned';
+import { parseSystemFile } from '../../config/system-file';
+import { UsageError, parseFlags, type CliCommand } from '../command';
+
+export interface ValidationRow {
+  readonly dataset: string;
+  readonly systemSource: string;
+  readonly label: string;
+  readonly ranks: number;
+  readonly comparison: DatasetComparison;
+}
+
+function defaultCalibrationDir(): string {
+  for (const candidate of ['../shared/calibration', 'shared/calibration', 'calibration']) {
+    if (existsSync(join(candidate, 'nccl-tests'))) return candidate;
+  }
+  return '../shared/calibration';
+}
+
+function datasetFiles(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--calibration-dir '${dir}' is not a folder`);
+  const inner = join(dir, 'nccl-tests');
+  const folder = existsSync(inner) && statSync(inner).isDirectory() ? inner : dir;
+  const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort().map((f) => join(folder, f));
+  if (files.length === 0) throw new UsageError(`no dataset (*.json) in '${folder}'`);
+  return files;
+}
+
+/** The hand-written system file for a dataset, or one read from the dataset's own hardware description. */
+function systemFor(datasetPath: string, dataset: Record<string, unknown>, systemsDir: string): { spec: SystemSpec; source: string } {
+  const path = join(systemsDir, basename(datasetPath));
+  if (existsSync(path)) {
+    try {
+      return { spec: parseSystemFile(readFileSync(path, 'utf8'), path), source: path };
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(error.toString());
+      throw error;
+    }
+  }
+  const derived = systemFromDescription(dataset);
+  if (!derived) throw new UsageError(`${basename(datasetPath)}: no system file at ${path}, and its description names no known GPU`);
+  return { spec: derived, source: 'derived from the dataset description' };
+}
+
+export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
+  return datasetFiles(calibrationDir).map((file) => {
+    let dataset: Record<string, unknown>;
+    try {
+      dataset = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`${file}: not valid JSON (${(error as Error).message})`);
+    }
+    const { spec, source } = systemFor(file, dataset, systemsDir);
+    const system = resolveSystem(spec);
+    return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
+  });
+}
+
+const pct = (value: number | undefined): string => (value === undefined ? '—' : `${value.toFixed(1)}%`);
+
+export function formatValidation(rows: readonly ValidationRow[]): string {
+  const width = Math.max(...rows.map((r) => r.dataset.length), 7);
+  const lines = [
+    `Median |busbw error| per dataset (pass: ≤ ${LARGE_BOUND_PCT}% for sizes ≥ 1 MiB, ≤ ${SMALL_BOUND_PCT}% below)`,
+    `${'dataset'.padEnd(width)}  ${'ranks'.padStart(5)}  ${'≥1MiB'.padStart(7)}  ${'<1MiB'.padStart(7)}  verdict`,
+  ];
+  for (const row of rows) {
+    const c = row.comparison;
+    const verdict = c.suspect ? 'suspect (not judged)' : c.pass ? 'PASS' : 'FAIL';
+    lines.push(`${row.dataset.padEnd(width)}  ${String(row.ranks).padStart(5)}  ${pct(c.largeMedianPct).padStart(7)}  ${pct(c.smallMedianPct).padStart(7)}  ${verdict}`);
+  }
+  const judged = rows.filter((r) => !r.comparison.suspect);
+  lines.push(`${judged.filter((r) => r.comparison.pass).length}/${judged.length} judged datasets pass`);
+  return lines.join('\n');
+}
+
+export const validateCommand: CliCommand = {
+  name: 'validate',
+  summary: 'Compare simulated sweeps with published nccl-tests runs and print the busbw error per dataset',
+  usage: [
+    'Usage: collective-profiler validate [--calibration-dir DIR] [--systems-dir DIR] [--json]',
+    '',
+    'Sweeps the sizes of every dataset in DIR/nccl-tests (default ../shared/calibration) on its system file',
+    '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
+    'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
+    `< 1 MiB. A dataset passes at ≤ ${LARGE_BOUND_PCT}% and ≤ ${SMALL_BOUND_PCT}%; suspect datasets are listed but not judged.`,
+    'Exit code 1 when a judged dataset fails.',
+  ].join('\n'),
+  async run(args, io) {
+    const { flags, positional } = parseFlags(args, { values: ['calibration-dir', 'systems-dir'], switches: ['json'] });
+    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+    const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
+    const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
+    const rows = validateAll(calibrationDir, systemsDir);
+    if (flags.has('json')) {
+      io.stdout(JSON.stringify(rows.map((r) => ({
+        dataset: r.dataset, system: r.label, systemSource: r.systemSource, ranks: r.ranks, algorithm: r.comparison.algorithm,
+        largeMedianPct: r.comparison.largeMedianPct ?? null, smallMedianPct: r.comparison.smallMedianPct ?? null,
+        suspect: r.comparison.suspect, pass: r.comparison.pass,
+        rows: r.comparison.rows.map((x) => ({ bytes: x.bytes, measuredBusbwGBps: x.busbwGBps, simulatedBusbwGBps: x.simulatedBusbwGBps, errorPct: x.errorPct, algorithm: x.algorithm, protocol: x.protocol })),
+      })), null, 2));
+    } else {
+      io.stdout(formatValidation(rows));
+    }
+    return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
+  },
+};

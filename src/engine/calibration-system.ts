@@ -1,0 +1,63 @@
+// Reads the hardware a published nccl-tests run describes (its gpu, interconnect and nic fields) into a SystemSpec.
+// `validate` uses it for datasets that have no hand-written system file, and a test checks that it agrees with
+// the hand-written ones. Only description text is read, never the measured rows.
+import type { SystemSpec } from './topology/spec';
+
+export interface DatasetDescription {
+  readonly gpu?: unknown;
+  readonly gpus_per_node?: unknown;
+  readonly nodes?: unknown;
+  readonly interconnect?: unknown;
+  readonly nic?: unknown;
+  readonly description?: unknown;
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : '');
+
+/** Catalogue name for a free-text GPU description ("A100 SXM4 80GB", "GeForce RTX 4090 24GB"). */
+export function gpuFromText(raw: string): string | undefined {
+  const t = raw.toLowerCase();
+  const pcie = /pcie/.test(t);
+  if (/gb200/.test(t)) return 'GB200';
+  if (/\bb200\b/.test(t)) return 'B200';
+  if (/h200/.test(t)) return 'H200';
+  if (/h100/.test(t)) return pcie ? 'H100-PCIe' : 'H100-SXM';
+  if (/a100/.test(t)) return pcie ? 'A100-PCIe' : 'A100-SXM';
+  if (/v100/.test(t)) return 'V100-SXM';
+  if (/l40s/.test(t)) return 'L40S';
+  if (/4090/.test(t)) return 'RTX4090';
+  if (/3090/.test(t)) return 'RTX3090';
+  if (/\ba10\b/.test(t)) return 'A10';
+  return undefined;
+}
+
+export function systemFromDescription(dataset: DatasetDescription): SystemSpec | undefined {
+  const gpu = gpuFromText(text(dataset.gpu));
+  const gpusPerNode = typeof dataset.gpus_per_node === 'number' ? dataset.gpus_per_node : undefined;
+  const nodes = typeof dataset.nodes === 'number' ? dataset.nodes : 1;
+  if (!gpu || !gpusPerNode) return undefined;
+  const wiring = `${text(dataset.interconnect)} ${text(dataset.description)}`;
+  let intraNode: SystemSpec['intraNode'];
+  if (/bridge/.test(wiring)) intraNode = 'nvlink-bridge';
+  else if (/cube.?mesh|hybrid mesh/.test(wiring)) intraNode = 'nvlink-mesh';
+  else if (/nvswitch|nvlink switch/.test(wiring)) intraNode = 'nvswitch';
+  else if (/nvlink/.test(wiring) && !/no nvlink/.test(wiring)) intraNode = gpusPerNode > 4 || /sxm|gb200|b200|h200/i.test(gpu) ? 'nvswitch' : 'nvlink-bridge';
+  else intraNode = 'pcie';
+  const spec: { -readonly [K in keyof SystemSpec]: SystemSpec[K] } = { gpu, nodes, gpusPerNode, intraNode };
+  const gen = /pcie\s*(?:gen\s*)?([3-6])(?:\.0)?\b|gen\s*([3-6])\b/.exec(wiring);
+  if (gen) spec.pcieGen = Number(gen[1] ?? gen[2]) as 3 | 4 | 5 | 6;
+  if (intraNode === 'pcie') {
+    if (/p2p (?:is )?disabled|no p2p|without p2p|p2p off/.test(wiring)) spec.p2p = false;
+    const sockets = /(\d+)\s*(?:x|×)?\s*(?:amd|intel|sockets?|cpus?)\b|(\d+)\s*sockets/.exec(wiring);
+    const count = sockets ? Number(sockets[1] ?? sockets[2]) : 1;
+    if (count > 1 && gpusPerNode % count === 0) spec.gpusPerSocket = gpusPerNode / count;
+  }
+  if (nodes > 1) {
+    const nicText = text(dataset.nic);
+    const speed = /(\d+)\s*gb\/?s|(\d+)\s*gbps|(\d+)g\b/.exec(nicText);
+    const count = /(\d+)\s*x\s/.exec(nicText);
+    const gbps = speed ? Number(speed[1] ?? speed[2] ?? speed[3]) : 100;
+    spec.nic = { gbps, perNode: count ? Number(count[1]) : gpusPerNode };
+  }
+  return spec;
+}
