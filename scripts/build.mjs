@@ -6,6 +6,9 @@ import { join } from 'node:path';
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning' };
+// web-tree-sitter's ESM build reads import.meta.url, which a cjs bundle does not have; the node bundles use its
+// cjs build instead (the same code, with __filename).
+const nodeAliases = { alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } };
 
 // Every folder under webview/ with a main.ts is one panel bundle.
 const webviewEntries = readdirSync('webview', { withFileTypes: true })
@@ -13,8 +16,8 @@ const webviewEntries = readdirSync('webview', { withFileTypes: true })
   .map((d) => ({ in: join('webview', d.name, 'main.ts'), out: d.name }));
 
 const targets = [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
 ];
 if (webviewEntries.length > 0) {
   targets.push({ ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm', target: 'es2022' });

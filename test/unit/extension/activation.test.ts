@@ -1,0 +1,93 @@
+// Loads the real bundle (dist/extension.js) against a stand-in `vscode` module and checks what activation
+// registers, that code lenses resolve to engine predictions, and that a Python file gets its diagnostics through
+// the shipped tree-sitter wasm. The real-VS-Code checks live in test/integration and the e2e suite.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import Module from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as fake from './fixtures/fake-vscode';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const BUNDLE = join(ROOT, 'dist', 'extension.js');
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const built = existsSync(BUNDLE) && existsSync(join(ROOT, 'dist', 'tree-sitter-python.wasm'));
+
+let activateMs = 0;
+before(() => {
+  if (!built) return;
+  // Route require('vscode') from the bundle to the stand-in.
+  const resolve = (Module as unknown as { _resolveFilename: (r: string, ...rest: unknown[]) => string })._resolveFilename;
+  (Module as unknown as { _resolveFilename: typeof resolve })._resolveFilename = function (request: string, ...rest: unknown[]) {
+    return request === 'vscode' ? join(import.meta.dirname, 'fixtures', 'fake-vscode.ts') : resolve.call(this, request, ...rest);
+  };
+  const extension = Module.createRequire(BUNDLE)(BUNDLE) as { activate(c: unknown): unknown };
+  const started = performance.now();
+  extension.activate({ extensionUri: fake.Uri.file(ROOT), globalStorageUri: fake.Uri.file(join(ROOT, 'out', 'storage')), subscriptions: [] });
+  activateMs = performance.now() - started;
+});
+
+const skip = built ? false : 'needs `npm run build` (dist/extension.js and the wasm files)';
+
+test('activation registers every contributed command, the serializers, the trace editor and one lens provider', { skip }, () => {
+  const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
+  assert.deepEqual([...fake.recorded.commands.keys()].sort(), contributed);
+  assert.deepEqual(fake.recorded.serializers.sort(), ['collectiveProfiler.charts', 'collectiveProfiler.timeline', 'collectiveProfiler.topology']);
+  assert.deepEqual(fake.recorded.customEditors, ['collectiveProfiler.traceEditor']);
+  assert.equal(fake.recorded.lensProviders.length, 1);
+  assert.ok(fake.recorded.logs.some((l) => /^info Collective Profiler activated in \d+ ms/.test(l)));
+  console.log(`activate() took ${activateMs.toFixed(1)} ms`);
+});
+
+test('the status bar names the selected system', { skip }, async () => {
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(fake.recorded.statusBar.text, '$(server) 8× H100 NVSwitch');
+});
+
+const TRAIN = `import torch
+import torch.distributed as dist
+
+def train(model, loader, opt):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
+        opt.step()
+`;
+
+test('Python code lenses resolve to a prediction on the selected system', { skip }, async () => {
+  const provider = fake.recorded.lensProviders[0];
+  const doc = fake.document('/w/train.py', 'python', TRAIN);
+  const lenses = provider.provideCodeLenses(doc);
+  const prediction = lenses.find((l) => l.range.start.line === 8 && !l.command);
+  assert.ok(prediction, 'an unresolved lens on the all_reduce line');
+  const resolved = await provider.resolveCodeLens!(prediction);
+  assert.match(resolved.command!.title, /^≈ [\d.]+ (µs|ms) · [\d.]+ GB\/s busbw · \w+\/(LL|LL128|Simple) for a 25 MB tensor$/);
+  assert.equal(resolved.command!.command, 'collectiveProfiler.profileAllReduceAtCursor');
+});
+
+test('opening a Python file publishes the sum-not-averaged diagnostic through the shipped wasm', { skip }, async () => {
+  const doc = fake.document('/w/train.py', 'python', TRAIN);
+  fake.fireOpen(doc);
+  let diagnostics: fake.Diagnostic[] | undefined;
+  for (let i = 0; i < 100 && !diagnostics?.length; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    diagnostics = fake.recorded.diagnostics.get(doc.uri.toString());
+  }
+  assert.ok(diagnostics?.length, `no diagnostics; log: ${fake.recorded.logs.filter((l) => !l.startsWith('debug')).join(' | ')}`);
+  const cp001 = diagnostics!.find((d) => (d.code as { value: string }).value === 'CP001');
+  assert.ok(cp001, JSON.stringify(diagnostics!.map((d) => d.code)));
+  assert.equal(cp001!.range.start.line, 8);
+  assert.match(String((cp001!.code as { target: fake.Uri }).target), /docs\/rules\/CP001\.md$/);
+  // And the scaling warning lens appears on that line once the findings are in.
+  const lenses = fake.recorded.lensProviders[0].provideCodeLenses(doc);
+  assert.ok(lenses.some((l) => l.command?.title.startsWith('$(warning) CP001')));
+});
+
+test('Run on This Machine refuses in an untrusted workspace and says why', { skip }, async () => {
+  fake.recorded.trusted = false;
+  await fake.commands.executeCommand('collectiveProfiler.runOnThisMachine');
+  fake.recorded.trusted = true;
+  assert.ok(fake.recorded.messages.some((m) => /^warn Run on This Machine is disabled in this untrusted workspace/.test(m)));
+});
