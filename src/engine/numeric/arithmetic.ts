@@ -6,42 +6,9 @@
 // one rounding per addition), float32 in float32, and fp8 by converting to half, adding and converting back (the
 // half step is also an innocuous double rounding, so the result is the correctly rounded fp8 sum).
 import type { Dtype, ReduceOp } from '../collective-types';
-import { FORMATS, roundToDtype, type FloatFormat } from './formats';
+import { FORMATS, roundThroughFloat32, roundToDtype, type FloatFormat } from './formats';
 
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-
-/**
- * Fast rounding of the result of one operation on values of `fmt` (or of float32 values) into `fmt`, through the
- * float32 bits. The float32 step is itself a rounding, but an innocuous one: float32 has 24 ≥ 2p + 2 significand
- * bits for every p here, so an operation's result rounded to float32 and then to `fmt` equals the result rounded
- * once. (For arbitrary float64 inputs that is not true; `roundToDtype` handles those.) The normal range rounds the
- * low 23 − m mantissa bits to nearest even with the usual add-and-mask trick; a carry moves into the exponent as it
- * should. The subnormal range uses exact arithmetic on the value.
- */
-export function roundThroughFloat32(exact: number, fmt: FloatFormat): number {
-  f32[0] = exact;
-  const bits = u32[0];
-  const magnitudeBits = bits & 0x7fffffff;
-  if (magnitudeBits >= 0x7f800000) return f32[0]; // inf or NaN, from inputs that already were
-  const negative = bits >>> 31 === 1;
-  let magnitude: number;
-  if (magnitudeBits < (fmt.minExponent + 127) << 23) {
-    const ulp = 2 ** (fmt.minExponent - fmt.mantissaBits);
-    const scaled = Math.abs(f32[0]) / ulp;
-    let integer = Math.floor(scaled);
-    const fraction = scaled - integer;
-    if (fraction > 0.5 || (fraction === 0.5 && integer % 2 === 1)) integer += 1;
-    magnitude = integer * ulp;
-  } else {
-    const shift = 23 - fmt.mantissaBits;
-    const half = (1 << (shift - 1)) - 1;
-    u32[0] = ((magnitudeBits + half + ((magnitudeBits >>> shift) & 1)) >>> shift) << shift;
-    magnitude = f32[0];
-  }
-  if (magnitude > fmt.maxFinite) return negative ? -fmt.overflowValue : fmt.overflowValue;
-  return negative ? -magnitude : magnitude;
-}
+export { roundThroughFloat32 };
 
 /**
  * What happens when a reduction result overflows. fp16, bf16 and fp32 additions return ±inf, as IEEE hardware

@@ -65,6 +65,8 @@ for (const dtype of ['fp16', 'bf16', 'fp8e4m3', 'fp8e5m2'] as Dtype[]) {
       if (!Number.isFinite(high) || Number.isNaN(high)) break;
       const mid = (low + high) / 2;
       assert.equal(roundToDtype(mid, dtype), bits % 2 === 0 ? low : high, `midpoint after ${bits.toString(16)}`);
+      assert.equal(roundToFormat(mid, fmt), bits % 2 === 0 ? low : high, `generic path, midpoint after ${bits.toString(16)}`);
+      assert.equal(roundToFormat(mid + (high - low) / 1024, fmt), high);
       assert.equal(roundToDtype(mid + (high - low) / 1024, dtype), high);
       assert.equal(roundToDtype(mid - (high - low) / 1024, dtype), low);
     }
@@ -79,7 +81,7 @@ test('the generic rounding agrees with Math.fround on float32, subnormals and ov
   }
 });
 
-test('the fast float32-bit rounding equals single rounding for sums and products of format values', () => {
+test('the fast float32-bit rounding equals the generic single rounding for sums and products of format values', () => {
   for (const dtype of ['fp8e4m3', 'fp8e5m2'] as Dtype[]) {
     for (let a = 0; a < 256; a++) {
       for (let b = 0; b < 256; b++) {
@@ -87,7 +89,7 @@ test('the fast float32-bit rounding equals single rounding for sums and products
         const y = decodeDtype(b, dtype);
         for (const exact of [x + y, x * y]) {
           const fast = roundThroughFloat32(exact, FORMATS[dtype]);
-          const slow = roundToDtype(exact, dtype);
+          const slow = roundToFormat(exact, FORMATS[dtype]);
           assert.ok(Object.is(fast, slow) || (Number.isNaN(fast) && Number.isNaN(slow)), `${dtype} ${x} ${y}`);
         }
       }
@@ -100,7 +102,7 @@ test('the fast float32-bit rounding equals single rounding for sums and products
       const y = decodeDtype(Math.floor(random() * 65536), dtype);
       for (const exact of [x + y, x * y]) {
         const fast = roundThroughFloat32(exact, FORMATS[dtype]);
-        const slow = roundToDtype(exact, dtype);
+        const slow = roundToFormat(exact, FORMATS[dtype]);
         assert.ok(Object.is(fast, slow) || (Number.isNaN(fast) && Number.isNaN(slow)), `${dtype} ${x} ${y}`);
       }
     }

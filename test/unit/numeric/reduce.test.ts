@@ -48,7 +48,7 @@ test('the order of operations matters in fp32, so the bit-for-bit test can fail'
 });
 
 test('fp16 sum over 512 ranks overflows; the pre-divided sum and NCCL avg do not', () => {
-  const base = { algorithm: 'ring' as const, ranks: 512, dtype: 'fp16' as const, elements: 4096, seed: 1, magnitude: 100 };
+  const base = { algorithm: 'ring' as const, ranks: 512, dtype: 'fp16' as const, elements: 2048, seed: 1, magnitude: 100 };
   const sum = reduceNumerically({ ...base, op: 'sum' });
   assert.ok(sum.overflow !== null && sum.overflow.count > 0, 'sum overflows');
   assert.equal(sum.overflow.inInputs, 0);
@@ -65,7 +65,7 @@ test('fp16 sum over 512 ranks overflows; the pre-divided sum and NCCL avg do not
 
 test('bf16 does not overflow where fp16 does', () => {
   for (const algorithm of ['ring', 'tree'] as Algorithm[]) {
-    const base = { algorithm, ranks: 512, elements: 2048, seed: 5, op: 'sum' as const };
+    const base = { algorithm, ranks: 512, elements: 1024, seed: 5, op: 'sum' as const };
     assert.ok(reduceNumerically({ ...base, dtype: 'fp16' }).overflow !== null);
     const bf16 = reduceNumerically({ ...base, dtype: 'bf16' });
     assert.equal(bf16.overflow, null);
