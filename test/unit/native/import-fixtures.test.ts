@@ -5,6 +5,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportResult } from '../../../src/native/import/index';
+import { resolveSystem, simulateCollective } from '../../../src/engine/index';
+import { parseSystemFile } from '../../../src/config/system-file';
 
 const FIXTURES = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'fixtures-real');
 const skip = existsSync(FIXTURES) ? false : `../shared/fixtures-real is absent (${FIXTURES})`;
@@ -162,4 +164,17 @@ test('DeepSpeed comms_logger: verbose lines and summaries', { skip }, () => {
   const bc = s.measurements.find((m) => m.collective === 'broadcast')!;
   assert.deepEqual(bc.rows.map((r) => [r.bytes, r.timeUs, r.calls]), [[2048, 60, 146], [Math.round(98.25 * 1024 * 1024), 8540600, 1]]);
   assert.deepEqual(bc.meta.callers, ['_broadcast_model']);
+});
+
+test('every NCCL log gives a system file the config parser and the simulator accept', { skip }, () => {
+  const logs = readdirSync(FIXTURES).filter((f) => /^nccl-debug-.*\.log$/.test(f) || f === 'nccl-tests-t4-2gpu-2023.txt');
+  assert.equal(logs.length, 5);
+  for (const file of logs) {
+    const { system } = load(file);
+    assert.ok(system, `${file} gives a system`);
+    const spec = parseSystemFile(JSON.stringify(system, null, 2), `${file}.system.json`);
+    const resolved = resolveSystem(spec);
+    assert.ok(resolved.ranks >= 1);
+    assert.ok(simulateCollective(resolved, { bytes: 1 << 20 }).timeUs > 0, `${file}: the simulator runs on it`);
+  }
 });
