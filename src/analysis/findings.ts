@@ -79,7 +79,7 @@ export class FindingWriter {
       }
       case 'CP002': {
         const iv = v as ImplicitVerdict;
-        const why = iv.reducer ? v.why : v.term?.fromLoss ? 'the loss was already divided by the world size or a global count before the reduction' : 'this divides gradients that are already averaged';
+        const why = v.why;
         const fix = v.term ? this.fixes.removeTermFix(v.term, iv.reducer ? 'Remove the redundant averaging (the wrapper already averages)' : 'Remove the redundant division') : undefined;
         this.push('CP002', v.location, doubleMessage(v.exponent, this.worldSize, why), [fix], related);
         return;

@@ -42,6 +42,8 @@ class UnionFind {
 const VIEW_METHODS = new Set(['data', 'view', 'view_as', 'reshape', 'float', 'half', 'bfloat16', 'double', 'contiguous', 'flatten', 'to', 'cuda', 'cpu', 'numpy', 'type', 'squeeze', 'unsqueeze', 'ravel', 'div_', 'mul_', 'add_', 'narrow', 'values']);
 const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_dense_tensors', 'flatten_dense_tensors', 'parameters_to_vector', '_unflatten_dense_tensors', 'unflatten_dense_tensors', 'vector_to_parameters', 'list', 'tuple', 'ravel_pytree', 'tree_leaves', 'split']);
 const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap']);
+/** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
+export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared/i;
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {
@@ -286,6 +288,10 @@ export class FunctionFlow {
   isGradientKey(key: string): boolean {
     const root = this.find(key);
     if (this.gradKeys.has(root)) return true;
-    return this.members(key).some((m) => /grad/i.test(m.replace(/^[@#]/, '').replace(/requires_grad/g, '')));
+    return this.members(key).some((m) => {
+      if (m.startsWith('#')) return false;
+      const name = m.replace(/^@/, '').replace(/requires_grad/g, '');
+      return /\.grad$/.test(name) || (/grad/i.test(name) && !NOT_GRADIENT.test(name));
+    });
   }
 }

@@ -9,7 +9,7 @@ import type { ConditionEvaluator, Decision } from './conditions';
 import type { LossInfo, LossTracer, BackwardSite } from './losses';
 import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
-import type { ScaleOp } from './flow';
+import { NOT_GRADIENT, type ScaleOp } from './flow';
 
 export interface Term {
   readonly size: SizeClass;
@@ -65,7 +65,8 @@ export class Judge {
   isGradientFact(fact: Fact): boolean {
     const r = fact.reduction;
     const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
-    if (texts.some((t) => /\.grad\b|grad|\.buffer\(\)|get_tensor\(\)/i.test(t.replace(/requires_grad/g, '')))) return true;
+    if (texts.some((t) => NOT_GRADIENT.test(t.replace(/\.grad\b.*$/, '')) && !/\.grad\b/.test(t))) return false;
+    if (texts.some((t) => /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) || /grad/i.test(t.replace(/requires_grad/g, '')))) return true;
     return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
   }
 
@@ -95,8 +96,10 @@ export class Judge {
     const stripped = this.model.syntax.stripWrappers(node);
     let binding: Binding | undefined;
     if (stripped.type === 'identifier') {
+      // A divisor passed in by the caller is reported at the call site when the parameter's own name does not
+      // say what it is (`rescale_denom`) or says something else than the value (`ngpus` given the local count).
       const b = env.bindings?.get(this.model.syntax.text(stripped));
-      if (b && !b.isDefault) binding = b;
+      if (b && !b.isDefault && this.sizes.byName(b.param).kind !== size.kind) binding = b;
     }
     return { size, sign, node: binding ? binding.node : node, op, binding, fromLoss };
   }
@@ -197,7 +200,11 @@ export class Judge {
       const lossTerms = loss.terms.filter((t) => t.sign === -1);
       const chosen: Term | undefined = gradWorld[gradWorld.length - 1] ?? (lossTerms.length > 0 ? { ...lossTerms[lossTerms.length - 1], fromLoss: true } : undefined);
       if (!chosen) return undefined;
-      return { code: 'CP002', exponent, location: chosen.node, fact: ctx.fact, term: chosen, why: ctx.doubleWhy };
+      let why = ctx.doubleWhy;
+      if (!chosen.fromLoss && lossTerms.length > 0) why = `the loss was already divided by \`${this.model.syntax.text(lossTerms[0].node)}\` before backward, and this divides the reduced gradients again`;
+      else if (ctx.fact && !chosen.fromLoss && opExponent === 0) why = 'the reduction already averages, and this divides again';
+      else if (ctx.fact && chosen.fromLoss && opExponent === 1) why = 'the loss is divided by the world size and so are the summed gradients';
+      return { code: 'CP002', exponent, location: chosen.node, fact: ctx.fact, term: chosen, why };
     }
     return undefined;
   }

@@ -3,9 +3,11 @@ import type { CliCommand } from '../command';
 import { verifyCommand } from './verify';
 import { simulateCommand } from './simulate';
 import { sweepCommand } from './sweep';
+import { runCommand } from './run';
 import { importCommand } from './import';
 import { compareCommand } from './compare';
 import { calibrateCommand } from './calibrate';
+import { checkCommand } from './check';
 import { validateCommand } from './validate';
 
-export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, importCommand, compareCommand, calibrateCommand, validateCommand];
+export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, runCommand, importCommand, compareCommand, calibrateCommand, validateCommand, checkCommand];

@@ -1,0 +1,139 @@
+// `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
+// configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode } from '../../analysis/index';
+import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
+import { loadPythonParser } from '../python-parser';
+import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
+
+const SKIP_DIRS = new Set(['node_modules', '.git', '.venv', 'venv', '__pycache__', '.tox', 'site-packages', 'dist', 'build']);
+
+/** Python files and DeepSpeed configs under the given paths, in a stable order. */
+export function collectFiles(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      const st = statSync(path);
+      if (st.isDirectory()) {
+        if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
+      } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
+    }
+  };
+  for (const p of paths) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      throw new UsageError(`${p}: no such file or folder`);
+    }
+    if (st.isDirectory()) walk(p);
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Reads a file as UTF-8; undecodable bytes become U+FFFD and a note, never an exception. */
+export function readSource(path: string): { text: string; notes: string[] } {
+  const bytes = readFileSync(path);
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), notes: [] };
+  } catch {
+    return { text: new TextDecoder('utf-8').decode(bytes), notes: ['the file is not valid UTF-8; undecodable bytes were replaced'] };
+  }
+}
+
+export async function checkFile(path: string, worldSize: number | undefined): Promise<AnalysisResult> {
+  const { text, notes } = readSource(path);
+  if (path.endsWith('.json')) {
+    const r = analyzeDeepSpeedConfig(text);
+    return { findings: r.findings, notes: [...notes, ...r.notes] };
+  }
+  const parser = await loadPythonParser();
+  const r = analyzePython(parser, text, { worldSize });
+  return { findings: r.findings, notes: [...notes, ...r.notes] };
+}
+
+function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
+  const parse = (name: string): RuleCode[] =>
+    (flags.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toUpperCase()).filter((v) => v !== '').map((v) => {
+      if (!isRuleCode(v)) throw new UsageError(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
+      return v;
+    });
+  const only = parse('rule');
+  const ignored = parse('ignore');
+  return (f) => (only.length === 0 || only.includes(f.code)) && !ignored.includes(f.code);
+}
+
+async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean, io: CliIo, json: boolean): Promise<number> {
+  const outcomes: CorpusOutcome[] = [];
+  const misses: string[] = [];
+  for (const file of collectFiles(dirs).filter((f) => f.endsWith('.py'))) {
+    const { text } = readSource(file);
+    const expected = parseCorpusHeader(text);
+    if (!expected) continue;
+    const result = await checkFile(file, undefined);
+    const found = result.findings.filter(keep).map((f) => ({ code: f.code, line: f.range.startLine + 1 }));
+    const outcome = { file, expected, found };
+    outcomes.push(outcome);
+    const ok = expected.code === 'none' ? found.length === 0 : found.length === 1 && found[0].code === expected.code && found[0].line === expected.line;
+    if (!ok) misses.push(`${file}: expected ${expected.code}${expected.line ? `@${expected.line}` : ''}, found ${found.map((f) => `${f.code}@${f.line}`).join(' ') || 'nothing'}`);
+  }
+  if (outcomes.length === 0) throw new UsageError(`no labelled files (# expect: headers) under ${dirs.join(', ')}`);
+  const rows = confusionTable(outcomes);
+  if (json) io.stdout(JSON.stringify({ files: outcomes.length, rows, misses }, null, 2));
+  else io.stdout([`${outcomes.length} labelled files`, formatConfusionTable(rows), ...(misses.length ? ['', 'Mismatches:', ...misses] : [])].join('\n'));
+  return misses.length === 0 ? 0 : 1;
+}
+
+export const checkCommand: CliCommand = {
+  name: 'check',
+  summary: 'Find sum-vs-average gradient scaling bugs in Python training code and DeepSpeed configs (CP001-CP007)',
+  usage: [
+    'Usage: collective-profiler check <files or folders...> [--json | --sarif] [--rule CODE] [--ignore CODE] [--world-size N]',
+    '       collective-profiler check --corpus <folder> [--json]',
+    '',
+    'Reports gradients summed and not averaged (CP001), averaged twice (CP002), divided by the wrong count (CP003),',
+    'psum where pmean was meant (CP004), a linear-scaled learning rate on a sum (CP005), ReduceOp.AVG on gloo (CP006)',
+    'and DeepSpeed pre-divide settings (CP007). Folders are searched for *.py and DeepSpeed *.json configs.',
+    'A line with `# collective-profiler: ignore[CP001]` silences that finding.',
+    '',
+    'Options:',
+    '  --json             Print an array of {file, line, column, endLine, endColumn, code, severity, message, fixes}',
+    '  --sarif            Print SARIF 2.1.0 for code-scanning tools',
+    '  --rule CODE        Report only these rules (repeatable, or comma-separated)',
+    '  --ignore CODE      Do not report these rules (repeatable, or comma-separated)',
+    '  --world-size N     Say "8×" instead of "N× (world size)" in messages',
+    '  --corpus DIR       Score labelled examples (# expect: / # line: headers) and print the confusion table',
+    '',
+    'Exit status: 0 no findings, 1 findings (or corpus mismatches), 2 usage error.',
+  ].join('\n'),
+  async run(args, io) {
+    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif'], repeatable: ['rule', 'ignore', 'corpus'] });
+    const keep = selectRules(flags);
+    const json = flags.has('json');
+    if (json && flags.has('sarif')) throw new UsageError('--json and --sarif are exclusive');
+    const corpus = flags.get('corpus');
+    if (corpus) return runCorpus([...corpus, ...positional], keep, io, json);
+    if (positional.length === 0) throw new UsageError('check needs at least one file or folder');
+    const ws = flags.get('world-size')?.[0];
+    const worldSize = ws === undefined ? undefined : Number(ws);
+    if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1)) throw new UsageError(`--world-size ${ws}: expected a positive integer`);
+    const results: FileFindings[] = [];
+    for (const file of collectFiles(positional)) {
+      const result = await checkFile(file, worldSize);
+      const shown = relative(process.cwd(), file) || file;
+      for (const note of result.notes) io.stderr(`${shown}: note: ${note}`);
+      results.push({ file: shown, findings: result.findings.filter(keep) });
+    }
+    const count = results.reduce((n, r) => n + r.findings.length, 0);
+    if (json) io.stdout(JSON.stringify(toJson(results), null, 2));
+    else if (flags.has('sarif')) io.stdout(JSON.stringify(toSarif(results, '0.1.0'), null, 2));
+    else {
+      for (const line of humanLines(results)) io.stdout(line);
+      io.stderr(`${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}`);
+    }
+    return count > 0 ? 1 : 0;
+  },
+};
