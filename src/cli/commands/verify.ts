@@ -28,6 +28,9 @@ export function formatVerify(result: NumericReductionResult, magnitude: number, 
     `  largest |sum|     ${readable(result.maxSummedMagnitude)} before any scaling (${result.dtype} holds up to ${readable(maxFinite)})`,
     `  ranks identical   ${result.allRanksIdentical ? 'yes' : 'no: ranks hold different results'}`,
   ];
+  if ((result.algorithm === 'nvls' || result.algorithm === 'nvlstree') && (result.op !== 'sum' || result.dtype.startsWith('fp8'))) {
+    lines.push(`  note              NCCL runs NVLS only for sum on fp32/fp16/bf16; it would pick ring or tree for this ${result.op} in ${result.dtype}`);
+  }
   if (result.overflow !== null) {
     lines.push(
       result.op === 'sum'

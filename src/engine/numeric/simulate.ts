@@ -98,7 +98,8 @@ function treeAllReduce(run: Run, tree: RankTree, range: ElementRange, value: (ve
  * The NVSwitch's in-switch reduction (multimem.ld_reduce): it reads every GPU's value and accumulates in the
  * order of `members`, in float32 for fp32/fp16/bf16 (NCCL's ld_reduce uses .acc::f32 for half types) and in half
  * for fp8 (.acc::f16), then rounds once to the buffer's dtype. The order inside the switch is not documented;
- * rank order is assumed.
+ * rank order is assumed. NCCL itself runs NVLS only for sum on fp32/fp16/bf16 (ncclNvlsSupported); for avg and
+ * premulsum this models each GPU pre-multiplying its input before the switch sums, which is what NVLS would compute.
  */
 export function switchReduce(run: Run, accumulator: DtypeArithmetic, members: readonly number[], e: number): number {
   let acc = accumulator.round(load(run, members[0], e));
