@@ -100,7 +100,7 @@ export function resolveSystem(spec: SystemSpec): System {
       path.push(b.link(leafY, `${py}nic${ry}`), b.link(`${py}nic${ry}`, nodeFabrics[ny].gpuIds[gy]));
       return path;
     };
-    label = `${nodes}×${label} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
+    label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
   }
 
   const ringOrders = spec.intraNode === 'nvlink-mesh' ? meshRingOrders(gpusPerNode, DGX1_NVLINKS) : [];

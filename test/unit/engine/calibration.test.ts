@@ -1,0 +1,46 @@
+// Every published all_reduce_perf run in ../shared/calibration that is not marked suspect: the simulated sweep on a
+// system file describing its hardware lands within 10% (≥ 1 MiB) and 25% (< 1 MiB) median absolute busbw error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { compareDataset, resolveSystem, systemFromDescription, type SystemSpec } from '../../../src/engine/index';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const DATASETS = resolve(ROOT, '..', 'shared', 'calibration', 'nccl-tests');
+const SYSTEMS = join(ROOT, 'calibration', 'systems');
+const skip = existsSync(DATASETS) ? false : `calibration data not found at ${DATASETS}`;
+
+function load(file: string): { dataset: Record<string, unknown>; spec: SystemSpec } {
+  const dataset = JSON.parse(readFileSync(join(DATASETS, file), 'utf8')) as Record<string, unknown>;
+  const spec = JSON.parse(readFileSync(join(SYSTEMS, file), 'utf8')) as SystemSpec;
+  return { dataset, spec };
+}
+
+test('simulated busbw is within bounds of every non-suspect calibration dataset', { skip }, () => {
+  const files = readdirSync(DATASETS).filter((f) => f.endsWith('.json')).sort();
+  assert.ok(files.length > 0);
+  const lines = ['dataset'.padEnd(64) + ' ≥1MiB   <1MiB   verdict'];
+  const failures: string[] = [];
+  for (const file of files) {
+    assert.ok(existsSync(join(SYSTEMS, file)), `no system file for ${file}`);
+    const { dataset, spec } = load(file);
+    const result = compareDataset(resolveSystem(spec), dataset);
+    const fmt = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(1)}%`).padStart(6);
+    const verdict = result.suspect ? 'suspect' : result.pass ? 'PASS' : 'FAIL';
+    lines.push(`${file.replace(/\.json$/, '').padEnd(64)} ${fmt(result.largeMedianPct)}  ${fmt(result.smallMedianPct)}   ${verdict}`);
+    if (!result.suspect && !result.pass) failures.push(file);
+  }
+  console.log(lines.join('\n'));
+  assert.deepEqual(failures, []);
+});
+
+test('the hand-written system files say what the dataset descriptions say', { skip }, () => {
+  const sorted = (o: object) => JSON.stringify(Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'name').sort()));
+  for (const file of readdirSync(DATASETS).filter((f) => f.endsWith('.json'))) {
+    const { dataset, spec } = load(file);
+    const derived = systemFromDescription(dataset);
+    assert.ok(derived, file);
+    assert.equal(sorted(derived), sorted(spec), file);
+  }
+});
