@@ -1,0 +1,32 @@
+// The charts panel's pure transforms: where the tuner switches algorithm or protocol, byte tick labels, and the
+// recommended bucket size.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { presetSystem, sweepAllReduce } from '../../src/engine/index';
+import { byteTick, plottable, recommendedIndex, switchPoints } from '../../webview/charts/series';
+
+test('switch points are the sizes where the auto choice changes, in size order', () => {
+  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
+  const points = switchPoints([...rows].reverse());
+  assert.ok(points.length >= 1, 'the H100 tuner changes its choice somewhere between 8 B and 1 GiB');
+  for (const point of points) {
+    const index = rows.findIndex((r) => r.bytes === point.bytes);
+    assert.ok(index > 0);
+    assert.equal(point.label, `${rows[index].algorithm}/${rows[index].protocol}`);
+    assert.notEqual(`${rows[index - 1].algorithm}/${rows[index - 1].protocol}`, point.label);
+  }
+  assert.deepEqual(switchPoints(rows.map((r) => ({ ...r, algorithm: 'ring', protocol: 'Simple' }))), []);
+});
+
+test('byte ticks label powers of two only, and plottable drops points a log axis cannot show', () => {
+  assert.equal(byteTick(1024 * 1024), '1 MiB');
+  assert.equal(byteTick(3000), '');
+  assert.equal(byteTick(0), '');
+  assert.deepEqual(plottable([{ x: 0, y: 1 }, { x: 8, y: Number.NaN }, { x: 8, y: 2 }]), [{ x: 8, y: 2 }]);
+});
+
+test('the recommended bucket is the marked one, else the fastest step', () => {
+  assert.equal(recommendedIndex([{ stepTimeUs: 5 }, { stepTimeUs: 3 }, { stepTimeUs: 4 }]), 1);
+  assert.equal(recommendedIndex([{ stepTimeUs: 5 }, { stepTimeUs: 3 }, { stepTimeUs: 4, recommended: true }]), 2);
+  assert.equal(recommendedIndex([]), -1);
+});

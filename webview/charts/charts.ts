@@ -1,0 +1,144 @@
+// One chart.js chart per kind of data in a ChartsData message, coloured from the VS Code theme.
+import {
+  BarController, BarElement, CategoryScale, Chart, Legend, LineController, LineElement, LinearScale, LogarithmicScale,
+  PointElement, ScatterController, Tooltip, type ChartConfiguration, type Plugin,
+} from 'chart.js';
+import { formatBytes, formatMicros } from '../../src/engine/index';
+import type { ChartsData } from '../../src/protocol';
+import { themeVar } from '../shared/theme';
+import { byteTick, plottable, recommendedIndex, switchPoints, type SwitchPoint } from './series';
+
+Chart.register(BarController, BarElement, CategoryScale, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
+
+export interface ChartSpec {
+  readonly id: string;
+  readonly title: string;
+  readonly verdict?: string;
+  readonly config: ChartConfiguration;
+}
+
+const PALETTE_VARS = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+const FALLBACKS = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
+
+export interface ThemeColours {
+  readonly series: string[];
+  readonly foreground: string;
+  readonly grid: string;
+}
+
+export function themeColours(): ThemeColours {
+  return {
+    series: PALETTE_VARS.map((v, i) => themeVar(v) || FALLBACKS[i]),
+    foreground: themeVar('--vscode-foreground') || '#cccccc',
+    grid: themeVar('--vscode-charts-lines') || 'rgba(128, 128, 128, 0.35)',
+  };
+}
+
+/** Draws a dashed vertical line and a label where the tuner switches algorithm or protocol. */
+function switchPointPlugin(points: readonly SwitchPoint[], colour: string): Plugin & { points: readonly SwitchPoint[] } {
+  return {
+    id: 'switchPoints',
+    points,
+    afterDatasetsDraw(chart) {
+      const x = chart.scales.x;
+      const { top, bottom } = chart.chartArea;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = colour;
+      ctx.fillStyle = colour;
+      ctx.setLineDash([4, 3]);
+      ctx.font = '11px sans-serif';
+      points.forEach((point, i) => {
+        const px = x.getPixelForValue(point.bytes);
+        ctx.beginPath();
+        ctx.moveTo(px, top);
+        ctx.lineTo(px, bottom);
+        ctx.stroke();
+        ctx.fillText(point.label, px + 3, top + 12 + (i % 3) * 12);
+      });
+      ctx.restore();
+    },
+  };
+}
+
+const bytesAxis = (title: string) => ({ type: 'logarithmic' as const, title: { display: true, text: title }, ticks: { callback: (v: number | string) => byteTick(Number(v)), autoSkip: false, maxRotation: 0 } });
+
+/** Every chart the data allows, in a fixed order. */
+export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[] {
+  const c = colours.series;
+  const specs: ChartSpec[] = [];
+  if (data.sweeps?.length || data.measured?.length) {
+    const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
+      type: 'line', label: series.label, borderColor: c[i % c.length], backgroundColor: c[i % c.length], pointRadius: 2,
+      data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.busbwGBps }))),
+    }));
+    (data.measured ?? []).forEach((series, i) => datasets.push({
+      type: 'scatter' as 'line', label: `${series.label} (measured)`, borderColor: c[(i + 3) % c.length], backgroundColor: c[(i + 3) % c.length],
+      pointRadius: 3, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
+    }));
+    const points = data.sweeps?.[0] ? switchPoints(data.sweeps[0].rows) : [];
+    specs.push({
+      id: 'busbw', title: 'Bus bandwidth vs message size',
+      config: {
+        type: 'line', data: { datasets }, plugins: [switchPointPlugin(points, colours.foreground)],
+        options: { parsing: false, scales: { x: bytesAxis('message size'), y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true } },
+          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } } },
+      },
+    });
+  }
+  if (data.phases?.length) {
+    const labels = data.phases.map((r) => r.label);
+    const phase = (label: string, colour: string, key: 'exchangeUs' | 'reduceUs' | 'broadcastUs') =>
+      ({ label, backgroundColor: colour, data: data.phases!.map((r) => r[key]) });
+    specs.push({
+      id: 'phases', title: 'Phase breakdown',
+      config: { type: 'bar', data: { labels, datasets: [phase('exchange', c[0], 'exchangeUs'), phase('reduce', c[1], 'reduceUs'), phase('broadcast', c[2], 'broadcastUs')] },
+        options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'time (µs)' } } } } },
+    });
+  }
+  if (data.algorithms?.length) {
+    const rows = data.algorithms;
+    specs.push({
+      id: 'algorithms', title: `Algorithm comparison${data.comparisonBytes ? ` at ${formatBytes(data.comparisonBytes)}` : ''}`,
+      config: { type: 'bar', data: { labels: rows.map((r) => `${r.algorithm}/${r.protocol}${r.chosen ? ' ★' : ''}`),
+        datasets: [{ label: 'time (µs)', data: rows.map((r) => r.timeUs), backgroundColor: rows.map((r) => (r.chosen ? c[2] : c[0])) }] },
+        options: { plugins: { legend: { display: false }, tooltip: { callbacks: { label: (item) => `${formatMicros(rows[item.dataIndex].timeUs)} · ${rows[item.dataIndex].busbwGBps.toFixed(1)} GB/s busbw` } } },
+          scales: { y: { title: { display: true, text: 'time (µs)' }, beginAtZero: true } } } },
+    });
+  }
+  if (data.bucketSweep?.length) {
+    const rows = data.bucketSweep;
+    const best = recommendedIndex(rows);
+    specs.push({
+      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · best ${formatBytes(rows[best].bucketBytes)}` : ''}`,
+      config: { type: 'line', data: { datasets: [
+        { label: 'step time (ms)', borderColor: c[0], backgroundColor: c[0], data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
+          pointRadius: rows.map((_, i) => (i === best ? 6 : 2)) },
+        { label: 'exposed communication (ms)', borderColor: c[1], backgroundColor: c[1], data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })) },
+      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size'), y: { title: { display: true, text: 'ms' }, beginAtZero: true } } } },
+    });
+  }
+  if (data.nodeScaling?.length) {
+    const rows = data.nodeScaling;
+    specs.push({
+      id: 'scaling', title: 'Scaling with node count',
+      config: { type: 'line', data: { datasets: [
+        { label: 'busbw (GB/s)', borderColor: c[0], backgroundColor: c[0], yAxisID: 'y', data: rows.map((r) => ({ x: r.nodes, y: r.busbwGBps })) },
+        { label: 'time (µs)', borderColor: c[1], backgroundColor: c[1], yAxisID: 'time', data: rows.map((r) => ({ x: r.nodes, y: r.timeUs })) },
+      ] }, options: { parsing: false, scales: { x: { type: 'logarithmic', title: { display: true, text: 'nodes' }, ticks: { callback: (v: number | string) => (Number.isInteger(Math.log2(Number(v))) ? String(v) : '') } },
+        y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true }, time: { position: 'right', title: { display: true, text: 'time (µs)' }, grid: { drawOnChartArea: false } } } } },
+    });
+  }
+  if (data.scalingCheck) {
+    const { steps, series, verdict } = data.scalingCheck;
+    const colourOf = { sum: c[4], avg: c[2], reference: c[0], other: c[3] } as const;
+    specs.push({
+      id: 'loss', title: 'Gradient scaling: loss curves', verdict,
+      config: { type: 'line', data: { labels: steps.map(String), datasets: series.map((s) => ({
+        label: s.label, data: [...s.loss], borderColor: colourOf[s.kind], backgroundColor: colourOf[s.kind], pointRadius: 0,
+        borderDash: s.kind === 'reference' ? [6, 4] : undefined,
+      })) }, options: { scales: { x: { title: { display: true, text: 'step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss' } } } } },
+    });
+  }
+  return specs;
+}
