@@ -3,6 +3,7 @@
 //   --quick    only benchmarks marked `quick`, at most twice each (CI runs this so the bench cannot rot)
 //   --filter   only benchmarks whose name or file contains the text
 //   --strict   exit 1 when a target is missed (by default a miss is recorded as pass:false and the exit code is 0)
+//   --markdown also print every record in results.json as a Markdown table, with the machine, for the README
 //   --dir      read *.bench.ts from, and write results.json to, another folder (the runner's own tests use it)
 // A benchmark that throws always fails the run: a broken benchmark is a bug, a slow one is a finding.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -20,14 +21,16 @@ interface Options {
   strict: boolean;
   filter?: string;
   dir: string;
+  markdown: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const options: Options = { quick: false, strict: false, dir: import.meta.dirname };
+  const options: Options = { quick: false, strict: false, markdown: false, dir: import.meta.dirname };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') options.quick = true;
     else if (arg === '--strict') options.strict = true;
+    else if (arg === '--markdown') options.markdown = true;
     else if (arg === '--filter' && argv[i + 1] !== undefined) options.filter = argv[++i];
     else if (arg.startsWith('--filter=')) options.filter = arg.slice('--filter='.length);
     else if (arg === '--dir' && argv[i + 1] !== undefined) options.dir = argv[++i];
@@ -46,12 +49,13 @@ function meetsTarget(benchmark: Pick<Benchmark, 'target' | 'higherIsBetter'>, va
   return benchmark.higherIsBetter ? value >= benchmark.target : value <= benchmark.target;
 }
 
-/** Three significant digits, without switching to exponent notation for ordinary values. */
+/** Three significant digits without trailing zeros, and without exponent notation for ordinary values. */
 function formatValue(value: number): string {
   if (!Number.isFinite(value)) return String(value);
   if (value === 0) return '0';
   const digits = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(value))));
-  return value.toFixed(Math.min(digits, 6));
+  const text = value.toFixed(Math.min(digits, 6));
+  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
 }
 
 async function loadBenchmarks(dir: string): Promise<{ file: string; benchmark: Benchmark }[]> {
@@ -107,6 +111,20 @@ function printTable(records: readonly BenchRecord[]): void {
   for (const row of rows) console.log(line(row));
 }
 
+function machineDescription(): string {
+  return `${cpus().length}× ${cpus()[0]?.model?.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
+}
+
+/** The README's performance table: every record, with the machine it ran on. */
+function markdownTable(records: readonly BenchRecord[]): string {
+  const rows = records.map((r) => {
+    const target = `${r.higherIsBetter ? '≥' : '<'} ${formatValue(r.target)} ${r.unit}`;
+    const result = r.error ? `error: ${r.error}` : `${formatValue(r.median)} ${r.unit}`;
+    return `| ${r.name} | ${target} | ${result} | ${r.error ? 'error' : r.pass ? 'pass' : '**miss**'} |`;
+  });
+  return [`Machine: ${machineDescription()}; ${new Date().toISOString().slice(0, 10)}.`, '', '| benchmark | target | median | result |', '|---|---|---|---|', ...rows].join('\n');
+}
+
 /** A partial run (--quick or --filter) updates its records in results.json and keeps the rest. */
 function mergeWithPrevious(resultsPath: string, records: readonly BenchRecord[], partial: boolean): BenchRecord[] {
   if (!partial || !existsSync(resultsPath)) return [...records];
@@ -130,7 +148,7 @@ async function main(): Promise<number> {
     console.error(`no benchmarks selected (${all.length} found${options.quick ? ', none marked quick' : ''}${options.filter ? `, none matching '${options.filter}'` : ''})`);
     return 1;
   }
-  console.log(`# ${selected.length} benchmark(s) on ${cpus().length}× ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}${options.quick ? ' (quick)' : ''}`);
+  console.log(`# ${selected.length} benchmark(s) on ${machineDescription()}${options.quick ? ' (quick)' : ''}`);
   const records: BenchRecord[] = [];
   for (const { file, benchmark } of selected) {
     process.stdout.write(`running ${benchmark.name} ... `);
@@ -138,10 +156,12 @@ async function main(): Promise<number> {
     console.log(record.error ? `error: ${record.error}` : `${formatValue(record.median)} ${record.unit}`);
     records.push(record);
   }
-  writeFileAtomic(resultsPath, `${JSON.stringify(mergeWithPrevious(resultsPath, records, options.quick || options.filter !== undefined), null, 2)}\n`);
+  const merged = mergeWithPrevious(resultsPath, records, options.quick || options.filter !== undefined);
+  writeFileAtomic(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
   console.log('');
   printTable(records);
   console.log(`\nwrote ${resultsPath}`);
+  if (options.markdown) console.log(`\n${markdownTable(merged)}`);
   const errors = records.filter((r) => r.error).length;
   const misses = records.filter((r) => !r.error && !r.pass).length;
   if (misses > 0) console.log(`${misses} target(s) missed${options.strict ? '' : ' (recorded as pass:false; --strict makes this fail)'}`);

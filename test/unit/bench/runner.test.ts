@@ -52,6 +52,15 @@ test('records have median, min, max, runs, target, pass and the extra fields; a 
   assert.match(run.stdout, /too slow.*MISS/);
 });
 
+test('--markdown prints the README table with the machine', () => {
+  const run = runBench(benchDir({ 'a.bench.ts': FIXTURE }), '--markdown');
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^Machine: \d+× .*Node v\d+/m);
+  assert.match(run.stdout, /^\| cycling \| < 3 ms \| 3 ms \| pass \|$/m);
+  assert.match(run.stdout, /^\| too slow \| < 1 ms \| 2 ms \| \*\*miss\*\* \|$/m);
+  assert.match(run.stdout, /^\| throughput \| ≥ 10 GB\/s \| 12 GB\/s \| pass \|$/m);
+});
+
 test('--strict turns a missed target into exit code 1', () => {
   const run = runBench(benchDir({ 'a.bench.ts': FIXTURE }), '--strict');
   assert.equal(run.code, 1);
