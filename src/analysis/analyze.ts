@@ -1,6 +1,6 @@
 // The entry point: Python source text in, findings out. The web-tree-sitter Parser (with the Python language
 // set) is passed in, so this layer stays pure and runs in the CLI and the extension alike.
-import type { Parser } from 'web-tree-sitter';
+import type { Parser, Range } from 'web-tree-sitter';
 import { copySubtree, Source, type PyNode } from './tree';
 import { Syntax } from './syntax';
 import { FileModel } from './scope';
@@ -12,7 +12,7 @@ import { FunctionFlow } from './flow';
 import { FactBuilder } from './facts';
 import { Judge } from './judge';
 import { implicitVerdicts } from './implicit';
-import { selectUnits, type Unit } from './select';
+import { selectUnits, splitTopLevel, type Unit } from './select';
 import { FindingWriter } from './findings';
 import { applyIgnoreComments } from './ignore';
 import type { AnalysisOptions, AnalysisResult, Finding } from './types';
@@ -29,7 +29,7 @@ export function analyzePython(parser: Parser, text: string, options: AnalysisOpt
       notes.push(`file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped`);
       return { findings: [], notes };
     }
-    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, notes);
+    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, notes, options.splitAboveChars ?? SPLIT_ABOVE_CHARS);
     if (!parsed) return { findings: [], notes };
     const findings = analyzeModule(parsed.module, parsed.source, options);
     return { findings: applyIgnoreComments(findings, text), notes };
@@ -39,16 +39,32 @@ export function analyzePython(parser: Parser, text: string, options: AnalysisOpt
   }
 }
 
-function parseModule(parser: Parser, text: string, budgetMs: number, notes: string[]): { module: PyNode; source: Source } | undefined {
+/** Above this size only the relevant top-level statements are parsed (tree-sitter's included ranges). */
+export const SPLIT_ABOVE_CHARS = 20_000;
+
+function parseModule(parser: Parser, text: string, budgetMs: number, notes: string[], splitAbove: number): { module: PyNode; source: Source } | undefined {
   const deadline = Date.now() + budgetMs;
-  const tree = parser.parse(text, null, { progressCallback: () => Date.now() > deadline });
+  const source = new Source(text);
+  const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
+  let includedRanges: Range[] | undefined;
+  if (text.length > splitAbove) {
+    const units = splitTopLevel(text);
+    const keep = selectUnits(text, units);
+    const kept = units.filter((_, i) => keep[i]);
+    if (kept.length === 0) return { module, source };
+    includedRanges = kept.map((u) => {
+      const a = source.position(u.start);
+      const b = source.position(u.end);
+      return { startIndex: u.start, endIndex: u.end, startPosition: { row: a.line, column: a.column }, endPosition: { row: b.line, column: b.column } };
+    });
+  }
+  const tree = parser.parse(text, null, { includedRanges, progressCallback: () => Date.now() > deadline });
   if (!tree) {
     notes.push(`parsing took longer than ${budgetMs} ms; skipped`);
     return undefined;
   }
   try {
     const root = tree.rootNode;
-    const source = new Source(text);
     if (root.hasError) {
       const error = root.descendantsOfType('ERROR')[0] ?? undefined;
       const where = error ? ` (first at line ${error.startPosition.row + 1})` : '';
@@ -56,13 +72,15 @@ function parseModule(parser: Parser, text: string, budgetMs: number, notes: stri
     }
     const language = parser.language!;
     const tops = root.children.filter((c): c is NonNullable<typeof c> => c !== null);
-    const units: Unit[] = tops.map((c) => {
-      const def = c.type === 'decorated_definition' ? c.childForFieldName('definition') : c;
-      const name = def && (def.type === 'function_definition' || def.type === 'class_definition') ? def.childForFieldName('name')?.text : undefined;
-      return { start: c.startIndex, end: c.endIndex, defines: name };
-    });
-    const keep = selectUnits(text, units);
-    const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
+    let keep = tops.map(() => true);
+    if (!includedRanges) {
+      const units: Unit[] = tops.map((c) => {
+        const def = c.type === 'decorated_definition' ? c.childForFieldName('definition') : c;
+        const name = def && (def.type === 'function_definition' || def.type === 'class_definition') ? def.childForFieldName('name')?.text : undefined;
+        return { start: c.startIndex, end: c.endIndex, defines: name };
+      });
+      keep = selectUnits(text, units);
+    }
     let truncated = false;
     tops.forEach((top, i) => {
       if (!keep[i]) return;

@@ -29,3 +29,77 @@ export function selectUnits(text: string, units: readonly Unit[]): boolean[] {
   }
   return keep;
 }
+
+const CONTINUES = /^(else|elif|except|finally)\b/;
+
+/**
+ * Splits Python source into top-level statements without parsing: a statement starts on a line that begins at
+ * column 0 outside brackets, strings and backslash continuations. Decorators and column-0 comments stay with the
+ * statement below them, and else/elif/except/finally with the one above.
+ */
+export function splitTopLevel(text: string): Unit[] {
+  const units: Unit[] = [];
+  let depth = 0;
+  let quote = '';
+  let continued = false;
+  let unitStart = -1;
+  let commentStart = -1;
+  let afterDecorator = false;
+  const close = (end: number) => {
+    if (unitStart < 0) return;
+    let e = end;
+    while (e > unitStart && /\s/.test(text[e - 1])) e--;
+    const body = text.slice(unitStart, e).replace(/^(?:[ \t]*#[^\n]*\n)*/, '');
+    const m = /^(?:async\s+)?(?:def|class)\s+(\w+)/m.exec(body);
+    // Keep the line break: included ranges are parsed as one stream, and statements need their newline.
+    if (text[e] === '\r') e++;
+    if (text[e] === '\n') e++;
+    units.push({ start: unitStart, end: e, defines: m?.[1] });
+    unitStart = -1;
+  };
+  let i = 0;
+  while (i < text.length) {
+    const lineStart = i;
+    if (depth === 0 && quote === '' && !continued) {
+      const ch = text[i];
+      if (ch === '#') {
+        if (commentStart < 0) commentStart = lineStart;
+      } else if (ch !== ' ' && ch !== '\t' && ch !== '\n' && ch !== '\r') {
+        if (!afterDecorator && !CONTINUES.test(text.slice(i, i + 8))) {
+          close(commentStart >= 0 ? commentStart : lineStart);
+          unitStart = commentStart >= 0 ? commentStart : lineStart;
+        }
+        commentStart = -1;
+        afterDecorator = ch === '@';
+      } else if (ch !== '\n' && ch !== '\r' && text.slice(i, text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)).trim() !== '') {
+        commentStart = -1;
+      }
+    }
+    // Scan the rest of the line, tracking brackets and strings (triple-quoted ones span lines).
+    let lastCode = '';
+    while (i < text.length && text[i] !== '\n') {
+      const c = text[i];
+      if (quote !== '') {
+        if (c === '\\') i++;
+        else if (text.startsWith(quote, i)) {
+          i += quote.length - 1;
+          quote = '';
+        }
+      } else if (c === '#') {
+        while (i < text.length && text[i] !== '\n') i++;
+        break;
+      } else if (c === '"' || c === "'") {
+        quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+        i += quote.length - 1;
+      } else if (c === '(' || c === '[' || c === '{') depth++;
+      else if ((c === ')' || c === ']' || c === '}') && depth > 0) depth--;
+      if (c !== ' ' && c !== '\t' && c !== '\r') lastCode = c;
+      i++;
+    }
+    if (quote.length === 1) quote = '';
+    continued = quote === '' && lastCode === '\\';
+    i++;
+  }
+  close(text.length);
+  return units;
+}

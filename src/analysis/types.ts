@@ -43,6 +43,8 @@ export interface AnalysisOptions {
   readonly maxChars?: number;
   /** Stops parsing after this many milliseconds and reports what was found so far (nothing, for a parse). */
   readonly parseBudgetMs?: number;
+  /** Above this many characters only the relevant top-level statements are parsed (default 20,000). */
+  readonly splitAboveChars?: number;
 }
 
 export interface AnalysisResult {
