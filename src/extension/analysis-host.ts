@@ -5,6 +5,8 @@ import type { AnalysisResult } from '../analysis/types';
 
 export interface PythonAnalyzer {
   analyze(text: string, worldSize?: number): AnalysisResult;
+  /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
+  analyzeDeepSpeed(text: string): AnalysisResult;
 }
 
 export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnalyzer> {
@@ -17,5 +19,6 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
   const analysis = await import('../analysis/index');
   return {
     analyze: (text, worldSize) => analysis.analyzePython(parser, text, { worldSize }),
+    analyzeDeepSpeed: (text) => analysis.analyzeDeepSpeedConfig(text),
   };
 }

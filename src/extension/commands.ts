@@ -49,13 +49,35 @@ export function registerCommands(ctx: Ctx): void {
   }
 }
 
+/** A config or measurement error that knows where it happened (ConfigError, MeasurementParseError). */
+interface PositionedError {
+  readonly message: string;
+  readonly line: number;
+  readonly column: number;
+  readonly file?: string;
+}
+
+function positioned(error: unknown): PositionedError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const e = error as Error & Partial<PositionedError>;
+  return typeof e.line === 'number' && typeof e.column === 'number' ? { message: e.message, line: e.line, column: e.column, file: e.file } : undefined;
+}
+
 export function reportError(ctx: Ctx, id: string, error: unknown): void {
   if (error instanceof CancelledError || (error instanceof Error && error.name === 'AbortError')) {
     ctx.log.info(`${id}: cancelled`);
     return;
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const where = positioned(error);
+  const message = where?.file ? `${vscode.workspace.asRelativePath(where.file)}:${where.line}:${where.column}: ${where.message}` : error instanceof Error ? error.message : String(error);
   ctx.log.error(`${id}: ${message}`);
   if (error instanceof Error && error.stack) ctx.log.debug(error.stack);
-  void vscode.window.showErrorMessage(message, 'Show Log').then((choice) => { if (choice) ctx.log.show(true); });
+  const actions = where?.file ? ['Go to Error', 'Show Log'] : ['Show Log'];
+  void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
+    if (choice === 'Show Log') ctx.log.show(true);
+    if (choice === 'Go to Error' && where?.file) {
+      const position = new vscode.Position(Math.max(0, where.line - 1), Math.max(0, where.column - 1));
+      void vscode.window.showTextDocument(vscode.Uri.file(where.file), { selection: new vscode.Range(position, position) });
+    }
+  });
 }

@@ -7,6 +7,7 @@ import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
 import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
 import { loadAnalyzer, type PythonAnalyzer } from './analysis-host';
+import { configFormatOf } from './glue/lens-sites';
 
 const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSeverity>> = {
   error: vscode.DiagnosticSeverity.Error,
@@ -14,6 +15,12 @@ const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSev
   information: vscode.DiagnosticSeverity.Information,
   hint: vscode.DiagnosticSeverity.Hint,
 };
+
+/** Python files, and DeepSpeed JSON configs for their pre-divide rule (CP007). */
+function analysable(document: vscode.TextDocument): boolean {
+  if (document.languageId === 'python') return true;
+  return (document.languageId === 'json' || document.languageId === 'jsonc') && configFormatOf(document.fileName, document.getText()) === 'deepspeed';
+}
 
 const toRange = (r: RangeData) => new vscode.Range(r.startLine, r.startCharacter, r.endLine, r.endCharacter);
 
@@ -46,7 +53,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   }
 
   private schedule(document: vscode.TextDocument, delayMs: number): void {
-    if (document.languageId !== 'python' || document.uri.scheme === 'output') return;
+    if (document.uri.scheme === 'output' || !analysable(document)) return;
     this.debouncer.schedule(document.uri.toString(), delayMs, () => { void this.analyse(document); });
   }
 
@@ -71,7 +78,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     const version = document.version;
     const started = Date.now();
     const analyzer = await this.getAnalyzer();
-    const result = analyzer.analyze(document.getText(), await this.worldSize());
+    const result = document.languageId === 'python' ? analyzer.analyze(document.getText(), await this.worldSize()) : analyzer.analyzeDeepSpeed(document.getText());
     if (document.isClosed || document.version !== version) return [];
     for (const note of result.notes) this.ctx.log.debug(`${vscode.workspace.asRelativePath(document.uri)}: ${note}`);
     const data = findingsToDiagnostics(result.findings, settings.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());

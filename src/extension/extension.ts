@@ -32,7 +32,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const lenses = new CollectiveLensProvider(ctx, findings);
   ctx.push(vscode.languages.registerCodeLensProvider(LENS_SELECTOR, lenses));
   ctx.diagnostics = new ScalingDiagnostics(ctx, findings);
-  ctx.push(ctx.diagnostics, vscode.languages.registerCodeActionsProvider({ language: 'python' }, ctx.diagnostics, ScalingDiagnostics.metadata));
+  ctx.push(ctx.diagnostics, vscode.languages.registerCodeActionsProvider([{ language: 'python' }, { language: 'json' }, { language: 'jsonc' }], ctx.diagnostics, ScalingDiagnostics.metadata));
   registerStatusBar(ctx);
   ctx.push(TraceEditorProvider.register(ctx));
   void vscode.commands.executeCommand('setContext', 'collectiveProfiler.hasTrace', false);

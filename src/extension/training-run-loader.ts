@@ -5,6 +5,8 @@ import * as vscode from 'vscode';
 import { readTrainingConfig } from '../config/training-config';
 import { assembleTrainingRun } from '../config/training-run';
 import { parseSystemFile } from '../config/system-file';
+import { parseHfModelConfig } from '../config/hf-model';
+import { ConfigError, positionOf } from '../config/positioned';
 import type { RunPart } from '../config/run-part';
 import type { TrainingRun } from '../engine/index';
 import type { Ctx } from './context';
@@ -21,9 +23,16 @@ export async function loadTrainingRun(ctx: Ctx, uri: vscode.Uri): Promise<Traini
   const folder = vscode.Uri.joinPath(uri, '..');
   for (const ref of part.references ?? []) {
     const target = /^([a-zA-Z]:)?[\\/]/.test(ref.path) ? vscode.Uri.file(ref.path) : vscode.Uri.joinPath(folder, ref.path);
-    const text = await readText(target);
+    let text: string;
+    try {
+      text = await readText(target);
+    } catch (error) {
+      // A missing model or system file is reported at the line that names it.
+      const { line, column } = positionOf(ref.doc, ref.at);
+      throw new ConfigError(ref.doc.fileName, [{ message: `cannot read ${ref.kind === 'model' ? 'model config' : 'system file'} '${ref.path}': ${error instanceof Error ? error.message : String(error)}`, line, column, path: ref.at }]);
+    }
     if (ref.kind === 'system') parts.push({ source: { format: 'system', file: target.fsPath }, system: parseSystemFile(text, target.fsPath) });
-    else parts.push(readTrainingConfig(text, target.fsPath).part);
+    else parts.push({ source: { format: 'hf-model', file: target.fsPath }, model: parseHfModelConfig(text, target.fsPath) });
   }
   const namesSystem = [...parts, part].some((p) => p.system || p.systemPreset);
   if (!namesSystem) {

@@ -12,7 +12,7 @@ import { bucketSweepRows, stepPhaseRows, scalingCurves, type ScalingSubject } fr
 import { withCancellableProgress } from '../progress';
 import { requireSystem } from '../system';
 
-export const EXAMPLE_CONFIG = 'examples/llama-7b-ddp.collective.yaml';
+export const EXAMPLE_CONFIG = 'examples/llama2-7b-ddp.collective.yaml';
 
 /** The config to act on: the argument, the active editor when it is a config, or one the user picks. */
 async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {

@@ -91,3 +91,17 @@ test('Run on This Machine refuses in an untrusted workspace and says why', { ski
   fake.recorded.trusted = true;
   assert.ok(fake.recorded.messages.some((m) => /^warn Run on This Machine is disabled in this untrusted workspace/.test(m)));
 });
+
+test('a DeepSpeed config gets its pre-divide diagnostic (CP007); other JSON is left alone', { skip }, async () => {
+  const ds = fake.document('/w/ds_config.json', 'json', '{\n  "train_batch_size": 32,\n  "prescale_gradients": true,\n  "gradient_predivide_factor": 8\n}\n');
+  const other = fake.document('/w/package.json', 'json', '{"name": "x"}');
+  fake.fireOpen(ds);
+  fake.fireOpen(other);
+  let diagnostics: fake.Diagnostic[] | undefined;
+  for (let i = 0; i < 100 && !diagnostics?.length; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    diagnostics = fake.recorded.diagnostics.get(ds.uri.toString());
+  }
+  assert.deepEqual(diagnostics?.map((d) => (d.code as { value: string }).value), ['CP007']);
+  assert.equal(fake.recorded.diagnostics.get(other.uri.toString()), undefined);
+});
