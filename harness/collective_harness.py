@@ -70,13 +70,17 @@ class Clock:
         return mark / 1000.0
 
 
-def estimate_offsets(torch, dist, rank, world):
-    """Each rank's clock minus rank 0's, in µs, from the best of several ping-pongs (the smallest round trip)."""
+def estimate_offsets(torch, dist, rank, world, device):
+    """Each rank's clock minus rank 0's, in µs, from the best of several ping-pongs (the smallest round trip).
+
+    Ranks on one host share CLOCK_MONOTONIC, so this matters across nodes; the buffer lives on the backend's
+    device because NCCL only moves GPU tensors. Rank 0 then shares the offsets so every rank could use them.
+    """
     offsets = [0.0] * world
     for peer in range(1, world):
         best = None
         for _ in range(8):
-            buf = torch.zeros(1, dtype=torch.float64)
+            buf = torch.zeros(1, dtype=torch.float64, device=device)
             if rank == 0:
                 t0 = time.perf_counter_ns() / 1000.0
                 dist.send(buf, dst=peer)
@@ -90,7 +94,9 @@ def estimate_offsets(torch, dist, rank, world):
                 dist.send(buf, dst=0)
         if rank == 0:
             offsets[peer] = best[1]
-    return offsets
+    shared = torch.tensor(offsets, dtype=torch.float64, device=device)
+    dist.broadcast(shared, src=0)
+    return [float(x) for x in shared.cpu().tolist()]
 
 
 def exchange(dist, send_buf, dst, recv_buf, src):
@@ -276,9 +282,7 @@ def main():
     try:
         import datetime
         dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=args.timeout_s))
-        offsets = estimate_offsets(torch, dist, rank, world) if backend == "gloo" else [0.0] * world
-        if backend != "gloo":  # NCCL point-to-point needs device tensors; align through gloo-free barriers instead.
-            dist.barrier()
+        offsets = estimate_offsets(torch, dist, rank, world, device)
         features = detect_features(torch, dist, backend, device, world)
         jobs = [("size", int(s)) for s in args.sizes.split(",") if s] + [("bucket", int(s)) for s in args.buckets.split(",") if s]
         if rank == 0:

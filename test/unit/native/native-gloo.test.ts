@@ -42,6 +42,9 @@ test('4 gloo ranks: ring steps traced per rank and phase, values verified, fused
       }
     }
   }
+  // With aligned clocks, a rank's receive in ring step s cannot finish before its left neighbour started sending.
+  const ex = (rank: number, step: number) => trace.spans.find((s) => s.rank === rank && s.step === step && s.phase === 'exchange' && s.args?.algorithm === 'ring')!;
+  for (let rank = 0; rank < 4; rank++) for (let step = 0; step < 3; step++) assert.ok(ex(rank, step).endUs >= ex((rank + 3) % 4, step).startUs - 50);
   // Tree spans exist too: each non-root rank receives the total from its parent.
   assert.ok(trace.spans.some((s) => s.args?.algorithm === 'tree' && s.phase === 'broadcast' && s.rank === 3));
   const fused = run.results.find((r) => r.kind === 'fused')!;
