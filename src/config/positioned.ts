@@ -113,7 +113,9 @@ function findExcessiveNesting(text: string, lineCounter: LineCounter): ConfigIss
  * positions. Throws ConfigError with a line and column for syntax errors, oversized or over-nested input, and
  * YAML alias bombs.
  */
-export function parseDocument(text: string, fileName: string): PositionedDocument {
+export function parseDocument(source: string, fileName: string): PositionedDocument {
+  // A byte-order mark is invisible in editors, so columns are counted without it.
+  const text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
   const lineCounter = new LineCounter();
   // The line table is needed for pre-parse errors too; the YAML parser fills it again from scratch.
   const prescanCounter = new LineCounter();

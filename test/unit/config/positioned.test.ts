@@ -97,6 +97,14 @@ test('huge and deeply nested input is refused with a position, quickly and witho
   assert.ok(parseDocument(`a: ${'['.repeat(MAX_CONFIG_DEPTH - 1)}${']'.repeat(MAX_CONFIG_DEPTH - 1)}`, 'ok.yaml'));
 });
 
+test('a byte-order mark and CRLF line endings do not shift positions', () => {
+  const json = parseDocument('\uFEFF{\r\n  "gpu": "x",\r\n  "nodes": 1.5\r\n}\r\n', 'bom.json');
+  assert.deepEqual(validateAgainstSchema(json, SCHEMA).map((i) => `${i.line}:${i.column} ${i.message}`), ['3:12 nodes: must be an integer (got 1.5)']);
+  const yaml = parseDocument('\uFEFFgpu: x\r\nnodes: 1.5\r\n', 'bom.yaml');
+  assert.deepEqual(validateAgainstSchema(yaml, SCHEMA).map((i) => `${i.line}:${i.column} ${i.message}`), ['2:8 nodes: must be an integer (got 1.5)']);
+  assert.match(String(syntaxError('gpu: x\r\n---\r\nnodes: 1\r\n', 'multi.yaml')), /^multi\.yaml:\d+:\d+: invalid YAML: /);
+});
+
 test('positionOf maps paths to values and keys, falling back to the nearest ancestor', () => {
   const doc = parseDocument('gpu: H100\nnic:\n  gbps: 400\n  perNode: 8\n', 'p.yaml');
   assert.deepEqual(positionOf(doc, ['nic', 'perNode']), { line: 4, column: 12 });
