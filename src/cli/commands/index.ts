@@ -9,5 +9,6 @@ import { compareCommand } from './compare';
 import { calibrateCommand } from './calibrate';
 import { checkCommand } from './check';
 import { validateCommand } from './validate';
+import { profileCommand } from './profile';
 
-export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, runCommand, importCommand, compareCommand, calibrateCommand, validateCommand, checkCommand];
+export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, runCommand, importCommand, compareCommand, calibrateCommand, validateCommand, checkCommand, profileCommand];

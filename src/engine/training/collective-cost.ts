@@ -3,10 +3,8 @@
 // GPUs needs a few dozen simulations, not thousands.
 import type { Algorithm, CollectiveKind, Dtype, PhaseTimes, Protocol, ReduceOp } from '../collective-types';
 import type { Bytes, Micros } from '../units';
-// The engine's simulator is reached through its public surface; it is only called inside methods, so the
-// import cycle (index -> training -> index) is harmless.
 import type { System } from '../topology/model';
-import { simulateCollective } from '../index';
+import { simulateCollective } from '../simulate';
 
 export interface CollectiveCost {
   readonly timeUs: Micros;
@@ -42,6 +40,16 @@ export const simulatedPrice: CollectivePricer = (system, kind, bytes, dtype, opt
   return { timeUs: result.timeUs, algorithm: result.algorithm, protocol: result.protocol, phases: result.phases };
 };
 
+/** Anchor sizes per doubling of the message size: anchors sit at 2^(k/4) bytes, 19 % apart. */
+export const ANCHORS_PER_DOUBLING = 4;
+
+/**
+ * Prices collectives for one system, caching by kind, dtype and size. Sizes between two anchors are priced by
+ * linear interpolation between the anchors' simulated times. A collective's time is affine in its size while
+ * the algorithm and protocol stay the same (latency plus bytes over bandwidth), so the interpolation is exact
+ * there and only approximate across a switch of algorithm; in exchange, a model whose buckets come in hundreds
+ * of slightly different sizes needs a few dozen simulations instead of hundreds.
+ */
 export class CollectiveCoster {
   private readonly cache = new Map<string, CollectiveCost>();
   simulations = 0;
@@ -50,10 +58,10 @@ export class CollectiveCoster {
     private readonly system: System,
     private readonly options: CostOptions,
     private readonly price: CollectivePricer = simulatedPrice,
+    private readonly interpolate = true,
   ) {}
 
-  cost(kind: CollectiveKind, bytes: Bytes, dtype: Dtype): CollectiveCost {
-    if (this.system.ranks <= 1 || bytes <= 0) return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
+  private exact(kind: CollectiveKind, bytes: Bytes, dtype: Dtype): CollectiveCost {
     const key = `${kind}|${dtype}|${bytes}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
@@ -61,5 +69,27 @@ export class CollectiveCoster {
     this.simulations++;
     this.cache.set(key, cost);
     return cost;
+  }
+
+  cost(kind: CollectiveKind, bytes: Bytes, dtype: Dtype): CollectiveCost {
+    if (this.system.ranks <= 1 || bytes <= 0) return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
+    const hit = this.cache.get(`${kind}|${dtype}|${bytes}`);
+    if (hit || !this.interpolate) return hit ?? this.exact(kind, bytes, dtype);
+    const step = Math.log2(bytes) * ANCHORS_PER_DOUBLING;
+    const loBytes = Math.round(2 ** (Math.floor(step) / ANCHORS_PER_DOUBLING));
+    const hiBytes = Math.round(2 ** (Math.ceil(step) / ANCHORS_PER_DOUBLING));
+    if (loBytes >= hiBytes || bytes <= loBytes || bytes >= hiBytes) return this.exact(kind, bytes, dtype);
+    const lo = this.exact(kind, loBytes, dtype);
+    const hi = this.exact(kind, hiBytes, dtype);
+    const w = (bytes - loBytes) / (hiBytes - loBytes);
+    const mix = (a: number, b: number): number => a + (b - a) * w;
+    // The nearer anchor names the algorithm and protocol when the two differ.
+    const named = w < 0.5 ? lo : hi;
+    return {
+      timeUs: mix(lo.timeUs, hi.timeUs),
+      algorithm: named.algorithm,
+      protocol: named.protocol,
+      phases: { exchange: mix(lo.phases.exchange, hi.phases.exchange), reduce: mix(lo.phases.reduce, hi.phases.reduce), broadcast: mix(lo.phases.broadcast, hi.phases.broadcast) },
+    };
   }
 }

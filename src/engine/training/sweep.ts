@@ -4,7 +4,8 @@
 import type { Micros } from '../units';
 import { formatBytes, formatMicros } from '../units';
 import { flattenModel } from './buckets';
-import type { CollectivePricer } from './collective-cost';
+import { CollectiveCoster, type CollectivePricer } from './collective-cost';
+import { resolveSystem } from '../topology/resolve';
 import { simulateTrainingStep } from './step';
 import type { TrainingRun } from './types';
 import { applyWhatIf, type SweepRange } from './what-if';
@@ -43,8 +44,12 @@ export function bestIndex(times: readonly number[]): number {
 
 export function sweepTraining(run: TrainingRun, range: SweepRange, price?: CollectivePricer): TrainingSweep {
   const flat = flattenModel(run.model, run.training.sequenceLength);
+  // Bucket sizes do not change the system, so one coster (and its cache of priced sizes) serves every point.
+  const coster = range.key === 'bucket_cap_mb'
+    ? new CollectiveCoster(resolveSystem(run.system), { algorithm: run.training.algorithm, protocol: run.training.protocol, op: run.training.reduceOp }, price)
+    : undefined;
   const points = range.values.map((value): SweepPoint => {
-    const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price });
+    const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price, coster });
     return { value, stepTimeUs: step.stepTimeUs, exposedCommUs: step.exposedCommUs, collectives: step.collectives.length, scalingEfficiency: step.scalingEfficiency };
   });
   const index = bestIndex(points.map((p) => p.stepTimeUs));

@@ -1,0 +1,115 @@
+// `profile <config>`: runs the training-step model on a training config (own *.collective.yaml, DeepSpeed,
+// Accelerate, a model config.json or a torchrun/srun script), prints the summary, and optionally writes the
+// step trace, applies what-ifs, and sweeps the bucket size or the node count.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  applyWhatIf, EngineError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
+  traceToChromeJson, WHAT_IF_KEYS, type TrainingRun,
+} from '../../engine/index';
+import { parseSystemFile } from '../../config/system-file';
+import { UsageError, parseFlags, type CliCommand } from '../command';
+import { flagValue, positiveIntegerFlag } from '../flag-values';
+import { asUsageError, loadTrainingRun } from '../load-training';
+import { profileJson, profileText, sweepText } from '../profile-report';
+import { writeFileAtomic } from '../write-atomic';
+
+/** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
+function engine<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof EngineError || error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function applyWhatIfs(run: TrainingRun, assignments: readonly string[]): TrainingRun {
+  let out = run;
+  for (const text of assignments) {
+    const { key, value } = engine(() => parseAssignment(text));
+    // A system file is read here, where files can be read; presets go through the engine like any knob.
+    if (key.toLowerCase() === 'system' && !Object.keys(PRESETS).some((p) => p.toLowerCase() === value.toLowerCase()) && /[\\/.]/.test(value)) {
+      let source: string;
+      try {
+        source = readFileSync(value, 'utf8');
+      } catch (error) {
+        throw new UsageError(`--what-if system=${value}: cannot read the system file (${(error as Error).message})`);
+      }
+      const system = asUsageError(() => parseSystemFile(source, value));
+      out = { ...out, system };
+    } else {
+      out = engine(() => applyWhatIf(out, key, value));
+    }
+  }
+  return out;
+}
+
+export const profileCommand: CliCommand = {
+  name: 'profile',
+  summary: 'Profile a training config: step time, exposed communication, overlap, what-ifs and sweeps',
+  usage: [
+    'Usage: collective-profiler profile <config> [options]',
+    '',
+    'Runs the simulated training step for a config: *.collective.yaml/json, a DeepSpeed JSON (ds_config.json),',
+    'an Accelerate YAML, a Hugging Face config.json, or a torchrun/srun shell script.',
+    '',
+    'Options:',
+    '  --model <config.json|preset>   The model (presets: gpt2, bert-base-uncased, llama-2-7b, llama-2-70b, llama-3-8b, mistral-7b, mixtral-8x7b)',
+    '  --system <preset|file>         The machine (default dgx-h100, scaled to the world size)',
+    '  --nodes <n>  --gpus-per-node <g>',
+    `  --what-if key=value            Change a knob; repeatable. Keys: ${WHAT_IF_KEYS.join(', ')}`,
+    '  --sweep bucket_cap_mb=1..1024  Sweep bucket sizes (powers of two) and recommend one',
+    '  --sweep nodes=1..128           Sweep the node count (weak scaling: per-GPU batch fixed)',
+    '  --json                         Print the profile as JSON',
+    '  --trace <out.json>             Write the step as Chrome Trace Event JSON (open in https://ui.perfetto.dev)',
+    '  --trace-ranks <n>              Ranks drawn in the trace (default 8; every rank runs the same schedule)',
+    '',
+    'Example: collective-profiler profile examples/llama2-7b-ddp.collective.yaml --sweep bucket_cap_mb=1..1024',
+  ].join('\n'),
+  async run(args, io) {
+    const { flags, positional } = parseFlags(args, {
+      values: ['model', 'system', 'nodes', 'gpus-per-node', 'what-if', 'sweep', 'trace', 'trace-ranks'],
+      switches: ['json'],
+      repeatable: ['what-if'],
+    });
+    if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'profile needs a config file, e.g. profile examples/ds_config.json' : `unexpected argument '${positional[1]}'`);
+    const nodes = flagValue(flags, 'nodes');
+    const gpusPerNode = flagValue(flags, 'gpus-per-node');
+    const loaded = loadTrainingRun(positional[0], {
+      model: flagValue(flags, 'model'),
+      system: flagValue(flags, 'system'),
+      nodes: nodes !== undefined ? positiveIntegerFlag('nodes', nodes) : undefined,
+      gpusPerNode: gpusPerNode !== undefined ? positiveIntegerFlag('gpus-per-node', gpusPerNode) : undefined,
+    });
+    const run = applyWhatIfs(loaded.run, flags.get('what-if') ?? []);
+    const system = engine(() => resolveSystem(run.system));
+    const step = engine(() => simulateTrainingStep(run, { system }));
+    const sweepText_ = flagValue(flags, 'sweep');
+    const sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, parseSweep(sweepText_))) : undefined;
+    const json = flags.has('json');
+    const extra: Record<string, unknown> = { format: loaded.format, whatIf: flags.get('what-if') ?? [] };
+    if (sweep) {
+      extra.sweep = sweep.points.map((p) => ({ value: p.value, stepTimeMs: Math.round(p.stepTimeUs) / 1000, exposedCommMs: Math.round(p.exposedCommUs) / 1000, collectives: p.collectives, scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000 }));
+      extra.best = sweep.best;
+      extra.recommendation = sweep.recommendation;
+    }
+    const sources = run.sources.map((s) => `${s.file} (${s.format})`).join(' + ');
+    io.stdout(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + (sweep ? `\n${sweepText(sweep)}` : ''));
+
+    const tracePath = flagValue(flags, 'trace');
+    if (tracePath !== undefined) {
+      const ranksText = flagValue(flags, 'trace-ranks');
+      const ranks = ranksText !== undefined ? positiveIntegerFlag('trace-ranks', ranksText) : undefined;
+      const trace = stepTrace(step, { ranks, title: `training step · ${run.model.name}`, gpusPerNode: run.system.gpusPerNode });
+      try {
+        writeFileAtomic(resolve(tracePath), JSON.stringify(traceToChromeJson(trace)));
+      } catch (error) {
+        throw new UsageError(`cannot write --trace ${tracePath}: ${(error as Error).message}`);
+      }
+      const note = `trace: ${trace.spans.length} spans on ${trace.lanes.length} lanes written to ${tracePath} (open it in https://ui.perfetto.dev)`;
+      (json ? io.stderr : io.stdout)(note);
+    }
+    return 0;
+  },
+};
