@@ -85,3 +85,13 @@ test('the pure importers use no Node built-ins, so the extension host and webvie
     assert.doesNotMatch(text, /from ['"](node:|fs|zlib|path|child_process)/, `${name} imports a Node module`);
   }
 });
+
+test('gzipped traces inflate through DecompressionStream when no gunzip is given', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const { importMeasurementBytesAsync } = await import('../../../src/native/import/gzip');
+  const trace = { distributedInfo: { rank: 1, world_size: 2 }, traceEvents: [{ ph: 'X', cat: 'kernel', name: 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)', ts: 10, dur: 5, args: { 'In msg nelems': 256, dtype: 'Float' } }] };
+  const result = await importMeasurementBytesAsync(gzipSync(JSON.stringify(trace)), { fileName: 't.json.gz' });
+  assert.equal(result.kind, 'kineto');
+  assert.deepEqual(result.measurements[0].rows.map((r) => [r.bytes, r.timeUs]), [[1024, 5]]);
+  assert.equal(result.trace?.spans[0].rank, 1);
+});
