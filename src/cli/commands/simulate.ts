@@ -97,8 +97,16 @@ export const simulateCommand: CliCommand = {
     if (tracePath !== undefined) {
       if (!result.trace) throw new Error('the engine returned no trace although one was requested');
       const target = resolve(tracePath);
+      let text: string;
       try {
-        writeFileAtomic(target, JSON.stringify(traceToChromeJson(result.trace)));
+        text = JSON.stringify(traceToChromeJson(result.trace));
+      } catch (error) {
+        // V8 strings stop at about 512 MiB; a trace that large cannot be written as one JSON document.
+        if (error instanceof RangeError) throw new UsageError(`the trace of ${result.spanCount} spans is too large for one JSON file; simulate fewer ranks or bytes`);
+        throw error;
+      }
+      try {
+        writeFileAtomic(target, text);
       } catch (error) {
         throw new UsageError(`cannot write --trace ${tracePath}: ${(error as Error).message}`);
       }
