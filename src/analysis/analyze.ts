@@ -17,7 +17,7 @@ import { FindingWriter } from './findings';
 import { applyIgnoreComments } from './ignore';
 import type { AnalysisOptions, AnalysisResult, Finding } from './types';
 
-export const DEFAULT_MAX_CHARS = 2_000_000;
+export const DEFAULT_MAX_CHARS = 8_000_000;
 export const DEFAULT_PARSE_BUDGET_MS = 3_000;
 
 export function analyzePython(parser: Parser, text: string, options: AnalysisOptions = {}): AnalysisResult {

@@ -161,6 +161,7 @@ export class SizeClassifier {
     if (n.type === 'identifier') {
       const binding = env.bindings?.get(text);
       if (binding) return this.classify(binding.node, binding.env, depth + 1);
+      if (this.summedInPlace(env.fn, text)) return { kind: 'global-count' };
       const fromValues = this.fromAssignments(this.localValues(env.fn, text), env, depth);
       if (fromValues) return fromValues;
       const param = env.fn.params.find((p) => p.name === text);
@@ -185,6 +186,18 @@ export class SizeClassifier {
     if (BATCH_NAME.test(name)) return { kind: 'batch' };
     if (NEUTRAL_NAME.test(name)) return { kind: 'neutral' };
     return { kind: 'unknown' };
+  }
+
+  /** `dist.all_reduce(num_tokens)` in the same function: the name then holds a count summed over all ranks. */
+  private summedInPlace(fn: FunctionInfo, name: string): boolean {
+    const s = this.model.syntax;
+    return fn.calls.some((call) => {
+      if (!/^(all_reduce|allreduce_|Allreduce)$/.test(s.calleeName(call))) return false;
+      const first = s.args(call).positional[0];
+      if (!first || s.text(first) !== name) return false;
+      const op = s.args(call).keywords.get('op')?.value;
+      return !op || /SUM|Sum/.test(s.text(op));
+    });
   }
 
   private localValues(fn: FunctionInfo, name: string): PyNode[] {
