@@ -70,6 +70,8 @@ export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   }
   await writeFileAtomic(target.fsPath, serializeTraceFile(trace));
   ctx.log.info(`Exported ${trace.spans.length} spans to ${target.fsPath}`);
-  const open = await vscode.window.showInformationMessage(`Exported the trace to ${vscode.workspace.asRelativePath(target)}. It opens in Perfetto and in the timeline.`, 'Reveal');
-  if (open) void vscode.commands.executeCommand('revealFileInOS', target);
+  // Not awaited: the command is done when the file is written, whether or not the user reads the message.
+  const written = target;
+  void vscode.window.showInformationMessage(`Exported the trace to ${vscode.workspace.asRelativePath(written)}. It opens in Perfetto and in the timeline.`, 'Reveal')
+    .then((open) => { if (open) void vscode.commands.executeCommand('revealFileInOS', written); });
 }
