@@ -1,0 +1,103 @@
+// Messages state the effective factor, ignore comments silence findings, and the file-wide rules CP005 (linear
+// learning-rate scaling on a sum) and CP006 (AVG on gloo) with their fixes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyEdits, RULES } from '../../../src/analysis/index';
+import { analyze, parsesCleanly, py, summary } from './helpers';
+
+const SUM = py`
+  import torch.distributed as dist
+
+  def sync(model):
+      for p in model.parameters():
+          dist.all_reduce(p.grad)
+`;
+
+test('messages give N× (world size) when the world size is unknown and a number when it is known', async () => {
+  const [unknown] = await analyze(SUM);
+  assert.match(unknown.message, /N× \(world size\)/);
+  const [known] = await analyze(SUM, { worldSize: 8 });
+  assert.equal(known.message, 'Gradients are the sum over 8 ranks: the effective learning rate is 8× the configured one.');
+});
+
+test('averaging twice states 1/N, a wrong divisor states the ratio', async () => {
+  const twice = await analyze(py`
+    import torch.distributed as dist
+    def sync(model):
+        for p in model.parameters():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
+            p.grad /= dist.get_world_size()
+  `, { worldSize: 4 });
+  assert.match(twice[0].message, /1\/4 of the configured one/);
+  const wrong = await analyze(py`
+    import torch.distributed as dist
+    def sync(model):
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
+            p.grad /= 8
+  `, { worldSize: 16 });
+  assert.equal(wrong[0].code, 'CP003');
+  assert.match(wrong[0].message, /hard-coded 8.*2×/);
+});
+
+test('ignore comments silence the named code on that line only', async () => {
+  const silenced = SUM.replace('dist.all_reduce(p.grad)', 'dist.all_reduce(p.grad)  # collective-profiler: ignore[CP001]');
+  assert.deepEqual(await analyze(silenced), []);
+  const other = SUM.replace('dist.all_reduce(p.grad)', 'dist.all_reduce(p.grad)  # collective-profiler: ignore[CP002]');
+  assert.deepEqual(summary(await analyze(other)), ['CP001@5']);
+  const bare = SUM.replace('dist.all_reduce(p.grad)', 'dist.all_reduce(p.grad)  # collective-profiler: ignore');
+  assert.deepEqual(await analyze(bare), []);
+});
+
+test('CP005: a learning rate scaled by the world size on top of a sum is reported with its N² factor, and the fix removes the scaling', async () => {
+  const text = py`
+    import torch
+    import horovod.torch as hvd
+    def build(model, base_lr):
+        opt = torch.optim.SGD(model.parameters(), lr=base_lr * hvd.size())
+        return hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters(), op=hvd.Sum)
+  `;
+  const findings = await analyze(text);
+  assert.deepEqual(summary(findings), ['CP005@4', 'CP001@5']);
+  const lr = findings[0];
+  assert.match(lr.message, /N²× \(world size squared\)/);
+  const fixed = applyEdits(text, lr.fixes[0].edits);
+  assert.ok(fixed.includes('lr=base_lr)'));
+  assert.ok(await parsesCleanly(fixed));
+  assert.deepEqual(summary(await analyze(fixed)), ['CP001@5']);
+});
+
+test('CP006: ReduceOp.AVG with the gloo backend; the fix sums and divides, and the result is clean', async () => {
+  const text = py`
+    import torch.distributed as dist
+    def setup():
+        dist.init_process_group(backend="gloo")
+    def sync(model):
+        for p in model.parameters():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
+  `;
+  const findings = await analyze(text);
+  assert.deepEqual(summary(findings), ['CP006@6']);
+  const fixed = applyEdits(text, findings[0].fixes[0].edits);
+  assert.ok(await parsesCleanly(fixed));
+  assert.match(fixed, /op=dist\.ReduceOp\.SUM\)\n {8}p\.grad\.div_\(dist\.get_world_size\(\)\)/);
+  assert.deepEqual(await analyze(fixed), []);
+});
+
+test('on gloo the divide fix comes first for a sum bug and the AVG fix carries a note', async () => {
+  const text = SUM.replace('def sync', 'dist.init_process_group("gloo")\n\ndef sync');
+  const [f] = await analyze(text);
+  assert.match(f.fixes[0].title, /^Divide by dist\.get_world_size\(\)/);
+  assert.match(f.fixes[1].title, /gloo does not implement AVG/);
+});
+
+test('every rule has a stable code, a name and a docs page', async () => {
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { REPO } = await import('./helpers');
+  assert.deepEqual(RULES.map((r) => r.code), ['CP001', 'CP002', 'CP003', 'CP004', 'CP005', 'CP006', 'CP007']);
+  for (const r of RULES) {
+    assert.match(r.name, /^[a-z0-9-]+$/);
+    assert.ok(existsSync(join(REPO, 'docs', 'rules', `${r.code}.md`)), `docs/rules/${r.code}.md`);
+  }
+});
