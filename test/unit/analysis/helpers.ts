@@ -13,7 +13,7 @@ export function parser(): Promise<Parser> {
   return loadPythonParser();
 }
 
-export async function analyze(text: string, options?: AnalysisOptions): Promise<Finding[]> {
+export async function analyze(text: string, options?: AnalysisOptions): Promise<readonly Finding[]> {
   return analyzePython(await parser(), text, options).findings;
 }
 
