@@ -1,14 +1,18 @@
 // What every algorithm builder needs: the system, the request in resolved form, and the shared cost helpers
 // (wire bytes per protocol, per-step latency of a path, per-channel throughput ceilings, memory resources).
 import * as K from '../constants';
-import type { CollectiveKind, Protocol } from '../collective-types';
+import type { Algorithm, CollectiveKind, Protocol } from '../collective-types';
+import { ncclBusBwGBps } from '../nccl-model';
 import type { LinkClass, System } from '../topology/model';
+
 import type { Flow } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { memoryResource } from '../sim/run';
+import { searchChannels } from '../channels';
 
 export interface BuildContext {
   readonly system: System;
+  readonly algorithm: Algorithm;
   readonly kind: CollectiveKind;
   readonly bytes: number;
   readonly protocol: Protocol;
@@ -46,7 +50,13 @@ export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly numbe
   let worst = 0;
   for (const path of paths) {
     let us = pathLatencyUs(ctx, path);
-    if (!ctx.system.fabric.idealised) us += K.STEP_SYNC_US[pathClass(ctx, path)][ctx.protocol] * K.STEP_LATENCY_SCALE;
+    if (!ctx.system.fabric.idealised) {
+      // NCCL's per-step latency already covers the hop it crosses; it can only be longer than the wire's.
+      const cls = pathClass(ctx, path);
+      us = Math.max(us, syncUs(ctx, cls));
+      // One CPU proxy thread per GPU posts and polls every channel's network transfer in turn.
+      if (cls === 'net') us += K.PROXY_OP_US * ctx.channels;
+    }
     worst = Math.max(worst, us);
   }
   return worst;
@@ -64,12 +74,28 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
   return total / paths.length;
 }
 
-/** Ceiling on one channel's wire rate: an SM's copy throughput under this protocol. */
+/** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
+export function syncUs(ctx: BuildContext, cls: LinkClass): number {
+  const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
+  return K.HW_LATENCY_US[cls][row][K.PROTOCOL_INDEX[ctx.protocol]] * K.STEP_LATENCY_SCALE;
+}
+
+/**
+ * Ceiling on one channel's wire rate. LL and LL128 (and trees) are SM-bound: NCCL's modelled bus bandwidth under
+ * its measured per-architecture ceilings, shared by the channels NCCL runs, so dropping channels for small messages
+ * lowers it. Simple copies at the link's pace up to NCCL's top per-channel search speed.
+ */
 export function channelCapGBps(ctx: BuildContext): number {
   const { system, protocol } = ctx;
   if (system.fabric.idealised) return Infinity;
-  let payload = K.perChannelCapGBps(system.gpu.smVersion, protocol);
-  if (protocol === 'LL') payload = Math.min(payload * ctx.channels, K.llMaxGBps(system.gpu.smVersion, system.nodes)) / ctx.channels;
+  let payload: number;
+  if (ctx.algorithm === 'tree') {
+    payload = (ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system)) * K.treeCorrection(protocol, ctx.bytes);
+  } else if (protocol === 'Simple') {
+    payload = K.SIMPLE_PER_CHANNEL_GBPS[K.archIndex(system.gpu.smVersion)];
+  } else {
+    payload = ncclBusBwGBps(system, ctx.kind, 'ring', protocol) / searchChannels(system);
+  }
   return payload / K.PROTOCOL_EFFICIENCY[protocol];
 }
 

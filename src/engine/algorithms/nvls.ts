@@ -5,16 +5,21 @@
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
 import type { Phase } from '../trace/model';
-import { channelClasses, pathLatencyUs, stepLatencyUs, transfer, wireBytes, type BuildContext } from './context';
+import { channelClasses, pathLatencyUs, stepLatencyUs, syncUs, transfer, wireBytes, type BuildContext } from './context';
+import { ncclAlgBwGBps } from '../nccl-model';
+import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { binaryTreeParent } from './tree';
 
-function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' | 'down', phase: Phase, weight: number, channel: number, stride: number): Flow {
+function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' | 'down', phase: Phase, weight: number, channel: number, stride: number, engine = false): Flow {
   const link = dir === 'up' ? ctx.system.fabric.switchUplink(rank) : ctx.system.fabric.switchDownlink(rank);
-  const efficiency = K.nvlsEfficiency(ctx.system.gpu.smVersion);
+  const efficiency = ctx.system.fabric.idealised ? 1 : K.nvlsEfficiency(ctx.system.gpu.smVersion);
+  const withEngine = engine && !ctx.system.fabric.idealised;
   return {
-    rank, peer: rank, bytes: wireBytes(ctx, payload), resources: [link], coefficients: [1 / efficiency], weight, channel,
+    rank, peer: rank, bytes: wireBytes(ctx, payload),
+    resources: withEngine ? [link, engineResource(ctx.system, rank)] : [link],
+    coefficients: withEngine ? [1 / efficiency, 1] : [1 / efficiency], weight, channel,
     channelStride: stride, capGBps: Infinity, chunk: 0, phase, reduceBytes: 0,
   };
 }
@@ -35,11 +40,11 @@ export function buildNvls(ctx: BuildContext): Schedule {
     for (let r = 0; r < system.ranks; r++) {
       const w = weights[c];
       if (kind !== 'allgather') {
-        reduceStage.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length));
+        reduceStage.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length, true));
         reduceStage.push(switchFlow(ctx, r, chunk / g, 'down', 'reduce', w, c, weights.length));
       }
       if (kind !== 'reducescatter') {
-        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length));
+        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length, kind === 'allgather'));
         castStage.push(switchFlow(ctx, r, chunk, 'down', 'broadcast', w, c, weights.length));
       }
     }
@@ -76,6 +81,10 @@ export function buildNvls(ctx: BuildContext): Schedule {
     for (let d = 1; d <= up.length; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, paths[d - 1]) });
   }
   if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
-  const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : K.NVLS_SYNC_US);
-  return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels };
+  const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : syncUs(ctx, 'nvlink'));
+  // The CTAs driving multimem and the tree move at most what NCCL measured per channel (its NVLS/NVLSTree
+  // ceilings, with the tree's mid-size correction): an engine per GPU that each GPU's contribution passes through.
+  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple');
+  if (ctx.algorithm === 'nvlstree') engine *= K.treeCorrection('Simple', ctx.bytes);
+  return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels, engineGBps: engine > 0 ? engine : undefined };
 }

@@ -1,8 +1,10 @@
-// The one-off cost of a collective before its first step: the kernel launch and the protocol's base latency.
+// The one-off device-side cost of a collective before its first step: NCCL's base latency for the algorithm and
+// protocol. The host's launch cost overlaps back-to-back collectives and is applied in simulate.ts.
 import * as K from '../constants';
 import type { BuildContext } from './context';
 
 export function setupUs(ctx: BuildContext): number {
-  if (ctx.system.fabric.idealised) return ctx.system.launchUs;
-  return ctx.system.launchUs + K.BASE_LATENCY_US[ctx.protocol] * K.STEP_LATENCY_SCALE;
+  if (ctx.system.fabric.idealised) return 0;
+  const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
+  return K.BASE_LATENCY_US[row][K.PROTOCOL_INDEX[ctx.protocol]] * K.STEP_LATENCY_SCALE;
 }

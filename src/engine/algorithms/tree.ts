@@ -64,9 +64,8 @@ export function buildTree(ctx: BuildContext): Schedule {
   const trees = system.ranks > 2 ? 2 : 1;
   const weights = channelClasses(ctx.channels, trees * rotations);
   const perChannel = ctx.bytes / ctx.channels;
-  const chunkBytes = Math.max(1, K.PIPELINE_CHUNK_BYTES * (ctx.protocol === 'Simple' ? 1 : 0.5));
-  const chunks = Math.max(1, Math.ceil(perChannel / chunkBytes));
-  const payload = perChannel / chunks;
+  const chunkBytes = K.MIN_PIPELINE_CHUNK_BYTES[ctx.protocol];
+  let chunks = Math.max(1, Math.ceil(perChannel / chunkBytes));
   const up: Flow[][] = [];
   const down: Flow[][] = [];
   const upPaths: (readonly number[])[][] = [];
@@ -80,12 +79,16 @@ export function buildTree(ctx: BuildContext): Schedule {
       maxDepth = Math.max(maxDepth, d);
       while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
       const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-      up[d - 1].push(transfer(ctx, r, parent[r], payload, { ...opts, phase: 'exchange', reduce: true }));
-      down[d - 1].push(transfer(ctx, parent[r], r, payload, { ...opts, phase: 'broadcast', reduce: false }));
+      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true }));
+      down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false }));
       upPaths[d - 1].push(system.fabric.route(r, parent[r]));
     }
   }
   const stages: Stage[] = [];
+  // LL and LL128 forward line by line (cut-through): model them as a pipeline deep enough that its fill is small.
+  if (ctx.protocol !== 'Simple') chunks = Math.max(chunks, K.CUT_THROUGH_DEPTH * 2 * maxDepth);
+  const payload = perChannel / chunks;
+  for (const list of [...up, ...down]) for (let i = 0; i < list.length; i++) list[i] = { ...list[i], bytes: list[i].bytes * payload, reduceBytes: list[i].reduceBytes * payload };
   for (let d = maxDepth; d >= 1; d--) stages.push({ flows: up[d - 1], phase: 'exchange', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
   for (let d = 1; d <= maxDepth; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
   return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };

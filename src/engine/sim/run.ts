@@ -27,6 +27,11 @@ export function memoryResource(system: System, rank: number): number {
   return system.topology.links.length + rank;
 }
 
+/** A GPU's CTAs as a resource: what the algorithm's kernels can push per GPU, whatever the links allow. */
+export function engineResource(system: System, rank: number): number {
+  return system.topology.links.length + system.ranks + rank;
+}
+
 function pack(flows: readonly Flow[]): FlowSet {
   let entries = 0;
   for (const flow of flows) entries += flow.resources.length;
@@ -67,7 +72,8 @@ function expand(round: Round): Flow[] {
 
 export function runSchedule(system: System, schedule: Schedule, options: RunOptions): RunResult {
   const links = system.topology.links;
-  const capacity = (r: number): number => (r < links.length ? links[r].GBps : system.hbmGBps);
+  const engineGBps = schedule.engineGBps ?? Infinity;
+  const capacity = (r: number): number => (r < links.length ? links[r].GBps : r < links.length + system.ranks ? system.hbmGBps : engineGBps);
   const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];

@@ -41,4 +41,6 @@ export interface Schedule {
   /** One-off cost before the first round (launch, algorithm base latency), µs. */
   readonly setupUs: number;
   readonly channels: number;
+  /** Capacity of each GPU's engine resource (see engineResource), GB/s, when the algorithm uses one. */
+  readonly engineGBps?: number;
 }

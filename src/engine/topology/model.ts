@@ -63,5 +63,6 @@ export interface System {
   readonly fabric: Fabric;
   /** GPU memory bandwidth used by reductions, GB/s. */
   readonly hbmGBps: GBps;
+  /** Host time to launch one collective (all GPUs one process drives); it overlaps the device's work. */
   readonly launchUs: Micros;
 }

@@ -33,7 +33,7 @@ export function resolveSystem(spec: SystemSpec): System {
   if (ranks < 1) throw new EngineError('a system needs at least one GPU');
   const hbmGBps = spec.overrides?.hbmGBps ?? gpu.hbmGBps;
   if (!(hbmGBps > 0)) throw new EngineError(`overrides.hbmGBps must be positive, got ${hbmGBps}`);
-  const launchUs = spec.overrides?.launchUs ?? (spec.intraNode === 'uniform-ring' ? 0 : K.LAUNCH_US);
+  const launchUs = spec.overrides?.launchUs ?? (spec.intraNode === 'uniform-ring' ? 0 : nodes === 1 ? gpusPerNode * K.LAUNCH_PER_GPU_US : K.LAUNCH_PER_GPU_US);
   if (!(launchUs >= 0)) throw new EngineError(`overrides.launchUs must be ≥ 0, got ${launchUs}`);
   const short = gpu.name.replace(/-SXM$/, '');
   const fabricLabel = FABRIC_LABEL[spec.intraNode] ?? spec.intraNode;
