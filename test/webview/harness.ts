@@ -117,7 +117,8 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
   }
   return {
     page,
-    send: async (message) => { await page.evaluate((m) => window.dispatchEvent(new MessageEvent('message', { data: m })), message as unknown as Record<string, unknown>); },
+    // The message travels as a JSON string: Playwright's structured argument encoding is slow for large traces.
+    send: async (message) => { await page.evaluate((json) => window.dispatchEvent(new MessageEvent('message', { data: JSON.parse(json) })), JSON.stringify(message)); },
     posted: () => page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted),
     errors: () => errors,
     cspViolations: () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp),

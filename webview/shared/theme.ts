@@ -1,8 +1,22 @@
 // Reads VS Code's theme colours from the CSS variables it sets on the page, resolved to packed RGBA so the
 // canvas renderers can write pixels directly, and tells the panels when the theme changes.
 
-/** Resolves any CSS colour (name, hex, rgb(), var fallback) to [r, g, b, a] by drawing it on a 1×1 canvas. */
+const resolved = new Map<string, [number, number, number, number]>();
+
+/**
+ * Resolves any CSS colour (name, hex, rgb()) to [r, g, b, a] by drawing it on a 1×1 canvas. The result depends
+ * only on the strings given, so it is cached: renderers call this for every link and lane.
+ */
 export function resolveColor(css: string, fallback: string): [number, number, number, number] {
+  const key = `${css}\u0000${fallback}`;
+  const cached = resolved.get(key);
+  if (cached) return [...cached];
+  const value = drawColor(css, fallback);
+  resolved.set(key, value);
+  return [...value];
+}
+
+function drawColor(css: string, fallback: string): [number, number, number, number] {
   const canvas = document.createElement('canvas');
   canvas.width = canvas.height = 1;
   const ctx = canvas.getContext('2d', { willReadFrequently: true })!;
