@@ -1,0 +1,143 @@
+// `run --engine native`: real collectives through torch.distributed on this machine's GPUs (NCCL) or CPUs
+// (gloo), with the fused all_reduce next to step-by-step ring and tree runs traced per rank and phase.
+import { existsSync } from 'node:fs';
+import { formatBytes, formatMicros, parseBytes, traceToChromeJson } from '../../engine/index';
+import { nativeMeasurements, nativeTrace } from '../../native/convert';
+import { NativeRunError } from '../../native/errors';
+import { srunCommand, torchrunCommand } from '../../native/launch-commands';
+import { checkEnvironment } from '../../native/python';
+import { runNative, type NativeRunResult } from '../../native/runner';
+import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
+import { choiceFlag, flagValue, numberFlag, positiveIntegerFlag } from '../flag-values';
+import { loadTrainingRun } from '../load-training';
+import { writeFileAtomic } from '../write-atomic';
+
+function sizeList(flag: string, text: string): number[] {
+  return text.split(',').map((part) => {
+    const bytes = parseBytes(part);
+    if (bytes === undefined || bytes <= 0) throw new UsageError(`--${flag}: '${part}' is not a size (use 1M, 64KiB, 4096, ...)`);
+    return bytes;
+  });
+}
+
+function table(run: NativeRunResult): string {
+  const out = [`# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`];
+  out.push(`#${'size'.padStart(11)} ${'label'.padStart(7)} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`);
+  const keys = [...new Set(run.results.map((r) => `${r.label}:${r.bytes}`))];
+  for (const key of keys) {
+    const of = run.results.filter((r) => `${r.label}:${r.bytes}` === key);
+    const get = (kind: string): string => {
+      const r = of.find((x) => x.kind === kind);
+      return r?.unsupported ? 'n/a' : r?.timeUs !== undefined ? formatMicros(r.timeUs) : '-';
+    };
+    const fused = of.find((r) => r.kind === 'fused');
+    const verified = of.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
+    out.push(` ${formatBytes(of[0].bytes).padStart(11)} ${of[0].label.padStart(7)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`);
+  }
+  const unsupported = run.results.find((r) => r.unsupported)?.unsupported;
+  if (unsupported) out.push(`# rs+ag n/a: ${unsupported}`);
+  return out.join('\n');
+}
+
+function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: number[]): string {
+  const nodes = positiveIntegerFlag('nodes', flagValue(flags, 'nodes') ?? '2');
+  const gpusPerNode = positiveIntegerFlag('gpus-per-node', flagValue(flags, 'gpus-per-node') ?? '8');
+  const rendezvous = flagValue(flags, 'rendezvous') ?? '$MASTER_ADDR:29500';
+  const launch = { nodes, gpusPerNode, rendezvous, sizesBytes: sizes, bucketsBytes: buckets, python: flagValue(flags, 'python'), output: 'collective-run.jsonl' };
+  return [
+    '# On every node (torchrun rendezvous):',
+    torchrunCommand(launch),
+    '',
+    '# Or from a Slurm allocation:',
+    srunCommand(launch),
+    '',
+    '# Then: collective-profiler import collective-run.jsonl',
+  ].join('\n');
+}
+
+async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number> {
+  const sizes = sizeList('sizes', flagValue(flags, 'sizes') ?? '1M');
+  let buckets = flagValue(flags, 'buckets') ? sizeList('buckets', flagValue(flags, 'buckets')!) : [];
+  const config = flagValue(flags, 'config');
+  if (config) buckets = [...buckets, loadTrainingRun(config).run.training.bucketBytes];
+  if (flags.has('print-launch')) {
+    io.stdout(printLaunch(flags, sizes, buckets));
+    return 0;
+  }
+  const python = flagValue(flags, 'python');
+  if (flags.has('env-check')) {
+    const env = await checkEnvironment(python ? { python } : {});
+    io.stdout(flags.has('json') ? JSON.stringify(env, null, 2) : `python ${env.python} (${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs, NCCL ${env.ncclVersion ?? 'n/a'}`);
+    return 0;
+  }
+  const env = await checkEnvironment(python ? { python } : {});
+  const nproc = positiveIntegerFlag('nproc', flagValue(flags, 'nproc') ?? String(env.gpuCount > 0 ? env.gpuCount : 4));
+  const timeoutS = numberFlag('timeout', flagValue(flags, 'timeout') ?? '300', (v) => v > 0, 'must be a positive number of seconds');
+  const tracePath = flagValue(flags, 'trace');
+  if (tracePath && existsSync(tracePath) && !flags.has('force')) throw new UsageError(`${tracePath} exists; pass --force to overwrite it`);
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const run = await runNative({
+      nproc, sizesBytes: sizes, bucketsBytes: buckets, python: env.python, timeoutMs: timeoutS * 1000, signal: controller.signal,
+      iters: positiveIntegerFlag('iters', flagValue(flags, 'iters') ?? '5'),
+      algorithms: (flagValue(flags, 'algorithms') ?? 'ring,tree').split(',').map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const)),
+      launcher: choiceFlag('launcher', flagValue(flags, 'launcher') ?? 'direct', ['direct', 'torchrun'] as const),
+      backend: choiceFlag('backend', flagValue(flags, 'backend') ?? 'auto', ['auto', 'gloo', 'nccl'] as const),
+      onProgress: (p) => { if (!flags.has('json') && p.bytes !== undefined) io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(p.bytes)}`); },
+    });
+    const trace = nativeTrace(run, `native all_reduce, ${nproc} ranks`);
+    if (tracePath) writeFileAtomic(tracePath, JSON.stringify(traceToChromeJson(trace)));
+    const ok = run.results.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
+    if (flags.has('json')) {
+      const measurements = nativeMeasurements(run);
+      io.stdout(JSON.stringify({ kind: 'native', ranks: nproc, env: run.env, rows: measurements[0]?.rows ?? [], measurements, results: run.results, spans: trace.spans.length }, null, 2));
+    } else io.stdout(table(run));
+    return ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof NativeRunError) {
+      io.stderr(`error (${error.kind}): ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
+}
+
+export const runCommand: CliCommand = {
+  name: 'run',
+  summary: 'Run real all_reduce collectives through torch.distributed (NCCL on GPUs, gloo on CPUs)',
+  usage: [
+    'Usage: collective-profiler run --engine native [--nproc N] [--sizes 1M,16M] [--config file] [--json] [--trace out.json] [--timeout S]',
+    '',
+    'Options:',
+    '  --engine native         The engine (only native: the simulator is `simulate`/`sweep`)',
+    '  --nproc <n>             Ranks on this machine (default: the GPU count, else 4 gloo ranks)',
+    '  --sizes <list>          Message sizes, comma-separated (default 1M)',
+    '  --buckets <list>        Gradient bucket sizes to time as well',
+    '  --config <file>         Training config: its gradient bucket size is timed too',
+    '  --python <path>         Python with torch (default: $COLLECTIVE_PROFILER_PYTHON, /usr/bin/python3, python3)',
+    '  --launcher <l>          direct (one process per rank, env://) | torchrun (default direct)',
+    '  --backend <b>           auto | gloo | nccl (default auto)',
+    '  --iters <n>             Timed iterations per size for fused and rs+ag (default 5)',
+    '  --algorithms <list>     Step-by-step algorithms to trace: ring, tree (default ring,tree)',
+    '  --timeout <s>           Watchdog: kill a run that has not finished after s seconds (default 300)',
+    '  --trace <file>          Write the per-rank, per-step trace as Chrome Trace Event JSON',
+    '  --json                  Print {kind, ranks, rows, measurements, results} as JSON',
+    '  --env-check             Report Python, torch, backend, GPU count and NCCL version, then exit',
+    '  --print-launch          Print torchrun and srun lines for a cluster (--nodes, --gpus-per-node, --rendezvous host:port)',
+    '  --force                 Overwrite an existing --trace file',
+  ].join('\n'),
+  async run(args, io) {
+    const { flags, positional } = parseFlags(args, {
+      values: ['engine', 'nproc', 'iters', 'algorithms', 'sizes', 'buckets', 'config', 'python', 'launcher', 'backend', 'timeout', 'trace', 'nodes', 'gpus-per-node', 'rendezvous'],
+      switches: ['json', 'env-check', 'print-launch', 'force'],
+    });
+    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+    const engine = flagValue(flags, 'engine') ?? 'native';
+    if (engine !== 'native') throw new UsageError(`--engine '${engine}': run drives the native engine only; use simulate or sweep for the simulator`);
+    return execute(flags, io);
+  },
+};
