@@ -2,6 +2,8 @@
 import { DTYPE_BYTES, formatBytes, formatMicros, worldSizeOf, globalBatchSize, type StepResult, type TrainingRun, type TrainingSweep } from '../engine/index';
 
 const ms = (us: number): number => Math.round(us) / 1000;
+/** Bucket times share one unit so that a column reads as a timeline. */
+const msText = (us: number): string => `${(us / 1000).toFixed(us < 1e5 ? 2 : 1)} ms`;
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const WRAPPER_NAMES: Record<string, string> = { ddp: 'DDP', fsdp: 'FSDP (full shard)', zero1: 'ZeRO-1', zero2: 'ZeRO-2', zero3: 'ZeRO-3', horovod: 'Horovod' };
 
@@ -42,10 +44,10 @@ function bucketLines(step: StepResult): string[] {
   const gradients = step.collectives.filter((c) => c.purpose === 'gradients' && c.microStep === step.microSteps - 1);
   if (gradients.length === 0) return [];
   const shown = gradients.length <= 10 ? gradients : [...gradients.slice(0, 5), undefined, ...gradients.slice(-4)];
-  const rows: string[][] = [['#', 'collective', 'size', 'ready', 'start', 'end', 'algorithm', 'protocol']];
+  const rows: string[][] = [['#', 'collective', 'size', 'grads ready', 'start', 'end', 'algorithm', 'protocol']];
   for (const c of shown) {
     if (!c) rows.push(['…', `${gradients.length - 9} more`, '', '', '', '', '', '']);
-    else rows.push([String(c.index), `${c.kind} ${c.label}`, formatBytes(c.bytes), formatMicros(c.readyUs), formatMicros(c.startUs), formatMicros(c.endUs), c.algorithm, c.protocol]);
+    else rows.push([String(c.index), `${c.kind} ${c.label}`, formatBytes(c.bytes), msText(c.readyUs), msText(c.startUs), msText(c.endUs), c.algorithm, c.protocol]);
   }
   return ['', `gradient collectives (last micro-step, ${gradients.length} of them):`, ...table(rows, [0, 2, 3, 4, 5]).map((l) => `  ${l}`)];
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  applyWhatIf, EngineError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
+  applyWhatIf, EngineError, NumericOptionError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
   traceToChromeJson, WHAT_IF_KEYS, type TrainingRun,
 } from '../../engine/index';
 import { parseSystemFile } from '../../config/system-file';
@@ -12,6 +12,7 @@ import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue, positiveIntegerFlag } from '../flag-values';
 import { asUsageError, loadTrainingRun } from '../load-training';
 import { profileJson, profileText, sweepText } from '../profile-report';
+import { profileScalingCheck, scalingCheckJson, scalingCheckText } from '../profile-scaling';
 import { writeFileAtomic } from '../write-atomic';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
@@ -19,7 +20,7 @@ function engine<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof EngineError || error instanceof RangeError) throw new UsageError(error.message);
+    if (error instanceof EngineError || error instanceof NumericOptionError || error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -87,15 +88,16 @@ export const profileCommand: CliCommand = {
     const step = engine(() => simulateTrainingStep(run, { system }));
     const sweepText_ = flagValue(flags, 'sweep');
     const sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, parseSweep(sweepText_))) : undefined;
+    const scaling = engine(() => profileScalingCheck(run));
     const json = flags.has('json');
-    const extra: Record<string, unknown> = { format: loaded.format, whatIf: flags.get('what-if') ?? [] };
+    const extra: Record<string, unknown> = { format: loaded.format, whatIf: flags.get('what-if') ?? [], scalingCheck: scalingCheckJson(scaling) };
     if (sweep) {
       extra.sweep = sweep.points.map((p) => ({ value: p.value, stepTimeMs: Math.round(p.stepTimeUs) / 1000, exposedCommMs: Math.round(p.exposedCommUs) / 1000, collectives: p.collectives, scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000 }));
       extra.best = sweep.best;
       extra.recommendation = sweep.recommendation;
     }
     const sources = run.sources.map((s) => `${s.file} (${s.format})`).join(' + ');
-    io.stdout(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + (sweep ? `\n${sweepText(sweep)}` : ''));
+    io.stdout(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + `\n${scalingCheckText(scaling)}` + (sweep ? `\n${sweepText(sweep)}` : ''));
 
     const tracePath = flagValue(flags, 'trace');
     if (tracePath !== undefined) {
