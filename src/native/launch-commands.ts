@@ -14,9 +14,11 @@ export interface ClusterLaunch {
   readonly jobId?: string;
 }
 
-/** Quotes a word for POSIX shells when it needs it. */
+/** Quotes a word for POSIX shells when it needs it; `$VAR` references stay expandable inside double quotes. */
 export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
+  if (/^(?:[\w@%+=:,./-]|\$\{?[A-Za-z_]\w*\}?)+$/.test(word)) return `"${word}"`;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 function harnessTail(launch: ClusterLaunch): string[] {

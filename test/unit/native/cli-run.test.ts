@@ -39,6 +39,7 @@ test('torchrun and srun lines for a cluster', () => {
   assert.match(srun, /^srun --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 bash -c '/);
   assert.match(srun, /MASTER_ADDR=node0 MASTER_PORT=29500 RANK=\$SLURM_PROCID WORLD_SIZE=\$SLURM_NTASKS LOCAL_RANK=\$SLURM_LOCALID exec python3 collective_harness.py/);
   assert.equal(shellQuote("it's"), `'it'\\''s'`);
+  assert.equal(shellQuote('$MASTER_ADDR:29500'), '"$MASTER_ADDR:29500"');
 });
 
 test('run --print-launch needs no Python', async () => {
@@ -46,6 +47,14 @@ test('run --print-launch needs no Python', async () => {
   assert.equal(code, 0);
   assert.match(out, /--nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d --rdzv_endpoint=head:29400/);
   assert.match(out, /srun --nodes=2 --ntasks-per-node=4/);
+});
+
+test('run --config adds the gradient bucket size of the training config', async () => {
+  const config = join(import.meta.dirname, '..', '..', '..', 'examples', 'llama2-7b-ddp.collective.yaml');
+  const { code, out } = await cli(['--engine', 'native', '--print-launch', '--config', config, '--sizes', '1M']);
+  assert.equal(code, 0);
+  assert.match(out, /--sizes 1048576 --buckets 26214400/, 'bucket_cap_mb: 25 is 25 MiB');
+  assert.match(out, /--rdzv_endpoint=\$MASTER_ADDR:29500"/);
 });
 
 test('run refuses another engine and bad sizes', async () => {
