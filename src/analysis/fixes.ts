@@ -171,6 +171,15 @@ export class FixBuilder {
         if (obj && /^(div|mul)$/.test(name)) return { title, edits: [e.replace(op.node, this.text(obj))] };
       }
     }
+    if (term.node.type === 'call') {
+      // A differentiable averaging all-reduce of the loss: keep its argument.
+      const inner = this.model.syntax.args(term.node).positional[0];
+      if (!inner) return undefined;
+      const stmt = statementOf(term.node);
+      const assign = named(stmt)[0];
+      if (assign?.type === 'assignment' && child(assign, 'right') === term.node && this.text(child(assign, 'left') ?? assign) === this.text(inner)) return { title, edits: [e.deleteStatement(stmt)] };
+      return { title, edits: [e.replace(term.node, this.text(inner))] };
+    }
     let host: PyNode | null = term.node;
     while (host && host.parent && host.parent.type === 'parenthesized_expression') host = host.parent;
     const bin = host?.parent;

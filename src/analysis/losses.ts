@@ -93,6 +93,14 @@ export class LossTracer {
     if (tensor.type === 'call') {
       const name = s.calleeName(tensor);
       if (/^(reduce_mean|mean)$/.test(name)) acc.meanNode = acc.meanNode ?? tensor;
+      if (this.isDifferentiableAverage(tensor)) {
+        // horovod.torch's allreduce has a gradient: averaging the loss also averages its gradient once more.
+        const inner = s.args(tensor).positional[0];
+        if (inner) this.fromExpr(inner, fn, before, acc, depth + 1);
+        acc.terms.push({ node: tensor, sign: -1, size: { kind: 'world' } });
+        acc.exponent -= 1;
+        return;
+      }
       if (name === 'compute_average_loss') acc.terms.push({ node: tensor, sign: -1, size: { kind: 'global-count' } }), (acc.exponent -= 1);
       const local = this.model.resolveCall(tensor) ?? (tensor.type === 'call' && child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
       if (local && local !== fn) this.fromReturns(local, acc, depth);
@@ -101,6 +109,18 @@ export class LossTracer {
     const root = this.rootName(tensor);
     if (!root) return;
     this.fromAssignments(root, fn, before, acc, depth);
+  }
+
+  private isDifferentiableAverage(call: PyNode): boolean {
+    const s = this.model.syntax;
+    if (!/^(allreduce|allreduce_)$/.test(s.calleeName(call))) return false;
+    const obj = s.calleeObject(call);
+    const module = obj ? (this.model.moduleOf(s.text(obj)) ?? s.text(obj)) : '';
+    if (!/horovod\.torch|^hvd$/.test(module)) return false;
+    const kw = s.args(call).keywords;
+    const op = kw.get('op')?.value;
+    const average = kw.get('average')?.value;
+    return (!op || /Average/.test(s.text(op))) && (!average || s.text(average) === 'True');
   }
 
   private rootName(n: PyNode): string | undefined {
@@ -155,6 +175,12 @@ export class LossTracer {
 
   private addTerm(node: PyNode, sign: 1 | -1, fn: FunctionInfo, acc: Mutable): void {
     const size = this.sizes.classify(node, { fn });
+    if (size.kind === 'batch' && sign === -1 && !acc.meanNode) {
+      // A sum divided by the per-replica batch size is a per-replica mean, like reduce_mean.
+      let host: PyNode = node;
+      while (host.parent && (host.parent.type === 'binary_operator' || host.parent.type === 'parenthesized_expression')) host = host.parent;
+      acc.meanNode = host;
+    }
     if (size.kind === 'world') {
       acc.terms.push({ node, sign, size });
       acc.exponent += sign;

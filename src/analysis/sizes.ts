@@ -134,6 +134,13 @@ export class SizeClassifier {
       return { kind: 'unknown' };
     }
     if (name === 'get' && /environ/.test(callee)) return this.classifyEnviron(s.text(n).replace(/\s+/g, ''));
+    if ((name === 'allreduce' || name === 'all_reduce') && /hvd|horovod/.test(callee)) {
+      // Horovod averages unless told to sum.
+      const op = args.keywords.get('op')?.value;
+      const average = args.keywords.get('average')?.value;
+      const sums = (op && /Sum/.test(s.text(op))) || (average && s.text(average) === 'False');
+      if (!sums) return { kind: 'unknown' };
+    }
     if (name === 'sum' || name === 'allreduce' || name === 'all_reduce' || /all_?gather/.test(name)) {
       let gathered = false;
       visit(n, (c) => {
