@@ -25,6 +25,8 @@ export class Ctx implements vscode.Disposable {
   findings: FindingsStore | undefined;
   /** Memoised resolution of the selected system; cleared when the settings change. */
   selected: SelectedSystem | undefined;
+  /** Bumped on every system change, so a resolution started before the change is not cached after it. */
+  systemGeneration = 0;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Collective Profiler', { log: true });
@@ -57,6 +59,7 @@ export class Ctx implements vscode.Disposable {
   /** Forgets the resolved system and tells lenses and the status bar to recompute. */
   systemDidChange(): void {
     this.selected = undefined;
+    this.systemGeneration++;
     this.systemChanged.fire();
   }
 

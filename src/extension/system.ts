@@ -25,6 +25,7 @@ export function resolvePreset(name: string, nodes: number): SelectedSystem | und
 
 export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
   if (ctx.selected) return ctx.selected;
+  const generation = ctx.systemGeneration;
   const { system: value, nodes } = ctx.settings;
   const choice = parseSystemChoice(value);
   let result: SelectedSystem;
@@ -42,7 +43,7 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
     result = { ok: false, error: error instanceof Error ? error.message : String(error), source: value };
   }
   if (!result.ok) ctx.log.error(`System ${value}: ${result.error}`);
-  ctx.selected = result;
+  if (generation === ctx.systemGeneration) ctx.selected = result;
   return result;
 }
 

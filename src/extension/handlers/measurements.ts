@@ -54,7 +54,9 @@ export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void>
   const file = await pickMeasurementFile(uri);
   if (!file) return;
   const result = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () => loadMeasurement(ctx, file));
-  if (result.trace) await ctx.panels.showTrace(result.trace, { uri: file.toString(), label: file.path.split('/').pop() ?? '' });
+  // The imported trace is kept in the extension's storage (no source given), so a reload can restore it even
+  // though the measurement file itself is not a trace file.
+  if (result.trace) await ctx.panels.showTrace(result.trace);
   await showComparison(ctx, file, result);
 }
 

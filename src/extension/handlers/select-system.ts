@@ -17,14 +17,29 @@ export async function selectSystem(ctx: Ctx, preset?: unknown, nodesArg?: unknow
     ctx.systemDidChange();
     return;
   }
-  const presets = presetNames().map((name) => ({ name, label: resolvePreset(name, 1)?.ok ? (resolvePreset(name, 1) as { label: string }).label : '' }));
+  const presets = presetNames().map((name) => {
+    const resolved = resolvePreset(name, 1);
+    return { name, label: resolved?.ok ? resolved.label : '' };
+  });
+  const nodesItem = `$(list-ordered) Nodes: ${ctx.settings.nodes}…`;
   const items: (vscode.QuickPickItem & { value?: string })[] = [
     ...systemPickItems(presets, ctx.settings.system).map((i) => ({ label: i.label, description: i.description, value: i.value, picked: i.picked, detail: i.picked ? 'current' : undefined })),
     { label: '', kind: vscode.QuickPickItemKind.Separator },
+    { label: nodesItem, description: 'how many nodes of the selected system' },
     { label: FILE_ITEM, description: '*.system.yaml or *.system.json' },
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Collective Profiler: Select System', placeHolder: `Current: ${ctx.settings.system}`, matchOnDescription: true });
+  const pick = await vscode.window.showQuickPick(items, { title: 'Collective Profiler: Select System', placeHolder: `Current: ${ctx.settings.system}${ctx.settings.nodes > 1 ? ` × ${ctx.settings.nodes} nodes` : ''}`, matchOnDescription: true });
   if (!pick) return;
+  if (pick.label === nodesItem) {
+    const answer = await vscode.window.showInputBox({
+      title: `Nodes of ${ctx.settings.system}`, value: String(ctx.settings.nodes), prompt: 'How many nodes (1 for a single machine)',
+      validateInput: (t) => (/^\d+$/.test(t.trim()) && Number(t) >= 1 && Number(t) <= 65536 ? undefined : 'An integer from 1 to 65536'),
+    });
+    if (answer === undefined) return;
+    await config.update('nodes', Number(answer.trim()), target);
+    ctx.systemDidChange();
+    return;
+  }
   let value = pick.value;
   if (pick.label === FILE_ITEM) {
     const files = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'System files': ['yaml', 'yml', 'json'] }, openLabel: 'Use System File' });
@@ -33,17 +48,7 @@ export async function selectSystem(ctx: Ctx, preset?: unknown, nodesArg?: unknow
     value = root && files[0].fsPath.startsWith(root.fsPath) ? vscode.workspace.asRelativePath(files[0], false) : files[0].fsPath;
   }
   if (!value) return;
-  let nodes = ctx.settings.nodes;
-  if (pick.label !== FILE_ITEM) {
-    const answer = await vscode.window.showInputBox({
-      title: `Nodes of ${value}`, value: String(nodes), prompt: 'How many nodes (1 for a single machine)',
-      validateInput: (t) => (/^\d+$/.test(t.trim()) && Number(t) >= 1 && Number(t) <= 65536 ? undefined : 'An integer from 1 to 65536'),
-    });
-    if (answer === undefined) return;
-    nodes = Number(answer.trim());
-  }
   await config.update('system', value, target);
-  await config.update('nodes', nodes, target);
   ctx.systemDidChange();
-  ctx.log.info(`Selected system: ${value}${nodes > 1 ? ` × ${nodes} nodes` : ''}`);
+  ctx.log.info(`Selected system: ${value}`);
 }
