@@ -3,7 +3,7 @@
 import * as K from './constants';
 import type { Algorithm, Protocol } from './collective-types';
 import type { System } from './topology/model';
-import { nvlinkPortGBps, pcieGBps } from './topology/node-fabric';
+import { ncclNvlinkGBps, pcieGBps } from './topology/node-fabric';
 
 const SPEEDS_PRE_HOPPER = [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3];
 const SPEEDS_HOPPER = [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3];
@@ -13,8 +13,8 @@ const SPEEDS_BLACKWELL = [90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18];
 function intraGBps(system: System): number {
   const spec = system.spec;
   if (spec.intraNode === 'uniform-ring') return spec.overrides?.linkGBps ?? 1;
-  if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return nvlinkPortGBps(spec, system.gpu);
-  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return nvlinkPortGBps(spec, system.gpu) * K.NVLINK_BRIDGE_EFFICIENCY;
+  if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return ncclNvlinkGBps(spec, system.gpu);
+  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return ncclNvlinkGBps(spec, system.gpu) * K.nvlinkBridgeEfficiency(system.gpu.nvlinkGen);
   let bw = pcieGBps(spec, system.gpu);
   const perSocket = spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);
   if (perSocket < system.gpusPerNode) bw = Math.min(bw, spec.overrides?.interSocketGBps ?? K.DEFAULT_INTER_SOCKET_GBPS);
@@ -58,7 +58,7 @@ export function searchGraph(system: System): SearchResult {
   const bwInter = system.nodes > 1 ? Math.min(bw, nicTotal / channels) : bw;
   let nvls = { channels: 0, bwIntra: 0, bwInter: 0 };
   if (system.fabric.nvlsCapable) {
-    const port = nvlinkPortGBps(system.spec, system.gpu);
+    const port = ncclNvlinkGBps(system.spec, system.gpu);
     const speed = speeds.find((s) => (system.gpusPerNode + 1) * s <= port) ?? 0;
     const nvlsChannels = Math.min(32, system.gpusPerNode);
     nvls = { channels: nvlsChannels, bwIntra: speed, bwInter: system.nodes > 1 ? nicTotal / nvlsChannels : speed };

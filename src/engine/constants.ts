@@ -38,6 +38,13 @@ export const NETWORK_SWITCH_HOP_US = 0.2;
  */
 export const NIC_EFFICIENCY = 0.99;
 
+/**
+ * Share of NCCL's per-link NVLink figure that SM-driven copies reach: "total effective bandwidth should therefore
+ * be 240GB/s on A100, but some other bottlenecks on the GPUs limits it to ~230GB/s" (NCCL maintainer,
+ * nccl-tests 149). Applied to every NVLink and NVSwitch port.
+ */
+export const NVLINK_EFFICIENCY = 230 / 240;
+
 /** Payload bytes per wire byte. LL: 8 data bytes per 16-byte line; LL128: 120 of 128; Simple: all. */
 export const PROTOCOL_EFFICIENCY: Readonly<Record<Protocol, number>> = { LL: 0.5, LL128: 120 / 128, Simple: 1 };
 
@@ -68,6 +75,16 @@ export const BASE_LATENCY_US: Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstr
  * times, so the scale is 1; it stays here as the one knob for that gap.
  */
 export const STEP_LATENCY_SCALE = 1;
+
+/**
+ * Inside a node, LL128 and Simple steps take longer than NCCL's figure: their per-step fence and flag round trip
+ * (Simple writes a slice, fences, then signals) is slower than NCCL's selection model assumes, so rings reach
+ * their bandwidth far later than that model predicts. Fitted: ×2 from Ada/Hopper on (GB200, H100, RTX 4090), ×3.8
+ * before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB).
+ */
+export function intraStepLatencyScale(smVersion: number): number {
+  return smVersion >= 89 ? 2 : 3.8;
+}
 
 /**
  * Host time to launch one collective on one GPU, µs: a CUDA kernel launch (2–5 µs) plus NCCL's enqueue. nccl-tests
@@ -149,8 +166,11 @@ export const REDUCE_MEMORY_FACTOR = 3;
 export const MAX_TRACE_SPANS = 200_000;
 
 /**
- * Share of the NCCL per-link NVLink rate a bridge between two PCIe cards delivers. Bridged cards route NVLink
- * through an edge connector and SM-driven copies at PCIe-card clocks; see docs/calibration.md for the one public
- * measurement (2× H100 PCIe, nccl-tests 194).
+ * Share of NCCL's per-link NVLink figure that an NVLink 4 bridge between two PCIe cards (H100 PCIe) delivers. The
+ * one public measurement (nccl-tests 194: 2× H100 PCIe, 115–116 GB/s busbw, i.e. per direction, from 1 to 4 GB)
+ * is half of 12 links × 20.6 GB/s. Fitted on that run alone; GA102/Ampere bridges keep NCCL's own (already
+ * derated) per-link figures.
  */
-export const NVLINK_BRIDGE_EFFICIENCY = 1;
+export function nvlinkBridgeEfficiency(nvlinkGen: number): number {
+  return nvlinkGen >= 4 ? 0.5 : 1;
+}

@@ -63,21 +63,31 @@ export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly numbe
 }
 
 /**
- * A ring step's latency: a piece of data crosses every hop of the ring in turn, so over the 2(n−1) steps it pays
- * each hop's latency about equally often; one step costs the mean hop, not the slowest (NCCL: intra steps ×
- * intraLat + inter steps × interLat).
+ * A ring step's latency. A piece of data crosses the ring's hops in turn, so one step costs an average hop. As in
+ * NCCL's model, a ring over N nodes spends 2(N−1) of its 2(n−1) AllReduce steps crossing the network (N−1 of n−1
+ * for one half) and the rest inside nodes.
  */
 export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[]): number {
-  if (paths.length === 0) return 0;
-  let total = 0;
-  for (const path of paths) total += stepLatencyUs(ctx, [path]);
-  return total / paths.length;
+  let intra = 0;
+  let intraCount = 0;
+  let inter = 0;
+  let interCount = 0;
+  for (const path of paths) {
+    const us = stepLatencyUs(ctx, [path]);
+    if (pathClass(ctx, path) === 'net') { inter += us; interCount++; } else { intra += us; intraCount++; }
+  }
+  if (interCount === 0) return intraCount > 0 ? intra / intraCount : 0;
+  if (intraCount === 0) return inter / interCount;
+  const n = ctx.system.ranks;
+  const interShare = (ctx.system.nodes - 1) / Math.max(1, n - 1);
+  return (1 - interShare) * (intra / intraCount) + interShare * (inter / interCount);
 }
 
 /** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
 export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
-  return K.HW_LATENCY_US[cls][row][K.PROTOCOL_INDEX[ctx.protocol]] * K.STEP_LATENCY_SCALE;
+  const scale = cls !== 'net' && ctx.protocol !== 'LL' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
+  return K.HW_LATENCY_US[cls][row][K.PROTOCOL_INDEX[ctx.protocol]] * scale;
 }
 
 /**

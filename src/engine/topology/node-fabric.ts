@@ -27,10 +27,16 @@ function positive(value: number | undefined, what: string): number | undefined {
   return value;
 }
 
+/** A GPU's NVLink bandwidth as NCCL's topology code counts it (links × NCCL's per-link figure). */
+export function ncclNvlinkGBps(spec: SystemSpec, gpu: GpuSpec): number {
+  return nvlinkPortGBps(spec, gpu) / K.NVLINK_EFFICIENCY;
+}
+
+/** A GPU's usable NVLink bandwidth (one direction), GB/s. */
 export function nvlinkPortGBps(spec: SystemSpec, gpu: GpuSpec): number {
   const perLink = positive(spec.overrides?.nvlinkGBpsPerLink, 'overrides.nvlinkGBpsPerLink') ?? gpu.nvlinkGBpsPerLink;
   const links = positive(spec.overrides?.nvlinkLinks, 'overrides.nvlinkLinks') ?? gpu.nvlinkLinks;
-  return perLink * links;
+  return perLink * links * K.NVLINK_EFFICIENCY;
 }
 
 export function pcieGBps(spec: SystemSpec, gpu: GpuSpec): number {
@@ -123,7 +129,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   } else if (fabric === 'nvlink-bridge') {
     if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined) throw new EngineError(`${gpu.name} has no NVLink, so it cannot be bridged`);
     for (let x = 0; x + 1 < g; x += 2) {
-      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[x + 1], nvlinkPortGBps(spec, gpu) * K.NVLINK_BRIDGE_EFFICIENCY, nvlinkUs, 'nvlink');
+      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[x + 1], nvlinkPortGBps(spec, gpu) * K.nvlinkBridgeEfficiency(gpu.nvlinkGen), nvlinkUs, 'nvlink');
       direct.set(x * g + x + 1, fwd);
       direct.set((x + 1) * g + x, back);
     }
