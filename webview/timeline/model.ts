@@ -121,28 +121,37 @@ export class TimelineModel {
     if (inOrder) {
       return new TimelineModel(metadata, rows, offsets, startUs, endUs, phase, transferBytes && transferBytes.length === n ? transferBytes : null, null, spans);
     }
-    // Counting sort by row keeps the original order within a row; then each row is sorted by start.
+    // Counting sort by row: a permutation first, then one gather loop per column. Separate monomorphic loops
+    // read with a fixed stride the prefetcher follows; scattering every column at once thrashes the cache.
     const order = new Uint32Array(n);
     const cursor = offsets.slice(0, rows.length);
     for (let i = 0; i < n; i++) order[cursor[rowOfLane[lane[i]]]++] = i;
-    for (let r = 0; r < rows.length; r++) {
-      const slice = order.subarray(offsets[r], offsets[r + 1]);
-      let sorted = true;
-      for (let k = 1; k < slice.length && sorted; k++) sorted = startUs[slice[k]] >= startUs[slice[k - 1]];
-      if (!sorted) slice.sort((a, b) => startUs[a] - startUs[b] || a - b);
-    }
-    // One fused gather: each span's fields are read once, in sorted order.
     const sortedStart = new Float64Array(n);
     const sortedEnd = new Float64Array(n);
     const sortedPhase = new Uint8Array(n);
     const sortedBytes = transferBytes && transferBytes.length === n ? new Float64Array(n) : null;
-    for (let k = 0; k < n; k++) {
-      const j = order[k];
-      sortedStart[k] = startUs[j];
-      sortedEnd[k] = endUs[j];
-      sortedPhase[k] = phase[j];
-    }
+    for (let k = 0; k < n; k++) sortedStart[k] = startUs[order[k]];
+    for (let k = 0; k < n; k++) sortedEnd[k] = endUs[order[k]];
+    for (let k = 0; k < n; k++) sortedPhase[k] = phase[order[k]];
     if (sortedBytes && transferBytes) for (let k = 0; k < n; k++) sortedBytes[k] = transferBytes[order[k]];
+    // Input order is kept within a row; a row whose spans were not emitted in start order is sorted now.
+    for (let r = 0; r < rows.length; r++) {
+      const from = offsets[r];
+      const to = offsets[r + 1];
+      let sorted = true;
+      for (let k = from + 1; k < to && sorted; k++) sorted = sortedStart[k] >= sortedStart[k - 1];
+      if (sorted) continue;
+      const permutation = Array.from({ length: to - from }, (_, k) => from + k).sort((a, b) => sortedStart[a] - sortedStart[b] || a - b);
+      const reorder = <T extends Float64Array | Uint8Array | Uint32Array>(column: T): void => {
+        const copy = column.slice(from, to);
+        permutation.forEach((source, k) => { column[from + k] = copy[source - from]; });
+      };
+      reorder(sortedStart);
+      reorder(sortedEnd);
+      reorder(sortedPhase);
+      reorder(order);
+      if (sortedBytes) reorder(sortedBytes);
+    }
     return new TimelineModel(metadata, rows, offsets, sortedStart, sortedEnd, sortedPhase, sortedBytes, order, spans);
   }
 

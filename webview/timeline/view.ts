@@ -63,6 +63,11 @@ export class TimelineView {
     this.invalidate();
   }
 
+  /** A phase's colour packed for an ImageData's Uint32Array view. */
+  phasePacked(phaseIndex: number): number {
+    return this.palette.slots[phaseIndex];
+  }
+
   phaseCss(phaseIndex: number): string {
     return this.palette.slotCss[phaseIndex];
   }

@@ -1,0 +1,77 @@
+// The timeline's data model without a browser: grouping spans into rows, the window search, hit testing, range
+// statistics and the level-of-detail buckets, on inputs small enough to check by hand.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PHASES, type Lane } from '../../src/engine/index';
+import { TimelineModel } from '../../webview/timeline/model';
+import { ColumnScratch, EMPTY, columnsForRow } from '../../webview/timeline/raster';
+
+const META = { origin: 'test', title: 't', ranks: 2 };
+const LANES: Lane[] = [
+  { id: 7, kind: 'link', label: 'gpu0->gpu1', node: 0 },
+  { id: 3, kind: 'rank', label: 'rank 1', node: 0, rank: 1 },
+  { id: 5, kind: 'rank', label: 'rank 0', node: 0, rank: 0 },
+];
+const phase = (name: string): number => PHASES.indexOf(name as (typeof PHASES)[number]);
+
+function columns(spans: [lane: number, startUs: number, endUs: number, phase: string, bytes?: number][]) {
+  return {
+    startUs: Float64Array.from(spans, (s) => s[1]), endUs: Float64Array.from(spans, (s) => s[2]), lane: Uint32Array.from(spans, (s) => s[0]),
+    phase: Uint8Array.from(spans, (s) => phase(s[3])), transferBytes: Float64Array.from(spans, (s) => s[4] ?? 0),
+  };
+}
+
+test('spans are grouped by row (ranks in rank order, then links) and sorted by start', () => {
+  const model = TimelineModel.fromColumns(META, LANES, columns([[3, 30, 40, 'reduce'], [7, 0, 10, 'exchange'], [5, 20, 25, 'broadcast'], [3, 5, 15, 'exchange'], [5, 0, 10, 'compute']]));
+  assert.deepEqual(model.rows.map((l) => l.label), ['rank 0', 'rank 1', 'gpu0->gpu1']);
+  assert.deepEqual([...model.rowOffsets], [0, 2, 4, 5]);
+  assert.deepEqual([...model.start], [0, 20, 5, 30, 0]);
+  assert.deepEqual([0, 1, 2, 3, 4].map((k) => model.originalIndex(k)), [4, 2, 3, 0, 1]);
+  assert.deepEqual([model.startUs, model.endUs], [0, 40]);
+  assert.equal(model.rowOf(3), 1);
+  assert.throws(() => TimelineModel.fromColumns(META, LANES, columns([[9, 0, 1, 'reduce']])), /unknown lane 9/);
+});
+
+test('hit testing finds the span under a time, the nearest within tolerance, and the shortest of overlapping ones', () => {
+  const model = TimelineModel.fromColumns(META, LANES, columns([[5, 0, 100, 'compute'], [5, 40, 45, 'exchange'], [5, 200, 210, 'reduce']]));
+  assert.equal(model.originalIndex(model.hitTest(0, 42, 0)), 1, 'the short exchange over the long compute');
+  assert.equal(model.originalIndex(model.hitTest(0, 10, 0)), 0);
+  assert.equal(model.hitTest(0, 150, 10), -1);
+  assert.equal(model.originalIndex(model.hitTest(0, 195, 10)), 2);
+  assert.equal(model.hitTest(5, 10, 1), -1, 'no such row');
+});
+
+test('range statistics count phase time and bytes over the rank rows, clipped to the range', () => {
+  const model = TimelineModel.fromColumns(META, LANES, columns([
+    [5, 0, 10, 'exchange', 10_000], [5, 10, 20, 'reduce'], [3, 0, 10, 'exchange', 10_000], [3, 10, 20, 'reduce'], [7, 0, 10, 'exchange', 99_999],
+  ]));
+  const stats = model.rangeStats(5, 15);
+  assert.equal(stats.ranks, 2);
+  assert.deepEqual([stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')]], [10, 10]);
+  // Half of each rank's 10 kB falls in the range: 5 kB per rank in 10 µs is 0.5 GB/s; the link lane is not a rank.
+  assert.equal(stats.transferredBytes, 10_000);
+  assert.equal(stats.busbwGBps, 0.5);
+});
+
+test('zoomed out, level-of-detail buckets give the same columns as visiting every span', () => {
+  const n = 20_000;
+  const spans: [number, number, number, string][] = [];
+  for (let i = 0; i < n; i++) spans.push([5, i * 10, i * 10 + 6, i % 2000 < 1000 ? 'exchange' : 'reduce']);
+  const model = TimelineModel.fromColumns(META, LANES, columns(spans));
+  assert.ok(model.lods[0], 'the busy row has a pyramid');
+  assert.equal(model.lods[1], null, 'empty rows have none');
+  const width = 400;
+  const viaLod = new ColumnScratch();
+  viaLod.resize(width);
+  const viaScan = new ColumnScratch();
+  viaScan.resize(width);
+  const view = { startUs: model.startUs, endUs: model.endUs, width };
+  const visitedLod = columnsForRow(model, 0, view, null, viaLod);
+  // A mask that matches everything forces the span-by-span path with identical colours.
+  const visitedScan = columnsForRow(model, 0, view, new Uint8Array(n).fill(1), viaScan);
+  assert.ok(visitedLod < visitedScan / 10, `the pyramid visits far fewer items (${visitedLod} vs ${visitedScan})`);
+  let same = 0;
+  for (let c = 0; c < width; c++) if (viaLod.slot[c] === viaScan.slot[c]) same++;
+  assert.ok(same >= width - 4, `${same} of ${width} columns agree (only boundary columns may differ)`);
+  assert.ok([...viaLod.slot].every((s) => s !== EMPTY), 'a busy row has no empty column when zoomed out');
+});
