@@ -18,7 +18,7 @@ import { applyIgnoreComments } from './ignore';
 import type { AnalysisOptions, AnalysisResult, Finding } from './types';
 
 export const DEFAULT_MAX_CHARS = 8_000_000;
-export const DEFAULT_PARSE_BUDGET_MS = 3_000;
+export const DEFAULT_PARSE_BUDGET_MS = 5_000;
 
 export function analyzePython(parser: Parser, text: string, options: AnalysisOptions = {}): AnalysisResult {
   const notes: string[] = [];
@@ -58,8 +58,11 @@ function parseModule(parser: Parser, text: string, budgetMs: number, notes: stri
       return { startIndex: u.start, endIndex: u.end, startPosition: { row: a.line, column: a.column }, endPosition: { row: b.line, column: b.column } };
     });
   }
+  // A cancelled parse is resumed by the next parse() call unless the parser is reset, so always start fresh.
+  parser.reset();
   const tree = parser.parse(text, null, { includedRanges, progressCallback: () => Date.now() > deadline });
   if (!tree) {
+    parser.reset();
     notes.push(`parsing took longer than ${budgetMs} ms; skipped`);
     return undefined;
   }
