@@ -21,7 +21,10 @@ export interface SweepPoint {
 export interface TrainingSweep {
   readonly key: SweepRange['key'];
   readonly points: readonly SweepPoint[];
-  /** The value with the lowest step time; among values within `TIE_TOLERANCE` of it, the one nearest the middle. */
+  /**
+   * Buckets: the value with the lowest step time; among values within `TIE_TOLERANCE` of it, the one nearest the
+   * middle. Nodes: the most nodes that keep scaling efficiency at or above EFFICIENT_SCALING.
+   */
   readonly best: number;
   /** "edge" when the best value sits at an end of the range and the curve still falls towards it. */
   readonly bestAt: 'interior' | 'edge';
@@ -42,6 +45,21 @@ export function bestIndex(times: readonly number[]): number {
   return best;
 }
 
+/** Scaling efficiency worth having: a node count below it wastes a tenth or more of every GPU on waiting. */
+export const EFFICIENT_SCALING = 0.9;
+
+/**
+ * For node sweeps every step gets slower as the world (and the global batch) grows, so "fastest" always means
+ * "fewest nodes". The useful answer is the most nodes that still keep scaling efficiency above 90 %.
+ */
+function widestEfficient(points: readonly SweepPoint[]): number {
+  let best = 0;
+  points.forEach((p, i) => {
+    if (p.scalingEfficiency >= EFFICIENT_SCALING) best = i;
+  });
+  return best;
+}
+
 export function sweepTraining(run: TrainingRun, range: SweepRange, price?: CollectivePricer): TrainingSweep {
   const flat = flattenModel(run.model, run.training.sequenceLength);
   // Bucket sizes do not change the system, so one coster (and its cache of priced sizes) serves every point.
@@ -52,7 +70,7 @@ export function sweepTraining(run: TrainingRun, range: SweepRange, price?: Colle
     const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price, coster });
     return { value, stepTimeUs: step.stepTimeUs, exposedCommUs: step.exposedCommUs, collectives: step.collectives.length, scalingEfficiency: step.scalingEfficiency };
   });
-  const index = bestIndex(points.map((p) => p.stepTimeUs));
+  const index = range.key === 'nodes' ? widestEfficient(points) : bestIndex(points.map((p) => p.stepTimeUs));
   const best = points[index];
   const atEdge = points.length > 1 && (index === 0 || index === points.length - 1);
   return { key: range.key, points, best: best.value, bestAt: atEdge ? 'edge' : 'interior', recommendation: recommend(run, range.key, points, index, atEdge) };
@@ -62,8 +80,9 @@ function recommend(run: TrainingRun, key: SweepRange['key'], points: readonly Sw
   const best = points[index];
   if (key === 'nodes') {
     const last = points[points.length - 1];
-    return `scaling efficiency falls from ${(points[0].scalingEfficiency * 100).toFixed(0)}% at ${points[0].value} node(s) to ${(last.scalingEfficiency * 100).toFixed(0)}% at ${last.value}; ` +
-      `the shortest step is at ${best.value} node(s) (${formatMicros(best.stepTimeUs)}, growing the global batch with the world size)`;
+    const keeps = best.scalingEfficiency >= EFFICIENT_SCALING ? `${best.value} node(s) is the most that keep ${EFFICIENT_SCALING * 100}% efficiency` : `no node count keeps ${EFFICIENT_SCALING * 100}% efficiency`;
+    return `scaling efficiency falls from ${(points[0].scalingEfficiency * 100).toFixed(1)}% at ${points[0].value} node(s) to ${(last.scalingEfficiency * 100).toFixed(1)}% at ${last.value}; ` +
+      `${keeps} (step ${formatMicros(best.stepTimeUs)}; the per-GPU batch stays fixed, so the global batch grows with the nodes)`;
   }
   const currentMb = run.training.bucketBytes / (1024 * 1024);
   const current = points.find((p) => Math.abs(p.value - currentMb) < 1e-9);

@@ -68,4 +68,6 @@ test('a node sweep reports falling efficiency with the world size', () => {
   assert.deepEqual(sweep.points.map((p) => p.value), [1, 2, 4, 8]);
   assert.ok(sweep.points[3].scalingEfficiency <= sweep.points[0].scalingEfficiency);
   assert.match(sweep.recommendation, /scaling efficiency/);
+  const kept = sweep.points.filter((p) => p.scalingEfficiency >= 0.9).map((p) => p.value);
+  assert.equal(sweep.best, kept.length > 0 ? Math.max(...kept) : 1);
 });
