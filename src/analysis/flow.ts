@@ -43,7 +43,7 @@ const VIEW_METHODS = new Set(['data', 'view', 'view_as', 'reshape', 'float', 'ha
 const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_dense_tensors', 'flatten_dense_tensors', 'parameters_to_vector', '_unflatten_dense_tensors', 'unflatten_dense_tensors', 'vector_to_parameters', 'list', 'tuple', 'ravel_pytree', 'tree_leaves', 'split']);
 const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap']);
 /** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
-export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared/i;
+export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared|finite|flag/i;
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {
@@ -262,11 +262,15 @@ export class FunctionFlow {
       if (op !== '*' && op !== '/') return;
       const parent = n.parent && n.parent.type === 'parenthesized_expression' ? n.parent.parent : n.parent;
       if (parent?.type === 'binary_operator' && (s.operator(parent) === '*' || s.operator(parent) === '/')) return;
+      // Each multiplied factor may be the tensor (`scale * summed / n`): record the operation for every one of
+      // them, with the other factors as its terms, so whichever is the reduced tensor sees the whole product.
       const factors = s.factors(n);
-      const tensorIndex = factors.findIndex((f) => f.sign === 1 && s.numberValue(f.node) === undefined && this.keyOf(f.node) !== undefined);
-      if (tensorIndex < 0) return;
-      const key = this.keyOf(factors[tensorIndex].node)!;
-      this.scaleOps.push({ key, factors: factors.filter((_, i) => i !== tensorIndex), node: n, statement: statementOf(n) });
+      factors.forEach((f, index) => {
+        if (f.sign !== 1 || s.numberValue(f.node) !== undefined) return;
+        const key = this.keyOf(f.node);
+        if (key === undefined) return;
+        this.scaleOps.push({ key, factors: factors.filter((_, i) => i !== index), node: n, statement: statementOf(n) });
+      });
       return;
     }
     if (n.type !== 'call') return;
