@@ -56,7 +56,7 @@ function bytesFromArgs(args: Record<string, unknown>, collective: CollectiveName
   const outN = num(args['Out msg nelems']);
   if (elem === undefined || (inN === undefined && outN === undefined)) return undefined;
   const nelems = collective === 'allgather' ? Math.max(inN ?? 0, outN ?? 0) : (inN ?? outN ?? 0);
-  return nelems * elem;
+  return sizeOrUndefined(nelems * elem);
 }
 
 /** Size from an old-style `nccl:*` annotation: Input Dims [[n]] with Input type ["float"]. */
@@ -66,7 +66,12 @@ function bytesFromDims(args: Record<string, unknown>): number | undefined {
   if (!Array.isArray(dims) || !Array.isArray(dims[0]) || dims[0].length === 0 || !Array.isArray(types)) return undefined;
   const elem = dtypeBytes(str(types[0]));
   if (elem === undefined) return undefined;
-  return (dims[0] as unknown[]).reduce<number>((p, d) => p * (num(d) ?? 0), 1) * elem;
+  return sizeOrUndefined((dims[0] as unknown[]).reduce<number>((p, d) => p * (num(d) ?? 0), 1) * elem);
+}
+
+/** A byte count from a hand-edited or corrupt trace may be negative or overflow; such a size is no size. */
+function sizeOrUndefined(bytes: number): number | undefined {
+  return Number.isFinite(bytes) && bytes >= 0 ? bytes : undefined;
 }
 
 export function parseKineto(text: string, fileName?: string): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
@@ -87,15 +92,17 @@ export function parseKineto(text: string, fileName?: string): { measurements: Me
     if (e.name === 'record_param_comms') {
       const id = num(args['External id']);
       if (id !== undefined) paramComms.set(id, args);
-      if (e.ts !== undefined) cpuComms.push(e);
+      if (num(e.ts) !== undefined) cpuComms.push(e);
     } else if (e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') {
       const corr = num(args.correlation);
       if (corr !== undefined) launches.set(corr, e);
-    } else if (e.cat === 'user_annotation' && e.name?.startsWith('nccl:')) annotations.push(e);
+    } else if (e.cat === 'user_annotation' && typeof e.name === 'string' && e.name.startsWith('nccl:')) annotations.push(e);
   }
   const kernels: NcclKernel[] = [];
   for (const e of events) {
-    if (e.cat !== 'kernel' || !e.name || e.ts === undefined) continue;
+    // Times must be numbers: a corrupt event is skipped rather than drawn at NaN or backwards.
+    const startUs = num(e.ts);
+    if (e.cat !== 'kernel' || typeof e.name !== 'string' || startUs === undefined) continue;
     const parsed = parseNcclKernelName(e.name);
     if (!parsed) continue;
     const args = e.args ?? {};
@@ -114,8 +121,8 @@ export function parseKineto(text: string, fileName?: string): { measurements: Me
       dtype: parsed.dtype ?? str(args.dtype),
       bytes,
       groupSize: num(args['Group size']) ?? num(comms?.['Group size']),
-      startUs: e.ts,
-      durationUs: e.dur ?? 0,
+      startUs,
+      durationUs: Math.max(0, num(e.dur) ?? 0),
       name: e.name,
     });
   }
@@ -125,7 +132,7 @@ export function parseKineto(text: string, fileName?: string): { measurements: Me
   const cpuOps = cpuComms.map((e) => {
     const args = e.args ?? {};
     const collective = normalizeCollective(str(args['Collective name']) ?? '');
-    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: e.ts ?? 0, durationUs: e.dur ?? 0 };
+    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: num(e.ts) ?? 0, durationUs: Math.max(0, num(e.dur) ?? 0) };
   });
   return { measurements: toMeasurements(kernels, worldSize, info), trace: toTrace(kernels, cpuOps, worldSize, fileName), kernels, warnings };
 }
@@ -144,7 +151,11 @@ function toMeasurements(kernels: NcclKernel[], worldSize: number, info: Record<s
     if (k.bytes === undefined || k.durationUs <= 0) continue;
     const sizes = byCollective.get(k.collective) ?? new Map<number, number[]>();
     byCollective.set(k.collective, sizes);
-    sizes.set(k.bytes, [...(sizes.get(k.bytes) ?? []), k.durationUs]);
+    // Push, not spread: a long run repeats one bucket size hundreds of thousands of times, and copying the list
+    // on every kernel made importing such a trace quadratic.
+    const times = sizes.get(k.bytes);
+    if (times) times.push(k.durationUs);
+    else sizes.set(k.bytes, [k.durationUs]);
   }
   const ranksOf = (c: CollectiveName): number => kernels.find((k) => k.collective === c && k.groupSize)?.groupSize ?? worldSize;
   const all: CollectiveName[] = [...new Set(kernels.map((k) => k.collective))];
@@ -183,9 +194,15 @@ interface CpuCommsOp {
 /** Kernels on each rank's GPU stream lanes; the CPU-side record_param_comms ops on a CPU lane per rank. */
 function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number, fileName?: string): Trace {
   const builder = new TraceBuilder({ origin: 'imported:kineto', title: fileName ? `Kineto ${fileName.split(/[\\/]/).pop()}` : 'Kineto trace', ranks: worldSize });
-  const starts = [...kernels.map((k) => k.startUs), ...cpuOps.map((c) => c.startUs)];
-  const origin = starts.length > 0 ? Math.min(...starts) : 0;
+  // A loop, not Math.min(...spread), which overflows the stack on traces with a few hundred thousand kernels.
+  let origin = Infinity;
+  for (const k of kernels) origin = Math.min(origin, k.startUs);
+  for (const c of cpuOps) origin = Math.min(origin, c.startUs);
+  if (origin === Infinity) origin = 0;
+  // Timestamps far apart (a corrupt event at 1e308 µs) overflow when made relative; such events cannot be drawn.
+  const drawable = (startUs: number, durationUs: number): boolean => Number.isFinite(startUs - origin + durationUs);
   for (const c of cpuOps) {
+    if (!drawable(c.startUs, c.durationUs)) continue;
     const lane = builder.lane('rank', `rank ${c.rank} · CPU`, { rank: c.rank });
     builder.add({
       lane, rank: c.rank, phase: 'other', name: `record_param_comms ${c.collective}`, step: -1, channel: 0, chunk: 0,
@@ -193,6 +210,7 @@ function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number,
     });
   }
   for (const k of kernels) {
+    if (!drawable(k.startUs, k.durationUs)) continue;
     const lane = builder.lane('rank', `rank ${k.rank} · stream ${k.stream}`, { rank: k.rank });
     builder.add({
       lane, rank: k.rank, phase: 'collective', name: `${k.collective} ${k.algorithm ?? ''} ${k.protocol ?? ''}`.trim(),
