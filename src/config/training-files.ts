@@ -1,12 +1,14 @@
 // Follows the files a training config names (a model config.json, a system file) and reads the model and
 // system a user names by flag or setting, through a file reader the caller passes in: the CLI reads with node,
 // the extension through VS Code's file system, and this layer stays free of I/O.
-import { PRESETS } from '../engine/index';
+import { PRESETS, type TrainingRun } from '../engine/index';
 import { parseHfModelConfig } from './hf-model';
 import { MODEL_PRESETS, modelPreset } from './model-presets';
 import { ConfigError, positionOf } from './positioned';
 import type { FileReference, RunPart } from './run-part';
 import { parseSystemFile } from './system-file';
+import { readTrainingConfig, type TrainingConfigFormat } from './training-config';
+import { assembleTrainingRun } from './training-run';
 
 export interface FileReader {
   /** The file's text; throws an Error whose message says why it cannot be read. */
@@ -50,4 +52,22 @@ export function systemArgument(arg: string, files: FileReader): RunPart {
   if (preset) return { source: { format: 'system-preset', file: preset }, systemPreset: { value: preset } };
   if (!looksLikePath(arg)) throw new Error(`system '${arg}' is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a system file path`);
   return { source: { format: 'system', file: arg }, system: parseSystemFile(files.read(arg), arg) };
+}
+
+/**
+ * Everything `profile` does before the engine runs, for callers without a command line (the extension): read
+ * the config, follow the files it names, add a model and system chosen elsewhere, and assemble the run.
+ * Throws ConfigError for positioned problems and Error for unreadable files named outside any config.
+ */
+export function loadTrainingRunFromText(
+  text: string,
+  fileName: string,
+  files: FileReader,
+  chosen: { readonly model?: string; readonly system?: string } = {},
+): { run: TrainingRun; format: TrainingConfigFormat } {
+  const { format, part } = readTrainingConfig(text, fileName);
+  const parts: RunPart[] = [part, ...(part.references ?? []).map((ref) => readReference(ref, files))];
+  if (chosen.model) parts.push(modelArgument(chosen.model, files));
+  if (chosen.system) parts.push(systemArgument(chosen.system, files));
+  return { run: assembleTrainingRun(parts), format };
 }

@@ -155,3 +155,18 @@ for (const [what, fileName, text, message, line, column] of BAD) {
     assert.deepEqual([error.line, error.column], [line, column], error.toString());
   });
 }
+
+test('loadTrainingRunFromText follows the model file a collective file names, through the reader it is given', async () => {
+  const { loadTrainingRunFromText } = await import('../../../src/config/training-files');
+  const read: string[] = [];
+  const files = { read: (path: string) => (read.push(path), readFileSync(path, 'utf8')) };
+  const path = join(EXAMPLES, 'llama2-7b-ddp.collective.yaml');
+  const { run, format } = loadTrainingRunFromText(readFileSync(path, 'utf8'), path, files);
+  assert.equal(format, 'collective');
+  assert.deepEqual(read, [join(EXAMPLES, 'models/llama-2-7b/config.json')]);
+  assert.match(run.model.name, /Llama-2-7b/);
+  assert.equal(run.system.nodes, 4);
+  const missing = rejected(() => loadTrainingRunFromText('model:\n  config: gone.json\n', '/tmp/m.collective.yaml', { read: () => { throw new Error('no such file'); } }));
+  assert.deepEqual([missing.line, missing.column], [2, 11]);
+  assert.match(missing.message, /cannot read model config 'gone.json': no such file/);
+});
