@@ -1,7 +1,7 @@
 // Fits a system's bandwidths and latencies to a measurement: coordinate descent on the log of each override's
-// scale, minimising the mean squared log error of predicted vs measured times. The algorithm and protocol of each
-// size are held at the unfitted system's choice while fitting (one schedule per size, not NCCL's whole search),
-// then the fitted system is judged with normal selection, as `sweep` will run it.
+// scale, minimising the mean absolute log error of predicted vs measured times (robust to the odd noisy size).
+// Each size's algorithm and protocol are held while fitting (one schedule per size, not NCCL's whole search) and
+// re-picked between rounds; the fitted system is judged with normal selection, as `sweep` will run it.
 import { simulateCollective, type Algorithm, type Protocol, type System, type SystemOverrides, type SystemSpec } from '../engine/index';
 import { asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows } from './compare';
 import type { Measurement, MeasurementRow } from './import/model';
@@ -30,8 +30,11 @@ function fittableParameters(system: System): Partial<Record<Param, number>> {
   if (nvlink && system.gpu.nvlinkGBpsPerLink > 0) Object.assign(base, { nvlinkGBpsPerLink: system.gpu.nvlinkGBpsPerLink, nvlinkLatencyUs: Math.max(nvlink.latencyUs, 0.05) });
   const pcie = first(['pcie']);
   if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie')) Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
-  const net = first(['network']);
-  if (net) Object.assign(base, { nicGBps: net.GBps, nicLatencyUs: Math.max(net.latencyUs, 0.1) });
+  const socket = first(['inter-socket']);
+  if (socket && (system.fabric.hostStaged || system.spec.intraNode === 'pcie')) base.interSocketGBps = socket.GBps;
+  // The NIC's own link is the slowest network link; leaf-to-spine uplinks carry several NICs' worth.
+  const nets = links.filter((l) => l.kind === 'network').sort((a, b) => a.GBps - b.GBps);
+  if (nets.length > 0) Object.assign(base, { nicGBps: nets[0].GBps, nicLatencyUs: Math.max(nets[0].latencyUs, 0.1) });
   return base;
 }
 
@@ -46,7 +49,7 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
   const start = asResolved(spec);
   const before = medianRelativeError(compareMeasurement(measurement, start).rows);
   const forced = forcedAlgorithm(measurement);
-  const rows = spread(usableRows(measurement), options.maxRows ?? 14);
+  const rows = spread(usableRows(measurement), options.maxRows ?? 24);
   const choose = (system: System): { algorithm: Algorithm; protocol: Protocol }[] =>
     rows.map((row) => {
       const r = simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...(forced ? { algorithm: forced } : {}) });
@@ -56,33 +59,45 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
   const base = fittableParameters(start);
   const names = Object.keys(base) as Param[];
   let evaluations = 0;
+  // Only moved parameters become overrides, so the starting point is exactly the unfitted system even where a
+  // value read back from the topology (a link latency) is not quite the knob that produced it.
   const specFor = (logScales: number[]): SystemSpec => {
     const overrides: Record<string, number> = { ...(spec.overrides ?? {}) };
-    names.forEach((name, i) => (overrides[name] = base[name]! * Math.exp(logScales[i])));
-    return { ...spec, overrides: overrides as SystemOverrides };
+    names.forEach((name, i) => {
+      if (logScales[i] !== 0 || spec.overrides?.[name] !== undefined) overrides[name] = base[name]! * Math.exp(logScales[i]);
+    });
+    return Object.keys(overrides).length > 0 ? { ...spec, overrides: overrides as SystemOverrides } : { ...spec };
   };
-  const loss = (logScales: number[]): number => {
+  /** Log errors of every fitted row, or undefined when the overrides make an impossible system. */
+  const logErrors = (logScales: number[]): number[] | undefined => {
     evaluations++;
     let system: System;
     try {
       system = asResolved(specFor(logScales));
     } catch {
-      return Infinity;
+      return undefined;
     }
-    let sum = 0;
-    rows.forEach((row, i) => {
-      const predicted = simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs;
-      sum += Math.log(predicted / row.timeUs) ** 2;
-    });
-    return sum / rows.length;
+    return rows.map((row, i) => Math.log(simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs / row.timeUs));
+  };
+  // The mean absolute log error steers the search; the last rounds polish the median itself, the figure of merit.
+  let polish = false;
+  const loss = (logScales: number[]): number => {
+    const errors = logErrors(logScales);
+    if (!errors) return Infinity;
+    if (!polish) return errors.reduce((sum, e) => sum + Math.abs(e), 0) / errors.length;
+    const sorted = errors.map((e) => Math.abs(Math.exp(e) - 1)).sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
   const x = names.map(() => 0);
   let best = loss(x);
   const bound = Math.log(200);
-  for (const step of [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03)]) {
+  const steps = [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03), Math.log(1.01), Math.log(1.03), Math.log(1.01)];
+  steps.forEach((step, round) => {
     // NCCL re-picks algorithms as the hardware changes, so the fit does too between rounds.
-    if (step !== Math.log(2)) {
+    if (round > 0) {
       choices = choose(asResolved(specFor(x)));
+      polish = round >= 5;
       best = loss(x);
     }
     for (let pass = 0; pass < 2; pass++) {
@@ -104,14 +119,16 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
       }
       if (!improved) break;
     }
-  }
+  });
   const fitted = specFor(x);
   const after = medianRelativeError(compareMeasurement(measurement, fitted).rows);
   const parameters: Partial<Record<Param, { from: number; to: number }>> = {};
-  names.forEach((name, i) => (parameters[name] = { from: base[name]!, to: base[name]! * Math.exp(x[i]) }));
+  names.forEach((name, i) => {
+    if (x[i] !== 0) parameters[name] = { from: base[name]!, to: base[name]! * Math.exp(x[i]) };
+  });
   const rounded = Object.fromEntries(Object.entries(fitted.overrides ?? {}).map(([k, v]) => [k, Number((v as number).toPrecision(4))]));
   return {
-    system: { ...fitted, name: `${spec.name ?? start.label} (calibrated)`, overrides: rounded as SystemOverrides },
+    system: { ...fitted, name: `${spec.name ?? start.label} (calibrated)`, ...(Object.keys(rounded).length > 0 ? { overrides: rounded as SystemOverrides } : {}) },
     medianErrorBefore: before,
     medianErrorAfter: after,
     parameters,
