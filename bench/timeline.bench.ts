@@ -3,6 +3,7 @@
 // and draw. The spans are generated inside the page as typed arrays (a multi-gigabyte postMessage would measure
 // the serialiser, not the timeline) and then go through the real model and renderer: TimelineModel.fromColumns
 // (grouping, sorting, level-of-detail buckets) and TimelineView, driven by real key events.
+import { loadavg } from 'node:os';
 import { chromiumMissing, openPanel, type PanelPage } from '../test/webview/harness';
 import type { Benchmark } from './types';
 
@@ -93,6 +94,9 @@ async function withTimeline<T>(count: number, grouped: boolean, body: (panel: Pa
   }
 }
 
+/** The machine's 1-minute load when a figure was taken: on a shared 2-core machine it explains outliers. */
+const load = (): { loadAverage1m: number } => ({ loadAverage1m: Number(loadavg()[0].toFixed(2)) });
+
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -108,7 +112,7 @@ export const benchmarks: Benchmark[] = [
     target: 1000,
     runs: 3,
     measure: () => withTimeline(1_000_000, false, async (_panel, firstPaintMs) => firstPaintMs),
-    extra: () => ({ note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame' }),
+    extra: () => ({ ...load(), note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame' }),
   },
   {
     name: 'timeline: frame time median, 1 M spans, scripted pan and zoom',
@@ -119,7 +123,7 @@ export const benchmarks: Benchmark[] = [
       lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
       return percentile(lastFrames, 50);
     }),
-    extra: () => ({ frames: lastFrames.length, p95: percentile(lastFrames, 95), max: Math.max(...lastFrames), note: 'render time per frame (rasterise, putImageData, labels), measured in the page' }),
+    extra: () => ({ ...load(), frames: lastFrames.length, p95: percentile(lastFrames, 95), max: Math.max(...lastFrames), note: 'render time per frame (rasterise, putImageData, labels), measured in the page' }),
   },
   {
     name: 'timeline: frame time p95, 1 M spans, scripted pan and zoom',
@@ -130,7 +134,7 @@ export const benchmarks: Benchmark[] = [
       lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
       return percentile(lastFrames, 95);
     }),
-    extra: () => ({ frames: lastFrames.length, median: percentile(lastFrames, 50) }),
+    extra: () => ({ ...load(), frames: lastFrames.length, median: percentile(lastFrames, 50) }),
   },
   {
     name: 'timeline: 10 M spans open and draw (first paint)',
@@ -142,6 +146,6 @@ export const benchmarks: Benchmark[] = [
       last10M = { frameMedianMs: percentile(frames, 50), frameP95Ms: percentile(frames, 95), inputOrder: 'grouped by lane' };
       return firstPaintMs;
     }),
-    extra: () => last10M,
+    extra: () => ({ ...load(), ...last10M }),
   },
 ];

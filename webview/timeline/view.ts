@@ -38,6 +38,8 @@ export class TimelineView {
   private image: ImageData | undefined;
   private readonly scratch = new ColumnScratch();
   private frameRequested = false;
+  /** Read once per theme change: getComputedStyle in every frame would force a style pass. */
+  private fontFamily = 'sans-serif';
   dpr = 1;
 
   constructor(readonly canvas: HTMLCanvasElement) {
@@ -46,6 +48,7 @@ export class TimelineView {
   }
 
   refreshTheme(): void {
+    this.fontFamily = getComputedStyle(document.body).fontFamily || 'sans-serif';
     const background = resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e');
     const foreground = resolveColor(themeVar('--vscode-foreground'), '#cccccc');
     const colours = PHASES.map((p) => phaseColor(p));
@@ -79,6 +82,23 @@ export class TimelineView {
     this.mask = null;
     this.view = clampWindow(view ?? this.bounds, this.bounds);
     this.invalidate();
+    window.setTimeout(() => this.warmUp(model), 0);
+  }
+
+  /**
+   * Runs the span-by-span rasteriser once on a narrow window after the first paint, off the frame path, so the
+   * JIT has compiled it before the first zoom needs it; otherwise that zoom stutters on a large trace.
+   */
+  private warmUp(model: TimelineModel): void {
+    if (this.model !== model) return;
+    const scratch = new ColumnScratch();
+    scratch.resize(1000);
+    const widthUs = (model.endUs - model.startUs) / 64;
+    for (let round = 0; round < 4; round++) {
+      for (let row = 0; row < Math.min(model.rows.length, 16); row++) {
+        columnsForRow(model, row, { startUs: model.startUs + round * widthUs, endUs: model.startUs + (round + 1) * widthUs, width: 1000 }, null, scratch);
+      }
+    }
   }
 
   get bounds(): ViewWindow {
@@ -195,8 +215,7 @@ export class TimelineView {
     const labelWidth = this.labelWidthPx;
     const axisHeight = this.axisHeightPx;
     const rowHeight = this.rowHeightPx;
-    const font = `${Math.round(11 * this.dpr)}px ${getComputedStyle(document.body).fontFamily || 'sans-serif'}`;
-    ctx.font = font;
+    ctx.font = `${Math.round(11 * this.dpr)}px ${this.fontFamily}`;
     ctx.textBaseline = 'middle';
     ctx.save();
     ctx.beginPath();
