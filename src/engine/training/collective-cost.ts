@@ -40,15 +40,16 @@ export const simulatedPrice: CollectivePricer = (system, kind, bytes, dtype, opt
   return { timeUs: result.timeUs, algorithm: result.algorithm, protocol: result.protocol, phases: result.phases };
 };
 
-/** Anchor sizes per doubling of the message size: anchors sit at 2^(k/4) bytes, 19 % apart. */
-export const ANCHORS_PER_DOUBLING = 4;
+/** Anchors refine down to 2^(1/8) apart (9 %) where the algorithm or protocol changes between them. */
+export const MAX_ANCHOR_REFINEMENT = 3;
 
 /**
- * Prices collectives for one system, caching by kind, dtype and size. Sizes between two anchors are priced by
- * linear interpolation between the anchors' simulated times. A collective's time is affine in its size while
- * the algorithm and protocol stay the same (latency plus bytes over bandwidth), so the interpolation is exact
- * there and only approximate across a switch of algorithm; in exchange, a model whose buckets come in hundreds
- * of slightly different sizes needs a few dozen simulations instead of hundreds.
+ * Prices collectives for one system, caching by kind, dtype and size. A size between two anchors (powers of two
+ * to start with) is priced by linear interpolation between their simulated times. A collective's time is affine
+ * in its size while the algorithm and protocol stay the same (latency plus bytes over bandwidth), so where both
+ * anchors agree on them the interpolation is exact; where they differ, the interval is halved (in log space) up
+ * to MAX_ANCHOR_REFINEMENT times around the size. A model whose buckets come in hundreds of slightly different
+ * sizes then needs a handful of simulations instead of hundreds.
  */
 export class CollectiveCoster {
   private readonly cache = new Map<string, CollectiveCost>();
@@ -75,12 +76,23 @@ export class CollectiveCoster {
     if (this.system.ranks <= 1 || bytes <= 0) return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
     const hit = this.cache.get(`${kind}|${dtype}|${bytes}`);
     if (hit || !this.interpolate) return hit ?? this.exact(kind, bytes, dtype);
-    const step = Math.log2(bytes) * ANCHORS_PER_DOUBLING;
-    const loBytes = Math.round(2 ** (Math.floor(step) / ANCHORS_PER_DOUBLING));
-    const hiBytes = Math.round(2 ** (Math.ceil(step) / ANCHORS_PER_DOUBLING));
-    if (loBytes >= hiBytes || bytes <= loBytes || bytes >= hiBytes) return this.exact(kind, bytes, dtype);
-    const lo = this.exact(kind, loBytes, dtype);
-    const hi = this.exact(kind, hiBytes, dtype);
+    // Bracket log2(bytes) between exponents lo and hi, halving while the anchors disagree on the algorithm.
+    const exponent = Math.log2(bytes);
+    let loExp = Math.floor(exponent);
+    let hiExp = loExp + 1;
+    let loBytes = 2 ** loExp;
+    let hiBytes = 2 ** hiExp;
+    if (bytes === loBytes) return this.exact(kind, bytes, dtype);
+    let lo = this.exact(kind, loBytes, dtype);
+    let hi = this.exact(kind, hiBytes, dtype);
+    for (let depth = 0; depth < MAX_ANCHOR_REFINEMENT && (lo.algorithm !== hi.algorithm || lo.protocol !== hi.protocol); depth++) {
+      const midExp = (loExp + hiExp) / 2;
+      const midBytes = Math.round(2 ** midExp);
+      if (midBytes === bytes) return this.exact(kind, bytes, dtype);
+      const mid = this.exact(kind, midBytes, dtype);
+      if (bytes < midBytes) [hiExp, hiBytes, hi] = [midExp, midBytes, mid];
+      else [loExp, loBytes, lo] = [midExp, midBytes, mid];
+    }
     const w = (bytes - loBytes) / (hiBytes - loBytes);
     const mix = (a: number, b: number): number => a + (b - a) * w;
     // The nearer anchor names the algorithm and protocol when the two differ.
