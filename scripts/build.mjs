@@ -1,4 +1,4 @@
-// Builds the three bundles: the extension host (node, cjs), the CLI and the webview panels (browser).
+// Builds the bundles: the extension host (node, cjs; a main and a lazy part), the CLI and the webview panels (browser).
 import * as esbuild from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +15,20 @@ const webviewEntries = readdirSync('webview', { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join('webview', d.name, 'main.ts')))
   .map((d) => ({ in: join('webview', d.name, 'main.ts'), out: d.name }));
 
+// The extension is two bundles: dist/extension.js, which activation loads, and dist/extension-lazy.js (from
+// src/extension/lazy.ts) with the handlers and their heavy dependencies, required on first use. The main bundle
+// keeps `import('./lazy')` as a runtime require of the second file instead of inlining it.
+const lazyExtension = {
+  name: 'lazy-extension-bundle',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/lazy$/ }, (args) =>
+      args.importer.endsWith(join('src', 'extension', 'lazy.ts')) ? undefined : { path: './extension-lazy.js', external: true });
+  },
+};
+
 const targets = [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', ...nodeAliases, plugins: [lazyExtension], platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['src/extension/lazy.ts'], outfile: 'dist/extension-lazy.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
 ];
 if (webviewEntries.length > 0) {

@@ -30,6 +30,7 @@ export function zipEntries(buffer) {
 export const REQUIRED = [
   'extension/package.json',
   'extension/dist/extension.js',
+  'extension/dist/extension-lazy.js',
   'extension/dist/cli.js',
   'extension/dist/tree-sitter.wasm',
   'extension/dist/tree-sitter-python.wasm',

@@ -4,33 +4,40 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './context';
 import { CancelledError } from './progress';
-import { profileTrainingConfig, profileExample, sweepBucketSize, showScalingCheck } from './handlers/training';
-import { profileAllReduceAtCursor, sweepMessageSizes, compareAlgorithms, showTopology } from './handlers/collectives';
-import { selectSystem } from './handlers/select-system';
-import { openTrace, exportTrace } from './handlers/trace-files';
-import { importMeasurements, compareWithModel } from './handlers/measurements';
-import { runOnThisMachine } from './handlers/native';
-import { checkGradientScalingInWorkspace } from './handlers/workspace-check';
-
 export type CommandHandler = (ctx: Ctx, ...args: unknown[]) => unknown;
 
+/**
+ * A handler that lives in the lazy bundle (src/extension/lazy.ts → dist/extension-lazy.js), loaded on the first
+ * command. Activation then compiles and evaluates none of the handlers' dependencies (YAML, the schema validator,
+ * the importers, the native runner, tree-sitter), which keeps it fast.
+ */
+type LazyModule = Awaited<ReturnType<typeof loadLazy>>;
+const loadLazy = () => import('./lazy');
+
+function lazy<K extends keyof LazyModule>(module: K, name: keyof LazyModule[K] & string): CommandHandler {
+  return async (ctx, ...args) => {
+    const loaded = await loadLazy();
+    return (loaded[module][name] as unknown as CommandHandler)(ctx, ...args);
+  };
+}
+
 export const COMMANDS = {
-  'collectiveProfiler.profileTrainingConfig': profileTrainingConfig,
-  'collectiveProfiler.profileAllReduceAtCursor': profileAllReduceAtCursor,
-  'collectiveProfiler.sweepMessageSizes': sweepMessageSizes,
-  'collectiveProfiler.compareAlgorithms': compareAlgorithms,
-  'collectiveProfiler.sweepBucketSize': sweepBucketSize,
-  'collectiveProfiler.selectSystem': selectSystem,
-  'collectiveProfiler.openTrace': openTrace,
-  'collectiveProfiler.importMeasurements': importMeasurements,
-  'collectiveProfiler.exportTrace': exportTrace,
-  'collectiveProfiler.runOnThisMachine': runOnThisMachine,
-  'collectiveProfiler.checkGradientScalingInWorkspace': checkGradientScalingInWorkspace,
+  'collectiveProfiler.profileTrainingConfig': lazy('training', 'profileTrainingConfig'),
+  'collectiveProfiler.profileAllReduceAtCursor': lazy('collectives', 'profileAllReduceAtCursor'),
+  'collectiveProfiler.sweepMessageSizes': lazy('collectives', 'sweepMessageSizes'),
+  'collectiveProfiler.compareAlgorithms': lazy('collectives', 'compareAlgorithms'),
+  'collectiveProfiler.sweepBucketSize': lazy('training', 'sweepBucketSize'),
+  'collectiveProfiler.selectSystem': lazy('selectSystem', 'selectSystem'),
+  'collectiveProfiler.openTrace': lazy('traceFiles', 'openTrace'),
+  'collectiveProfiler.importMeasurements': lazy('measurements', 'importMeasurements'),
+  'collectiveProfiler.exportTrace': lazy('traceFiles', 'exportTrace'),
+  'collectiveProfiler.runOnThisMachine': lazy('native', 'runOnThisMachine'),
+  'collectiveProfiler.checkGradientScalingInWorkspace': lazy('workspaceCheck', 'checkGradientScalingInWorkspace'),
   'collectiveProfiler.showLog': (ctx: Ctx) => ctx.log.show(true),
-  'collectiveProfiler.compareWithModel': compareWithModel,
-  'collectiveProfiler.showScalingCheck': showScalingCheck,
-  'collectiveProfiler.showTopology': showTopology,
-  'collectiveProfiler.profileExample': profileExample,
+  'collectiveProfiler.compareWithModel': lazy('measurements', 'compareWithModel'),
+  'collectiveProfiler.showScalingCheck': lazy('training', 'showScalingCheck'),
+  'collectiveProfiler.showTopology': lazy('collectives', 'showTopology'),
+  'collectiveProfiler.profileExample': lazy('training', 'profileExample'),
 } satisfies Record<string, CommandHandler>;
 
 export type CommandId = keyof typeof COMMANDS;
@@ -64,7 +71,8 @@ function positioned(error: unknown): PositionedError | undefined {
 }
 
 export function reportError(ctx: Ctx, id: string, error: unknown): void {
-  if (error instanceof CancelledError || (error instanceof Error && error.name === 'AbortError')) {
+  // By name as well: errors from the lazy bundle are instances of its own copy of CancelledError.
+  if (error instanceof CancelledError || (error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError'))) {
     ctx.log.info(`${id}: cancelled`);
     return;
   }

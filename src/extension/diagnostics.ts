@@ -6,7 +6,7 @@ import type { Ctx } from './context';
 import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
 import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
-import { loadAnalyzer, type PythonAnalyzer } from './analysis-host';
+import type { PythonAnalyzer } from './analysis-host';
 import { configFormatOf } from './glue/lens-sites';
 
 const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSeverity>> = {
@@ -45,7 +45,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
 
   /** Loads tree-sitter and the grammar once, when the first Python file needs them. */
   private getAnalyzer(): Promise<PythonAnalyzer> {
-    this.analyzer ??= loadAnalyzer(this.ctx.extensionUri).catch((error) => {
+    this.analyzer ??= import('./lazy').then((lazy) => lazy.loadAnalyzer(this.ctx.extensionUri)).catch((error) => {
       this.analyzer = undefined;
       throw error;
     });

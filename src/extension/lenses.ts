@@ -1,7 +1,7 @@
 // Code lenses. `provideCodeLenses` only scans text (cheap, see glue/lens-sites.ts); `resolveCodeLens` runs the
 // engine on the selected system for the lenses the editor actually shows. Every kind has its own setting.
 import * as vscode from 'vscode';
-import { simulateCollective, sweepAllReduce, formatMicros, type CollectiveKind, type CollectiveResult } from '../engine/index';
+import { simulateCollective, sweepAllReduce, type CollectiveKind, type CollectiveResult } from '../engine/index';
 import type { Ctx } from './context';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
@@ -19,12 +19,6 @@ class PredictionLens extends vscode.CodeLens {
 
 class BucketLens extends vscode.CodeLens {
   constructor(range: vscode.Range, readonly currentBytes: number) {
-    super(range);
-  }
-}
-
-class ConfigProfileLens extends vscode.CodeLens {
-  constructor(range: vscode.Range, readonly uri: vscode.Uri) {
     super(range);
   }
 }
@@ -78,7 +72,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     }
     if (lenses.configFiles && configFormatOf(document.fileName, text)) {
       const top = new vscode.Range(0, 0, 0, 0);
-      out.push(new ConfigProfileLens(top, document.uri));
+      // A whole training step can take a second to simulate for a large model, too long to block the extension
+      // host for a lens; the figures come with the click.
+      out.push(new vscode.CodeLens(top, { title: '$(pulse) Profile', command: 'collectiveProfiler.profileTrainingConfig', arguments: [document.uri], tooltip: 'Simulate the training step on its system: timeline, phase breakdown and busbw charts' }));
       out.push(new vscode.CodeLens(top, { title: 'Sweep buckets', command: 'collectiveProfiler.sweepBucketSize', arguments: [document.uri], tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model' }));
       out.push(new vscode.CodeLens(top, { title: 'Scaling', command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri], tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference' }));
       return out;
@@ -97,7 +93,6 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     try {
       if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
       else if (lens instanceof BucketLens) await this.resolveBucket(lens);
-      else if (lens instanceof ConfigProfileLens) await this.resolveConfig(lens);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn(`Code lens: ${message}`);
@@ -132,21 +127,6 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     lens.command = rec
       ? { title: bucketTitle(rec), tooltip: `The smallest bucket reaching 90% of the peak AllReduce busbw on ${selected.label}: smaller buckets start communicating earlier in the backward pass, larger ones use the links better. Click for the full sweep.`, command: 'collectiveProfiler.sweepMessageSizes' }
       : { title: 'no bucket recommendation', command: 'collectiveProfiler.showLog' };
-  }
-
-  private async resolveConfig(lens: ConfigProfileLens): Promise<void> {
-    // Profiling the step can take a moment for big models; the lens shows "Profile" and the figures on click.
-    const { loadTrainingRun } = await import('./training-run-loader');
-    const { simulateTrainingStep } = await import('../engine/index');
-    try {
-      const step = simulateTrainingStep(await loadTrainingRun(this.ctx, lens.uri));
-      lens.command = {
-        title: `$(pulse) Profile · ≈ ${formatMicros(step.stepTimeUs)}/step, ${formatMicros(step.exposedCommUs)} communication exposed on ${step.systemLabel}`,
-        command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri],
-      };
-    } catch (error) {
-      lens.command = { title: '$(pulse) Profile', tooltip: error instanceof Error ? error.message : String(error), command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri] };
-    }
   }
 
   private simulate(label: string, system: Parameters<typeof simulateCollective>[0], kind: CollectiveKind, bytes: number): CollectiveResult {

@@ -3,7 +3,6 @@
 // predicting for a machine the user did not choose.
 import * as vscode from 'vscode';
 import { PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
-import { loadSystemFile } from '../config/system-file';
 import { parseSystemChoice } from './glue/system-choice';
 import type { Ctx } from './context';
 
@@ -36,6 +35,8 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
     } else {
       const uri = ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path) ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path) : vscode.Uri.file(choice.path);
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      // The YAML and schema libraries load only when a system file is used, not at activation.
+      const { loadSystemFile } = await import('./lazy');
       const loaded = loadSystemFile(text, uri.fsPath);
       result = { ok: true, spec: loaded.spec, system: loaded.system, label: loaded.system.label, source: uri.fsPath };
     }

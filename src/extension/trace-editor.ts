@@ -3,7 +3,6 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './context';
 import { WiredWebview } from './panels/panel-wiring';
-import { loadTrace } from './handlers/trace-files';
 
 export const TRACE_EDITOR_VIEW_TYPE = 'collectiveProfiler.traceEditor';
 
@@ -34,6 +33,7 @@ export class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider<
     });
     panel.onDidChangeViewState((e) => { if (e.webviewPanel.active && wired.trace) this.ctx.panels.setActiveTrace(wired); });
     try {
+      const { loadTrace } = (await import('./lazy')).traceFiles;
       const { trace, warnings } = await loadTrace(document.uri);
       for (const w of warnings) this.ctx.log.warn(`${document.uri.fsPath}: ${w}`);
       wired.showTrace(trace, { uri: document.uri.toString(), label: document.uri.path.split('/').pop() ?? '' });

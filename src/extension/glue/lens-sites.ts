@@ -49,35 +49,41 @@ const BUCKET = /\b(bucket_cap_mb)\s*=\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?\d+)?)?/
 export function codeOnlyLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   let open: string | undefined; // the quote that opened a multi-line string
+  const special = /["'#]/g;
   return lines.map((line) => {
-    let out = '';
+    // Most lines have no quote or comment: they are returned as they are.
+    if (!open && line.indexOf('"') < 0 && line.indexOf("'") < 0 && line.indexOf('#') < 0) return line;
+    const parts: string[] = [];
     let i = 0;
     while (i < line.length) {
       if (open) {
         const end = line.indexOf(open, i);
-        if (end < 0) { out += ' '.repeat(line.length - i); i = line.length; break; }
-        out += ' '.repeat(end - i) + open;
+        if (end < 0) { parts.push(' '.repeat(line.length - i)); i = line.length; break; }
+        parts.push(' '.repeat(end - i), open);
         i = end + open.length;
         open = undefined;
         continue;
       }
+      special.lastIndex = i;
+      const found = special.exec(line);
+      if (!found) { parts.push(line.slice(i)); break; }
+      parts.push(line.slice(i, found.index));
+      i = found.index;
       const ch = line[i];
-      if (ch === '#') { out += ' '.repeat(line.length - i); break; }
-      if (ch === '"' || ch === "'") {
-        const triple = line.startsWith(ch.repeat(3), i) ? ch.repeat(3) : undefined;
-        if (triple) { out += triple; i += 3; open = triple; continue; }
-        let j = i + 1;
-        while (j < line.length && line[j] !== ch) j += line[j] === '\\' ? 2 : 1;
-        out += ch + ' '.repeat(Math.max(0, Math.min(j, line.length) - i - 1)) + (j < line.length ? ch : '');
-        i = j + 1;
-        continue;
-      }
-      out += ch;
-      i++;
+      if (ch === '#') { parts.push(' '.repeat(line.length - i)); break; }
+      const triple = line.startsWith(ch.repeat(3), i) ? ch.repeat(3) : undefined;
+      if (triple) { parts.push(triple); i += 3; open = triple; continue; }
+      let j = i + 1;
+      while (j < line.length && line[j] !== ch) j += line[j] === '\\' ? 2 : 1;
+      parts.push(ch + ' '.repeat(Math.max(0, Math.min(j, line.length) - i - 1)) + (j < line.length ? ch : ''));
+      i = j + 1;
     }
-    return out;
+    return parts.join('');
   });
 }
+
+/** A line without any of these words cannot hold a lens site, so the per-pattern search skips it. */
+const ANY_SITE = /all_reduce|reduce_scatter|all_gather|_base\b|DistributedDataParallel|DDP|FSDP|FullyShardedDataParallel|fully_shard|DistributedOptimizer|psum|pmean|deepspeed\.initialize|bucket_cap_mb/;
 
 /** Follows a call from its opening parenthesis to the matching one (at most `maxLines` lines on). */
 function callText(lines: readonly string[], line: number, column: number, maxLines = 40): string {
@@ -101,6 +107,7 @@ export function pythonLensSites(text: string): PythonLensSite[] {
   const sites: PythonLensSite[] = [];
   const seen = new Set<string>();
   lines.forEach((line, index) => {
+    if (!ANY_SITE.test(line)) return;
     if (/^\s*(?:import|from)\s/.test(line) || /^\s*(?:def|class)\s/.test(line)) return;
     for (const pattern of PATTERNS) {
       for (const m of line.matchAll(pattern.regex)) {
