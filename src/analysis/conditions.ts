@@ -143,6 +143,11 @@ export class ConditionEvaluator {
       if (direct !== undefined) return { value: direct };
       if (unparen(value).type === 'identifier') {
         const param = fn.params.find((p) => p.name === s.text(unparen(value)));
+        const given = fn.name === '__init__' && param ? env.instance?.get(param.name) : undefined;
+        if (given) {
+          const inner = this.valueOf(given.node, given.env, depth + 1);
+          if (inner) return { value: inner.value, binding: inner.binding ?? given };
+        }
         if (param?.defaultValue) {
           const d = this.literal(param.defaultValue);
           if (d !== undefined) return { value: d };

@@ -23,6 +23,12 @@ export interface Fact {
   readonly frames: Frame[];
 }
 
+interface PathStep {
+  readonly fn: FunctionInfo;
+  readonly callSite?: PyNode;
+  readonly constructorCall?: PyNode;
+}
+
 const MAX_DEPTH = 4;
 const MAX_PATHS = 16;
 
@@ -71,26 +77,42 @@ export class FactBuilder {
     return bindings;
   }
 
-  /** Every chain of callers above the function holding the reduction, up to a small depth. */
-  private paths(fn: FunctionInfo): { fn: FunctionInfo; callSite?: PyNode }[][] {
-    const done: { fn: FunctionInfo; callSite?: PyNode }[][] = [];
-    const grow = (path: { fn: FunctionInfo; callSite?: PyNode }[]): void => {
+  /**
+   * Every chain of callers above the function holding the reduction, up to a small depth. A method reached
+   * through an object (`self.adam.update(g)` with `self.adam = MpiAdam(...)`) carries that constructor call; a
+   * method nobody calls is tried once per constructor call of its class in the file.
+   */
+  private paths(fn: FunctionInfo): PathStep[][] {
+    const done: PathStep[][] = [];
+    const grow = (path: PathStep[]): void => {
       if (done.length >= MAX_PATHS) return;
-      const top = path[path.length - 1].fn;
-      const sites = path.length > MAX_DEPTH ? [] : (this.model.callSites.get(top.name) ?? []).filter((s) => this.model.resolveCall(s.call) === top && !path.some((p) => p.fn === s.caller));
+      const top = path[path.length - 1];
+      const sites = path.length > MAX_DEPTH ? [] : (this.model.callSites.get(top.fn.name) ?? []).filter((s) => this.model.resolveCall(s.call) === top.fn && !path.some((p) => p.fn === s.caller));
       if (sites.length === 0) {
-        done.push(path);
+        const ctors = top.fn.className && !top.constructorCall ? this.model.constructorCalls(top.fn.className) : [];
+        if (ctors.length === 0) done.push(path);
+        for (const ctor of ctors.slice(0, MAX_PATHS)) done.push([...path.slice(0, -1), { ...top, constructorCall: ctor.call }]);
         return;
       }
       for (const site of sites) {
         const copy = path.slice();
-        copy[copy.length - 1] = { fn: top, callSite: site.call };
+        const resolved = this.model.resolveCallWithInstance(site.call);
+        copy[copy.length - 1] = { ...top, callSite: site.call, constructorCall: top.constructorCall ?? resolved?.constructorCall };
         copy.push({ fn: site.caller });
         grow(copy);
       }
     };
     grow([{ fn }]);
     return done;
+  }
+
+  /** The `__init__` bindings of an object built by `ctor`, for the methods of its class. */
+  private instanceBindings(className: string | undefined, ctor: PyNode | undefined): Map<string, Binding> | undefined {
+    if (!className || !ctor) return undefined;
+    const init = this.model.initOf(className);
+    const caller = this.model.enclosingFunction(ctor);
+    if (!init || !caller) return undefined;
+    return this.bind(init, ctor, { fn: caller });
   }
 
   facts(): Fact[] {
@@ -104,12 +126,14 @@ export class FactBuilder {
     return out;
   }
 
-  private instantiate(reduction: Reduction, path: { fn: FunctionInfo; callSite?: PyNode }[]): Fact {
+  private instantiate(reduction: Reduction, path: PathStep[]): Fact {
     // Environments are built from the outermost caller inwards, so each binding can be resolved further out.
     const envs: Env[] = new Array(path.length);
     for (let i = path.length - 1; i >= 0; i--) {
       const outer = i + 1 < path.length ? envs[i + 1] : undefined;
-      envs[i] = { fn: path[i].fn, bindings: this.bind(path[i].fn, path[i].callSite, outer) };
+      const sameClassOuter = outer && outer.fn.className === path[i].fn.className ? outer.instance : undefined;
+      const instance = this.instanceBindings(path[i].fn.className, path[i].constructorCall) ?? sameClassOuter;
+      envs[i] = { fn: path[i].fn, bindings: this.bind(path[i].fn, path[i].callSite, outer), instance };
     }
     const frames: Frame[] = [];
     let key: string | undefined = this.flowOf(path[0].fn).keyOf(reduction.output ?? reduction.tensor);

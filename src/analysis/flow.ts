@@ -44,6 +44,11 @@ const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_d
 const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap']);
 /** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
 export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared|finite|flag/i;
+/** `grads`, `flat_grads`, `g`, and the short names MPI-era optimizers use (`localg`, `globalg`). */
+export function isGradientName(name: string): boolean {
+  return (/grad/i.test(name) && !NOT_GRADIENT.test(name)) || /^(g|localg|globalg|local_g|global_g|flat_g|g_flat|dg|dw)$/.test(name);
+}
+
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {
@@ -295,7 +300,7 @@ export class FunctionFlow {
     return this.members(key).some((m) => {
       if (m.startsWith('#')) return false;
       const name = m.replace(/^@/, '').replace(/requires_grad/g, '');
-      return /\.grad$/.test(name) || (/grad/i.test(name) && !NOT_GRADIENT.test(name));
+      return /\.grad$/.test(name) || isGradientName(name.split('.').pop() ?? name);
     });
   }
 }

@@ -9,7 +9,7 @@ import type { ConditionEvaluator, Decision } from './conditions';
 import type { LossInfo, LossTracer, BackwardSite } from './losses';
 import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
-import { NOT_GRADIENT, type ScaleOp } from './flow';
+import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 
 export interface Term {
   readonly size: SizeClass;
@@ -66,7 +66,7 @@ export class Judge {
     const r = fact.reduction;
     const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
     if (texts.some((t) => NOT_GRADIENT.test(t.replace(/\.grad\b.*$/, '')) && !/\.grad\b/.test(t))) return false;
-    if (texts.some((t) => /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) || /grad/i.test(t.replace(/requires_grad/g, '')))) return true;
+    if (texts.some((t) => /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) || /grad/i.test(t.replace(/requires_grad/g, '')) || isGradientName(t))) return true;
     return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
   }
 

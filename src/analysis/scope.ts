@@ -186,20 +186,50 @@ export class FileModel {
     return undefined;
   }
 
-  /** Functions a call may invoke: `f(...)` and `self.f(...)` by name. */
+  /** Functions a call may invoke: `f(...)`, `self.f(...)`, and `obj.f(...)` where `obj = SomeClass(...)` here. */
   resolveCall(call: PyNode): FunctionInfo | undefined {
+    return this.resolveCallWithInstance(call)?.fn;
+  }
+
+  /** As resolveCall, with the constructor call of the object a method is called on, when the file shows it. */
+  resolveCallWithInstance(call: PyNode): { fn: FunctionInfo; constructorCall?: PyNode } | undefined {
     const fnNode = child(call, 'function');
     if (!fnNode) return undefined;
     const name = this.syntax.calleeName(call);
     const candidates = this.byName.get(name);
-    if (!candidates || candidates.length !== 1) return undefined;
-    if (fnNode.type === 'attribute') {
-      const obj = child(fnNode, 'object');
-      const objText = obj ? this.syntax.text(obj) : '';
-      if (objText !== 'self' && objText !== 'cls' && !candidates[0].className) return undefined;
-      if (objText !== 'self' && objText !== 'cls') return undefined;
+    if (!candidates) return undefined;
+    if (fnNode.type !== 'attribute') return candidates.length === 1 && !candidates[0].className ? { fn: candidates[0] } : candidates.length === 1 ? { fn: candidates[0] } : undefined;
+    const obj = child(fnNode, 'object');
+    const objText = obj ? this.syntax.text(obj).replace(/\s+/g, '') : '';
+    if (objText === 'self' || objText === 'cls') {
+      const own = this.classOf(call);
+      const method = candidates.find((c) => c.className === own) ?? (candidates.length === 1 ? candidates[0] : undefined);
+      return method ? { fn: method } : undefined;
     }
-    return candidates[0];
+    for (const { value } of this.assignedValues.get(objText) ?? []) {
+      const ctor = unparen(value);
+      if (ctor.type !== 'call') continue;
+      const cls = this.syntax.calleeName(ctor);
+      const method = candidates.find((c) => c.className === cls);
+      if (method) return { fn: method, constructorCall: ctor };
+    }
+    return undefined;
+  }
+
+  /** The class whose method contains the node. */
+  classOf(node: PyNode): string | undefined {
+    return this.enclosingFunction(node)?.className;
+  }
+
+  /** `__init__` of a class defined in this file. */
+  initOf(className: string): FunctionInfo | undefined {
+    return this.byName.get('__init__')?.find((f) => f.className === className);
+  }
+
+  /** Calls that construct a class defined in this file: `MpiAdam(...)`. */
+  constructorCalls(className: string): CallSite[] {
+    if (!this.initOf(className)) return [];
+    return (this.callSites.get(className) ?? []).filter((s) => child(s.call, 'function')?.type === 'identifier' || this.syntax.calleeName(s.call) === className);
   }
 
   /** Parameters as seen by a caller: `self` is skipped for methods called through `self.`. */

@@ -28,13 +28,15 @@ export interface Binding {
 export interface Env {
   readonly fn: FunctionInfo;
   readonly bindings?: ReadonlyMap<string, Binding>;
+  /** For methods: the constructor arguments of the object (`__init__` parameters), when its creation is known. */
+  readonly instance?: ReadonlyMap<string, Binding>;
 }
 
 const WORLD_NAME = /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|replicas|num_?processes|n_?procs?|nprocs?|num_?procs|size|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?workers|n_?workers|nworkers|workers|num_?ranks|n_?ranks|nranks|gpu_?count|n_?gpus?|num_?gpus?|ngpus?|gpu_?num|gpus|num_?devices|n_?devices|ndevices|device_?count|num_?shards|n_?shards|world_?sz|tot(al)?_?gpus?|ddp_?world_?size|n_?dev|ndev)$/i;
 const LOCAL_NAME = /(per_?node|local_?(world_?)?size|local_?device|local_?gpus?|nproc_?per|gpus_?per|devices_?per|per_?host|n_?local)/i;
 const GLOBAL_NAME = /(global|total_?(tokens|samples|examples|batch|count|num|weight)|all_?tokens|tokens_?all)/i;
 const BATCH_NAME = /(batch|^bs$|^b$|n_?samples?|num_?samples?|n_?examples|num_?examples)/i;
-const NEUTRAL_NAME = /(accum|grad_?acc|update_?freq|iters_?to_?accumulate|clip|temperature|^scale$|loss_?scale|norm|^lr$|learning_?rate|step_?size|momentum|weight_?decay|^wd$|^alpha$|^beta\d?$|^eps$|coef|predivide)/i;
+const NEUTRAL_NAME = /(accum|grad_?acc|update_?freq|iters_?to_?accumulate|clip|temperature|^scale$|loss_?scale|norm|(^|_)lr$|learning_?rate|step_?size|momentum|weight_?decay|^wd$|^alpha$|^beta\d?$|^eps$|coef|predivide)/i;
 
 export class SizeClassifier {
   /** Texts the file shows to be a per-node count: `ngpus_per_node = args.gpu_count`, `spawn(nprocs=x)`. */
@@ -167,7 +169,11 @@ export class SizeClassifier {
     }
     if (n.type === 'identifier') {
       const binding = env.bindings?.get(text);
-      if (binding) return this.classify(binding.node, binding.env, depth + 1);
+      if (binding) {
+        const bound = this.classify(binding.node, binding.env, depth + 1);
+        // An opaque argument (`self.Q_lr`) given to a parameter whose name says what it is (`stepsize`).
+        return bound.kind === 'unknown' && this.byName(text).kind === 'neutral' ? { kind: 'neutral' } : bound;
+      }
       if (this.summedInPlace(env.fn, text)) return { kind: 'global-count' };
       const fromValues = this.fromAssignments(this.localValues(env.fn, text), env, depth);
       if (fromValues) return fromValues;

@@ -344,6 +344,243 @@ const CASES: Case[] = [
           opt.apply_gradients(zip(grads, model.trainable_variables), experimental_aggregate_gradients=False)
     `,
   },
+  {
+    name: 'a sync helper method called through self',
+    code: 'CP001',
+    text: py`
+      import torch.distributed as dist
+
+
+      class DistTrainer:
+          def __init__(self, model, optimizer):
+              self.model = model
+              self.optimizer = optimizer
+
+          def _sync_grads(self):
+              for p in self.model.parameters():
+                  if p.grad is not None:
+                      dist.all_reduce(p.grad.data)  #!
+
+          def step(self, batch):
+              loss = self.model(batch)
+              self.optimizer.zero_grad()
+              loss.backward()
+              self._sync_grads()
+              self.optimizer.step()
+    `,
+  },
+  {
+    name: 'asynchronous all_reduce handles without a division',
+    code: 'CP001',
+    text: py`
+      import torch.distributed as dist
+
+
+      def allreduce_grads(model):
+          handles = []
+          for p in model.parameters():
+              handles.append(dist.all_reduce(p.grad, async_op=True))  #!
+          for h in handles:
+              h.wait()
+    `,
+  },
+  {
+    name: 'compressed gradients rescaled by an unknown scaler: silent',
+    text: py`
+      import torch
+      import torch.distributed as dist
+
+
+      def sync(model, world_size):
+          for p in model.parameters():
+              scaler = p.grad.abs().max()
+              dist.all_reduce(scaler, op=dist.ReduceOp.MAX)
+              tern = torch.sign(p.grad) * (torch.rand_like(p.grad) < p.grad.abs() / scaler).float()
+              dist.all_reduce(tern)
+              p.grad = scaler * tern / world_size
+    `,
+  },
+  {
+    name: 'optimizer param_groups loop without a division',
+    code: 'CP001',
+    text: py`
+      import torch.distributed as dist
+
+
+      def sync_optimizer_grads(optimizer):
+          for group in optimizer.param_groups:
+              for p in group["params"]:
+                  if p.grad is None:
+                      continue
+                  dist.all_reduce(p.grad)  #!
+    `,
+  },
+  {
+    name: 'parameter-server reduce to rank 0, divided there',
+    text: py`
+      import torch.distributed as dist
+
+
+      def push_pull(model, rank, world_size):
+          for p in model.parameters():
+              dist.reduce(p.grad.data, dst=0)
+              if rank == 0:
+                  p.grad.data /= world_size
+              dist.broadcast(p.grad.data, src=0)
+    `,
+  },
+  {
+    name: 'division by args.world_size under a distributed flag',
+    text: py`
+      import torch.distributed as dist
+
+
+      def reduce_grads(model, args):
+          if args.distributed:
+              for p in model.parameters():
+                  dist.all_reduce(p.grad)
+                  p.grad.div_(args.world_size)
+    `,
+  },
+  {
+    name: 'DDP with the loss divided by the global batch size',
+    code: 'CP002',
+    text: py`
+      import torch.distributed as dist
+      from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+      def train(model, loader, optimizer, args):
+          model = DDP(model)
+          global_batch_size = args.batch_size * dist.get_world_size()
+          for x, y in loader:
+              loss = model(x, y).sum() / global_batch_size  #!
+              loss.backward()
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'Horovod op=hvd.Sum with the loss pre-divided by hvd.size()',
+    text: py`
+      import horovod.torch as hvd
+
+
+      def build(model, optimizer):
+          return hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), op=hvd.Sum)
+
+
+      def train(model, optimizer, loader, criterion):
+          optimizer = build(model, optimizer)
+          for x, y in loader:
+              optimizer.zero_grad()
+              loss = criterion(model(x), y) / hvd.size()
+              loss.backward()
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'Keras Horovod DistributedOptimizer with op=hvd.Sum',
+    code: 'CP001',
+    text: py`
+      import tensorflow as tf
+      import horovod.tensorflow.keras as hvd
+
+      hvd.init()
+      model = tf.keras.applications.ResNet50(weights=None)
+      opt = tf.keras.optimizers.SGD(0.01)
+      opt = hvd.DistributedOptimizer(opt, op=hvd.Sum)  #!
+      model.compile(loss="sparse_categorical_crossentropy", optimizer=opt)
+    `,
+  },
+  {
+    name: 'JAX psum divided by the local device count',
+    code: 'CP003',
+    text: py`
+      import jax
+      import jax.numpy as jnp
+
+      n_devices = jax.local_device_count()
+
+
+      @jax.pmap
+      def update(params, x, y):
+          def loss(p):
+              return jnp.mean((x @ p - y) ** 2)
+          grads = jax.grad(loss)(params)
+          grads = jax.lax.psum(grads, axis_name="i") / n_devices  #!
+          return params - 0.01 * grads
+    `,
+  },
+  {
+    name: 'a module-level WORLD_SIZE divisor',
+    text: py`
+      import os
+      import torch.distributed as dist
+
+      WORLD_SIZE = int(os.environ["WORLD_SIZE"])
+
+
+      def average_gradients(model):
+          for param in model.parameters():
+              dist.all_reduce(param.grad.data, op=dist.ReduceOp.SUM)
+              param.grad.data /= WORLD_SIZE
+    `,
+  },
+  {
+    name: 'DDP plus a manual sum-and-divide: redundant but the scale is right',
+    text: py`
+      import torch.distributed as dist
+      from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+      def average_gradients(model):
+          size = float(dist.get_world_size())
+          for param in model.parameters():
+              dist.all_reduce(param.grad.data, op=dist.ReduceOp.SUM)
+              param.grad.data /= size
+
+
+      def train(model, loader, optimizer, loss_fn, rank):
+          model = DDP(model, device_ids=[rank])
+          for x, y in loader:
+              optimizer.zero_grad()
+              loss_fn(model(x), y).backward()
+              average_gradients(model)
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'MpiAdam with its default scale_grad_by_procs=True',
+    text: py`
+      import numpy as np
+      from mpi4py import MPI
+
+
+      class MpiAdam(object):
+          def __init__(self, var_list, beta1=0.9, beta2=0.999, epsilon=1e-08, scale_grad_by_procs=True, comm=None):
+              self.var_list = var_list
+              self.beta1 = beta1
+              self.scale_grad_by_procs = scale_grad_by_procs
+              self.comm = MPI.COMM_WORLD if comm is None else comm
+
+          def update(self, localg, stepsize):
+              globalg = np.zeros_like(localg)
+              self.comm.Allreduce(localg, globalg, op=MPI.SUM)
+              if self.scale_grad_by_procs:
+                  globalg /= self.comm.Get_size()
+              return globalg * stepsize
+
+
+      class DDPG(object):
+          def _create_network(self):
+              self.Q_adam = MpiAdam(self._vars('main/Q'))
+              self.pi_adam = MpiAdam(self._vars('main/pi'))
+
+          def _update(self, Q_grad, pi_grad):
+              self.Q_adam.update(Q_grad, self.Q_lr)
+              self.pi_adam.update(pi_grad, self.pi_lr)
+    `,
+  },
 ];
 
 for (const c of CASES) {
@@ -355,3 +592,36 @@ for (const c of CASES) {
     assert.deepEqual(summary(findings), want, findings.map((f) => f.message).join('\n'));
   });
 }
+
+test('MpiAdam built with scale_grad_by_procs=False: each constructor call that skips the division is reported', async () => {
+  const text = py`
+    import numpy as np
+    from mpi4py import MPI
+
+
+    class MpiAdam(object):
+        def __init__(self, var_list, beta1=0.9, beta2=0.999, epsilon=1e-08, scale_grad_by_procs=True, comm=None):
+            self.var_list = var_list
+            self.beta1 = beta1
+            self.scale_grad_by_procs = scale_grad_by_procs
+            self.comm = MPI.COMM_WORLD if comm is None else comm
+
+        def update(self, localg, stepsize):
+            globalg = np.zeros_like(localg)
+            self.comm.Allreduce(localg, globalg, op=MPI.SUM)
+            if self.scale_grad_by_procs:
+                globalg /= self.comm.Get_size()
+            return globalg * stepsize
+
+
+    class DDPG(object):
+        def _create_network(self):
+            self.Q_adam = MpiAdam(self._vars('main/Q'), scale_grad_by_procs=False)
+            self.pi_adam = MpiAdam(self._vars('main/pi'), scale_grad_by_procs=False)
+
+        def _update(self, Q_grad, pi_grad):
+            self.Q_adam.update(Q_grad, self.Q_lr)
+            self.pi_adam.update(pi_grad, self.pi_lr)
+  `;
+  assert.deepEqual(summary(await analyze(text)), ['CP001@22', 'CP001@23']);
+});
