@@ -2,7 +2,7 @@
 // parallelism, how many processes on how many machines, and the mixed-precision mode.
 import type { Dtype, TrainingSpec, Wrapper } from '../engine/index';
 import { ConfigError, issueAtPath, parseDocument, validateAgainstSchema, type PositionedDocument } from './positioned';
-import { located, type RunPart } from './run-part';
+import { located, type FileReference, type RunPart } from './run-part';
 
 const DISTRIBUTED_TYPES = ['NO', 'MULTI_GPU', 'MULTI_CPU', 'MULTI_XPU', 'MULTI_NPU', 'MULTI_MLU', 'MULTI_MUSA', 'MULTI_HPU', 'DEEPSPEED', 'FSDP', 'XLA', 'TPU', 'MEGATRON_LM'];
 const open = { type: 'object' };
@@ -70,6 +70,7 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
   let wrapper: Wrapper = 'ddp';
   let gradDtype: Dtype = computeDtype;
   const training: { -readonly [K in keyof TrainingSpec]?: TrainingSpec[K] } = {};
+  const references: FileReference[] = [];
   if (kind === 'MULTI_GPU' || kind === 'NO') {
     // DDP under autocast keeps fp32 parameters, so its gradients, and its AllReduces, are fp32.
     gradDtype = 'fp32';
@@ -81,6 +82,10 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
     if (typeof ds.gradient_accumulation_steps === 'number') training.gradAccumulationSteps = ds.gradient_accumulation_steps;
     training.firstBucketBytes = 0;
     training.overlapComm = stage === 3;
+    // The DeepSpeed file, when named, holds the real batch and bucket settings; it is read after this part.
+    if (typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file) {
+      references.push({ kind: 'deepspeed', path: ds.deepspeed_config_file, doc, at: ['deepspeed_config', 'deepspeed_config_file'] });
+    }
   } else if (kind === 'FSDP') {
     const strategy = String(((c.fsdp_config ?? {}) as Record<string, unknown>).fsdp_sharding_strategy ?? 'FULL_SHARD');
     // SHARD_GRAD_OP shards gradients and optimizer state but keeps parameters whole: ZeRO-2's collectives.
@@ -101,6 +106,7 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
     training,
     worldSize: processes !== undefined ? (c.num_processes !== undefined ? located(processes, doc, ['num_processes']) : { value: processes }) : undefined,
     nodes: machines !== undefined ? located(machines, doc, ['num_machines']) : undefined,
+    references,
     notes,
   };
 }

@@ -5,7 +5,7 @@ import type { ConfigPath, PositionedDocument } from './positioned';
 
 /** A file another file names (a model config, a system file), resolved by the caller, who can read files. */
 export interface FileReference {
-  readonly kind: 'model' | 'system';
+  readonly kind: 'model' | 'system' | 'deepspeed';
   /** As written, relative to the referring file. */
   readonly path: string;
   readonly doc: PositionedDocument;

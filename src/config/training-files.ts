@@ -2,6 +2,7 @@
 // system a user names by flag or setting, through a file reader the caller passes in: the CLI reads with node,
 // the extension through VS Code's file system, and this layer stays free of I/O.
 import { PRESETS, type TrainingRun } from '../engine/index';
+import { parseDeepSpeedConfig } from './deepspeed';
 import { parseHfModelConfig } from './hf-model';
 import { MODEL_PRESETS, modelPreset } from './model-presets';
 import { ConfigError, positionOf } from './positioned';
@@ -29,9 +30,10 @@ export function readReference(ref: FileReference, files: FileReader): RunPart {
   try {
     text = files.read(path);
   } catch (error) {
-    const what = ref.kind === 'model' ? 'model config' : 'system file';
+    const what = { model: 'model config', system: 'system file', deepspeed: 'DeepSpeed config' }[ref.kind];
     throw new ConfigError(ref.doc.fileName, [{ message: `cannot read ${what} '${ref.path}': ${(error as Error).message}`, path: ref.at, ...positionOf(ref.doc, ref.at) }]);
   }
+  if (ref.kind === 'deepspeed') return parseDeepSpeedConfig(text, path);
   return ref.kind === 'model'
     ? { source: { format: 'hf-model', file: path }, model: parseHfModelConfig(text, path) }
     : { source: { format: 'system', file: path }, system: parseSystemFile(text, path) };

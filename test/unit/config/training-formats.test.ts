@@ -170,3 +170,14 @@ test('loadTrainingRunFromText follows the model file a collective file names, th
   assert.deepEqual([missing.line, missing.column], [2, 11]);
   assert.match(missing.message, /cannot read model config 'gone.json': no such file/);
 });
+
+test('an Accelerate config that names a DeepSpeed file takes its batch and ZeRO settings from it', async () => {
+  const { loadTrainingRunFromText } = await import('../../../src/config/training-files');
+  const accelerate = 'distributed_type: DEEPSPEED\nnum_machines: 2\nnum_processes: 16\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds_config.json\n';
+  const files = { read: (path: string) => readFileSync(join(EXAMPLES, path.split('/').pop()!), 'utf8') };
+  const { run } = loadTrainingRunFromText(accelerate, '/work/acc.yaml', files);
+  assert.equal(run.training.wrapper, 'zero2');
+  assert.equal(run.training.gradAccumulationSteps, 8);
+  assert.equal(run.training.microBatchSize, 4);
+  assert.deepEqual(run.sources.map((s) => s.format), ['accelerate', 'deepspeed']);
+});
