@@ -37,16 +37,15 @@ export const DARK_THEME: Readonly<Record<string, string>> = {
   '--vscode-textLink-foreground': '#3794ff', '--vscode-editor-selectionBackground': '#264f78',
 };
 
-/** Bundles every panel once per process, the way scripts/build.mjs does, into a temporary folder. */
-let bundleDir: string | undefined;
-async function bundles(): Promise<string> {
-  if (bundleDir) return bundleDir;
-  const dir = mkdtempSync(join(tmpdir(), 'cp-webview-'));
-  const panels: PanelKind[] = ['timeline', 'charts', 'topology'];
-  const entryPoints = panels.filter((p) => existsSync(join(ROOT, 'webview', p, 'main.ts'))).map((p) => ({ in: join(ROOT, 'webview', p, 'main.ts'), out: p }));
-  await esbuild.build({ entryPoints, outdir: dir, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'error' });
+/** Bundles a panel once per process, the way scripts/build.mjs does, into a temporary folder. */
+const bundleDirs = new Map<PanelKind, string>();
+async function bundle(panel: PanelKind): Promise<string> {
+  const cached = bundleDirs.get(panel);
+  if (cached) return cached;
+  const dir = mkdtempSync(join(tmpdir(), `cp-webview-${panel}-`));
+  await esbuild.build({ entryPoints: [{ in: join(ROOT, 'webview', panel, 'main.ts'), out: panel }], outdir: dir, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'error' });
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  bundleDir = dir;
+  bundleDirs.set(panel, dir);
   return dir;
 }
 
@@ -61,7 +60,7 @@ export interface PanelPage {
 }
 
 export async function openPanel(panel: PanelKind, viewport = { width: 1200, height: 800 }, theme = DARK_THEME): Promise<PanelPage> {
-  const dir = await bundles();
+  const dir = await bundle(panel);
   const nonce = makeNonce();
   let origin = '';
   const server: Server = createServer((request, response) => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
 import { COMPUTE_US, STEP_US, expectedPhaseAt, handBuiltTrace } from './fixtures';
 import { PHASES, presetSystem, simulateCollective } from '../../src/engine/index';
+import { traceMessages } from '../../src/extension/glue/trace-chunks';
 // Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
 declare const window: any;
 declare const document: any;
@@ -234,4 +235,18 @@ test('a ring AllReduce simulated by the engine renders each span in its phase co
     phaseRows.add(name);
   });
   assert.ok(phaseRows.has('exchange') && phaseRows.has('reduce'), `phases seen: ${[...phaseRows].join(', ')}`);
+});
+
+test('a trace streamed in chunks by the host shows once its last chunk arrives', { skip }, async () => {
+  const trace = handBuiltTrace();
+  const messages = traceMessages(trace, { uri: 'untitled:chunks', label: 'chunks' }, 7);
+  assert.ok(messages.length > 5 && messages[0].type === 'traceBegin');
+  for (const message of messages.slice(0, -1)) await panel.send(message);
+  assert.match(await panel.page.locator('.message').textContent() ?? '', /Receiving spans… \d+ of 64/);
+  await panel.send(messages.at(-1)!);
+  await panel.page.waitForFunction(() => (window as any).collectiveProfilerTimeline.view.model.metadata.title === 'hand-built ring AllReduce');
+  assert.equal(await panel.page.evaluate(() => (window as any).collectiveProfilerTimeline.view.model.spanCount), trace.spans.length);
+  assert.equal(await panel.page.locator('.message').isHidden(), true);
+  await frame();
+  assert.deepEqual(await pixelAt(0, 20), rgb(PHASE_HEX.compute));
 });

@@ -20,8 +20,8 @@ const title = el('span', { class: 'title' }, 'Trace timeline');
 const rangeLabel = el('span', { class: 'range-label muted', 'aria-live': 'polite' });
 const filter = el('vscode-textfield', { class: 'filter', placeholder: 'Search spans (name, phase, lane)', 'aria-label': 'Search spans' }) as HTMLElement & { value: string };
 const matchCount = el('span', { class: 'match-count muted' });
-const reset = el('vscode-button', { secondary: '', title: 'Show the whole trace' }, 'Reset zoom');
-const exportButton = el('vscode-button', { secondary: '', title: 'Export as Chrome/Perfetto JSON' }, 'Export…');
+const reset = el('vscode-button', { secondary: '', icon: 'screen-full', title: 'Show the whole trace' }, 'Reset zoom');
+const exportButton = el('vscode-button', { secondary: '', icon: 'export', title: 'Export as Chrome/Perfetto JSON' }, 'Export…');
 const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': 'Trace overview' });
 const lanesCanvas = el('canvas', { class: 'lanes', tabindex: '0', 'aria-label': 'Trace timeline: W/S zoom, A/D pan' });
 const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
@@ -36,7 +36,7 @@ const view = new TimelineView(lanesCanvas);
 const overview = new Overview(overviewCanvas, view);
 let source: TraceSource | undefined;
 let saved = loadState<TimelineState>('timeline');
-let pending: { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; source?: TraceSource } | undefined;
+let pending: { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; totalSpans: number; source?: TraceSource } | undefined;
 let stateTimer: number | undefined;
 
 function persist(): void {
@@ -168,6 +168,12 @@ function show(model: TimelineModel, from?: TraceSource): void {
   persist();
 }
 
+function showMessage(text: string, isError: boolean): void {
+  message.textContent = text;
+  message.className = isError ? 'message error' : 'message';
+  message.hidden = false;
+}
+
 function showTrace(trace: Trace, from?: TraceSource): void {
   show(TimelineModel.fromTrace(trace), from);
 }
@@ -175,19 +181,22 @@ function showTrace(trace: Trace, from?: TraceSource): void {
 function handle(msg: ToWebview): void {
   switch (msg.type) {
     case 'trace': showTrace(msg.trace, msg.source); break;
-    case 'traceBegin': pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], source: msg.source }; break;
-    case 'traceChunk': for (const span of msg.spans) pending?.spans.push(span); break;
+    case 'traceBegin':
+      pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], totalSpans: msg.totalSpans, source: msg.source };
+      showMessage(`Receiving ${msg.totalSpans.toLocaleString('en-US')} spans…`, false);
+      break;
+    case 'traceChunk':
+      if (!pending) break;
+      for (const span of msg.spans) pending.spans.push(span);
+      showMessage(`Receiving spans… ${pending.spans.length.toLocaleString('en-US')} of ${pending.totalSpans.toLocaleString('en-US')}`, false);
+      break;
     case 'traceEnd':
       if (pending) showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);
       pending = undefined;
       break;
     case 'reveal': view.setView({ startUs: msg.startUs, endUs: msg.endUs }); break;
     case 'theme': view.refreshTheme(); overview.rebuild(); break;
-    case 'error':
-      message.textContent = msg.message;
-      message.className = 'message error';
-      message.hidden = false;
-      break;
+    case 'error': showMessage(msg.message, true); break;
     default: break;
   }
 }
@@ -196,10 +205,8 @@ onHostMessage((msg) => {
   try {
     handle(msg);
   } catch (error) {
-    message.textContent = `Could not show the trace: ${error instanceof Error ? error.message : String(error)}`;
-    message.className = 'message error';
-    message.hidden = false;
-    log('error', message.textContent);
+    showMessage(`Could not show the trace: ${error instanceof Error ? error.message : String(error)}`, true);
+    log('error', message.textContent ?? '');
   }
 });
 onThemeChange(() => { view.refreshTheme(); overview.rebuild(); });
