@@ -90,13 +90,18 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
     return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   };
   const x = names.map(() => 0);
+  let pickedAt = x.join();
   let best = loss(x);
   const bound = Math.log(200);
   const steps = [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03), Math.log(1.01), Math.log(1.03), Math.log(1.01)];
   steps.forEach((step, round) => {
     // NCCL re-picks algorithms as the hardware changes, so the fit does too between rounds.
     if (round > 0) {
-      choices = choose(asResolved(specFor(x)));
+      // Re-picking is NCCL's whole search per size, the slow part on multi-node systems: only when x moved.
+      if (x.join() !== pickedAt) {
+        choices = choose(asResolved(specFor(x)));
+        pickedAt = x.join();
+      }
       polish = round >= 5;
       best = loss(x);
     }
