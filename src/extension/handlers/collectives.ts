@@ -10,6 +10,7 @@ import { parseSystemChoice } from '../glue/system-choice';
 import { algoProto } from '../glue/lens-label';
 
 const MB = 1024 * 1024;
+const MAX_TOPOLOGY_TRACE_SPANS = 200_000;
 
 /** The lens site on the cursor's line, or the nearest one above it. */
 export function siteAt(sites: readonly PythonLensSite[], line: number): PythonLensSite | undefined {
@@ -42,7 +43,7 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   ctx.panels.showCharts({
     title, system: selected.label,
     phases: [...results.map((r) => phaseRow(`${r.kind} ${formatBytes(bytes)}`, r)), ...phaseLadder(selected.system, bytes)],
-  });
+  }, { background: true });
   ctx.log.info(`${title}: ${first.timeUs.toFixed(1)} µs, ${first.busbwGBps.toFixed(1)} GB/s busbw, ${algoProto(first.algorithm, first.protocol)}, ${first.spanCount} spans`);
 }
 
@@ -80,6 +81,9 @@ export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void>
 export async function showTopology(ctx: Ctx): Promise<void> {
   const selected = await requireSystem(ctx);
   const { vertices, links } = selected.system.topology;
+  // The trace colours the links by utilisation. It travels in the panel's saved state too, so only a trace of
+  // this system and of moderate size is sent; the topology itself is always shown.
   const trace = ctx.panels.activeTraceView?.trace;
-  ctx.panels.showTopology({ label: selected.label, vertices, links, trace: trace && trace.metadata.system === selected.label ? trace : undefined });
+  const fits = trace && trace.metadata.system === selected.label && trace.spans.length <= MAX_TOPOLOGY_TRACE_SPANS;
+  ctx.panels.showTopology({ label: selected.label, vertices, links, trace: fits ? trace : undefined });
 }

@@ -31,7 +31,15 @@ export class PanelManager implements vscode.Disposable {
     this.setActiveTrace(wired);
   }
 
-  showCharts(data: ChartsData): void {
+  /**
+   * Shows chart data. With `background`, an open charts panel is updated without coming to the front and none is
+   * created, so a command whose answer is the timeline keeps the timeline visible.
+   */
+  showCharts(data: ChartsData, options: { background?: boolean } = {}): void {
+    if (options.background) {
+      this.open.get('charts')?.wired.post({ type: 'charts', data });
+      return;
+    }
     this.reveal('charts').post({ type: 'charts', data });
   }
 
