@@ -53,6 +53,8 @@ export interface PanelPage {
   readonly page: Page;
   send(message: ToWebview): Promise<void>;
   posted(): Promise<unknown[]>;
+  /** Reloads the page as VS Code does when a panel is restored, and waits for its ready message. */
+  reload(): Promise<void>;
   /** Uncaught page errors and console errors so far. */
   errors(): string[];
   cspViolations(): Promise<string[]>;
@@ -91,7 +93,8 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
     const vars = ${JSON.stringify(theme)};
     window.__posted = [];
     window.__csp = [];
-    window.__state = undefined;
+    // Like VS Code, the state outlives a reload of the page (here through sessionStorage).
+    window.__state = JSON.parse(sessionStorage.getItem('vscodeState') || 'null') || undefined;
     document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
     let acquired = false;
     window.acquireVsCodeApi = function () {
@@ -102,7 +105,7 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
       return {
         postMessage: function (m) { window.__posted.push(JSON.parse(JSON.stringify(m))); },
         getState: function () { return window.__state; },
-        setState: function (s) { window.__state = s; },
+        setState: function (s) { window.__state = s; sessionStorage.setItem('vscodeState', JSON.stringify(s)); },
       };
     };
   })();`);
@@ -120,6 +123,10 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
     send: async (message) => { await page.evaluate((json) => window.dispatchEvent(new MessageEvent('message', { data: JSON.parse(json) })), JSON.stringify(message)); },
     posted: () => page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted),
     errors: () => errors,
+    reload: async () => {
+      await page.reload();
+      await page.waitForFunction(() => ((window as unknown as { __posted: { type: string }[] }).__posted).some((m) => m.type === 'ready'));
+    },
     cspViolations: () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp),
     close: async () => {
       await browser.close();

@@ -250,3 +250,20 @@ test('a trace streamed in chunks by the host shows once its last chunk arrives',
   await frame();
   assert.deepEqual(await pixelAt(0, 20), rgb(PHASE_HEX.compute));
 });
+
+test('after a reload the same trace reopens at the saved view, filter and scroll', { skip }, async () => {
+  const source = { uri: 'file:///work/run.cptrace.json', label: 'run' };
+  await panel.send({ type: 'trace', trace: handBuiltTrace(), source });
+  await panel.send({ type: 'reveal', startUs: 60, endUs: 120 });
+  await panel.page.locator('vscode-textfield.filter input').fill('broadcast');
+  await panel.page.waitForFunction(() => /match/.test(document.querySelector('.match-count').textContent ?? ''));
+  await panel.page.waitForFunction(() => window.__state?.filter === 'broadcast' && window.__state?.viewStartUs === 60);
+  await panel.reload();
+  await panel.send({ type: 'trace', trace: handBuiltTrace(), source });
+  await panel.page.waitForFunction(() => window.collectiveProfilerTimeline.view.model !== undefined);
+  const restored = await panel.page.evaluate(() => ({ view: window.collectiveProfilerTimeline.view.view, matches: document.querySelector('.match-count').textContent }));
+  assert.deepEqual(restored, { view: { startUs: 60, endUs: 120 }, matches: '24 matches' });
+  // A different trace starts from the whole view.
+  await panel.send({ type: 'trace', trace: handBuiltTrace(), source: { uri: 'untitled:other', label: 'other' } });
+  assert.deepEqual(await panel.page.evaluate(() => window.collectiveProfilerTimeline.view.view), { startUs: 0, endUs: 220 });
+});

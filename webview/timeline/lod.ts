@@ -4,8 +4,8 @@
 
 /** Lanes with fewer spans than this are always drawn span by span; a bucket pyramid would not pay for itself. */
 export const LOD_MIN_SPANS = 512;
-/** Finest level: about one span per bucket on average, so zooming past it leaves about a span per pixel to visit. */
-const SPANS_PER_FINEST_BUCKET = 1;
+/** Finest level: about two spans per bucket on average, so zooming past it leaves a couple of spans per pixel to visit. */
+const SPANS_PER_FINEST_BUCKET = 2;
 const MAX_FINEST_BUCKETS = 1 << 16;
 const MIN_COARSEST_BUCKETS = 256;
 
