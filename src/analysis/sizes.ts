@@ -33,10 +33,16 @@ export interface Env {
 }
 
 const WORLD_NAME = /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|replicas|num_?processes|n_?procs?|nprocs?|num_?procs|size|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?workers|n_?workers|nworkers|workers|num_?ranks|n_?ranks|nranks|gpu_?count|n_?gpus?|num_?gpus?|ngpus?|gpu_?num|gpus|num_?devices|n_?devices|ndevices|device_?count|num_?shards|n_?shards|world_?sz|tot(al)?_?gpus?|ddp_?world_?size|n_?dev|ndev)$/i;
+/** Names that always mean the whole job; evidence of a per-node count never overrides them. */
+const STRONG_WORLD_NAME = /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|num_?processes|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?ranks|n_?ranks|nranks|ddp_?world_?size)$/i;
 const LOCAL_NAME = /(per_?node|local_?(world_?)?size|local_?device|local_?gpus?|nproc_?per|gpus_?per|devices_?per|per_?host|n_?local)/i;
 const GLOBAL_NAME = /(global|total_?(tokens|samples|examples|batch|count|num|weight)|all_?tokens|tokens_?all)/i;
 const BATCH_NAME = /(batch|^bs$|^b$|n_?samples?|num_?samples?|n_?examples|num_?examples)/i;
 const NEUTRAL_NAME = /(accum|grad_?acc|update_?freq|iters_?to_?accumulate|clip|temperature|^scale$|loss_?scale|norm|(^|_)lr$|learning_?rate|step_?size|momentum|weight_?decay|^wd$|^alpha$|^beta\d?$|^eps$|coef|predivide)/i;
+
+function isStrongWorld(text: string): boolean {
+  return STRONG_WORLD_NAME.test(text.split('.').pop() ?? text);
+}
 
 export class SizeClassifier {
   /** Texts the file shows to be a per-node count: `ngpus_per_node = args.gpu_count`, `spawn(nprocs=x)`. */
@@ -53,14 +59,15 @@ export class SizeClassifier {
         const l = s.text(left).replace(/\s+/g, '');
         const r = s.text(unparen(right)).replace(/\s+/g, '');
         const rIsName = unparen(right).type === 'identifier' || unparen(right).type === 'attribute';
-        if (LOCAL_NAME.test(l) && rIsName) this.localTexts.add(r);
-        if (LOCAL_NAME.test(r) && rIsName) this.localTexts.add(l);
+        if (LOCAL_NAME.test(l) && rIsName && !isStrongWorld(r)) this.localTexts.add(r);
+        if (LOCAL_NAME.test(r) && rIsName && !isStrongWorld(l)) this.localTexts.add(l);
       }
       for (const call of fn.calls) {
         const kw = s.args(call).keywords;
         for (const key of ['nprocs', 'nproc_per_node', 'ngpus_per_node', 'gpus_per_node']) {
           const v = kw.get(key)?.value;
-          if (v && (v.type === 'identifier' || v.type === 'attribute')) this.localTexts.add(s.text(v).replace(/\s+/g, ''));
+          const text = v ? s.text(v).replace(/\s+/g, '') : '';
+          if (v && (v.type === 'identifier' || v.type === 'attribute') && !isStrongWorld(text)) this.localTexts.add(text);
         }
       }
     }
@@ -161,6 +168,12 @@ export class SizeClassifier {
   }
 
   private classifyName(n: PyNode, text: string, env: Env, depth: number): SizeClass {
+    const resolved = this.classifyNameValue(n, text, env, depth);
+    // `WORLD_SIZE = 8` is how examples spell the world size, not a hard-coded divisor.
+    return resolved.kind === 'const' && isStrongWorld(text) ? { kind: 'world' } : resolved;
+  }
+
+  private classifyNameValue(n: PyNode, text: string, env: Env, depth: number): SizeClass {
     const s = this.model.syntax;
     const last = n.type === 'attribute' ? s.text(child(n, 'attribute') ?? n) : text;
     if (/^(num_replicas_in_sync|num_processes|world_size|process_count)$/.test(last) && n.type === 'attribute') {
@@ -215,7 +228,7 @@ export class SizeClassifier {
 
   private localValues(fn: FunctionInfo, name: string): PyNode[] {
     const out: PyNode[] = [];
-    for (let f: FunctionInfo | undefined = fn; f; f = f.enclosing) {
+    for (let f: FunctionInfo | undefined = fn; f; f = f.params.some((p) => p.name === name) ? undefined : f.enclosing) {
       for (const a of f.assignments) {
         if (a.type !== 'assignment') continue;
         const left = child(a, 'left');

@@ -581,6 +581,29 @@ const CASES: Case[] = [
               self.pi_adam.update(pi_grad, self.pi_lr)
     `,
   },
+  {
+    name: 'single-node spawn with nprocs=world_size: the world size is not a per-node count',
+    text: py`
+      import torch.distributed as dist
+      import torch.multiprocessing as mp
+
+
+      def train(rank, world_size, model, loader, optimizer):
+          dist.init_process_group("nccl", rank=rank, world_size=world_size)
+          for x, y in loader:
+              loss = model(x, y)
+              loss.backward()
+              for p in model.parameters():
+                  dist.all_reduce(p.grad.data)
+                  p.grad.data /= world_size
+              optimizer.step()
+
+
+      if __name__ == "__main__":
+          world_size = 4
+          mp.spawn(train, args=(world_size,), nprocs=world_size, join=True)
+    `,
+  },
 ];
 
 for (const c of CASES) {
