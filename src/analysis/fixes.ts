@@ -131,7 +131,7 @@ export class FixBuilder {
     const g = decision.guard;
     if (!g) return undefined;
     const test = unparen(g.test);
-    if (test.type === 'identifier') return g.expect ? 'True' : 'False';
+    if (test.type === 'identifier' || test.type === 'attribute') return g.expect ? 'True' : 'False';
     if (test.type === 'not_operator') return g.expect ? 'False' : 'True';
     if (test.type !== 'comparison_operator') return undefined;
     const parts = named(test);
