@@ -13,29 +13,28 @@ const LANES = 64;
 /**
  * Page-side generator, as source text so that no build step rewrites it. Spans are emitted in time order across
  * lanes, the way a simulator emits them, so the model has to group them by lane; each lane cycles through the
- * phases with small gaps. `grouped` emits lane by lane instead (no regrouping copy), for the 10 M case.
+ * phases with small gaps.
  */
-const GENERATE = `(count, lanes, grouped) => {
+const GENERATE = `(count, lanes) => {
   const phases = 4;
   const startUs = new Float64Array(count), endUs = new Float64Array(count);
-  const lane = new Uint32Array(count), phase = new Uint8Array(count), transferBytes = new Float64Array(grouped ? 0 : count);
-  const perLane = Math.ceil(count / lanes);
+  const lane = new Uint32Array(count), phase = new Uint8Array(count), transferBytes = new Float64Array(count);
   let seed = 12345;
   const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
   for (let i = 0; i < count; i++) {
-    const l = grouped ? Math.floor(i / perLane) : i % lanes;
-    const k = grouped ? i % perLane : Math.floor(i / lanes);
+    const l = i % lanes;
+    const k = Math.floor(i / lanes);
     const t = k * 10 + l * 0.37;
     startUs[i] = t + random();
     endUs[i] = startUs[i] + 2 + random() * 6;
     lane[i] = l;
     phase[i] = (k + l) % phases;
-    if (!grouped) transferBytes[i] = phase[i] === 0 || phase[i] === 2 ? 1 << 20 : 0;
+    transferBytes[i] = phase[i] === 0 || phase[i] === 2 ? 1 << 20 : 0;
   }
   const laneList = [];
   for (let l = 0; l < lanes; l++) laneList.push({ id: l, kind: 'rank', label: 'node ' + (l >> 3) + ' · rank ' + l, node: l >> 3, rank: l });
   window.__bench = { metadata: { origin: 'simulated', title: count + ' generated spans', ranks: lanes }, lanes: laneList,
-    columns: grouped ? { startUs, endUs, lane, phase } : { startUs, endUs, lane, phase, transferBytes } };
+    columns: { startUs, endUs, lane, phase, transferBytes } };
 }`;
 
 /** Loads the generated spans into the view and resolves after the first frame is presented; returns ms. */
@@ -80,12 +79,12 @@ const DREW_PHASES = `() => {
   return seen.size === wanted.length;
 }`;
 
-async function withTimeline<T>(count: number, grouped: boolean, body: (panel: PanelPage, firstPaintMs: number) => Promise<T>): Promise<T> {
+async function withTimeline<T>(count: number, body: (panel: PanelPage, firstPaintMs: number) => Promise<T>): Promise<T> {
   const missing = chromiumMissing();
   if (missing) throw new Error(`the timeline benchmarks need Chromium: ${missing}`);
   const panel = await openPanel('timeline', VIEWPORT);
   try {
-    await panel.page.evaluate(`(${GENERATE})(${count}, ${LANES}, ${grouped})`);
+    await panel.page.evaluate(`(${GENERATE})(${count}, ${LANES})`);
     const firstPaintMs = (await panel.page.evaluate(`(${FIRST_PAINT})()`)) as number;
     if (!(await panel.page.evaluate(`(${DREW_PHASES})()`))) throw new Error(`the ${count}-span trace did not draw its phases`);
     return await body(panel, firstPaintMs);
@@ -111,7 +110,7 @@ export const benchmarks: Benchmark[] = [
     unit: 'ms',
     target: 1000,
     runs: 3,
-    measure: () => withTimeline(1_000_000, false, async (_panel, firstPaintMs) => firstPaintMs),
+    measure: () => withTimeline(1_000_000, async (_panel, firstPaintMs) => firstPaintMs),
     extra: () => ({ ...load(), note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame' }),
   },
   {
@@ -119,7 +118,7 @@ export const benchmarks: Benchmark[] = [
     unit: 'ms',
     target: 16,
     runs: 3,
-    measure: () => withTimeline(1_000_000, false, async (panel) => {
+    measure: () => withTimeline(1_000_000, async (panel) => {
       lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
       return percentile(lastFrames, 50);
     }),
@@ -130,7 +129,7 @@ export const benchmarks: Benchmark[] = [
     unit: 'ms',
     target: 33,
     runs: 3,
-    measure: () => withTimeline(1_000_000, false, async (panel) => {
+    measure: () => withTimeline(1_000_000, async (panel) => {
       lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
       return percentile(lastFrames, 95);
     }),
@@ -141,9 +140,9 @@ export const benchmarks: Benchmark[] = [
     unit: 'ms',
     target: 10_000,
     runs: 1,
-    measure: () => withTimeline(10_000_000, true, async (panel, firstPaintMs) => {
+    measure: () => withTimeline(10_000_000, async (panel, firstPaintMs) => {
       const frames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
-      last10M = { frameMedianMs: percentile(frames, 50), frameP95Ms: percentile(frames, 95), inputOrder: 'grouped by lane' };
+      last10M = { frameMedianMs: percentile(frames, 50), frameP95Ms: percentile(frames, 95), inputOrder: 'time order across lanes (regrouped by the model)' };
       return firstPaintMs;
     }),
     extra: () => ({ ...load(), ...last10M }),
