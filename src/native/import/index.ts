@@ -98,14 +98,14 @@ function importJson(text: string, options: ImportOptions): ImportResult {
     if (/"traceEvents"/.test(text.slice(0, 4096))) return importKineto(text, fileName);
     return withKind('calibration-json', parseCalibrationJson(text, fileName));
   }
-  if (looksLikeKineto(doc)) return importKineto(text, fileName);
+  if (looksLikeKineto(doc)) return importKineto(doc as object, fileName);
   if (looksLikeCalibrationJson(doc)) return withKind('calibration-json', parseCalibrationJson(text, fileName));
   if (looksLikeNcclTestsJson(doc)) return withKind('nccl-tests', parseNcclTestsJson(text, fileName));
   throw new MeasurementParseError('unrecognised JSON: not a Kineto trace, calibration JSON or nccl-tests -J report', 1, 1, fileName);
 }
 
-function importKineto(text: string, fileName?: string): ImportResult {
-  const result = parseKineto(text, fileName);
+function importKineto(source: string | object, fileName?: string): ImportResult {
+  const result = parseKineto(source, fileName);
   return { kind: 'kineto', measurements: result.measurements, trace: result.trace, warnings: result.warnings };
 }
 

@@ -74,8 +74,9 @@ function sizeOrUndefined(bytes: number): number | undefined {
   return Number.isFinite(bytes) && bytes >= 0 ? bytes : undefined;
 }
 
-export function parseKineto(text: string, fileName?: string): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
-  const doc = parseJsonText(text, fileName);
+/** Takes the JSON text, or the already parsed document (so a caller that sniffed the format parses only once). */
+export function parseKineto(source: string | object, fileName?: string): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
+  const doc = typeof source === 'string' ? parseJsonText(source, fileName) : source;
   if (!looksLikeKineto(doc)) throw new MeasurementParseError('not a PyTorch profiler trace: no "traceEvents" array', 1, 1, fileName);
   const root = doc as { traceEvents: KinetoEvent[]; distributedInfo?: Record<string, unknown> };
   const info = root.distributedInfo ?? {};
