@@ -3,31 +3,18 @@
 // the shipped tree-sitter wasm. The real-VS-Code checks live in test/integration and the e2e suite.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import Module from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as fake from './fixtures/fake-vscode';
+import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
 
-const ROOT = join(import.meta.dirname, '..', '..', '..');
-const BUNDLE = join(ROOT, 'dist', 'extension.js');
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-const built = existsSync(BUNDLE) && existsSync(join(ROOT, 'dist', 'tree-sitter-python.wasm'));
-
 let activateMs = 0;
 before(() => {
-  if (!built) return;
-  // Route require('vscode') from the bundle to the stand-in.
-  const resolve = (Module as unknown as { _resolveFilename: (r: string, ...rest: unknown[]) => string })._resolveFilename;
-  (Module as unknown as { _resolveFilename: typeof resolve })._resolveFilename = function (request: string, ...rest: unknown[]) {
-    return request === 'vscode' ? join(import.meta.dirname, 'fixtures', 'fake-vscode.ts') : resolve.call(this, request, ...rest);
-  };
-  const extension = Module.createRequire(BUNDLE)(BUNDLE) as { activate(c: unknown): unknown };
-  const started = performance.now();
-  extension.activate({ extensionUri: fake.Uri.file(ROOT), globalStorageUri: fake.Uri.file(join(ROOT, 'out', 'storage')), subscriptions: [] });
-  activateMs = performance.now() - started;
+  if (!notBuilt) activateMs = activateBundle();
 });
 
-const skip = built ? false : 'needs `npm run build` (dist/extension.js and the wasm files)';
+const skip = notBuilt ?? false;
 
 test('activation registers every contributed command, the serializers, the trace editor and one lens provider', { skip }, () => {
   const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();

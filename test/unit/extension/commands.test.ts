@@ -1,0 +1,120 @@
+// Runs the command handlers of the real bundle against the stand-in vscode module: the panels they open, what
+// they post to the webviews, how they treat messages from the webviews, and the files they write.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as fake from './fixtures/fake-vscode';
+import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
+
+const SHARED = join(ROOT, '..', 'shared', 'fixtures-real');
+const skip = notBuilt ?? false;
+const run = (id: string, ...args: unknown[]) => fake.commands.executeCommand(`collectiveProfiler.${id}`, ...args);
+const panel = (kind: string) => fake.recorded.panels.filter((p) => p.viewType === `collectiveProfiler.${kind}`).pop();
+const errors = () => fake.recorded.messages.filter((m) => m.startsWith('error'));
+
+before(() => {
+  if (!notBuilt) activateBundle();
+});
+
+const TRAIN = 'import torch.distributed as dist\n\nfor p in model.parameters():\n    dist.all_reduce(p.grad)\n';
+
+test('Profile AllReduce at Cursor opens the timeline with a locked-down page and posts the trace after ready', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-cmd-'));
+  writeFileSync(join(dir, 'train.py'), TRAIN);
+  await run('profileAllReduceAtCursor', fake.Uri.file(join(dir, 'train.py')), 3);
+  assert.deepEqual(errors(), []);
+  const timeline = panel('timeline')!;
+  assert.ok(timeline, 'a timeline panel');
+  assert.deepEqual(timeline.webview.options.localResourceRoots!.map((u) => u.fsPath.slice(ROOT.length)).sort(), ['/dist', '/media']);
+  assert.match(timeline.webview.html, /default-src 'none'/);
+  assert.match(timeline.webview.html, /dist\/webview\/timeline\.js/);
+  assert.equal(timeline.posted.length, 0, 'nothing is posted before the page is ready');
+  await timeline.fromWebview({ type: 'ready', panel: 'timeline' });
+  const trace = timeline.posted.find((m) => m.type === 'trace') as unknown as { trace: { spans: { source?: { line: number } }[]; metadata: { title: string } } };
+  assert.ok(trace.trace.spans.length > 0);
+  assert.equal(trace.trace.spans[0].source?.line, 4, 'spans point back at the all_reduce line');
+  assert.match(trace.trace.metadata.title, /^dist\.all_reduce · 25 MiB on 8× H100 NVSwitch$/);
+  assert.equal(fake.recorded.contextKeys.get('collectiveProfiler.hasTrace'), true);
+  assert.equal(panel('charts'), undefined, 'the charts panel is not pushed in front of the timeline');
+});
+
+test('invalid webview messages are logged and dropped; a span source outside the workspace is not opened', { skip }, async () => {
+  const timeline = panel('timeline')!;
+  const before = fake.recorded.logs.length;
+  await timeline.fromWebview({ type: 'runShell', command: 'rm -rf /' });
+  await timeline.fromWebview({ type: 'openSource', file: '/etc/passwd', line: 1 });
+  const logs = fake.recorded.logs.slice(before);
+  assert.ok(logs.some((l) => /^warn \[timeline\] dropped an invalid webview message: unknown message type "runShell"/.test(l)), logs.join('\n'));
+  assert.ok(logs.some((l) => /Not opening \/etc\/passwd/.test(l)), logs.join('\n'));
+});
+
+test('Export Trace writes Chrome JSON atomically and asks before replacing a file it was handed', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-export-'));
+  const target = join(dir, 'run.cptrace.json');
+  await run('exportTrace', fake.Uri.file(target));
+  const doc = JSON.parse(readFileSync(target, 'utf8'));
+  assert.ok(doc.traceEvents.length > 0 && doc.collectiveProfiler.trace.spans.length > 0);
+  writeFileSync(target, 'the user\'s file');
+  fake.recorded.messages.length = 0;
+  await run('exportTrace', fake.Uri.file(target));
+  assert.equal(readFileSync(target, 'utf8'), 'the user\'s file', 'not replaced without a yes');
+  assert.ok(fake.recorded.messages.some((m) => /^warn .*exists\. Replace it\?/.test(m)));
+  // An exported file opens again in the timeline; a file that is not a trace is refused with the reason.
+  const exported = join(dir, 'again.cptrace.json');
+  await run('exportTrace', fake.Uri.file(exported));
+  const timeline = panel('timeline')!;
+  const before = timeline.posted.length;
+  await run('openTrace', fake.Uri.file(exported));
+  const reopened = timeline.posted.slice(before).find((m) => m.type === 'trace') as unknown as { source: { uri: string } };
+  assert.match(reopened.source.uri, /again\.cptrace\.json$/);
+  await run('openTrace', fake.Uri.file(join(ROOT, 'package.json')));
+  assert.ok(errors().some((m) => /package\.json:1:1: not a trace/.test(m)), errors().join('\n'));
+});
+
+test('Compare Algorithms and Sweep Message Sizes fill the charts panel from the engine', { skip }, async () => {
+  await run('compareAlgorithms', 64 * 2 ** 20);
+  const charts = panel('charts')!;
+  await charts.fromWebview({ type: 'ready', panel: 'charts' });
+  const compared = charts.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { algorithms: { chosen?: boolean }[]; comparisonBytes: number } };
+  assert.equal(compared.data.comparisonBytes, 64 * 2 ** 20);
+  assert.equal(compared.data.algorithms.filter((a) => a.chosen).length, 1);
+  await run('sweepMessageSizes');
+  const sweep = charts.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { sweeps: { rows: unknown[] }[]; nodeScaling: { nodes: number }[] } };
+  assert.ok(sweep.data.sweeps[0].rows.length >= 30);
+  assert.deepEqual(sweep.data.nodeScaling.map((r) => r.nodes).slice(0, 3), [1, 2, 4]);
+});
+
+test('Import Measurements draws a real nccl-tests run over the model', { skip: skip || (existsSync(SHARED) ? false : 'needs ../shared/fixtures-real') }, async () => {
+  await run('importMeasurements', fake.Uri.file(join(SHARED, 'nccl-tests-a100-8gpu-2024.txt')));
+  assert.deepEqual(errors().filter((m) => !/not a trace/.test(m)), []);
+  const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { measured: { points: unknown[] }[]; sweeps: { label: string }[] } }).data;
+  assert.ok(data.measured[0].points.length > 20);
+  assert.match(data.sweeps[0].label, /^model: /);
+  assert.ok(fake.recorded.messages.some((m) => /nccl-tests-a100-8gpu-2024\.txt: .*(70%|sizes reach)/.test(m)));
+});
+
+test('the gradient-scaling check draws sum, average and reference loss curves', { skip }, async () => {
+  await run('showScalingCheck');
+  const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { scalingCheck: { series: { kind: string; loss: number[] }[]; verdict: string } } }).data;
+  assert.deepEqual(data.scalingCheck.series.map((s) => s.kind), ['sum', 'avg', 'reference']);
+  assert.match(data.scalingCheck.verdict, /8 ranks act as a 8× learning rate/);
+});
+
+test('Profile Training Config profiles the bundled example: step timeline and charts', { skip: skip || (existsSync(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')) ? false : 'needs examples/') }, async () => {
+  fake.recorded.messages.length = 0;
+  await run('profileTrainingConfig', fake.Uri.file(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')));
+  assert.deepEqual(errors(), []);
+  const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { title: string; phases: unknown[]; sweeps: unknown[] } }).data;
+  assert.match(data.title, /^llama2-7b-ddp\.collective\.yaml: [\d.]+ (ms|s) per step on 4 nodes × 8× H100|^llama2-7b-ddp\.collective\.yaml: [\d.]+ (ms|s) per step on /);
+  assert.ok(data.phases.length > 0 && data.sweeps.length > 0);
+});
+
+test('a missing model file is reported at the line that names it', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-config-'));
+  writeFileSync(join(dir, 'run.collective.yaml'), 'model:\n  config: nowhere/config.json\ntraining:\n  bucket_cap_mb: 25\n');
+  fake.recorded.messages.length = 0;
+  await run('profileTrainingConfig', fake.Uri.file(join(dir, 'run.collective.yaml')));
+  assert.ok(errors().some((m) => /run\.collective\.yaml:2:\d+: cannot read model config 'nowhere\/config\.json'/.test(m)), errors().join('\n'));
+});
