@@ -33,8 +33,19 @@ export interface SearchResult {
   readonly nvls: { readonly channels: number; readonly bwIntra: number; readonly bwInter: number };
 }
 
+const SEARCHES = new WeakMap<System, SearchResult>();
+
 /** NCCL's topology search, reduced to its outcome: as many channels as fit at the fastest listed speed. */
 export function searchGraph(system: System): SearchResult {
+  let result = SEARCHES.get(system);
+  if (!result) {
+    result = runSearch(system);
+    SEARCHES.set(system, result);
+  }
+  return result;
+}
+
+function runSearch(system: System): SearchResult {
   const sm = system.gpu.smVersion;
   const speeds = speedsFor(sm);
   const total = intraGBps(system);

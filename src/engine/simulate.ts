@@ -44,17 +44,21 @@ function busFactor(kind: CollectiveKind, ranks: number): number {
   return kind === 'allreduce' ? (2 * (ranks - 1)) / ranks : (ranks - 1) / ranks;
 }
 
-function schedule(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol): Schedule {
+function schedule(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol, representative = true): Schedule {
   const channels = channelsFor(system, algorithm, protocol, bytes);
-  return BUILDERS[algorithm]({ system, algorithm, kind, bytes, protocol, channels });
+  return BUILDERS[algorithm]({ system, algorithm, kind, bytes, protocol, channels, representative });
 }
 
-function timeOf(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol): number {
-  return Math.max(system.launchUs, runSchedule(system, schedule(system, kind, bytes, algorithm, protocol), { full: false }).timeUs);
+interface Choice {
+  readonly algorithm: Algorithm;
+  readonly protocol: Protocol;
+  /** The fast-path run behind the choice, when the simulator (not NCCL's model) made it. */
+  readonly plan?: Schedule;
+  readonly run?: RunResult;
 }
 
 /** Picks (algorithm, protocol) as NCCL does: the smallest time NCCL's model predicts, ties to the first in NCCL's order. */
-export function choose(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, algorithm: Algorithm | 'auto', protocol: Protocol | 'auto'): { algorithm: Algorithm; protocol: Protocol } {
+export function choose(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, algorithm: Algorithm | 'auto', protocol: Protocol | 'auto'): Choice {
   let candidates: { algorithm: Algorithm; protocol: Protocol }[];
   if (algorithm === 'auto') {
     candidates = autoCandidates(system, kind, dtype);
@@ -71,16 +75,25 @@ export function choose(system: System, kind: CollectiveKind, bytes: number, dtyp
     candidates = protocolsFor(system, algorithm).map((p) => ({ algorithm, protocol: p }));
   }
   if (candidates.length === 1) return candidates[0];
-  let best = candidates[0];
+  let best: Choice = candidates[0];
   let bestUs = Infinity;
   for (const candidate of candidates) {
-    // NCCL chooses with its own cost model; the idealised ring has no NCCL behind it, so the simulator decides.
-    const us = system.fabric.idealised
-      ? timeOf(system, kind, bytes, candidate.algorithm, candidate.protocol)
-      : ncclPredictedUs(system, kind, bytes, candidate.algorithm, candidate.protocol);
-    if (us < bestUs) {
-      bestUs = us;
-      best = candidate;
+    // NCCL chooses with its own cost model; where NCCL has no say (the idealised ring, hierarchical and one-shot
+    // are not NCCL algorithms) the simulator decides.
+    if (system.fabric.idealised || candidate.algorithm === 'hierarchical' || candidate.algorithm === 'direct') {
+      const plan = schedule(system, kind, bytes, candidate.algorithm, candidate.protocol);
+      const run = runSchedule(system, plan, { full: false });
+      const us = Math.max(system.launchUs, run.timeUs);
+      if (us < bestUs) {
+        bestUs = us;
+        best = { ...candidate, plan, run };
+      }
+    } else {
+      const us = ncclPredictedUs(system, kind, bytes, candidate.algorithm, candidate.protocol);
+      if (us < bestUs) {
+        bestUs = us;
+        best = candidate;
+      }
     }
   }
   return best;
@@ -94,9 +107,10 @@ export function simulateCollective(system: SystemSpec | System, request: Collect
   const dtype = request.dtype ?? 'fp32';
   if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
   const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
-  const plan = schedule(resolved, kind, bytes, pick.algorithm, pick.protocol);
   const full = options.path === 'full';
-  const run: RunResult = runSchedule(resolved, plan, {
+  const reuse = pick.run !== undefined && !full && !request.trace;
+  const plan = (reuse ? pick.plan : undefined) ?? schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full);
+  const run: RunResult = reuse ? pick.run! : runSchedule(resolved, plan, {
     full,
     trace: request.trace ? {
       origin: 'simulated', title: `${kind} ${bytes} B on ${resolved.label}`, system: resolved.label, ranks: resolved.ranks,

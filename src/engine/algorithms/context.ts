@@ -18,6 +18,20 @@ export interface BuildContext {
   readonly protocol: Protocol;
   /** Channels (CTAs) this call runs on, after NCCL's reduction for small messages. */
   readonly channels: number;
+  /**
+   * Fast path: build flows only for representatives of identical, independent groups (one node where nodes do
+   * not interact, one rail where rails do not) — their rounds take exactly as long as the whole system's.
+   */
+  readonly representative?: boolean;
+}
+
+/**
+ * Whether every node is identical and each GPU has a NIC of its own, so nodes' intra-node flows never meet and the
+ * rails never meet: one node, or one rail, then stands for all of them.
+ */
+export function symmetricRails(ctx: BuildContext): boolean {
+  const { system } = ctx;
+  return ctx.representative === true && system.nodes > 1 && system.fabric.nicsPerNode === system.gpusPerNode;
 }
 
 /** Bytes on the wire for `payload` bytes under the protocol (the uniform ring has no protocol overhead). */
@@ -95,7 +109,18 @@ export function syncUs(ctx: BuildContext, cls: LinkClass): number {
  * its measured per-architecture ceilings, shared by the channels NCCL runs, so dropping channels for small messages
  * lowers it. Simple copies at the link's pace up to NCCL's top per-channel search speed.
  */
+const CAPS = new WeakMap<BuildContext, number>();
+
 export function channelCapGBps(ctx: BuildContext): number {
+  let cap = CAPS.get(ctx);
+  if (cap === undefined) {
+    cap = computeChannelCap(ctx);
+    CAPS.set(ctx, cap);
+  }
+  return cap;
+}
+
+function computeChannelCap(ctx: BuildContext): number {
   const { system, protocol } = ctx;
   if (system.fabric.idealised) return Infinity;
   let payload: number;

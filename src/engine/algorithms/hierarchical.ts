@@ -1,7 +1,7 @@
 // Hierarchical: reduce-scatter inside each node, an AllReduce of each GPU's shard across nodes (one ring per
 // local GPU, i.e. per rail), then all-gather inside each node. The network carries S/g per GPU instead of S.
 import type { Flow, Round, Schedule } from '../sim/schedule';
-import { meanStepLatencyUs, transfer, type BuildContext } from './context';
+import { meanStepLatencyUs, symmetricRails, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
 
 function ringStep(ctx: BuildContext, pairs: [number, number][], payload: number, reduce: boolean, step: number, repeat: number): Round {
@@ -18,11 +18,13 @@ export function buildHierarchical(ctx: BuildContext): Schedule {
   const { nodes, gpusPerNode: g } = ctx.system;
   const intra: [number, number][] = [];
   const inter: [number, number][] = [];
+  // Nodes' reduce-scatters never meet, nor do the rails' rings when each GPU has its own NIC: one of each suffices.
+  const symmetric = symmetricRails(ctx) || (ctx.representative === true && nodes === 1);
   for (let node = 0; node < nodes; node++) {
     for (let local = 0; local < g; local++) {
       const rank = node * g + local;
-      intra.push([rank, node * g + ((local + 1) % g)]);
-      inter.push([rank, ((node + 1) % nodes) * g + local]);
+      if (!symmetric || node === 0) intra.push([rank, node * g + ((local + 1) % g)]);
+      if (!symmetric || local === 0) inter.push([rank, ((node + 1) % nodes) * g + local]);
     }
   }
   const C = ctx.channels;

@@ -5,7 +5,7 @@
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
 import type { Phase } from '../trace/model';
-import { channelClasses, pathLatencyUs, stepLatencyUs, syncUs, transfer, wireBytes, type BuildContext } from './context';
+import { channelClasses, pathLatencyUs, stepLatencyUs, symmetricRails, syncUs, transfer, wireBytes, type BuildContext } from './context';
 import { ncclAlgBwGBps } from '../nccl-model';
 import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
@@ -34,10 +34,12 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const chunks = Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
   const chunk = perChannel / chunks;
   const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
+  const symmetric = symmetricRails(ctx);
   const reduceStage: Flow[] = [];
   const castStage: Flow[] = [];
   for (let c = 0; c < weights.length; c++) {
-    for (let r = 0; r < system.ranks; r++) {
+    // Every node's NVSwitch traffic is its own and identical: with symmetric rails one node stands for all.
+    for (let r = 0; r < (symmetric ? g : system.ranks); r++) {
       const w = weights[c];
       if (kind !== 'allgather') {
         reduceStage.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length, true));
@@ -67,7 +69,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
         if (parent < 0) continue;
         const d = depthOf(node);
         while (up.length < d) { up.push([]); down.push([]); paths.push([]); }
-        for (let local = 0; local < g; local++) {
+        for (let local = 0; local < (symmetric ? 1 : g); local++) {
           const from = node * g + local;
           const to = parent * g + local;
           const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };

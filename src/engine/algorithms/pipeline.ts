@@ -1,5 +1,6 @@
-// Chunk pipelining for multi-stage algorithms (trees, NVLS): chunk c runs stage j in round c + j, so stages on
-// different links overlap. Rounds with the same set of active stages are identical and share one template.
+// Chunk pipelining for multi-stage algorithms (trees, NVLS): the first chunk crosses the stages one after another
+// (each paying its latency: the pipeline fill), then every further chunk completes in one steady round in which all
+// stages run at once and share the links. k chunks through s stages: Σ t(stage) + (k − 1) · t(steady).
 import type { Flow, Round } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 
@@ -13,28 +14,18 @@ export interface Stage {
 
 export function pipelineRounds(stages: readonly Stage[], chunks: number): Round[] {
   const rounds: Round[] = [];
-  const s = stages.length;
-  if (s === 0) return rounds;
-  const total = chunks + s - 1;
-  let w = 0;
-  while (w < total) {
-    const lo = Math.max(0, w - chunks + 1);
-    const hi = Math.min(s - 1, w);
-    // A round pays latency when a stage starts its first chunk (w === hi while filling).
-    const fills = w < s;
-    let repeat = 1;
-    if (!fills) {
-      while (w + repeat < total && Math.max(0, w + repeat - chunks + 1) === lo && Math.min(s - 1, w + repeat) === hi) repeat++;
-    }
+  if (stages.length === 0) return rounds;
+  stages.forEach((stage, j) => {
+    rounds.push({ flows: stage.flows, latencyUs: stage.latencyUs, repeat: 1, phase: stage.phase, step: j });
+  });
+  if (chunks > 1) {
     const flows: Flow[] = [];
     let phase: Phase = 'broadcast';
-    for (let j = lo; j <= hi; j++) {
-      const chunk = w - j;
-      for (const flow of stages[j].flows) flows.push(chunk === flow.chunk ? flow : { ...flow, chunk });
-      if (stages[j].phase !== 'broadcast') phase = stages[j].phase;
-    }
-    rounds.push({ flows, latencyUs: fills ? stages[hi].latencyUs : 0, repeat, phase, step: w });
-    w += repeat;
+    stages.forEach((stage, j) => {
+      for (const flow of stage.flows) flows.push({ ...flow, chunk: 1 + (stages.length - 1 - j) });
+      if (stage.phase !== 'broadcast') phase = stage.phase;
+    });
+    rounds.push({ flows, latencyUs: 0, repeat: chunks - 1, phase, step: stages.length });
   }
   return rounds;
 }

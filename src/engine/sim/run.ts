@@ -6,7 +6,8 @@ import type { PhaseTimes } from '../collective-types';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import type { Trace, TraceMetadata } from '../trace/model';
-import { runFlows, type FlowSet } from './maxmin';
+import type { FlowSet } from './maxmin';
+import { ComponentSolver } from './components';
 import type { Flow, Round, Schedule } from './schedule';
 
 export interface RunOptions {
@@ -83,15 +84,16 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
     }
   }
+  const solver = new ComponentSolver(capacity, links.length + 2 * system.ranks);
   let now = schedule.setupUs;
   for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
     const flows = options.full ? expand(round) : round.flows;
     const set = pack(flows);
-    let cached: ReturnType<typeof runFlows> | undefined;
+    let cached: ReturnType<ComponentSolver['solve']> | undefined;
     for (let rep = 0; rep < repeats; rep++) {
       // Identical repetitions take identical time; the full path still runs each one, as the reference does.
-      const result = options.full || !cached ? runFlows(set, capacity) : cached;
+      const result = options.full || !cached ? solver.solve(set) : cached;
       cached = result;
       const multiplier = options.full ? 1 : round.repeat;
       const duration = round.latencyUs + result.durationUs;

@@ -11,8 +11,6 @@ export interface NodeFabric {
   readonly gpuIds: readonly string[];
   /** Route between local GPUs a and b. */
   route(a: number, b: number): number[];
-  /** The vertex a NIC hangs off for local GPU g (its PCIe switch or root complex), and the GPU↔NIC path. */
-  nicAttachment(g: number): string;
   uplink: number[];
   downlink: number[];
 }
@@ -52,14 +50,16 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   const pcie = pcieGBps(spec, gpu);
   const interSocket = positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS;
 
-  // Every node has a PCIe tree: it carries PCIe-only traffic, the fallback between GPUs without NVLink, and NICs.
+  // A PCIe tree carries PCIe-only traffic and the fallback between GPUs without NVLink. On an NVSwitch node all GPU
+  // traffic is NVLink and each NIC sits beside its GPU, so the tree is left out (it would carry nothing).
   const fabric = spec.intraNode;
+  const pcieTree = fabric !== 'nvswitch';
   const defaultPerSocket = g >= 4 ? Math.ceil(g / 2) : g;
   const perSocket = spec.gpusPerSocket ?? defaultPerSocket;
   const perSwitch = spec.gpusPerPcieSwitch ?? (fabric === 'pcie' ? 0 : Math.min(2, g));
   if (!Number.isInteger(perSocket) || perSocket < 1) throw new EngineError(`gpusPerSocket must be a positive integer, got ${perSocket}`);
   if (!Number.isInteger(perSwitch) || perSwitch < 0) throw new EngineError(`gpusPerPcieSwitch must be a non-negative integer, got ${perSwitch}`);
-  const sockets = Math.ceil(g / perSocket);
+  const sockets = pcieTree ? Math.ceil(g / perSocket) : 0;
   const cpuIds = Array.from({ length: sockets }, (_, s) => b.vertex(`${p}cpu${s}`, 'cpu', `node ${node} · CPU ${s}`, node));
   for (let s = 0; s < sockets; s++) for (let t = s + 1; t < sockets; t++) b.duplex(cpuIds[s], cpuIds[t], interSocket, K.INTER_SOCKET_HOP_US, 'inter-socket');
   const hostStaged = fabric === 'pcie' && spec.p2p === false;
@@ -70,7 +70,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   }) : [];
   // parents[g] is the chain of vertices from the GPU up to its root complex.
   const chains: string[][] = [];
-  for (let i = 0; i < g; i++) {
+  for (let i = 0; i < g && pcieTree; i++) {
     const socket = Math.floor(i / perSocket);
     if (perSwitch > 0) {
       const sw = b.vertex(`${p}pcisw${Math.floor(i / perSwitch)}`, 'pcie-switch', `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`, node);
@@ -153,9 +153,6 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
         routes.set(key, route);
       }
       return route;
-    },
-    nicAttachment(i: number): string {
-      return chains[i][1];
     },
   };
 }

@@ -1,0 +1,154 @@
+// Flows that share no resource do not affect each other's max-min rates, so a round splits into independent
+// components. Symmetric systems repeat the same component many times (every node's NVSwitch, every rail's ring);
+// each distinct component is solved once and its result reused, which keeps thousands of GPUs cheap. Exact: two
+// components share a result only when their canonical forms (resources renamed in order of use) are identical.
+import { runFlows, type FlowSet, type RoundResult } from './maxmin';
+
+interface Entry {
+  readonly canonical: Float64Array;
+  readonly result: RoundResult;
+}
+
+function find(parent: Int32Array, x: number): number {
+  while (parent[x] !== x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+export class ComponentSolver {
+  private readonly cache = new Map<number, Entry[]>();
+  private readonly localId: Int32Array;
+  private scratch = new Float64Array(1024);
+
+  /** `resourceCount` bounds every resource id the flows may use. */
+  constructor(private readonly capacityGBps: (resource: number) => number, resourceCount: number) {
+    this.localId = new Int32Array(resourceCount).fill(-1);
+  }
+
+  solve(flows: FlowSet): RoundResult {
+    const n = flows.count;
+    const parent = new Int32Array(n);
+    for (let f = 0; f < n; f++) parent[f] = f;
+    // Union flows that share a resource; localId doubles as "first flow seen on this resource" here.
+    const owner = this.localId;
+    for (let f = 0; f < n; f++) {
+      for (let k = flows.start[f]; k < flows.start[f + 1]; k++) {
+        const r = flows.resource[k];
+        const other = owner[r];
+        if (other < 0) owner[r] = f;
+        else {
+          const a = find(parent, f);
+          const b = find(parent, other);
+          if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+        }
+      }
+    }
+    for (let k = 0; k < flows.resource.length; k++) owner[flows.resource[k]] = -1;
+    // Group flows by component root (counting sort keeps flows in their original order).
+    const root = new Int32Array(n);
+    const size = new Int32Array(n + 1);
+    for (let f = 0; f < n; f++) {
+      root[f] = find(parent, f);
+      size[root[f] + 1]++;
+    }
+    for (let f = 0; f < n; f++) size[f + 1] += size[f];
+    const order = new Int32Array(n);
+    const fill = size.slice(0, n);
+    for (let f = 0; f < n; f++) order[fill[root[f]]++] = f;
+    const finish = new Float64Array(n);
+    let duration = 0;
+    for (let c = 0; c < n; c++) {
+      const from = size[c];
+      const to = size[c + 1];
+      if (to === from) continue;
+      const result = this.component(flows, order, from, to);
+      for (let i = from; i < to; i++) finish[order[i]] = result.finishUs[i - from];
+      duration = Math.max(duration, result.durationUs);
+    }
+    return { durationUs: duration, finishUs: finish };
+  }
+
+  private component(flows: FlowSet, order: Int32Array, from: number, to: number): RoundResult {
+    // Canonical form: per flow [bytes, weight, cap, entries, (local resource, capacity, coefficient)...].
+    let length = 0;
+    for (let i = from; i < to; i++) length += 4 + 3 * (flows.start[order[i] + 1] - flows.start[order[i]]);
+    if (this.scratch.length < length) this.scratch = new Float64Array(length * 2);
+    const canon = this.scratch;
+    let p = 0;
+    let locals = 0;
+    let hash = 2166136261;
+    const mix = (x: number): void => {
+      const bits = x === Infinity ? 0x7ff00000 : Math.floor(x * 1024) | 0;
+      hash = Math.imul(hash ^ bits, 16777619);
+    };
+    for (let i = from; i < to; i++) {
+      const f = order[i];
+      const count = flows.start[f + 1] - flows.start[f];
+      canon[p++] = flows.bytes[f];
+      canon[p++] = flows.weight[f];
+      canon[p++] = flows.capRate[f];
+      canon[p++] = count;
+      mix(flows.bytes[f]);
+      mix(count);
+      for (let k = flows.start[f]; k < flows.start[f + 1]; k++) {
+        const r = flows.resource[k];
+        if (this.localId[r] < 0) this.localId[r] = locals++;
+        canon[p++] = this.localId[r];
+        canon[p++] = this.capacityGBps(r);
+        canon[p++] = flows.coefficient[k];
+        mix(this.localId[r]);
+        mix(canon[p - 2]);
+      }
+    }
+    for (let i = from; i < to; i++) {
+      const f = order[i];
+      for (let k = flows.start[f]; k < flows.start[f + 1]; k++) this.localId[flows.resource[k]] = -1;
+    }
+    const bucket = this.cache.get(hash);
+    if (bucket) {
+      for (const entry of bucket) {
+        if (entry.canonical.length !== length) continue;
+        let same = true;
+        for (let j = 0; j < length && same; j++) same = entry.canonical[j] === canon[j];
+        if (same) return entry.result;
+      }
+    }
+    const result = runFlows(this.subset(flows, order, from, to), this.capacityGBps);
+    const entry = { canonical: canon.slice(0, length), result };
+    if (bucket) bucket.push(entry);
+    else this.cache.set(hash, [entry]);
+    return result;
+  }
+
+  private subset(flows: FlowSet, order: Int32Array, from: number, to: number): FlowSet {
+    const count = to - from;
+    let entries = 0;
+    for (let i = from; i < to; i++) entries += flows.start[order[i] + 1] - flows.start[order[i]];
+    const set = {
+      count,
+      bytes: new Float64Array(count),
+      weight: new Float64Array(count),
+      capRate: new Float64Array(count),
+      start: new Int32Array(count + 1),
+      resource: new Int32Array(entries),
+      coefficient: new Float64Array(entries),
+    };
+    let k = 0;
+    for (let i = 0; i < count; i++) {
+      const f = order[from + i];
+      set.bytes[i] = flows.bytes[f];
+      set.weight[i] = flows.weight[f];
+      set.capRate[i] = flows.capRate[f];
+      set.start[i] = k;
+      for (let e = flows.start[f]; e < flows.start[f + 1]; e++) {
+        set.resource[k] = flows.resource[e];
+        set.coefficient[k] = flows.coefficient[e];
+        k++;
+      }
+    }
+    set.start[count] = k;
+    return set;
+  }
+}
