@@ -7,7 +7,7 @@ import { flagValue, numberFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
 import { loadMeasurementFile } from './import';
 
-function table(result: CompareResult, path: string, source: string): string {
+function table(result: CompareResult, path: string, source: string, assumptions: readonly string[]): string {
   const out = [
     `# ${path}: ${result.collective} on ${result.ranks} ranks vs the model of ${result.system} (${source})`,
     `#${'size'.padStart(11)} ${'measured'.padStart(10)} ${'expected'.padStart(10)} ${'ratio'.padStart(6)}`,
@@ -16,6 +16,7 @@ function table(result: CompareResult, path: string, source: string): string {
   for (const r of result.rows) {
     out.push(` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${r.flagged ? `  << below ${Math.round(result.threshold * 100)} % of the model` : ''}`);
   }
+  for (const note of assumptions) out.push(`# assumed: ${note}`);
   out.push(`# ${result.flagged} of ${result.rows.length} sizes flagged; median |model − measured| / measured time: ${(medianRelativeError(result.rows) * 100).toFixed(1)} %`);
   return out.join('\n');
 }
@@ -48,7 +49,7 @@ export const compareCommand: CliCommand = {
     if (flags.has('json')) {
       const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol }));
       io.stdout(JSON.stringify({ system: result.system, systemSource: source, collective: result.collective, ranks: result.ranks, threshold, rows, flagged: result.flagged, medianError: medianRelativeError(result.rows) }, null, 2));
-    } else io.stdout(table(result, path, source));
+    } else io.stdout(table(result, path, source, source.startsWith('described by') ? ((measurement.meta.assumptions as string[] | undefined) ?? []) : []));
     return result.flagged > 0 ? 1 : 0;
   },
 };
