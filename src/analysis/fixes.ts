@@ -171,7 +171,7 @@ export class FixBuilder {
         if (obj && /^(div|mul)$/.test(name)) return { title, edits: [e.replace(op.node, this.text(obj))] };
       }
     }
-    if (term.node.type === 'call' && /^(allreduce|allreduce_)$/.test(this.model.syntax.calleeName(term.node))) {
+    if (term.node.type === 'call' && (term.viaCall || /^(allreduce|allreduce_)$/.test(this.model.syntax.calleeName(term.node)))) {
       // A differentiable averaging all-reduce of the loss: keep its argument.
       const inner = this.model.syntax.args(term.node).positional[0];
       if (!inner) return undefined;

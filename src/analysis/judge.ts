@@ -19,6 +19,8 @@ export interface Term {
   readonly op?: ScaleOp;
   readonly binding?: Binding;
   readonly fromLoss: boolean;
+  /** A loss scaled inside a generic helper: `node` is the helper call. */
+  readonly viaCall?: boolean;
 }
 
 export interface Verdict {

@@ -16,7 +16,12 @@ export interface LossTerm {
   readonly node: PyNode;
   readonly sign: 1 | -1;
   readonly size: SizeClass;
+  /** The term happens inside a generic helper (`reduce_mean(loss, n)`); `node` is the call that uses it. */
+  readonly viaCall?: boolean;
 }
+
+/** Helpers that reduce or average whatever they are given: a loss scaled inside them is scaled at the call. */
+const GENERIC_HELPER = /reduce|average|mean|all_?reduce|sync|gather/i;
 
 export interface LossInfo {
   /** Powers of N the loss carries relative to a per-rank mean: -1 for a pre-divide or a global normalisation. */
@@ -103,7 +108,11 @@ export class LossTracer {
       }
       if (name === 'compute_average_loss') acc.terms.push({ node: tensor, sign: -1, size: { kind: 'global-count' } }), (acc.exponent -= 1);
       const local = this.model.resolveCall(tensor) ?? (tensor.type === 'call' && child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
-      if (local && local !== fn) this.fromReturns(local, acc, depth);
+      if (local && local !== fn) {
+        const before = acc.terms.length;
+        this.fromReturns(local, acc, depth);
+        if (GENERIC_HELPER.test(local.name)) acc.terms = [...acc.terms.slice(0, before), ...acc.terms.slice(before).map((t) => ({ ...t, node: tensor, viaCall: true }))];
+      }
       return;
     }
     const root = this.rootName(tensor);
@@ -170,7 +179,7 @@ export class LossTracer {
 
   private isSize(node: PyNode, fn: FunctionInfo): boolean {
     const kind = this.sizes.classify(node, { fn }).kind;
-    return kind === 'world' || kind === 'global-count' || kind === 'local' || kind === 'batch';
+    return kind === 'world' || kind === 'local';
   }
 
   private addTerm(node: PyNode, sign: 1 | -1, fn: FunctionInfo, acc: Mutable): void {

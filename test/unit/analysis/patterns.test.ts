@@ -604,6 +604,163 @@ const CASES: Case[] = [
           mp.spawn(train, args=(world_size,), nprocs=world_size, join=True)
     `,
   },
+  {
+    name: 'DDP with the loss averaged by a reduce_mean helper before backward (reported at the call)',
+    code: 'CP002',
+    text: py`
+      import torch.distributed as dist
+      from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+      def reduce_mean(tensor, nprocs):
+          rt = tensor.clone()
+          dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+          rt /= nprocs
+          return rt
+
+
+      def train(model, loader, optimizer, criterion, args):
+          model = DDP(model, device_ids=[args.local_rank])
+          for images, target in loader:
+              output = model(images)
+              loss = criterion(output, target)
+              dist.barrier()
+              loss = reduce_mean(loss, args.nprocs)  #!
+              optimizer.zero_grad()
+              loss.backward()
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'DDP with reduce_mean only for the logged loss',
+    text: py`
+      import torch.distributed as dist
+      from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+      def reduce_mean(tensor, nprocs):
+          rt = tensor.clone()
+          dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+          rt /= nprocs
+          return rt
+
+
+      def train(model, loader, optimizer, criterion, args):
+          model = DDP(model, device_ids=[args.local_rank])
+          for images, target in loader:
+              output = model(images)
+              loss = criterion(output, target)
+              dist.barrier()
+              reduced_loss = reduce_mean(loss, args.nprocs)
+              optimizer.zero_grad()
+              loss.backward()
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'TF tutorial compute_loss with compute_average_loss',
+    text: py`
+      import tensorflow as tf
+
+      strategy = tf.distribute.MirroredStrategy()
+      GLOBAL_BATCH_SIZE = 64 * strategy.num_replicas_in_sync
+
+      with strategy.scope():
+          loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+          def compute_loss(labels, predictions, model_losses):
+              per_example_loss = loss_object(labels, predictions)
+              loss = tf.nn.compute_average_loss(per_example_loss, global_batch_size=GLOBAL_BATCH_SIZE)
+              if model_losses:
+                  loss += tf.nn.scale_regularization_loss(tf.add_n(model_losses))
+              return loss
+
+
+      def train_step(inputs):
+          images, labels = inputs
+          with tf.GradientTape() as tape:
+              predictions = model(images, training=True)
+              loss = compute_loss(labels, predictions, model.losses)
+          gradients = tape.gradient(loss, model.trainable_variables)
+          optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+          return loss
+
+
+      @tf.function
+      def distributed_train_step(dataset_inputs):
+          per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+          return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+    `,
+  },
+  {
+    name: 'TF compute_loss helper with a per-replica reduce_mean',
+    code: 'CP001',
+    text: py`
+      import tensorflow as tf
+
+      strategy = tf.distribute.MirroredStrategy()
+      GLOBAL_BATCH_SIZE = 64 * strategy.num_replicas_in_sync
+
+      with strategy.scope():
+          loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+          def compute_loss(labels, predictions, model_losses):
+              per_example_loss = loss_object(labels, predictions)
+              loss = tf.reduce_mean(per_example_loss)  #!
+              if model_losses:
+                  loss += tf.nn.scale_regularization_loss(tf.add_n(model_losses))
+              return loss
+
+
+      def train_step(inputs):
+          images, labels = inputs
+          with tf.GradientTape() as tape:
+              predictions = model(images, training=True)
+              loss = compute_loss(labels, predictions, model.losses)
+          gradients = tape.gradient(loss, model.trainable_variables)
+          optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+          return loss
+
+
+      @tf.function
+      def distributed_train_step(dataset_inputs):
+          per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+          return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+    `,
+  },
+  {
+    name: 'a gradient hook that divides by the world size',
+    text: py`
+      import torch.distributed as dist
+
+
+      def install_hooks(model, world_size):
+          def allreduce_hook(grad):
+              dist.all_reduce(grad)
+              return grad / world_size
+
+          for p in model.parameters():
+              if p.requires_grad:
+                  p.register_hook(allreduce_hook)
+    `,
+  },
+  {
+    name: 'a gradient hook that only sums',
+    code: 'CP001',
+    text: py`
+      import torch.distributed as dist
+
+
+      def install_hooks(model, world_size):
+          def allreduce_hook(grad):
+              dist.all_reduce(grad)  #!
+              return grad
+
+          for p in model.parameters():
+              if p.requires_grad:
+                  p.register_hook(allreduce_hook)
+    `,
+  },
 ];
 
 for (const c of CASES) {
