@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importMeasurementText } from '../../../src/native/import/index';
+import { parseSystemFile } from '../../../src/config/system-file';
+import { ConfigError } from '../../../src/config/positioned';
 import { rejectionProblem } from './harness';
 
 function importOrReject(text: string): ReturnType<typeof importMeasurementText> | undefined {
@@ -31,4 +33,9 @@ test('Kineto: 50,000 kernels of one size import in linear time (was: quadratic l
   const result = importOrReject(JSON.stringify({ traceEvents: events }));
   assert.equal(result?.trace?.spans.length, 50_000);
   assert.equal(result?.measurements[0]?.rows[0]?.calls, 50_000);
+});
+
+test('system file: an absurd NIC count is refused by the schema with its position (was: 8 s building 65,536 NICs per node)', () => {
+  const text = 'gpu: H100-SXM\nnodes: 2\ngpusPerNode: 8\nintraNode: nvswitch\nnic:\n  gbps: 400\n  perNode: 65536\n';
+  assert.throws(() => parseSystemFile(text, 'big.system.yaml'), (error: unknown) => error instanceof ConfigError && error.line === 7 && /at most 64/.test(error.message));
 });
