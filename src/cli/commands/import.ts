@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
 import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
 import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
+import { MergeError, mergeRankTraces } from '../../native/import/merge';
 import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue } from '../flag-values';
 import { writeFileAtomic } from '../write-atomic';
@@ -59,10 +60,10 @@ export const importCommand: CliCommand = {
   name: 'import',
   summary: 'Import nccl-tests output, NCCL_DEBUG logs, Kineto traces, DeepSpeed comms logs or calibration JSON',
   usage: [
-    'Usage: collective-profiler import <file> [--json] [--trace out.json] [--gpu NAME] [--write-system file [--force]]',
+    'Usage: collective-profiler import <file> [more Kineto traces] [--json] [--trace out.json] [--gpu NAME] [--write-system file [--force]]',
     '',
     'Reads nccl-tests stdout or its -J JSON, NCCL_DEBUG=INFO logs, PyTorch profiler traces (.json, .json.gz),',
-    'DeepSpeed comms_logger output and calibration JSON.',
+    'DeepSpeed comms_logger output and calibration JSON. Several Kineto traces (one per rank) merge into one trace.',
     '',
     'Options:',
     '  --json                 Print {kind, ranks, rows: [{bytes, timeUs, algbwGBps, busbwGBps}], system?} (traces add spans)',
@@ -73,9 +74,16 @@ export const importCommand: CliCommand = {
   ].join('\n'),
   async run(args, io) {
     const { flags, positional } = parseFlags(args, { values: ['trace', 'gpu', 'write-system'], switches: ['json', 'force'] });
-    if (positional.length !== 1) throw new UsageError('import takes exactly one file');
-    const path = positional[0];
-    const result = loadMeasurementFile(path, flagValue(flags, 'gpu'));
+    if (positional.length === 0) throw new UsageError('import needs a file (several PyTorch profiler traces, one per rank, are merged)');
+    const path = positional.length === 1 ? positional[0] : `${positional.length} files`;
+    const loaded = positional.map((name) => ({ name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) }));
+    let result: ImportResult;
+    try {
+      result = loaded.length === 1 ? loaded[0].result : mergeRankTraces(loaded);
+    } catch (error) {
+      if (error instanceof MergeError) throw new UsageError(error.message);
+      throw error;
+    }
     const force = flags.has('force');
     const writeOut = (file: string, text: string): void => {
       if (existsSync(file) && !force) throw new UsageError(`${file} exists; pass --force to overwrite it`);

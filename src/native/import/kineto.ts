@@ -194,12 +194,14 @@ interface CpuCommsOp {
 
 /** Kernels on each rank's GPU stream lanes; the CPU-side record_param_comms ops on a CPU lane per rank. */
 function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number, fileName?: string): Trace {
-  const builder = new TraceBuilder({ origin: 'imported:kineto', title: fileName ? `Kineto ${fileName.split(/[\\/]/).pop()}` : 'Kineto trace', ranks: worldSize });
   // A loop, not Math.min(...spread), which overflows the stack on traces with a few hundred thousand kernels.
   let origin = Infinity;
   for (const k of kernels) origin = Math.min(origin, k.startUs);
   for (const c of cpuOps) origin = Math.min(origin, c.startUs);
   if (origin === Infinity) origin = 0;
+  // The absolute origin lets traces of several ranks (one file each) be merged onto one time axis.
+  const title = fileName ? `Kineto ${fileName.split(/[\\/]/).pop()}` : 'Kineto trace';
+  const builder = new TraceBuilder({ origin: 'imported:kineto', title, ranks: worldSize, facts: { originUs: origin } });
   // Timestamps far apart (a corrupt event at 1e308 µs) overflow when made relative; such events cannot be drawn.
   const drawable = (startUs: number, durationUs: number): boolean => Number.isFinite(startUs - origin + durationUs);
   for (const c of cpuOps) {

@@ -178,3 +178,17 @@ test('every NCCL log gives a system file the config parser and the simulator acc
     assert.ok(simulateCollective(resolved, { bytes: 1 << 20 }).timeUs > 0, `${file}: the simulator runs on it`);
   }
 });
+
+test('Kineto traces of two ranks merge onto one time axis', { skip }, async () => {
+  const { mergeRankTraces } = await import('../../../src/native/import/merge');
+  const a = load('kineto-a100-2rank-nccl2.17-gpu-excerpt.json');
+  const b = load('kineto-a100-8rank-2022-ncclworkelem-gpu-excerpt.json');
+  const merged = mergeRankTraces([{ name: 'a', result: a }, { name: 'b', result: b }]);
+  assert.deepEqual([...new Set(merged.trace!.spans.map((s) => s.rank))].sort(), [0, 3]);
+  assert.equal(merged.trace!.spans.length, a.trace!.spans.length + b.trace!.spans.length);
+  // Each file's spans keep their durations; the later file is shifted by the difference of the absolute origins.
+  const shift = Number(b.trace!.metadata.facts!.originUs) - Number(merged.trace!.metadata.facts!.originUs);
+  const first = merged.trace!.spans.find((s) => s.rank === 3)!;
+  assert.equal(first.startUs, b.trace!.spans[0].startUs + shift);
+  assert.throws(() => mergeRankTraces([{ name: 'a', result: a }, { name: 'log', result: load('nccl-tests-k80-4gpu-2022.txt') }]), /log is nccl-tests/);
+});
