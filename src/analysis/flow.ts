@@ -4,6 +4,9 @@
 import { child, named, statementOf, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Reduction, ReductionFinder, ImplicitReducer } from './reductions';
+import { isGradientName, UnionFind } from './aliases';
+
+export { isGradientName, NOT_GRADIENT } from './aliases';
 
 export interface Factor {
   readonly node: PyNode;
@@ -18,37 +21,9 @@ export interface ScaleOp {
   readonly statement: PyNode;
 }
 
-class UnionFind {
-  private readonly parent = new Map<string, string>();
-  find(key: string): string {
-    let k = key;
-    for (let p = this.parent.get(k); p !== undefined && p !== k; p = this.parent.get(k)) k = p;
-    if (k !== key) this.parent.set(key, k);
-    return k;
-  }
-  union(a: string, b: string): void {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent.set(rb, ra);
-  }
-  members(key: string): string[] {
-    const root = this.find(key);
-    const out = [key];
-    for (const k of this.parent.keys()) if (k !== key && this.find(k) === root) out.push(k);
-    return out;
-  }
-}
-
 const VIEW_METHODS = new Set(['data', 'view', 'view_as', 'reshape', 'float', 'half', 'bfloat16', 'double', 'contiguous', 'flatten', 'to', 'cuda', 'cpu', 'numpy', 'type', 'squeeze', 'unsqueeze', 'ravel', 'div_', 'mul_', 'add_', 'narrow', 'values']);
 const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_dense_tensors', 'flatten_dense_tensors', 'parameters_to_vector', '_unflatten_dense_tensors', 'unflatten_dense_tensors', 'vector_to_parameters', 'list', 'tuple', 'ravel_pytree', 'tree_leaves', 'split']);
 const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap']);
-/** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
-export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared|finite|flag/i;
-/** `grads`, `flat_grads`, `g`, and the short names MPI-era optimizers use (`localg`, `globalg`). */
-export function isGradientName(name: string): boolean {
-  return (/grad/i.test(name) && !NOT_GRADIENT.test(name)) || /^(g|localg|globalg|local_g|global_g|flat_g|g_flat|dg|dw)$/.test(name);
-}
-
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {

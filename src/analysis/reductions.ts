@@ -71,6 +71,17 @@ export class ReductionFinder {
     const s = this.model.syntax;
     const n = unparen(node);
     if (n.type === 'identifier' && paramNames.includes(s.text(n))) return { kind: 'param', param: s.text(n), valueNode: n, argNode };
+    if (n.type === 'identifier' || n.type === 'attribute') {
+      // `op = hvd.Sum` earlier in the file: the operation is what the name was set to, when that is unambiguous.
+      const values = this.model.assignedValues.get(s.text(n).replace(/\s+/g, '')) ?? [];
+      const kinds = new Set(values.map((v) => opKindOfText(s.text(v.value)) ?? 'other'));
+      if (values.length > 0 && kinds.size === 1) {
+        const kind = [...kinds][0];
+        const inner = unparen(values[0].value);
+        if (inner.type === 'conditional_expression') return this.opFrom(inner, argNode, fallback, paramNames);
+        return { kind, valueNode: n, argNode };
+      }
+    }
     if (n.type === 'true') return { kind: 'avg', valueNode: n, argNode };
     if (n.type === 'false') return { kind: 'sum', valueNode: n, argNode };
     if (n.type === 'conditional_expression') {
