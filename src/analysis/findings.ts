@@ -7,6 +7,7 @@ import type { Reduction } from './reductions';
 import type { Verdict } from './judge';
 import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
+import { guardsOf } from './conditions';
 import { doubleMessage, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode } from './types';
@@ -152,6 +153,9 @@ export class FindingWriter {
       seen.add(r.call);
       const value = r.op.valueNode ? unparen(r.op.valueNode) : undefined;
       if (!value || !/ReduceOp\.AVG\b/.test(this.text(value))) continue;
+      // Code that feature-detects AVG (`if backend == "nccl":`, `if supports_avg:`) already handles gloo.
+      const fn = this.model.enclosingFunction(r.call);
+      if (fn && guardsOf(r.call, fn).some((g) => /avg|AVG|nccl|NCCL|backend|gloo|version|feature|hasattr|support/i.test(this.text(g.test)))) continue;
       const fixes: Fix[] = [];
       const divide = this.fixes.divideFix(r);
       if (divide) fixes.push({ title: `Use ReduceOp.SUM and ${divide.title.toLowerCase()}`, edits: [this.fixes.edits.replace(value, this.text(value).replace('AVG', 'SUM')), ...divide.edits] });

@@ -101,3 +101,18 @@ test('every rule has a stable code, a name and a docs page', async () => {
     assert.ok(existsSync(join(REPO, 'docs', 'rules', `${r.code}.md`)), `docs/rules/${r.code}.md`);
   }
 });
+
+test('CP006 stays silent where AVG is feature-detected', async () => {
+  const text = py`
+    import torch.distributed as dist
+    def setup():
+        dist.init_process_group("gloo")
+    def average(data, features, world):
+        if features["avg"]:
+            dist.all_reduce(data, op=dist.ReduceOp.AVG)
+        else:
+            dist.all_reduce(data)
+            data.div_(world)
+  `;
+  assert.deepEqual(await analyze(text), []);
+});
