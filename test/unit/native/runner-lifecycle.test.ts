@@ -76,3 +76,22 @@ test('a rank that dies is reported with its exit code and stderr', async () => {
   assert.match(error.message, /rank \d died \(exit code 2\)/);
   assert.match(error.message, /No such file or directory/);
 });
+
+test('a Python without torch is a clear no-torch error', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // A stand-in package that shadows any installed torch, as on a machine without it.
+  const dir = mkdtempSync(join(tmpdir(), 'cp-notorch-'));
+  try {
+    mkdirSync(join(dir, 'torch'));
+    writeFileSync(join(dir, 'torch', '__init__.py'), 'raise ImportError("No module named \'torch\'")\n');
+    const harness = resolve(import.meta.dirname, '..', '..', '..', 'harness', 'collective_harness.py');
+    const error = await runNative({ nproc: 2, sizesBytes: [1024], python: PYTHON, harness, timeoutMs: 20_000, env: { PYTHONPATH: dir } })
+      .then(() => assert.fail('must fail'), (e: unknown) => e as NativeRunError);
+    assert.equal(error.kind, 'no-torch');
+    assert.match(error.message, /torch is not importable from/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
