@@ -42,9 +42,11 @@ test('hit testing finds the span under a time, the nearest within tolerance, and
 });
 
 test('range statistics count phase time and bytes over the rank rows, clipped to the range', () => {
+  // Interleaved across lanes, so the bytes are read back through the model's permutation.
   const model = TimelineModel.fromColumns(META, LANES, columns([
-    [5, 0, 10, 'exchange', 10_000], [5, 10, 20, 'reduce'], [3, 0, 10, 'exchange', 10_000], [3, 10, 20, 'reduce'], [7, 0, 10, 'exchange', 99_999],
+    [7, 0, 10, 'exchange', 99_999], [3, 0, 10, 'exchange', 10_000], [5, 0, 10, 'exchange', 10_000], [3, 10, 20, 'reduce'], [5, 10, 20, 'reduce'],
   ]));
+  assert.notEqual(model.originalIndex(0), 0, 'the input was regrouped');
   const stats = model.rangeStats(5, 15);
   assert.equal(stats.ranks, 2);
   assert.deepEqual([stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')]], [10, 10]);

@@ -116,7 +116,7 @@ function applyFilter(): void {
       return span !== undefined && ((span.name?.toLowerCase().includes(query) ?? false) || (span.source?.file.toLowerCase().includes(query) ?? false));
     });
     view.mask = mask;
-    matchCount.textContent = `${count.toLocaleString('en-US')} match${count === 1 ? '' : 'es'}`;
+    matchCount.textContent = `${formatCount(count)} match${count === 1 ? '' : 'es'}`;
   }
   view.invalidate();
   persist();
@@ -154,7 +154,7 @@ function show(model: TimelineModel, from?: TraceSource): void {
   source = from;
   message.hidden = true;
   title.textContent = model.metadata.title || 'Trace timeline';
-  title.title = [model.metadata.title, model.metadata.system, `${model.spanCount.toLocaleString('en-US')} spans`].filter(Boolean).join(' · ');
+  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`].filter(Boolean).join(' · ');
   const restore = saved && saved.source?.uri !== undefined && saved.source.uri === from?.uri ? saved : undefined;
   view.setModel(model, restore?.viewStartUs !== undefined && restore.viewEndUs !== undefined ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs } : undefined);
   view.scrollTopPx = 0;
@@ -166,6 +166,11 @@ function show(model: TimelineModel, from?: TraceSource): void {
   overview.rebuild();
   showDetails();
   persist();
+}
+
+/** 1234567 → "1,234,567"; toLocaleString would load locale data on its first call, on the first-paint path. */
+function formatCount(value: number): string {
+  return String(Math.round(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 function showMessage(text: string, isError: boolean): void {
@@ -183,12 +188,12 @@ function handle(msg: ToWebview): void {
     case 'trace': showTrace(msg.trace, msg.source); break;
     case 'traceBegin':
       pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], totalSpans: msg.totalSpans, source: msg.source };
-      showMessage(`Receiving ${msg.totalSpans.toLocaleString('en-US')} spans…`, false);
+      showMessage(`Receiving ${formatCount(msg.totalSpans)} spans…`, false);
       break;
     case 'traceChunk':
       if (!pending) break;
       for (const span of msg.spans) pending.spans.push(span);
-      showMessage(`Receiving spans… ${pending.spans.length.toLocaleString('en-US')} of ${pending.totalSpans.toLocaleString('en-US')}`, false);
+      showMessage(`Receiving spans… ${formatCount(pending.spans.length)} of ${formatCount(pending.totalSpans)}`, false);
       break;
     case 'traceEnd':
       if (pending) showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);

@@ -48,6 +48,7 @@ export class TimelineModel {
     readonly start: Float64Array,
     readonly end: Float64Array,
     readonly phase: Uint8Array,
+    /** Bytes moved per span, in the input's order (index with originalIndex). */
     readonly transferBytes: Float64Array | null,
     order: Uint32Array | null,
     /** The original spans, for hover and details; absent when the trace came as bare columns. */
@@ -129,11 +130,9 @@ export class TimelineModel {
     const sortedStart = new Float64Array(n);
     const sortedEnd = new Float64Array(n);
     const sortedPhase = new Uint8Array(n);
-    const sortedBytes = transferBytes && transferBytes.length === n ? new Float64Array(n) : null;
     for (let k = 0; k < n; k++) sortedStart[k] = startUs[order[k]];
     for (let k = 0; k < n; k++) sortedEnd[k] = endUs[order[k]];
     for (let k = 0; k < n; k++) sortedPhase[k] = phase[order[k]];
-    if (sortedBytes && transferBytes) for (let k = 0; k < n; k++) sortedBytes[k] = transferBytes[order[k]];
     // Input order is kept within a row; a row whose spans were not emitted in start order is sorted now.
     for (let r = 0; r < rows.length; r++) {
       const from = offsets[r];
@@ -150,9 +149,9 @@ export class TimelineModel {
       reorder(sortedEnd);
       reorder(sortedPhase);
       reorder(order);
-      if (sortedBytes) reorder(sortedBytes);
     }
-    return new TimelineModel(metadata, rows, offsets, sortedStart, sortedEnd, sortedPhase, sortedBytes, order, spans);
+    // Bytes stay in input order (read through `order`): only range statistics need them, so no copy up front.
+    return new TimelineModel(metadata, rows, offsets, sortedStart, sortedEnd, sortedPhase, transferBytes && transferBytes.length === n ? transferBytes : null, order, spans);
   }
 
   /** Index in the original span list of the span at a sorted position. */
@@ -208,7 +207,7 @@ export class TimelineModel {
         if (overlap <= 0) continue;
         phaseUs[this.phase[i]] += overlap;
         const duration = this.end[i] - this.start[i];
-        if (this.transferBytes && duration > 0) bytes += (this.transferBytes[i] * overlap) / duration;
+        if (this.transferBytes && duration > 0) bytes += (this.transferBytes[this.originalIndex(i)] * overlap) / duration;
       }
     }
     const ranks = Math.max(1, rankRows.length > 0 ? rankRows.length : this.metadata.ranks);
