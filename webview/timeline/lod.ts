@@ -40,10 +40,12 @@ export function buildRowLod(
   if (scratch.perPhase.length < buckets * phaseCount) scratch.perPhase = new Float32Array(buckets * phaseCount);
   let perPhase = scratch.perPhase.subarray(0, buckets * phaseCount);
   perPhase.fill(0);
+  let presentMask = 0;
   for (let i = from; i < to; i++) {
     const s = (startUs[i] - originUs) / bucketUs;
     const e = (endUs[i] - originUs) / bucketUs;
     const p = phase[i];
+    presentMask |= 1 << p;
     const last = Math.min(buckets - 1, Math.floor(e));
     for (let b = Math.max(0, Math.floor(s)); b <= last; b++) {
       const overlap = Math.min(e, b + 1) - Math.max(s, b);
@@ -51,6 +53,9 @@ export function buildRowLod(
       perPhase[b * phaseCount + p] += overlap > 0 ? overlap * bucketUs : 1e-9;
     }
   }
+  // Only the phases this lane uses are summed below: usually three or four of the seven.
+  const present: number[] = [];
+  for (let p = 0; p < phaseCount; p++) if (presentMask & (1 << p)) present.push(p);
   const levels: LodLevel[] = [];
   let width = bucketUs;
   for (let n = buckets; ; n >>= 1, width *= 2) {
@@ -60,7 +65,7 @@ export function buildRowLod(
       let best = 0;
       let bestUs = -1;
       let total = 0;
-      for (let p = 0; p < phaseCount; p++) {
+      for (const p of present) {
         const us = perPhase[b * phaseCount + p];
         total += us;
         if (us > bestUs) { bestUs = us; best = p; }
@@ -73,7 +78,7 @@ export function buildRowLod(
     // Halve the resolution in place: bucket b of the next level sums buckets 2b and 2b + 1 of this one.
     const next = perPhase.subarray(0, (n >> 1) * phaseCount);
     for (let b = 0; b < n >> 1; b++) {
-      for (let p = 0; p < phaseCount; p++) next[b * phaseCount + p] = perPhase[2 * b * phaseCount + p] + perPhase[(2 * b + 1) * phaseCount + p];
+      for (const p of present) next[b * phaseCount + p] = perPhase[2 * b * phaseCount + p] + perPhase[(2 * b + 1) * phaseCount + p];
     }
     perPhase = next;
   }
