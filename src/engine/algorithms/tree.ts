@@ -3,7 +3,7 @@
 // pipelined in chunks.
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
-import { channelClasses, stepLatencyUs, transfer, type BuildContext } from './context';
+import { channelClasses, stepLatencyUs, symmetricRails, transfer, type BuildContext } from './context';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 
@@ -58,6 +58,21 @@ function depths(parent: Int32Array): Int32Array {
   return depth;
 }
 
+/** One node for every distinct pair of depths in the two trees. */
+function representativeNodes(nodes: number, trees: number): Set<number> {
+  const depthOf = (node: number, t: number): number => {
+    let d = 0;
+    for (let x = node; binaryTreeParent(x, nodes, t) >= 0; x = binaryTreeParent(x, nodes, t)) d++;
+    return d;
+  };
+  const seen = new Map<string, number>();
+  for (let node = 0; node < nodes; node++) {
+    const key = `${depthOf(node, 0)}:${trees > 1 ? depthOf(node, 1) : 0}`;
+    if (!seen.has(key)) seen.set(key, node);
+  }
+  return new Set(seen.values());
+}
+
 export function buildTree(ctx: BuildContext): Schedule {
   const { system } = ctx;
   const rotations = system.nodes > 1 ? Math.min(system.gpusPerNode, Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
@@ -69,19 +84,29 @@ export function buildTree(ctx: BuildContext): Schedule {
   const up: Flow[][] = [];
   const down: Flow[][] = [];
   const upPaths: (readonly number[])[][] = [];
+  const g = system.gpusPerNode;
+  // Fast path on many identical nodes with a NIC per GPU: a node's chain traffic depends only on its depth in the
+  // two trees, and each rail's network tree is the same, so one node per depth pair and one rail stand for all.
+  // Reductions are left off HBM there (it never binds next to NVLink and NICs) so nodes and rails stay independent.
+  const representative = symmetricRails(ctx) && system.nodes > 16;
+  const chosenNodes = representative ? representativeNodes(system.nodes, trees) : undefined;
   let maxDepth = 0;
   for (let c = 0; c < weights.length; c++) {
-    const parent = treeParents(ctx, c % trees, Math.floor(c / trees) % system.gpusPerNode);
+    const rotation = Math.floor(c / trees);
+    const parent = treeParents(ctx, c % trees, rotation % g);
     const depth = depths(parent);
     for (let r = 0; r < parent.length; r++) {
       if (parent[r] < 0) continue;
+      const interNode = Math.floor(r / g) !== Math.floor(parent[r] / g);
+      if (chosenNodes && (interNode ? rotation !== 0 : !chosenNodes.has(Math.floor(r / g)))) continue;
       const d = depth[r];
       maxDepth = Math.max(maxDepth, d);
       while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
       const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true }));
+      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: !representative }));
       down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false }));
-      upPaths[d - 1].push(system.fabric.route(r, parent[r]));
+      // One path per kind (inside a node, across nodes) is enough to price a stage's latency.
+      if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => (p.length > 2) === interNode)) upPaths[d - 1].push(system.fabric.route(r, parent[r]));
     }
   }
   const stages: Stage[] = [];

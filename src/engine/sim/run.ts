@@ -102,7 +102,13 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
         if (flows[f].reduceBytes > 0) reduceUs = Math.max(reduceUs, (flows[f].reduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
       }
       reduceUs = Math.min(reduceUs, result.durationUs);
-      if (round.phase === 'broadcast') phases.broadcast += duration * multiplier;
+      const shares = phaseShares(flows);
+      if (shares) {
+        // A pipelined round runs several phases at once: split its time by the bytes each phase moves.
+        phases.exchange += duration * multiplier * shares.exchange;
+        phases.reduce += duration * multiplier * shares.reduce;
+        phases.broadcast += duration * multiplier * shares.broadcast;
+      } else if (round.phase === 'broadcast') phases.broadcast += duration * multiplier;
       else {
         phases.reduce += reduceUs * multiplier;
         phases.exchange += (duration - reduceUs) * multiplier;
@@ -120,6 +126,20 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   }
   const trace = builder?.build();
   return { timeUs: now, phases, trace, spanCount: builder?.spanCount ?? 0 };
+}
+
+/** Byte shares of each phase when a round mixes phases, or undefined when it has one. */
+function phaseShares(flows: readonly Flow[]): { exchange: number; reduce: number; broadcast: number } | undefined {
+  const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
+  let kinds = 0;
+  for (const flow of flows) {
+    const phase = flow.phase === 'reduce' || flow.phase === 'broadcast' ? flow.phase : 'exchange';
+    if (bytes[phase] === 0) kinds++;
+    bytes[phase] += flow.bytes * flow.weight;
+  }
+  const total = bytes.exchange + bytes.reduce + bytes.broadcast;
+  if (kinds < 2 || total <= 0) return undefined;
+  return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
 }
 
 function emitSpans(
