@@ -56,7 +56,9 @@ export function importMeasurementText(text: string, options: ImportOptions = {})
     const tables = hasTable ? parseNcclTests(body, { fileName }) : { measurements: [] as Measurement[], warnings: [] as string[] };
     const rowCount = tables.measurements.reduce((n, m) => n + m.rows.length, 0);
     const { system, assumptions } = systemFromNcclLog(facts, { gpu: options.gpu, fileName });
-    const isLog = facts.infoLines > rowCount;
+    // A debug log shows NCCL's decisions (graph search, tuning table, per-call choices, the comm layout); an
+    // nccl-tests run with NCCL_DEBUG on only adds connection chatter around its table.
+    const isLog = rowCount === 0 || facts.graphPatterns.length > 0 || Object.keys(facts.tuning).length > 0 || facts.choices.length > 0 || facts.nodes !== undefined;
     const kind = isLog ? 'nccl-log' : 'nccl-tests';
     const meta = {
       ...(facts.version ? { ncclVersion: facts.version } : {}),
