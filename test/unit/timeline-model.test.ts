@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { PHASES, type Lane } from '../../src/engine/index';
 import { TimelineModel } from '../../webview/timeline/model';
 import { ColumnScratch, EMPTY, columnsForRow } from '../../webview/timeline/raster';
+import { TimeScale, panWindow, zoomWindow } from '../../webview/timeline/time-scale';
 
 const META = { origin: 'test', title: 't', ranks: 2 };
 const LANES: Lane[] = [
@@ -76,4 +77,20 @@ test('zoomed out, level-of-detail buckets give the same columns as visiting ever
   for (let c = 0; c < width; c++) if (viaLod.slot[c] === viaScan.slot[c]) same++;
   assert.ok(same >= width - 4, `${same} of ${width} columns agree (only boundary columns may differ)`);
   assert.ok([...viaLod.slot].every((s) => s !== EMPTY), 'a busy row has no empty column when zoomed out');
+});
+
+test('the time scale maps both ways and puts ticks at round steps from the trace origin', () => {
+  const scale = new TimeScale(16, 1016, 100, 500);
+  assert.equal(scale.timeToPx(16), 100);
+  assert.equal(scale.timeToPx(1016), 600);
+  assert.equal(scale.pxToTime(scale.timeToPx(123.25)), 123.25);
+  const { stepUs, timesUs } = scale.ticks(90, 16);
+  assert.equal(stepUs, 200);
+  assert.deepEqual(timesUs, [16, 216, 416, 616, 816, 1016]);
+  // Zooming keeps the time under the anchor in place and never leaves the bounds.
+  const bounds = { startUs: 0, endUs: 1000 };
+  const zoomed = zoomWindow({ startUs: 0, endUs: 1000 }, 0.5, 250, bounds);
+  assert.deepEqual(zoomed, { startUs: 125, endUs: 625 });
+  assert.deepEqual(zoomWindow(zoomed, 100, 300, bounds), bounds);
+  assert.deepEqual(panWindow(zoomed, 10_000, bounds), { startUs: 500, endUs: 1000 });
 });

@@ -36,13 +36,17 @@ export class TimeScale {
     return this.startUs + (px - this.leftPx) * this.usPerPx;
   }
 
-  /** Tick positions at 1, 2 or 5 × 10^k µs, about every minSpacingPx pixels. */
-  ticks(minSpacingPx = 90): { stepUs: number; timesUs: number[] } {
+  /**
+   * Tick positions at 1, 2 or 5 × 10^k µs after `originUs` (the trace's start, so labels read 0, 200 µs, 400 µs),
+   * about every minSpacingPx pixels.
+   */
+  ticks(minSpacingPx = 90, originUs = 0): { stepUs: number; timesUs: number[] } {
     const raw = this.usPerPx * minSpacingPx;
     const power = 10 ** Math.floor(Math.log10(raw));
     const stepUs = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
     const timesUs: number[] = [];
-    for (let t = Math.ceil(this.startUs / stepUs) * stepUs; t <= this.endUs && timesUs.length < 1000; t += stepUs) timesUs.push(t);
+    const first = Math.ceil((this.startUs - originUs) / stepUs);
+    for (let k = first; originUs + k * stepUs <= this.endUs && timesUs.length < 1000; k++) timesUs.push(originUs + k * stepUs);
     return { stepUs, timesUs };
   }
 }

@@ -279,7 +279,7 @@ export class TimelineView {
     ctx.fillStyle = palette.muted;
     ctx.fillRect(0, axisHeight - 1, canvas.width, 1);
     const origin = this.model?.startUs ?? 0;
-    for (const t of scale.ticks(100 * this.dpr).timesUs) {
+    for (const t of scale.ticks(100 * this.dpr, origin).timesUs) {
       const x = Math.round(scale.timeToPx(t));
       ctx.fillRect(x, axisHeight - 6 * this.dpr, 1, 6 * this.dpr);
       ctx.fillStyle = palette.foreground;
