@@ -63,6 +63,8 @@ export interface Layout {
   readonly nodes: { node: number; x: number; y: number; width: number; height: number }[];
   readonly width: number;
   readonly height: number;
+  /** Horizontal room per fabric vertex, so wide switch boxes can shrink to fit. */
+  readonly fabricSpacing: number;
 }
 
 const LAYER: Readonly<Record<TopologyVertex['kind'], number>> = { gpu: 0, switch: 1, 'pcie-switch': 1, cpu: 2, host: 2, nic: 2 };
@@ -92,7 +94,7 @@ export function layoutTopology(vertices: readonly TopologyVertex[], columns = 4)
   const width = GAP + cols * (NODE_WIDTH + GAP);
   const fabricY = GAP + rows * (NODE_HEIGHT + GAP) + FABRIC_HEIGHT / 2;
   fabric.forEach((v, i) => positions.set(v.id, { x: ((i + 0.5) * width) / fabric.length, y: fabricY }));
-  return { positions, nodes, width, height: fabricY + (fabric.length > 0 ? FABRIC_HEIGHT / 2 : 0) + GAP };
+  return { positions, nodes, width, height: fabricY + (fabric.length > 0 ? FABRIC_HEIGHT / 2 : 0) + GAP, fabricSpacing: width / Math.max(1, fabric.length) };
 }
 
 /** One drawn line per pair of vertices: the two directions of a link share it, showing the busier one. */

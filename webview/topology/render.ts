@@ -112,7 +112,8 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
   for (const vertex of data.vertices) {
     const p = at(vertex.id);
     if (!p) continue;
-    const [w, h] = VERTEX_SIZE[vertex.kind] ?? [30, 16];
+    const [fullWidth, h] = VERTEX_SIZE[vertex.kind] ?? [30, 16];
+    const w = vertex.node < 0 ? Math.min(fullWidth, layout.fabricSpacing - 8) : fullWidth;
     const [variable, fallback] = VERTEX_COLOUR_VAR[vertex.kind] ?? VERTEX_COLOUR_VAR.cpu;
     const group = svg('g', { class: `vertex ${vertex.kind}`, 'data-vertex': vertex.id }, `${vertex.label} (${vertex.kind})`);
     group.append(svg('rect', { x: p.x - w / 2, y: p.y - h / 2, width: w, height: h, rx: 3, fill: background, stroke: cssRgba(resolveColor(themeVar(variable), fallback)), 'stroke-width': 1.5 }));
