@@ -88,6 +88,20 @@ export class Judge {
         for (const f of op.factors) terms.push(this.term(f.node, f.sign, frame.env, op, false));
       }
     }
+    // An asynchronous reduction is usually finished in a callback (`fut.then(...)`) that names the same tensor:
+    // its scaling counts too.
+    const first = fact.frames[0];
+    if (fact.reduction.asyncOp && first.key !== undefined) {
+      const outerNames = new Set(first.flow.members(first.key));
+      for (const nested of this.model.functions.filter((f) => f.enclosing === first.fn)) {
+        const flow = this.facts.flowOf(nested);
+        for (const op of flow.scaleOps) {
+          const names = flow.members(op.key);
+          if (!names.some((m) => outerNames.has(m) && !m.startsWith('#'))) continue;
+          for (const f of op.factors) terms.push(this.term(f.node, f.sign, { fn: nested }, op, false));
+        }
+      }
+    }
     const scale = fact.reduction.scale;
     if (scale) for (const f of this.model.syntax.factors(scale)) terms.push(this.term(f.node, f.sign, fact.frames[0].env, undefined, false));
     return { terms, defeated };

@@ -1,6 +1,6 @@
 // `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode } from '../../analysis/index';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
@@ -13,9 +13,21 @@ const SKIP_DIRS = new Set(['node_modules', '.git', '.venv', 'venv', '__pycache__
 export function collectFiles(paths: readonly string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
       const path = join(dir, name);
-      const st = statSync(path);
+      let st;
+      try {
+        // lstat: symbolic links are not followed, so broken links and link cycles cannot stop the walk.
+        st = lstatSync(path);
+      } catch {
+        continue;
+      }
       if (st.isDirectory()) {
         if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
       } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
@@ -122,8 +134,14 @@ export const checkCommand: CliCommand = {
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1)) throw new UsageError(`--world-size ${ws}: expected a positive integer`);
     const results: FileFindings[] = [];
     for (const file of collectFiles(positional)) {
-      const result = await checkFile(file, worldSize);
       const shown = relative(process.cwd(), file) || file;
+      let result: AnalysisResult;
+      try {
+        result = await checkFile(file, worldSize);
+      } catch (error) {
+        io.stderr(`${shown}: note: cannot read: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
       for (const note of result.notes) io.stderr(`${shown}: note: ${note}`);
       results.push({ file: shown, findings: result.findings.filter(keep) });
     }

@@ -1,7 +1,7 @@
 // The `check` command end to end (in process): output formats, exit codes, rule selection, corpus mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkCommand } from '../../../src/cli/commands/check';
@@ -81,4 +81,15 @@ test('--corpus prints the confusion table and exits 0 when every label matches',
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /label +files +TP +FP +FN +precision +recall/);
   assert.match(r.out, /sum-bug +\d+ +\d+ +0 +0 +1\.00 +1\.00/);
+});
+
+test('folders with broken symbolic links and link cycles are walked without failing', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cp-links-'));
+  mkdirSync(join(root, 'pkg'));
+  writeFileSync(join(root, 'pkg', 'ok.py'), 'x = 1\n');
+  symlinkSync(join(root, 'missing'), join(root, 'pkg', 'broken'));
+  symlinkSync(root, join(root, 'pkg', 'loop'));
+  const r = await run([root]);
+  assert.equal(r.code, 0);
+  assert.match(r.err, /0 findings in 1 file/);
 });
