@@ -43,13 +43,12 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
           driver: {
             name: 'collective-profiler',
             version,
-            informationUri: 'https://github.com/collective-profiler/collective-profiler',
             rules: RULES.map((rule) => ({
               id: rule.code,
               name: rule.name,
               shortDescription: { text: rule.title },
               fullDescription: { text: rule.summary },
-              helpUri: `https://github.com/collective-profiler/collective-profiler/blob/main/docs/rules/${rule.code}.md`,
+              help: { text: `${rule.summary} See docs/rules/${rule.code}.md.`, markdown: `${rule.summary} See [docs/rules/${rule.code}.md](docs/rules/${rule.code}.md).` },
               defaultConfiguration: { level: LEVEL[rule.severity] },
             })),
           },
