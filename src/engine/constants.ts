@@ -7,12 +7,17 @@ import type { Protocol } from './collective-types';
 export const PCIE_X16_GBPS: Readonly<Record<3 | 4 | 5 | 6, number>> = { 3: 12, 4: 24, 5: 48, 6: 96 };
 
 /**
- * Inter-socket (UPI / Infinity Fabric) bandwidth NCCL assumes when nothing else is known (topo.h: AMD 16,
- * Intel Sapphire Rapids 22). A system file can override it.
+ * GPU-to-GPU bandwidth across the inter-socket link (UPI / Infinity Fabric) when nothing else is known: measured
+ * 21–22 GB/s between RTX 4090s on two EPYC sockets (p2pBandwidthLatencyTest, chlc blog); NCCL assumes 22 for
+ * Sapphire Rapids (16 for AMD is its conservative default). A system file can override it.
  */
-export const DEFAULT_INTER_SOCKET_GBPS = 16;
+export const DEFAULT_INTER_SOCKET_GBPS = 22;
 
-/** Host DRAM bandwidth one socket gives to staged GPU traffic (8 DDR4-3200 channels ≈ 205 GB/s peak, ~60 % usable). */
+/**
+ * Host DRAM bandwidth one socket gives to GPU traffic staged through it, reads and writes together (8 DDR4-3200
+ * channels ≈ 205 GB/s peak; DMA-heavy mixes reach about 60 %). Fitted with the no-P2P RTX 4090 run, whose ring
+ * settles at 15 GB/s: four GPUs per socket each write and read back every byte.
+ */
 export const HOST_MEMORY_GBPS = 120;
 
 /**

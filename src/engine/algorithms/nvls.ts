@@ -46,7 +46,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
         reduceStage.push(switchFlow(ctx, r, chunk / g, 'down', 'reduce', w, c, weights.length));
       }
       if (kind !== 'reducescatter') {
-        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length, kind === 'allgather'));
+        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length, true));
         castStage.push(switchFlow(ctx, r, chunk, 'down', 'broadcast', w, c, weights.length));
       }
     }
@@ -86,7 +86,10 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : syncUs(ctx, 'nvlink'));
   // The CTAs driving multimem and the tree move at most what NCCL measured per channel (its NVLS/NVLSTree
   // ceilings, with the tree's mid-size correction): an engine per GPU that each GPU's contribution passes through.
-  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple');
+  // The engine carries every multimem write a GPU issues (its whole buffer for the reduction, its shard for the
+  // broadcast), so its capacity is NCCL's algbw ceiling times those bytes per byte of buffer.
+  const writesPerByte = (kind !== 'allgather' ? 1 : 0) + (kind !== 'reducescatter' ? 1 / g : 0);
+  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple') * writesPerByte;
   if (ctx.algorithm === 'nvlstree') engine *= K.treeCorrection('Simple', ctx.bytes);
   return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels, engineGBps: engine > 0 ? engine : undefined };
 }

@@ -94,8 +94,12 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
       const host = hostIds[Math.floor(x / perSocket)];
       const cpuX = up[up.length - 1];
       const cpuY = down[down.length - 1];
-      const via = cpuX === cpuY ? [cpuX, host, cpuX] : [cpuX, host, cpuX, cpuY];
-      return walk([...up.slice(0, -1), ...via, ...[...down].reverse().slice(1)]);
+      // The sender writes the staging buffer and the receiver reads it back: both pass through the same DRAM,
+      // whose bandwidth reads and writes share, so the route crosses the memory link twice.
+      const memory = b.link(cpuX, host);
+      const toCpu = walk(up);
+      const fromCpu = walk(cpuX === cpuY ? [...down].reverse() : [cpuX, ...[...down].reverse()]);
+      return [...toCpu, memory, memory, ...fromCpu];
     }
     let common = -1;
     for (let i = 0; i < up.length; i++) if (down.includes(up[i])) { common = i; break; }
