@@ -86,7 +86,7 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult):
   ctx.panels.showCharts({
     title: `${name}: measured vs model on ${label}`, system: label,
     sweeps: [{ label: `model: ${label}`, rows: model }],
-    measured: measurements.map((m, i) => measuredSeries(`${m.collective}${measurements.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
+    measured: measurements.map((m, i) => measuredSeries(`measured: ${m.collective}${measurements.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
   });
   const summary = flagged.length === 0
     ? `${name}: every measured size reaches at least 70% of the model's busbw on ${label}.`

@@ -42,7 +42,7 @@ export async function runOnThisMachine(ctx: Ctx): Promise<void> {
     await ctx.panels.showTrace(nativeTrace(run, title));
     ctx.panels.showCharts({
       title: `${title}: measured`,
-      measured: nativeMeasurements(run).map((m) => measuredSeries(`${m.collective} · ${String(m.meta.method ?? m.kind)}`, m.rows)),
+      measured: nativeMeasurements(run).map((m) => measuredSeries(`measured: ${m.collective} · ${String(m.meta.method ?? m.kind)}`, m.rows)),
     });
     ctx.log.info(`Native run finished in ${(run.wallMs / 1000).toFixed(1)} s with ${run.results.length} results and ${run.spans.length} spans.`);
   });

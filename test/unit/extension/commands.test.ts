@@ -92,6 +92,7 @@ test('Import Measurements draws a real nccl-tests run over the model', { skip: s
   const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { measured: { points: unknown[] }[]; sweeps: { label: string }[] } }).data;
   assert.ok(data.measured[0].points.length > 20);
   assert.match(data.sweeps[0].label, /^model: /);
+  assert.match((data.measured[0] as unknown as { label: string }).label, /^measured: allreduce · 8 ranks \(nccl-tests\)$/);
   assert.ok(fake.recorded.messages.some((m) => /nccl-tests-a100-8gpu-2024\.txt: .*(70%|sizes reach)/.test(m)));
 });
 
