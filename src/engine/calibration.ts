@@ -3,6 +3,7 @@
 import type { Algorithm, Protocol } from './collective-types';
 import { EngineError } from './errors';
 import { simulateCollective } from './simulate';
+import { ncclChoiceUnder, ncclEnvLimits } from './nccl-env';
 import type { System } from './topology/model';
 
 /** Pass bounds: median absolute busbw error for large (≥ 1 MiB) and small messages. */
@@ -63,7 +64,7 @@ export function measuredRows(dataset: { rows?: unknown; derived_fields?: unknown
   return out;
 }
 
-/** NCCL_ALGO as the dataset forced it (a single algorithm), or auto. */
+/** NCCL_ALGO when the dataset forced a single algorithm, else auto (lists and negations: see nccl-env.ts). */
 export function forcedAlgorithm(env: unknown): Algorithm | 'auto' {
   const value = env && typeof env === 'object' ? (env as Record<string, unknown>).NCCL_ALGO : undefined;
   if (typeof value !== 'string') return 'auto';
@@ -81,8 +82,13 @@ function median(values: number[]): number | undefined {
 
 export function compareDataset(system: System, dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown }): DatasetComparison {
   const algorithm = forcedAlgorithm(dataset.env);
+  const limits = ncclEnvLimits(dataset.env);
+  const limited = limits.algorithms !== undefined || limits.protocols !== undefined;
   const rows: ComparedRow[] = measuredRows(dataset).map((row) => {
-    const result = simulateCollective(system, { bytes: row.bytes, dtype: 'fp32', algorithm });
+    // A run that restricted NCCL (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE=0) is compared with NCCL's choice under
+    // the same restriction.
+    const pick = limited ? ncclChoiceUnder(system, 'allreduce', row.bytes, 'fp32', limits) : undefined;
+    const result = simulateCollective(system, { bytes: row.bytes, dtype: 'fp32', algorithm: pick?.algorithm ?? 'auto', protocol: pick?.protocol ?? 'auto' });
     const errorPct = (100 * (result.busbwGBps - row.busbwGBps)) / row.busbwGBps;
     return { ...row, simulatedBusbwGBps: result.busbwGBps, errorPct, algorithm: result.algorithm, protocol: result.protocol };
   });

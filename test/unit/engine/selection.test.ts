@@ -51,3 +51,17 @@ test('busbw follows nccl-tests: algbw × 2(n−1)/n for AllReduce, (n−1)/n for
   const ag = simulateCollective(system, { bytes: 1 << 28, kind: 'allgather', algorithm: 'ring' });
   assert.ok(Math.abs(ag.busbwGBps - ag.algbwGBps * 0.875) < 1e-9);
 });
+
+test('NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE limit the choice as NCCL would', async () => {
+  const { ncclEnvLimits, ncclChoiceUnder } = await import('../../../src/engine/nccl-env');
+  const { resolveSystem } = await import('../../../src/engine/index');
+  const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
+  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'Ring' }).algorithms!], ['ring']);
+  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: '^nvls,nvlstree' }).algorithms!].sort(), ['ring', 'tree']);
+  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'allgather:ring;allreduce:tree' }).algorithms!], ['tree']);
+  assert.deepEqual([...ncclEnvLimits({ NCCL_PROTO: 'LL128,Simple' }).protocols!].sort(), ['LL128', 'Simple']);
+  const big = ncclChoiceUnder(system, 'allreduce', 1 << 30, 'fp32', ncclEnvLimits({ NCCL_NVLS_ENABLE: '0' }));
+  assert.ok(big && big.algorithm !== 'nvlstree' && big.algorithm !== 'nvls');
+  const ring = ncclChoiceUnder(system, 'allreduce', 8, 'fp32', ncclEnvLimits({ NCCL_ALGO: 'ring', NCCL_PROTO: 'Simple' }));
+  assert.deepEqual(ring, { algorithm: 'ring', protocol: 'Simple' });
+});
