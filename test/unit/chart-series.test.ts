@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { presetSystem, sweepAllReduce } from '../../src/engine/index';
-import { byteTick, plottable, recommendedIndex, switchPoints } from '../../webview/charts/series';
+import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints } from '../../webview/charts/series';
 
 test('switch points are the sizes where the auto choice changes, in size order', () => {
   const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
@@ -29,4 +29,12 @@ test('the recommended bucket is the marked one, else the fastest step', () => {
   assert.equal(recommendedIndex([{ stepTimeUs: 5 }, { stepTimeUs: 3 }, { stepTimeUs: 4 }]), 1);
   assert.equal(recommendedIndex([{ stepTimeUs: 5 }, { stepTimeUs: 3 }, { stepTimeUs: 4, recommended: true }]), 2);
   assert.equal(recommendedIndex([]), -1);
+});
+
+test('byte axes tick at powers of two, thinned to a readable count', () => {
+  assert.deepEqual(powerOfTwoTicks(1000, 70_000), [1024, 2048, 4096, 8192, 16384, 32768, 65536]);
+  const wide = powerOfTwoTicks(8, 2 ** 33);
+  assert.ok(wide.length <= 12 && wide.length >= 6, `${wide.length} ticks`);
+  assert.ok(wide.every((t, i) => i === 0 || t / wide[i - 1] === wide[1] / wide[0]), 'evenly spaced on a log axis');
+  assert.deepEqual(powerOfTwoTicks(0, 10), []);
 });

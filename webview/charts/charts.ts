@@ -1,12 +1,12 @@
 // One chart.js chart per kind of data in a ChartsData message, coloured from the VS Code theme.
 import {
   BarController, BarElement, CategoryScale, Chart, Legend, LineController, LineElement, LinearScale, LogarithmicScale,
-  PointElement, ScatterController, Tooltip, type ChartConfiguration, type Plugin,
+  PointElement, ScatterController, Tooltip, type ChartConfiguration, type Plugin, type Scale,
 } from 'chart.js';
 import { formatBytes, formatMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { themeVar } from '../shared/theme';
-import { byteTick, plottable, recommendedIndex, switchPoints, type SwitchPoint } from './series';
+import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints, type SwitchPoint } from './series';
 
 Chart.register(BarController, BarElement, CategoryScale, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
 
@@ -61,7 +61,12 @@ function switchPointPlugin(points: readonly SwitchPoint[], colour: string): Plug
   };
 }
 
-const bytesAxis = (title: string) => ({ type: 'logarithmic' as const, title: { display: true, text: title }, ticks: { callback: (v: number | string) => byteTick(Number(v)), autoSkip: false, maxRotation: 0 } });
+/** A log byte axis ticked at powers of two (a log axis would otherwise tick at 1, 2, 5 × 10^k, not sizes). */
+const bytesAxis = (title: string) => ({
+  type: 'logarithmic' as const, title: { display: true, text: title },
+  afterBuildTicks: (axis: Scale) => { axis.ticks = powerOfTwoTicks(axis.min, axis.max).map((value) => ({ value })); },
+  ticks: { callback: (v: number | string) => byteTick(Number(v)), autoSkip: false, maxRotation: 0 },
+});
 
 /** Every chart the data allows, in a fixed order. */
 export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[] {
@@ -74,7 +79,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     }));
     (data.measured ?? []).forEach((series, i) => datasets.push({
       type: 'scatter' as 'line', label: `${series.label} (measured)`, borderColor: c[(i + 3) % c.length], backgroundColor: c[(i + 3) % c.length],
-      pointRadius: 3, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
+      pointRadius: 5, borderWidth: 2, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
     }));
     const points = data.sweeps?.[0] ? switchPoints(data.sweeps[0].rows) : [];
     specs.push({

@@ -38,3 +38,15 @@ export function recommendedIndex(rows: readonly { stepTimeUs: number; recommende
 export function plottable<T extends { x: number; y: number }>(points: readonly T[], logX = true): T[] {
   return points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y) && (!logX || p.x > 0));
 }
+
+/** Powers of two between min and max for a byte axis, thinned to at most `maxTicks` by stepping 2×, 4×, 16×... */
+export function powerOfTwoTicks(min: number, max: number, maxTicks = 12): number[] {
+  if (!(min > 0) || !(max >= min)) return [];
+  const first = Math.ceil(Math.log2(min));
+  const last = Math.floor(Math.log2(max));
+  let stride = 1;
+  while ((last - first) / stride + 1 > maxTicks) stride *= 2;
+  const ticks: number[] = [];
+  for (let e = first; e <= last; e += stride) ticks.push(2 ** e);
+  return ticks;
+}
