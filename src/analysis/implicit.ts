@@ -40,6 +40,29 @@ export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTra
     }
   }
   if (!hasExplicitGradients) out.push(...strategyVerdicts(model, judge, losses));
+  if (!hasExplicitGradients && reducers.length === 0) out.push(...inferredWrapperVerdicts(model, judge, losses, allSites));
+  return out;
+}
+
+const DISTRIBUTED_TORCH = /DistributedSampler|init_process_group|\.no_sync\(|\blocal_rank\b|LOCAL_RANK|get_world_size|torch\.distributed/;
+const OTHER_FRAMEWORK = /horovod|\bhvd\.|jax|tensorflow|mpi4py|strategy/;
+const SYNC_HELPER = /(average|reduce|all_?reduce|sync|allreduce)_?(gradients|grads)|grad(ient)?s?_(sync|allreduce|average)/i;
+
+/**
+ * A torch script that runs distributed (DistributedSampler, init_process_group, local_rank) and reduces no
+ * gradient itself must be wrapped in DDP/FSDP elsewhere, and those average: a loss divided by the world size
+ * before backward is then averaged twice. Silent when a gradient-sync helper from another file is called.
+ */
+function inferredWrapperVerdicts(model: FileModel, judge: Judge, losses: LossTracer, sites: readonly BackwardSite[]): ImplicitVerdict[] {
+  const text = model.syntax.source.text;
+  if (!DISTRIBUTED_TORCH.test(text) || OTHER_FRAMEWORK.test(text)) return [];
+  if (model.functions.some((fn) => fn.calls.some((c) => SYNC_HELPER.test(model.syntax.calleeName(c))))) return [];
+  const out: ImplicitVerdict[] = [];
+  for (const site of sites.filter((s) => s.kind === 'backward')) {
+    const reducer: ImplicitReducer = { call: site.call, kind: 'ddp', op: { kind: 'avg' } };
+    const v = judgeSite(judge, losses, site, 0, reducer, 'a distributed torch model is wrapped in DDP or FSDP, which already averages the gradients');
+    if (v?.code === 'CP002' && v.term?.fromLoss && !out.some((o) => o.location === v.location)) out.push({ ...v, reducer });
+  }
   return out;
 }
 

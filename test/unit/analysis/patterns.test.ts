@@ -761,6 +761,46 @@ const CASES: Case[] = [
                   p.register_hook(allreduce_hook)
     `,
   },
+  {
+    name: 'a distributed torch loop without a visible DDP: the wrapper elsewhere averages, so a pre-divided loss is averaged twice',
+    code: 'CP002',
+    text: py`
+      import torch.distributed as dist
+      from torch.utils.data import DistributedSampler
+
+
+      def train_epoch(model, dataset, optimizer, criterion, args):
+          sampler = DistributedSampler(dataset)
+          loader = torch.utils.data.DataLoader(dataset, sampler=sampler, batch_size=args.batch_size)
+          world_size = dist.get_world_size()
+          for x, y in loader:
+              loss = criterion(model(x), y)
+              loss = loss / world_size  #!
+              optimizer.zero_grad()
+              loss.backward()
+              optimizer.step()
+    `,
+  },
+  {
+    name: 'the same loop calling an imported gradient-sync helper: silent',
+    text: py`
+      import torch.distributed as dist
+      from torch.utils.data import DistributedSampler
+
+
+      def train_epoch(model, dataset, optimizer, criterion, args):
+          sampler = DistributedSampler(dataset)
+          loader = torch.utils.data.DataLoader(dataset, sampler=sampler, batch_size=args.batch_size)
+          world_size = dist.get_world_size()
+          for x, y in loader:
+              loss = criterion(model(x), y)
+              loss = loss / world_size
+              optimizer.zero_grad()
+              loss.backward()
+              average_gradients(model)
+              optimizer.step()
+    `,
+  },
 ];
 
 for (const c of CASES) {
