@@ -52,7 +52,10 @@ test('nonces are fresh, and inputs that could widen the policy are refused', () 
   const base = { panel: 'timeline' as const, cspSource: CSP_SOURCE, scriptUri: 'https://x/a.js', nonce: makeNonce(), title: 't' };
   assert.throws(() => buildPanelHtml({ ...base, nonce: 'short' }), /nonce/);
   assert.throws(() => buildPanelHtml({ ...base, cspSource: "https://a; script-src 'unsafe-eval'" }), /invalid CSP source/);
-  assert.throws(() => buildPanelHtml({ ...base, cspSource: 'https://a https://evil.example' }), /invalid CSP source/);
+  assert.throws(() => buildPanelHtml({ ...base, cspSource: "https://a 'unsafe-inline'" }), /invalid CSP source/);
+  assert.throws(() => buildPanelHtml({ ...base, cspSource: 'https://a,https://b' }), /invalid CSP source/);
+  // code-server's webview.cspSource is two source expressions; it must be accepted as VS Code gives it.
+  assert.match(buildPanelHtml({ ...base, cspSource: "'self' https://*.vscode-cdn.net" }), /img-src 'self' https:\/\/\*\.vscode-cdn\.net data:/);
   assert.throws(() => buildPanelHtml({ ...base, scriptUri: 'https://x/a.js" onload="alert(1)' }), /invalid resource URI/);
   assert.equal(panelCsp(CSP_SOURCE, 'n').includes('unsafe'), false);
 });
