@@ -3,26 +3,40 @@ import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportOptions } from './import/index';
 import type { ImportResult } from './import/model';
+import { importLargeTrace, largeFilePlan, tooLargeMessage, WHOLE_FILE_LIMIT_BYTES } from './stream/large-trace';
 
 export class MeasurementFileError extends Error {}
 
 export function importMeasurementFile(path: string, options: Omit<ImportOptions, 'gunzip' | 'fileName'> = {}): ImportResult {
   let bytes: Uint8Array;
+  let sizeBytes = 0;
   try {
-    if (statSync(path).isDirectory()) throw new MeasurementFileError(`'${path}' is a folder, not a measurement file`);
-    bytes = readFileSync(path);
+    const stat = statSync(path);
+    if (stat.isDirectory()) throw new MeasurementFileError(`'${path}' is a folder, not a measurement file`);
+    sizeBytes = stat.size;
+    // Past the whole-file limit (a V8 string cannot hold it) a plain trace is streamed and anything else refused.
+    if (sizeBytes <= WHOLE_FILE_LIMIT_BYTES) bytes = readFileSync(path);
+    else bytes = new Uint8Array(0);
   } catch (error) {
     if (error instanceof MeasurementFileError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new MeasurementFileError(`cannot read '${path}': ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  if (sizeBytes > WHOLE_FILE_LIMIT_BYTES) {
+    const plan = largeFilePlan(path, sizeBytes);
+    if (plan.refuse) throw new MeasurementFileError(plan.refuse);
+    return importLargeTrace(path);
   }
   return importMeasurementBytes(bytes, {
     ...options,
     fileName: path,
     gunzip: (data) => {
       try {
-        return gunzipSync(data);
+        return gunzipSync(data, { maxOutputLength: WHOLE_FILE_LIMIT_BYTES });
       } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+          throw new MeasurementFileError(tooLargeMessage(path, sizeBytes, 'it inflates past that limit, and a gzipped trace cannot be streamed. Inflate it (`gunzip -k`) and import the .json, which is streamed.'));
+        }
         throw new MeasurementFileError(`'${path}' looks gzipped but does not inflate: ${(error as Error).message}`);
       }
     },
