@@ -54,6 +54,12 @@ test('range statistics count phase time and bytes over the rank rows, clipped to
   // Half of each rank's 10 kB falls in the range: 5 kB per rank in 10 µs is 0.5 GB/s; the link lane is not a rank.
   assert.equal(stats.transferredBytes, 10_000);
   assert.equal(stats.busbwGBps, 0.5);
+  // A rank's stream lane (its reduce kernels) counts towards the phases, not as another rank.
+  const withStream = TimelineModel.fromColumns(META, [...LANES, { id: 9, kind: 'stream', label: 'rank 0 · reduce', node: 0, rank: 0 }],
+    columns([[5, 0, 10, 'exchange', 10_000], [9, 0, 10, 'reduce'], [3, 0, 10, 'exchange', 10_000]]));
+  const streamed = withStream.rangeStats(0, 10);
+  assert.equal(streamed.ranks, 2);
+  assert.deepEqual([streamed.phaseUs[phase('exchange')], streamed.phaseUs[phase('reduce')]], [20, 10]);
 });
 
 test('zoomed out, level-of-detail buckets give the same columns as visiting every span', () => {

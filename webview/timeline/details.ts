@@ -67,7 +67,7 @@ export function renderRangeStats(stats: RangeStats, phaseCss: (phase: number) =>
     if (stats.phaseUs[i] <= 0) return;
     const swatch = el('span', { class: 'swatch' });
     swatch.style.background = phaseCss(i);
-    facts.push([phase, el('span', {}, swatch, `${((100 * stats.phaseUs[i]) / total).toFixed(1)} % · ${formatMicros(stats.phaseUs[i])}`)]);
+    facts.push([phase, el('span', {}, swatch, `${((100 * stats.phaseUs[i]) / total).toFixed(1)} % · ${formatMicros(stats.phaseUs[i] / stats.ranks)} per rank`)]);
   });
   return el('section', { class: 'range-stats' }, el('h3', {}, 'Selected range'), factList(facts));
 }

@@ -20,7 +20,7 @@ export interface SpanColumns {
 export interface RangeStats {
   readonly startUs: number;
   readonly endUs: number;
-  /** Time each phase occupied within the range, summed over the rank rows, µs. */
+  /** Time each phase occupied within the range, summed over the rank rows, µs (divide by ranks for one rank's). */
   readonly phaseUs: Float64Array;
   readonly ranks: number;
   readonly transferredBytes: number;
@@ -194,10 +194,13 @@ export class TimelineModel {
     return bestDistance <= toleranceUs ? best : -1;
   }
 
-  /** Phase shares and bandwidth of a time range, over the rank rows (or every row when there are none). */
+  /**
+   * Phase time and bandwidth of a time range, over the rows that belong to a rank (its GPU lane and its streams;
+   * every row when no lane names a rank). Link rows are left out: they repeat the ranks' transfers.
+   */
   rangeStats(startUs: number, endUs: number): RangeStats {
     const phaseUs = new Float64Array(PHASE_COUNT);
-    const rankRows = this.rows.map((lane, r) => (lane.kind === 'rank' ? r : -1)).filter((r) => r >= 0);
+    const rankRows = this.rows.map((lane, r) => ((lane.kind === 'rank' || lane.kind === 'stream') && lane.rank !== undefined ? r : -1)).filter((r) => r >= 0);
     const rows = rankRows.length > 0 ? rankRows : this.rows.map((_, r) => r);
     let bytes = 0;
     for (const r of rows) {
@@ -210,7 +213,7 @@ export class TimelineModel {
         if (this.transferBytes && duration > 0) bytes += (this.transferBytes[this.originalIndex(i)] * overlap) / duration;
       }
     }
-    const ranks = Math.max(1, rankRows.length > 0 ? rankRows.length : this.metadata.ranks);
+    const ranks = Math.max(1, rankRows.length > 0 ? new Set(rankRows.map((r) => this.rows[r].rank)).size : this.metadata.ranks);
     const durationUs = endUs - startUs;
     return { startUs, endUs, phaseUs, ranks, transferredBytes: bytes, busbwGBps: durationUs > 0 ? bytes / ranks / (durationUs * 1e3) : 0 };
   }

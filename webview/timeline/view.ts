@@ -261,10 +261,13 @@ export class TimelineView {
     for (let row = firstRow; row <= lastRow; row++) {
       const y = this.axisHeightPx + row * this.rowHeightPx - this.scrollTopPx + this.rowHeightPx / 2;
       const last = model.rowOffsets[row + 1];
+      // Overlapping spans (several channels on one rank) would print over each other: one label per stretch.
+      let labelledUntilPx = -Infinity;
       for (let i = model.firstVisible(row, this.view.startUs); i < last && model.start[i] <= this.view.endUs; i++) {
         const x0 = Math.max(scale.leftPx, scale.timeToPx(model.start[i]));
         const x1 = Math.min(this.canvas.width, scale.timeToPx(model.end[i]));
-        if (x1 - x0 < minWidth) continue;
+        if (x1 - x0 < minWidth || x0 < labelledUntilPx) continue;
+        labelledUntilPx = x1;
         const name = model.spanAt(i)?.name ?? PHASES[model.phase[i]];
         ctx.fillText(name, x0 + 3 * this.dpr, y, x1 - x0 - 6 * this.dpr);
       }
