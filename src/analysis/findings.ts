@@ -43,8 +43,11 @@ export class FindingWriter {
         if (this.learningRateDivided()) return;
         this.sums.push(v);
         const iv = v as ImplicitVerdict;
-        const lead = v.code === 'CP004' ? `lax.psum over the ${r?.group ? `${r.group} axis` : 'mapped axis'}` : undefined;
-        let message = sumMessage(v.exponent, this.worldSize, lead);
+        let message = sumMessage(v.exponent, this.worldSize);
+        if (v.code === 'CP004') {
+          const axis = r?.group ? `the ${r.group} axis` : 'the mapped axis';
+          message = `lax.psum sums the gradients over ${axis} (${this.worldSize ?? 'N'} devices) and nothing divides them: the effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
+        }
         const fixes: (Fix | undefined)[] = [];
         if (v.code === 'CP004' && r) {
           message += ' Use lax.pmean to average.';

@@ -19,10 +19,8 @@ export function fractionFactor(exponent: number, worldSize: number | undefined):
   return e === 1 ? '1/N (world size) of' : `1/N${e === 2 ? '²' : `^${e}`} (world size${e === 2 ? ' squared' : `^${e}`}) of`;
 }
 
-/** `lead` names what sums, e.g. "lax.psum over the 'batch' axis"; the default is the plain case. */
-export function sumMessage(exponent: number, worldSize: number | undefined, lead?: string): string {
-  const what = lead ? `${lead}: gradients` : 'Gradients';
-  const body = worldSize ? `${what} are the sum over ${worldSize} ranks` : `${what} are summed over N ranks and never divided by the world size`;
+export function sumMessage(exponent: number, worldSize: number | undefined): string {
+  const body = worldSize ? `Gradients are the sum over ${worldSize} ranks` : 'Gradients are summed over N ranks and never divided by the world size';
   return `${body}: the effective learning rate is ${timesFactor(exponent, worldSize)} the configured one.`;
 }
 
