@@ -136,13 +136,15 @@ function computeChannelCap(ctx: BuildContext): number {
 
 /** A point-to-point flow of one channel class; `reduce` charges the receiver's memory for the reduction. */
 export function transfer(
-  ctx: BuildContext, from: number, to: number, payload: number, opts: { weight: number; channel: number; channelStride: number; chunk: number; phase: Phase; reduce: boolean; path?: readonly number[] },
+  ctx: BuildContext, from: number, to: number, payload: number,
+  opts: { weight: number; channel: number; channelStride: number; chunk: number; phase: Phase; reduce: boolean; path?: readonly number[]; chargeMemory?: boolean },
 ): Flow {
   const path = opts.path ?? ctx.system.fabric.route(from, to);
   const reduce = opts.reduce && !ctx.system.fabric.idealised;
+  const charge = reduce && opts.chargeMemory !== false;
   const wire = wireBytes(ctx, payload);
-  const resources = reduce ? [...path, memoryResource(ctx.system, to)] : path;
-  const coefficients = reduce ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)] : undefined;
+  const resources = charge ? [...path, memoryResource(ctx.system, to)] : path;
+  const coefficients = charge ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)] : undefined;
   return {
     rank: from, peer: to, bytes: wire, resources, coefficients, weight: opts.weight, channel: opts.channel,
     channelStride: opts.channelStride, capGBps: channelCapGBps(ctx), chunk: opts.chunk, phase: opts.phase,

@@ -17,6 +17,7 @@ function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' 
   const efficiency = ctx.system.fabric.idealised ? 1 : K.nvlsEfficiency(ctx.system.gpu.smVersion);
   const withEngine = engine && !ctx.system.fabric.idealised;
   return {
+    represents: symmetricRails(ctx) ? ctx.system.nodes : 1,
     rank, peer: rank, bytes: wireBytes(ctx, payload),
     resources: withEngine ? [link, engineResource(ctx.system, rank)] : [link],
     coefficients: withEngine ? [1 / efficiency, 1] : [1 / efficiency], weight, channel,
@@ -73,8 +74,9 @@ export function buildNvls(ctx: BuildContext): Schedule {
           const from = node * g + local;
           const to = parent * g + local;
           const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-          up[d - 1].push(transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }));
-          down[d - 1].push(transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }));
+          const represents = symmetric ? g : 1;
+          up[d - 1].push({ ...transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }), represents });
+          down[d - 1].push({ ...transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }), represents });
           if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
         }
       }

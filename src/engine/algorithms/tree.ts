@@ -103,7 +103,7 @@ export function buildTree(ctx: BuildContext): Schedule {
       maxDepth = Math.max(maxDepth, d);
       while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
       const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: !representative }));
+      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true, chargeMemory: !representative }));
       down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false }));
       // One path per kind (inside a node, across nodes) is enough to price a stage's latency.
       if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => (p.length > 2) === interNode)) upPaths[d - 1].push(system.fabric.route(r, parent[r]));

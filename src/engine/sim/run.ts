@@ -135,7 +135,7 @@ function phaseShares(flows: readonly Flow[]): { exchange: number; reduce: number
   for (const flow of flows) {
     const phase = flow.phase === 'reduce' || flow.phase === 'broadcast' ? flow.phase : 'exchange';
     if (bytes[phase] === 0) kinds++;
-    bytes[phase] += flow.bytes * flow.weight;
+    bytes[phase] += flow.bytes * flow.weight * (flow.represents ?? 1);
   }
   const total = bytes.exchange + bytes.reduce + bytes.broadcast;
   if (kinds < 2 || total <= 0) return undefined;

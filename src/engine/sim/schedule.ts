@@ -23,6 +23,8 @@ export interface Flow {
   readonly phase: Phase;
   /** Payload bytes reduced at the receiver (0 when the flow only copies). */
   readonly reduceBytes: number;
+  /** Identical flows elsewhere in the system this one stands for on the fast path (default 1). */
+  readonly represents?: number;
 }
 
 export interface Round {

@@ -19,6 +19,9 @@ const CASES: { spec: SystemSpec; algorithm: Algorithm; protocol: Protocol; kind?
   { spec: presetSystem('dgx-h100', { nodes: 2 })!, algorithm: 'ring', protocol: 'LL128', bytes: 8 << 20 },
   { spec: presetSystem('dgx-a100', { nodes: 3 })!, algorithm: 'hierarchical', protocol: 'Simple', bytes: 32 << 20 },
   { spec: presetSystem('dgx-a100', { nodes: 4 })!, algorithm: 'tree', protocol: 'Simple', bytes: 4 << 20 },
+  // Past 16 identical nodes the fast path builds one node per tree-depth pair and one rail.
+  { spec: presetSystem('dgx-a100', { nodes: 20 })!, algorithm: 'tree', protocol: 'Simple', bytes: 16 << 20 },
+  { spec: presetSystem('dgx-h100', { nodes: 20 })!, algorithm: 'nvlstree', protocol: 'Simple', bytes: 64 << 20 },
 ];
 
 test('fast path equals the full simulation within 0.1%', () => {
