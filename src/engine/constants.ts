@@ -138,8 +138,9 @@ export const SIMPLE_PER_CHANNEL_GBPS: readonly number[] = [20, 20, 30, 45];
 /**
  * Network transfers are posted and polled by one CPU proxy thread per GPU, channel after channel; each channel's
  * send/receive pair costs it about this much per network step, µs (ibv_post_send + completion polling).
+ * Fitted on the 2- and 4-node H100 runs.
  */
-export const PROXY_OP_US = 0.5;
+export const PROXY_OP_US = 0.25;
 
 /**
  * Smallest pipeline chunk per channel by protocol: LL and LL128 forward each line as its flag arrives (cut-through,

@@ -125,7 +125,7 @@ function computeChannelCap(ctx: BuildContext): number {
   if (system.fabric.idealised) return Infinity;
   let payload: number;
   if (ctx.algorithm === 'tree') {
-    payload = (ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system)) * K.treeCorrection(protocol, ctx.bytes);
+    payload = (ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system)) * (protocol === 'Simple' ? K.treeCorrection(protocol, ctx.bytes) : 1);
   } else if (protocol === 'Simple') {
     payload = K.SIMPLE_PER_CHANNEL_GBPS[K.archIndex(system.gpu.smVersion)];
   } else {
