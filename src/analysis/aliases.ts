@@ -1,7 +1,7 @@
 // Alias groups (a union-find over tensor keys) and the names that say a tensor holds gradients.
 
 /** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
-export const NOT_GRADIENT = /norm|nan|inf\b|overflow|scale|count|stat|metric|acc|_sq\b|squared|finite|flag/i;
+export const NOT_GRADIENT = /norms?(_|$)|_norm|nan\b|inf\b|overflow|(^|_)scale(_|$)|scaler|count|stats?(_|$)|statistic|metric|(^|_)acc(_|$)|accuracy|_sq\b|squared|finite|flag|(^|_)steps?(_|$)|(^|_)iters?(_|$)|loss|reward/i;
 /** `grads`, `flat_grads`, `g`, and the short names MPI-era optimizers use (`localg`, `globalg`). */
 export function isGradientName(name: string): boolean {
   return (/grad/i.test(name) && !NOT_GRADIENT.test(name)) || /^(g|localg|globalg|local_g|global_g|flat_g|g_flat|dg|dw)$/.test(name);

@@ -67,7 +67,8 @@ export class Judge {
   isGradientFact(fact: Fact): boolean {
     const r = fact.reduction;
     const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
-    if (texts.some((t) => NOT_GRADIENT.test(t.replace(/\.grad\b.*$/, '')) && !/\.grad\b/.test(t))) return false;
+    const lastName = (t: string) => /(\w+)\W*$/.exec(t.replace(/\[[^\]]*\]|\([^()]*\)/g, ''))?.[1] ?? t;
+    if (texts.some((t) => !/\.grad\b/.test(t) && NOT_GRADIENT.test(lastName(t)))) return false;
     if (texts.some((t) => /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) || /grad/i.test(t.replace(/requires_grad/g, '')) || isGradientName(t))) return true;
     return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
   }
