@@ -106,6 +106,9 @@ export function simulateCollective(system: SystemSpec | System, request: Collect
   if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
   const dtype = request.dtype ?? 'fp32';
   if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
+  // sum, avg (ncclAvg divides on the fly) and premulsum (scales while loading) all fuse into the same pass, so the
+  // op does not change the time; it is checked so a typo never passes silently.
+  if (request.op !== undefined && request.op !== 'sum' && request.op !== 'avg' && request.op !== 'premulsum') throw new EngineError(`unknown op '${String(request.op)}'; use sum, avg or premulsum`);
   const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
   const full = options.path === 'full';
   const reuse = pick.run !== undefined && !full && !request.trace;
