@@ -52,6 +52,9 @@ export function looksLikeNcclTests(text: string): boolean {
     /^(?:\[\d+,\d+\]<stdout>:)?#\s+size\s+count/m.test(text);
 }
 
+/** Longest line read; nccl-tests lines are under 200 characters, MPI prefixes and glued NCCL lines included. */
+const MAX_LINE_CHARS = 64 * 1024;
+
 /** Parses every test block in the text. Throws MeasurementParseError when no table is present or a cell is malformed. */
 export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}): { measurements: Measurement[]; warnings: string[] } {
   const lines = splitLines(text);
@@ -68,6 +71,12 @@ export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}
   for (let index = 0; index < lines.length; index++) {
     const lineNo = index + 1;
     const raw = lines[index];
+    // No header, banner or row comes near this length; skipping such a line keeps the per-line regexes cheap
+    // (a 100 MB line of cells took minutes to split, and one long token made the glued-line regex quadratic).
+    if (raw.length > MAX_LINE_CHARS) {
+      warnings.push(`line ${lineNo} is ${raw.length.toLocaleString('en-US')} characters long, too long for nccl-tests output; skipped`);
+      continue;
+    }
     const prefix = MPI_PREFIX.exec(raw);
     const line = prefix ? raw.slice(prefix[0].length) : raw;
     const column0 = prefix ? prefix[0].length : 0;
