@@ -1,6 +1,6 @@
 // Reads torchrun and Slurm (srun / #SBATCH) command lines out of a shell script: how many nodes and how many
 // processes per node. Simple shell variables set earlier in the script ($NNODES, ${GPUS:-8}) are expanded.
-import { ConfigError, type ConfigIssue } from './positioned';
+import { ConfigError, MAX_CONFIG_BYTES, type ConfigIssue } from './positioned';
 import type { Located, RunPart } from './run-part';
 
 interface Token {
@@ -58,6 +58,11 @@ function countOf(setting: Setting, flag: string, value: string): number | undefi
 }
 
 export function parseLauncherScript(text: string, fileName: string): RunPart {
+  // Launch scripts are small, like the config files; a huge one is refused before its lines are tokenised
+  // (a 100 MB command line took about a minute).
+  if (text.length > MAX_CONFIG_BYTES) {
+    throw new ConfigError(fileName, [{ message: `file is larger than ${MAX_CONFIG_BYTES / 1024} KiB; launch scripts are small`, line: 1, column: 1, path: [] }]);
+  }
   const variables = new Map<string, string>();
   const found = new Map<Setting, Located<number>>();
   const notes: string[] = [];
