@@ -89,11 +89,17 @@ export class LossTracer {
     const s = this.model.syntax;
     const factors = s.factors(expr);
     const tensorIndex = factors.findIndex((f) => f.sign === 1 && s.numberValue(f.node) === undefined && !this.isSize(f.node, fn));
+    // The tensor's own history first (replaying its assignments may start the account afresh), then the factors
+    // written here.
+    if (tensorIndex >= 0) this.fromTensor(unparen(factors[tensorIndex].node), fn, before, acc, depth);
     factors.forEach((f, i) => {
       if (i !== tensorIndex) this.addTerm(f.node, f.sign, fn, acc);
     });
-    if (tensorIndex < 0) return;
-    let tensor = unparen(factors[tensorIndex].node);
+  }
+
+  private fromTensor(start: PyNode, fn: FunctionInfo, before: number, acc: Mutable, depth: number): void {
+    const s = this.model.syntax;
+    let tensor = start;
     while (tensor.type === 'call' && SCALE_WRAPPERS.has(s.calleeName(tensor)) && s.args(tensor).positional[0]) tensor = unparen(s.args(tensor).positional[0]);
     if (tensor.type === 'call') {
       const name = s.calleeName(tensor);
@@ -107,17 +113,16 @@ export class LossTracer {
         return;
       }
       if (name === 'compute_average_loss') acc.terms.push({ node: tensor, sign: -1, size: { kind: 'global-count' } }), (acc.exponent -= 1);
-      const local = this.model.resolveCall(tensor) ?? (tensor.type === 'call' && child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
+      const local = this.model.resolveCall(tensor) ?? (child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
       if (local && local !== fn) {
-        const before = acc.terms.length;
+        const count = acc.terms.length;
         this.fromReturns(local, acc, depth);
-        if (GENERIC_HELPER.test(local.name)) acc.terms = [...acc.terms.slice(0, before), ...acc.terms.slice(before).map((t) => ({ ...t, node: tensor, viaCall: true }))];
+        if (GENERIC_HELPER.test(local.name)) acc.terms = [...acc.terms.slice(0, count), ...acc.terms.slice(count).map((t) => ({ ...t, node: tensor, viaCall: true }))];
       }
       return;
     }
     const root = this.rootName(tensor);
-    if (!root) return;
-    this.fromAssignments(root, fn, before, acc, depth);
+    if (root) this.fromAssignments(root, fn, before, acc, depth);
   }
 
   private isDifferentiableAverage(call: PyNode): boolean {
