@@ -7,7 +7,8 @@ export class TopologyBuilder {
   readonly vertices: Vertex[] = [];
   readonly links: Link[] = [];
   private readonly vertexIds = new Set<string>();
-  private readonly linkIndex = new Map<string, number>();
+  /** Built on the first lookup by name: large NVSwitch clusters keep link indices and never need it. */
+  private linkIndex: Map<string, number> | undefined;
 
   vertex(id: string, kind: VertexKind, label: string, node: number): string {
     if (!this.vertexIds.has(id)) {
@@ -17,7 +18,7 @@ export class TopologyBuilder {
     return id;
   }
 
-  /** Adds both directions of a full-duplex link and returns [forward, backward] indices. */
+  /** Adds both directions of a full-duplex link (each pair is added once) and returns [forward, backward] indices. */
   duplex(a: string, b: string, GBps: GBps, latencyUs: Micros, kind: LinkKind): [number, number] {
     if (!(GBps > 0) || !Number.isFinite(GBps)) throw new EngineError(`link ${a}↔${b} needs a positive bandwidth, got ${GBps} GB/s`);
     if (!(latencyUs >= 0) || !Number.isFinite(latencyUs)) throw new EngineError(`link ${a}↔${b} needs a non-negative latency, got ${latencyUs} µs`);
@@ -26,16 +27,15 @@ export class TopologyBuilder {
 
   private add(from: string, to: string, GBps: GBps, latencyUs: Micros, kind: LinkKind): number {
     const id = `${from}->${to}`;
-    const existing = this.linkIndex.get(id);
-    if (existing !== undefined) return existing;
     const index = this.links.length;
     this.links.push({ id, from, to, GBps, latencyUs, kind });
-    this.linkIndex.set(id, index);
+    this.linkIndex?.set(id, index);
     return index;
   }
 
   /** Index of the directed link from → to; a missing link is a bug in a fabric builder. */
   link(from: string, to: string): number {
+    if (!this.linkIndex) this.linkIndex = new Map(this.links.map((l, i) => [l.id, i]));
     const index = this.linkIndex.get(`${from}->${to}`);
     if (index === undefined) throw new Error(`no link ${from}->${to}`);
     return index;

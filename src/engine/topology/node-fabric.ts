@@ -75,7 +75,8 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     if (perSwitch > 0) {
       const sw = b.vertex(`${p}pcisw${Math.floor(i / perSwitch)}`, 'pcie-switch', `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`, node);
       b.duplex(gpuIds[i], sw, pcie, pcieUs, 'pcie');
-      b.duplex(sw, cpuIds[socket], pcie, pcieUs, 'pcie');
+      // One uplink per switch, added with the switch's first GPU.
+      if (i % perSwitch === 0) b.duplex(sw, cpuIds[socket], pcie, pcieUs, 'pcie');
       chains.push([gpuIds[i], sw, cpuIds[socket]]);
     } else {
       b.duplex(gpuIds[i], cpuIds[socket], pcie, pcieUs, 'pcie');

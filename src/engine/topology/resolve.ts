@@ -64,24 +64,43 @@ export function resolveSystem(spec: SystemSpec): System {
     // Cross-rail and cross-leaf traffic goes up to the spine layer, modelled as one non-blocking switch.
     const spine = b.vertex('spine', 'switch', 'spine switches', -1);
     const leafIds: string[][] = [];
+    const leafUp: number[][] = [];
+    const leafDown: number[][] = [];
     for (let r = 0; r < nicsPerNode; r++) {
       leafIds.push([]);
+      leafUp.push([]);
+      leafDown.push([]);
       for (let l = 0; l < leaves; l++) {
         const leaf = b.vertex(`rail${r}.leaf${l}`, 'switch', `rail ${r} leaf ${l}`, -1);
         leafIds[r].push(leaf);
-        b.duplex(leaf, spine, nicGBps * Math.min(NODES_PER_LEAF, nodes), K.NETWORK_SWITCH_HOP_US, 'network');
+        const [up, down] = b.duplex(leaf, spine, nicGBps * Math.min(NODES_PER_LEAF, nodes), K.NETWORK_SWITCH_HOP_US, 'network');
+        leafUp[r].push(up);
+        leafDown[r].push(down);
       }
     }
+    // Link indices kept as built, so routes never look links up by name.
+    const nicToLeaf: number[][] = [];
+    const leafToNic: number[][] = [];
+    const gpuToNic: number[][] = [];
+    const nicToGpu: number[][] = [];
     for (let n = 0; n < nodes; n++) {
       const p = vertexPrefix(nodes, n);
+      nicToLeaf.push([]);
+      leafToNic.push([]);
+      gpuToNic.push([]);
+      nicToGpu.push([]);
       for (let r = 0; r < nicsPerNode; r++) {
         const nic = b.vertex(`${p}nic${r}`, 'nic', `node ${n} · NIC ${r}`, n);
-        b.duplex(nic, leafIds[r][Math.floor(n / NODES_PER_LEAF)], nicGBps, nicUs, 'network');
+        const [up, down] = b.duplex(nic, leafIds[r][Math.floor(n / NODES_PER_LEAF)], nicGBps, nicUs, 'network');
+        nicToLeaf[n].push(up);
+        leafToNic[n].push(down);
       }
       for (let g = 0; g < gpusPerNode; g++) {
         const r = Math.floor((g * nicsPerNode) / gpusPerNode);
         if (n === 0) nicOfGpu.push(r);
-        b.duplex(nodeFabrics[n].gpuIds[g], `${p}nic${r}`, pcie, K.PCIE_HOP_US, 'pcie');
+        const [up, down] = b.duplex(nodeFabrics[n].gpuIds[g], `${p}nic${r}`, pcie, K.PCIE_HOP_US, 'pcie');
+        gpuToNic[n].push(up);
+        nicToGpu[n].push(down);
       }
     }
     netRoute = (x, y) => {
@@ -89,15 +108,13 @@ export function resolveSystem(spec: SystemSpec): System {
       const ny = Math.floor(y / gpusPerNode);
       const gx = x % gpusPerNode;
       const gy = y % gpusPerNode;
-      const px = vertexPrefix(nodes, nx);
-      const py = vertexPrefix(nodes, ny);
       const rx = nicOfGpu[gx];
       const ry = nicOfGpu[gy];
-      const leafX = leafIds[rx][Math.floor(nx / NODES_PER_LEAF)];
-      const leafY = leafIds[ry][Math.floor(ny / NODES_PER_LEAF)];
-      const path = [b.link(nodeFabrics[nx].gpuIds[gx], `${px}nic${rx}`), b.link(`${px}nic${rx}`, leafX)];
-      if (leafX !== leafY) path.push(b.link(leafX, spine), b.link(spine, leafY));
-      path.push(b.link(leafY, `${py}nic${ry}`), b.link(`${py}nic${ry}`, nodeFabrics[ny].gpuIds[gy]));
+      const lx = Math.floor(nx / NODES_PER_LEAF);
+      const ly = Math.floor(ny / NODES_PER_LEAF);
+      const path = [gpuToNic[nx][gx], nicToLeaf[nx][rx]];
+      if (rx !== ry || lx !== ly) path.push(leafUp[rx][lx], leafDown[ry][ly]);
+      path.push(leafToNic[ny][ry], nicToGpu[ny][gy]);
       return path;
     };
     label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
