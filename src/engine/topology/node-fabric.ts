@@ -71,7 +71,8 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   // parents[g] is the chain of vertices from the GPU up to its root complex.
   const chains: string[][] = [];
   for (let i = 0; i < g && pcieTree; i++) {
-    const socket = Math.floor(i / perSocket);
+    // A PCIe switch hangs off one root complex: the socket of the first GPU behind it.
+    const socket = perSwitch > 0 ? Math.floor((Math.floor(i / perSwitch) * perSwitch) / perSocket) : Math.floor(i / perSocket);
     if (perSwitch > 0) {
       const sw = b.vertex(`${p}pcisw${Math.floor(i / perSwitch)}`, 'pcie-switch', `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`, node);
       b.duplex(gpuIds[i], sw, pcie, pcieUs, 'pcie');
@@ -92,8 +93,8 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     const up = chains[x];
     const down = chains[y];
     if (hostStaged) {
-      const host = hostIds[Math.floor(x / perSocket)];
       const cpuX = up[up.length - 1];
+      const host = hostIds[cpuIds.indexOf(cpuX)];
       const cpuY = down[down.length - 1];
       // The sender writes the staging buffer and the receiver reads it back: both pass through the same DRAM,
       // whose bandwidth reads and writes share, so the route crosses the memory link twice.
