@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import {
-  compareDataset, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
+  compareDataset, EngineError, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
 } from '../../engine/index';
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
@@ -58,8 +58,13 @@ export function validateAll(calibrationDir: string, systemsDir: string): Validat
       throw new UsageError(`${file}: not valid JSON (${(error as Error).message})`);
     }
     const { spec, source } = systemFor(file, dataset, systemsDir);
-    const system = resolveSystem(spec);
-    return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
+    try {
+      const system = resolveSystem(spec);
+      return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
+    } catch (error) {
+      if (error instanceof EngineError) throw new UsageError(`${basename(file)}: ${error.message}`);
+      throw error;
+    }
   });
 }
 
