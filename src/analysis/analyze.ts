@@ -12,7 +12,7 @@ import { FunctionFlow } from './flow';
 import { FactBuilder } from './facts';
 import { Judge } from './judge';
 import { implicitVerdicts } from './implicit';
-import { selectUnits, splitTopLevel, type Unit } from './select';
+import { selectUnits, splitTopLevel } from './select';
 import { FindingWriter } from './findings';
 import { applyIgnoreComments } from './ignore';
 import type { AnalysisOptions, AnalysisResult, Finding } from './types';
@@ -75,18 +75,9 @@ function parseModule(parser: Parser, text: string, budgetMs: number, notes: stri
     }
     const language = parser.language!;
     const tops = root.children.filter((c): c is NonNullable<typeof c> => c !== null);
-    let keep = tops.map(() => true);
-    if (!includedRanges) {
-      const units: Unit[] = tops.map((c) => {
-        const def = c.type === 'decorated_definition' ? c.childForFieldName('definition') : c;
-        const name = def && (def.type === 'function_definition' || def.type === 'class_definition') ? def.childForFieldName('name')?.text : undefined;
-        return { start: c.startIndex, end: c.endIndex, defines: name };
-      });
-      keep = selectUnits(text, units);
-    }
+    // Small files are copied whole; large ones were already cut down to their relevant statements.
     let truncated = false;
-    tops.forEach((top, i) => {
-      if (!keep[i]) return;
+    tops.forEach((top) => {
       const cursor = top.walk();
       const copy = copySubtree(cursor, language);
       cursor.delete();

@@ -115,7 +115,7 @@ export class ReductionFinder {
       const axis = argOf('axis_name', 1).value;
       return { call, framework: 'jax', op: { kind: name === 'pmean' ? 'avg' : 'sum' }, tensor, group: groupText(axis), asyncOp: false, jaxName: name };
     }
-    if (/^(all_reduce|all_reduce_coalesced|all_reduce_multigpu|reduce|reduce_multigpu|all_reduce_base)$/.test(name)) {
+    if (/^(all_reduce|all_reduce_coalesced|all_reduce_multigpu|reduce|reduce_multigpu|all_reduce_base|reduce_scatter|reduce_scatter_tensor|reduce_scatter_coalesced|_reduce_scatter_base)$/.test(name)) {
       if (objText && /strategy/i.test(objText) && name === 'reduce') {
         const op = argOf('reduce_op', 0);
         const tensor = argOf('value', 1).value;
@@ -135,6 +135,14 @@ export class ReductionFinder {
         return { call, framework, op: this.opFrom(first, first, 'sum', paramNames), tensor: pos[1], asyncOp: false, scale: kw.get('scale')?.value };
       }
       if (name.startsWith('reduce') && (!objText || !this.isTorchDist(objText) || /functools/.test(objText))) return undefined;
+      if (name.startsWith('reduce_scatter') || name === '_reduce_scatter_base') {
+        // reduce_scatter(output, input): each rank receives its shard of the sum.
+        const output = argOf('output', 0).value;
+        const input = argOf('input', 1).value ?? argOf('input_list', 1).value;
+        if (!output || !input) return undefined;
+        const op = argOf('op', 2);
+        return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor: input, output, group: groupText(argOf('group', 3).value), asyncOp };
+      }
       if (!this.isTorchDist(objText)) return undefined;
       const tensor = argOf('tensor', 0).value ?? argOf('tensor_list', 0).value;
       if (!tensor) return undefined;

@@ -169,8 +169,10 @@ export class SizeClassifier {
 
   private classifyName(n: PyNode, text: string, env: Env, depth: number): SizeClass {
     const resolved = this.classifyNameValue(n, text, env, depth);
-    // `WORLD_SIZE = 8` is how examples spell the world size, not a hard-coded divisor.
-    return resolved.kind === 'const' && isStrongWorld(text) ? { kind: 'world' } : resolved;
+    // `WORLD_SIZE = 8` or `BATCH_SIZE_PER_REPLICA = 64` say what the number is: the name wins over the constant.
+    if (resolved.kind !== 'const') return resolved;
+    const named = this.byName(text.split('.').pop() ?? text);
+    return named.kind === 'unknown' || named.kind === 'neutral' ? resolved : { ...named, value: resolved.value };
   }
 
   private classifyNameValue(n: PyNode, text: string, env: Env, depth: number): SizeClass {
