@@ -100,7 +100,14 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
       }
       let capFlow = -1;
       for (let f = 0; f < n; f++) if (!frozen[f] && flows.capRate[f] < share) { share = flows.capRate[f]; capFlow = f; }
-      const freeze = (f: number): void => {
+      const byCap = capFlow >= 0;
+      if (!byCap && tight < 0) throw new Error('a flow crosses no resource');
+      // Fix the rate of every flow held by the tightest constraint and take its use off the other resources.
+      const first = byCap ? 0 : onStart[tight];
+      const last = byCap ? n : onStart[tight + 1];
+      for (let i = first; i < last; i++) {
+        const f = byCap ? i : onFlow[i];
+        if (frozen[f] || (byCap && flows.capRate[f] > share)) continue;
         frozen[f] = 1;
         rate[f] = share;
         unfrozen--;
@@ -110,16 +117,8 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
           residual[id] = Math.max(0, residual[id] - use * share);
           demand[id] -= use;
         }
-      };
-      if (capFlow >= 0) {
-        for (let f = 0; f < n; f++) if (!frozen[f] && flows.capRate[f] <= share) freeze(f);
-      } else if (tight >= 0) {
-        for (let k = onStart[tight]; k < onStart[tight + 1]; k++) if (!frozen[onFlow[k]]) freeze(onFlow[k]);
-        demand[tight] = 0;
-      } else {
-        // Flows that cross no resource and have no ceiling cannot be timed.
-        throw new Error('a flow crosses no resource');
       }
+      if (!byCap) demand[tight] = 0;
     }
     let step = Infinity;
     for (let f = 0; f < n; f++) if (active[f]) step = Math.min(step, remaining[f] / rate[f]);
