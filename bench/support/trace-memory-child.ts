@@ -2,43 +2,12 @@
 // dist/extension.js against the test stand-in for `vscode`, activates it, measures memory, then opens a trace file
 // through the extension's own Open Trace command (read, parse, convert, show in the timeline, post the chunks once
 // the page says it is ready) and measures again after a full GC. Prints one JSON line.
-import Module from 'node:module';
-import { join } from 'node:path';
 import * as fake from '../../test/unit/extension/fixtures/fake-vscode';
+import { activateBundle, installVscodeStandIn, runChild } from './vscode-stand-in';
 
 const [root, tracePath] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!root || !tracePath || !gc) throw new Error('usage: node --expose-gc trace-memory-child.cjs <repo root> <trace file>');
-
-/**
- * VS Code's host serialises each webview message and hands it to the renderer process; it keeps nothing. The
- * stand-in panel records messages for tests, which would keep every chunk alive, so here posting serialises and
- * drops the message as the real host does.
- */
-let postedBytes = 0;
-let postedMessages = 0;
-const vscode = {
-  ...fake,
-  window: {
-    ...fake.window,
-    createWebviewPanel: (viewType: string, title: string) => {
-      const panel = fake.window.createWebviewPanel(viewType, title);
-      panel.webview.postMessage = async (message: { type: string }) => {
-        postedBytes += JSON.stringify(message).length;
-        postedMessages++;
-        return true;
-      };
-      return panel;
-    },
-  },
-};
-const VSCODE_ID = join(root, 'out', 'bench', 'vscode-stand-in.cjs');
-const M = Module as unknown as { _resolveFilename: (r: string, ...rest: unknown[]) => string; _cache: Record<string, unknown> };
-const resolve = M._resolveFilename;
-M._resolveFilename = function (request: string, ...rest: unknown[]) {
-  return request === 'vscode' ? VSCODE_ID : resolve.call(this, request, ...rest);
-};
-M._cache[VSCODE_ID] = { id: VSCODE_ID, filename: VSCODE_ID, loaded: true, exports: vscode };
 
 const MiB = 2 ** 20;
 function settledMemory(): NodeJS.MemoryUsage {
@@ -48,20 +17,19 @@ function settledMemory(): NodeJS.MemoryUsage {
   return process.memoryUsage();
 }
 
-async function main(): Promise<void> {
-  const bundle = join(root, 'dist', 'extension.js');
-  const extension = Module.createRequire(bundle)(bundle) as { activate(c: unknown): { ctx: { panels: { activeTraceView?: { trace?: { spans: unknown[]; lanes: unknown[] } } } } } };
-  const api = extension.activate({ extensionUri: fake.Uri.file(root), globalStorageUri: fake.Uri.file(join(root, 'out', 'bench', 'storage')), subscriptions: [] });
+runChild(async () => {
+  const { posted } = installVscodeStandIn(root);
+  const api = activateBundle(root);
   const before = settledMemory();
   const started = performance.now();
   await fake.commands.executeCommand('collectiveProfiler.openTrace', fake.Uri.file(tracePath));
   const panel = fake.recorded.panels.at(-1);
   if (!panel) throw new Error(`Open Trace showed no panel: ${fake.recorded.messages.concat(fake.recorded.logs).join('; ')}`);
-  // The page announces it is ready; the host then posts the trace, in chunks for a big one.
-  // Its handler runs behind the dispatcher's validation, so the posts land a turn later.
+  // The page announces it is ready; the host then posts the trace, in chunks for a big one. Its handler runs
+  // behind the dispatcher's validation, so the posts land a turn later.
   await panel.fromWebview({ type: 'ready', panel: 'timeline' });
   await new Promise((done) => setImmediate(done));
-  if (postedMessages === 0) throw new Error(`the timeline was never sent the trace: ${fake.recorded.logs.join('; ')}`);
+  if (posted.messages === 0) throw new Error(`the timeline was never sent the trace: ${fake.recorded.logs.join('; ')}`);
   const openMs = performance.now() - started;
   const after = settledMemory();
   const trace = api.ctx.panels.activeTraceView?.trace;
@@ -76,13 +44,8 @@ async function main(): Promise<void> {
     openMs,
     spans: trace.spans.length,
     lanes: trace.lanes.length,
-    postedMessages,
-    postedMB: postedBytes / MiB,
+    postedMessages: posted.messages,
+    postedMB: posted.bytes / MiB,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-main().then(() => process.exit(0), (error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
 });

@@ -1,5 +1,6 @@
 // The editor benchmarks' pieces: the generated Chrome trace is a real trace the extension reads back span for
-// span, and the host-memory child opens it through the real bundle and reports sane figures.
+// span, the host-memory child opens it through the real bundle and reports sane figures, and the per-edit child
+// gets real diagnostics and predicted lenses from the providers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeChromeTrace } from '../../../bench/support/chrome-trace';
 import { readTraceFile } from '../../../src/extension/glue/trace-file';
-import { measureHostMemory } from '../../../bench/editor.bench';
+import { measureEditorPasses, measureHostMemory } from '../../../bench/editor.bench';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 
@@ -35,7 +36,9 @@ test('the generator is deterministic, so a cached file is reused only when it is
   assert.equal(readFileSync(join(dir, 'a.json'), 'utf8'), readFileSync(join(dir, 'b.json'), 'utf8'));
 });
 
-test('the host-memory child opens a trace through Open Trace and posts it to the timeline', { skip: existsSync(join(ROOT, 'dist', 'extension.js')) ? false : 'dist/extension.js is missing: run npm run build' }, async () => {
+const NEEDS_BUNDLE = existsSync(join(ROOT, 'dist', 'extension.js')) ? false : 'dist/extension.js is missing: run npm run build';
+
+test('the host-memory child opens a trace through Open Trace and posts it to the timeline', { skip: NEEDS_BUNDLE }, async () => {
   const result = await measureHostMemory(20_000);
   assert.equal(result.spans, 20_000);
   assert.equal(result.lanes, 64);
@@ -45,4 +48,15 @@ test('the host-memory child opens a trace through Open Trace and posts it to the
   assert.ok(result.baselineRssMB > 10 && result.peakRssMB >= result.baselineRssMB);
   // Holding 20,000 spans costs some heap, and nowhere near a gigabyte.
   assert.ok(result.heapUsedMB > 0.5 && result.heapUsedMB < 200, `heap grew by ${result.heapUsedMB} MB`);
+});
+
+test('the per-edit child gets the summed-gradient diagnostic and predicted lenses from the providers', { skip: NEEDS_BUNDLE }, async () => {
+  const result = await measureEditorPasses(1);
+  assert.equal(result.timesMs.length, 1);
+  assert.ok(result.timesMs[0] > 0 && result.firstMs > 0);
+  assert.ok(result.lines >= 3000);
+  assert.equal(result.findings, 1);
+  // Two dist.all_reduce calls get predictions on the default system; the finding gets its warning lens.
+  assert.equal(result.titles.filter((t) => /^≈ .* busbw/.test(t)).length, 2, result.titles.join(' | '));
+  assert.ok(result.titles.some((t) => t.includes('CP001')), result.titles.join(' | '));
 });
