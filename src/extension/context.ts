@@ -28,11 +28,15 @@ export class Ctx implements vscode.Disposable {
   /** Bumped on every system change, so a resolution started before the change is not cached after it. */
   systemGeneration = 0;
 
+  /** Warnings on the rows of measurement files whose busbw is well below the model (Compare with Model). */
+  readonly measurementWarnings: vscode.DiagnosticCollection;
+
   constructor(readonly extension: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Collective Profiler', { log: true });
+    this.measurementWarnings = vscode.languages.createDiagnosticCollection('collective-profiler-measurements');
     this.current = this.readAndReport();
     this.disposables.push(
-      this.log, this.settingsChanged, this.systemChanged,
+      this.log, this.settingsChanged, this.systemChanged, this.measurementWarnings,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('collectiveProfiler')) return;
         const systemBefore = `${this.current.system}|${this.current.nodes}`;

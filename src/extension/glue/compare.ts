@@ -1,38 +1,53 @@
-// "Is my bandwidth normal?": each measured size against the model's busbw at that size (log-interpolated between
-// swept sizes). A size is flagged below 70 % of what the model expects, as the measured-vs-model issue asks.
-import type { SweepRow } from '../../engine/index';
+// "Is my bandwidth normal?" in the editor: which system a measurement is judged against, and warnings on the rows
+// of the measurement file whose busbw falls below 70 % of the model's (native/compare.ts does the comparing).
+import type { SystemSpec } from '../../engine/index';
 
-export const FLAG_RATIO = 0.7;
-
-export interface ComparedRow {
+export interface FlaggedRow {
   readonly bytes: number;
   readonly measuredBusbwGBps: number;
   readonly expectedBusbwGBps: number;
   readonly ratio: number;
   readonly flagged: boolean;
+  /** 1-based line of the measured row in its file, when the importer knew it. */
+  readonly line?: number;
 }
 
-/** The model's busbw at `bytes`, interpolated in log(size); clamped to the sweep's ends. */
-export function expectedBusbwAt(model: readonly SweepRow[], bytes: number): number {
-  if (model.length === 0) return 0;
-  if (bytes <= model[0].bytes) return model[0].busbwGBps;
-  for (let i = 1; i < model.length; i++) {
-    if (model[i].bytes >= bytes) {
-      const a = model[i - 1];
-      const b = model[i];
-      const t = (Math.log(bytes) - Math.log(a.bytes)) / (Math.log(b.bytes) - Math.log(a.bytes));
-      return a.busbwGBps + t * (b.busbwGBps - a.busbwGBps);
-    }
-  }
-  return model[model.length - 1].busbwGBps;
+/** A flagged size as a warning on its row of the measurement file (0-based line). */
+export interface RowWarning {
+  readonly line: number;
+  readonly message: string;
 }
 
-export function compareMeasured(rows: readonly { bytes: number; busbwGBps: number }[], model: readonly SweepRow[], minBytes = 0): ComparedRow[] {
+const size = (bytes: number) => (bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${+(bytes / 2 ** 20).toFixed(2)} MiB` : bytes >= 1024 ? `${+(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`);
+
+/** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
+export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold: number): RowWarning[] {
   return rows
-    .filter((r) => r.bytes > 0 && r.bytes >= minBytes)
-    .map((r) => {
-      const expected = expectedBusbwAt(model, r.bytes);
-      const ratio = expected > 0 ? r.busbwGBps / expected : 1;
-      return { bytes: r.bytes, measuredBusbwGBps: r.busbwGBps, expectedBusbwGBps: expected, ratio, flagged: expected > 0 && ratio < FLAG_RATIO };
-    });
+    .filter((r) => r.flagged && r.line !== undefined && r.line >= 1)
+    .map((r) => ({
+      line: r.line! - 1,
+      message: `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel} (below ${Math.round(threshold * 100)}%).`,
+    }));
+}
+
+/**
+ * A preset describes one box; a measurement may span several. The preset is stretched to the measured ranks
+ * (nodes from the file, GPUs per node = ranks ÷ nodes) as the CLI's compare does. Undefined when it cannot be.
+ */
+export function presetScaling(ranks: number, nodes: number | undefined): { nodes: number; gpusPerNode: number } | undefined {
+  const n = nodes && nodes > 0 ? nodes : 1;
+  return ranks > 0 && ranks % n === 0 ? { nodes: n, gpusPerNode: ranks / n } : undefined;
+}
+
+/** The GPU family in a device name ("NVIDIA A100-SXM4-40GB" → "A100"), for telling a mismatched system apart. */
+export function gpuFamily(name: string): string | undefined {
+  return /\b(GB200|GH200|B200|H200|H100|A100|A10|L40S|V100|RTX ?\d{4}|T4|K80|MI\d{3})/i.exec(name)?.[1].replace(/\s/g, '').toUpperCase();
+}
+
+/** A note when the measured GPUs are not the system's, because then a low ratio says nothing about health. */
+export function gpuMismatch(measuredGpuNames: readonly string[], spec: SystemSpec): string | undefined {
+  const measured = measuredGpuNames.map(gpuFamily).find((f) => f !== undefined);
+  const modelled = gpuFamily(spec.gpu);
+  if (!measured || !modelled || measured === modelled) return undefined;
+  return `the measurement ran on ${measured} GPUs but the selected system has ${modelled}; select a matching system for a fair comparison`;
 }

@@ -3,13 +3,15 @@
 // selected one.
 import * as vscode from 'vscode';
 import { gunzipSync } from 'node:zlib';
-import { resolveSystem, sweepAllReduce, type System } from '../../engine/index';
-import { importMeasurementBytes, type ImportResult } from '../../native/import/index';
+import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
+import { importMeasurementBytes, type ImportResult, type Measurement } from '../../native/import/index';
+import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries } from '../glue/charts-data';
 import { MAX_MEASUREMENT_BYTES, refuseLargeFile } from '../glue/file-limits';
-import { compareMeasured } from '../glue/compare';
+import { gpuMismatch, presetScaling, rowWarnings } from '../glue/compare';
+import { parseSystemChoice } from '../glue/system-choice';
 import { withCancellableProgress } from '../progress';
 
 async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined> {
@@ -36,18 +38,26 @@ export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<Import
   return result;
 }
 
-/** The system to compare against: the one the log describes, else the selected one. */
-async function comparisonSystem(ctx: Ctx, result: ImportResult): Promise<{ system: System; label: string; fromLog: boolean }> {
+/**
+ * The system a measurement is judged against: the one the log describes; else the selected preset stretched to the
+ * measured ranks; else the selected system as it is (the comparison then says if the ranks differ).
+ */
+async function comparisonSystem(ctx: Ctx, result: ImportResult, measurement: Measurement): Promise<{ system: System; label: string; note?: string }> {
   if (result.system) {
     try {
       const system = resolveSystem(result.system);
-      return { system, label: `${system.label} (from the log)`, fromLog: true };
+      return { system, label: `${system.label} (from the log)` };
     } catch (error) {
       ctx.log.warn(`The system described by the log cannot be simulated (${error instanceof Error ? error.message : String(error)}); using the selected one.`);
     }
   }
   const selected = await requireSystem(ctx);
-  return { system: selected.system, label: selected.label, fromLog: false };
+  const choice = parseSystemChoice(ctx.settings.system);
+  const scaling = presetScaling(measurement.ranks, Number(measurement.meta.nodes ?? 0) || undefined);
+  const spec = choice.kind === 'preset' && scaling ? presetSystem(choice.name, scaling) : undefined;
+  const system = spec ? resolveSystem(spec) : selected.system;
+  const gpuNames = Array.isArray(measurement.meta.gpuNames) ? (measurement.meta.gpuNames as readonly string[]).map(String) : [];
+  return { system, label: system.label, note: gpuMismatch(gpuNames, system.spec) };
 }
 
 export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void> {
@@ -69,28 +79,35 @@ export async function compareWithModel(ctx: Ctx, uri?: unknown): Promise<void> {
 
 async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult): Promise<void> {
   const name = file.path.split('/').pop() ?? '';
-  const measurements = result.measurements.filter((m) => m.rows.length > 0);
-  if (measurements.length === 0) {
-    void vscode.window.showInformationMessage(`${name} holds no timed sizes to chart${result.system ? '; its system was read (see the log).' : '.'}`);
+  const measurement = result.measurements.find((m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective));
+  if (!measurement) {
+    const found = result.measurements.map((m) => `${m.collective} (${m.rows.length} sizes)`).join(', ') || 'nothing timed';
+    void vscode.window.showInformationMessage(`${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model (found ${found}).`);
     return;
   }
-  const { system, label } = await comparisonSystem(ctx, result);
-  const allreduce = measurements.filter((m) => m.collective === 'allreduce');
-  const rows = (allreduce.length > 0 ? allreduce : measurements).flatMap((m) => m.rows);
-  const sizes = rows.map((r) => r.bytes).filter((b) => b > 0);
-  const minBytes = Math.max(8, Math.min(...sizes));
-  const maxBytes = Math.max(minBytes * 2, Math.max(...sizes));
-  const model = sweepAllReduce(system, { minBytes, maxBytes, factor: 2 });
-  const comparison = compareMeasured(rows, model);
-  const flagged = comparison.filter((c) => c.flagged);
+  const { system, label, note } = await comparisonSystem(ctx, result, measurement);
+  const compared = compareMeasurement(measurement, system);
+  // compareMeasurement keeps usableRows' order, so the source lines line up by index.
+  const lines = usableRows(measurement).map((r) => r.line);
+  const rows = compared.rows.map((r, i) => ({ ...r, line: lines[i] }));
+  const sizes = rows.map((r) => r.bytes);
+  const minBytes = Math.max(1, Math.min(...sizes));
+  const model = sweepAllReduce(system, { minBytes, maxBytes: Math.max(minBytes * 2, Math.max(...sizes)), factor: 2 });
   ctx.panels.showCharts({
     title: `${name}: measured vs model on ${label}`, system: label,
     sweeps: [{ label: `model: ${label}`, rows: model }],
-    measured: measurements.map((m, i) => measuredSeries(`measured: ${m.collective}${measurements.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
+    measured: result.measurements.filter((m) => m.rows.length > 0).map((m, i, all) => measuredSeries(`measured: ${m.collective}${all.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
   });
-  const summary = flagged.length === 0
-    ? `${name}: every measured size reaches at least 70% of the model's busbw on ${label}.`
-    : `${name}: ${flagged.length} of ${comparison.length} sizes reach less than 70% of the model's busbw on ${label} (smallest ratio ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}%).`;
+  ctx.measurementWarnings.set(file, rowWarnings(rows, label, compared.threshold).map((w) => {
+    const diagnostic = new vscode.Diagnostic(new vscode.Range(w.line, 0, w.line, Number.MAX_SAFE_INTEGER), w.message, vscode.DiagnosticSeverity.Warning);
+    diagnostic.source = 'Collective Profiler';
+    return diagnostic;
+  }));
+  const flagged = rows.filter((r) => r.flagged);
+  const verdict = flagged.length === 0
+    ? `${name}: every measured size reaches at least ${Math.round(compared.threshold * 100)}% of the model's busbw on ${label}.`
+    : `${name}: ${flagged.length} of ${rows.length} sizes reach less than ${Math.round(compared.threshold * 100)}% of the model's busbw on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}%).`;
+  const summary = note ? `${verdict} Note: ${note}.` : verdict;
   ctx.log.info(summary);
   void vscode.window.showInformationMessage(summary);
 }

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { parseSystemChoice, statusBarText, systemPickItems } from '../../../src/extension/glue/system-choice';
 import { refuseLargeFile, MAX_TRACE_BYTES } from '../../../src/extension/glue/file-limits';
 import { traceMessages } from '../../../src/extension/glue/trace-chunks';
-import { compareMeasured, expectedBusbwAt } from '../../../src/extension/glue/compare';
-import type { SweepRow, Trace } from '../../../src/engine/index';
+import { rowWarnings, presetScaling, gpuFamily, gpuMismatch } from '../../../src/extension/glue/compare';
+import { presetSystem, type Trace } from '../../../src/engine/index';
 
 test('the system setting names a preset or a file', () => {
   assert.deepEqual(parseSystemChoice('DGX-H100'), { kind: 'preset', name: 'dgx-h100' });
@@ -43,11 +43,23 @@ test('big traces are posted in chunks; small ones in one message', () => {
   assert.equal(chunked[0].type === 'traceBegin' && chunked[0].totalSpans, 12);
 });
 
-test('measured busbw is compared with the model at the same size and flagged below 70%', () => {
-  const model: SweepRow[] = [1, 4, 16].map((mb, i) => ({ bytes: mb * 2 ** 20, count: 0, dtype: 'fp32', timeUs: 1, algbwGBps: 1, busbwGBps: [10, 30, 50][i], algorithm: 'ring', protocol: 'Simple' }));
-  assert.equal(expectedBusbwAt(model, 2 ** 21), 20);
-  assert.equal(expectedBusbwAt(model, 1), 10);
-  assert.equal(expectedBusbwAt(model, 2 ** 40), 50);
-  const rows = compareMeasured([{ bytes: 2 ** 20, busbwGBps: 9 }, { bytes: 2 ** 24, busbwGBps: 30 }], model);
-  assert.deepEqual(rows.map((r) => [r.ratio, r.flagged]), [[0.9, false], [0.6, true]]);
+test('flagged rows become warnings on their own lines; rows without a line or not flagged do not', () => {
+  const rows = [
+    { bytes: 2 ** 20, measuredBusbwGBps: 9, expectedBusbwGBps: 10, ratio: 0.9, flagged: false, line: 20 },
+    { bytes: 2 ** 24, measuredBusbwGBps: 30, expectedBusbwGBps: 50, ratio: 0.6, flagged: true, line: 24 },
+    { bytes: 2 ** 26, measuredBusbwGBps: 30, expectedBusbwGBps: 60, ratio: 0.5, flagged: true },
+  ];
+  assert.deepEqual(rowWarnings(rows, '8× A100 NVSwitch', 0.7), [
+    { line: 23, message: '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70%).' },
+  ]);
+});
+
+test('a preset is stretched to the measured ranks, and a GPU mismatch is named', () => {
+  assert.deepEqual(presetScaling(16, 2), { nodes: 2, gpusPerNode: 8 });
+  assert.deepEqual(presetScaling(8, undefined), { nodes: 1, gpusPerNode: 8 });
+  assert.equal(presetScaling(10, 4), undefined);
+  assert.deepEqual(['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3', 'Tesla K80', 'RTX4090', 'NVIDIA GeForce RTX 3090'].map(gpuFamily), ['A100', 'H100', 'K80', 'RTX4090', 'RTX3090']);
+  assert.match(gpuMismatch(['NVIDIA A100-SXM4-40GB'], presetSystem('dgx-h100')!) ?? '', /ran on A100 GPUs but the selected system has H100/);
+  assert.equal(gpuMismatch(['NVIDIA H100 80GB HBM3'], presetSystem('dgx-h100')!), undefined);
+  assert.equal(gpuMismatch([], presetSystem('dgx-h100')!), undefined);
 });
