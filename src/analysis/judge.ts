@@ -139,6 +139,10 @@ export class Judge {
   judgeFact(fact: Fact): Verdict | undefined {
     const r = fact.reduction;
     const env0 = fact.frames[0].env;
+    // `backward(ctx, grad_output)` of an autograd Function is the transpose of a collective (all_gather's is a
+    // reduce-scatter SUM): summing there is exact, not a training-step scale.
+    const fn0 = fact.frames[0].fn;
+    if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
     if (this.conditions.failingGuard(r.call, env0)) return undefined;
     const op = this.resolveOp(r, env0);
     if (op.kind === undefined || op.kind === 'other') return undefined;

@@ -801,6 +801,24 @@ const CASES: Case[] = [
               optimizer.step()
     `,
   },
+  {
+    name: 'the backward of an autograd Function (a GatherLayer) sums on purpose',
+    text: py`
+      import torch
+      import torch.distributed as dist
+      class GatherLayer(torch.autograd.Function):
+          @staticmethod
+          def forward(ctx, x):
+              out = [torch.zeros_like(x) for _ in range(dist.get_world_size())]
+              dist.all_gather(out, x)
+              return tuple(out)
+          @staticmethod
+          def backward(ctx, *grads):
+              all_gradients = torch.stack(grads)
+              dist.all_reduce(all_gradients)
+              return all_gradients[dist.get_rank()]
+    `,
+  },
 ];
 
 for (const c of CASES) {
