@@ -4,6 +4,7 @@
 // diagnostics + lenses benchmark and the .vsix size are in bench/extension.bench.ts.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Benchmark } from './types';
 import { writeChromeTrace } from './support/chrome-trace';
@@ -84,6 +85,7 @@ function hostMemoryBenchmark(spans: number, target: number, options: { quick?: b
       peakRssMB: last && Number(last.peakRssMB.toFixed(1)),
       baselineRssMB: last && Number(last.baselineRssMB.toFixed(1)),
       openMs: last && Math.round(last.openMs),
+      loadAverage1m: Number(loadavg()[0].toFixed(2)),
       lanes: last?.lanes,
       postedMessages: last?.postedMessages,
     }),
@@ -95,6 +97,8 @@ export interface EditorPass {
   firstMs: number;
   /** One entry per edit: analysis, diagnostics, provideCodeLenses and every resolveCodeLens. */
   timesMs: number[];
+  /** CPU time of the process during each edit (user + system), ms. */
+  cpuMs: number[];
   lines: number;
   findings: number;
   titles: string[];
@@ -106,6 +110,12 @@ export function measureEditorPasses(edits: number): Promise<EditorPass> {
 }
 
 const EDITS = 9;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 
 function editorPassBenchmark(): Benchmark {
   // One child times all the edits; each measure() hands out the next one, so the runner's median is over edits.
@@ -126,7 +136,10 @@ function editorPassBenchmark(): Benchmark {
       }
       return samples.shift()!;
     },
-    extra: () => ({ lines: last?.lines, diagnostics: last?.findings, lenses: last?.titles.length, firstPassMs: last && Math.round(last.firstMs) }),
+    extra: () => ({
+      lines: last?.lines, diagnostics: last?.findings, lenses: last?.titles.length, firstPassMs: last && Math.round(last.firstMs),
+      cpuMsMedian: last && Number(median(last.cpuMs).toFixed(1)), loadAverage1m: Number(loadavg()[0].toFixed(2)),
+    }),
   };
 }
 

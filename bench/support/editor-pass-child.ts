@@ -21,14 +21,19 @@ runChild(async () => {
   const path = `${root}/out/bench/train_3000_lines.py`;
   let findings = 0;
   let titles: string[] = [];
+  // CPU time beside wall time: on a shared machine the wall clock also counts time other processes held the CPU.
+  const cpuMs: number[] = [];
   const pass = async (version: number): Promise<number> => {
     const text = version === 0 ? script : `${script}# edit ${version}\n`;
     const document = { ...fake.document(path, 'python', text), version };
+    const cpuStarted = process.cpuUsage();
     const started = performance.now();
     findings = (await diagnostics.analyse(document)).length;
     const provided = lenses.provideCodeLenses(document);
     const resolved = await Promise.all(provided.map((lens) => lenses.resolveCodeLens!(lens)));
     const elapsed = performance.now() - started;
+    const cpu = process.cpuUsage(cpuStarted);
+    cpuMs.push((cpu.user + cpu.system) / 1000);
     titles = resolved.map((lens) => lens.command?.title ?? '');
     return elapsed;
   };
@@ -36,5 +41,5 @@ runChild(async () => {
   const firstMs = await pass(0);
   const timesMs: number[] = [];
   for (let version = 1; version <= edits; version++) timesMs.push(await pass(version));
-  process.stdout.write(`${JSON.stringify({ firstMs, timesMs, lines: script.split('\n').length, findings, titles })}\n`);
+  process.stdout.write(`${JSON.stringify({ firstMs, timesMs, cpuMs: cpuMs.slice(1), lines: script.split('\n').length, findings, titles })}\n`);
 });

@@ -53,6 +53,7 @@ test('the host-memory child opens a trace through Open Trace and posts it to the
 test('the per-edit child gets the summed-gradient diagnostic and predicted lenses from the providers', { skip: NEEDS_BUNDLE }, async () => {
   const result = await measureEditorPasses(1);
   assert.equal(result.timesMs.length, 1);
+  assert.equal(result.cpuMs.length, 1);
   assert.ok(result.timesMs[0] > 0 && result.firstMs > 0);
   assert.ok(result.lines >= 3000);
   assert.equal(result.findings, 1);
