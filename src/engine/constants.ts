@@ -101,6 +101,12 @@ export function intraStepLatencyScale(smVersion: number): number {
 export const LAUNCH_PER_GPU_US = 4.8;
 
 /**
+ * How sharply host and device time combine (a p-norm; ∞ would be a plain maximum). Iteration-to-iteration jitter
+ * makes the mean of max(host, device) exceed the larger mean when the two are close. Fitted on the single-process runs near their floor (A100 at 1 MiB, GB200 at 2–4 MiB).
+ */
+export const OVERLAP_SHARPNESS = 4;
+
+/**
  * Per-channel throughput ceilings NCCL measured per architecture (tuning.cc), GB/s, by node-count column
  * [1 node, 2 nodes, ≥3 nodes] and architecture [Volta, Ampere, Hopper, Blackwell]. The simulator uses them as the
  * ceiling of what one CTA (channel) can push, i.e. SM-side limits, not link limits.

@@ -24,8 +24,9 @@ test('ring AllReduce spans cover exchange, reduce and broadcast with valid link 
   const lastExchange = Math.max(...trace.spans.filter((s) => s.phase === 'exchange').map((s) => s.endUs));
   const firstBroadcast = Math.min(...trace.spans.filter((s) => s.phase === 'broadcast').map((s) => s.startUs));
   assert.ok(lastExchange <= firstBroadcast);
+  // The device phases account for the time; the host's launches, overlapped, add a little on top.
   const phaseSum = result.phases.exchange + result.phases.reduce + result.phases.broadcast;
-  assert.ok(Math.abs(phaseSum - result.timeUs) < 1e-6 * result.timeUs);
+  assert.ok(phaseSum <= result.timeUs && phaseSum > 0.999 * result.timeUs, `${phaseSum} vs ${result.timeUs}`);
 });
 
 test('without trace no spans are produced; traces of huge systems are capped', () => {
