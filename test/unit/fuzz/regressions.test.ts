@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { importMeasurementText } from '../../../src/native/import/index';
 import { parseSystemFile } from '../../../src/config/system-file';
 import { ConfigError } from '../../../src/config/positioned';
+import { readTraceFile } from '../../../src/extension/glue/trace-file';
 import { rejectionProblem } from './harness';
 
 function importOrReject(text: string): ReturnType<typeof importMeasurementText> | undefined {
@@ -38,4 +39,12 @@ test('Kineto: 50,000 kernels of one size import in linear time (was: quadratic l
 test('system file: an absurd NIC count is refused by the schema with its position (was: 8 s building 65,536 NICs per node)', () => {
   const text = 'gpu: H100-SXM\nnodes: 2\ngpusPerNode: 8\nintraNode: nvswitch\nnic:\n  gbps: 400\n  perNode: 65536\n';
   assert.throws(() => parseSystemFile(text, 'big.system.yaml'), (error: unknown) => error instanceof ConfigError && error.line === 7 && /at most 64/.test(error.message));
+});
+
+test('Chrome trace: 100,000 begin events without ends open in linear time (was: the open stack copied on each, 46 s for 20,000)', () => {
+  const events: object[] = Array.from({ length: 100_000 }, (_, i) => ({ ph: 'B', name: 'step', pid: 1, tid: 1, ts: i }));
+  events.push({ ph: 'X', name: 'kernel', pid: 1, tid: 1, ts: 0, dur: 1 });
+  const { trace, warnings } = readTraceFile(JSON.stringify({ traceEvents: events }), 'truncated.json');
+  assert.equal(trace.spans.length, 1);
+  assert.deepEqual(warnings, []);
 });
