@@ -112,7 +112,8 @@ export class FixBuilder {
       const code = r.framework === 'mpi' ? `${this.text(target)} /= ${world}` : `${this.text(target)}.div_(${world})`;
       return { title: `Divide by ${world}`, edits: [this.edits.insertStatementAfter(stmt, code)] };
     }
-    if (!inPlace && r.framework !== 'torch' && r.framework !== 'mpi') {
+    const returnsResult = r.framework !== 'torch' && (r.framework !== 'mpi' || !r.output);
+    if (!inPlace && returnsResult) {
       return { title: `Divide the result by ${world}`, edits: [this.edits.replace(r.call, `${this.text(r.call)} / ${world}`)] };
     }
     return undefined;

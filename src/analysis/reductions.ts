@@ -149,6 +149,13 @@ export class ReductionFinder {
       const op = argOf('op', name.startsWith('reduce') ? 2 : 1);
       return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor, group: groupText(argOf('group', name.startsWith('reduce') ? 3 : 2).value), asyncOp };
     }
+    if (/^(push_pull|push_pull_async|push_pull_inplace|push_pull_async_inplace)$/.test(name) && objText && /bps|byteps/.test(this.model.moduleOf(objText) ?? objText)) {
+      // BytePS follows Horovod's API: average=True by default.
+      const tensor = argOf('tensor', 0).value;
+      if (!tensor) return undefined;
+      const average = kw.get('average');
+      return { call, framework: 'horovod', op: average ? this.opFrom(average.value, average.node, 'avg', paramNames) : { kind: 'avg' }, tensor, asyncOp: /async/.test(name) };
+    }
     if (/^(allreduce|allreduce_|allreduce_async|allreduce_async_|grouped_allreduce|grouped_allreduce_|Allreduce|Reduce|Iallreduce)$/.test(name)) {
       if (objText && this.isHorovod(objText) && name !== 'Allreduce' && name !== 'Reduce') {
         const tensor = argOf('tensor', 0).value ?? argOf('tensors', 0).value;

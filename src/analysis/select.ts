@@ -2,7 +2,7 @@
 // node, so a 3,000-line script with many model and data classes would spend most of the time budget on code
 // that cannot matter. A statement is kept when its text mentions a collective, a world size, a backward pass or
 // a learning rate, or when it defines a function a kept statement calls (and the other way round).
-const RELEVANT = /all_reduce|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
+const RELEVANT = /all_reduce|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
 
 export interface Unit {
   readonly start: number;
