@@ -1,7 +1,8 @@
 // Inputs the fuzzers found that once crashed a reader, kept as plain tests so they stay fixed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { importMeasurementText } from '../../../src/native/import/index';
+import fc from 'fast-check';
+import { importMeasurementText, parseKineto } from '../../../src/native/import/index';
 import { parseSystemFile } from '../../../src/config/system-file';
 import { ConfigError } from '../../../src/config/positioned';
 import { readTraceFile } from '../../../src/extension/glue/trace-file';
@@ -47,4 +48,22 @@ test('Chrome trace: 100,000 begin events without ends open in linear time (was: 
   const { trace, warnings } = readTraceFile(JSON.stringify({ traceEvents: events }), 'truncated.json');
   assert.equal(trace.spans.length, 1);
   assert.deepEqual(warnings, []);
+});
+
+test('Kineto: the annotation around a launch is the one a scan in file order finds (indexed lookup, was quadratic)', () => {
+  const annotation = fc.record({ tid: fc.constantFrom(1, 2, '1'), ts: fc.integer({ min: 0, max: 100 }), dur: fc.integer({ min: 0, max: 40 }), n: fc.integer({ min: 1, max: 9 }) });
+  const launch = fc.record({ tid: fc.constantFrom(1, 2, '1'), ts: fc.integer({ min: 0, max: 140 }) });
+  fc.assert(fc.property(fc.array(annotation, { maxLength: 12 }), fc.array(launch, { minLength: 1, maxLength: 6 }), (annotations, launches) => {
+    const events = [
+      ...annotations.map((a) => ({ ph: 'X', cat: 'user_annotation', name: 'nccl:all_reduce', tid: a.tid, ts: a.ts, dur: a.dur, args: { 'Input Dims': [[a.n]], 'Input type': ['float'] } })),
+      ...launches.map((l, i) => ({ ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', tid: l.tid, ts: l.ts, dur: 1, args: { correlation: i } })),
+      ...launches.map((l, i) => ({ ph: 'X', cat: 'kernel', name: 'ncclKernel_AllReduce_RING_LL_Sum_float(', tid: 7, ts: 1000 + i, dur: 1, args: { correlation: i } })),
+    ];
+    const { kernels } = parseKineto(JSON.stringify({ traceEvents: events }));
+    const expected = launches.map((l) => {
+      const around = annotations.find((a) => a.tid === l.tid && a.ts <= l.ts && l.ts <= a.ts + a.dur);
+      return around ? around.n * 4 : undefined;
+    });
+    assert.deepEqual(kernels.map((k) => k.bytes), expected);
+  }), { numRuns: 300, seed: 7 });
 });
