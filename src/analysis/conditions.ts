@@ -79,7 +79,7 @@ export class ConditionEvaluator {
       if (parts.length !== 2) return undefined;
       const op = n.children.filter((c) => !c.named).map((c) => s.text(c)).join(' ');
       const a = this.valueOf(parts[0], env);
-      const b = op.includes('in') ? this.listOf(parts[1], env) : this.valueOf(parts[1], env);
+      const b = op.includes('in') ? this.listOf(parts[1]) : this.valueOf(parts[1], env);
       if (!a || !b) return undefined;
       const binding = a.binding ?? (b as { binding?: Binding }).binding;
       if (op === 'in' || op === 'not in') {
@@ -101,12 +101,11 @@ export class ConditionEvaluator {
     return v ? { value: Boolean(v.value), binding: v.binding } : undefined;
   }
 
-  private listOf(node: PyNode, env: Env): { list: Literal[]; binding?: Binding } | undefined {
+  private listOf(node: PyNode): { list: Literal[]; binding?: Binding } | undefined {
     const n = unparen(node);
     if (n.type !== 'tuple' && n.type !== 'list' && n.type !== 'set') return undefined;
     const values = named(n).map((c) => this.literal(c));
     return values.every((v) => v !== undefined) ? { list: values as Literal[] } : undefined;
-    void env;
   }
 
   literal(node: PyNode): Literal | undefined {

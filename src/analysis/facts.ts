@@ -1,7 +1,7 @@
 // Builds "facts": one reduction seen from the function that calls it, through the chain of helpers. A helper
 // such as `average_gradients(model, op='sum')` is instantiated at each of its call sites, so its parameters
 // (the operation, the divisor, flags in `if` conditions) take the values that call site gives them.
-import { child, type PyNode } from './tree';
+import type { PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
 import type { Reduction } from './reductions';
@@ -169,7 +169,6 @@ export class FactBuilder {
       return isGrad ? outer.find(`${argKey}.grad`) : argKey;
     }
     if (flow.returnKeys.includes(flow.find(key))) return outer.keyOf(call);
-    void child;
     return undefined;
   }
 }

@@ -52,7 +52,6 @@ export class FixBuilder {
 
   /** Switches a summing reduction to its averaging form. */
   averageFix(r: Reduction): Fix | undefined {
-    const s = this.model.syntax;
     const e = this.edits;
     const value = r.op.valueNode ? unparen(r.op.valueNode) : undefined;
     const list = child(r.call, 'arguments');
@@ -83,7 +82,6 @@ export class FixBuilder {
       case 'jax':
         return this.pmeanFix(r);
       default:
-        void s;
         return undefined;
     }
   }

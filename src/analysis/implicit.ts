@@ -1,7 +1,7 @@
 // Gradients reduced for the user: DDP/FSDP/DeepSpeed/Accelerate and Horovod's DistributedOptimizer average (or,
 // with op=hvd.Sum, sum); a TF distribution strategy sums the replicas' gradients in apply_gradients. Here the
 // loss scaling and any division of `.grad` decide the verdict.
-import { child, unparen, type PyNode } from './tree';
+import { unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { LossTracer, BackwardSite } from './losses';
 import type { ImplicitReducer } from './reductions';
@@ -105,6 +105,5 @@ function strategyVerdicts(model: FileModel, judge: Judge, losses: LossTracer): I
       }
     }
   }
-  void child;
   return out;
 }

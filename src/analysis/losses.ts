@@ -1,7 +1,7 @@
 // Finds where gradients are produced (loss.backward(), autograd.grad, tape.gradient, jax.grad(loss_fn)) and how
 // the loss was scaled before: divided by the world size (pre-divide), by a count summed over all ranks (a
 // global normalisation), or multiplied by the world size on purpose.
-import { child, named, unparen, visit, type PyNode } from './tree';
+import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { SizeClassifier, SizeClass } from './sizes';
 
@@ -206,7 +206,6 @@ export class LossTracer {
         acc.exponent -= 1;
       }
     }
-    void visit;
   }
 }
 

@@ -52,9 +52,9 @@ export class FileModel {
       }
       for (const a of fn.assignments) this.recordAssignment(a, fn);
     }
+    // Imports anywhere (also inside functions, as scripts often do) define the aliases used below.
     visit(module, (n) => {
       if (n.type === 'import_statement' || n.type === 'import_from_statement') this.recordImport(n);
-      return n.type !== 'function_definition' || true;
     });
   }
 
@@ -129,7 +129,6 @@ export class FileModel {
   }
 
   private recordImport(n: PyNode): void {
-    const text = this.syntax.text(n).replace(/\s+/g, ' ');
     if (n.type === 'import_statement') {
       for (const item of named(n)) {
         if (item.type === 'aliased_import') {
@@ -155,7 +154,6 @@ export class FileModel {
         this.imports.set(name, `${module}.${name}`);
       }
     }
-    void text;
   }
 
   /** The module an alias stands for, following `import torch.distributed as dist` etc. */
