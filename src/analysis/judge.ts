@@ -11,6 +11,9 @@ import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
 import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 
+/** Groups and axes of model parallelism (not data parallelism), where a gradient sum is the correct reduction. */
+const MODEL_PARALLEL = /model|tensor|\bmp\b|\btp\b|mp_group|tp_group|pipe|stage|expert|sequence|['"](mp|tp|pp|ep|sp)['"]/i;
+
 export interface Term {
   readonly size: SizeClass;
   readonly sign: 1 | -1;
@@ -143,6 +146,8 @@ export class Judge {
     // reduce-scatter SUM): summing there is exact, not a training-step scale.
     const fn0 = fact.frames[0].fn;
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
+    // Over a tensor/model/pipeline-parallel group or axis, partial gradients of shared weights must be summed.
+    if (r.group && MODEL_PARALLEL.test(r.group)) return undefined;
     if (this.conditions.failingGuard(r.call, env0)) return undefined;
     const op = this.resolveOp(r, env0);
     if (op.kind === undefined || op.kind === 'other') return undefined;

@@ -23,7 +23,12 @@ export const MAX_DEPTH = 150;
 export class Source {
   readonly lineStarts: number[] = [0];
   constructor(readonly text: string) {
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+    // A lone CR ends a line too, as in the editor and in Python (old Mac line endings); otherwise every finding
+    // after one would be reported a line too high.
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) this.lineStarts.push(i + 1);
+    }
   }
   textOf(node: PyNode): string {
     return this.text.slice(node.start, node.end);

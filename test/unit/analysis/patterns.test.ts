@@ -819,6 +819,27 @@ const CASES: Case[] = [
               return all_gradients[dist.get_rank()]
     `,
   },
+  {
+    name: 'Megatron sequence-parallel layernorm grads summed over the tensor-parallel group (a sum is right)',
+    text: py`
+      import torch
+      from megatron import mpu
+      from torch._utils import _flatten_dense_tensors
+      def allreduce_layernorm_grads(model):
+          grads = [p.grad.data for p in model.parameters() if getattr(p, "sequence_parallel", False)]
+          coalesced = _flatten_dense_tensors(grads)
+          torch.distributed.all_reduce(coalesced, group=mpu.get_tensor_model_parallel_group())
+    `,
+  },
+  {
+    name: 'JAX psum of gradients over a model-parallel axis',
+    text: py`
+      import jax
+      def step(params, batch, loss_fn):
+          grads = jax.grad(loss_fn)(params, batch)
+          return jax.lax.psum(grads, axis_name="model")
+    `,
+  },
 ];
 
 for (const c of CASES) {
