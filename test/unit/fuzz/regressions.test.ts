@@ -6,6 +6,8 @@ import { importMeasurementText, parseKineto } from '../../../src/native/import/i
 import { parseSystemFile } from '../../../src/config/system-file';
 import { ConfigError } from '../../../src/config/positioned';
 import { readTraceFile } from '../../../src/extension/glue/trace-file';
+import { loadPythonParser } from '../../../src/cli/python-parser';
+import { analyzePython } from '../../../src/analysis/index';
 import { rejectionProblem } from './harness';
 
 function importOrReject(text: string): ReturnType<typeof importMeasurementText> | undefined {
@@ -66,4 +68,13 @@ test('Kineto: the annotation around a launch is the one a scan in file order fin
     });
     assert.deepEqual(kernels.map((k) => k.bytes), expected);
   }), { numRuns: 300, seed: 7 });
+});
+
+test('Python analysis: a lone CR counts as a line break, as in the editor (was: findings one line off)', async () => {
+  const parser = await loadPythonParser();
+  const text = '\r' + 'import torch.distributed as dist\n\ndef step(model):\n    for p in model.parameters():\n        dist.all_reduce(p.grad)\n';
+  const lines = text.split(/\r\n|\r|\n/);
+  const finding = analyzePython(parser, text).findings.find((f) => f.code === 'CP001');
+  assert.ok(finding, 'the sum-not-averaged finding');
+  assert.match(lines[finding.range.startLine].slice(finding.range.startColumn), /^dist\.all_reduce/);
 });
