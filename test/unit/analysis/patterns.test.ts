@@ -840,6 +840,52 @@ const CASES: Case[] = [
           return jax.lax.psum(grads, axis_name="model")
     `,
   },
+  {
+    name: 'a helper returns the summed tensor and the caller divides it',
+    text: py`
+      import torch.distributed as dist
+
+
+      def allreduce_sum(t):
+          dist.all_reduce(t)
+          return t
+
+
+      def sync(model):
+          ws = dist.get_world_size()
+          for p in model.parameters():
+              g = allreduce_sum(p.grad)
+              p.grad = g / ws
+    `,
+  },
+  {
+    name: 'torch._foreach_mul_ by 1/world size after per-tensor sums',
+    text: py`
+      import torch
+      import torch.distributed as dist
+
+
+      def sync(model):
+          grads = [p.grad for p in model.parameters()]
+          for g in grads:
+              dist.all_reduce(g)
+          torch._foreach_mul_(grads, 1.0 / dist.get_world_size())
+    `,
+  },
+  {
+    name: 'gradients weighted by the local sample count and divided by the global count',
+    text: py`
+      import torch
+      import horovod.torch as hvd
+
+
+      def sync(model, n_local):
+          count = hvd.allreduce(torch.tensor(float(n_local)), op=hvd.Sum)
+          for p in model.parameters():
+              g = hvd.allreduce(p.grad * n_local, op=hvd.Sum)
+              p.grad.copy_(g / count)
+    `,
+  },
 ];
 
 for (const c of CASES) {
