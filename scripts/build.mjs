@@ -29,6 +29,8 @@ const lazyExtension = {
 const targets = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', ...nodeAliases, plugins: [lazyExtension], platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['src/extension/lazy.ts'], outfile: 'dist/extension-lazy.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  // Long engine jobs run in a worker thread so that they can be cancelled (see src/extension/worker/).
+  { ...common, entryPoints: ['src/extension/worker/engine-worker.ts'], outfile: 'dist/extension-worker.js', platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
 ];
 if (webviewEntries.length > 0) {

@@ -31,6 +31,7 @@ export const REQUIRED = [
   'extension/package.json',
   'extension/dist/extension.js',
   'extension/dist/extension-lazy.js',
+  'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
   'extension/dist/tree-sitter.wasm',
   'extension/dist/tree-sitter-python.wasm',

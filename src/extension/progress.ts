@@ -1,15 +1,11 @@
 // Long work runs under a cancellable progress notification. Cancelling aborts an AbortController whose signal is
 // handed to the work (the native runner kills its process tree on abort; loops check `signal.aborted`).
 import * as vscode from 'vscode';
+import { CancelledError } from './glue/cancel';
 
 export type ProgressReport = (message: string, fraction?: number) => void;
 
-export class CancelledError extends Error {
-  constructor() {
-    super('Cancelled.');
-    this.name = 'CancelledError';
-  }
-}
+export { CancelledError } from './glue/cancel';
 
 export async function withCancellableProgress<T>(title: string, work: (signal: AbortSignal, report: ProgressReport) => Promise<T>): Promise<T> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {

@@ -1,9 +1,8 @@
 // Commands on training configs: profile the step (timeline + charts), sweep the bucket size, show the
 // gradient-scaling check, and profile the bundled example.
 import * as vscode from 'vscode';
-import {
-  parseSweep, simulateTrainingStep, stepTrace, sweepTraining, resolveSystem, formatMicros,
-} from '../../engine/index';
+import { resolveSystem, formatMicros } from '../../engine/index';
+import { runEngineTask } from '../worker/engine-client';
 import type { Ctx } from '../context';
 import { loadTrainingRun } from '../training-run-loader';
 import { configFormatOf } from '../glue/lens-sites';
@@ -30,20 +29,23 @@ async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
   return (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Training configs': ['yaml', 'yml', 'json', 'sh'] } }))?.[0];
 }
 
+/** The engine worker next to the bundles; long simulations run there so they can be cancelled. */
+function workerPath(ctx: Ctx): string {
+  return vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'extension-worker.js').fsPath;
+}
+
 export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(`Profiling ${name}`, async (_signal, report) => {
+  await withCancellableProgress(`Profiling ${name}`, async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
     report('simulating the training step…');
-    const step = simulateTrainingStep(run);
-    const trace = stepTrace(step);
-    await ctx.panels.showTrace({ ...trace, metadata: { ...trace.metadata, title: `${name} on ${step.systemLabel}` } });
-    const system = resolveSystem(run.system);
+    const { step, trace, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'profileStep', run, title: `${name} on ${resolveSystem(run.system).label}` }, signal);
+    await ctx.panels.showTrace(trace);
     ctx.panels.showCharts({
-      title: `${name}: ${formatMicros(step.stepTimeUs)} per step on ${step.systemLabel}`, system: step.systemLabel,
-      phases: stepPhaseRows(step), sweeps: sweepSeries(system),
+      title: `${name}: ${formatMicros(step.stepTimeUs)} per step on ${systemLabel}`, system: systemLabel,
+      phases: stepPhaseRows(step), sweeps: sweepSeries(resolveSystem(run.system)),
     });
     ctx.log.info(`${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives`);
     for (const a of run.assumed) ctx.log.info(`${name}: assumed ${a}`);
@@ -54,10 +56,11 @@ export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(`Sweeping bucket sizes for ${name}`, async () => {
+  await withCancellableProgress(`Sweeping bucket sizes for ${name}`, async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
-    const sweep = sweepTraining(run, parseSweep('bucket_cap_mb=1..1024'));
-    ctx.panels.showCharts({ title: `${name}: bucket-size sweep`, system: resolveSystem(run.system).label, bucketSweep: bucketSweepRows(sweep) });
+    report('bucket_cap_mb from 1 to 1024 MB…');
+    const { sweep, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'sweep', run, range: 'bucket_cap_mb=1..1024' }, signal);
+    ctx.panels.showCharts({ title: `${name}: bucket-size sweep`, system: systemLabel, bucketSweep: bucketSweepRows(sweep) });
     ctx.log.info(`${name}: ${sweep.recommendation}`);
     void vscode.window.showInformationMessage(`${name}: ${sweep.recommendation}`);
   });

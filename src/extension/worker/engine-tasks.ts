@@ -1,0 +1,14 @@
+// The messages between the extension host and the engine worker. Types only, shared by both sides.
+import type { StepResult, Trace, TrainingRun, TrainingSweep } from '../../engine/index';
+
+export type EngineTask =
+  | { readonly kind: 'profileStep'; readonly run: TrainingRun; readonly title: string }
+  | { readonly kind: 'sweep'; readonly run: TrainingRun; readonly range: string };
+
+export type EngineTaskResult =
+  | { readonly kind: 'profileStep'; readonly step: StepResult; readonly trace: Trace; readonly systemLabel: string }
+  | { readonly kind: 'sweep'; readonly sweep: TrainingSweep; readonly systemLabel: string };
+
+export type WorkerReply =
+  | { readonly ok: true; readonly result: EngineTaskResult }
+  | { readonly ok: false; readonly name: string; readonly message: string };

@@ -1,0 +1,30 @@
+// The engine's long jobs (a training step, a bucket sweep) run in this worker thread, bundled on its own as
+// dist/extension-worker.js. The extension host stays responsive while it works, and cancelling terminates the
+// thread, which stops the computation at once (a synchronous simulation cannot be interrupted otherwise).
+import { parentPort } from 'node:worker_threads';
+import { parseSweep, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining } from '../../engine/index';
+import type { EngineTask, EngineTaskResult, WorkerReply } from './engine-tasks';
+
+function run(task: EngineTask): EngineTaskResult {
+  switch (task.kind) {
+    case 'profileStep': {
+      const step = simulateTrainingStep(task.run);
+      const trace = stepTrace(step, { title: task.title });
+      return { kind: 'profileStep', step, trace, systemLabel: resolveSystem(task.run.system).label };
+    }
+    case 'sweep': {
+      const sweep = sweepTraining(task.run, parseSweep(task.range));
+      return { kind: 'sweep', sweep, systemLabel: resolveSystem(task.run.system).label };
+    }
+  }
+}
+
+parentPort?.on('message', (task: EngineTask) => {
+  let reply: WorkerReply;
+  try {
+    reply = { ok: true, result: run(task) };
+  } catch (error) {
+    reply = { ok: false, name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) };
+  }
+  parentPort!.postMessage(reply);
+});

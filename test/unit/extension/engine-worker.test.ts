@@ -1,0 +1,51 @@
+// The engine worker (dist/extension-worker.js) answers training tasks off the extension host's thread, and
+// cancelling terminates it at once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runEngineTask } from '../../../src/extension/worker/engine-client';
+import { CancelledError } from '../../../src/extension/glue/cancel';
+import { readTrainingConfig } from '../../../src/config/training-config';
+import { assembleTrainingRun } from '../../../src/config/training-run';
+import { parseHfModelConfig } from '../../../src/config/hf-model';
+import type { TrainingRun } from '../../../src/engine/index';
+import type { Worker } from 'node:worker_threads';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const WORKER = join(ROOT, 'dist', 'extension-worker.js');
+const skip = existsSync(WORKER) && existsSync(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')) ? false : 'needs `npm run build` and examples/';
+
+function exampleRun(): TrainingRun {
+  const file = join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml');
+  const { part } = readTrainingConfig(readFileSync(file, 'utf8'), file);
+  const modelFile = join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json');
+  return assembleTrainingRun([{ source: { format: 'hf-model', file: modelFile }, model: parseHfModelConfig(readFileSync(modelFile, 'utf8'), modelFile) }, part]);
+}
+
+test('a training step runs in the worker and comes back with its trace', { skip }, async () => {
+  const { step, trace, systemLabel } = await runEngineTask(WORKER, { kind: 'profileStep', run: exampleRun(), title: 'example' });
+  assert.ok(step.stepTimeUs > 0 && step.collectives.length > 0);
+  assert.equal(trace.metadata.title, 'example');
+  assert.ok(trace.spans.length > 0);
+  assert.match(systemLabel, /H100/);
+});
+
+test('engine errors come back with their message', { skip }, async () => {
+  await assert.rejects(runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=banana' }), /bucket_cap_mb=banana/);
+});
+
+test('cancelling a sweep terminates the worker at once', { skip }, async () => {
+  const controller = new AbortController();
+  const started = performance.now();
+  let worker: Worker | undefined;
+  // onStart runs synchronously as the task starts, so the worker is known right after the call.
+  const pending = runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..1024' }, controller.signal, (w) => { worker = w; });
+  const exited = new Promise((resolve) => worker!.once('exit', resolve));
+  setTimeout(() => controller.abort(), 100);
+  await assert.rejects(pending, (e: unknown) => e instanceof CancelledError);
+  assert.ok(performance.now() - started < 1000, 'rejected soon after the abort, not when the sweep would have ended');
+  await exited;
+  assert.equal(worker!.threadId, -1, 'the worker thread has ended');
+  await assert.rejects(runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..4' }, controller.signal), CancelledError);
+});
