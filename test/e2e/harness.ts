@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // Drives real VS Code (code-server) from Debian's Chromium: install checks, the packaged .vsix, a server on a free
 // loopback port, and helpers that act as a person would (Explorer clicks, the palette, the Problems panel).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -134,7 +135,7 @@ export async function launchBrowser(): Promise<Browser> {
 /** Opens the workbench and waits until extensions have activated. */
 export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(url);
+  await page.goto(url, { timeout: 180_000 });
   await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
   await page.waitForFunction(() => !document.querySelector('.statusbar')?.textContent?.includes('Activating Extensions'), undefined, { timeout: 90_000 });
   return page;
@@ -154,12 +155,24 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await page.locator('.monaco-editor .view-lines').first().click();
 }
 
-/** Runs a command from the palette by its title, as a person would. */
+/** Runs a command from the palette by its title, as a person would; retries while the workbench is still busy. */
 export async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 10_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first().waitFor({ timeout: 10_000 });
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(`>${title}`);
+    if (await row.waitFor({ timeout: 15_000 }).then(() => true, () => false)) break;
+    if (attempt === 3) throw new Error(`the palette never listed "${title}"`);
+  }
   await page.keyboard.press('Enter');
+}
+
+/** Closes every editor and panel tab so each scenario starts from a clean editor area. */
+export async function closeAllEditors(page: Page): Promise<void> {
+  await page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 } }).catch(() => undefined);
+  await runCommand(page, 'View: Close All Editors');
+  await page.waitForFunction(() => document.querySelectorAll('.tabs-container .tab').length === 0, undefined, { timeout: 15_000 });
 }
