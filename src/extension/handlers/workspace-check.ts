@@ -44,7 +44,7 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
   const byCode = [...counts].sort().map(([code, n]) => `${code} ×${n}`).join(', ');
   const summary = total === 0
     ? `Gradient scaling: no findings in ${files.length} Python files.`
-    : `Gradient scaling: ${total} findings in ${withFindings} of ${files.length} files (${byCode}).`;
+    : `Gradient scaling: ${total} finding${total === 1 ? '' : 's'} in ${withFindings} of ${files.length} files (${byCode}).`;
   ctx.log.info(summary);
   const choice = await vscode.window.showInformationMessage(summary, ...(total > 0 ? ['Show Problems'] : []));
   if (choice) void vscode.commands.executeCommand('workbench.actions.view.problems');

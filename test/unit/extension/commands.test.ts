@@ -124,3 +124,16 @@ test('a missing model file is reported at the line that names it', { skip }, asy
   await run('profileTrainingConfig', fake.Uri.file(join(dir, 'run.collective.yaml')));
   assert.ok(errors().some((m) => /run\.collective\.yaml:2:\d+: cannot read model config 'nowhere\/config\.json'/.test(m)), errors().join('\n'));
 });
+
+test('Check Gradient Scaling in Workspace analyses files that are not open and publishes their findings', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-ws-'));
+  writeFileSync(join(dir, 'bad.py'), TRAIN);
+  writeFileSync(join(dir, 'good.py'), 'import torch.distributed as dist\n\nfor p in model.parameters():\n    dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)\n');
+  fake.recorded.workspaceFiles = [join(dir, 'bad.py'), join(dir, 'good.py')];
+  fake.recorded.messages.length = 0;
+  await run('checkGradientScalingInWorkspace');
+  const bad = fake.recorded.diagnostics.get(fake.Uri.file(join(dir, 'bad.py')).toString()) ?? [];
+  assert.deepEqual(bad.map((d) => (d.code as { value: string }).value), ['CP001']);
+  assert.deepEqual(fake.recorded.diagnostics.get(fake.Uri.file(join(dir, 'good.py')).toString()), []);
+  assert.ok(fake.recorded.messages.some((m) => /^info Gradient scaling: 1 finding in 1 of 2 files \(CP001 ×1\)\.$/.test(m)), fake.recorded.messages.join('\n'));
+});
