@@ -18,6 +18,7 @@ export const FUZZ_PLAN = {
   kinetoEvents: 600,
   chromeTrace: 400,
   gzip: 120,
+  streamedTrace: 300,
   pythonMutated: 160,
   pythonGenerated: 100,
   webviewMessages: 2000,
