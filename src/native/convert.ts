@@ -12,11 +12,15 @@ export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
     ranks: world,
     facts: { backend: run.env.backend, torch: run.env.torch, ...(run.env.ncclVersion ? { nccl: run.env.ncclVersion } : {}) },
   });
-  const origin = Math.min(...run.spans.map((s) => s.startUs), Infinity);
+  // A loop, not Math.min(...spread), which overflows the stack for runs of a few hundred thousand spans.
+  let origin = Infinity;
+  for (const s of run.spans) origin = Math.min(origin, s.startUs);
   const sorted = [...run.spans].sort((a, b) => a.rank - b.rank || a.algorithm.localeCompare(b.algorithm) || a.startUs - b.startUs);
   for (const span of sorted) {
     const lane = builder.lane('rank', `rank ${span.rank} · ${span.algorithm}`, { rank: span.rank });
     const start = span.startUs - origin;
+    // Times far apart (an edited file with a span at 1e308 µs) overflow when made relative; such a span cannot be drawn.
+    if (!Number.isFinite(start) || !Number.isFinite(span.endUs - origin)) continue;
     builder.add({
       lane,
       rank: span.rank,

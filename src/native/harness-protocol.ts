@@ -58,13 +58,40 @@ export interface HarnessError {
 
 export type HarnessLine = HarnessEnv | HarnessResult | HarnessSpan | HarnessProgress | HarnessError | { readonly type: 'done' };
 
+const finite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+const optionalFinite = (v: unknown): boolean => v === undefined || finite(v);
+const text = (v: unknown): boolean => typeof v === 'string';
+
+/**
+ * Whether a line has the fields its type promises. A saved run is a file a user may have edited or truncated, and
+ * its numbers go straight into measurements and trace spans, so a line with a wrong type is dropped like chatter.
+ */
+function wellFormed(v: Record<string, unknown>): boolean {
+  switch (v.type) {
+    case 'env':
+      return text(v.python) && text(v.torch) && text(v.backend) && optionalFinite(v.gpuCount) && (v.worldSize === undefined || (Number.isInteger(v.worldSize) && (v.worldSize as number) >= 1));
+    case 'result':
+      return text(v.kind) && finite(v.bytes) && (v.bytes as number) >= 0 && optionalFinite(v.timeUs) && optionalFinite(v.algbwGBps) && optionalFinite(v.busbwGBps)
+        && (v.unsupported === undefined || text(v.unsupported)) && (v.verified === undefined || (typeof v.verified === 'object' && v.verified !== null));
+    case 'span':
+      return (v.algorithm === 'ring' || v.algorithm === 'tree') && (v.phase === 'exchange' || v.phase === 'reduce' || v.phase === 'broadcast')
+        && ['messageBytes', 'bytes', 'rank', 'step', 'startUs', 'endUs', 'sendTo', 'recvFrom'].every((k) => finite(v[k])) && (v.bytes as number) >= 0;
+    case 'progress':
+    case 'error':
+    case 'done':
+      return true;
+    default:
+      return false;
+  }
+}
+
 /** Parses one stdout line; anything that is not a JSON object with a known type (library chatter) gives undefined. */
 export function parseHarnessLine(line: string): HarnessLine | undefined {
   const text = line.trim();
   if (!text.startsWith('{')) return undefined;
   try {
-    const value = JSON.parse(text) as { type?: unknown };
-    return ['env', 'result', 'span', 'progress', 'error', 'done'].includes(String(value.type)) ? (value as HarnessLine) : undefined;
+    const value = JSON.parse(text) as Record<string, unknown>;
+    return wellFormed(value) ? (value as unknown as HarnessLine) : undefined;
   } catch {
     return undefined;
   }
