@@ -40,3 +40,31 @@ test('DeepSpeed comms logs and calibration JSON: mutated real files', { skip: SH
   fuzz(mutatedText(ds), FUZZ_PLAN.deepSpeedLogMutated, importAs('DeepSpeed comms log (mutated)'));
   fuzz(mutatedText(calibration), FUZZ_PLAN.calibrationMutated, importAs('calibration JSON (mutated)'));
 });
+
+/** A saved native run (`> collective-run.jsonl`): env, results and per-step spans, in the harness's line format. */
+const NATIVE_LINES: readonly Record<string, unknown>[] = [
+  { type: 'env', python: '3.11.2', torch: '2.1.0', backend: 'gloo', worldSize: 2, gpuCount: 0, ncclVersion: null, clockOffsetsUs: [0, 3.5] },
+  { type: 'result', kind: 'fused', label: 'size', bytes: 65536, timeUs: 120.5, algbwGBps: 0.54, busbwGBps: 0.54, verified: { sum: true, avg: true } },
+  { type: 'result', kind: 'reduce_scatter+all_gather', label: 'size', bytes: 65536, unsupported: 'gloo has no reduce_scatter' },
+  { type: 'result', kind: 'ring', label: 'size', bytes: 65536, timeUs: 300, algbwGBps: 0.2, busbwGBps: 0.2, verified: { sum: true } },
+  { type: 'span', algorithm: 'ring', label: 'size', messageBytes: 65536, bytes: 32768, rank: 0, phase: 'exchange', step: 0, startUs: 10, endUs: 40, sendTo: 1, recvFrom: 1 },
+  { type: 'span', algorithm: 'ring', label: 'size', messageBytes: 65536, bytes: 32768, rank: 1, phase: 'reduce', step: 0, startUs: 41, endUs: 50, sendTo: 0, recvFrom: 0 },
+  { type: 'span', algorithm: 'tree', label: 'size', messageBytes: 65536, bytes: 65536, rank: 0, phase: 'broadcast', step: 1, startUs: 60, endUs: 90, sendTo: 1, recvFrom: 1 },
+  { type: 'progress', done: 1, total: 2 },
+  { type: 'done' },
+];
+
+test('saved native runs (harness JSON lines) with hostile fields', () => {
+  const hostile = fc.oneof(fc.constantFrom(-1, 0, 1e308, -1e308, 'ring', 'exchange', 'tree', '', null, true, [], {}, 2 ** 40), fc.jsonValue({ maxDepth: 1 }));
+  const line = fc.record({ index: fc.nat(), changes: fc.array(fc.tuple(fc.constantFrom('type', 'kind', 'bytes', 'timeUs', 'algbwGBps', 'busbwGBps', 'verified', 'unsupported', 'algorithm', 'phase', 'rank', 'step', 'startUs', 'endUs', 'sendTo', 'recvFrom', 'messageBytes', 'worldSize', 'backend', 'torch'), fc.option(hostile, { nil: undefined })), { maxLength: 3 }) })
+    .map(({ index, changes }) => {
+      const copy: Record<string, unknown> = { ...NATIVE_LINES[index % NATIVE_LINES.length] };
+      for (const [key, value] of changes) {
+        if (value === undefined) delete copy[key];
+        else copy[key] = structuredClone(value);
+      }
+      return JSON.stringify(copy);
+    });
+  const run = fc.array(line, { maxLength: 12 }).map((lines) => [JSON.stringify(NATIVE_LINES[0]), ...lines].join('\n'));
+  fuzz(run, FUZZ_PLAN.nativeRun, (text) => importAs('native run (JSON lines)')({ name: 'collective-run.jsonl', text }));
+});

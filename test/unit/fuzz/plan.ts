@@ -14,6 +14,7 @@ export const FUZZ_PLAN = {
   ncclLogGenerated: 300,
   deepSpeedLogMutated: 300,
   calibrationMutated: 300,
+  nativeRun: 300,
   kinetoMutated: 400,
   kinetoEvents: 600,
   chromeTrace: 400,

@@ -78,3 +78,12 @@ test('Python analysis: a lone CR counts as a line break, as in the editor (was: 
   assert.ok(finding, 'the sum-not-averaged finding');
   assert.match(lines[finding.range.startLine].slice(finding.range.startColumn), /^dist\.all_reduce/);
 });
+
+test('saved native runs: malformed lines are dropped and far-apart spans skipped (was: NaN rows and an uncaught "span time is not finite")', () => {
+  const env = { type: 'env', python: '3.11', torch: '2.1', backend: 'gloo', worldSize: 2, gpuCount: 0, ncclVersion: null };
+  const span = (startUs: number, endUs: number) => ({ type: 'span', algorithm: 'ring', label: 'size', messageBytes: 8, bytes: 8, rank: 0, phase: 'exchange', step: 0, startUs, endUs, sendTo: 1, recvFrom: 1 });
+  const lines = [env, { type: 'result', kind: 'fused', label: 'size', bytes: 8, timeUs: 5, algbwGBps: {}, busbwGBps: 1 }, { type: 'result', kind: 'fused', label: 'size', bytes: 16, timeUs: 5, algbwGBps: 1, busbwGBps: 1 }, span(-1e308, 0), span(1e308, 1e308), span(10, 20)];
+  const result = importOrReject(lines.map((l) => JSON.stringify(l)).join('\n'));
+  assert.deepEqual(result?.measurements[0]?.rows.map((r) => r.bytes), [16]);
+  for (const s of result?.trace?.spans ?? []) assert.ok(Number.isFinite(s.startUs) && Number.isFinite(s.endUs));
+});
