@@ -4,7 +4,8 @@ import { importMeasurementBytes, isGzip, type ImportOptions } from './index';
 import type { ImportResult } from './model';
 
 export async function gunzipWithStreams(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  // Blob copies the bytes, so a view over a SharedArrayBuffer is as good as one over an ArrayBuffer here.
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
