@@ -47,6 +47,11 @@ export function looksLikeKineto(value: unknown): boolean {
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+/** A count of ranks: a whole number from 1 to 2^24; anything else (0, 2.5, 1e308 in a corrupt trace) is no count. */
+const rankCount = (v: unknown): number | undefined => {
+  const n = num(v);
+  return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 2 ** 24 ? n : undefined;
+};
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Bytes of a collective from its args: the full buffer, so all-gather counts its output and reduce-scatter its input. */
@@ -81,7 +86,7 @@ export function parseKineto(source: string | object, fileName?: string): { measu
   const root = doc as { traceEvents: KinetoEvent[]; distributedInfo?: Record<string, unknown> };
   const info = root.distributedInfo ?? {};
   const rank = num(info.rank) ?? 0;
-  const worldSize = num(info.world_size) ?? 1;
+  const worldSize = rankCount(info.world_size) ?? 1;
   const warnings: string[] = [];
   const events = root.traceEvents.filter((e): e is KinetoEvent => typeof e === 'object' && e !== null);
   const paramComms = new Map<number, Record<string, unknown>>();
@@ -122,7 +127,7 @@ export function parseKineto(source: string | object, fileName?: string): { measu
       op: parsed.op,
       dtype: parsed.dtype ?? str(args.dtype),
       bytes,
-      groupSize: num(args['Group size']) ?? num(comms?.['Group size']),
+      groupSize: rankCount(args['Group size']) ?? rankCount(comms?.['Group size']),
       startUs,
       durationUs: Math.max(0, num(e.dur) ?? 0),
       name: e.name,
