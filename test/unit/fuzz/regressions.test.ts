@@ -87,3 +87,11 @@ test('saved native runs: malformed lines are dropped and far-apart spans skipped
   assert.deepEqual(result?.measurements[0]?.rows.map((r) => r.bytes), [16]);
   for (const s of result?.trace?.spans ?? []) assert.ok(Number.isFinite(s.startUs) && Number.isFinite(s.endUs));
 });
+
+test('Kineto: a group size or world size that is not a whole rank count is ignored (was: busbw = Infinity for Group size 1e308)', () => {
+  const kernel = { ph: 'X', cat: 'kernel', name: 'ncclKernel_AllReduce_RING_LL_Sum_float(', tid: 40, ts: 10, dur: 5, args: { 'In msg nelems': 1024, dtype: 'Float', 'Group size': 1e308 } };
+  const result = importOrReject(JSON.stringify({ distributedInfo: { world_size: 2.5 }, traceEvents: [kernel] }));
+  const row = result?.measurements[0]?.rows[0];
+  assert.ok(row && Number.isFinite(row.busbwGBps), JSON.stringify(row));
+  assert.equal(result?.measurements[0]?.ranks, 1);
+});
