@@ -68,3 +68,28 @@ test('saved native runs (harness JSON lines) with hostile fields', () => {
   const run = fc.array(line, { maxLength: 12 }).map((lines) => [JSON.stringify(NATIVE_LINES[0]), ...lines].join('\n'));
   fuzz(run, FUZZ_PLAN.nativeRun, (text) => importAs('native run (JSON lines)')({ name: 'collective-run.jsonl', text }));
 });
+
+/** Replaces some numeric leaves of a JSON document with numbers at the edges, keeping the structure valid. */
+function edgeNumbers(doc: unknown, picks: readonly number[], values: readonly number[]): unknown {
+  let leaf = 0;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'number') {
+      const k = leaf++;
+      const at = picks.indexOf(k % 97);
+      return at >= 0 ? values[at % values.length] : v;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([key, x]) => [key, walk(x)]));
+    return v;
+  };
+  return walk(doc);
+}
+
+test('calibration JSON: valid documents with numbers at the edges', { skip: SHARED_MISSING }, () => {
+  const docs = calibrationSeeds().map((s) => JSON.parse(s.text) as unknown);
+  const edge = fc.constantFrom(0, -1, 1, 2.5, 1e308, -1e308, 1e-308, 2 ** 53, 4294967296);
+  fuzz(fc.record({ index: fc.nat(), picks: fc.array(fc.nat(96), { minLength: 1, maxLength: 6 }), values: fc.array(edge, { minLength: 1, maxLength: 6 }) }), FUZZ_PLAN.calibrationEdges, ({ index, picks, values }) => {
+    const text = JSON.stringify(edgeNumbers(docs[index % docs.length], picks, values), null, 1);
+    importAs('calibration JSON (edge numbers)')({ name: 'calibration.json', text });
+  });
+});

@@ -15,6 +15,7 @@ export const FUZZ_PLAN = {
   deepSpeedLogMutated: 300,
   calibrationMutated: 300,
   nativeRun: 300,
+  calibrationEdges: 300,
   kinetoMutated: 400,
   kinetoEvents: 600,
   chromeTrace: 400,
