@@ -13,6 +13,8 @@ import { importMeasurementText } from '../../../src/native/import/index';
 import { MeasurementParseError } from '../../../src/native/import/model';
 import { TraceEventScanner } from '../../../src/native/stream/trace-event-scanner';
 import { importLargeTrace, WHOLE_FILE_LIMIT_BYTES } from '../../../src/native/stream/large-trace';
+import { importCommand } from '../../../src/cli/commands/import';
+import { UsageError } from '../../../src/cli/command';
 import { kinetoSeeds, SHARED_MISSING } from './seeds';
 
 const MiB = 1024 * 1024;
@@ -128,7 +130,7 @@ test('a 128 MB trace streams with bounded memory; past the whole-file limit impo
   }
 });
 
-test('a 2 GB file that is not a plain trace is refused at once, with its size and a way forward', () => {
+test('a 2 GB file that is not a plain trace is refused at once, with its size and a way forward', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-2g-'));
   try {
     const log = join(dir, 'huge.log');
@@ -140,6 +142,8 @@ test('a 2 GB file that is not a plain trace is refused at once, with its size an
     writeFileSync(gz, gzipSync('{"traceEvents":[]}'));
     truncateSync(gz, Math.floor(2.1 * 1024 ** 3));
     assert.throws(() => importMeasurementFile(gz), (e: unknown) => e instanceof MeasurementFileError && /gunzip -k/.test(e.message));
+    // The CLI turns the refusal into a one-line usage error (exit code 2), not a stack trace.
+    await assert.rejects(importCommand.run([log], { stdout: () => undefined, stderr: () => undefined }), (e: unknown) => e instanceof UsageError && /2\.1 GB/.test((e as Error).message));
     assert.ok(Date.now() - started < 2000, 'refusing looks only at the size and the first bytes');
   } finally {
     rmSync(dir, { recursive: true, force: true });
