@@ -59,8 +59,11 @@ export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): 
   return us;
 }
 
-/** One step's latency: the slowest path's hops plus the protocol's synchronisation on that class of link. */
-export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[]): number {
+/**
+ * One step's latency: the slowest path's hops plus the protocol's synchronisation on that class of link. With
+ * `proxy` (the default) a network step also waits for the CPU proxy to serve every channel (see proxyUs).
+ */
+export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[], proxy = true): number {
   let worst = 0;
   for (const path of paths) {
     let us = pathLatencyUs(ctx, path);
@@ -68,12 +71,32 @@ export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly numbe
       // NCCL's per-step latency already covers the hop it crosses; it can only be longer than the wire's.
       const cls = pathClass(ctx, path);
       us = Math.max(us, syncUs(ctx, cls));
-      // One CPU proxy thread per GPU posts and polls every channel's network transfer in turn.
-      if (cls === 'net') us += K.PROXY_OP_US * ctx.channels;
+      if (cls === 'net' && proxy) us += proxyUs(ctx);
     }
     worst = Math.max(worst, us);
   }
   return worst;
+}
+
+/** One CPU proxy thread per GPU posts and polls every channel's network transfer in turn. */
+export function proxyUs(ctx: BuildContext): number {
+  return K.PROXY_OP_US * ctx.channels;
+}
+
+/**
+ * Fill latencies of a pipeline's stages (trees, NVLSTree). The channels' first chunks reach the first network
+ * stage together and queue at the CPU proxy once; they leave it staggered, so later network stages find the proxy
+ * free when each channel arrives and pay only their own synchronisation. (A ring's steps are barriers, so there
+ * every network step pays the queue again.)
+ */
+export function pipelineStageLatenciesUs(ctx: BuildContext, stagePaths: readonly (readonly (readonly number[])[])[]): number[] {
+  let queued = false;
+  return stagePaths.map((paths) => {
+    const us = stepLatencyUs(ctx, paths, false);
+    if (queued || ctx.system.fabric.idealised || !paths.some((p) => pathClass(ctx, p) === 'net')) return us;
+    queued = true;
+    return us + proxyUs(ctx);
+  });
 }
 
 /**
@@ -100,7 +123,9 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
 /** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
 export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
-  const scale = cls !== 'net' && ctx.protocol !== 'LL' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
+  // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
+  // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
+  const scale = cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
   return K.HW_LATENCY_US[cls][row][K.PROTOCOL_INDEX[ctx.protocol]] * scale;
 }
 
@@ -125,7 +150,11 @@ function computeChannelCap(ctx: BuildContext): number {
   if (system.fabric.idealised) return Infinity;
   let payload: number;
   if (ctx.algorithm === 'tree') {
-    payload = (ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system)) * (protocol === 'Simple' ? K.treeCorrection(protocol, ctx.bytes) : 1);
+    // A tree's bus bandwidth counts what a GPU sends up and down together (NCCL's algbw is half of it): a channel's
+    // CTA splits its threads between the reduction going up and the broadcast coming down, so each direction gets
+    // half of the channel's share. NCCL's measured correction by size applies to every protocol.
+    const shareGBps = ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system);
+    payload = (ctx.kind === 'allreduce' ? shareGBps / 2 : shareGBps) * K.treeCorrection(protocol, ctx.bytes);
   } else if (protocol === 'Simple') {
     payload = K.SIMPLE_PER_CHANNEL_GBPS[K.archIndex(system.gpu.smVersion)];
   } else {

@@ -5,7 +5,7 @@
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
 import type { Phase } from '../trace/model';
-import { channelClasses, pathLatencyUs, stepLatencyUs, symmetricRails, syncUs, transfer, wireBytes, type BuildContext } from './context';
+import { channelClasses, pathLatencyUs, pipelineStageLatenciesUs, symmetricRails, syncUs, transfer, wireBytes, type BuildContext } from './context';
 import { ncclAlgBwGBps } from '../nccl-model';
 import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
@@ -81,8 +81,13 @@ export function buildNvls(ctx: BuildContext): Schedule {
         }
       }
     }
-    for (let d = up.length; d >= 1; d--) stages.push({ flows: up[d - 1], phase: 'exchange', latencyUs: stepLatencyUs(ctx, paths[d - 1]) });
-    for (let d = 1; d <= up.length; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, paths[d - 1]) });
+    const depth = up.length;
+    const order = [...Array.from({ length: depth }, (_, i) => depth - i), ...Array.from({ length: depth }, (_, i) => i + 1)];
+    const latencies = pipelineStageLatenciesUs(ctx, order.map((d) => paths[d - 1]));
+    order.forEach((d, i) => {
+      const reducing = i < depth;
+      stages.push({ flows: reducing ? up[d - 1] : down[d - 1], phase: reducing ? 'exchange' : 'broadcast', latencyUs: latencies[i] });
+    });
   }
   if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
   const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : syncUs(ctx, 'nvlink'));

@@ -3,7 +3,7 @@
 // pipelined in chunks.
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
-import { channelClasses, stepLatencyUs, symmetricRails, transfer, type BuildContext } from './context';
+import { channelClasses, pipelineStageLatenciesUs, symmetricRails, transfer, type BuildContext } from './context';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 
@@ -114,7 +114,11 @@ export function buildTree(ctx: BuildContext): Schedule {
   if (ctx.protocol !== 'Simple') chunks = Math.max(chunks, K.CUT_THROUGH_DEPTH * 2 * maxDepth);
   const payload = perChannel / chunks;
   for (const list of [...up, ...down]) for (let i = 0; i < list.length; i++) list[i] = { ...list[i], bytes: list[i].bytes * payload, reduceBytes: list[i].reduceBytes * payload };
-  for (let d = maxDepth; d >= 1; d--) stages.push({ flows: up[d - 1], phase: 'exchange', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
-  for (let d = 1; d <= maxDepth; d++) stages.push({ flows: down[d - 1], phase: 'broadcast', latencyUs: stepLatencyUs(ctx, upPaths[d - 1]) });
+  const order = [...Array.from({ length: maxDepth }, (_, i) => maxDepth - i), ...Array.from({ length: maxDepth }, (_, i) => i + 1)];
+  const latencies = pipelineStageLatenciesUs(ctx, order.map((d) => upPaths[d - 1]));
+  order.forEach((d, i) => {
+    const reducing = i < maxDepth;
+    stages.push({ flows: reducing ? up[d - 1] : down[d - 1], phase: reducing ? 'exchange' : 'broadcast', latencyUs: latencies[i] });
+  });
   return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };
 }
