@@ -82,10 +82,11 @@ export const BASE_LATENCY_US: Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstr
 export const STEP_LATENCY_SCALE = 1;
 
 /**
- * Inside a node, LL128 and Simple steps take longer than NCCL's figure: their per-step fence and flag round trip
- * (Simple writes a slice, fences, then signals) is slower than NCCL's selection model assumes, so rings reach
- * their bandwidth far later than that model predicts. Fitted: ×2 from Ada/Hopper on (GB200, H100, RTX 4090), ×3.8
- * before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB).
+ * Inside a node, LL128 and Simple ring steps take longer than NCCL's figure: their per-step fence and flag round
+ * trip (Simple writes a slice, fences, then signals) is slower than NCCL's selection model assumes, so rings reach
+ * their bandwidth far later than that model predicts. Fitted on rings only: ×2 from Ada/Hopper on (GB200, H100,
+ * RTX 4090), ×3.8 before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB).
+ * Trees and NVLS, simulated as pipelines, keep NCCL's figure (context.ts syncUs).
  */
 export function intraStepLatencyScale(smVersion: number): number {
   return smVersion >= 89 ? 2 : 3.8;
@@ -143,8 +144,9 @@ export const SIMPLE_PER_CHANNEL_GBPS: readonly number[] = [20, 20, 30, 45];
 
 /**
  * Network transfers are posted and polled by one CPU proxy thread per GPU, channel after channel; each channel's
- * send/receive pair costs it about this much per network step, µs (ibv_post_send + completion polling).
- * Fitted on the 2- and 4-node H100 runs.
+ * send/receive pair costs it about this much per network step, µs (ibv_post_send + completion polling). A ring
+ * pays it on every network step; a pipelined tree once, at its first network stage. Fitted on the 2- and 4-node
+ * H100 runs.
  */
 export const PROXY_OP_US = 0.25;
 
