@@ -3,7 +3,7 @@
 // Each size's algorithm and protocol are held while fitting (one schedule per size, not NCCL's whole search) and
 // re-picked between rounds; the fitted system is judged with normal selection, as `sweep` will run it.
 import { simulateCollective, type Algorithm, type Protocol, type System, type SystemOverrides, type SystemSpec } from '../engine/index';
-import { asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows } from './compare';
+import { achieved, asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows } from './compare';
 import type { Measurement, MeasurementRow } from './import/model';
 
 type Param = keyof SystemOverrides;
@@ -77,7 +77,7 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
     } catch {
       return undefined;
     }
-    return rows.map((row, i) => Math.log(simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs / row.timeUs));
+    return rows.map((row, i) => Math.log(simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs / achieved(row).timeUs));
   };
   // The mean absolute log error steers the search; the last rounds polish the median itself, the figure of merit.
   let polish = false;
