@@ -123,7 +123,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await runCommand(page, 'Collective Profiler: Profile Training Config');
     const frame = webviewFrame(page);
     await frame.locator('canvas').first().waitFor({ timeout: 90_000 });
-    await frame.locator('body').filter({ hasText: /busbw/i }).waitFor({ timeout: 90_000 }).catch(() => undefined);
+    await frame.locator('body').filter({ hasText: /bus ?bandwidth|busbw/i }).waitFor({ timeout: 90_000 }).catch(() => undefined);
     await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
     await screenshot(page, '03-charts');
