@@ -29,7 +29,8 @@ function fittableParameters(system: System): Partial<Record<Param, number>> {
   const nvlink = first(['nvlink', 'nvswitch']);
   if (nvlink && system.gpu.nvlinkGBpsPerLink > 0) Object.assign(base, { nvlinkGBpsPerLink: system.gpu.nvlinkGBpsPerLink, nvlinkLatencyUs: Math.max(nvlink.latencyUs, 0.05) });
   const pcie = first(['pcie']);
-  if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie')) Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
+  // Across nodes every GPU also reaches its NIC over PCIe (GPUDirect RDMA), a hop in series with the NIC.
+  if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie' || system.nodes > 1)) Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
   const socket = first(['inter-socket']);
   if (socket && (system.fabric.hostStaged || system.spec.intraNode === 'pcie')) base.interSocketGBps = socket.GBps;
   // The NIC's own link is the slowest network link; leaf-to-spine uplinks carry several NICs' worth.

@@ -5,7 +5,7 @@ import { findGpu, GPU_NAMES } from '../hardware/gpus';
 import { TopologyBuilder } from './builder';
 import { DGX1_NVLINKS, meshRingOrders } from './dgx1-mesh';
 import type { Fabric, System } from './model';
-import { buildNode, vertexPrefix, type NodeFabric } from './node-fabric';
+import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
 import type { SystemSpec } from './spec';
 
 /** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
@@ -59,7 +59,9 @@ export function resolveSystem(spec: SystemSpec): System {
     if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
     const nicGBps = spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY;
     const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
-    const pcie = nodeFabrics[0] ? K.PCIE_X16_GBPS[spec.pcieGen ?? gpu.pcieGen] : 0;
+    // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
+    const pcie = pcieGBps(spec, gpu);
+    const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
     const leaves = Math.ceil(nodes / NODES_PER_LEAF);
     // Cross-rail and cross-leaf traffic goes up to the spine layer, modelled as one non-blocking switch.
     const spine = b.vertex('spine', 'switch', 'spine switches', -1);
@@ -98,7 +100,7 @@ export function resolveSystem(spec: SystemSpec): System {
       for (let g = 0; g < gpusPerNode; g++) {
         const r = Math.floor((g * nicsPerNode) / gpusPerNode);
         if (n === 0) nicOfGpu.push(r);
-        const [up, down] = b.duplex(nodeFabrics[n].gpuIds[g], `${p}nic${r}`, pcie, K.PCIE_HOP_US, 'pcie');
+        const [up, down] = b.duplex(nodeFabrics[n].gpuIds[g], `${p}nic${r}`, pcie, pcieUs, 'pcie');
         gpuToNic[n].push(up);
         nicToGpu[n].push(down);
       }
