@@ -137,10 +137,13 @@ export interface TopologyLink {
   readonly kind: TopologyLinkKind;
 }
 
-/** One channel's ring (vertex ids in ring order) or tree (parent → child edges between vertex ids). */
+/**
+ * One channel's ring (vertex ids in ring order) or tree (parent → child edges between vertex ids); 'mesh' is the
+ * one-shot algorithm, where every GPU sends to every other.
+ */
 export interface ChannelPath {
   readonly channel: number;
-  readonly kind: 'ring' | 'tree';
+  readonly kind: 'ring' | 'tree' | 'mesh';
   readonly vertices: readonly string[];
   readonly edges?: readonly (readonly [string, string])[];
 }

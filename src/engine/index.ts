@@ -24,6 +24,8 @@ export { resolveSystem } from './topology/resolve';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
 export { simulateCollective, sweepAllReduce, type SimulateOptions, type SweepOptions } from './simulate';
 export { traceToChromeJson, type ChromeTrace } from './trace/chrome';
+// Each channel's ring or tree on the topology, from the same builders the simulator runs (the topology panel's overlay).
+export { channelPaths, channelPlan, type ChannelPath, type ChannelPlan } from './channel-paths';
 // The training-step model: buckets, the step schedule, its trace, what-ifs and sweeps.
 export * from './training/index';
 export { compareDataset, measuredRows, forcedAlgorithm, LARGE_BOUND_PCT, SMALL_BOUND_PCT, LARGE_MESSAGE_BYTES, type DatasetComparison, type ComparedRow } from './calibration';

@@ -2,7 +2,7 @@
 // link, colours the links the ring used by utilisation, overlays a channel, and shows labels as text.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective } from '../../src/engine/index';
+import { channelPaths, presetSystem, resolveSystem, simulateCollective } from '../../src/engine/index';
 import type { TopologyData } from '../../src/protocol';
 import { linkUtilisation, undirectedLinks } from '../../webview/topology/model';
 import { chromiumMissing, openPanel, type PanelPage } from './harness';
@@ -64,6 +64,32 @@ test('choosing a channel overlays the links that channel used', { skip }, async 
   const state = await panel.page.evaluate(() => window.__state);
   assert.equal(state.channel, 0);
   assert.equal(state.data.trace, undefined, 'the state leaves the trace out');
+});
+
+test('channels from the engine: one option per channel, and choosing a tree channel draws its parent → child edges', { skip }, async () => {
+  const spec = presetSystem('dgx-a100', { nodes: 2 })!;
+  const system = resolveSystem(spec);
+  const channels = channelPaths(system, { bytes: 25 * 2 ** 20, algorithm: 'tree' });
+  assert.ok(channels.length >= 2);
+  await panel.send({ type: 'topology', data: { label: system.label, vertices: system.topology.vertices, links: system.topology.links, channels } });
+  await panel.page.waitForFunction((n: number) => document.querySelectorAll('vscode-option').length === n + 1, channels.length);
+  const options = await panel.page.$$eval('vscode-option', (els: any[]) => els.map((e) => e.textContent));
+  assert.deepEqual(options.slice(1), channels.map((c) => `channel ${c.channel} · tree`));
+  assert.equal(await panel.page.$$eval('g.channel-overlay', (els: any[]) => els.length), 0, 'no overlay until a channel is chosen');
+  await panel.page.evaluate(() => {
+    const select = document.querySelector('vscode-single-select');
+    select.value = '1';
+    select.dispatchEvent(new Event('change'));
+  });
+  await panel.page.waitForSelector('g.channel-overlay[data-channel="1"]');
+  const drawn = await panel.page.$$eval('g.channel-overlay line', (els: any[]) => els.map((e) => e.textContent).sort());
+  // 16 GPUs in one spanning tree: 15 edges, each an arrow titled with its parent and child.
+  assert.equal(drawn.length, system.ranks - 1);
+  assert.deepEqual(drawn, channels[1].edges.map(([a, b]) => `channel 1: ${a} → ${b}`).sort());
+  const state = await panel.page.evaluate(() => window.__state);
+  assert.equal(state.channel, 1);
+  assert.equal(state.data.channels.length, channels.length, 'the saved state keeps the channels');
+  assert.deepEqual(panel.errors(), []);
 });
 
 test('vertex labels holding markup show as text', { skip }, async () => {

@@ -8,9 +8,9 @@ import { pythonLensSites, type PythonLensSite } from '../glue/lens-sites';
 import { compareAlgorithmsAt, nodeScaling, phaseLadder, phaseRow, sweepSeries } from '../glue/charts-data';
 import { parseSystemChoice } from '../glue/system-choice';
 import { algoProto } from '../glue/lens-label';
+import { topologyData } from '../glue/topology-data';
 
 const MB = 1024 * 1024;
-const MAX_TOPOLOGY_TRACE_SPANS = 200_000;
 
 /** The lens site on the cursor's line, or the nearest one above it. */
 export function siteAt(sites: readonly PythonLensSite[], line: number): PythonLensSite | undefined {
@@ -80,10 +80,8 @@ export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void>
 
 export async function showTopology(ctx: Ctx): Promise<void> {
   const selected = await requireSystem(ctx);
-  const { vertices, links } = selected.system.topology;
-  // The trace colours the links by utilisation. It travels in the panel's saved state too, so only a trace of
-  // this system and of moderate size is sent; the topology itself is always shown.
+  // The trace colours the links by utilisation (topologyData keeps it only when it is of this system and of
+  // moderate size); the channels' rings or trees are laid out for the selected bucket size.
   const trace = ctx.panels.activeTraceView?.trace;
-  const fits = trace && trace.metadata.system === selected.label && trace.spans.length <= MAX_TOPOLOGY_TRACE_SPANS;
-  ctx.panels.showTopology({ label: selected.label, vertices, links, trace: fits ? trace : undefined });
+  ctx.panels.showTopology(topologyData({ system: selected.system, label: selected.label, bytes: ctx.settings.defaultBucketBytes, trace }));
 }
