@@ -5,6 +5,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from './fixtures/summed-gradients';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
 
@@ -30,18 +31,6 @@ test('the status bar names the selected system', { skip }, async () => {
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(fake.recorded.statusBar.text, '$(server) 8× H100 NVSwitch');
 });
-
-const TRAIN = `import torch
-import torch.distributed as dist
-
-def train(model, loader, opt):
-    for x, y in loader:
-        loss = model(x).sum()
-        loss.backward()
-        for p in model.parameters():
-            dist.all_reduce(p.grad)
-        opt.step()
-`;
 
 test('Python code lenses resolve to a prediction on the selected system', { skip }, async () => {
   const provider = fake.recorded.lensProviders[0];

@@ -5,6 +5,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import childProcess from 'node:child_process';
+import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from '../extension/fixtures/summed-gradients';
 import * as fake from '../extension/fixtures/fake-vscode';
 import { activateBundle, notBuilt } from '../extension/fixtures/activate-bundle';
 
@@ -24,18 +25,6 @@ before(() => {
   fake.recorded.trusted = false;
   if (!notBuilt) activateBundle();
 });
-
-const TRAIN = `import torch
-import torch.distributed as dist
-
-def train(model, loader, opt):
-    for x, y in loader:
-        loss = model(x).sum()
-        loss.backward()
-        for p in model.parameters():
-            dist.all_reduce(p.grad)
-        opt.step()
-`;
 
 test('untrusted: the native engine is refused with the reason, and no process is started', { skip }, async () => {
   const before = fake.recorded.messages.length;
