@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSy
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const RESULTS_DIR = join(ROOT, 'test-results', 'e2e');
@@ -146,6 +146,25 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(RESULTS_DIR, `${name}.png`);
   await page.screenshot({ path });
   return path;
+}
+
+/**
+ * Clicks `target` until `expected` shows. The workbench re-renders code lenses whenever the extension host answers
+ * again (after a save, a settings change or a slow first simulation), and a click that lands while a lens is being
+ * replaced does nothing. Each missed attempt leaves a screenshot and the notifications' text, so a real failure
+ * (the command erred) is told apart from a missed click.
+ */
+export async function clickUntilVisible(page: Page, target: Locator, expected: Locator, what: string, attempts = 3): Promise<void> {
+  const seen: string[] = [];
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    await target.click();
+    if (await expected.waitFor({ timeout: 25_000 }).then(() => true, () => false)) return;
+    const notes = await page.locator('.notification-toast').allInnerTexts().catch(() => [] as string[]);
+    const shot = await screenshot(page, `missed-${what.replace(/\W+/g, '-')}-${attempt}`);
+    seen.push(`attempt ${attempt}: notifications [${notes.join(' | ')}], screenshot ${shot}`);
+    console.log(`# ${what}: nothing showed after click ${attempt}; ${seen[seen.length - 1]}`);
+  }
+  throw new Error(`${what}: nothing showed after ${attempts} clicks\n${seen.join('\n')}`);
 }
 
 /** Opens a file by clicking it in the Explorer, then focuses the editor. */

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { ROOT, closeAllEditors, launchBrowser, missingPrerequisite, openFile, openWorkbench, runCommand, screenshot, startCodeServer, type CodeServer } from './harness';
+import { ROOT, clickUntilVisible, closeAllEditors, launchBrowser, missingPrerequisite, openFile, openWorkbench, runCommand, screenshot, startCodeServer, type CodeServer } from './harness';
 
 const missing = missingPrerequisite();
 if (missing && process.env.REQUIRE_E2E === '1') throw new Error(`REQUIRE_E2E=1 but the end-to-end suite cannot run: ${missing}`);
@@ -94,10 +94,9 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     const title = (await lens.textContent()) ?? '';
     assert.match(title, /≈ [\d.]+ (µs|ms) · [\d.]+ GB\/s busbw · \w+\/(LL|LL128|Simple)/, `lens title: ${title}`);
     await screenshot(page, '02-lens');
-    await lens.click();
     const frame = webviewFrame(page);
     const canvas = frame.locator('canvas.lanes');
-    await canvas.waitFor({ timeout: 60_000 });
+    await clickUntilVisible(page, lens, canvas, 'timeline from the lens');
     await page.waitForTimeout(1500);
     const colours = await frequentColours(canvas);
     await screenshot(page, '02-timeline');
@@ -175,9 +174,8 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
       await page.locator('.monaco-editor .view-lines').first().click();
       await page.keyboard.press('Control+Home');
     }
-    await importLens.click();
     const frame = webviewFrame(page);
-    await frame.locator('canvas').first().waitFor({ timeout: 60_000 });
+    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens');
     await frame.locator('body').filter({ hasText: /measured/i }).waitFor({ timeout: 60_000 }).catch(() => undefined);
     await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
@@ -191,8 +189,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await openFile(page, 'train.py');
     const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
     await lens.waitFor({ timeout: 60_000 });
-    await lens.click();
-    await webviewFrame(page).locator('canvas.lanes').waitFor({ timeout: 60_000 });
+    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload');
     await page.waitForTimeout(1500);
     await runCommand(page, 'Developer: Reload Window');
     await page.waitForTimeout(3000);
