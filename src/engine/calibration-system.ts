@@ -1,4 +1,5 @@
-// Reads the hardware a published nccl-tests run describes (its gpu, interconnect and nic fields) into a SystemSpec.
+// Reads the hardware a published nccl-tests run describes (its gpu, interconnect, nic and nccl_version fields) into
+// a SystemSpec.
 // `validate` uses it for datasets that have no hand-written system file, and a test checks that it agrees with
 // the hand-written ones. Only description text is read, never the measured rows.
 import type { SystemSpec } from './topology/spec';
@@ -10,6 +11,7 @@ export interface DatasetDescription {
   readonly interconnect?: unknown;
   readonly nic?: unknown;
   readonly description?: unknown;
+  readonly nccl_version?: unknown;
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : '');
@@ -44,6 +46,7 @@ export function systemFromDescription(dataset: DatasetDescription): SystemSpec |
   else if (/nvlink/.test(wiring) && !/no nvlink/.test(wiring)) intraNode = gpusPerNode > 4 || /sxm|gb200|b200|h200/i.test(gpu) ? 'nvswitch' : 'nvlink-bridge';
   else intraNode = 'pcie';
   const spec: { -readonly [K in keyof SystemSpec]: SystemSpec[K] } = { gpu, nodes, gpusPerNode, intraNode };
+  if (typeof dataset.nccl_version === 'string' && /^2\.\d+/.test(dataset.nccl_version)) spec.ncclVersion = dataset.nccl_version;
   const gen = /pcie\s*(?:gen\s*)?([3-6])(?:\.0)?\b|gen\s*([3-6])\b/.exec(wiring);
   if (gen) spec.pcieGen = Number(gen[1] ?? gen[2]) as 3 | 4 | 5 | 6;
   if (intraNode === 'pcie') {

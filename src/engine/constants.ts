@@ -54,25 +54,8 @@ export const NVLINK_EFFICIENCY = 230 / 240;
 export const PROTOCOL_EFFICIENCY: Readonly<Record<Protocol, number>> = { LL: 0.5, LL128: 120 / 128, Simple: 1 };
 
 /** NCCL's three latency classes (tuning.cc): NVLink, PCIe and the network. */
-export type LatencyClass = 'nvlink' | 'pcie' | 'net';
-type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
-export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };
-
-/**
- * NCCL's per-step latency by link class and algorithm, µs [LL, LL128, Simple] (tuning.cc hwLat, NCCL 2.30): the
- * flag handshake and fence one step of the algorithm costs on that class of link. The simulator charges it per
- * ring step, per tree level and per NVLS pass, on top of the links' own hop latencies.
- */
-export const HW_LATENCY_US: Readonly<Record<LatencyClass, Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstree', ProtocolRow>>>> = {
-  nvlink: { tree: [0.6, 1.25, 4], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25], nvlstree: [0, 0, 25] },
-  pcie: { tree: [1, 1.9, 4], ring: [1, 2.5, 5.7], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
-  net: { tree: [5, 8.5, 14], ring: [2.7, 4, 14], nvls: [0, 0, 18], nvlstree: [0, 0, 20.9] },
-};
-
-/** NCCL's base latency per collective and algorithm, µs [LL, LL128, Simple] (tuning.cc baseLat). */
-export const BASE_LATENCY_US: Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstree', ProtocolRow>> = {
-  tree: [6.8, 14, 8.4], ring: [6.6, 14, 8.4], nvls: [0, 0, 0], nvlstree: [0, 0, 0],
-};
+export type { LatencyClass } from './nccl-versions';
+export { PROTOCOL_INDEX } from './nccl-versions';
 
 /**
  * NCCL's latencies leave out what nccl-tests measures on top (host-side progress, flag polling under load). On

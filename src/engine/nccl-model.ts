@@ -1,9 +1,11 @@
-// NCCL's own cost model (src/graph/tuning.cc, NCCL 2.30 as described in ../shared/reference/nccl-cost-model.md).
+// NCCL's own cost model (src/graph/tuning.cc, as described in ../shared/reference/nccl-cost-model.md), with the
+// constants of the release the system names (nccl-versions.ts; 2.30 when it names none).
 // NCCL uses it to choose an algorithm and protocol, and so does `auto`; the simulator then times the choice. Its
 // bandwidth side (per-channel ceilings measured by NVIDIA) also bounds what the simulator lets one GPU's CTAs push.
 import * as K from './constants';
 import type { Algorithm, CollectiveKind, Protocol } from './collective-types';
 import { searchGraph } from './channels';
+import { baseLatencyUs, hwLatencyUs, type NcclTuner } from './nccl-versions';
 import type { System } from './topology/model';
 
 type NcclAlgorithm = 'ring' | 'tree' | 'nvls' | 'nvlstree';
@@ -12,8 +14,12 @@ function isNccl(algorithm: Algorithm): algorithm is NcclAlgorithm {
   return algorithm === 'ring' || algorithm === 'tree' || algorithm === 'nvls' || algorithm === 'nvlstree';
 }
 
-/** NCCL's modelled bus bandwidth for an (algorithm, protocol), GB/s, before its conversion to algbw; 0 if none. */
-export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol): number {
+/**
+ * NCCL's modelled bus bandwidth for an (algorithm, protocol), GB/s, before its conversion to algbw; 0 if none. The
+ * tuner defaults to the system's release; the simulator's throughput ceilings pass the newest, whose NVLS formula
+ * (multimem efficiency, two pipelined operations) describes the hardware better than older releases' did.
+ */
+export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol, tuner: NcclTuner = system.tuner): number {
   const { nodes } = system;
   const ppn = system.gpusPerNode;
   const arch = K.archIndex(system.gpu.smVersion);
@@ -21,7 +27,8 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
   const graph = searchGraph(system);
   const nCh = graph.channels;
   let busBw = nCh * (nodes <= 2 ? graph.bwIntra : graph.bwInter);
-  const llMax = nodes === 1 ? K.LL_MAX_GBPS[arch][0] : K.LL_MAX_GBPS[arch > 1 ? 0 : arch][col];
+  const llRow = arch === 2 && tuner.hopperLlAsAmpere ? 1 : arch;
+  const llMax = nodes === 1 ? K.LL_MAX_GBPS[llRow][0] : K.LL_MAX_GBPS[arch > 1 ? 0 : arch][col];
   if (algorithm === 'ring' || algorithm === 'hierarchical' || algorithm === 'direct') {
     if (protocol === 'LL') busBw = Math.min(llMax, 0.5 * busBw);
     else if (protocol === 'LL128') busBw = Math.min(0.92 * busBw, nCh * K.RING_LL128_PER_CHANNEL_GBPS[arch][col]);
@@ -35,6 +42,10 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
   }
   const nvls = graph.nvls;
   if (nvls.channels < 2 || protocol !== 'Simple') return 0;
+  if (!tuner.nvlsPipelined) {
+    const inter = nodes > 2 && algorithm === 'nvlstree' ? nvls.bwInter / 2 : nvls.bwInter;
+    return nvls.channels * (nodes > 1 ? Math.min(nvls.bwIntra, inter) : nvls.bwIntra);
+  }
   let perChannel = nvls.bwIntra * K.nvlsEfficiency(system.gpu.smVersion) * ((nvls.channels - 1) / nvls.channels);
   perChannel *= kind === 'allreduce' ? 2 : (ppn - 1) / ppn;
   if (nodes > 1) {
@@ -45,11 +56,13 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
 }
 
 /** NCCL's algbw from its bus bandwidth: Ring/NVLS × n/nSteps, Tree × 1/2. */
-export function ncclAlgBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol): number {
-  const busBw = ncclBusBwGBps(system, kind, algorithm, protocol);
+export function ncclAlgBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol, tuner: NcclTuner = system.tuner): number {
+  const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
-  return algorithm === 'tree' ? busBw * 0.5 : (busBw * n) / Math.max(1, nSteps);
+  if (algorithm === 'tree') return busBw * 0.5;
+  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return (busBw * 5) / 6;
+  return (busBw * n) / Math.max(1, nSteps);
 }
 
 /** NCCL's predicted time for one (algorithm, protocol), µs, or Infinity when its model gives no bandwidth. */
@@ -57,13 +70,13 @@ export function ncclPredictedUs(system: System, kind: CollectiveKind, bytes: num
   if (!isNccl(algorithm)) return Infinity;
   const { nodes, ranks } = system;
   const ppn = system.gpusPerNode;
-  const p = K.PROTOCOL_INDEX[protocol];
   let algBw = ncclAlgBwGBps(system, kind, algorithm, protocol);
   if (!(algBw > 0)) return Infinity;
   const nSteps = kind === 'allreduce' ? 2 * (ranks - 1) : ranks - 1;
-  const intraLat = K.HW_LATENCY_US[system.fabric.intraClass === 'pcie' ? 'pcie' : 'nvlink'][algorithm][p];
-  const interLat = K.HW_LATENCY_US.net[ppn === 1 ? 'tree' : algorithm][p];
-  const base = K.BASE_LATENCY_US[algorithm][p];
+  const tuner = system.tuner;
+  const intraLat = hwLatencyUs(tuner, system.fabric.intraClass === 'pcie' ? 'pcie' : 'nvlink', algorithm, protocol);
+  const interLat = hwLatencyUs(tuner, 'net', ppn === 1 ? 'tree' : algorithm, protocol);
+  const base = baseLatencyUs(tuner, algorithm, protocol);
   let latency: number;
   if (algorithm === 'ring') {
     const ringIntra = nodes > 1 ? Math.max(intraLat, protocol === 'Simple' ? 3 : 1) : intraLat;

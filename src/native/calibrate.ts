@@ -3,7 +3,7 @@
 // Each size's algorithm and protocol are held while fitting (one schedule per size, not NCCL's whole search) and
 // re-picked between rounds; the fitted system is judged with normal selection, as `sweep` will run it.
 import { simulateCollective, type Algorithm, type Protocol, type System, type SystemOverrides, type SystemSpec } from '../engine/index';
-import { achieved, asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows } from './compare';
+import { achieved, asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows, withMeasuredNccl } from './compare';
 import type { Measurement, MeasurementRow } from './import/model';
 
 type Param = keyof SystemOverrides;
@@ -45,9 +45,11 @@ function spread(rows: MeasurementRow[], limit: number): MeasurementRow[] {
   return Array.from({ length: limit }, (_, i) => rows[Math.round((i * (rows.length - 1)) / (limit - 1))]);
 }
 
-export function calibrateSystem(measurement: Measurement, spec: SystemSpec, options: { maxRows?: number } = {}): CalibrationResult {
+export function calibrateSystem(measurement: Measurement, given: SystemSpec, options: { maxRows?: number } = {}): CalibrationResult {
   const kind = collectiveKindOf(measurement);
-  const start = asResolved(spec);
+  // The fit, and the file it writes, keep the NCCL release the measurement ran, as compare judges it.
+  const start = withMeasuredNccl(asResolved(given), measurement);
+  const spec = start.spec;
   const before = medianRelativeError(compareMeasurement(measurement, start).rows);
   const forced = forcedAlgorithm(measurement);
   const rows = spread(usableRows(measurement), options.maxRows ?? 24);
@@ -95,17 +97,7 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
   let best = loss(x);
   const bound = Math.log(200);
   const steps = [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03), Math.log(1.01), Math.log(1.03), Math.log(1.01)];
-  steps.forEach((step, round) => {
-    // NCCL re-picks algorithms as the hardware changes, so the fit does too between rounds.
-    if (round > 0) {
-      // Re-picking is NCCL's whole search per size, the slow part on multi-node systems: only when x moved.
-      if (x.join() !== pickedAt) {
-        choices = choose(asResolved(specFor(x)));
-        pickedAt = x.join();
-      }
-      polish = round >= 5;
-      best = loss(x);
-    }
+  const descend = (step: number): void => {
     for (let pass = 0; pass < 2; pass++) {
       let improved = false;
       for (let i = 0; i < names.length; i++) {
@@ -125,9 +117,40 @@ export function calibrateSystem(measurement: Measurement, spec: SystemSpec, opti
       }
       if (!improved) break;
     }
+  };
+  /** NCCL re-picks algorithms as the hardware changes, so the fit does too; true when a choice changed. */
+  const repick = (): boolean => {
+    // Re-picking is NCCL's whole search per size, the slow part on multi-node systems: only when x moved.
+    if (x.join() === pickedAt) return false;
+    const again = choose(asResolved(specFor(x)));
+    pickedAt = x.join();
+    const changed = again.some((c, i) => c.algorithm !== choices[i].algorithm || c.protocol !== choices[i].protocol);
+    choices = again;
+    return changed;
+  };
+  steps.forEach((step, round) => {
+    if (round > 0) {
+      repick();
+      polish = round >= 5;
+      best = loss(x);
+    }
+    descend(step);
   });
-  const fitted = specFor(x);
-  const after = medianRelativeError(compareMeasurement(measurement, fitted).rows);
+  // The last rounds may move the system across one of NCCL's switch points: polish again under the new choices
+  // until they hold, so the fitted file is judged by the algorithms it will really run.
+  for (let settle = 0; settle < 3 && repick(); settle++) {
+    best = loss(x);
+    descend(Math.log(1.03));
+    descend(Math.log(1.01));
+  }
+  let fitted = specFor(x);
+  let after = medianRelativeError(compareMeasurement(measurement, fitted).rows);
+  // The search sees at most 24 rows; when what it found is worse on all of them, the unfitted system stands.
+  if (after > before) {
+    x.fill(0);
+    fitted = specFor(x);
+    after = before;
+  }
   const parameters: Partial<Record<Param, { from: number; to: number }>> = {};
   names.forEach((name, i) => {
     if (x[i] !== 0) parameters[name] = { from: base[name]!, to: base[name]! * Math.exp(x[i]) };

@@ -9,12 +9,15 @@ import { loadMeasurementFile } from './import';
 
 function table(result: CompareResult, path: string, source: string, assumptions: readonly string[]): string {
   const out = [
-    `# ${path}: ${result.collective} on ${result.ranks} ranks vs the model of ${result.system} (${source})`,
+    `# ${path}: ${result.collective} on ${result.ranks} ranks vs the model of ${result.system} (${source}), NCCL ${result.ncclVersion}'s choices`,
     `#${'size'.padStart(11)} ${'measured'.padStart(10)} ${'expected'.padStart(10)} ${'ratio'.padStart(6)}`,
     `#${''.padStart(11)} ${'busbw GB/s'.padStart(10)} ${'busbw GB/s'.padStart(10)}`,
   ];
   for (const r of result.rows) {
-    out.push(` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${r.flagged ? `  << below ${Math.round(result.threshold * 100)} % of the model` : ''}`);
+    const note = r.flagged
+      ? `  << below ${Math.round(result.threshold * 100)} % of the model`
+      : r.explainedBy ? `  normal for ${r.explainedBy.algorithm}/${r.explainedBy.protocol} (${r.explainedBy.ratio.toFixed(2)}), which NCCL ${result.ncclVersion} rates near ${r.algorithm}/${r.protocol}` : '';
+    out.push(` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`);
   }
   for (const note of assumptions) out.push(`# assumed: ${note}`);
   out.push(`# ${result.flagged} of ${result.rows.length} sizes flagged; median |model − measured| / measured time: ${(medianRelativeError(result.rows) * 100).toFixed(1)} %`);
@@ -36,7 +39,11 @@ export const compareCommand: CliCommand = {
     '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
     `  --threshold <r>          Flag sizes whose measured busbw is below r × expected (default ${DEFAULT_FLAG_RATIO})`,
-    '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged}], flagged}',
+    '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, explainedBy?}], flagged}',
+    '',
+    'A size is flagged when it is below the threshold for NCCL\'s modelled choice and for every pair NCCL\'s cost model',
+    'rates within 10 % of it (explainedBy names the pair it is normal for). The cost model is that of the NCCL',
+    'release the measurement names (ncclVersion in a system file overrides it), else the newest known.',
   ].join('\n'),
   async run(args, io) {
     const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'gpu', 'threshold'], switches: ['json'] });
@@ -47,8 +54,8 @@ export const compareCommand: CliCommand = {
     const { system, source } = systemForMeasurement(flags, measurement, path);
     const result = asUsageError(() => compareMeasurement(measurement, system, { threshold }));
     if (flags.has('json')) {
-      const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol }));
-      io.stdout(JSON.stringify({ system: result.system, systemSource: source, collective: result.collective, ranks: result.ranks, threshold, rows, flagged: result.flagged, medianError: medianRelativeError(result.rows) }, null, 2));
+      const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol, ...(r.explainedBy ? { explainedBy: r.explainedBy } : {}) }));
+      io.stdout(JSON.stringify({ system: result.system, systemSource: source, ncclVersion: result.ncclVersion, collective: result.collective, ranks: result.ranks, threshold, rows, flagged: result.flagged, medianError: medianRelativeError(result.rows) }, null, 2));
     } else io.stdout(table(result, path, source, source.startsWith('described by') ? ((measurement.meta.assumptions as string[] | undefined) ?? []) : []));
     return result.flagged > 0 ? 1 : 0;
   },

@@ -59,7 +59,9 @@ export function validateAll(calibrationDir: string, systemsDir: string): Validat
     }
     const { spec, source } = systemFor(file, dataset, systemsDir);
     try {
-      const system = resolveSystem(spec);
+      // NCCL's choices follow its release: judge each run with the cost model of the NCCL that ran it.
+      const version = spec.ncclVersion ?? (typeof dataset.nccl_version === 'string' ? dataset.nccl_version : undefined);
+      const system = resolveSystem(version ? { ...spec, ncclVersion: version } : spec);
       return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
     } catch (error) {
       if (error instanceof EngineError) throw new UsageError(`${basename(file)}: ${error.message}`);

@@ -9,6 +9,7 @@ import type { Flow } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { memoryResource } from '../sim/run';
 import { searchChannels } from '../channels';
+import { DEFAULT_TUNER, hwLatencyUs } from '../nccl-versions';
 
 export interface BuildContext {
   readonly system: System;
@@ -126,7 +127,7 @@ export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
   const scale = cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
-  return K.HW_LATENCY_US[cls][row][K.PROTOCOL_INDEX[ctx.protocol]] * scale;
+  return hwLatencyUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;
 }
 
 /**
@@ -145,6 +146,7 @@ export function channelCapGBps(ctx: BuildContext): number {
   return cap;
 }
 
+// The ceilings are physical (what one CTA can push), so they come from the newest tables whatever release runs.
 function computeChannelCap(ctx: BuildContext): number {
   const { system, protocol } = ctx;
   if (system.fabric.idealised) return Infinity;
@@ -153,12 +155,12 @@ function computeChannelCap(ctx: BuildContext): number {
     // A tree's bus bandwidth counts what a GPU sends up and down together (NCCL's algbw is half of it): a channel's
     // CTA splits its threads between the reduction going up and the broadcast coming down, so each direction gets
     // half of the channel's share. NCCL's measured correction by size applies to every protocol.
-    const shareGBps = ncclBusBwGBps(system, ctx.kind, 'tree', protocol) / searchChannels(system);
+    const shareGBps = ncclBusBwGBps(system, ctx.kind, 'tree', protocol, DEFAULT_TUNER) / searchChannels(system);
     payload = (ctx.kind === 'allreduce' ? shareGBps / 2 : shareGBps) * K.treeCorrection(protocol, ctx.bytes);
   } else if (protocol === 'Simple') {
     payload = K.SIMPLE_PER_CHANNEL_GBPS[K.archIndex(system.gpu.smVersion)];
   } else {
-    payload = ncclBusBwGBps(system, ctx.kind, 'ring', protocol) / searchChannels(system);
+    payload = ncclBusBwGBps(system, ctx.kind, 'ring', protocol, DEFAULT_TUNER) / searchChannels(system);
   }
   return payload / K.PROTOCOL_EFFICIENCY[protocol];
 }

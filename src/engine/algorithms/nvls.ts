@@ -7,6 +7,7 @@ import type { Flow, Schedule } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { channelClasses, pathLatencyUs, pipelineStageLatenciesUs, symmetricRails, syncUs, transfer, wireBytes, type BuildContext } from './context';
 import { ncclAlgBwGBps } from '../nccl-model';
+import { DEFAULT_TUNER } from '../nccl-versions';
 import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
@@ -96,7 +97,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   // The engine carries every multimem write a GPU issues (its whole buffer for the reduction, its shard for the
   // broadcast), so its capacity is NCCL's algbw ceiling times those bytes per byte of buffer.
   const writesPerByte = (kind !== 'allgather' ? 1 : 0) + (kind !== 'reducescatter' ? 1 / g : 0);
-  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple') * writesPerByte;
+  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple', DEFAULT_TUNER) * writesPerByte;
   if (ctx.algorithm === 'nvlstree') engine *= K.treeCorrection('Simple', ctx.bytes);
   return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels, engineGBps: engine > 0 ? engine : undefined };
 }

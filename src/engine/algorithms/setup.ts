@@ -2,9 +2,10 @@
 // protocol. The host's launch cost overlaps back-to-back collectives and is applied in simulate.ts.
 import * as K from '../constants';
 import type { BuildContext } from './context';
+import { baseLatencyUs } from '../nccl-versions';
 
 export function setupUs(ctx: BuildContext): number {
   if (ctx.system.fabric.idealised) return 0;
   const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
-  return K.BASE_LATENCY_US[row][K.PROTOCOL_INDEX[ctx.protocol]] * K.STEP_LATENCY_SCALE;
+  return baseLatencyUs(ctx.system.tuner, row, ctx.protocol) * K.STEP_LATENCY_SCALE;
 }

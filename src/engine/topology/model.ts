@@ -2,6 +2,7 @@
 import type { GpuSpec } from '../hardware/gpus';
 import type { GBps, Micros } from '../units';
 import type { SystemSpec } from './spec';
+import type { NcclTuner } from '../nccl-versions';
 
 export type VertexKind = 'gpu' | 'switch' | 'nic' | 'cpu' | 'pcie-switch' | 'host';
 export type LinkKind = 'nvlink' | 'nvswitch' | 'pcie' | 'inter-socket' | 'network' | 'host';
@@ -65,4 +66,6 @@ export interface System {
   readonly hbmGBps: GBps;
   /** Host time to launch one collective (all GPUs one process drives); it overlaps the device's work. */
   readonly launchUs: Micros;
+  /** The NCCL release whose cost model picks algorithms and whose per-step latencies the simulator charges. */
+  readonly tuner: NcclTuner;
 }

@@ -7,6 +7,7 @@ import { DGX1_NVLINKS, meshRingOrders } from './dgx1-mesh';
 import type { Fabric, System } from './model';
 import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
 import type { SystemSpec } from './spec';
+import { ncclTuner } from '../nccl-versions';
 
 /** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
 const NODES_PER_LEAF = 32;
@@ -146,7 +147,7 @@ export function resolveSystem(spec: SystemSpec): System {
     idealised: false,
     ringOrders: ringOrders.length > 0 ? ringOrders : [Array.from({ length: gpusPerNode }, (_, i) => i)],
   };
-  return { spec, gpu, ranks, nodes, gpusPerNode, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs };
+  return { spec, gpu, ranks, nodes, gpusPerNode, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs, tuner: ncclTuner(spec.ncclVersion) };
 }
 
 /** N GPUs on one ring of identical links: the textbook case the analytic formula describes. */
@@ -188,5 +189,5 @@ function uniformRing(spec: SystemSpec, gpu: NonNullable<ReturnType<typeof findGp
     idealised: true,
     ringOrders: [Array.from({ length: ranks }, (_, i) => i)],
   };
-  return { spec, gpu, ranks, nodes: 1, gpusPerNode: ranks, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs };
+  return { spec, gpu, ranks, nodes: 1, gpusPerNode: ranks, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs, tuner: ncclTuner(spec.ncclVersion) };
 }

@@ -45,5 +45,7 @@ export interface SystemSpec {
   /** PCIe boxes: GPUs behind one PCIe switch. */
   readonly gpusPerPcieSwitch?: number;
   readonly nic?: NicSpec;
+  /** The NCCL release that runs here, e.g. "2.26.2"; its tuner picks the algorithm. Defaults to the newest known. */
+  readonly ncclVersion?: string;
   readonly overrides?: SystemOverrides;
 }

@@ -61,6 +61,13 @@ test('a negative bandwidth is reported at the value', () => {
   assert.equal(rejection(GOOD.replace('gbps: 400', 'gbps: 0')).toString(), 'bad.yaml:6:9: nic.gbps: must be greater than 0 (got 0)');
 });
 
+test('ncclVersion picks the release\'s tuner, and a malformed one is reported at the value', () => {
+  const { system } = loadSystemFile(GOOD + 'ncclVersion: "2.26.2"\n', 'good.yaml');
+  assert.deepEqual([system.tuner.tables, system.tuner.version], ['2.27', '2.26.2']);
+  const error = rejection(GOOD + 'ncclVersion: latest\n');
+  assert.match(error.toString(), /^bad\.yaml:8:14: ncclVersion: /);
+});
+
 test('an unknown GPU is reported at the value with a suggestion and the catalogue', () => {
   const error = rejection(GOOD.replace('H100-SXM', 'H100-SMX'));
   assert.equal(error.line, 1);
@@ -97,7 +104,7 @@ test('several nodes without a network are refused at the node count', () => {
 test('the schema lists exactly the SystemSpec keys, fabrics and override names', () => {
   const schema = SYSTEM_SCHEMA as { required: string[]; properties: Record<string, { enum?: unknown[]; properties?: Record<string, unknown>; examples?: string[] }> };
   // These records fail to compile when a key is added to or removed from the TypeScript types.
-  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, overrides: true };
+  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, ncclVersion: true, overrides: true };
   const fabrics: Record<IntraNodeFabric, true> = { nvswitch: true, 'nvlink-mesh': true, 'nvlink-bridge': true, pcie: true, 'uniform-ring': true };
   const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
   const overrideKeys: Record<keyof SystemOverrides, true> = {

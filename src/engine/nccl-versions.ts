@@ -1,0 +1,99 @@
+// NCCL's tuner constants change between releases (tuning.cc; ../shared/reference/nccl-cost-model.md §3 and §4.3),
+// and so do its choices: NVLSTree's network latency went from 14 µs to 20.9 µs in 2.28+, which moves the size at
+// which multi-node H100 runs leave tree/LL128 from about 1 MiB (2 nodes, 2.26) to 8 MiB. A measurement names the
+// release that ran it, so the model can rank algorithms as that release did. The simulator charges the same
+// per-step latencies, since they are NVIDIA's measured cost of one step of that release's kernels.
+import type { Protocol } from './collective-types';
+import { EngineError } from './errors';
+
+type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
+type AlgorithmRows = Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstree', ProtocolRow>>;
+export type LatencyClass = 'nvlink' | 'pcie' | 'net';
+
+export interface NcclTuner {
+  /** The reference release whose tables these are: 2.18.3, 2.21.5, 2.27.7 or 2.30.7. */
+  readonly tables: '2.18' | '2.21' | '2.27' | '2.30';
+  /** The version the user gave, or the tables' own when none was given. */
+  readonly version: string;
+  /** Per-step latency by link class and algorithm, µs [LL, LL128, Simple] (hwLat). */
+  readonly hwLatencyUs: Readonly<Record<LatencyClass, AlgorithmRows>>;
+  /** Fixed latency per collective, µs [LL, LL128, Simple] (baseLat). */
+  readonly baseLatencyUs: AlgorithmRows;
+  /**
+   * 2.30 gives NVLS the multimem efficiency, counts two pipelined operations per AllReduce and converts bus to
+   * algorithm bandwidth by n / 2(n−1); before, NVLS bandwidth was min(bwIntra, bwInter) (NVLSTree over more than two
+   * nodes: bwInter / 2) and the conversion a fixed 5/6.
+   */
+  readonly nvlsPipelined: boolean;
+  /** Up to 2.18, Hopper's LL ceiling was Ampere's (87.7 / 22.5 / 19 GB/s). */
+  readonly hopperLlAsAmpere: boolean;
+}
+
+const HEAD: NcclTuner = {
+  tables: '2.30', version: '2.30.7',
+  hwLatencyUs: {
+    nvlink: { tree: [0.6, 1.25, 4], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25], nvlstree: [0, 0, 25] },
+    pcie: { tree: [1, 1.9, 4], ring: [1, 2.5, 5.7], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+    net: { tree: [5, 8.5, 14], ring: [2.7, 4, 14], nvls: [0, 0, 18], nvlstree: [0, 0, 20.9] },
+  },
+  baseLatencyUs: { tree: [6.8, 14, 8.4], ring: [6.6, 14, 8.4], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+  nvlsPipelined: true,
+  hopperLlAsAmpere: false,
+};
+
+const V2_27: NcclTuner = {
+  ...HEAD, tables: '2.27', version: '2.27.7',
+  hwLatencyUs: { ...HEAD.hwLatencyUs, net: { ...HEAD.hwLatencyUs.net, nvlstree: [0, 0, 14] } },
+  nvlsPipelined: false,
+};
+
+const V2_21: NcclTuner = {
+  ...V2_27, tables: '2.21', version: '2.21.5',
+  hwLatencyUs: {
+    nvlink: { ...HEAD.hwLatencyUs.nvlink, tree: [0.6, 1.25, 28] },
+    pcie: { ...HEAD.hwLatencyUs.pcie, tree: [1, 1.9, 28] },
+    net: { ...V2_27.hwLatencyUs.net, tree: [5, 8.5, 28] },
+  },
+  baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0] },
+};
+
+const V2_18: NcclTuner = {
+  ...V2_21, tables: '2.18', version: '2.18.3',
+  hwLatencyUs: {
+    nvlink: { ...HEAD.hwLatencyUs.nvlink, nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+    pcie: { ...HEAD.hwLatencyUs.pcie, tree: [1, 1.9, 6] },
+    net: { ...HEAD.hwLatencyUs.net, nvlstree: [0, 0, 19] },
+  },
+  baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0], nvls: [0, 0, 23], nvlstree: [0, 0, 23] },
+  hopperLlAsAmpere: true,
+};
+
+export const DEFAULT_TUNER = HEAD;
+
+const VERSION = /^(\d+)\.(\d+)(?:\.(\d+))?/;
+
+/**
+ * The tables for an NCCL release ("2.26.2", "2.26.2+cuda12.4"); none given means the newest. The reference has
+ * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; a release in between takes the next one's tables at or after it
+ * that it is known to share: ≤ 2.20 → 2.18.3, 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that
+ * is an assumption: what changed between 2.21.5 and 2.27.7 (tree/Simple latencies) is not dated more finely.
+ */
+export function ncclTuner(version?: string): NcclTuner {
+  if (version === undefined || version === '') return HEAD;
+  const m = VERSION.exec(version.trim());
+  if (!m || Number(m[1]) !== 2) throw new EngineError(`ncclVersion must look like 2.26.2, got '${version}'`);
+  const minor = Number(m[2]);
+  const tables = minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : V2_18;
+  return { ...tables, version: m[0] };
+}
+
+export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };
+
+/** NCCL's per-step latency for an algorithm on a link class, µs. */
+export function hwLatencyUs(tuner: NcclTuner, cls: LatencyClass, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
+  return tuner.hwLatencyUs[cls][algorithm][PROTOCOL_INDEX[protocol]];
+}
+
+export function baseLatencyUs(tuner: NcclTuner, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
+  return tuner.baseLatencyUs[algorithm][PROTOCOL_INDEX[protocol]];
+}

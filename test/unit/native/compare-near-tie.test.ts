@@ -1,0 +1,71 @@
+// compare on synthetic measurements: the NCCL release a measurement names ranks the algorithms, a run that took a
+// pair NCCL rates near its choice is explained rather than flagged, and a run slow for every such pair is flagged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { compareMeasurement } from '../../../src/native/compare';
+import type { Measurement } from '../../../src/native/import/model';
+
+const MiB = 1 << 20;
+const fourNodes: SystemSpec = presetSystem('dgx-h100', { nodes: 4 })!;
+
+/** A measurement whose every size took `timeUs(bytes)`, as nccl-tests would report it. */
+function measured(sizes: number[], timeUs: (bytes: number) => number, ncclVersion?: string): Measurement {
+  const ranks = 32;
+  return {
+    kind: 'nccl-tests', collective: 'allreduce', ranks,
+    rows: sizes.map((bytes) => {
+      const t = timeUs(bytes);
+      const algbw = bytes / t / 1000;
+      return { bytes, timeUs: t, algbwGBps: algbw, busbwGBps: (algbw * 2 * (ranks - 1)) / ranks };
+    }),
+    meta: { nodes: 4, ...(ncclVersion ? { ncclVersion } : {}) },
+  };
+}
+
+const modelUs = (algorithm: 'tree' | 'nvlstree', version = '2.26.2') => (bytes: number): number =>
+  simulateCollective(resolveSystem({ ...fourNodes, ncclVersion: version }), { bytes, algorithm, protocol: algorithm === 'tree' ? 'LL128' : 'Simple' }).timeUs;
+const nvlsTreeUs = (version: string) => modelUs('nvlstree', version);
+/** Like the 4-node VM run at 8 MiB: at 0.65 of the model's tree/LL128, and NVLSTree is the model's slower pick. */
+const vmLike = (bytes: number): number => modelUs('tree')(bytes) / 0.65;
+
+test('the release a measurement names ranks the algorithms, unless the system file names one', () => {
+  const sizes = [16 * MiB];
+  const system = resolveSystem(fourNodes);
+  assert.equal(compareMeasurement(measured(sizes, nvlsTreeUs('2.26.2'), '2.26.2'), system).ncclVersion, '2.26.2');
+  assert.equal(compareMeasurement(measured(sizes, nvlsTreeUs('2.26.2')), system).ncclVersion, '2.30.7');
+  const pinned = resolveSystem({ ...fourNodes, ncclVersion: '2.21.5' });
+  assert.equal(compareMeasurement(measured(sizes, nvlsTreeUs('2.26.2'), '2.26.2'), pinned).ncclVersion, '2.21.5');
+});
+
+test('a run that took NVLSTree where NCCL 2.26 rates it near tree/LL128 is explained, not flagged', () => {
+  // At 8 MiB on 4×8 H100 NCCL 2.26 picks tree/LL128 but rates NVLSTree within 10 %; the run is below 70 % of the
+  // model's tree/LL128 and normal for its NVLSTree.
+  const bytes = 8 * MiB;
+  const result = compareMeasurement(measured([bytes], vmLike, '2.26.2'), resolveSystem(fourNodes));
+  const [row] = result.rows;
+  assert.deepEqual([row.algorithm, row.protocol], ['tree', 'LL128']);
+  assert.ok(Math.abs(row.ratio - 0.65) < 1e-9, `ratio to tree/LL128 ${row.ratio.toFixed(3)}`);
+  assert.equal(row.flagged, false);
+  assert.equal(row.explainedBy?.algorithm, 'nvlstree');
+  assert.ok(Math.abs(row.explainedBy!.ratio - nvlsTreeUs('2.26.2')(bytes) / vmLike(bytes)) < 1e-9);
+  assert.ok(row.explainedBy!.ratio >= 0.7);
+  assert.equal(result.flagged, 0);
+});
+
+test('with the newest tables NVLSTree is not near tree/LL128 at 8 MiB, so the same run is flagged', () => {
+  const result = compareMeasurement(measured([8 * MiB], vmLike, '2.30.7'), resolveSystem(fourNodes));
+  assert.deepEqual([result.rows[0].algorithm, result.rows[0].protocol], ['tree', 'LL128']);
+  assert.equal(result.rows[0].flagged, true);
+  assert.equal(result.rows[0].explainedBy, undefined);
+});
+
+test('a run slow for every near-tied pair is flagged, and a forced algorithm is never excused', () => {
+  const slow = compareMeasurement(measured([2 * MiB, 8 * MiB, 64 * MiB], (b) => 3 * nvlsTreeUs('2.26.2')(b), '2.26.2'), resolveSystem(fourNodes));
+  assert.deepEqual(slow.rows.map((r) => r.flagged), [true, true, true]);
+  const forced = { ...measured([8 * MiB], vmLike, '2.26.2'), meta: { nodes: 4, ncclVersion: '2.26.2', ncclAlgo: 'tree' } };
+  const row = compareMeasurement(forced, resolveSystem(fourNodes)).rows[0];
+  assert.equal(row.algorithm, 'tree');
+  assert.equal(row.explainedBy, undefined);
+  assert.equal(row.flagged, true);
+});
