@@ -57,7 +57,8 @@ test('compare flags every size >= 1 MiB of the suspect run', { skip }, async () 
 // 10 % there and the run is normal for it.
 test('compare explains the 4-node VM run\'s 8 MiB row by NVLSTree instead of flagging it', { skip }, async () => {
   const { out } = await cli(compareCommand, [join(CALIBRATION, 'h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json'), '--json']);
-  const result = JSON.parse(out) as CompareJson & { ncclVersion: string; rows: { explainedBy?: { algorithm: string; ratio: number } }[] };
+  type Row = CompareJson['rows'][number] & { explainedBy?: { algorithm: string; ratio: number } };
+  const result = JSON.parse(out) as { ncclVersion: string; rows: Row[] };
   assert.equal(result.ncclVersion, '2.26.2');
   const row = result.rows.find((r) => r.bytes === 8 * MiB)!;
   assert.ok(row.ratio < 0.7 && !row.flagged, `8 MiB at ${row.ratio.toFixed(3)}`);
