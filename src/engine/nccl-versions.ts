@@ -2,7 +2,8 @@
 // and so do its choices: NVLSTree's network latency went from 14 µs to 20.9 µs in 2.28+, which moves the size at
 // which multi-node H100 runs leave tree/LL128 from about 1 MiB (2 nodes, 2.26) to 8 MiB. A measurement names the
 // release that ran it, so the model can rank algorithms as that release did. The simulator charges the same
-// per-step latencies, since they are NVIDIA's measured cost of one step of that release's kernels.
+// per-step latencies (NVIDIA's measured cost of one step of that release's kernels), except where a release used
+// one to steer the choice.
 import type { Protocol } from './collective-types';
 import { EngineError } from './errors';
 
@@ -15,8 +16,13 @@ export interface NcclTuner {
   readonly tables: '2.18' | '2.21' | '2.27' | '2.30';
   /** The version the user gave, or the tables' own when none was given. */
   readonly version: string;
-  /** Per-step latency by link class and algorithm, µs [LL, LL128, Simple] (hwLat). */
+  /** Per-step latency by link class and algorithm, µs [LL, LL128, Simple] (hwLat), as the cost model ranks with it. */
   readonly hwLatencyUs: Readonly<Record<LatencyClass, AlgorithmRows>>;
+  /**
+   * What one step of the release's kernels costs, which the simulator charges: hwLat, except where a release put a
+   * figure in it to steer the choice rather than to describe a step (2.21's 28 µs for tree/Simple).
+   */
+  readonly stepLatencyUs: Readonly<Record<LatencyClass, AlgorithmRows>>;
   /** Fixed latency per collective, µs [LL, LL128, Simple] (baseLat). */
   readonly baseLatencyUs: AlgorithmRows;
   /**
@@ -29,41 +35,47 @@ export interface NcclTuner {
   readonly hopperLlAsAmpere: boolean;
 }
 
+const HEAD_HW: NcclTuner['hwLatencyUs'] = {
+  nvlink: { tree: [0.6, 1.25, 4], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25], nvlstree: [0, 0, 25] },
+  pcie: { tree: [1, 1.9, 4], ring: [1, 2.5, 5.7], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+  net: { tree: [5, 8.5, 14], ring: [2.7, 4, 14], nvls: [0, 0, 18], nvlstree: [0, 0, 20.9] },
+};
+
 const HEAD: NcclTuner = {
   tables: '2.30', version: '2.30.7',
-  hwLatencyUs: {
-    nvlink: { tree: [0.6, 1.25, 4], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25], nvlstree: [0, 0, 25] },
-    pcie: { tree: [1, 1.9, 4], ring: [1, 2.5, 5.7], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
-    net: { tree: [5, 8.5, 14], ring: [2.7, 4, 14], nvls: [0, 0, 18], nvlstree: [0, 0, 20.9] },
-  },
+  hwLatencyUs: HEAD_HW,
+  stepLatencyUs: HEAD_HW,
   baseLatencyUs: { tree: [6.8, 14, 8.4], ring: [6.6, 14, 8.4], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
   nvlsPipelined: true,
   hopperLlAsAmpere: false,
 };
 
-const V2_27: NcclTuner = {
-  ...HEAD, tables: '2.27', version: '2.27.7',
-  hwLatencyUs: { ...HEAD.hwLatencyUs, net: { ...HEAD.hwLatencyUs.net, nvlstree: [0, 0, 14] } },
-  nvlsPipelined: false,
-};
+const V2_27_HW: NcclTuner['hwLatencyUs'] = { ...HEAD_HW, net: { ...HEAD_HW.net, nvlstree: [0, 0, 14] } };
+
+const V2_27: NcclTuner = { ...HEAD, tables: '2.27', version: '2.27.7', hwLatencyUs: V2_27_HW, stepLatencyUs: V2_27_HW, nvlsPipelined: false };
 
 const V2_21: NcclTuner = {
   ...V2_27, tables: '2.21', version: '2.21.5',
   hwLatencyUs: {
-    nvlink: { ...HEAD.hwLatencyUs.nvlink, tree: [0.6, 1.25, 28] },
-    pcie: { ...HEAD.hwLatencyUs.pcie, tree: [1, 1.9, 28] },
-    net: { ...V2_27.hwLatencyUs.net, tree: [5, 8.5, 28] },
+    nvlink: { ...V2_27_HW.nvlink, tree: [0.6, 1.25, 28] },
+    pcie: { ...V2_27_HW.pcie, tree: [1, 1.9, 28] },
+    net: { ...V2_27_HW.net, tree: [5, 8.5, 28] },
   },
+  // 28 µs kept tree/Simple from being chosen; its steps cost what 2.27 says they do.
+  stepLatencyUs: V2_27_HW,
   baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0] },
+};
+
+const V2_18_HW: NcclTuner['hwLatencyUs'] = {
+  nvlink: { ...HEAD_HW.nvlink, nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+  pcie: { ...HEAD_HW.pcie, tree: [1, 1.9, 6] },
+  net: { ...HEAD_HW.net, nvlstree: [0, 0, 19] },
 };
 
 const V2_18: NcclTuner = {
   ...V2_21, tables: '2.18', version: '2.18.3',
-  hwLatencyUs: {
-    nvlink: { ...HEAD.hwLatencyUs.nvlink, nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
-    pcie: { ...HEAD.hwLatencyUs.pcie, tree: [1, 1.9, 6] },
-    net: { ...HEAD.hwLatencyUs.net, nvlstree: [0, 0, 19] },
-  },
+  hwLatencyUs: V2_18_HW,
+  stepLatencyUs: V2_18_HW,
   baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0], nvls: [0, 0, 23], nvlstree: [0, 0, 23] },
   hopperLlAsAmpere: true,
 };
@@ -89,9 +101,14 @@ export function ncclTuner(version?: string): NcclTuner {
 
 export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };
 
-/** NCCL's per-step latency for an algorithm on a link class, µs. */
+/** NCCL's per-step latency for an algorithm on a link class, µs, as its cost model ranks with it. */
 export function hwLatencyUs(tuner: NcclTuner, cls: LatencyClass, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
   return tuner.hwLatencyUs[cls][algorithm][PROTOCOL_INDEX[protocol]];
+}
+
+/** What the simulator charges for one step of the release's kernels, µs. */
+export function stepLatencyUs(tuner: NcclTuner, cls: LatencyClass, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
+  return tuner.stepLatencyUs[cls][algorithm][PROTOCOL_INDEX[protocol]];
 }
 
 export function baseLatencyUs(tuner: NcclTuner, algorithm: keyof AlgorithmRows, protocol: Protocol): number {

@@ -9,7 +9,7 @@ import type { Flow } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { memoryResource } from '../sim/run';
 import { searchChannels } from '../channels';
-import { DEFAULT_TUNER, hwLatencyUs } from '../nccl-versions';
+import { DEFAULT_TUNER, stepLatencyUs as releaseStepUs } from '../nccl-versions';
 
 export interface BuildContext {
   readonly system: System;
@@ -127,7 +127,7 @@ export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
   const scale = cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
-  return hwLatencyUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;
+  return releaseStepUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;
 }
 
 /**

@@ -26,6 +26,7 @@ test('a version string selects the tables of the nearest documented release, kee
   assert.equal(ncclTuner('2.26.2').hwLatencyUs.net.nvlstree[2], 14);
   assert.equal(ncclTuner('2.30.7').hwLatencyUs.net.nvlstree[2], 20.9);
   assert.equal(ncclTuner('2.21.5').hwLatencyUs.net.tree[2], 28, '2.21 discouraged tree/Simple with 28 µs');
+  assert.equal(ncclTuner('2.21.5').stepLatencyUs.net.tree[2], 14, 'a selection penalty is not what a step costs');
 });
 
 test('a version that is not NCCL 2.x is refused by name', () => {
