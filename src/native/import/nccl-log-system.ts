@@ -70,6 +70,8 @@ export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; 
       : {}),
     ...(intraNode === 'pcie' ? { p2p: !p2pDisabled } : {}),
     ...(nodes > 1 ? { nic: nicSpec(facts, assumptions) } : {}),
+    // The release that wrote the log is the one whose choices the model should follow.
+    ...(facts.version && /^2\.\d+\.\d+/.test(facts.version) ? { ncclVersion: /^2\.\d+\.\d+/.exec(facts.version)![0] } : {}),
   };
   return { system: spec, assumptions };
 }

@@ -94,7 +94,7 @@ test('NCCL logs: version, ranks, channels and a system', { skip }, () => {
   const meta = a.measurements[0].meta;
   assert.equal(meta.ncclVersion, '2.27.7+cuda13.0');
   assert.equal(meta.channels, 24);
-  assert.deepEqual(a.system, { name: 'from NCCL log nccl-debug-a100-2gpu-graph-tuning.log', gpu: 'A100-PCIe', nodes: 1, gpusPerNode: 2, intraNode: 'nvlink-bridge', nvls: false });
+  assert.deepEqual(a.system, { name: 'from NCCL log nccl-debug-a100-2gpu-graph-tuning.log', gpu: 'A100-PCIe', nodes: 1, gpusPerNode: 2, intraNode: 'nvlink-bridge', nvls: false, ncclVersion: '2.27.7' });
   assert.ok((meta.tuningChoices as string[]).includes('AllReduce 8388608 B: RING/SIMPLE'));
 
   const ofi = load('nccl-debug-a100-8gpu-multinode-ofi.log');
