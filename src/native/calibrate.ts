@@ -128,12 +128,42 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     choices = again;
     return changed;
   };
+  /**
+   * The coarse start moves one parameter at a time, always the one whose best move helps most. Several parameters
+   * can explain the same slow rows (a slow NIC or slow NVLink both cap NVLSTree); walking them in a fixed order
+   * would hand the explanation to whichever comes first, where this hands it to the one that fits best.
+   */
+  const steepestFirst = (step: number): void => {
+    for (let moved = 0; moved < 3 * names.length; moved++) {
+      let chosen: { i: number; to: number; value: number } | undefined;
+      for (let i = 0; i < names.length; i++) {
+        for (const direction of [1, -1]) {
+          let at = x[i];
+          let value = best;
+          for (let moves = 0; moves < 6; moves++) {
+            const trial = [...x];
+            trial[i] = Math.max(-bound, Math.min(bound, at + direction * step));
+            if (trial[i] === at) break;
+            const v = loss(trial);
+            if (!(v < value - 1e-12)) break;
+            value = v;
+            at = trial[i];
+          }
+          if (at !== x[i] && (!chosen || value < chosen.value)) chosen = { i, to: at, value };
+        }
+      }
+      if (!chosen) break;
+      x[chosen.i] = chosen.to;
+      best = chosen.value;
+    }
+  };
   steps.forEach((step, round) => {
     if (round > 0) {
       repick();
       polish = round >= 5;
       best = loss(x);
     }
+    if (round === 0) steepestFirst(step);
     descend(step);
   });
   // The last rounds may move the system across one of NCCL's switch points: polish again under the new choices
@@ -145,8 +175,8 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   }
   let fitted = specFor(x);
   let after = medianRelativeError(compareMeasurement(measurement, fitted).rows);
-  // The search sees at most 24 rows; when what it found is worse on all of them, the unfitted system stands.
-  if (after > before) {
+  // The search sees at most 24 rows; when what it found is no better on all of them, the unfitted system stands.
+  if (after >= before) {
     x.fill(0);
     fitted = specFor(x);
     after = before;
