@@ -13,8 +13,13 @@ export interface CalibrationResult {
   readonly medianErrorBefore: number;
   readonly medianErrorAfter: number;
   readonly parameters: Readonly<Partial<Record<Param, { readonly from: number; readonly to: number }>>>;
+  /** Parameters left alone because a factor of 4 either way moves no measured size by 5 %: the data cannot tell. */
+  readonly unidentified: readonly Param[];
   readonly evaluations: number;
 }
+
+/** Below this change of any row's time when a parameter is divided or multiplied by 4, the measurement cannot pin it down. */
+const IDENTIFIABLE_CHANGE = 0.05;
 
 /** The overrides that matter for this system, with the values it uses now. */
 function fittableParameters(system: System): Partial<Record<Param, number>> {
@@ -95,12 +100,20 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   const x = names.map(() => 0);
   let pickedAt = x.join();
   let best = loss(x);
+  // A parameter the measured sizes barely depend on would only soak up what others explain (1 GiB rows "fitted"
+  // with a millisecond launch cost), so it keeps its value.
+  const startErrors = logErrors(x) ?? [];
+  const frozen = names.map((_, i) => [Math.log(4), -Math.log(4)].every((d) => {
+    const moved = logErrors(x.map((v, j) => (j === i ? d : v)));
+    return moved !== undefined && moved.every((e, r) => Math.abs(Math.exp(e - startErrors[r]) - 1) < IDENTIFIABLE_CHANGE);
+  }));
   const bound = Math.log(200);
   const steps = [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03), Math.log(1.01), Math.log(1.03), Math.log(1.01)];
   const descend = (step: number): void => {
     for (let pass = 0; pass < 2; pass++) {
       let improved = false;
       for (let i = 0; i < names.length; i++) {
+        if (frozen[i]) continue;
         for (const direction of [1, -1]) {
           // Keep walking while it helps, so a parameter far from its value gets there in one pass.
           for (let moves = 0; moves < 6; moves++) {
@@ -137,6 +150,7 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     for (let moved = 0; moved < 3 * names.length; moved++) {
       let chosen: { i: number; to: number; value: number } | undefined;
       for (let i = 0; i < names.length; i++) {
+        if (frozen[i]) continue;
         for (const direction of [1, -1]) {
           let at = x[i];
           let value = best;
@@ -191,6 +205,7 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     medianErrorBefore: before,
     medianErrorAfter: after,
     parameters,
+    unidentified: names.filter((_, i) => frozen[i]),
     evaluations,
   };
 }

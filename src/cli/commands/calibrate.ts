@@ -24,7 +24,7 @@ export const calibrateCommand: CliCommand = {
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
     '  --out <file>             Write the fitted system file here (refuses to overwrite without --force)',
     '  --force                  Overwrite --out',
-    '  --json                   Print {system, medianErrorBefore, medianErrorAfter, parameters}',
+    '  --json                   Print {system, medianErrorBefore, medianErrorAfter, parameters, unidentified}',
   ].join('\n'),
   async run(args, io) {
     const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'gpu', 'out'], switches: ['json', 'force'] });
@@ -38,11 +38,12 @@ export const calibrateCommand: CliCommand = {
     const text = `${JSON.stringify(result.system, null, 2)}\n`;
     if (out) writeFileAtomic(out, text);
     if (flags.has('json')) {
-      io.stdout(JSON.stringify({ system: result.system, medianErrorBefore: result.medianErrorBefore, medianErrorAfter: result.medianErrorAfter, parameters: result.parameters, evaluations: result.evaluations, ...(out ? { out } : {}) }, null, 2));
+      io.stdout(JSON.stringify({ system: result.system, medianErrorBefore: result.medianErrorBefore, medianErrorAfter: result.medianErrorAfter, parameters: result.parameters, unidentified: result.unidentified, evaluations: result.evaluations, ...(out ? { out } : {}) }, null, 2));
       return 0;
     }
     const lines = [`# median error ${(result.medianErrorBefore * 100).toFixed(1)} % -> ${(result.medianErrorAfter * 100).toFixed(1)} % on ${measurement.rows.length} sizes`];
     for (const [name, p] of Object.entries(result.parameters)) lines.push(`#   ${name.padEnd(18)} ${p!.from.toPrecision(4).padStart(10)} -> ${p!.to.toPrecision(4)}`);
+    if (result.unidentified.length > 0) lines.push(`# not fitted (a factor of 4 either way moves no measured size by 5 %): ${result.unidentified.join(', ')}`);
     io.stdout(out ? `${lines.join('\n')}\n# wrote ${out}` : `${lines.join('\n')}\n${text}`);
     return 0;
   },
