@@ -5,7 +5,7 @@ import { simulateCollective, sweepAllReduce, type CollectiveKind, type Collectiv
 import type { Ctx } from './context';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
-import { bucketTitle, predictionTitle, predictionTooltip, recommendBucket } from './glue/lens-label';
+import { bucketTitle, predictionTitle, predictionTooltip, profileTitle, profileTooltip, recommendBucket } from './glue/lens-label';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
 
@@ -16,6 +16,16 @@ class PredictionLens extends vscode.CodeLens {
     super(range);
   }
 }
+
+/** A config's Profile lens: resolved with the simulated step time, in the worker. */
+class ProfileLens extends vscode.CodeLens {
+  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly version: number) {
+    super(range);
+  }
+}
+
+/** A step that takes longer than this to simulate is not worth holding a lens for; the click still profiles it. */
+const PROFILE_LENS_TIMEOUT_MS = 15_000;
 
 class BucketLens extends vscode.CodeLens {
   constructor(range: vscode.Range, readonly currentBytes: number) {
@@ -28,12 +38,14 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses = this.changed.event;
   /** Simulations keyed by system, kind and size, so scrolling back does not simulate again. */
   private readonly cache = new Map<string, CollectiveResult>();
+  /** Profile lens titles keyed by config, its version and the selected system. */
+  private readonly profiles = new Map<string, vscode.Command>();
 
   constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
     ctx.push(
       this.changed,
-      ctx.onDidChangeSystem(() => { this.cache.clear(); this.changed.fire(); }),
-      ctx.onDidChangeSettings(() => { this.cache.clear(); this.changed.fire(); }),
+      ctx.onDidChangeSystem(() => { this.cache.clear(); this.profiles.clear(); this.changed.fire(); }),
+      ctx.onDidChangeSettings(() => { this.cache.clear(); this.profiles.clear(); this.changed.fire(); }),
       findings.onDidChange(() => this.changed.fire()),
     );
   }
@@ -73,8 +85,8 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     if (lenses.configFiles && configFormatOf(document.fileName, text)) {
       const top = new vscode.Range(0, 0, 0, 0);
       // A whole training step can take a second to simulate for a large model, too long to block the extension
-      // host for a lens; the figures come with the click.
-      out.push(new vscode.CodeLens(top, { title: '$(pulse) Profile', command: 'collectiveProfiler.profileTrainingConfig', arguments: [document.uri], tooltip: 'Simulate the training step on its system: timeline, phase breakdown and busbw charts' }));
+      // host: the lens resolves in the engine worker, and the click opens the full profile.
+      out.push(new ProfileLens(top, document.uri, document.version));
       out.push(new vscode.CodeLens(top, { title: 'Sweep buckets', command: 'collectiveProfiler.sweepBucketSize', arguments: [document.uri], tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model' }));
       out.push(new vscode.CodeLens(top, { title: 'Scaling', command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri], tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference' }));
       return out;
@@ -89,9 +101,10 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     return out;
   }
 
-  async resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
+  async resolveCodeLens(lens: vscode.CodeLens, token?: vscode.CancellationToken): Promise<vscode.CodeLens> {
     try {
-      if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
+      if (lens instanceof ProfileLens) await this.resolveProfile(lens, token);
+      else if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
       else if (lens instanceof BucketLens) await this.resolveBucket(lens);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -114,6 +127,36 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       tooltip: predictionTooltip(selected.label, lens.bucketBytes, lens.bucketFromCode, results),
       command: 'collectiveProfiler.profileAllReduceAtCursor', arguments: [lens.uri, lens.site.line],
     };
+  }
+
+  private async resolveProfile(lens: ProfileLens, token?: vscode.CancellationToken): Promise<void> {
+    const key = `${lens.uri.toString()}@${lens.version}|${this.ctx.settings.system}`;
+    const known = this.profiles.get(key);
+    if (known) {
+      lens.command = known;
+      return;
+    }
+    const plain = (why: string): vscode.Command => ({
+      title: '$(pulse) Profile', command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri],
+      tooltip: `Simulate the training step on its system: timeline, phase breakdown and busbw charts. (${why})`,
+    });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), PROFILE_LENS_TIMEOUT_MS);
+    const cancel = token?.onCancellationRequested(() => abort.abort());
+    try {
+      const { training } = await import('./lazy');
+      const step = await training.stepSummary(this.ctx, lens.uri, abort.signal);
+      lens.command = { title: profileTitle(step), tooltip: profileTooltip(step), command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri] };
+      if (this.profiles.size > 100) this.profiles.clear();
+      this.profiles.set(key, lens.command);
+    } catch (error) {
+      // A config the parser refuses already has its error in Problems; the lens still offers the full profile.
+      const message = error instanceof Error ? error.message : String(error);
+      lens.command = plain(abort.signal.aborted ? 'no step estimate: it took too long or was cancelled' : `no step estimate: ${message}`);
+    } finally {
+      clearTimeout(timer);
+      cancel?.dispose();
+    }
   }
 
   private async resolveBucket(lens: BucketLens): Promise<void> {

@@ -40,6 +40,19 @@ export function predictionTitle(results: readonly CollectiveResult[], bucketByte
   return `≈ ${formatMicros(total)}${split} · ${formatGBps(first.busbwGBps)} busbw · ${algoProto(first.algorithm, first.protocol)} for ${what}`;
 }
 
+/** A config's Profile lens once its step is simulated: "$(pulse) Profile · step ≈ 412 ms · 38 ms communication exposed". */
+export function profileTitle(step: { stepTimeUs: number; exposedCommUs: number }): string {
+  return `$(pulse) Profile · step ≈ ${formatMicros(step.stepTimeUs)} · ${formatMicros(step.exposedCommUs)} communication exposed`;
+}
+
+export function profileTooltip(step: { stepTimeUs: number; computeUs: number; exposedCommUs: number; overlapPct: number; collectives: number; systemLabel: string }): string {
+  return [
+    `One training step on ${step.systemLabel}, simulated: ${formatMicros(step.stepTimeUs)}.`,
+    `Compute ${formatMicros(step.computeUs)}; ${step.collectives} collectives, ${step.overlapPct.toFixed(0)}% of their time hidden behind backward; ${formatMicros(step.exposedCommUs)} exposed.`,
+    'Click for the timeline, phase breakdown and busbw charts.',
+  ].join('\n');
+}
+
 /** The hover text of a prediction lens: what was assumed, so nobody mistakes a default for a measurement. */
 export function predictionTooltip(systemLabel: string, bucketBytes: number, bucketFromCode: boolean, results: readonly CollectiveResult[]): string {
   const size = bucketFromCode ? `${formatBucket(bucketBytes)} from the code` : `${formatBucket(bucketBytes)} assumed (collectiveProfiler.defaultBucketMB)`;

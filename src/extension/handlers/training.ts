@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { resolveSystem, formatMicros } from '../../engine/index';
 import { runEngineTask } from '../worker/engine-client';
+import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
 import { loadTrainingRun } from '../training-run-loader';
 import { configFormatOf } from '../glue/lens-sites';
@@ -50,6 +51,12 @@ export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<vo
     ctx.log.info(`${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives`);
     for (const a of run.assumed) ctx.log.info(`${name}: assumed ${a}`);
   });
+}
+
+/** The figures a config's Profile lens shows, simulated in the worker so the extension host never waits on it. */
+export async function stepSummary(ctx: Ctx, uri: vscode.Uri, signal: AbortSignal): Promise<StepSummary> {
+  const run = await loadTrainingRun(ctx, uri);
+  return runEngineTask(workerPath(ctx), { kind: 'stepSummary', run }, signal);
 }
 
 export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {

@@ -1,12 +1,24 @@
 // The messages between the extension host and the engine worker. Types only, shared by both sides.
 import type { StepResult, Trace, TrainingRun, TrainingSweep } from '../../engine/index';
 
+/** What a config's Profile lens shows: the step's figures without its trace. */
+export interface StepSummary {
+  readonly stepTimeUs: number;
+  readonly computeUs: number;
+  readonly exposedCommUs: number;
+  readonly overlapPct: number;
+  readonly collectives: number;
+  readonly systemLabel: string;
+}
+
 export type EngineTask =
   | { readonly kind: 'profileStep'; readonly run: TrainingRun; readonly title: string }
+  | { readonly kind: 'stepSummary'; readonly run: TrainingRun }
   | { readonly kind: 'sweep'; readonly run: TrainingRun; readonly range: string };
 
 export type EngineTaskResult =
   | { readonly kind: 'profileStep'; readonly step: StepResult; readonly trace: Trace; readonly systemLabel: string }
+  | ({ readonly kind: 'stepSummary' } & StepSummary)
   | { readonly kind: 'sweep'; readonly sweep: TrainingSweep; readonly systemLabel: string };
 
 export type WorkerReply =

@@ -12,6 +12,13 @@ function run(task: EngineTask): EngineTaskResult {
       const trace = stepTrace(step, { title: task.title });
       return { kind: 'profileStep', step, trace, systemLabel: resolveSystem(task.run.system).label };
     }
+    case 'stepSummary': {
+      const step = simulateTrainingStep(task.run);
+      return {
+        kind: 'stepSummary', stepTimeUs: step.stepTimeUs, computeUs: step.computeUs, exposedCommUs: step.exposedCommUs,
+        overlapPct: step.overlapPct, collectives: step.collectives.length, systemLabel: resolveSystem(task.run.system).label,
+      };
+    }
     case 'sweep': {
       const sweep = sweepTraining(task.run, parseSweep(task.range));
       return { kind: 'sweep', sweep, systemLabel: resolveSystem(task.run.system).label };

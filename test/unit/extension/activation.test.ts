@@ -43,6 +43,27 @@ test('Python code lenses resolve to a prediction on the selected system', { skip
   assert.equal(resolved.command!.command, 'collectiveProfiler.profileAllReduceAtCursor');
 });
 
+test('a training config\'s Profile lens resolves, in the engine worker, to the simulated step time', { skip }, async () => {
+  const provider = fake.recorded.lensProviders[0];
+  const path = join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml');
+  const doc = fake.document(path, 'yaml', readFileSync(path, 'utf8'));
+  const lenses = provider.provideCodeLenses(doc);
+  const profile = lenses.find((l) => !l.command);
+  assert.ok(profile, 'an unresolved Profile lens');
+  assert.deepEqual(lenses.filter((l) => l.command).map((l) => l.command!.title), ['Sweep buckets', 'Scaling']);
+  const resolved = await provider.resolveCodeLens!(profile);
+  assert.match(resolved.command!.title, /^\$\(pulse\) Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed$/);
+  assert.equal(resolved.command!.command, 'collectiveProfiler.profileTrainingConfig');
+  assert.match(String(resolved.command!.tooltip), /on 4×8 H100 NVSwitch/);
+
+  // A config that does not parse still gets a Profile lens, which says why there is no estimate.
+  const broken = fake.document('/w/broken.collective.yaml', 'yaml', 'model: [unclosed\n');
+  const plain = provider.provideCodeLenses(broken).find((l) => !l.command);
+  const fallback = await provider.resolveCodeLens!(plain!);
+  assert.equal(fallback.command!.title, '$(pulse) Profile');
+  assert.match(String(fallback.command!.tooltip), /no step estimate: /);
+});
+
 test('opening a Python file publishes the sum-not-averaged diagnostic through the shipped wasm', { skip }, async () => {
   const doc = fake.document('/w/train.py', 'python', TRAIN);
   fake.fireOpen(doc);
