@@ -12,9 +12,15 @@ export class FindingsStore implements vscode.Disposable {
     return this.byUri.get(uri.toString()) ?? [];
   }
 
+  /**
+   * Stores a document's findings and tells listeners only when they differ: every event re-renders all visible
+   * code lenses, and a lens re-rendered under the pointer swallows the click.
+   */
   set(uri: vscode.Uri, findings: readonly Finding[]): void {
-    this.byUri.set(uri.toString(), findings);
-    this.changed.fire(uri);
+    const key = uri.toString();
+    const before = this.byUri.get(key);
+    this.byUri.set(key, findings);
+    if (!before || !sameFindings(before, findings)) this.changed.fire(uri);
   }
 
   delete(uri: vscode.Uri): void {
@@ -24,4 +30,13 @@ export class FindingsStore implements vscode.Disposable {
   dispose(): void {
     this.changed.dispose();
   }
+}
+
+function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((f, i) => {
+    const g = b[i];
+    return f.code === g.code && f.message === g.message && f.range.startLine === g.range.startLine && f.range.startColumn === g.range.startColumn
+      && f.range.endLine === g.range.endLine && f.range.endColumn === g.range.endColumn;
+  });
 }

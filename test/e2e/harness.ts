@@ -2,7 +2,7 @@
 // Drives real VS Code (code-server) from Debian's Chromium: install checks, the packaged .vsix, a server on a free
 // loopback port, and helpers that act as a person would (Explorer clicks, the palette, the Problems panel).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -55,7 +55,18 @@ async function freePort(): Promise<number> {
 export interface CodeServer {
   readonly url: string;
   readonly workspace: string;
+  /** The tail of the extension's own log and the extension host's log, for failure messages. */
+  logTail(): string;
   stop(): void;
+}
+
+/** Files under `dir` whose name matches, depth first. */
+function findFiles(dir: string, match: RegExp): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? findFiles(path, match) : match.test(name) ? [path] : [];
+  });
 }
 
 /** Starts code-server on a copy of the fixture workspace, with the packaged extension in a fresh extensions dir. */
@@ -98,6 +109,11 @@ export async function startCodeServer(options: { trusted: boolean; extraFiles?: 
   return {
     url,
     workspace,
+    logTail() {
+      return findFiles(join(userData, 'logs'), /Collective Profiler\.log$|^exthost\.log$/)
+        .map((f) => `--- ${f.slice(userData.length)}\n${readFileSync(f, 'utf8').slice(-2500)}`)
+        .join('\n');
+    },
     stop() {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -149,14 +165,38 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /**
+ * Waits until no code lens has been re-rendered for `quietMs` (at most `maxMs`): lenses are rebuilt when
+ * diagnostics or predictions arrive, and a click on a lens being rebuilt is lost.
+ */
+export async function waitForSettledLenses(page: Page, quietMs = 1500, maxMs = 15_000): Promise<void> {
+  await page.evaluate(({ quietMs, maxMs }) => new Promise<void>((resolve) => {
+    const editor = document.querySelector('.monaco-workbench') ?? document.body;
+    let last = Date.now();
+    const observer = new MutationObserver((mutations) => {
+      if (mutations.some((m) => Array.from(m.addedNodes).some((n) => n instanceof Element && (n.matches('.codelens-decoration, .codelens-decoration *') || n.querySelector('.codelens-decoration'))))) last = Date.now();
+    });
+    observer.observe(editor, { subtree: true, childList: true });
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (Date.now() - last >= quietMs || Date.now() - started >= maxMs) {
+        clearInterval(timer);
+        observer.disconnect();
+        resolve();
+      }
+    }, 100);
+  }), { quietMs, maxMs });
+}
+
+/**
  * Clicks `target` until `expected` shows. The workbench re-renders code lenses whenever the extension host answers
  * again (after a save, a settings change or a slow first simulation), and a click that lands while a lens is being
  * replaced does nothing. Each missed attempt leaves a screenshot and the notifications' text, so a real failure
  * (the command erred) is told apart from a missed click.
  */
-export async function clickUntilVisible(page: Page, target: Locator, expected: Locator, what: string, attempts = 3): Promise<void> {
+export async function clickUntilVisible(page: Page, target: Locator, expected: Locator, what: string, logTail?: () => string, attempts = 3): Promise<void> {
   const seen: string[] = [];
   for (let attempt = 1; attempt <= attempts; attempt++) {
+    await waitForSettledLenses(page);
     await target.click();
     if (await expected.waitFor({ timeout: 25_000 }).then(() => true, () => false)) return;
     const notes = await page.locator('.notification-toast').allInnerTexts().catch(() => [] as string[]);
@@ -164,7 +204,7 @@ export async function clickUntilVisible(page: Page, target: Locator, expected: L
     seen.push(`attempt ${attempt}: notifications [${notes.join(' | ')}], screenshot ${shot}`);
     console.log(`# ${what}: nothing showed after click ${attempt}; ${seen[seen.length - 1]}`);
   }
-  throw new Error(`${what}: nothing showed after ${attempts} clicks\n${seen.join('\n')}`);
+  throw new Error(`${what}: nothing showed after ${attempts} clicks\n${seen.join('\n')}\n${logTail?.() ?? ''}`);
 }
 
 /** Opens a file by clicking it in the Explorer, then focuses the editor. */

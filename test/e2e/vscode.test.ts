@@ -96,7 +96,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await screenshot(page, '02-lens');
     const frame = webviewFrame(page);
     const canvas = frame.locator('canvas.lanes');
-    await clickUntilVisible(page, lens, canvas, 'timeline from the lens');
+    await clickUntilVisible(page, lens, canvas, 'timeline from the lens', () => server.logTail());
     await page.waitForTimeout(1500);
     const colours = await frequentColours(canvas);
     await screenshot(page, '02-timeline');
@@ -119,6 +119,10 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   test('Profile Training Config from the palette on the DeepSpeed config opens the charts panel with a busbw curve', async () => {
     await closeAllEditors(page);
     await openFile(page, 'ds_config.json');
+    // The config's Profile lens carries the step time, simulated in the engine worker.
+    const profileLens = page.locator('.codelens-decoration a').filter({ hasText: 'Profile · step ≈' }).first();
+    await profileLens.waitFor({ timeout: 60_000 });
+    assert.match((await profileLens.textContent()) ?? '', /Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed/);
     await runCommand(page, 'Collective Profiler: Profile Training Config');
     const frame = webviewFrame(page);
     await frame.locator('canvas').first().waitFor({ timeout: 90_000 });
@@ -175,7 +179,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
       await page.keyboard.press('Control+Home');
     }
     const frame = webviewFrame(page);
-    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens');
+    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens', () => server.logTail());
     await frame.locator('body').filter({ hasText: /measured/i }).waitFor({ timeout: 60_000 }).catch(() => undefined);
     await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
@@ -189,7 +193,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await openFile(page, 'train.py');
     const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
     await lens.waitFor({ timeout: 60_000 });
-    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload');
+    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload', () => server.logTail());
     await page.waitForTimeout(1500);
     await runCommand(page, 'Developer: Reload Window');
     await page.waitForTimeout(3000);
