@@ -8,6 +8,7 @@ export const SYSTEM_FLAG_HELP = [
   '  --system <preset|file>   A preset name (see below) or a YAML/JSON system file (see README, "System files")',
   '  --nodes <n>              Scale the system to n nodes',
   '  --gpus-per-node <g>      Use g GPUs in each node',
+  '  --nccl <version>         Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file\'s, else 2.30)',
 ].join('\n');
 
 const DTYPE_ALIASES: Record<string, Dtype> = { float: 'fp32', float32: 'fp32', half: 'fp16', float16: 'fp16', bfloat16: 'bf16' };
@@ -16,7 +17,9 @@ const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
 export function scalingFlags(flags: Map<string, string[]>): SystemScaling {
   const nodes = flagValue(flags, 'nodes');
   const gpusPerNode = flagValue(flags, 'gpus-per-node');
+  const nccl = flagValue(flags, 'nccl');
   return {
+    ...(nccl !== undefined ? { ncclVersion: nccl } : {}),
     ...(nodes !== undefined ? { nodes: positiveIntegerFlag('nodes', nodes) } : {}),
     ...(gpusPerNode !== undefined ? { gpusPerNode: positiveIntegerFlag('gpus-per-node', gpusPerNode) } : {}),
   };

@@ -10,6 +10,8 @@ import { UsageError } from './command';
 export interface SystemScaling {
   readonly nodes?: number;
   readonly gpusPerNode?: number;
+  /** --nccl: the NCCL release whose choices to follow, over what the system file says. */
+  readonly ncclVersion?: string;
 }
 
 export function presetNames(): string[] {
@@ -55,6 +57,7 @@ export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
     const hint = suggestion ? `did you mean '${suggestion}'? ` : '';
     throw new UsageError(`unknown system '${arg}': ${hint}not a preset (${presetNames().join(', ')}) and no such file`);
   }
+  if (scaling.ncclVersion !== undefined) spec = { ...spec, ncclVersion: scaling.ncclVersion };
   try {
     return resolveSystem(spec);
   } catch (error) {

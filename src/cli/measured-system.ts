@@ -48,19 +48,20 @@ export function comparableMeasurement(result: ImportResult, path: string): Measu
 
 export function systemForMeasurement(flags: Map<string, string[]>, measurement: Measurement, measuredPath: string): { system: System; source: string } {
   const arg = flagValue(flags, 'system');
+  const scaling = scalingFlags(flags);
+  const release = scaling.ncclVersion !== undefined ? { ncclVersion: scaling.ncclVersion } : {};
   if (arg) {
-    const scaling = scalingFlags(flags);
     // A preset describes one box; stretch it to the measured ranks unless the user said otherwise.
     const nodes = Number(measurement.meta.nodes ?? 0);
     const auto = scaling.nodes === undefined && scaling.gpusPerNode === undefined && nodes > 0 && measurement.ranks % nodes === 0 && !/[\\/.]/.test(arg)
-      ? { nodes, gpusPerNode: measurement.ranks / nodes }
+      ? { nodes, gpusPerNode: measurement.ranks / nodes, ...release }
       : scaling;
     return { system: loadSystem(arg, auto), source: arg };
   }
   if (measurement.kind === 'calibration-json') {
     const file = calibrationSystemFor(measuredPath);
-    if (file) return { system: loadSystem(file), source: file };
+    if (file) return { system: loadSystem(file, release), source: file };
   }
-  if (measurement.system) return { system: asUsageError(() => asResolved(measurement.system!)), source: `described by ${basename(measuredPath)}` };
+  if (measurement.system) return { system: asUsageError(() => asResolved({ ...measurement.system!, ...release })), source: `described by ${basename(measuredPath)}` };
   throw new UsageError(`${measuredPath} does not say what system it ran on; pass --system <preset|file>`);
 }

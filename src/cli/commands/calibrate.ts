@@ -22,12 +22,13 @@ export const calibrateCommand: CliCommand = {
     '  --system <preset|file>   The starting system (default: as for compare)',
     '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
+    '  --nccl <version>         Follow this NCCL release\'s choices (default: the measurement\'s, else 2.30)',
     '  --out <file>             Write the fitted system file here (refuses to overwrite without --force)',
     '  --force                  Overwrite --out',
     '  --json                   Print {system, medianErrorBefore, medianErrorAfter, parameters, unidentified}',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'gpu', 'out'], switches: ['json', 'force'] });
+    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'out'], switches: ['json', 'force'] });
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
     const path = positional[0];
     const out = flagValue(flags, 'out');

@@ -38,6 +38,7 @@ export const compareCommand: CliCommand = {
     '  --system <preset|file>   The system the measurement ran on (a preset is scaled to the measured ranks)',
     '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
+    '  --nccl <version>         Rank algorithms as this NCCL release does (default: the measurement\'s, else 2.30)',
     `  --threshold <r>          Flag sizes whose measured busbw is below r × expected (default ${DEFAULT_FLAG_RATIO})`,
     '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, explainedBy?}], flagged}',
     '',
@@ -46,7 +47,7 @@ export const compareCommand: CliCommand = {
     'release the measurement names (ncclVersion in a system file overrides it), else the newest known.',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'gpu', 'threshold'], switches: ['json'] });
+    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'threshold'], switches: ['json'] });
     if (positional.length !== 1) throw new UsageError('compare takes exactly one measured file');
     const path = positional[0];
     const threshold = numberFlag('threshold', flagValue(flags, 'threshold') ?? String(DEFAULT_FLAG_RATIO), (v) => v > 0 && v <= 1, 'must be a ratio in (0, 1]');

@@ -37,7 +37,7 @@ function describe(system: System, request: CollectiveRequest, result: Collective
   const rows: [string, string][] = [
     ['system', `${system.label} (${system.ranks} ranks, ${system.nodes} node${system.nodes === 1 ? '' : 's'} × ${system.gpusPerNode} GPUs)`],
     ['collective', `${result.kind} of ${formatBytes(result.bytes)} (${result.bytes} B), ${request.dtype ?? 'fp32'}, op ${request.op ?? 'sum'}`],
-    ['algorithm', `${result.algorithm} / ${result.protocol}, ${result.channels} channel${result.channels === 1 ? '' : 's'}`],
+    ['algorithm', `${result.algorithm} / ${result.protocol}, ${result.channels} channel${result.channels === 1 ? '' : 's'}${request.algorithm && request.algorithm !== 'auto' ? '' : `, as NCCL ${system.tuner.version} would choose`}`],
     ['time', `${formatMicros(result.timeUs)} (${result.timeUs.toFixed(2)} µs)`],
     ['algbw', `${result.algbwGBps.toFixed(2)} GB/s`],
     ['busbw', `${result.busbwGBps.toFixed(2)} GB/s`],
@@ -69,7 +69,7 @@ export const simulateCommand: CliCommand = {
   },
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'bytes', 'algo', 'proto', 'dtype', 'op', 'collective', 'trace'],
+      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'bytes', 'algo', 'proto', 'dtype', 'op', 'collective', 'trace'],
       switches: ['json'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'; simulate takes only flags`);

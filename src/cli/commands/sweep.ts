@@ -19,7 +19,7 @@ export function formatSweepTable(system: System, rows: readonly SweepRow[]): str
   const columns = [12, 14, 10, 11, 8, 8, 11, 8];
   const line = (cells: string[]): string => cells.map((cell, i) => cell.padStart(columns[i])).join(' ');
   const out = [
-    `# collective-profiler sweep: AllReduce on ${system.label}, ${system.ranks} ranks (${system.nodes} × ${system.gpusPerNode})`,
+    `# collective-profiler sweep: AllReduce on ${system.label}, ${system.ranks} ranks (${system.nodes} × ${system.gpusPerNode}); algorithms as NCCL ${system.tuner.version} chooses`,
     '#',
     `#${line(['size', 'count', 'type', 'time', 'algbw', 'busbw', 'algorithm', 'protocol']).slice(1)}`,
     `#${line(['(B)', '(elements)', '', '(us)', '(GB/s)', '(GB/s)', '', '']).slice(1)}`,
@@ -55,7 +55,7 @@ export const sweepCommand: CliCommand = {
   },
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'min-bytes', 'max-bytes', 'factor', 'algo', 'proto', 'dtype'],
+      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'min-bytes', 'max-bytes', 'factor', 'algo', 'proto', 'dtype'],
       switches: ['json'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'; sweep takes only flags`);
