@@ -39,10 +39,10 @@ export class Ctx implements vscode.Disposable {
       this.log, this.settingsChanged, this.systemChanged, this.measurementWarnings,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('collectiveProfiler')) return;
-        const systemBefore = `${this.current.system}|${this.current.nodes}`;
+        const systemBefore = `${this.current.system}|${this.current.nodes}|${this.current.ncclVersion}`;
         this.current = this.readAndReport();
         this.settingsChanged.fire(this.current);
-        if (`${this.current.system}|${this.current.nodes}` !== systemBefore) this.systemDidChange();
+        if (`${this.current.system}|${this.current.nodes}|${this.current.ncclVersion}` !== systemBefore) this.systemDidChange();
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('Workspace trusted: Run on This Machine is now available.')),
     );

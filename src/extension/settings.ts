@@ -16,6 +16,8 @@ export interface Settings {
   /** A preset name or a path to a system file. */
   readonly system: string;
   readonly nodes: number;
+  /** The NCCL release whose choices predictions follow, e.g. "2.26.2"; empty: the system file's, else the newest. */
+  readonly ncclVersion: string;
   readonly defaultBucketBytes: number;
   readonly lenses: Readonly<Record<LensKind, boolean>>;
   readonly diagnostics: {
@@ -50,6 +52,7 @@ export interface SettingProblem {
 export const DEFAULT_SETTINGS: Settings = {
   system: 'dgx-h100',
   nodes: 1,
+  ncclVersion: '',
   defaultBucketBytes: 25 * 1024 * 1024,
   lenses: { collectives: true, bucketRecommendation: true, scalingWarnings: true, configFiles: true, measurementFiles: true },
   diagnostics: { enabled: true, debounceMs: 300, rules: {} },
@@ -103,6 +106,7 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
   const settings: Settings = {
     system,
     nodes: pick('nodes', 1, intIn(1, 65536), 'an integer from 1 to 65536'),
+    ncclVersion: pick('ncclVersion', '', (v): v is string => isString(v) && /^\s*(2\.\d+(\.\d+)?)?\s*$/.test(v), 'an NCCL release such as "2.26.2", or ""').trim(),
     defaultBucketBytes: Math.round(bucketMB * 1024 * 1024),
     lenses,
     diagnostics: {
@@ -123,7 +127,7 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
 
 /** Setting keys (without the prefix) that the package manifest must declare; the manifest test checks both ways. */
 export const SETTING_KEYS: readonly string[] = [
-  'system', 'nodes', 'defaultBucketMB', 'codeLens.enabled', ...LENS_KINDS.map((k) => `codeLens.${k}`),
+  'system', 'nodes', 'ncclVersion', 'defaultBucketMB', 'codeLens.enabled', ...LENS_KINDS.map((k) => `codeLens.${k}`),
   'diagnostics.enabled', 'diagnostics.debounceMs', 'diagnostics.rules',
   'native.pythonPath', 'native.torchrunPath', 'native.launcher', 'native.processes', 'native.timeoutSeconds',
 ];

@@ -43,6 +43,11 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error), source: value };
   }
+  // The collectiveProfiler.ncclVersion setting fills in the release where the system file names none.
+  if (result.ok && ctx.settings.ncclVersion && !result.spec.ncclVersion) {
+    const spec = { ...result.spec, ncclVersion: ctx.settings.ncclVersion };
+    result = { ...result, spec, system: resolveSystem(spec) };
+  }
   if (!result.ok) ctx.log.error(`System ${value}: ${result.error}`);
   if (generation === ctx.systemGeneration) ctx.selected = result;
   return result;

@@ -55,3 +55,12 @@ test('executable paths come only from the user (global) value, never from the wo
   assert.equal(settings.native.pythonPath, '/usr/bin/python3');
   assert.equal(settings.native.torchrunPath, '');
 });
+
+test('ncclVersion takes an NCCL 2.x release or nothing; anything else is reported and ignored', () => {
+  assert.equal(readSettings(source({ ncclVersion: ' 2.26.2 ' })).settings.ncclVersion, '2.26.2');
+  assert.equal(readSettings(source({ ncclVersion: '' })).settings.ncclVersion, '');
+  const bad = readSettings(source({ ncclVersion: 'latest' }));
+  assert.equal(bad.settings.ncclVersion, '');
+  assert.deepEqual(bad.problems.map((p) => p.key), ['collectiveProfiler.ncclVersion']);
+  assert.match(bad.problems[0].message, /an NCCL release such as "2\.26\.2"/);
+});
