@@ -86,9 +86,9 @@ const VERSION = /^(\d+)\.(\d+)(?:\.(\d+))?/;
 
 /**
  * The tables for an NCCL release ("2.26.2", "2.26.2+cuda12.4"); none given means the newest. The reference has
- * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; a release in between takes the next one's tables at or after it
- * that it is known to share: ≤ 2.20 → 2.18.3, 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that
- * is an assumption: what changed between 2.21.5 and 2.27.7 (tree/Simple latencies) is not dated more finely.
+ * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: ≤ 2.20 → 2.18.3,
+ * 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that is a guess: when the tree/Simple latencies
+ * changed between 2.21.5 and 2.27.7 is not known more finely.
  */
 export function ncclTuner(version?: string): NcclTuner {
   if (version === undefined || version === '') return HEAD;
