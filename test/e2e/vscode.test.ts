@@ -172,6 +172,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await closeAllEditors(page);
     await openFile(page, 'all_reduce_perf.txt');
     // The lens sits above the first table; scroll to the top (and retry) in case the editor opened scrolled past it.
+    await page.keyboard.press('Control+Home');
     const importLens = page.locator('.codelens-decoration a:visible').filter({ hasText: 'Import' }).first();
     for (let attempt = 1; !(await importLens.waitFor({ timeout: 20_000 }).then(() => true, () => false)); attempt++) {
       if (attempt === 3) throw new Error('no visible Import lens above the nccl-tests table');
