@@ -3,7 +3,7 @@
 // the shipped tree-sitter wasm. The real-VS-Code checks live in test/integration and the e2e suite.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from './fixtures/summed-gradients';
 import * as fake from './fixtures/fake-vscode';
@@ -62,6 +62,16 @@ test('a training config\'s Profile lens resolves, in the engine worker, to the s
   const fallback = await provider.resolveCodeLens!(plain!);
   assert.equal(fallback.command!.title, '$(pulse) Profile');
   assert.match(String(fallback.command!.tooltip), /no step estimate: /);
+});
+
+const VM_RUN = join(ROOT, '..', 'shared', 'calibration', 'nccl-tests', 'h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json');
+
+test('Compare with Model says which sizes ran a pair NCCL rates near its choice', { skip: skip || (existsSync(VM_RUN) ? false : 'no ../shared/calibration') }, async () => {
+  await fake.commands.executeCommand('collectiveProfiler.compareWithModel', fake.Uri.file(VM_RUN));
+  const verdict = fake.recorded.messages.find((m) => m.includes('h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json:'));
+  assert.ok(verdict, fake.recorded.messages.join(' | '));
+  assert.match(verdict, /every measured size reaches at least 70% of the model's busbw/);
+  assert.match(verdict, /1 size runs as the model expects of nvlstree\/Simple, which NCCL 2\.26\.2 rates near its choice\./);
 });
 
 test('opening a Python file publishes the sum-not-averaged diagnostic through the shipped wasm', { skip }, async () => {
