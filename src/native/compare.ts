@@ -1,7 +1,7 @@
 // "Is my bandwidth normal?": lines a measured sweep up with the simulator's prediction for the same system and
 // flags the sizes where the measured bus bandwidth falls below a fraction (70 %) of what the model expects from
 // every algorithm NCCL may have run there: its cost model's choice, and the pairs it rates within 10 % of that.
-import { nearTiedChoices, resolveSystem, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec } from '../engine/index';
+import { EngineError, nearTiedChoices, resolveSystem, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 
 export const DEFAULT_FLAG_RATIO = 0.7;
@@ -27,6 +27,8 @@ export interface CompareRow {
   readonly flagged: boolean;
   readonly algorithm: Algorithm;
   readonly protocol: string;
+  /** Who picked the pair the row is judged against: NCCL's own log, NCCL_ALGO, or NCCL's cost model. */
+  readonly chosenBy: 'nccl-log' | 'NCCL_ALGO' | 'model';
   /**
    * Where the measurement is below the threshold of NCCL's modelled choice but normal for another pair NCCL rates
    * near it: that pair, and the measurement's ratio to it. The row is then not flagged; NCCL took the other pair.
@@ -104,14 +106,18 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
   }
   const threshold = options.threshold ?? DEFAULT_FLAG_RATIO;
   const algorithm = forcedAlgorithm(measurement);
+  const logged = loggedChoices(measurement, kind);
   const rows = usableRows(measurement).map((row): CompareRow => {
     const dtype = dtypeOf(row);
-    const predicted = simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
+    const ran = algorithm ? undefined : logged.get(row.bytes);
+    const predicted = (ran && simulateIfRunnable(system, { kind, bytes: row.bytes, dtype, ...ran }))
+      || simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
+    const chosenBy = algorithm ? 'NCCL_ALGO' : ran && predicted.algorithm === ran.algorithm && predicted.protocol === ran.protocol ? 'nccl-log' : 'model';
     const best = achieved(row);
     // Times carry more digits than nccl-tests' two-decimal busbw, so the ratio comes from them.
     const ratio = predicted.timeUs / best.timeUs;
     const measuredBusbw = best.busbwGBps > 0 ? best.busbwGBps : predicted.busbwGBps * ratio;
-    const explainedBy = ratio < threshold && !algorithm ? nearChoiceExplaining(system, kind, row.bytes, dtype, best.timeUs, threshold, predicted) : undefined;
+    const explainedBy = ratio < threshold && chosenBy === 'model' ? nearChoiceExplaining(system, kind, row.bytes, dtype, best.timeUs, threshold, predicted) : undefined;
     return {
       bytes: row.bytes,
       measuredTimeUs: best.timeUs,
@@ -122,10 +128,43 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
       flagged: ratio < threshold && !explainedBy,
       algorithm: predicted.algorithm,
       protocol: predicted.protocol,
+      chosenBy,
       ...(explainedBy ? { explainedBy } : {}),
     };
   });
   return { system: system.label, collective: kind, ranks: system.ranks, threshold, ncclVersion: system.tuner.version, rows, flagged: rows.filter((r) => r.flagged).length };
+}
+
+const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = { RING: 'ring', TREE: 'tree', NVLS: 'nvls', NVLS_TREE: 'nvlstree', NVLSTREE: 'nvlstree' };
+const LOGGED_PROTOCOLS: Readonly<Record<string, Protocol>> = { LL: 'LL', LL128: 'LL128', SIMPLE: 'Simple' };
+
+/**
+ * The pair NCCL logged for each size of this collective (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 8388608 Bytes -> Algo
+ * RING proto SIMPLE"), first call first. Pairs the model does not have (CollNet, PAT) are left out.
+ */
+export function loggedChoices(measurement: Measurement, kind: CollectiveKind): Map<number, { algorithm: Algorithm; protocol: Protocol }> {
+  const out = new Map<number, { algorithm: Algorithm; protocol: Protocol }>();
+  const lines = measurement.meta.tuningChoices;
+  if (!Array.isArray(lines)) return out;
+  for (const line of lines) {
+    const m = /^(\w+) (\d+) B: (\w+)\/(\w+)$/.exec(String(line));
+    if (!m || m[1].toLowerCase() !== kind) continue;
+    const algorithm = LOGGED_ALGORITHMS[m[3].toUpperCase()];
+    const protocol = LOGGED_PROTOCOLS[m[4].toUpperCase()];
+    const bytes = Number(m[2]);
+    if (algorithm && protocol && !out.has(bytes)) out.set(bytes, { algorithm, protocol });
+  }
+  return out;
+}
+
+/** The simulation of a pair NCCL ran, or undefined when the model cannot run that pair on this system. */
+function simulateIfRunnable(system: System, request: Parameters<typeof simulateCollective>[1]): ReturnType<typeof simulateCollective> | undefined {
+  try {
+    return simulateCollective(system, request);
+  } catch (error) {
+    if (error instanceof EngineError) return undefined;
+    throw error;
+  }
 }
 
 /** The near-tied pair (other than the model's choice) for which the measured time is normal, with the best ratio. */

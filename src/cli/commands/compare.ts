@@ -19,6 +19,8 @@ function table(result: CompareResult, path: string, source: string, assumptions:
       : r.explainedBy ? `  normal for ${r.explainedBy.algorithm}/${r.explainedBy.protocol} (${r.explainedBy.ratio.toFixed(2)}), which NCCL ${result.ncclVersion} rates near ${r.algorithm}/${r.protocol}` : '';
     out.push(` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`);
   }
+  const logged = result.rows.filter((r) => r.chosenBy === 'nccl-log').length;
+  if (logged > 0) out.push(`# ${logged} of ${result.rows.length} sizes judged against the algorithm and protocol NCCL logged for them`);
   for (const note of assumptions) out.push(`# assumed: ${note}`);
   out.push(`# ${result.flagged} of ${result.rows.length} sizes flagged; median |model − measured| / measured time: ${(medianRelativeError(result.rows) * 100).toFixed(1)} %`);
   return out.join('\n');
@@ -43,7 +45,8 @@ export const compareCommand: CliCommand = {
     '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, explainedBy?}], flagged}',
     '',
     'A size is flagged when it is below the threshold for NCCL\'s modelled choice and for every pair NCCL\'s cost model',
-    'rates within 10 % of it (explainedBy names the pair it is normal for). The cost model is that of the NCCL',
+    'rates within 10 % of it (explainedBy names the pair it is normal for); where an NCCL_DEBUG log names the pair',
+    'NCCL ran at a size, that pair is the expectation (chosenBy: nccl-log). The cost model is that of the NCCL',
     'release the measurement names (ncclVersion in a system file overrides it), else the newest known.',
   ].join('\n'),
   async run(args, io) {
@@ -55,7 +58,7 @@ export const compareCommand: CliCommand = {
     const { system, source } = systemForMeasurement(flags, measurement, path);
     const result = asUsageError(() => compareMeasurement(measurement, system, { threshold }));
     if (flags.has('json')) {
-      const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol, ...(r.explainedBy ? { explainedBy: r.explainedBy } : {}) }));
+      const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol, chosenBy: r.chosenBy, ...(r.explainedBy ? { explainedBy: r.explainedBy } : {}) }));
       io.stdout(JSON.stringify({ system: result.system, systemSource: source, ncclVersion: result.ncclVersion, collective: result.collective, ranks: result.ranks, threshold, rows, flagged: result.flagged, medianError: medianRelativeError(result.rows) }, null, 2));
     } else io.stdout(table(result, path, source, source.startsWith('described by') ? ((measurement.meta.assumptions as string[] | undefined) ?? []) : []));
     return result.flagged > 0 ? 1 : 0;

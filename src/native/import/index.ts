@@ -69,7 +69,8 @@ export function importMeasurementText(text: string, options: ImportOptions = {})
       transports: facts.transports,
       rings: facts.rings.slice(0, 8),
       trees: facts.trees.slice(0, 8),
-      tuningChoices: facts.choices.slice(0, 64).map((c) => `${c.collective} ${c.bytes} B: ${c.algorithm}/${c.protocol}`),
+      // One line per collective and size (a sweep logs every iteration), so compare can look each size up.
+      tuningChoices: [...new Set(facts.choices.map((c) => `${c.collective} ${c.bytes} B: ${c.algorithm}/${c.protocol}`))].slice(0, 512),
       tuningCollectives: Object.keys(facts.tuning),
       assumptions,
     };

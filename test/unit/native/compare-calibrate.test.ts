@@ -135,3 +135,14 @@ test('calibrate a forced-ring two-node run fits the GPU-to-NIC path and halves t
   assert.ok(after <= before / 2 || after <= 0.05, `median error ${before.toFixed(3)} -> ${after.toFixed(3)}`);
   assert.ok(report.parameters.pcieGBps && report.parameters.pcieGBps.to > report.parameters.pcieGBps.from, `the GPU-to-NIC PCIe hop was not widened: ${JSON.stringify(report.parameters)}`);
 });
+
+const TUNING_LOG = resolve(CALIBRATION, '..', '..', 'fixtures-real', 'nccl-debug-a100-2gpu-graph-tuning.log');
+
+test('compare on an NCCL_DEBUG=INFO run judges each size against the pair NCCL logged for it', { skip: existsSync(TUNING_LOG) ? false : `${TUNING_LOG} is absent` }, async () => {
+  const { out } = await cli(compareCommand, [TUNING_LOG, '--json']);
+  const result = JSON.parse(out) as { ncclVersion: string; rows: { bytes: number; algorithm: string; protocol: string; chosenBy: string; flagged: boolean }[] };
+  assert.equal(result.ncclVersion, '2.27.7');
+  assert.equal(result.rows.length, 11);
+  assert.deepEqual([...new Set(result.rows.map((r) => `${r.algorithm}/${r.protocol}/${r.chosenBy}`))], ['ring/Simple/nccl-log']);
+  assert.deepEqual(result.rows.filter((r) => r.flagged).map((r) => r.bytes), []);
+});

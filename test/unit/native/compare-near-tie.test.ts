@@ -69,3 +69,30 @@ test('a run slow for every near-tied pair is flagged, and a forced algorithm is 
   assert.equal(row.explainedBy, undefined);
   assert.equal(row.flagged, true);
 });
+
+test('a size NCCL logged its choice for is judged against that pair; pairs the model cannot run fall back to its own', () => {
+  const run = measured([2 * MiB, 8 * MiB, 32 * MiB, 64 * MiB], vmLike, '2.26.2');
+  const logged = {
+    ...run,
+    meta: {
+      ...run.meta,
+      tuningChoices: [
+        'AllReduce 2097152 B: TREE/LL', 'AllReduce 2097152 B: RING/SIMPLE', // the first call's pair wins
+        'AllReduce 8388608 B: NVLS_TREE/SIMPLE',
+        'AllReduce 33554432 B: COLLNET_DIRECT/SIMPLE', // not modelled
+        'AllReduce 67108864 B: NVLS/SIMPLE', // NVLS alone cannot span nodes here
+        'AllGather 2097152 B: RING/LL',
+      ],
+    },
+  };
+  const rows = compareMeasurement(logged, resolveSystem(fourNodes)).rows;
+  assert.deepEqual(rows.map((r) => [r.algorithm, r.protocol, r.chosenBy]), [
+    ['tree', 'LL', 'nccl-log'],
+    ['nvlstree', 'Simple', 'nccl-log'],
+    [rows[2].algorithm, rows[2].protocol, 'model'],
+    [rows[3].algorithm, rows[3].protocol, 'model'],
+  ]);
+  // Judged against the pair NCCL ran, the 8 MiB row needs no excuse.
+  assert.equal(rows[1].explainedBy, undefined);
+  assert.ok(Math.abs(rows[1].ratio - modelUs('nvlstree')(8 * MiB) / vmLike(8 * MiB)) < 1e-9);
+});
