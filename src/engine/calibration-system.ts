@@ -3,6 +3,7 @@
 // `validate` uses it for datasets that have no hand-written system file, and a test checks that it agrees with
 // the hand-written ones. Only description text is read, never the measured rows.
 import type { SystemSpec } from './topology/spec';
+import { isNcclVersion } from './nccl-versions';
 
 export interface DatasetDescription {
   readonly gpu?: unknown;
@@ -46,7 +47,7 @@ export function systemFromDescription(dataset: DatasetDescription): SystemSpec |
   else if (/nvlink/.test(wiring) && !/no nvlink/.test(wiring)) intraNode = gpusPerNode > 4 || /sxm|gb200|b200|h200/i.test(gpu) ? 'nvswitch' : 'nvlink-bridge';
   else intraNode = 'pcie';
   const spec: { -readonly [K in keyof SystemSpec]: SystemSpec[K] } = { gpu, nodes, gpusPerNode, intraNode };
-  if (typeof dataset.nccl_version === 'string' && /^2\.\d+/.test(dataset.nccl_version)) spec.ncclVersion = dataset.nccl_version;
+  if (isNcclVersion(dataset.nccl_version)) spec.ncclVersion = dataset.nccl_version;
   const gen = /pcie\s*(?:gen\s*)?([3-6])(?:\.0)?\b|gen\s*([3-6])\b/.exec(wiring);
   if (gen) spec.pcieGen = Number(gen[1] ?? gen[2]) as 3 | 4 | 5 | 6;
   if (intraNode === 'pcie') {

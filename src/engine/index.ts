@@ -21,7 +21,7 @@ export { EngineError } from './errors';
 export { GPU_CATALOGUE, GPU_NAMES, findGpu, type GpuSpec } from './hardware/gpus';
 export { PRESETS, presetSystem } from './topology/presets';
 export { resolveSystem } from './topology/resolve';
-export { ncclTuner, DEFAULT_TUNER, type NcclTuner } from './nccl-versions';
+export { ncclTuner, isNcclVersion, withNcclVersion, DEFAULT_TUNER, type NcclTuner } from './nccl-versions';
 export { nearTiedChoices, type NearChoice } from './near-choices';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
 export { simulateCollective, sweepAllReduce, type SimulateOptions, type SweepOptions } from './simulate';

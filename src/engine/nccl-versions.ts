@@ -84,6 +84,19 @@ export const DEFAULT_TUNER = HEAD;
 
 const VERSION = /^(\d+)\.(\d+)(?:\.(\d+))?/;
 
+/** Whether a version string from a log, a dataset or a setting names an NCCL 2.x release the tuner can read. */
+export function isNcclVersion(text: unknown): text is string {
+  return typeof text === 'string' && /^2\.\d+/.test(text.trim());
+}
+
+/**
+ * The spec with the NCCL release a measurement, dataset or setting names, where the spec names none: what a file
+ * says about its own machine is more specific than what comes with it.
+ */
+export function withNcclVersion<S extends { readonly ncclVersion?: string }>(spec: S, version: unknown): S {
+  return spec.ncclVersion === undefined && isNcclVersion(version) ? { ...spec, ncclVersion: version.trim() } : spec;
+}
+
 /**
  * The tables for an NCCL release ("2.26.2", "2.26.2+cuda12.4"); none given means the newest. The reference has
  * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: ≤ 2.20 → 2.18.3,

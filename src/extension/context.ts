@@ -8,6 +8,11 @@ import type { SelectedSystem } from './system';
 import type { ScalingDiagnostics } from './diagnostics';
 import type { FindingsStore } from './findings-store';
 
+/** The settings the selected system is resolved from; when this changes, so does the system. */
+function systemKey(settings: Settings): string {
+  return `${settings.system}|${settings.nodes}|${settings.ncclVersion}`;
+}
+
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   private current: Settings;
@@ -39,10 +44,10 @@ export class Ctx implements vscode.Disposable {
       this.log, this.settingsChanged, this.systemChanged, this.measurementWarnings,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('collectiveProfiler')) return;
-        const systemBefore = `${this.current.system}|${this.current.nodes}|${this.current.ncclVersion}`;
+        const systemBefore = systemKey(this.current);
         this.current = this.readAndReport();
         this.settingsChanged.fire(this.current);
-        if (`${this.current.system}|${this.current.nodes}|${this.current.ncclVersion}` !== systemBefore) this.systemDidChange();
+        if (systemKey(this.current) !== systemBefore) this.systemDidChange();
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('Workspace trusted: Run on This Machine is now available.')),
     );

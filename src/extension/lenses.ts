@@ -38,7 +38,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses = this.changed.event;
   /** Simulations keyed by system, kind and size, so scrolling back does not simulate again. */
   private readonly cache = new Map<string, CollectiveResult>();
-  /** Profile lens titles keyed by config, its version and the selected system. */
+  /** Profile lens titles keyed by config and its version; cleared with the system and the settings. */
   private readonly profiles = new Map<string, vscode.Command>();
 
   constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
@@ -130,7 +130,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   }
 
   private async resolveProfile(lens: ProfileLens, token?: vscode.CancellationToken): Promise<void> {
-    const key = `${lens.uri.toString()}@${lens.version}|${this.ctx.settings.system}`;
+    const key = `${lens.uri.toString()}@${lens.version}`;
     const known = this.profiles.get(key);
     if (known) {
       lens.command = known;

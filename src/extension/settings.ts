@@ -2,6 +2,8 @@
 // parsing and its fallbacks are unit-tested without VS Code; the adapter in context.ts passes
 // vscode.workspace.getConfiguration('collectiveProfiler').
 
+import { isNcclVersion } from '../engine/index';
+
 /** Severity a user can give a rule: `default` keeps the rule's own, `off` hides it. */
 export type RuleSeverity = 'default' | 'error' | 'warning' | 'information' | 'hint' | 'off';
 export const RULE_SEVERITIES: readonly RuleSeverity[] = ['default', 'error', 'warning', 'information', 'hint', 'off'];
@@ -106,7 +108,7 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
   const settings: Settings = {
     system,
     nodes: pick('nodes', 1, intIn(1, 65536), 'an integer from 1 to 65536'),
-    ncclVersion: pick('ncclVersion', '', (v): v is string => isString(v) && /^\s*(2\.\d+(\.\d+)?)?\s*$/.test(v), 'an NCCL release such as "2.26.2", or ""').trim(),
+    ncclVersion: pick('ncclVersion', '', (v): v is string => isString(v) && (v.trim() === '' || isNcclVersion(v)), 'an NCCL release such as "2.26.2", or ""').trim(),
     defaultBucketBytes: Math.round(bucketMB * 1024 * 1024),
     lenses,
     diagnostics: {

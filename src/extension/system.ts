@@ -2,7 +2,7 @@
 // per settings change. A broken system file is reported with its position and the lenses say so, instead of
 // predicting for a machine the user did not choose.
 import * as vscode from 'vscode';
-import { PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
+import { PRESETS, presetSystem, resolveSystem, withNcclVersion, type System, type SystemSpec } from '../engine/index';
 import { parseSystemChoice } from './glue/system-choice';
 import type { Ctx } from './context';
 
@@ -15,9 +15,10 @@ export function presetNames(): string[] {
 }
 
 /** Resolves a preset name with a node count; undefined when the name is not a preset. */
-export function resolvePreset(name: string, nodes: number): SelectedSystem | undefined {
-  const spec = presetSystem(name, { nodes });
-  if (!spec) return undefined;
+export function resolvePreset(name: string, nodes: number, ncclVersion?: string): SelectedSystem | undefined {
+  const preset = presetSystem(name, { nodes });
+  if (!preset) return undefined;
+  const spec = withNcclVersion(preset, ncclVersion);
   const system = resolveSystem(spec);
   return { ok: true, spec, system, label: system.label, source: `preset ${name}` };
 }
@@ -30,7 +31,7 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
   let result: SelectedSystem;
   try {
     if (choice.kind === 'preset') {
-      result = resolvePreset(choice.name, nodes)
+      result = resolvePreset(choice.name, nodes, ctx.settings.ncclVersion)
         ?? { ok: false, error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`, source: value };
     } else {
       const uri = ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path) ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path) : vscode.Uri.file(choice.path);
@@ -38,15 +39,13 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
       // The YAML and schema libraries load only when a system file is used, not at activation.
       const { loadSystemFile } = await import('./lazy');
       const loaded = loadSystemFile(text, uri.fsPath);
-      result = { ok: true, spec: loaded.spec, system: loaded.system, label: loaded.system.label, source: uri.fsPath };
+      // The collectiveProfiler.ncclVersion setting fills in the release where the system file names none.
+      const spec = withNcclVersion(loaded.spec, ctx.settings.ncclVersion);
+      const system = spec === loaded.spec ? loaded.system : resolveSystem(spec);
+      result = { ok: true, spec, system, label: system.label, source: uri.fsPath };
     }
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error), source: value };
-  }
-  // The collectiveProfiler.ncclVersion setting fills in the release where the system file names none.
-  if (result.ok && ctx.settings.ncclVersion && !result.spec.ncclVersion) {
-    const spec = { ...result.spec, ncclVersion: ctx.settings.ncclVersion };
-    result = { ...result, spec, system: resolveSystem(spec) };
   }
   if (!result.ok) ctx.log.error(`System ${value}: ${result.error}`);
   if (generation === ctx.systemGeneration) ctx.selected = result;

@@ -1,7 +1,7 @@
 // "Is my bandwidth normal?": lines a measured sweep up with the simulator's prediction for the same system and
 // flags the sizes where the measured bus bandwidth falls below a fraction (70 %) of what the model expects from
 // every algorithm NCCL may have run there: its cost model's choice, and the pairs it rates within 10 % of that.
-import { EngineError, nearTiedChoices, resolveSystem, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec } from '../engine/index';
+import { EngineError, nearTiedChoices, resolveSystem, withNcclVersion, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 
 export const DEFAULT_FLAG_RATIO = 0.7;
@@ -88,14 +88,8 @@ export function asResolved(system: SystemSpec | System): System {
  * unless the system file names one.
  */
 export function withMeasuredNccl(system: System, measurement: Measurement): System {
-  const version = measurement.meta.ncclVersion;
-  if (typeof version !== 'string' || system.spec.ncclVersion !== undefined) return system;
-  try {
-    return resolveSystem({ ...system.spec, ncclVersion: version });
-  } catch {
-    // A version string the tuner cannot read leaves the system's own (newest) tables in place.
-    return system;
-  }
+  const spec = withNcclVersion(system.spec, measurement.meta.ncclVersion);
+  return spec === system.spec ? system : resolveSystem(spec);
 }
 
 export function compareMeasurement(measurement: Measurement, spec: SystemSpec | System, options: { threshold?: number } = {}): CompareResult {

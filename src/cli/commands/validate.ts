@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import {
-  compareDataset, EngineError, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
+  compareDataset, EngineError, withNcclVersion, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
 } from '../../engine/index';
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
@@ -60,8 +60,7 @@ export function validateAll(calibrationDir: string, systemsDir: string): Validat
     const { spec, source } = systemFor(file, dataset, systemsDir);
     try {
       // NCCL's choices follow its release: judge each run with the cost model of the NCCL that ran it.
-      const version = spec.ncclVersion ?? (typeof dataset.nccl_version === 'string' ? dataset.nccl_version : undefined);
-      const system = resolveSystem(version ? { ...spec, ncclVersion: version } : spec);
+      const system = resolveSystem(withNcclVersion(spec, dataset.nccl_version));
       return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
     } catch (error) {
       if (error instanceof EngineError) throw new UsageError(`${basename(file)}: ${error.message}`);

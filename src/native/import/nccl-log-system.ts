@@ -1,6 +1,6 @@
 // Turns the facts of an NCCL_DEBUG log into a system file the simulator accepts. Logs rarely name the GPU, so
 // the model comes from nccl-tests' device lines when present, else from the caller, else a stated assumption.
-import type { IntraNodeFabric, SystemSpec } from '../../engine/index';
+import { isNcclVersion, type IntraNodeFabric, type SystemSpec } from '../../engine/index';
 import type { NcclLogFacts } from './nccl-log';
 
 /** Maps a device name as nvidia-smi, nccl-tests or PyTorch print it onto the engine's GPU catalogue. */
@@ -70,8 +70,8 @@ export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; 
       : {}),
     ...(intraNode === 'pcie' ? { p2p: !p2pDisabled } : {}),
     ...(nodes > 1 ? { nic: nicSpec(facts, assumptions) } : {}),
-    // The release that wrote the log is the one whose choices the model should follow.
-    ...(facts.version && /^2\.\d+\.\d+/.test(facts.version) ? { ncclVersion: /^2\.\d+\.\d+/.exec(facts.version)![0] } : {}),
+    // The release that wrote the log is the one whose choices the model should follow ("2.27.7+cuda13.0" → 2.27.7).
+    ...(isNcclVersion(facts.version) ? { ncclVersion: facts.version.replace(/\+.*$/, '') } : {}),
   };
   return { system: spec, assumptions };
 }
