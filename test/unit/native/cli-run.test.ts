@@ -1,7 +1,6 @@
 // The `run` command end to end on gloo ranks, its cluster launch lines, and reading a saved run back with `import`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,16 +9,8 @@ import { runCommand } from '../../../src/cli/commands/run';
 import { srunCommand, torchrunCommand, shellQuote } from '../../../src/native/launch-commands';
 import { runNative } from '../../../src/native/runner';
 import { importMeasurementText } from '../../../src/native/import/index';
+import { PYTHON, torchMissing } from './fixtures/torch';
 
-const PYTHON = '/usr/bin/python3';
-function torchMissing(): string | false {
-  try {
-    execFileSync(PYTHON, ['-c', 'import torch.distributed'], { stdio: 'ignore', timeout: 60_000 });
-    return false;
-  } catch {
-    return `${PYTHON} has no torch (apt-get install python3-torch); CI installs it`;
-  }
-}
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

@@ -2,20 +2,11 @@
 // every ring step, verified sums and averages, and the fused all_reduce time next to the step-by-step one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { runNative } from '../../../src/native/runner';
 import { nativeMeasurements, nativeTrace } from '../../../src/native/convert';
 import { checkEnvironment } from '../../../src/native/python';
+import { PYTHON, torchMissing } from './fixtures/torch';
 
-const PYTHON = '/usr/bin/python3';
-function torchMissing(): string | false {
-  try {
-    execFileSync(PYTHON, ['-c', 'import torch.distributed'], { stdio: 'ignore', timeout: 60_000 });
-    return false;
-  } catch {
-    return `${PYTHON} has no torch (apt-get install python3-torch); CI installs it`;
-  }
-}
 const skip = torchMissing();
 
 test('environment check reports torch, backend and GPUs', { skip }, async () => {
