@@ -11,6 +11,8 @@ import { ReductionFinder } from './reductions';
 import { FunctionFlow } from './flow';
 import { FactBuilder } from './facts';
 import { Judge } from './judge';
+import { GroupResolver } from './groups';
+import { UpdateFinder } from './updates';
 import { implicitVerdicts } from './implicit';
 import { selectUnits, splitTopLevel } from './select';
 import { FindingWriter } from './findings';
@@ -100,7 +102,7 @@ function analyzeModule(module: PyNode, source: Source, options: AnalysisOptions)
   const losses = new LossTracer(model, sizes);
   const finder = new ReductionFinder(model);
   const facts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg));
-  const judge = new Judge(model, sizes, conditions, losses, facts);
+  const judge = new Judge(model, sizes, conditions, losses, facts, new GroupResolver(model), new UpdateFinder(model));
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize);
   const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));

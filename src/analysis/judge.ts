@@ -3,16 +3,16 @@
 // over all ranks. 0 is correct; > 0 is CP001/CP004, < 0 is CP002; a division by something else is CP003.
 // Anything the analysis cannot name (an unknown divisor) makes it stay silent: precision first.
 import { child, unparen, type PyNode } from './tree';
-import type { FileModel } from './scope';
+import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env, SizeClass, SizeClassifier } from './sizes';
 import type { ConditionEvaluator, Decision } from './conditions';
 import type { LossInfo, LossTracer, BackwardSite } from './losses';
 import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
 import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
+import type { UpdateEvidence, UpdateFinder } from './updates';
+import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
-/** Groups and axes of model parallelism (not data parallelism), where a gradient sum is the correct reduction. */
-const MODEL_PARALLEL = /model|tensor|\bmp\b|\btp\b|mp_group|tp_group|pipe|stage|expert|sequence|['"](mp|tp|pp|ep|sp)['"]/i;
 
 export interface Term {
   readonly size: SizeClass;
@@ -37,6 +37,8 @@ export interface Verdict {
   /** The call-site binding that chose a summing operation. */
   readonly opBinding?: Binding;
   readonly why: string;
+  /** Where the scaled gradients reach the parameters. */
+  readonly update?: UpdateEvidence;
 }
 
 export class Judge {
@@ -46,6 +48,8 @@ export class Judge {
     private readonly conditions: ConditionEvaluator,
     private readonly losses: LossTracer,
     private readonly facts: FactBuilder,
+    private readonly groups: GroupResolver,
+    private readonly updates: UpdateFinder,
   ) {}
 
   private text(n: PyNode): string {
@@ -146,8 +150,9 @@ export class Judge {
     // reduce-scatter SUM): summing there is exact, not a training-step scale.
     const fn0 = fact.frames[0].fn;
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
-    // Over a tensor/model/pipeline-parallel group or axis, partial gradients of shared weights must be summed.
-    if (r.group && MODEL_PARALLEL.test(r.group)) return undefined;
+    // Only a reduction over the data-parallel replicas changes the scale; any other group, or one the analysis
+    // cannot name, decides nothing.
+    if (!isDataParallel(this.groupOf(r, env0))) return undefined;
     if (this.conditions.failingGuard(r.call, env0)) return undefined;
     const op = this.resolveOp(r, env0);
     if (op.kind === undefined || op.kind === 'other') return undefined;
@@ -155,7 +160,7 @@ export class Judge {
     const { terms, defeated } = this.termsOf(fact);
     const loss = this.lossFor(fact, r.framework);
     if (!loss) return undefined;
-    return this.decide(op.kind === 'sum' ? 1 : 0, terms, loss, {
+    const verdict = this.decide(op.kind === 'sum' ? 1 : 0, terms, loss, {
       fact,
       sumCode: r.framework === 'jax' && r.jaxName === 'psum' ? 'CP004' : 'CP001',
       sumLocation: defeated[0]?.binding?.callSite ?? (op.binding ? (op.binding.isDefault ? op.binding.callSite : op.binding.node) : undefined) ?? r.op.argNode ?? r.call,
@@ -164,6 +169,53 @@ export class Judge {
       group: r.group,
       doubleWhy: 'the reduction already averages',
     });
+    if (!verdict) return undefined;
+    // A scale is a bug only where it reaches the parameters: the parameters' own `.grad` (which the optimizer
+    // reads), an update in view, or a gradient-sync helper. Gradients reduced into a copy that nothing applies
+    // (compared in a test, gathered from fragments) are not a training-step scale.
+    const update = this.updates.find(this.enclosingChain(fact));
+    if (update) return { ...verdict, update };
+    return this.writesParameterGradients(fact) ? verdict : undefined;
+  }
+
+  /** The functions of the chain of callers, then the functions that enclose the reducing one (closures). */
+  private enclosingChain(fact: Fact): FunctionInfo[] {
+    const out = fact.frames.map((f) => f.fn);
+    for (let fn = fact.frames[0].fn.enclosing; fn && fn.node.type !== 'module'; fn = fn.enclosing) out.push(fn);
+    return out;
+  }
+
+  /**
+   * The reduced tensors are the parameters' `.grad` (or a view written back into it) and the function keeps them:
+   * a function that returns the reduced tensor hands it to a caller, whose use must then be seen.
+   */
+  private writesParameterGradients(fact: Fact): boolean {
+    const first = fact.frames[0];
+    if (first.key === undefined || first.flow.returnKeys.includes(first.flow.find(first.key))) return false;
+    return first.flow.members(first.key).some((m) => /\.grad$/.test(m) && !m.startsWith('#'));
+  }
+
+  /**
+   * The group a reduction ran over. MPI communicators and Horovod process sets are the whole job unless their name
+   * says otherwise. A string JAX axis that names no model-parallel dimension is the data axis when the file maps a
+   * function with `pmap`, whose axis is the devices' batch dimension.
+   */
+  groupOf(r: Reduction, env: Env): GroupClass {
+    if (r.framework === 'mpi' || r.framework === 'horovod') {
+      const comm = r.framework === 'mpi' ? this.model.syntax.calleeObject(r.call) : undefined;
+      return comm && groupKindOfName(this.text(comm)) === 'model' ? { kind: 'model' } : { kind: 'world' };
+    }
+    const group = this.groups.classify(r.groupNode, env);
+    if (group.kind !== 'unknown' || r.framework !== 'jax' || !r.groupNode) return group;
+    const axis = this.model.syntax.stringValue(r.groupNode);
+    return axis !== undefined && this.usesPmap() ? { kind: 'data', evidence: `the pmap axis '${axis}'` } : group;
+  }
+
+  private pmapSeen: boolean | undefined;
+
+  private usesPmap(): boolean {
+    this.pmapSeen ??= /\bpmap\b/.test(this.model.syntax.source.text);
+    return this.pmapSeen;
   }
 
   decide(

@@ -24,6 +24,8 @@ export interface Reduction {
   /** Where the result lands when it is not the input (`comm.Allreduce(send, recv)`). */
   readonly output?: PyNode;
   readonly group?: string;
+  /** The group (or JAX axis) argument as written; absent for the default group. */
+  readonly groupNode?: PyNode;
   readonly asyncOp: boolean;
   /** torch_xla's `scale=` factor, applied to the result. */
   readonly scale?: PyNode;
@@ -113,7 +115,7 @@ export class ReductionFinder {
       const tensor = argOf('x', 0).value;
       if (!tensor) return undefined;
       const axis = argOf('axis_name', 1).value;
-      return { call, framework: 'jax', op: { kind: name === 'pmean' ? 'avg' : 'sum' }, tensor, group: groupText(axis), asyncOp: false, jaxName: name };
+      return { call, framework: 'jax', op: { kind: name === 'pmean' ? 'avg' : 'sum' }, tensor, group: groupText(axis), groupNode: axis, asyncOp: false, jaxName: name };
     }
     if (/^(all_reduce|all_reduce_coalesced|all_reduce_multigpu|reduce|reduce_multigpu|all_reduce_base|reduce_scatter|reduce_scatter_tensor|reduce_scatter_coalesced|_reduce_scatter_base)$/.test(name)) {
       if (objText && /strategy/i.test(objText) && name === 'reduce') {
@@ -141,13 +143,13 @@ export class ReductionFinder {
         const input = argOf('input', 1).value ?? argOf('input_list', 1).value;
         if (!output || !input) return undefined;
         const op = argOf('op', 2);
-        return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor: input, output, group: groupText(argOf('group', 3).value), asyncOp };
+        return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor: input, output, group: groupText(argOf('group', 3).value), groupNode: argOf('group', 3).value, asyncOp };
       }
       if (!this.isTorchDist(objText)) return undefined;
       const tensor = argOf('tensor', 0).value ?? argOf('tensor_list', 0).value;
       if (!tensor) return undefined;
       const op = argOf('op', name.startsWith('reduce') ? 2 : 1);
-      return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor, group: groupText(argOf('group', name.startsWith('reduce') ? 3 : 2).value), asyncOp };
+      return { call, framework: 'torch', op: this.opFrom(op.value, op.node, 'sum', paramNames), tensor, ...this.groupOf(argOf('group', name.startsWith('reduce') ? 3 : 2).value), asyncOp };
     }
     if (/^(push_pull|push_pull_async|push_pull_inplace|push_pull_async_inplace)$/.test(name) && objText && /bps|byteps/.test(this.model.moduleOf(objText) ?? objText)) {
       // BytePS follows Horovod's API: average=True by default.
@@ -174,6 +176,10 @@ export class ReductionFinder {
       }
     }
     return undefined;
+  }
+
+  private groupOf(node: PyNode | undefined): { group?: string; groupNode?: PyNode } {
+    return node ? { group: this.model.syntax.text(node).replace(/\s+/g, ''), groupNode: node } : {};
   }
 
   implicit(call: PyNode, paramNames: readonly string[]): ImplicitReducer | undefined {

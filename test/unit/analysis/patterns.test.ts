@@ -230,6 +230,63 @@ const CASES: Case[] = [
       accelerator = Accelerator()
       def sync(grads):
           return accelerator.reduce(grads, reduction="sum")  #!
+
+      def apply(model, optimizer, grads):
+          for p, g in zip(model.parameters(), sync(grads)):
+              p.grad = g
+          optimizer.step()
+    `,
+  },
+  {
+    name: 'summed gradients returned to no update in view (a comparison in a test, a gather of fragments)',
+    text: py`
+      import torch
+      import torch.distributed as dist
+      def full_grad(fragment, offset, numel):
+          buffer = torch.zeros(numel)
+          buffer.narrow(0, offset, fragment.numel()).copy_(fragment.grad)
+          dist.all_reduce(buffer)
+          return buffer
+      def test_grads_match(layer, reference):
+          grads = {n: p.grad.clone() for n, p in layer.named_parameters()}
+          for n in grads:
+              dist.all_reduce(grads[n])
+          torch.testing.assert_close(grads, reference)
+    `,
+  },
+  {
+    name: 'gradients summed over a group held in an attribute, a parameter or returned by a helper, when it is not data-parallel',
+    text: py`
+      import torch.distributed as dist
+      from megatron.core import parallel_state
+      class Embedding:
+          def __init__(self):
+              self.embd_group = parallel_state.get_embedding_group()
+              self.cp_group = parallel_state.get_context_parallel_group()
+          def sync_tied(self, weight):
+              dist.all_reduce(weight.grad, group=self.embd_group)
+          def sync_cp(self, weight):
+              dist.all_reduce(weight.grad, group=self.cp_group)
+      def reduce_from_tp(input_, group):
+          dist.all_reduce(input_.grad, group=group)
+      def allreduce_pp_grads(model, pp_group):
+          for p in model.parameters():
+              dist.all_reduce(p.grad, group=pp_group)
+      def tied_grads(weight_group_list):
+          for weight, group in weight_group_list:
+              dist.all_reduce(weight.grad, group=group)
+    `,
+  },
+  {
+    name: 'gradients summed over the data-parallel group returned by a helper, never divided',
+    code: 'CP001',
+    text: py`
+      import torch.distributed as dist
+      from megatron.core import mpu
+      def allreduce_grads(model):
+          group = mpu.get_data_parallel_group()
+          for p in model.parameters():
+              dist.all_reduce(p.grad, group=group)  #!
     `,
   },
   {
