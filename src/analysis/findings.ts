@@ -7,6 +7,7 @@ import type { Reduction } from './reductions';
 import type { Verdict } from './judge';
 import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
+import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
 import { doubleMessage, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
@@ -149,13 +150,14 @@ export class FindingWriter {
   }
 
   addGlooFindings(reductions: readonly Reduction[]): void {
-    if (!this.fixes.gloo) return;
     const seen = new Set<PyNode>();
     for (const r of reductions) {
       if (r.framework !== 'torch' || seen.has(r.call)) continue;
       seen.add(r.call);
       const value = r.op.valueNode ? unparen(r.op.valueNode) : undefined;
       if (!value || !/ReduceOp\.AVG\b/.test(this.text(value))) continue;
+      // Only a reduction whose group is proven to run on gloo fails; the word gloo elsewhere proves nothing.
+      if (!groupIsGloo(this.model, r.groupNode)) continue;
       // Code that feature-detects AVG (`if backend == "nccl":`, `if supports_avg:`) already handles gloo.
       const fn = this.model.enclosingFunction(r.call);
       if (fn && guardsOf(r.call, fn).some((g) => /avg|AVG|nccl|NCCL|backend|gloo|version|feature|hasattr|support/i.test(this.text(g.test)))) continue;

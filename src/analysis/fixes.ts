@@ -7,6 +7,7 @@ import type { Decision } from './conditions';
 import type { Binding } from './sizes';
 import type { Term } from './judge';
 import { EditBuilder } from './edits';
+import { defaultBackendIsGloo } from './groups';
 import type { Fix } from './types';
 
 export class FixBuilder {
@@ -15,7 +16,7 @@ export class FixBuilder {
 
   constructor(private readonly model: FileModel, private readonly source: Source) {
     this.edits = new EditBuilder(source);
-    this.gloo = /['"]gloo['"]/.test(source.text);
+    this.gloo = defaultBackendIsGloo(model);
   }
 
   private text(n: PyNode): string {

@@ -150,3 +150,23 @@ export class GroupResolver {
 export function isDataParallel(group: GroupClass): boolean {
   return group.kind === 'world' || group.kind === 'data';
 }
+
+/**
+ * True when the file's default process group is proven to use gloo: it calls `init_process_group` and every call
+ * names the literal "gloo" backend. A backend chosen at run time (`"nccl" if cuda else "gloo"`), or the word gloo
+ * elsewhere in the file, proves nothing about the group a reduction runs on.
+ */
+export function defaultBackendIsGloo(model: FileModel): boolean {
+  const s = model.syntax;
+  const inits = model.functions.flatMap((fn) => fn.calls.filter((c) => s.calleeName(c) === 'init_process_group'));
+  return inits.length > 0 && inits.every((c) => s.stringValue(s.arg(c, 'backend', 0))?.toLowerCase() === 'gloo');
+}
+
+/** True when a group expression is proven to be a gloo group: `new_group(ranks, backend="gloo")`, held in a name. */
+export function groupIsGloo(model: FileModel, groupNode: PyNode | undefined): boolean {
+  const s = model.syntax;
+  if (!groupNode) return defaultBackendIsGloo(model);
+  const n = unparen(groupNode);
+  const values = n.type === 'call' ? [n] : (model.assignedValues.get(s.text(n).replace(/\s+/g, '')) ?? []).map((v) => unparen(v.value));
+  return values.length > 0 && values.every((v) => v.type === 'call' && s.calleeName(v) === 'new_group' && s.stringValue(s.arg(v, 'backend', 2))?.toLowerCase() === 'gloo');
+}

@@ -116,3 +116,19 @@ test('CP006 stays silent where AVG is feature-detected', async () => {
   `;
   assert.deepEqual(await analyze(text), []);
 });
+
+test('CP006 speaks only for a group proven to run on gloo, not for the word gloo elsewhere in the file', async () => {
+  const avg = `
+def sync(model):
+    for p in model.parameters():
+        dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
+`;
+  // The backend is chosen at run time, or gloo names a side group the reduction does not use.
+  const chosen = `import torch.distributed as dist\ndef setup(cuda):\n    dist.init_process_group("nccl" if cuda else "gloo")\n${avg}`;
+  const sideGroup = `import torch.distributed as dist\ncpu_group = dist.new_group(backend="gloo")\ndef setup():\n    dist.init_process_group("nccl")\n${avg}`;
+  const mention = `import torch.distributed as dist\nBACKENDS = ["nccl", "gloo"]\n${avg}`;
+  for (const text of [chosen, sideGroup, mention]) assert.deepEqual(summary(await analyze(text)), [], text);
+  // A reduction over a group created with the gloo backend is proven.
+  const glooGroup = `import torch.distributed as dist\ncpu_group = dist.new_group(backend="gloo")\ndef sync(model):\n    for p in model.parameters():\n        dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, group=cpu_group)\n`;
+  assert.deepEqual(summary(await analyze(glooGroup)), ['CP006@5']);
+});
