@@ -110,7 +110,7 @@ function analyzeModule(module: PyNode, source: Source, options: AnalysisOptions)
     const verdict = judge.judgeFact(fact);
     if (verdict) writer.addVerdict(verdict);
   }
-  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0)) writer.addVerdict(v);
+  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true)) writer.addVerdict(v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
   return writer.findings();

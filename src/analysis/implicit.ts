@@ -15,7 +15,7 @@ export interface ImplicitVerdict extends Verdict {
   readonly strategyName?: string;
 }
 
-export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTracer, facts: FactBuilder, hasExplicitGradients: boolean): ImplicitVerdict[] {
+export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTracer, facts: FactBuilder, hasExplicitGradients: boolean, hints: boolean): ImplicitVerdict[] {
   const out: ImplicitVerdict[] = [];
   const reducers = model.functions.flatMap((fn) => facts.flowOf(fn).implicit);
   const allSites = model.functions.flatMap((fn) => losses.backwardSites(fn));
@@ -40,7 +40,7 @@ export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTra
     }
   }
   if (!hasExplicitGradients) out.push(...strategyVerdicts(model, judge, losses));
-  if (!hasExplicitGradients && reducers.length === 0) out.push(...inferredWrapperVerdicts(model, judge, losses, allSites));
+  if (!hasExplicitGradients && reducers.length === 0 && hints) out.push(...inferredWrapperVerdicts(model, judge, losses, allSites));
   return out;
 }
 
@@ -49,7 +49,7 @@ const OTHER_FRAMEWORK = /horovod|\bhvd\.|jax|tensorflow|mpi4py|strategy/;
 const SYNC_HELPER = /(average|reduce|all_?reduce|sync|allreduce)_?(gradients|grads)|grad(ient)?s?_(sync|allreduce|average)/i;
 
 /**
- * A torch script that runs distributed (DistributedSampler, init_process_group, local_rank) and reduces no
+ * A hint, not a proof (only with the `hints` option): a torch script that runs distributed (DistributedSampler, init_process_group, local_rank) and reduces no
  * gradient itself must be wrapped in DDP/FSDP elsewhere, and those average: a loss divided by the world size
  * before backward is then averaged twice. Silent when a gradient-sync helper from another file is called.
  */

@@ -45,6 +45,11 @@ export interface AnalysisOptions {
   readonly parseBudgetMs?: number;
   /** Above this many characters only the relevant top-level statements are parsed (default 20,000). */
   readonly splitAboveChars?: number;
+  /**
+   * Also report what the analysis suspects but cannot prove (off by default): for example a loss divided by the
+   * world size in a distributed script whose DDP wrapper is not in view.
+   */
+  readonly hints?: boolean;
 }
 
 export interface AnalysisResult {
