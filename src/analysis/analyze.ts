@@ -102,13 +102,13 @@ function analyzeModule(module: PyNode, source: Source, options: AnalysisOptions)
   const losses = new LossTracer(model, sizes);
   const finder = new ReductionFinder(model);
   const facts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg));
-  const judge = new Judge(model, sizes, conditions, losses, facts, new GroupResolver(model), new UpdateFinder(model));
+  const judge = new Judge(model, sizes, conditions, losses, facts, new GroupResolver(model), new UpdateFinder(model), options.worldSize);
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize);
   const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));
   for (const fact of allFacts) {
     const verdict = judge.judgeFact(fact);
-    if (verdict) writer.addVerdict(verdict);
+    if (verdict && (!verdict.hint || options.hints)) writer.addVerdict(verdict);
   }
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true)) writer.addVerdict(v);
   writer.addLearningRateFindings();

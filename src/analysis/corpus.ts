@@ -8,6 +8,8 @@ export interface CorpusExpectation {
   readonly label: string;
   /** 1-based line of the expected finding. */
   readonly line?: number;
+  /** The world size the example runs at (`# world-size: 16`), for findings that are proven only when it is known. */
+  readonly worldSize?: number;
 }
 
 export interface CorpusOutcome {
@@ -37,7 +39,8 @@ export function parseCorpusHeader(text: string): CorpusExpectation | undefined {
   if (!code) return undefined;
   const label = (expect[2] ?? (code === 'none' ? 'none' : CODE_LABEL[code])).trim();
   const lineNumber = line && line[1] !== 'none' ? Number(line[1]) : undefined;
-  return { code, label, line: lineNumber };
+  const world = /^#\s*world-size:\s*(\d+)/m.exec(head);
+  return { code, label, line: lineNumber, ...(world ? { worldSize: Number(world[1]) } : {}) };
 }
 
 /** True when the expected finding is present (or, for `none`, when nothing was found). */

@@ -23,7 +23,8 @@ export interface ScaleOp {
 
 const VIEW_METHODS = new Set(['data', 'view', 'view_as', 'reshape', 'float', 'half', 'bfloat16', 'double', 'contiguous', 'flatten', 'to', 'cuda', 'cpu', 'numpy', 'type', 'squeeze', 'unsqueeze', 'ravel', 'div_', 'mul_', 'add_', 'narrow', 'values']);
 const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_dense_tensors', 'flatten_dense_tensors', 'parameters_to_vector', '_unflatten_dense_tensors', 'unflatten_dense_tensors', 'vector_to_parameters', 'list', 'tuple', 'ravel_pytree', 'tree_leaves', 'split']);
-const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap']);
+/** Calls that apply a function to every leaf (`jax.tree.map`, trax's `nested_map`, Python's `map`). */
+const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap', 'map', 'nested_map', 'nested_map_multiarg', 'tree_map_with_path']);
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {

@@ -39,6 +39,8 @@ export interface Verdict {
   readonly why: string;
   /** Where the scaled gradients reach the parameters. */
   readonly update?: UpdateEvidence;
+  /** Suspected, not proven: reported only with the `hints` option. */
+  readonly hint?: boolean;
 }
 
 export class Judge {
@@ -50,6 +52,7 @@ export class Judge {
     private readonly facts: FactBuilder,
     private readonly groups: GroupResolver,
     private readonly updates: UpdateFinder,
+    private readonly worldSize: number | undefined,
   ) {}
 
   private text(n: PyNode): string {
@@ -268,7 +271,11 @@ export class Judge {
       if (world.length > 0 || loss.exponent !== 0 || opExponent !== 1) return undefined;
       const t = wrong[0];
       if (t.size.kind === 'const' && (t.size.value ?? 0) <= 1) return undefined;
-      return { code: 'CP003', exponent: 0, location: t.node, fact: ctx.fact, term: t, why: 'wrong divisor' };
+      // A hard-coded divisor equals the world size of the runs it was written for; it is wrong only for a known
+      // world size that differs, so without one it is a hint.
+      if (t.size.kind === 'const' && this.worldSize !== undefined && t.size.value === this.worldSize) return undefined;
+      const hint = t.size.kind === 'const' && this.worldSize === undefined;
+      return { code: 'CP003', exponent: 0, location: t.node, fact: ctx.fact, term: t, why: 'wrong divisor', hint };
     }
     if (exponent > 0) {
       return { code: ctx.sumCode, exponent, location: ctx.sumLocation, fact: ctx.fact, defeated: ctx.defeated, opBinding: ctx.opBinding, why: 'sum' };

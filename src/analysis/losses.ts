@@ -195,6 +195,9 @@ export class LossTracer {
       while (host.parent && (host.parent.type === 'binary_operator' || host.parent.type === 'parenthesized_expression')) host = host.parent;
       acc.meanNode = host;
     }
+    // An integer multiplier can be a hard-coded rank count (`grad * 2 / global_batch` in a 2-GPU test): the scale
+    // then is not provable.
+    if (size.kind === 'const' && sign === 1 && Number.isInteger(size.value) && (size.value ?? 0) >= 2) acc.deliberate = true;
     if (size.kind === 'world') {
       acc.terms.push({ node, sign, size });
       acc.exponent += sign;

@@ -85,7 +85,7 @@ async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean,
     const { text } = readSource(file);
     const expected = parseCorpusHeader(text);
     if (!expected) continue;
-    const result = await checkFile(file, undefined);
+    const result = await checkFile(file, expected.worldSize);
     const found = result.findings.filter(keep).map((f) => ({ code: f.code, line: f.range.startLine + 1 }));
     const outcome = { file, expected, found };
     outcomes.push(outcome);

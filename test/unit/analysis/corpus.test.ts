@@ -11,7 +11,7 @@ async function checkFolder(t: { diagnostic(message: string): void }, dir: string
   for (const file of pythonFiles(dir)) {
     const expected = parseCorpusHeader(file.text);
     assert.ok(expected, `${file.name} has no # expect: header`);
-    const findings = await analyze(file.text);
+    const findings = await analyze(file.text, { worldSize: expected.worldSize });
     outcomes.push({ file: file.name, expected, found: findings.map((f) => ({ code: f.code, line: f.range.startLine + 1 })) });
     const want = expected.code === 'none' ? [] : [`${expected.code}@${expected.line}`];
     assert.deepEqual(summary(findings), want, `${file.name}: ${findings.map((f) => f.message).join(' | ')}`);

@@ -280,6 +280,34 @@ const CASES: Case[] = [
     `,
   },
   {
+    name: 'psum of gradients divided leaf by leaf in a nested_map lambda (trax)',
+    text: py`
+      import jax
+      import jax.numpy as jnp
+      from trax import fastmath
+      def _average_multidevice_gradients(gradients, n):
+          gradients_psum = fastmath.psum(gradients, 'batch')
+          n = jnp.array(n, dtype=jnp.float32)
+          return fastmath.nested_map(lambda g: g / n, gradients_psum)
+      def train_step(opt, weights, batch, n):
+          grads = jax.grad(loss)(weights, batch)
+          grads = _average_multidevice_gradients(grads, n)
+          return opt.apply_gradients(weights, grads)
+      step = jax.pmap(train_step, axis_name='batch')
+    `,
+  },
+  {
+    name: 'a loss multiplied by an integer that can be the hard-coded rank count, under DDP: not provable',
+    text: py`
+      import torch
+      from torch.nn.parallel import DistributedDataParallel as DDP
+      model = DDP(model)
+      output = model(data)
+      output.backward(grad * 2 / global_batch_size)
+      optimizer.step()
+    `,
+  },
+  {
     name: 'gradients summed over the data-parallel group returned by a helper, never divided',
     code: 'CP001',
     text: py`

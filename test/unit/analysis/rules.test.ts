@@ -132,3 +132,17 @@ def sync(model):
   const glooGroup = `import torch.distributed as dist\ncpu_group = dist.new_group(backend="gloo")\ndef sync(model):\n    for p in model.parameters():\n        dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, group=cpu_group)\n`;
   assert.deepEqual(summary(await analyze(glooGroup)), ['CP006@5']);
 });
+
+test('a hard-coded divisor is a hint without a world size, CP003 for a different known one, and right for the same', async () => {
+  const text = py`
+    import torch.distributed as dist
+    def all_reduce_grads(params):
+        for p in params:
+            dist.all_reduce(p.grad)
+            p.grad.mul_(1.0 / 8)
+  `;
+  assert.deepEqual(summary(await analyze(text)), []);
+  assert.deepEqual(summary(await analyze(text, { hints: true })), ['CP003@5']);
+  assert.deepEqual(summary(await analyze(text, { worldSize: 16 })), ['CP003@5']);
+  assert.deepEqual(summary(await analyze(text, { worldSize: 8 })), []);
+});
