@@ -28,7 +28,7 @@ export interface ConfusionRow {
   readonly recall: number;
 }
 
-const CODE_LABEL: Record<string, string> = { CP001: 'sum-bug', CP004: 'sum-bug', CP002: 'double-average', CP003: 'wrong-divisor', CP005: 'lr-scaling', CP006: 'avg-on-gloo', CP007: 'deepspeed' };
+const CODE_LABEL: Record<string, string> = { CP001: 'sum-bug', CP004: 'sum-bug', CP002: 'double-average', CP003: 'wrong-divisor', CP005: 'lr-scaling', CP006: 'avg-on-gloo', CP007: 'deepspeed', CP008: 'accumulation-sum' };
 
 export function parseCorpusHeader(text: string): CorpusExpectation | undefined {
   const head = text.split('\n').slice(0, 30).join('\n');

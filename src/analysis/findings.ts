@@ -7,6 +7,7 @@ import type { Reduction } from './reductions';
 import type { Verdict } from './judge';
 import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
+import type { AccumulationVerdict } from './accumulation';
 import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
 import { doubleMessage, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
@@ -166,6 +167,21 @@ export class FindingWriter {
       if (divide) fixes.push({ title: `Use ReduceOp.SUM and ${divide.title.toLowerCase()}`, edits: [this.fixes.edits.replace(value, this.text(value).replace('AVG', 'SUM')), ...divide.edits] });
       this.push('CP006', value, 'ReduceOp.AVG is implemented only by NCCL: with the gloo backend this all-reduce raises (or, on some versions, is not averaged). Sum and divide by the world size instead.', fixes);
     }
+  }
+
+  /** CP008: the loss of K accumulated micro-batches is not divided by K. */
+  addAccumulation(v: AccumulationVerdict): void {
+    const count = this.text(v.count);
+    const loss = this.text(v.loss);
+    const message = `backward() runs on \`${count}\` micro-batches before each optimizer step and \`${loss}\` is not divided by \`${count}\`: the accumulated gradient is their sum, so the effective learning rate is \`${count}\`× the configured one.`;
+    const related: RelatedLocation[] = [
+      { range: this.source.range(v.evidence), message: `one optimizer step per \`${count}\` micro-batches` },
+      { range: this.source.range(v.step), message: 'the step applies the summed gradients' },
+    ];
+    // `loss.backward()` needs parentheses around the division; an argument (`scaler.scale(loss)`) does not.
+    const divided = v.loss.parent?.type === 'attribute' ? `(${loss} / ${count})` : `${loss} / ${count}`;
+    const fix: Fix = { title: `Divide the loss by ${count}`, edits: [this.fixes.edits.replace(v.loss, divided)] };
+    this.push('CP008', v.site.call, message, [fix], related);
   }
 
   findings(): Finding[] {

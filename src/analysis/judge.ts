@@ -11,6 +11,7 @@ import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
 import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 import type { UpdateEvidence, UpdateFinder } from './updates';
+import { onSamePath } from './paths';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
 
@@ -87,10 +88,13 @@ export class Judge {
   private termsOf(fact: Fact): { terms: Term[]; defeated: Decision[] } {
     const terms: Term[] = [];
     const defeated: Decision[] = [];
-    for (const frame of fact.frames) {
-      if (frame.key === undefined) continue;
+    fact.frames.forEach((frame, i) => {
+      if (frame.key === undefined) return;
+      // The place this frame's tensors pass through: the reduction itself, or the call that leads to it.
+      const anchor = i === 0 ? fact.reduction.call : fact.frames[i - 1].callSite;
       for (const op of frame.flow.scaleOps) {
         if (!frame.flow.same(op.key, frame.key)) continue;
+        if (anchor && !onSamePath(anchor, op.node)) continue;
         const fail = this.conditions.failingGuard(op.node, frame.env);
         if (fail) {
           defeated.push(fail);
@@ -98,7 +102,7 @@ export class Judge {
         }
         for (const f of op.factors) terms.push(this.term(f.node, f.sign, frame.env, op, false));
       }
-    }
+    });
     // An asynchronous reduction is usually finished in a callback (`fut.then(...)`) that names the same tensor:
     // its scaling counts too.
     const first = fact.frames[0];

@@ -19,6 +19,7 @@ export const RULES: readonly RuleInfo[] = [
   { code: 'CP005', name: 'linear-lr-scaling-on-sum', title: 'Linear-scaled learning rate on top of a sum', severity: 'warning', summary: 'The learning rate is multiplied by the world size while the gradients are summed, an N² effect.' },
   { code: 'CP006', name: 'reduceop-avg-on-gloo', title: 'ReduceOp.AVG on gloo', severity: 'warning', summary: 'ReduceOp.AVG is implemented only by NCCL; gloo rejects it, so the job fails on CPU or gloo runs.' },
   { code: 'CP007', name: 'deepspeed-predivide-settings', title: 'DeepSpeed pre-divide settings', severity: 'warning', summary: 'gradient_predivide_factor and prescale_gradients combinations that change or silently ignore the gradient scale.' },
+  { code: 'CP008', name: 'gradient-accumulation-not-averaged', title: 'Accumulated gradients not averaged', severity: 'error', summary: 'Backward runs on K micro-batches before each optimizer step and the loss is not divided by K, so the accumulated gradient, and the effective learning rate, is K times too large.' },
 ];
 
 export const RULE_CODES: readonly RuleCode[] = RULES.map((r) => r.code);

@@ -1,7 +1,7 @@
 // The analysis layer's public data shapes: findings with 0-based ranges, related locations and quick fixes as
 // plain text edits, so the CLI and the extension can both print or apply them without knowing the parser.
 
-export type RuleCode = 'CP001' | 'CP002' | 'CP003' | 'CP004' | 'CP005' | 'CP006' | 'CP007';
+export type RuleCode = 'CP001' | 'CP002' | 'CP003' | 'CP004' | 'CP005' | 'CP006' | 'CP007' | 'CP008';
 export type Severity = 'error' | 'warning' | 'info';
 
 /** 0-based lines and UTF-16 columns, end exclusive (the editor's convention). */
@@ -50,10 +50,34 @@ export interface AnalysisOptions {
    * world size in a distributed script whose DDP wrapper is not in view.
    */
   readonly hints?: boolean;
+  /**
+   * Skip files whose text names no call a rule starts from (select.ts, mayHaveFindings). On by default; off only
+   * to check that the filter changes no finding.
+   */
+  readonly prefilter?: boolean;
 }
 
 export interface AnalysisResult {
   readonly findings: readonly Finding[];
   /** Why the analysis was partial or skipped: syntax errors, size limits, undecodable bytes. */
   readonly notes: readonly string[];
+  /** Present when part or all of the file was not analysed: such a file is never reported as clean. */
+  readonly unanalysed?: readonly Unanalysed[];
 }
+
+/** What was not analysed, and why (its message is also one of the notes). */
+export interface Unanalysed {
+  readonly reason: UnanalysedReason;
+  /** True when nothing of the file was analysed, false when only parts were. */
+  readonly whole: boolean;
+  /** The first line concerned (0-based), when there is one. */
+  readonly line?: number;
+  readonly message: string;
+}
+
+/**
+ * syntax-error: statements that do not parse; unparsed: the same, where Python itself accepts them (only the CLI
+ * can ask it); too-large, parse-budget: size and time limits; too-deep: nesting past what the rules walk;
+ * not-utf8: bytes replaced while decoding; unreadable: the file could not be read; failed: the analysis threw.
+ */
+export type UnanalysedReason = 'syntax-error' | 'unparsed' | 'too-large' | 'parse-budget' | 'too-deep' | 'not-utf8' | 'unreadable' | 'failed';

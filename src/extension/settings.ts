@@ -97,7 +97,7 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
       problems.push({ key: 'collectiveProfiler.diagnostics.rules', message: 'expected an object such as { "CP006": "off" }' });
     } else {
       for (const [code, severity] of Object.entries(rawRules)) {
-        if (!RULE_CODE.test(code)) problems.push({ key: `collectiveProfiler.diagnostics.rules.${code}`, message: `"${code}" is not a rule code (CP001…CP007)` });
+        if (!RULE_CODE.test(code)) problems.push({ key: `collectiveProfiler.diagnostics.rules.${code}`, message: `"${code}" is not a rule code (CP001…CP008)` });
         else if (!RULE_SEVERITIES.includes(severity as RuleSeverity)) problems.push({ key: `collectiveProfiler.diagnostics.rules.${code}`, message: `severity must be one of ${RULE_SEVERITIES.join(', ')}` });
         else rules[code] = severity as RuleSeverity;
       }

@@ -56,7 +56,7 @@ test('--sarif is SARIF 2.1.0 with the rule table and results', async () => {
   const sarif = JSON.parse(r.out);
   assert.equal(sarif.version, '2.1.0');
   const run0 = sarif.runs[0];
-  assert.equal(run0.tool.driver.rules.length, 7);
+  assert.equal(run0.tool.driver.rules.length, 8);
   assert.equal(run0.results[0].ruleId, 'CP001');
   assert.equal(run0.results[0].locations[0].physicalLocation.region.startLine, 5);
   assert.ok(run0.results[0].fixes[0].artifactChanges[0].replacements.length >= 1);

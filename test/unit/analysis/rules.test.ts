@@ -95,7 +95,7 @@ test('every rule has a stable code, a name and a docs page', async () => {
   const { existsSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { REPO } = await import('./helpers');
-  assert.deepEqual(RULES.map((r) => r.code), ['CP001', 'CP002', 'CP003', 'CP004', 'CP005', 'CP006', 'CP007']);
+  assert.deepEqual(RULES.map((r) => r.code), ['CP001', 'CP002', 'CP003', 'CP004', 'CP005', 'CP006', 'CP007', 'CP008']);
   for (const r of RULES) {
     assert.match(r.name, /^[a-z0-9-]+$/);
     assert.ok(existsSync(join(REPO, 'docs', 'rules', `${r.code}.md`)), `docs/rules/${r.code}.md`);

@@ -1,0 +1,170 @@
+// CP008, the same bug in time: gradient accumulation. Calling backward on K micro-batches before one optimizer step
+// sums their gradients, so each micro-batch's mean loss must be divided by K; otherwise the update uses K times
+// the gradient of the mean over the K micro-batches. The rule speaks only when the code shows all of it:
+// backward inside a loop, the step taken once per K micro-steps (after a `range(K)` loop, or under `% K`), K named
+// as an accumulation count, and no division, multiplication or sum-reduction anywhere in the loss's history.
+import { child, named, unparen, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import type { BackwardSite, LossTracer } from './losses';
+
+/** Names of a micro-step count: `gradient_accumulation_steps`, `accum_iter`, `update_freq`, `n_micro_batches`. */
+const ACCUMULATION_NAME = /accum|micro_?batch|micro_?step|update_?freq|iters_to_accumulate|num_?micro/i;
+/** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
+const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
+const STEP_OBJECT = /opt|optim|scaler|trainer|engine/i;
+
+export interface AccumulationVerdict {
+  readonly site: BackwardSite;
+  /** The loss expression given to backward (the node the fix divides). */
+  readonly loss: PyNode;
+  /** The micro-step count as written (`gradient_accumulation_steps`). */
+  readonly count: PyNode;
+  /** The loop or condition that takes one step per `count` micro-steps. */
+  readonly evidence: PyNode;
+  /** The optimizer step. */
+  readonly step: PyNode;
+}
+
+export class AccumulationRule {
+  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {}
+
+  private text(n: PyNode): string {
+    return this.model.syntax.text(n);
+  }
+
+  verdicts(): AccumulationVerdict[] {
+    const out: AccumulationVerdict[] = [];
+    for (const fn of this.model.functions) {
+      for (const site of this.losses.backwardSites(fn)) {
+        if (site.kind !== 'backward' || !site.loss) continue;
+        const v = this.judge(site, fn);
+        if (v) out.push(v);
+      }
+    }
+    return out;
+  }
+
+  private judge(site: BackwardSite, fn: FunctionInfo): AccumulationVerdict | undefined {
+    const loop = enclosingLoop(site.call, fn.node);
+    if (!loop) return undefined;
+    const found = this.rangeLoop(loop) ?? this.moduloGuard(loop, site.call);
+    if (!found) return undefined;
+    const loss = unparen(site.loss!);
+    if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
+    return { site, loss, ...found };
+  }
+
+  /** `for micro_step in range(K): ... backward()` with no step inside and a step after the loop. */
+  private rangeLoop(loop: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+    if (loop.type !== 'for_statement') return undefined;
+    const right = child(loop, 'right');
+    const iter = right ? unparen(right) : undefined;
+    if (!iter || iter.type !== 'call' || this.model.syntax.calleeName(iter) !== 'range') return undefined;
+    const args = this.model.syntax.args(iter).positional;
+    const count = args.length === 1 ? args[0] : undefined;
+    if (!count || !ACCUMULATION_NAME.test(this.text(count))) return undefined;
+    if (this.stepsIn(child(loop, 'body'))) return undefined;
+    const step = this.stepAfter(loop);
+    return step ? { count, evidence: loop, step } : undefined;
+  }
+
+  /** `backward()` on every iteration and `if (i + 1) % K == 0: optimizer.step()` in the same loop. */
+  private moduloGuard(loop: PyNode, backward: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+    const body = child(loop, 'body');
+    if (!body) return undefined;
+    for (const stmt of named(body)) {
+      if (stmt.type !== 'if_statement' || stmt.start < backward.end) continue;
+      const condition = child(stmt, 'condition');
+      if (!condition) continue;
+      const modulo = findModulo(condition);
+      const count = modulo ? child(modulo, 'right') : undefined;
+      if (!count || !ACCUMULATION_NAME.test(this.text(count))) continue;
+      // `== 0` steps inside the branch; `!= 0` skips the step with `continue` and steps after the branch.
+      const text = this.text(condition);
+      const step = /==\s*0|not\b/.test(text) && !/!=/.test(text) ? this.stepsIn(child(stmt, 'consequence')) : /!=/.test(text) ? this.stepAfter(stmt) : undefined;
+      if (step) return { count, evidence: condition, step };
+    }
+    return undefined;
+  }
+
+  private isStep(call: PyNode): boolean {
+    const s = this.model.syntax;
+    const obj = s.calleeObject(call);
+    return STEP_CALL.test(`${s.calleeName(call)}(`) && !!obj && STEP_OBJECT.test(this.text(obj)) && !/sched/i.test(this.text(obj));
+  }
+
+  private stepsIn(block: PyNode | undefined): PyNode | undefined {
+    let found: PyNode | undefined;
+    const walk = (n: PyNode): void => {
+      if (found || n.type === 'function_definition' || n.type === 'class_definition') return;
+      if (n.type === 'call' && this.isStep(n)) found = n;
+      else n.children.forEach(walk);
+    };
+    if (block) walk(block);
+    return found;
+  }
+
+  /** A step in the statements that follow `stmt` in its block (the loop or branch that accumulated). */
+  private stepAfter(stmt: PyNode): PyNode | undefined {
+    const block = stmt.parent;
+    if (!block) return undefined;
+    for (const sibling of named(block)) {
+      if (sibling.start <= stmt.start) continue;
+      const step = this.stepsIn(sibling);
+      if (step) return step;
+    }
+    return undefined;
+  }
+
+  /**
+   * True when the loss is provably an undivided per-micro-batch mean: neither it nor any value it was assigned from
+   * before backward is divided, multiplied or reduced with `sum`, so no normalisation can hide anywhere.
+   */
+  private undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
+    const countText = this.text(count);
+    const suspicious = (t: string) => /[/*]|\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
+    if (suspicious(this.text(loss))) return false;
+    const root = rootName(loss, this.model);
+    if (!root) return false;
+    let assigned = false;
+    for (const a of fn.assignments) {
+      if (a.start >= before) break;
+      const left = child(a, 'left');
+      if (!left || !new RegExp(`(^|[\\s,(])${root}([\\s,)]|$)`).test(this.text(left))) continue;
+      if (a.type === 'augmented_assignment' || suspicious(this.text(child(a, 'right') ?? a))) return false;
+      assigned = true;
+    }
+    return assigned;
+  }
+}
+
+function enclosingLoop(node: PyNode, stop: PyNode): PyNode | undefined {
+  for (let n = node.parent; n && n !== stop; n = n.parent) {
+    if (n.type === 'for_statement' || n.type === 'while_statement') return n;
+    if (n.type === 'function_definition' || n.type === 'class_definition') return undefined;
+  }
+  return undefined;
+}
+
+function findModulo(n: PyNode): PyNode | undefined {
+  if (n.type === 'binary_operator' && n.children.some((c) => !c.named && c.type === '%')) return n;
+  for (const c of n.children) {
+    const found = findModulo(c);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** `loss` for `loss`, `scaler.scale(loss)`, `loss.mean()` is refused by the caller's text check. */
+function rootName(n: PyNode, model: FileModel): string | undefined {
+  let cur = unparen(n);
+  for (let i = 0; i < 4; i++) {
+    if (cur.type === 'identifier') return model.syntax.text(cur);
+    if (cur.type === 'call' && /^(scale|scale_loss)$/.test(model.syntax.calleeName(cur))) {
+      const inner = model.syntax.args(cur).positional[0];
+      if (!inner) return undefined;
+      cur = unparen(inner);
+    } else return undefined;
+  }
+  return undefined;
+}

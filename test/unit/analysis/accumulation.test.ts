@@ -1,0 +1,81 @@
+// CP008: gradient accumulation over K micro-batches whose mean loss is not divided by K. Each case is a shape seen
+// in real training scripts (nanoGPT's micro-step loop, lit-llama's modulo-gated step), with its fixed form.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyEdits } from '../../../src/analysis/index';
+import { analyze, parsesCleanly, py, summary } from './helpers';
+
+const MICRO_STEP_LOOP = py`
+  while True:
+      for micro_step in range(gradient_accumulation_steps):
+          with ctx:
+              logits, loss = model(X, Y)
+          X, Y = get_batch('train')
+          scaler.scale(loss).backward()
+      scaler.step(optimizer)
+      scaler.update()
+      optimizer.zero_grad(set_to_none=True)
+`;
+
+const MODULO_STEP = py`
+  def train(fabric, model, optimizer, train_data):
+      for iter_num in range(max_iters):
+          input_ids, targets = get_batch(fabric, train_data)
+          logits = model(input_ids)
+          loss = loss_fn(logits, targets)
+          fabric.backward(loss)
+          if (iter_num + 1) % gradient_accumulation_iters == 0:
+              optimizer.step()
+              optimizer.zero_grad()
+`;
+
+test('CP008: backward in a range(K) micro-step loop, one step after it, the loss not divided by K', async () => {
+  const findings = await analyze(MICRO_STEP_LOOP);
+  assert.deepEqual(summary(findings), ['CP008@6']);
+  assert.match(findings[0].message, /`gradient_accumulation_steps` micro-batches.*`loss` is not divided.*`gradient_accumulation_steps`× the configured one/);
+  assert.deepEqual(findings[0].related.map((r) => r.range.startLine + 1), [2, 7]);
+  const fixed = applyEdits(MICRO_STEP_LOOP, findings[0].fixes[0].edits);
+  assert.match(fixed, /scaler\.scale\(loss \/ gradient_accumulation_steps\)\.backward\(\)/);
+  assert.ok(await parsesCleanly(fixed));
+  assert.deepEqual(await analyze(fixed), []);
+});
+
+test('CP008: backward every iteration and the step under `% K == 0`; the fix re-parses and is clean', async () => {
+  const findings = await analyze(MODULO_STEP);
+  assert.deepEqual(summary(findings), ['CP008@6']);
+  const fixed = applyEdits(MODULO_STEP, findings[0].fixes[0].edits);
+  assert.match(fixed, /fabric\.backward\(loss \/ gradient_accumulation_iters\)/);
+  assert.deepEqual(await analyze(fixed), []);
+});
+
+test('CP008: loss.backward() gets parentheses in the fix', async () => {
+  const text = py`
+    for step, batch in enumerate(loader):
+        loss = criterion(model(batch), batch.y)
+        loss.backward()
+        if (step + 1) % accumulation_steps == 0:
+            optimizer.step()
+  `;
+  const findings = await analyze(text);
+  assert.deepEqual(summary(findings), ['CP008@3']);
+  const fixed = applyEdits(text, findings[0].fixes[0].edits);
+  assert.match(fixed, /\(loss \/ accumulation_steps\)\.backward\(\)/);
+  assert.deepEqual(await analyze(fixed), []);
+});
+
+test('CP008 is silent where the loss is normalised, summed, the count unnamed, or the step is not once per K', async () => {
+  const silent = [
+    // Divided by the count (the fix), or by anything else the analysis cannot tell apart (a token count).
+    MICRO_STEP_LOOP.replace('scaler.scale(loss)', 'scaler.scale(loss / gradient_accumulation_steps)'),
+    MICRO_STEP_LOOP.replace('logits, loss = model(X, Y)', 'logits, loss = model(X, Y)\n            loss = loss / num_tokens'),
+    // A sum over samples: summing micro-batch sums is the sum over the larger batch.
+    MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = loss_fn(logits, targets, reduction="sum")'),
+    // The count goes into the loss computation, which may normalise by it.
+    MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = compute_loss(logits, targets, gradient_accumulation_iters)'),
+    // A loop whose bound does not say it counts micro-batches (sequence chunks, GAN critic steps).
+    MICRO_STEP_LOOP.replace('range(gradient_accumulation_steps)', 'range(n_chunks)'),
+    // The step inside the loop: one step per backward.
+    MICRO_STEP_LOOP.replace("X, Y = get_batch('train')", "X, Y = get_batch('train')\n        optimizer.step()"),
+  ];
+  for (const text of silent) assert.deepEqual(summary(await analyze(text)), [], text);
+});
