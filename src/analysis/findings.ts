@@ -10,7 +10,7 @@ import { FixBuilder } from './fixes';
 import type { AccumulationVerdict } from './accumulation';
 import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
-import { doubleMessage, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
+import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode } from './types';
 
@@ -38,7 +38,9 @@ export class FindingWriter {
   addVerdict(v: Verdict | ImplicitVerdict): void {
     const r = v.fact?.reduction;
     const related: RelatedLocation[] = [];
-    if (r && v.location !== r.call && !isInside(v.location, r.call)) related.push({ range: this.source.range(r.call), message: 'the reduction' });
+    if (r && v.location !== r.call && !isInside(v.location, r.call)) related.push({ range: this.source.range(r.call), message: `the reduction (\`${clip(this.model.syntax.calleeText(r.call), 40)}\`)` });
+    // The evidence chain ends where the scaled gradients reach the parameters.
+    if (v.update) related.push({ range: this.source.range(v.update.node), message: v.update.what });
     switch (v.code) {
       case 'CP001':
       case 'CP004': {
@@ -46,6 +48,7 @@ export class FindingWriter {
         this.sums.push(v);
         const iv = v as ImplicitVerdict;
         let message = sumMessage(v.exponent, this.worldSize);
+        if (r && r.framework !== 'jax') message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
         if (v.code === 'CP004') {
           const axis = r?.group ? `the ${r.group} axis` : 'the mapped axis';
           message = `lax.psum sums the gradients over ${axis} (${this.worldSize ?? 'N'} devices) and nothing divides them: the effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;

@@ -84,7 +84,7 @@ export class GroupResolver {
       const obj = s.calleeObject(call);
       return obj ? this.classify(obj, env, depth + 1) : UNKNOWN;
     }
-    if (name === '_get_default_group' || name === 'get_world_group') return { kind: 'world', evidence: callee };
+    if (name === '_get_default_group' || name === 'get_world_group') return { kind: 'world', evidence: `${callee}()` };
     // A helper of this file that returns a group: its kind is what it returns.
     const fn = this.model.resolveCall(call);
     if (fn) {
@@ -93,7 +93,7 @@ export class GroupResolver {
     }
     // `get_data_parallel_group(with_context_parallel=True)`, `mpu.get_tensor_model_parallel_group()`: the helper's
     // own name is the framework's word for the group it returns.
-    if (/group|mesh|comm/i.test(name)) return this.named(name, callee);
+    if (/group|mesh|comm/i.test(name)) return this.named(name, `${callee}()`);
     return UNKNOWN;
   }
 

@@ -42,6 +42,8 @@ export interface Verdict {
   readonly update?: UpdateEvidence;
   /** Suspected, not proven: reported only with the `hints` option. */
   readonly hint?: boolean;
+  /** The data-parallel group the reduction ran over, as the analysis named it. */
+  readonly group?: GroupClass;
 }
 
 export class Judge {
@@ -159,7 +161,8 @@ export class Judge {
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
     // Only a reduction over the data-parallel replicas changes the scale; any other group, or one the analysis
     // cannot name, decides nothing.
-    if (!isDataParallel(this.groupOf(r, env0))) return undefined;
+    const group = this.groupOf(r, env0);
+    if (!isDataParallel(group)) return undefined;
     if (this.conditions.failingGuard(r.call, env0)) return undefined;
     const op = this.resolveOp(r, env0);
     if (op.kind === undefined || op.kind === 'other') return undefined;
@@ -181,8 +184,8 @@ export class Judge {
     // reads), an update in view, or a gradient-sync helper. Gradients reduced into a copy that nothing applies
     // (compared in a test, gathered from fragments) are not a training-step scale.
     const update = this.updates.find(this.enclosingChain(fact));
-    if (update) return { ...verdict, update };
-    return this.writesParameterGradients(fact) ? verdict : undefined;
+    if (update) return { ...verdict, update, group };
+    return this.writesParameterGradients(fact) ? { ...verdict, group } : undefined;
   }
 
   /** The functions of the chain of callers, then the functions that enclose the reducing one (closures). */

@@ -52,3 +52,19 @@ export function wrongDivisorMessage(size: SizeClass, divisorText: string, groupN
   const group = groupNote && size.kind !== 'world' ? ` ${groupNote}` : '';
   return `Gradients summed over ${ranks(worldSize)} are divided by ${what} instead of the world size of the group that reduced them${group}: the effective learning rate is ${factor} the configured one.`;
 }
+
+/**
+ * The evidence of a sum in one sentence: what was summed, by which call, over which group, and where the update
+ * reads it. `tensor` and `call` are source text; `group` is how the analysis named the group.
+ */
+export function sumEvidence(tensor: string, call: string, group: string | undefined, update: string | undefined): string {
+  const over = group === undefined || group === 'the default group' || group === 'None' ? 'all ranks (the default group)' : `the data-parallel group \`${group}\``;
+  const reaches = update ? `, and ${update}` : '';
+  return `\`${clip(call)}\` sums \`${clip(tensor)}\` over ${over}; no division by that group's size follows${reaches}.`;
+}
+
+/** Source text shortened for a one-line message. */
+export function clip(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -17,7 +17,7 @@ test('messages give N× (world size) when the world size is unknown and a number
   const [unknown] = await analyze(SUM);
   assert.match(unknown.message, /N× \(world size\)/);
   const [known] = await analyze(SUM, { worldSize: 8 });
-  assert.equal(known.message, 'Gradients are the sum over 8 ranks: the effective learning rate is 8× the configured one.');
+  assert.equal(known.message, '`dist.all_reduce` sums `p.grad` over all ranks (the default group); no division by that group\'s size follows. The effective learning rate is 8× the configured one.');
 });
 
 test('averaging twice states 1/N, a wrong divisor states the ratio', async () => {
