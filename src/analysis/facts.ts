@@ -169,6 +169,10 @@ export class FactBuilder {
       return isGrad ? outer.find(`${argKey}.grad`) : argKey;
     }
     if (flow.returnKeys.includes(flow.find(key))) return outer.keyOf(call);
+    // An attribute of the object (`self.layer.weight.grad`) is the same tensor in every method of its class and in
+    // the functions nested in them.
+    const attribute = flow.members(base).find((m) => m.startsWith('@self.'));
+    if (attribute && /^self\./.test(s.calleeText(call))) return isGrad ? outer.find(`${outer.find(attribute)}.grad`) : outer.find(attribute);
     return undefined;
   }
 }

@@ -280,6 +280,24 @@ const CASES: Case[] = [
     `,
   },
   {
+    name: 'an attribute gradient summed in one method and divided in the method (or closure) that calls it',
+    text: py`
+      import torch.distributed as torch_distrib
+      class Model:
+          def manual_sync_grad(self):
+              torch_distrib.all_reduce(self.layer.weight.grad.data, async_op=False)
+              return True
+          def training_step(self, batch):
+              world_size = torch_distrib.get_world_size()
+              def make_manual_backward(loss):
+                  self.manual_backward(loss)
+                  assert self.manual_sync_grad()
+                  self.layer.weight.grad /= world_size
+              make_manual_backward(self(batch))
+              self.optimizer.step()
+    `,
+  },
+  {
     name: 'psum of gradients divided leaf by leaf in a nested_map lambda (trax)',
     text: py`
       import jax
