@@ -1,7 +1,7 @@
 // Gradients reduced for the user: DDP/FSDP/DeepSpeed/Accelerate and Horovod's DistributedOptimizer average (or,
 // with op=hvd.Sum, sum); a TF distribution strategy sums the replicas' gradients in apply_gradients. Here the
 // loss scaling and any division of `.grad` decide the verdict.
-import { unparen, type PyNode } from './tree';
+import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { LossTracer, BackwardSite } from './losses';
 import type { ImplicitReducer } from './reductions';
@@ -23,7 +23,8 @@ export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTra
     if (reducer.kind === 'ddp') {
       if (hasExplicitGradients) continue;
       const why = /deepspeed/.test(model.syntax.calleeText(reducer.call)) ? 'the DeepSpeed engine already averages the gradients' : /prepare/.test(model.syntax.calleeText(reducer.call)) ? 'Accelerate wraps the model in DDP, which already averages the gradients' : `${model.syntax.calleeName(reducer.call)} already averages the gradients`;
-      for (const site of allSites.filter((s) => s.kind === 'backward')) {
+      const wrapped = wrappedNames(model, reducer.call);
+      for (const site of allSites.filter((s) => s.kind === 'backward' && lossComesFrom(model, s, wrapped))) {
         const v = judgeSite(judge, losses, site, 0, reducer, why);
         if (v?.code === 'CP002' && !out.some((o) => o.location === v.location)) out.push({ ...v, reducer });
       }
@@ -64,6 +65,50 @@ function inferredWrapperVerdicts(model: FileModel, judge: Judge, losses: LossTra
     if (v?.code === 'CP002' && v.term?.fromLoss && !out.some((o) => o.location === v.location)) out.push({ ...v, reducer });
   }
   return out;
+}
+
+/**
+ * The names the wrapped model is held under: the target of `ddp_model = DDP(model)` and the model given to it.
+ * `deepspeed.initialize` and `accelerator.prepare` return the wrapped model (first of the tuple).
+ */
+function wrappedNames(model: FileModel, call: PyNode): string[] {
+  const s = model.syntax;
+  const names: string[] = [];
+  const assignment = call.parent?.type === 'assignment' ? call.parent : undefined;
+  const left = assignment ? child(assignment, 'left') : undefined;
+  if (left) {
+    const target = unparen(left).type === 'pattern_list' || unparen(left).type === 'tuple' ? named(unparen(left))[0] : left;
+    if (target) names.push(s.text(target).replace(/\s+/g, ''));
+  }
+  const first = s.args(call).positional[0] ?? s.args(call).keywords.get('model')?.value ?? s.args(call).keywords.get('module')?.value;
+  if (first && (first.type === 'identifier' || first.type === 'attribute')) names.push(s.text(first).replace(/\s+/g, ''));
+  return names;
+}
+
+/**
+ * True when the loss given to backward is computed from one of the wrapped model's names (called, or passed to the
+ * helper that runs it), directly or through the values it was assigned from (three steps back). A second, unwrapped model in the same file (a reference model in
+ * a test) is not averaged by the wrapper, so its loss decides nothing.
+ */
+function lossComesFrom(model: FileModel, site: BackwardSite, names: readonly string[]): boolean {
+  if (names.length === 0 || !site.loss) return false;
+  const s = model.syntax;
+  const calls = new RegExp(`(^|[^\\w.])(${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\b`);
+  const seen = new Set<string>();
+  const texts: string[] = [s.text(site.loss)];
+  for (let round = 0; round < 3; round++) {
+    const idents = new Set(texts.flatMap((t) => t.match(/\b[A-Za-z_]\w*\b/g) ?? []).filter((id) => !seen.has(id)));
+    for (const id of idents) seen.add(id);
+    for (const a of site.fn.assignments) {
+      if (a.start >= site.call.start || a.type !== 'assignment') continue;
+      const left = child(a, 'left');
+      const right = child(a, 'right');
+      if (!left || !right) continue;
+      const targets = (s.text(left).match(/\b[A-Za-z_]\w*\b/g) ?? []);
+      if (targets.some((t) => idents.has(t))) texts.push(s.text(right));
+    }
+  }
+  return texts.some((t) => calls.test(t));
 }
 
 function ctx(reducer: ImplicitReducer, doubleWhy: string) {

@@ -298,6 +298,21 @@ const CASES: Case[] = [
     `,
   },
   {
+    name: 'DDP wraps one model; the loss divided by the world size belongs to another, unwrapped reference model',
+    text: py`
+      import torch.distributed as dist
+      from torch.nn.parallel import DistributedDataParallel as DDP
+      bn = BatchNorm2d(8)
+      sbn = DDP(SyncBatchNorm(8))
+      world = dist.get_world_size()
+      out_bn = bn(inp)
+      out_bn.backward(grad / world)
+      out_sbn = sbn(inp)
+      out_sbn.backward(grad)
+      optimizer.step()
+    `,
+  },
+  {
     name: 'psum of gradients divided leaf by leaf in a nested_map lambda (trax)',
     text: py`
       import jax
