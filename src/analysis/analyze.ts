@@ -1,7 +1,7 @@
 // The entry point: Python source text in, findings out. The web-tree-sitter Parser (with the Python language
 // set) is passed in, so this layer stays pure and runs in the CLI and the extension alike.
-import type { Parser, Range } from 'web-tree-sitter';
-import { copySubtree, Source, type PyNode } from './tree';
+import type { Parser } from 'web-tree-sitter';
+import type { Source, PyNode } from './tree';
 import { Syntax } from './syntax';
 import { FileModel } from './scope';
 import { SizeClassifier } from './sizes';
@@ -14,84 +14,37 @@ import { Judge } from './judge';
 import { GroupResolver } from './groups';
 import { UpdateFinder } from './updates';
 import { implicitVerdicts } from './implicit';
-import { selectUnits, splitTopLevel } from './select';
+import { mayHaveFindings } from './select';
+import { parseModule, SPLIT_ABOVE_CHARS } from './parse';
 import { FindingWriter } from './findings';
 import { applyIgnoreComments } from './ignore';
-import type { AnalysisOptions, AnalysisResult, Finding } from './types';
+import type { AnalysisOptions, AnalysisResult, Finding, Unanalysed } from './types';
 
 export const DEFAULT_MAX_CHARS = 8_000_000;
 export const DEFAULT_PARSE_BUDGET_MS = 5_000;
+export { SPLIT_ABOVE_CHARS };
 
 export function analyzePython(parser: Parser, text: string, options: AnalysisOptions = {}): AnalysisResult {
-  const notes: string[] = [];
   try {
-    if (text.trim() === '') return { findings: [], notes };
+    if (text.trim() === '') return { findings: [], notes: [] };
     const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
     if (text.length > maxChars) {
-      notes.push(`file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped`);
-      return { findings: [], notes };
+      return notAnalysed({ reason: 'too-large', whole: true, message: `file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped` });
     }
-    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, notes, options.splitAboveChars ?? SPLIT_ABOVE_CHARS);
-    if (!parsed) return { findings: [], notes };
-    const findings = analyzeModule(parsed.module, parsed.source, options);
-    return { findings: applyIgnoreComments(findings, text), notes };
+    // Most files of a code base (models, data, tests) name no reduction, wrapper or backward pass: no parse.
+    if (options.prefilter !== false && !mayHaveFindings(text)) return { findings: [], notes: [] };
+    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, options.splitAboveChars ?? SPLIT_ABOVE_CHARS);
+    if (!('module' in parsed)) return notAnalysed(parsed);
+    const findings = applyIgnoreComments(analyzeModule(parsed.module, parsed.source, options), text);
+    const notes = parsed.unanalysed.map((u) => u.message);
+    return parsed.unanalysed.length > 0 ? { findings, notes, unanalysed: parsed.unanalysed } : { findings, notes };
   } catch (error) {
-    notes.push(`analysis stopped early: ${error instanceof Error ? error.message : String(error)}`);
-    return { findings: [], notes };
+    return notAnalysed({ reason: 'failed', whole: true, message: `analysis stopped early: ${error instanceof Error ? error.message : String(error)}` });
   }
 }
 
-/** Above this size only the relevant top-level statements are parsed (tree-sitter's included ranges). */
-export const SPLIT_ABOVE_CHARS = 20_000;
-
-function parseModule(parser: Parser, text: string, budgetMs: number, notes: string[], splitAbove: number): { module: PyNode; source: Source } | undefined {
-  const deadline = Date.now() + budgetMs;
-  const source = new Source(text);
-  const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
-  let includedRanges: Range[] | undefined;
-  if (text.length > splitAbove) {
-    const units = splitTopLevel(text);
-    const keep = selectUnits(text, units);
-    const kept = units.filter((_, i) => keep[i]);
-    if (kept.length === 0) return { module, source };
-    includedRanges = kept.map((u) => {
-      const a = source.position(u.start);
-      const b = source.position(u.end);
-      return { startIndex: u.start, endIndex: u.end, startPosition: { row: a.line, column: a.column }, endPosition: { row: b.line, column: b.column } };
-    });
-  }
-  // A cancelled parse is resumed by the next parse() call unless the parser is reset, so always start fresh.
-  parser.reset();
-  const tree = parser.parse(text, null, { includedRanges, progressCallback: () => Date.now() > deadline });
-  if (!tree) {
-    parser.reset();
-    notes.push(`parsing took longer than ${budgetMs} ms; skipped`);
-    return undefined;
-  }
-  try {
-    const root = tree.rootNode;
-    if (root.hasError) {
-      const error = root.descendantsOfType('ERROR')[0] ?? undefined;
-      const where = error ? ` (first at line ${error.startPosition.row + 1})` : '';
-      notes.push(`the file has syntax errors${where}; findings come from the parts that parse`);
-    }
-    const language = parser.language!;
-    const tops = root.children.filter((c): c is NonNullable<typeof c> => c !== null);
-    // Small files are copied whole; large ones were already cut down to their relevant statements.
-    let truncated = false;
-    tops.forEach((top) => {
-      const cursor = top.walk();
-      const copy = copySubtree(cursor, language);
-      cursor.delete();
-      copy.node.parent = module;
-      module.children.push(copy.node);
-      truncated ||= copy.truncated;
-    });
-    if (truncated) notes.push('some expressions are nested too deeply to analyse; they were skipped');
-    return { module, source };
-  } finally {
-    tree.delete();
-  }
+function notAnalysed(why: Unanalysed): AnalysisResult {
+  return { findings: [], notes: [why.message], unanalysed: [why] };
 }
 
 function analyzeModule(module: PyNode, source: Source, options: AnalysisOptions): Finding[] {

@@ -4,6 +4,25 @@
 // a learning rate, or when it defines a function a kept statement calls (and the other way round).
 const RELEVANT = /all_reduce|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
 
+/**
+ * Every finding starts from a call with one of these names (the last name of the callee, as Syntax.calleeName
+ * reads it): a reduction (reductions.ts), a wrapper that reduces for the user (DDP, FSDP, fully_shard, Horovod's
+ * DistributedOptimizer and DistributedGradientTape, deepspeed.initialize, Accelerate's prepare), a TF strategy's
+ * run, or a backward pass (backward, autograd.grad, tape.gradient, jax grad/value_and_grad: the implicit rules and
+ * CP008). A file that calls none of them cannot produce a finding, so it is not parsed at all. A rule that starts
+ * from another call must add it here; test/unit/analysis/prefilter.test.ts checks the call names written in
+ * reductions.ts, implicit.ts and losses.ts against this list.
+ */
+const TRIGGER_CALLS = /\b(all_reduce\w*|reduce|reduce_multigpu|reduce_scatter\w*|_reduce_scatter_base|allreduce\w*|grouped_allreduce_?|Allreduce|Reduce|Iallreduce|psum|pmean|psum_scatter|push_pull\w*|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|fully_shard|DistributedOptimizer|DistributedGradientTape|backward|grad|value_and_grad|gradient|apply_gradients)\s*\(|deepspeed\s*\.\s*initialize\s*\(/;
+
+/** False when the text calls nothing a rule starts from (see TRIGGER_CALLS): a cheap scan that spares the parse. */
+export function mayHaveFindings(text: string): boolean {
+  if (TRIGGER_CALLS.test(text)) return true;
+  // Accelerate: `accelerator.prepare(...)`; a TF strategy: `strategy.run(step_fn, ...)`.
+  if (/accelerat/i.test(text) && /\bprepare\s*\(/.test(text)) return true;
+  return /strategy/i.test(text) && /\b(run|experimental_run|experimental_run_v2)\s*\(/.test(text);
+}
+
 export interface Unit {
   readonly start: number;
   readonly end: number;

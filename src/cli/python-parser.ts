@@ -2,7 +2,8 @@
 // scripts/build.mjs); from source (tests, tsx) they are found in node_modules. The parser is created once.
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Language, Parser } from 'web-tree-sitter';
+import type { Parser } from 'web-tree-sitter';
+import { createPythonParser } from '../analysis/parser';
 
 const RUNTIME = 'tree-sitter.wasm';
 const GRAMMAR = 'tree-sitter-python.wasm';
@@ -37,11 +38,7 @@ let parser: Promise<Parser> | undefined;
 export function loadPythonParser(): Promise<Parser> {
   parser ??= (async () => {
     const { runtime, grammar } = findWasm();
-    await Parser.init({ locateFile: () => runtime });
-    const language = await Language.load(grammar);
-    const p = new Parser();
-    p.setLanguage(language);
-    return p;
+    return createPythonParser(runtime, grammar);
   })();
   return parser;
 }

@@ -11,11 +11,9 @@ export interface PythonAnalyzer {
 
 export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnalyzer> {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
-  const { Parser, Language } = await import('web-tree-sitter');
-  await Parser.init({ locateFile: () => vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath });
-  const language = await Language.load(vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
-  const parser = new Parser();
-  parser.setLanguage(language);
+  const { createPythonParser } = await import('../analysis/parser');
+  // One parser for the session: every analysed file reuses it.
+  const parser = await createPythonParser(vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath, vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
   const analysis = await import('../analysis/index');
   return {
     analyze: (text, worldSize) => analysis.analyzePython(parser, text, { worldSize }),

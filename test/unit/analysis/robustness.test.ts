@@ -24,11 +24,12 @@ test('empty and whitespace-only files give nothing', async () => {
   }
 });
 
-test('a syntax error elsewhere in the file still leaves the finding in the part that parses, with a note', async () => {
+test('a syntax error elsewhere in the file still leaves the finding in the part that parses, and names what it skipped', async () => {
   const text = `${SUM_BUG}\n\ndef broken(:\n    return )\n`;
   const r = analyzePython(await parser(), text);
   assert.deepEqual(summary(r.findings), ['CP001@5']);
-  assert.match(r.notes.join('\n'), /syntax errors \(first at line \d+\)/);
+  assert.deepEqual(r.notes, ['syntax error at line 8: lines 8-9 not analysed; findings come from the rest of the file']);
+  assert.deepEqual(r.unanalysed?.map((u) => [u.reason, u.whole, u.line]), [['syntax-error', false, 7]]);
 });
 
 test('garbage text gives no findings and no exception', async () => {
