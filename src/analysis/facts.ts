@@ -136,7 +136,7 @@ export class FactBuilder {
       envs[i] = { fn: path[i].fn, bindings: this.bind(path[i].fn, path[i].callSite, outer), instance };
     }
     const frames: Frame[] = [];
-    let key: string | undefined = this.flowOf(path[0].fn).keyOf(reduction.output ?? reduction.tensor);
+    let key: string | undefined = this.reducedKey(reduction, this.flowOf(path[0].fn));
     for (let i = 0; i < path.length; i++) {
       const flow = this.flowOf(path[i].fn);
       frames.push({ fn: path[i].fn, flow, key, env: envs[i], callSite: path[i].callSite });
@@ -144,6 +144,13 @@ export class FactBuilder {
       if (call && i + 1 < path.length) key = key === undefined ? undefined : this.translate(key, path[i].fn, flow, call, this.flowOf(path[i + 1].fn));
     }
     return { reduction, frames };
+  }
+
+  /** The key of what a reduction sums: for a helper of another file that sums `model.parameters()`, their `.grad`. */
+  private reducedKey(r: Reduction, flow: FunctionFlow): string | undefined {
+    if (r.via?.shape !== 'parameters') return flow.keyOf(r.output ?? r.tensor);
+    const params = flow.find(`#${this.model.syntax.text(r.tensor).replace(/\s+/g, '')}.parameters()`);
+    return flow.find(`${params}.grad`);
   }
 
   /** The key of the same tensors in the caller: the argument given for the parameter they came from. */

@@ -48,7 +48,13 @@ export class FindingWriter {
         this.sums.push(v);
         const iv = v as ImplicitVerdict;
         let message = sumMessage(v.exponent, this.worldSize);
-        if (r && r.framework !== 'jax') message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
+        if (r && r.framework !== 'jax') message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what, r.via)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
+        if (r?.via) {
+          // The helper's own edits live in another file: say where it sums, and leave the fix to the reader.
+          related.push({ file: r.via.path, range: r.via.range, message: `\`${r.via.name}\` sums here with \`${r.via.reducer}\` and does not divide` });
+          this.push(v.code, v.location, message, [], related);
+          return;
+        }
         if (v.code === 'CP004') {
           const axis = r?.group ? `the ${r.group} axis` : 'the mapped axis';
           message = `lax.psum sums the gradients over ${axis} (${this.worldSize ?? 'N'} devices) and nothing divides them: the effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;

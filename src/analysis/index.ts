@@ -1,5 +1,7 @@
 // Public surface of the analysis layer.
 export { analyzePython, DEFAULT_MAX_CHARS } from './analyze';
+export { Program, ModuleIndex } from './program';
+export { mayHaveFindings } from './select';
 export { analyzeDeepSpeedConfig } from './deepspeed-rule';
 export { applyEdits } from './edits';
 export { RULES, RULE_CODES, ruleInfo, isRuleCode, type RuleInfo } from './rules';

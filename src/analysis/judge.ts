@@ -56,6 +56,7 @@ export class Judge {
     private readonly groups: GroupResolver,
     private readonly updates: UpdateFinder,
     private readonly worldSize: number | undefined,
+    private readonly calledElsewhere: ReadonlySet<string> = new Set(),
   ) {}
 
   private text(n: PyNode): string {
@@ -79,6 +80,7 @@ export class Judge {
 
   isGradientFact(fact: Fact): boolean {
     const r = fact.reduction;
+    if (r.via) return true;
     const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
     const lastName = (t: string) => /(\w+)\W*$/.exec(t.replace(/\[[^\]]*\]|\([^()]*\)/g, ''))?.[1] ?? t;
     if (texts.some((t) => !/\.grad\b/.test(t) && NOT_GRADIENT.test(lastName(t)))) return false;
@@ -159,6 +161,8 @@ export class Judge {
     // reduce-scatter SUM): summing there is exact, not a training-step scale.
     const fn0 = fact.frames[0].fn;
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
+    // A helper that other files call is judged at those calls, with the callers' divisions and updates.
+    if (fact.frames.length === 1 && this.calledElsewhere.has(fn0.name) && fn0.enclosing?.node.type === 'module' && !fn0.className) return undefined;
     // Only a reduction over the data-parallel replicas changes the scale; any other group, or one the analysis
     // cannot name, decides nothing.
     const group = this.groupOf(r, env0);

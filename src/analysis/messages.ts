@@ -57,9 +57,13 @@ export function wrongDivisorMessage(size: SizeClass, divisorText: string, groupN
  * The evidence of a sum in one sentence: what was summed, by which call, over which group, and where the update
  * reads it. `tensor` and `call` are source text; `group` is how the analysis named the group.
  */
-export function sumEvidence(tensor: string, call: string, group: string | undefined, update: string | undefined): string {
+export function sumEvidence(tensor: string, call: string, group: string | undefined, update: string | undefined, via?: { readonly path: string; readonly range: { readonly startLine: number }; readonly shape: 'parameters' | 'tensors' }): string {
   const over = group === undefined || group === 'the default group' || group === 'None' ? 'all ranks (the default group)' : `the data-parallel group \`${group}\``;
   const reaches = update ? `, and ${update}` : '';
+  if (via) {
+    const what = via.shape === 'parameters' ? `the gradients of \`${clip(tensor)}\`'s parameters` : `\`${clip(tensor)}\``;
+    return `\`${clip(call)}\` (${via.path}:${via.range.startLine + 1}) sums ${what} over ${over}; no division by that group's size follows${reaches}.`;
+  }
   return `\`${clip(call)}\` sums \`${clip(tensor)}\` over ${over}; no division by that group's size follows${reaches}.`;
 }
 

@@ -2,6 +2,7 @@
 // reads which tensor they reduce, with which operation, over which group or axis.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
+import type { HelperSummary } from './summaries';
 
 export type Framework = 'torch' | 'horovod' | 'jax' | 'tf' | 'mpi' | 'accelerate' | 'xla';
 export type OpKind = 'sum' | 'avg' | 'other';
@@ -31,6 +32,8 @@ export interface Reduction {
   readonly scale?: PyNode;
   /** The JAX reduction's name (psum/pmean), for CP004. */
   readonly jaxName?: string;
+  /** A call to a helper of another file whose summary says it sums gradients (see summaries.ts). */
+  readonly via?: HelperSummary;
 }
 
 /** A wrapper that reduces gradients for the user: DDP, FSDP, DeepSpeed and Accelerate, Horovod optimizers. */
@@ -49,7 +52,8 @@ export function opKindOfText(text: string): OpKind | undefined {
 }
 
 export class ReductionFinder {
-  constructor(private readonly model: FileModel) {}
+  /** `external` turns a call into the reduction a helper of another file performs, when the program knows it. */
+  constructor(private readonly model: FileModel, private readonly external?: (call: PyNode) => Reduction | undefined) {}
 
   private isHorovod(objText: string): boolean {
     const module = this.model.moduleOf(objText.split('.')[0]) ?? objText;
@@ -95,6 +99,10 @@ export class ReductionFinder {
   }
 
   find(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
+    return this.findWritten(call, paramNames) ?? this.external?.(call);
+  }
+
+  private findWritten(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
     const s = this.model.syntax;
     const name = s.calleeName(call);
     const obj = s.calleeObject(call);

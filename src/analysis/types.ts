@@ -25,6 +25,8 @@ export interface Fix {
 export interface RelatedLocation {
   readonly range: SourceRange;
   readonly message: string;
+  /** Another file of the program (as the program names it); absent for the finding's own file. */
+  readonly file?: string;
 }
 
 export interface Finding {

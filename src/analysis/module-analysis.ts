@@ -1,0 +1,67 @@
+// One parsed file through the rules. The program (program.ts) calls it twice for the files that share helpers: once
+// alone, to learn what their top-level helpers do to the gradients they are given, and once more with what the
+// other files' helpers do, so a call into another file is judged like a reduction written in place.
+import type { PyNode, Source } from './tree';
+import { Syntax } from './syntax';
+import { FileModel } from './scope';
+import { SizeClassifier } from './sizes';
+import { ConditionEvaluator } from './conditions';
+import { LossTracer } from './losses';
+import { ReductionFinder, type Reduction } from './reductions';
+import { FunctionFlow } from './flow';
+import { FactBuilder } from './facts';
+import { Judge } from './judge';
+import { GroupResolver } from './groups';
+import { UpdateFinder } from './updates';
+import { AccumulationRule } from './accumulation';
+import { implicitVerdicts } from './implicit';
+import { FindingWriter } from './findings';
+import { summarise, type HelperSummary } from './summaries';
+import type { AnalysisOptions, Finding } from './types';
+
+/** What the rest of the program says about one file. */
+export interface ProgramContext {
+  /** The file's name in the program (for summaries and related locations in other files). */
+  readonly path: string;
+  /** A call of this file to a summarised helper of another file, as the reduction that helper performs. */
+  readonly external?: (call: PyNode, model: FileModel) => Reduction | undefined;
+  /** Top-level functions of this file that other files call: their caller-less verdicts are left to the callers. */
+  readonly calledElsewhere?: ReadonlySet<string>;
+}
+
+export interface ModuleAnalysis {
+  readonly findings: Finding[];
+  readonly model: FileModel;
+  /** Top-level helpers that sum a parameter's gradients and never divide (see summaries.ts). */
+  readonly summaries: HelperSummary[];
+}
+
+export function analyzeParsedModule(module: PyNode, source: Source, options: AnalysisOptions, context?: ProgramContext): ModuleAnalysis {
+  const syntax = new Syntax(source);
+  const model = new FileModel(module, syntax);
+  const sizes = new SizeClassifier(model);
+  const conditions = new ConditionEvaluator(model);
+  const losses = new LossTracer(model, sizes);
+  const external = context?.external;
+  const finder = new ReductionFinder(model, external ? (call) => external(call, model) : undefined);
+  const facts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg));
+  const judge = new Judge(model, sizes, conditions, losses, facts, new GroupResolver(model), new UpdateFinder(model), options.worldSize, context?.calledElsewhere);
+  const allFacts = facts.facts();
+  const writer = new FindingWriter(model, source, sizes, options.worldSize);
+  const summaries: HelperSummary[] = [];
+  const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));
+  for (const fact of allFacts) {
+    const verdict = judge.judgeFact(fact);
+    if (!verdict) continue;
+    if (context && !fact.reduction.via) {
+      const summary = summarise(context.path, model, fact, verdict, source.range(fact.reduction.call));
+      if (summary && !summaries.some((s) => s.name === summary.name)) summaries.push(summary);
+    }
+    if (!verdict.hint || options.hints) writer.addVerdict(verdict);
+  }
+  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true)) writer.addVerdict(v);
+  for (const v of new AccumulationRule(model, losses).verdicts()) writer.addAccumulation(v);
+  writer.addLearningRateFindings();
+  writer.addGlooFindings(allFacts.map((f) => f.reduction));
+  return { findings: writer.findings(), model, summaries };
+}

@@ -1,0 +1,204 @@
+// The workspace as one program. Each file is analysed alone first, which also tells what its top-level helpers do
+// to the gradients they are given (summaries.ts); then the files that call another file's summing helper, and the
+// files whose helpers are called from elsewhere, are analysed again with that knowledge: the call is judged where
+// it is made, with the caller's divisions and update, and the helper's own caller-less verdict gives way to it.
+// Results are cached per file by text, so an edit re-analyses that file and the files that depend on what changed.
+import type { Parser } from 'web-tree-sitter';
+import { analyzeSource } from './analyze';
+import type { ModuleAnalysis, ProgramContext } from './module-analysis';
+import { helperReduction, importedCallee, type HelperSummary } from './summaries';
+import type { AnalysisOptions, AnalysisResult } from './types';
+
+interface FirstPass {
+  readonly text: string;
+  readonly result: AnalysisResult;
+  readonly summaries: readonly HelperSummary[];
+  /** Top-level functions of other modules this file calls (`[module, name]`), as its imports write them. */
+  readonly calls: readonly { readonly module: string; readonly name: string }[];
+  /** The file was parsed (the prefilter let it through, or was off), so `calls` is complete. */
+  readonly parsed: boolean;
+}
+
+export class Program {
+  private readonly texts = new Map<string, string>();
+  private readonly firstPass = new Map<string, FirstPass>();
+  private readonly modules = new ModuleIndex();
+
+  constructor(private readonly parser: Parser, private readonly options: AnalysisOptions = {}) {}
+
+  /** Adds or replaces a file (paths use `/`); its cached analysis is dropped when the text changed. */
+  setFile(path: string, text: string): void {
+    if (this.texts.get(path) === text) return;
+    if (!this.texts.has(path)) this.modules.add(path);
+    this.texts.set(path, text);
+    this.firstPass.delete(path);
+  }
+
+  removeFile(path: string): void {
+    this.texts.delete(path);
+    this.firstPass.delete(path);
+    this.modules.remove(path);
+  }
+
+  get paths(): string[] {
+    return [...this.texts.keys()];
+  }
+
+  /** Every file's findings, judged across files. */
+  analyzeAll(onFile?: (path: string, index: number) => void): Map<string, AnalysisResult> {
+    const paths = this.paths;
+    paths.forEach((path, i) => {
+      onFile?.(path, i);
+      this.first(path);
+    });
+    const links = this.link(paths);
+    const out = new Map<string, AnalysisResult>();
+    for (const path of paths) out.set(path, links.involved.has(path) ? this.second(path, links) : this.first(path).result);
+    return out;
+  }
+
+  /** One file's findings, judged with the summaries of the whole program (the editor's path after an edit). */
+  analyzeFile(path: string): AnalysisResult {
+    const links = this.link(this.paths.filter((p) => p === path || this.firstPass.has(p) || this.mentionsHelper(p)));
+    return links.involved.has(path) ? this.second(path, links) : this.first(path).result;
+  }
+
+  private first(path: string, prefilter = true): FirstPass {
+    const text = this.texts.get(path) ?? '';
+    const cached = this.firstPass.get(path);
+    if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
+    const { result, analysis } = analyzeSource(this.parser, text, { ...this.options, ...(prefilter ? {} : { prefilter: false }) }, { path });
+    const pass: FirstPass = { text, result, summaries: analysis?.summaries ?? [], calls: analysis ? callsOf(analysis) : [], parsed: analysis !== undefined || !prefilter };
+    this.firstPass.set(path, pass);
+    return pass;
+  }
+
+  private summaryNames(): Set<string> {
+    const names = new Set<string>();
+    for (const pass of this.firstPass.values()) for (const s of pass.summaries) names.add(s.name);
+    return names;
+  }
+
+  private mentionsHelper(path: string): boolean {
+    const text = this.texts.get(path) ?? '';
+    for (const name of this.summaryNames()) if (text.includes(name)) return true;
+    return false;
+  }
+
+  /** Which calls reach which summarised helpers, and so which files need the second pass. */
+  private link(paths: readonly string[]): Links {
+    const exports = new Map<string, Map<string, HelperSummary>>();
+    for (const path of paths) {
+      const summaries = this.firstPass.get(path)?.summaries ?? [];
+      if (summaries.length > 0) exports.set(path, new Map(summaries.map((s) => [s.name, s])));
+    }
+    const links: Links = { exports, calledElsewhere: new Map(), involved: new Set() };
+    if (exports.size === 0) return links;
+    const names = this.summaryNames();
+    for (const path of paths) {
+      const text = this.texts.get(path) ?? '';
+      if (![...names].some((n) => text.includes(n))) continue;
+      // A caller that names no reduction or backward pass was not parsed the first time: parse it now.
+      const pass = this.first(path, false);
+      for (const call of pass.calls) {
+        const target = this.modules.resolve(path, call.module);
+        if (!target || target === path || !exports.get(target)?.has(call.name)) continue;
+        links.involved.add(path).add(target);
+        const called = links.calledElsewhere.get(target) ?? new Set<string>();
+        links.calledElsewhere.set(target, called.add(call.name));
+      }
+    }
+    return links;
+  }
+
+  private second(path: string, links: Links): AnalysisResult {
+    const context: ProgramContext = {
+      path,
+      calledElsewhere: links.calledElsewhere.get(path),
+      external: (call, model) => {
+        const callee = importedCallee(model, call);
+        const target = callee ? this.modules.resolve(path, callee.module) : undefined;
+        const summary = target && target !== path ? links.exports.get(target)?.get(callee!.name) : undefined;
+        return summary ? helperReduction(model, call, summary) : undefined;
+      },
+    };
+    return analyzeSource(this.parser, this.texts.get(path) ?? '', { ...this.options, prefilter: false }, context).result;
+  }
+}
+
+interface Links {
+  readonly exports: Map<string, Map<string, HelperSummary>>;
+  readonly calledElsewhere: Map<string, Set<string>>;
+  readonly involved: Set<string>;
+}
+
+function callsOf(analysis: ModuleAnalysis): FirstPass['calls'] {
+  const seen = new Set<string>();
+  const out: { module: string; name: string }[] = [];
+  for (const fn of analysis.model.functions) {
+    for (const call of fn.calls) {
+      const callee = importedCallee(analysis.model, call);
+      if (!callee || seen.has(`${callee.module}:${callee.name}`)) continue;
+      seen.add(`${callee.module}:${callee.name}`);
+      out.push(callee);
+    }
+  }
+  return out;
+}
+
+/**
+ * Python module names of the program's files: `pkg/utils/dist.py` is `pkg.utils.dist`, and also `utils.dist` and
+ * `dist` when the tree is checked from inside the package. An import resolves to the one file whose path ends with
+ * the dotted name; relative imports (`from .dist import f`) resolve against the importing file's folder.
+ */
+export class ModuleIndex {
+  private readonly byLastName = new Map<string, Set<string>>();
+
+  add(path: string): void {
+    const key = lastName(path);
+    const set = this.byLastName.get(key) ?? new Set<string>();
+    this.byLastName.set(key, set.add(path));
+  }
+
+  remove(path: string): void {
+    this.byLastName.get(lastName(path))?.delete(path);
+  }
+
+  resolve(from: string, dotted: string): string | undefined {
+    if (dotted.startsWith('.')) {
+      const dots = /^\.+/.exec(dotted)![0].length;
+      let dir = from.split('/').slice(0, -1);
+      dir = dir.slice(0, Math.max(0, dir.length - (dots - 1)));
+      const rest = dotted.slice(dots).split('.').filter((p) => p !== '');
+      const base = [...dir, ...rest].join('/');
+      return [`${base}.py`, `${base}/__init__.py`].find((p) => this.byLastName.get(lastName(p))?.has(p));
+    }
+    const parts = dotted.split('.');
+    const candidates = [...(this.byLastName.get(parts[parts.length - 1]) ?? [])].filter((p) => endsWithModule(p, parts));
+    if (candidates.length <= 1) return candidates[0];
+    // Several files end with the name (two `utils/dist.py`): the one nearest the importing file, if only one is.
+    const shared = (p: string) => commonPrefix(p.split('/'), from.split('/'));
+    const best = Math.max(...candidates.map(shared));
+    const nearest = candidates.filter((p) => shared(p) === best);
+    return nearest.length === 1 ? nearest[0] : undefined;
+  }
+}
+
+/** `a/b/c.py` and `a/b/c/__init__.py` are both module `c` of package `a.b`. */
+function lastName(path: string): string {
+  const parts = path.split('/');
+  const file = parts[parts.length - 1];
+  return file === '__init__.py' ? (parts[parts.length - 2] ?? '') : file.replace(/\.py$/, '');
+}
+
+function endsWithModule(path: string, parts: readonly string[]): boolean {
+  const segments = path.replace(/\/__init__\.py$/, '').replace(/\.py$/, '').split('/');
+  if (segments.length < parts.length) return false;
+  return parts.every((p, i) => segments[segments.length - parts.length + i] === p);
+}
+
+function commonPrefix(a: readonly string[], b: readonly string[]): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
