@@ -32,13 +32,24 @@ export function analyzeSource(parser: Parser, text: string, options: AnalysisOpt
     const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, options.splitAboveChars ?? SPLIT_ABOVE_CHARS);
     if (!('module' in parsed)) return notAnalysed(parsed);
     const analysis = analyzeParsedModule(parsed.module, parsed.source, options, context);
-    const findings = applyIgnoreComments(analysis.findings, text);
+    // Test code reduces gradients to compare them, fixes a world size, or sums on purpose: it trains nothing, so
+    // what the rules find there is a hint, shown only on request.
+    const testCode = isTestCode(options.path ?? context?.path) && !options.hints;
+    const findings = testCode ? [] : applyIgnoreComments(analysis.findings, text);
     const notes = parsed.unanalysed.map((u) => u.message);
     const result = parsed.unanalysed.length > 0 ? { findings, notes, unanalysed: parsed.unanalysed } : { findings, notes };
     return { result, analysis };
   } catch (error) {
     return notAnalysed({ reason: 'failed', whole: true, message: `analysis stopped early: ${error instanceof Error ? error.message : String(error)}` });
   }
+}
+
+/** `test_*.py`, `*_test.py`, `conftest.py`, and files under a `test`, `tests` or `testing` folder. */
+export function isTestCode(path: string | undefined): boolean {
+  if (!path) return false;
+  const parts = path.split(/[\\/]/);
+  const file = parts[parts.length - 1];
+  return /^test_.*\.py$|_test\.py$|^conftest\.py$/.test(file) || parts.slice(0, -1).some((d) => /^(test|tests|testing)$/.test(d));
 }
 
 function notAnalysed(why: Unanalysed): { result: AnalysisResult } {

@@ -53,6 +53,11 @@ export interface AnalysisOptions {
    */
   readonly hints?: boolean;
   /**
+   * The file's path, when there is one. Findings in test code (`test_*.py`, `*_test.py`, `conftest.py`, files under
+   * `test/`, `tests/` or `testing/`) are hints: tests reduce gradients to compare them, not to train.
+   */
+  readonly path?: string;
+  /**
    * Skip files whose text names no call a rule starts from (select.ts, mayHaveFindings). On by default; off only
    * to check that the filter changes no finding.
    */

@@ -83,3 +83,13 @@ test('module names resolve by path suffix, relative imports by folder, and ambig
   assert.equal(index.resolve('a/pkg/train.py', 'utils.dist'), 'a/pkg/utils/dist.py');
   assert.equal(index.resolve('c/train.py', 'utils.dist'), undefined);
 });
+
+test('findings in test code are hints: shown with the hints option only', async () => {
+  const { analyzePython } = await import('../../../src/analysis/index');
+  const p = await parser();
+  for (const path of ['tests/distributed/test_sync.py', 'pkg/sync_test.py', 'pkg/testing/_internal/common.py', 'conftest.py']) {
+    assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), [], path);
+    assert.deepEqual(summary(analyzePython(p, HELPER, { path, hints: true }).findings), ['CP001@6'], path);
+  }
+  for (const path of ['pkg/utils/distributed.py', 'contest/train.py', 'latest_model.py']) assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), ['CP001@6'], path);
+});
