@@ -1,10 +1,18 @@
 // Output formats of `check`: linter lines, JSON (1-based positions, the shape the extension reads) and SARIF 2.1.0
-// for code-scanning tools.
-import { RULES, type Finding, type SourceRange } from '../analysis/index';
+// for code-scanning tools. A file that was not fully analysed is named in each: a line of its own, a JSON entry
+// with `notAnalysed` instead of `code`, and a SARIF tool execution notification.
+import { RULES, type Finding, type SourceRange, type Unanalysed } from '../analysis/index';
 
 export interface FileFindings {
   readonly file: string;
   readonly findings: readonly Finding[];
+  /** What of the file was not analysed (absent or empty when all of it was). */
+  readonly unanalysed?: readonly Unanalysed[];
+}
+
+/** `bad.py:8:1 partly analysed: syntax error at line 8: ...` or `big.py: not analysed: ...`. */
+export function unanalysedLine(file: string, u: Unanalysed): string {
+  return `${file}${u.line === undefined ? ':' : `:${u.line + 1}:1`} ${u.whole ? 'not analysed' : 'partly analysed'}: ${u.message}`;
 }
 
 function oneBased(r: SourceRange): { line: number; column: number; endLine: number; endColumn: number } {
@@ -12,11 +20,12 @@ function oneBased(r: SourceRange): { line: number; column: number; endLine: numb
 }
 
 export function humanLines(results: readonly FileFindings[]): string[] {
-  return results.flatMap((r) => r.findings.map((f) => `${r.file}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${f.message}`));
+  const findings = results.flatMap((r) => r.findings.map((f) => `${r.file}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${f.message}`));
+  return [...findings, ...results.flatMap((r) => (r.unanalysed ?? []).map((u) => unanalysedLine(r.file, u)))];
 }
 
 export function toJson(results: readonly FileFindings[]): object[] {
-  return results.flatMap((r) =>
+  const findings: object[] = results.flatMap((r) =>
     r.findings.map((f) => ({
       file: r.file,
       ...oneBased(f.range),
@@ -27,6 +36,9 @@ export function toJson(results: readonly FileFindings[]): object[] {
       fixes: f.fixes.map((fix) => ({ title: fix.title, edits: fix.edits.map((e) => ({ ...oneBased(e.range), newText: e.newText })) })),
     })),
   );
+  // After every finding, so readers that take the first entries as findings keep working.
+  const unanalysed = results.flatMap((r) => (r.unanalysed ?? []).map((u) => ({ file: r.file, ...(u.line === undefined ? {} : { line: u.line + 1, column: 1 }), notAnalysed: u.reason, partial: !u.whole, message: u.message })));
+  return [...findings, ...unanalysed];
 }
 
 const LEVEL = { error: 'error', warning: 'warning', info: 'note' } as const;
@@ -53,6 +65,19 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
             })),
           },
         },
+        invocations: [
+          {
+            executionSuccessful: true,
+            toolExecutionNotifications: results.flatMap((r) =>
+              (r.unanalysed ?? []).map((u) => ({
+                level: 'warning',
+                descriptor: { id: u.reason },
+                message: { text: `${u.whole ? 'Not analysed' : 'Partly analysed'}: ${u.message}` },
+                locations: [{ physicalLocation: { artifactLocation: { uri: uri(r.file) }, ...(u.line === undefined ? {} : { region: { startLine: u.line + 1 } }) } }],
+              })),
+            ),
+          },
+        ],
         results: results.flatMap((r) =>
           r.findings.map((f) => ({
             ruleId: f.code,

@@ -2,10 +2,11 @@
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
 import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode } from '../../analysis/index';
+import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
+import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
 const SKIP_DIRS = new Set(['node_modules', '.git', '.venv', 'venv', '__pycache__', '.tox', 'site-packages', 'dist', 'build']);
 
@@ -57,14 +58,38 @@ export function readSource(path: string): { text: string; notes: string[] } {
 }
 
 export async function checkFile(path: string, worldSize: number | undefined): Promise<AnalysisResult> {
-  const { text, notes } = readSource(path);
+  let read: { text: string; notes: string[] };
+  try {
+    read = readSource(path);
+  } catch (error) {
+    const message = `cannot read: ${error instanceof Error ? error.message : String(error)}`;
+    return { findings: [], notes: [message], unanalysed: [{ reason: 'unreadable', whole: true, message }] };
+  }
+  const { text, notes } = read;
   if (path.endsWith('.json')) {
     const r = analyzeDeepSpeedConfig(text);
-    return { findings: r.findings, notes: [...notes, ...r.notes] };
+    // The config rule adds a note only when the file is not JSON, and then reads nothing of it.
+    const unanalysed: Unanalysed[] = r.notes.map((message) => ({ reason: 'syntax-error', whole: true, message }));
+    return { findings: r.findings, notes: [...notes, ...r.notes], ...(unanalysed.length > 0 ? { unanalysed } : {}) };
   }
   const parser = await loadPythonParser();
   const r = analyzePython(parser, text, { worldSize });
-  return { findings: r.findings, notes: [...notes, ...r.notes] };
+  // Replaced bytes matter only in a file the rules read: a file that calls no trigger has none to hide.
+  const decoding: Unanalysed[] = notes.length > 0 && mayHaveFindings(text) ? notes.map((message) => ({ reason: 'not-utf8', whole: false, message })) : [];
+  const unanalysed = [...decoding, ...(r.unanalysed ?? [])];
+  return { findings: r.findings, notes: [...notes, ...r.notes], ...(unanalysed.length > 0 ? { unanalysed } : {}) };
+}
+
+/** Files whose syntax errors Python itself accepts: their skipped statements are what tree-sitter cannot read. */
+function confirmSyntaxErrors(results: FileFindings[], paths: readonly string[]): void {
+  const asked = results.map((r, i) => ({ i, path: paths[i] })).filter(({ i, path }) => path.endsWith('.py') && results[i].unanalysed?.some((u) => u.reason === 'syntax-error'));
+  const answer = pythonAccepts(asked.map((a) => a.path));
+  if (!answer) return;
+  asked.forEach(({ i }, k) => {
+    if (!answer.valid[k]) return;
+    const r = results[i];
+    results[i] = { ...r, unanalysed: r.unanalysed!.map((u) => (u.reason === 'syntax-error' ? { ...u, reason: 'unparsed', message: rewordAsUnparsed(u.message, answer.version) } : u)) };
+  });
 }
 
 function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
@@ -103,7 +128,7 @@ export const checkCommand: CliCommand = {
   name: 'check',
   summary: 'Find sum-vs-average gradient scaling bugs in Python training code and DeepSpeed configs (CP001-CP007)',
   usage: [
-    'Usage: collective-profiler check <files or folders...> [--json | --sarif] [--rule CODE] [--ignore CODE] [--world-size N]',
+    'Usage: collective-profiler check <files or folders...> [--json | --sarif] [--rule CODE] [--ignore CODE] [--world-size N] [--exit-zero]',
     '       collective-profiler check --corpus <folder> [--json]',
     '',
     'Reports gradients summed and not averaged (CP001), averaged twice (CP002), divided by the wrong count (CP003),',
@@ -112,17 +137,24 @@ export const checkCommand: CliCommand = {
     'A line with `# collective-profiler: ignore[CP001]` silences that finding.',
     '',
     'Options:',
-    '  --json             Print an array of {file, line, column, endLine, endColumn, code, severity, message, fixes}',
+    '  --json             Print an array of {file, line, column, endLine, endColumn, code, severity, message, fixes},',
+    '                     then one {file, line?, notAnalysed, partial, message} per file not fully analysed',
     '  --sarif            Print SARIF 2.1.0 for code-scanning tools',
     '  --rule CODE        Report only these rules (repeatable, or comma-separated)',
     '  --ignore CODE      Do not report these rules (repeatable, or comma-separated)',
     '  --world-size N     Say "8×" instead of "N× (world size)" in messages',
     '  --corpus DIR       Score labelled examples (# expect: / # line: headers) and print the confusion table',
+    '  --exit-zero        Exit 0 even with findings or files not fully analysed',
     '',
-    'Exit status: 0 no findings, 1 findings (or corpus mismatches), 2 usage error.',
+    'A file that is not fully analysed (a syntax error, too large, too slow to parse, unreadable, not UTF-8) is',
+    'named with what was skipped, and never counts as clean. A file that calls no reduction, DDP-style wrapper or',
+    'backward pass cannot have a finding and is not parsed. When a file has syntax errors, python3 (or',
+    '$COLLECTIVE_PROFILER_PYTHON; "off" for none) is asked once whether Python accepts it.',
+    '',
+    'Exit status: 0 no findings, 1 findings or files not fully analysed (or corpus mismatches), 2 usage error.',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif'], repeatable: ['rule', 'ignore', 'corpus'] });
+    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif', 'exit-zero'], repeatable: ['rule', 'ignore', 'corpus'] });
     const keep = selectRules(flags);
     const json = flags.has('json');
     if (json && flags.has('sarif')) throw new UsageError('--json and --sarif are exclusive');
@@ -132,26 +164,25 @@ export const checkCommand: CliCommand = {
     const ws = flags.get('world-size')?.[0];
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1)) throw new UsageError(`--world-size ${ws}: expected a positive integer`);
+    const files = collectFiles(positional);
     const results: FileFindings[] = [];
-    for (const file of collectFiles(positional)) {
+    for (const file of files) {
       const shown = relative(process.cwd(), file) || file;
-      let result: AnalysisResult;
-      try {
-        result = await checkFile(file, worldSize);
-      } catch (error) {
-        io.stderr(`${shown}: note: cannot read: ${error instanceof Error ? error.message : String(error)}`);
-        continue;
-      }
-      for (const note of result.notes) io.stderr(`${shown}: note: ${note}`);
-      results.push({ file: shown, findings: result.findings.filter(keep) });
+      const result = await checkFile(file, worldSize);
+      // What was not analysed is reported with the findings (below); other notes go to stderr now.
+      const skipped = new Set((result.unanalysed ?? []).map((u) => u.message));
+      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${shown}: note: ${note}`);
+      results.push({ file: shown, findings: result.findings.filter(keep), unanalysed: result.unanalysed });
     }
+    confirmSyntaxErrors(results, files);
     const count = results.reduce((n, r) => n + r.findings.length, 0);
+    const partial = results.filter((r) => (r.unanalysed ?? []).length > 0).length;
+    const notFully = partial === 0 ? '' : `${partial} file${partial === 1 ? '' : 's'} not fully analysed`;
     if (json) io.stdout(JSON.stringify(toJson(results), null, 2));
     else if (flags.has('sarif')) io.stdout(JSON.stringify(toSarif(results, '0.1.0'), null, 2));
-    else {
-      for (const line of humanLines(results)) io.stdout(line);
-      io.stderr(`${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}`);
-    }
-    return count > 0 ? 1 : 0;
+    else for (const line of humanLines(results)) io.stdout(line);
+    if (!json && !flags.has('sarif')) io.stderr(`${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}${notFully ? `; ${notFully}` : ''}`);
+    else if (notFully) io.stderr(notFully);
+    return (count > 0 || partial > 0) && !flags.has('exit-zero') ? 1 : 0;
   },
 };
