@@ -219,6 +219,7 @@ export class Judge {
       const comm = r.framework === 'mpi' ? this.model.syntax.calleeObject(r.call) : undefined;
       return comm && groupKindOfName(this.text(comm)) === 'model' ? { kind: 'model' } : { kind: 'world' };
     }
+    if (r.framework === 'tf' && !r.groupNode) return { kind: 'world', evidence: 'all replicas (towers)' };
     const group = this.groups.classify(r.groupNode, env);
     if (group.kind !== 'unknown' || r.framework !== 'jax' || !r.groupNode) return group;
     const axis = this.model.syntax.stringValue(r.groupNode);

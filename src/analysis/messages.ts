@@ -58,7 +58,7 @@ export function wrongDivisorMessage(size: SizeClass, divisorText: string, groupN
  * reads it. `tensor` and `call` are source text; `group` is how the analysis named the group.
  */
 export function sumEvidence(tensor: string, call: string, group: string | undefined, update: string | undefined, via?: { readonly path: string; readonly range: { readonly startLine: number }; readonly shape: 'parameters' | 'tensors' }): string {
-  const over = group === undefined || group === 'the default group' || group === 'None' ? 'all ranks (the default group)' : `the data-parallel group \`${group}\``;
+  const over = group === undefined || group === 'the default group' || group === 'None' ? 'all ranks (the default group)' : group.startsWith('all ') ? group : `the data-parallel group \`${group}\``;
   const reaches = update ? `, and ${update}` : '';
   if (via) {
     const what = via.shape === 'parameters' ? `the gradients of \`${clip(tensor)}\`'s parameters` : `\`${clip(tensor)}\``;

@@ -119,6 +119,11 @@ export class ReductionFinder {
     const groupText = (g: PyNode | undefined) => (g ? s.text(g).replace(/\s+/g, '') : undefined);
     const asyncOp = /^(True)$/.test(kw.get('async_op') ? s.text(kw.get('async_op')!.value) : '') || /async/.test(name);
 
+    if (name === 'all_sum' && objText && /nccl/.test(this.model.moduleOf(objText.split('.')[0]) ?? objText)) {
+      // TF's `nccl.all_sum(tower_grads)`: every tower receives the sum over the towers, the replicas of one step.
+      const tensor = argOf('tensors', 0).value;
+      return tensor ? { call, framework: 'tf', op: { kind: 'sum' }, tensor, asyncOp: false } : undefined;
+    }
     if (name === 'psum' || name === 'pmean' || name === 'psum_scatter') {
       const tensor = argOf('x', 0).value;
       if (!tensor) return undefined;

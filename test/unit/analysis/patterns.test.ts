@@ -313,6 +313,40 @@ const CASES: Case[] = [
     `,
   },
   {
+    name: 'TF nccl.all_sum of the tower gradients, never divided by the tower count (tensorpack 890df78)',
+    code: 'CP001',
+    text: py`
+      import tensorflow as tf
+      from tensorflow.contrib import nccl
+      def _allreduce_grads(tower_grads):
+          new_tower_grads = []
+          for grad_and_vars in zip(*tower_grads):
+              grads = [g for g, _ in grad_and_vars]
+              summed = nccl.all_sum(grads)  #!
+              new_tower_grads.append([(g, v) for (_, v), g in zip(grad_and_vars, summed)])
+          return new_tower_grads
+    `,
+  },
+  {
+    name: 'TF nccl.all_sum of the tower gradients multiplied by 1/towers (tensorpack 461d20c)',
+    text: py`
+      import tensorflow as tf
+      from tensorflow.contrib import nccl
+      def _allreduce_grads(tower_grads):
+          nr_tower = len(tower_grads)
+          new_tower_grads = []
+          for grad_and_vars in zip(*tower_grads):
+              grads = [g for g, _ in grad_and_vars]
+              summed = nccl.all_sum(grads)
+              grads_for_a_var = []
+              for (_, v), g in zip(grad_and_vars, summed):
+                  g = tf.multiply(g, 1.0 / nr_tower)
+                  grads_for_a_var.append((g, v))
+              new_tower_grads.append(grads_for_a_var)
+          return new_tower_grads
+    `,
+  },
+  {
     name: 'psum of gradients divided leaf by leaf in a nested_map lambda (trax)',
     text: py`
       import jax
