@@ -26,8 +26,15 @@ export class Program {
 
   constructor(private readonly parser: Parser, private readonly options: AnalysisOptions = {}) {}
 
-  /** Adds or replaces a file (paths use `/`); its cached analysis is dropped when the text changed. */
-  setFile(path: string, text: string): void {
+  /** Paths relative to the root the user checked, where they differ from the names (for the test-code rule). */
+  private readonly scopePaths = new Map<string, string>();
+
+  /**
+   * Adds or replaces a file (paths use `/`); its cached analysis is dropped when the text changed. `scopePath` is the
+   * file's path inside the checked folder, which decides whether it is test code (see AnalysisOptions.path).
+   */
+  setFile(path: string, text: string, scopePath?: string): void {
+    if (scopePath !== undefined) this.scopePaths.set(path, scopePath);
     if (this.texts.get(path) === text) return;
     if (!this.texts.has(path)) this.modules.add(path);
     this.texts.set(path, text);
@@ -36,6 +43,7 @@ export class Program {
 
   removeFile(path: string): void {
     this.texts.delete(path);
+    this.scopePaths.delete(path);
     this.firstPass.delete(path);
     this.modules.remove(path);
   }
@@ -67,7 +75,7 @@ export class Program {
     const text = this.texts.get(path) ?? '';
     const cached = this.firstPass.get(path);
     if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
-    const { result, analysis } = analyzeSource(this.parser, text, { ...this.options, ...(prefilter ? {} : { prefilter: false }) }, { path });
+    const { result, analysis } = analyzeSource(this.parser, text, { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) }, { path });
     const pass: FirstPass = { text, result, summaries: analysis?.summaries ?? [], calls: analysis ? callsOf(analysis) : [], parsed: analysis !== undefined || !prefilter };
     this.firstPass.set(path, pass);
     return pass;
@@ -122,7 +130,11 @@ export class Program {
         return summary ? helperReduction(model, call, summary) : undefined;
       },
     };
-    return analyzeSource(this.parser, this.texts.get(path) ?? '', { ...this.options, prefilter: false }, context).result;
+    return analyzeSource(this.parser, this.texts.get(path) ?? '', { ...this.optionsFor(path), prefilter: false }, context).result;
+  }
+
+  private optionsFor(path: string): AnalysisOptions {
+    return { ...this.options, path: this.scopePaths.get(path) ?? path };
   }
 }
 

@@ -19,8 +19,17 @@ function oneBased(r: SourceRange): { line: number; column: number; endLine: numb
   return { line: r.startLine + 1, column: r.startColumn + 1, endLine: r.endLine + 1, endColumn: r.endColumn + 1 };
 }
 
+/**
+ * One line per finding, then its evidence (the reduction, the update, a helper in another file) indented below it,
+ * so the first line keeps the `path:line:col CODE message` shape that editors and scripts match.
+ */
 export function humanLines(results: readonly FileFindings[]): string[] {
-  const findings = results.flatMap((r) => r.findings.map((f) => `${r.file}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${f.message}`));
+  const findings = results.flatMap((r) =>
+    r.findings.flatMap((f) => [
+      `${r.file}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${f.message}`,
+      ...f.related.map((x) => `    ${x.file ?? r.file}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${x.message}`),
+    ]),
+  );
   return [...findings, ...results.flatMap((r) => (r.unanalysed ?? []).map((u) => unanalysedLine(r.file, u)))];
 }
 
@@ -32,7 +41,7 @@ export function toJson(results: readonly FileFindings[]): object[] {
       code: f.code,
       severity: f.severity,
       message: f.message,
-      related: f.related.map((x) => ({ ...oneBased(x.range), message: x.message })),
+      related: f.related.map((x) => ({ ...(x.file ? { file: x.file } : {}), ...oneBased(x.range), message: x.message })),
       fixes: f.fixes.map((fix) => ({ title: fix.title, edits: fix.edits.map((e) => ({ ...oneBased(e.range), newText: e.newText })) })),
     })),
   );
@@ -85,7 +94,21 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
             level: LEVEL[f.severity],
             message: { text: f.message },
             locations: [{ physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(f.range) } }],
-            relatedLocations: f.related.map((x, i) => ({ id: i, message: { text: x.message }, physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(x.range) } })),
+            relatedLocations: f.related.map((x, i) => ({ id: i, message: { text: x.message }, physicalLocation: { artifactLocation: { uri: uri(x.file ?? r.file) }, region: region(x.range) } })),
+            // The evidence as a path, source to sink: the finding, then each related place in the order it was found.
+            ...(f.related.length > 0
+              ? {
+                  codeFlows: [
+                    {
+                      threadFlows: [
+                        {
+                          locations: [{ location: { message: { text: f.code }, physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(f.range) } } }, ...f.related.map((x) => ({ location: { message: { text: x.message }, physicalLocation: { artifactLocation: { uri: uri(x.file ?? r.file) }, region: region(x.range) } } }))],
+                        },
+                      ],
+                    },
+                  ],
+                }
+              : {}),
             fixes: f.fixes.map((fix) => ({
               description: { text: fix.title },
               artifactChanges: [{ artifactLocation: { uri: uri(r.file) }, replacements: fix.edits.map((e) => ({ deletedRegion: region(e.range), insertedContent: { text: e.newText } })) }],

@@ -1,8 +1,8 @@
 // `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
 import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
+import { basename, join, relative, resolve, sep } from 'node:path';
+import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, Program, type AnalysisOptions, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
@@ -57,14 +57,9 @@ export function readSource(path: string): { text: string; notes: string[] } {
   }
 }
 
-export async function checkFile(path: string, worldSize: number | undefined): Promise<AnalysisResult> {
-  let read: { text: string; notes: string[] };
-  try {
-    read = readSource(path);
-  } catch (error) {
-    const message = `cannot read: ${error instanceof Error ? error.message : String(error)}`;
-    return { findings: [], notes: [message], unanalysed: [{ reason: 'unreadable', whole: true, message }] };
-  }
+export async function checkFile(path: string, options: AnalysisOptions): Promise<AnalysisResult> {
+  const read = readChecked(path);
+  if ('result' in read) return read.result;
   const { text, notes } = read;
   if (path.endsWith('.json')) {
     const r = analyzeDeepSpeedConfig(text);
@@ -73,11 +68,49 @@ export async function checkFile(path: string, worldSize: number | undefined): Pr
     return { findings: r.findings, notes: [...notes, ...r.notes], ...(unanalysed.length > 0 ? { unanalysed } : {}) };
   }
   const parser = await loadPythonParser();
-  const r = analyzePython(parser, text, { worldSize });
+  return withReadNotes(analyzePython(parser, text, options), text, notes);
+}
+
+function readChecked(path: string): { text: string; notes: string[] } | { result: AnalysisResult } {
+  try {
+    return readSource(path);
+  } catch (error) {
+    const message = `cannot read: ${error instanceof Error ? error.message : String(error)}`;
+    return { result: { findings: [], notes: [message], unanalysed: [{ reason: 'unreadable', whole: true, message }] } };
+  }
+}
+
+function withReadNotes(r: AnalysisResult, text: string, notes: readonly string[]): AnalysisResult {
   // Replaced bytes matter only in a file the rules read: a file that calls no trigger has none to hide.
   const decoding: Unanalysed[] = notes.length > 0 && mayHaveFindings(text) ? notes.map((message) => ({ reason: 'not-utf8', whole: false, message })) : [];
   const unanalysed = [...decoding, ...(r.unanalysed ?? [])];
   return { findings: r.findings, notes: [...notes, ...r.notes], ...(unanalysed.length > 0 ? { unanalysed } : {}) };
+}
+
+/**
+ * The Python files checked together, as one program: a summing helper in one file is judged at its callers in the
+ * others (see analysis/program.ts). Files are named by their path relative to the working folder, as printed.
+ */
+async function checkProgram(files: readonly string[], roots: readonly string[], options: AnalysisOptions): Promise<Map<string, AnalysisResult>> {
+  const program = new Program(await loadPythonParser(), options);
+  const reads = new Map<string, { text: string; notes: string[] }>();
+  const shownOf = (file: string) => relative(process.cwd(), file) || file;
+  for (const file of files.filter((f) => f.endsWith('.py'))) {
+    const read = readChecked(file);
+    if ('result' in read) continue;
+    reads.set(file, read);
+    // Whether a file is test code is read from its path inside the folder the user named, not above it.
+    const abs = resolve(file);
+    const root = roots.find((r) => abs.startsWith(`${r}${sep}`));
+    program.setFile(shownOf(file), read.text, root ? relative(root, abs) : basename(abs));
+  }
+  const analysed = program.analyzeAll();
+  const out = new Map<string, AnalysisResult>();
+  for (const [file, read] of reads) {
+    const result = analysed.get(shownOf(file));
+    if (result) out.set(file, withReadNotes(result, read.text, read.notes));
+  }
+  return out;
 }
 
 /** Files whose syntax errors Python itself accepts: their skipped statements are what tree-sitter cannot read. */
@@ -110,7 +143,7 @@ async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean,
     const { text } = readSource(file);
     const expected = parseCorpusHeader(text);
     if (!expected) continue;
-    const result = await checkFile(file, expected.worldSize);
+    const result = await checkFile(file, { worldSize: expected.worldSize });
     const found = result.findings.filter(keep).map((f) => ({ code: f.code, line: f.range.startLine + 1 }));
     const outcome = { file, expected, found };
     outcomes.push(outcome);
@@ -145,6 +178,7 @@ export const checkCommand: CliCommand = {
     '  --world-size N     Say "8×" instead of "N× (world size)" in messages',
     '  --corpus DIR       Score labelled examples (# expect: / # line: headers) and print the confusion table',
     '  --exit-zero        Exit 0 even with findings or files not fully analysed',
+    '  --hints            Also report what is suspected but not proven (a hard-coded divisor, findings in test code)',
     '',
     'A file that is not fully analysed (a syntax error, too large, too slow to parse, unreadable, not UTF-8) is',
     'named with what was skipped, and never counts as clean. A file that calls no reduction, DDP-style wrapper or',
@@ -154,7 +188,7 @@ export const checkCommand: CliCommand = {
     'Exit status: 0 no findings, 1 findings or files not fully analysed (or corpus mismatches), 2 usage error.',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif', 'exit-zero'], repeatable: ['rule', 'ignore', 'corpus'] });
+    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif', 'exit-zero', 'hints'], repeatable: ['rule', 'ignore', 'corpus'] });
     const keep = selectRules(flags);
     const json = flags.has('json');
     if (json && flags.has('sarif')) throw new UsageError('--json and --sarif are exclusive');
@@ -165,10 +199,12 @@ export const checkCommand: CliCommand = {
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1)) throw new UsageError(`--world-size ${ws}: expected a positive integer`);
     const files = collectFiles(positional);
+    const options = { worldSize, hints: flags.has('hints') };
+    const program = await checkProgram(files, positional.map((p) => resolve(p)), options);
     const results: FileFindings[] = [];
     for (const file of files) {
       const shown = relative(process.cwd(), file) || file;
-      const result = await checkFile(file, worldSize);
+      const result = program.get(file) ?? (await checkFile(file, options));
       // What was not analysed is reported with the findings (below); other notes go to stderr now.
       const skipped = new Set((result.unanalysed ?? []).map((u) => u.message));
       for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${shown}: note: ${note}`);
