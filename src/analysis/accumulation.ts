@@ -46,12 +46,31 @@ export class AccumulationRule {
 
   private judge(site: BackwardSite, fn: FunctionInfo): AccumulationVerdict | undefined {
     const loop = enclosingLoop(site.call, fn.node);
-    if (!loop) return undefined;
+    if (!loop || this.backwardScales(site.call)) return undefined;
     const found = this.rangeLoop(loop) ?? this.moduloGuard(loop, site.call);
     if (!found) return undefined;
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
     return { site, loss, ...found };
+  }
+
+  /**
+   * Backward calls that divide by the accumulation count themselves: Accelerate's `accelerator.backward(loss)` when
+   * the Accelerator was built with `gradient_accumulation_steps=` (or inside `with accelerator.accumulate(...)`),
+   * and a DeepSpeed engine's `backward`, which scales by its own `gradient_accumulation_steps`.
+   */
+  private backwardScales(call: PyNode): boolean {
+    const s = this.model.syntax;
+    const obj = s.calleeObject(call);
+    if (!obj || s.calleeName(call) !== 'backward') return false;
+    const objText = this.text(obj).replace(/\s+/g, '');
+    if (/engine|deepspeed/i.test(objText)) return true;
+    const built = (this.model.assignedValues.get(objText) ?? []).map((v) => unparen(v.value));
+    if (built.some((v) => v.type === 'call' && (s.args(v).keywords.has('gradient_accumulation_steps') || /deepspeed\.initialize/.test(s.calleeText(v))))) return true;
+    for (let n = call.parent; n; n = n.parent) {
+      if (n.type === 'with_statement' && /\.accumulate\(/.test(this.text(n).slice(0, 200).split('\n')[0])) return true;
+    }
+    return false;
   }
 
   /** `for micro_step in range(K): ... backward()` with no step inside and a step after the loop. */

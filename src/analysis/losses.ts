@@ -46,7 +46,8 @@ export class LossTracer {
       const args = s.args(call).positional;
       const obj = s.calleeObject(call);
       if (name === 'backward') {
-        let loss = args[0] ?? obj;
+        // `booster.backward(loss=loss, optimizer=opt)` names the loss; `loss.backward()` is called on it.
+        let loss = args[0] ?? s.args(call).keywords.get('loss')?.value ?? obj;
         if (loss && !args[0] && unparen(loss).type === 'call' && SCALE_WRAPPERS.has(s.calleeName(unparen(loss)))) loss = s.args(unparen(loss)).positional[0];
         out.push({ call, fn, kind: 'backward', loss });
       } else if (name === 'grad' && /autograd/.test(s.calleeText(call))) {

@@ -79,3 +79,19 @@ test('CP008 is silent where the loss is normalised, summed, the count unnamed, o
   ];
   for (const text of silent) assert.deepEqual(summary(await analyze(text)), [], text);
 });
+
+test('CP008 knows the backward calls that divide by the accumulation count themselves', async () => {
+  const silent = [
+    // Accelerate divides in backward when the Accelerator knows the count, and inside accumulate().
+    MODULO_STEP.replace('def train(', 'accelerator = Accelerator(gradient_accumulation_steps=gradient_accumulation_iters)\ndef train(').replace('fabric.backward(loss)', 'accelerator.backward(loss)'),
+    MODULO_STEP.replace('        fabric.backward(loss)', '        with accelerator.accumulate(model):\n            accelerator.backward(loss)'),
+    // A DeepSpeed engine scales the loss by its own gradient_accumulation_steps.
+    MODULO_STEP.replace('fabric.backward(loss)', 'model_engine.backward(loss)'),
+    // The loss given by keyword, already divided (ColossalAI's booster).
+    MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = loss_fn(logits, targets) / gradient_accumulation_iters').replace('fabric.backward(loss)', 'booster.backward(loss=loss, optimizer=optimizer)'),
+  ];
+  for (const text of silent) assert.deepEqual(summary(await analyze(text)), [], text);
+  // An Accelerator built without the count divides by 1: the sum stays.
+  const plain = MODULO_STEP.replace('def train(', 'accelerator = Accelerator(mixed_precision="fp16")\ndef train(').replace('fabric.backward(loss)', 'accelerator.backward(loss)');
+  assert.deepEqual(summary(await analyze(plain)), ['CP008@7']);
+});
