@@ -48,6 +48,10 @@ export class Program {
     this.modules.remove(path);
   }
 
+  textOf(path: string): string | undefined {
+    return this.texts.get(path);
+  }
+
   get paths(): string[] {
     return [...this.texts.keys()];
   }
@@ -67,7 +71,8 @@ export class Program {
 
   /** One file's findings, judged with the summaries of the whole program (the editor's path after an edit). */
   analyzeFile(path: string): AnalysisResult {
-    const links = this.link(this.paths.filter((p) => p === path || this.firstPass.has(p) || this.mentionsHelper(p)));
+    const mentions = mentionPattern(this.summaryNames());
+    const links = this.link(this.paths.filter((p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false)));
     return links.involved.has(path) ? this.second(path, links) : this.first(path).result;
   }
 
@@ -87,12 +92,6 @@ export class Program {
     return names;
   }
 
-  private mentionsHelper(path: string): boolean {
-    const text = this.texts.get(path) ?? '';
-    for (const name of this.summaryNames()) if (text.includes(name)) return true;
-    return false;
-  }
-
   /** Which calls reach which summarised helpers, and so which files need the second pass. */
   private link(paths: readonly string[]): Links {
     const exports = new Map<string, Map<string, HelperSummary>>();
@@ -102,10 +101,10 @@ export class Program {
     }
     const links: Links = { exports, calledElsewhere: new Map(), involved: new Set() };
     if (exports.size === 0) return links;
-    const names = this.summaryNames();
+    const mentions = mentionPattern(this.summaryNames());
     for (const path of paths) {
       const text = this.texts.get(path) ?? '';
-      if (![...names].some((n) => text.includes(n))) continue;
+      if (!mentions?.test(text)) continue;
       // A caller that names no reduction or backward pass was not parsed the first time: parse it now.
       const pass = this.first(path, false);
       for (const call of pass.calls) {
@@ -136,6 +135,17 @@ export class Program {
   private optionsFor(path: string): AnalysisOptions {
     return { ...this.options, path: this.scopePaths.get(path) ?? path };
   }
+}
+
+/**
+ * The text a call to one of the helpers needs (see importedCallee): `module.name(`, or the name imported (`from m
+ * import name`, possibly as another name, or in parentheses over several lines). Helper names are everyday words
+ * (`train`, `step`, `sync`), so a plain substring test would send most files of a code base to a second parse.
+ */
+function mentionPattern(names: ReadonlySet<string>): RegExp | undefined {
+  if (names.size === 0) return undefined;
+  const alternatives = [...names].map((n) => n.replace(/[^\w]/g, '')).filter((n) => n !== '').join('|');
+  return new RegExp(`\\.\\s*(?:${alternatives})\\s*\\(|\\bimport\\s*\\(?[^()\\n]*(?:\\([^)]*)?\\b(?:${alternatives})\\b`);
 }
 
 interface Links {
