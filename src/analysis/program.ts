@@ -63,6 +63,23 @@ export class Program {
       onFile?.(path, i);
       this.first(path);
     });
+    return this.finish(paths);
+  }
+
+  /**
+   * As analyzeAll, awaiting `pause` between files so a host (the editor) stays responsive; `pause` may throw to
+   * cancel. The first passes are the long part; the links and second passes that follow are few.
+   */
+  async analyzeAllAsync(pause: (path: string, index: number) => Promise<void>): Promise<Map<string, AnalysisResult>> {
+    const paths = this.paths;
+    for (const [i, path] of paths.entries()) {
+      await pause(path, i);
+      this.first(path);
+    }
+    return this.finish(paths);
+  }
+
+  private finish(paths: readonly string[]): Map<string, AnalysisResult> {
     const links = this.link(paths);
     const out = new Map<string, AnalysisResult>();
     for (const path of paths) out.set(path, links.involved.has(path) ? this.second(path, links) : this.first(path).result);

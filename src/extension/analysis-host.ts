@@ -1,10 +1,19 @@
 // Loads the analysis layer and its tree-sitter parser on first use, from the .wasm files shipped in dist/, so
-// that activation stays fast and files that are never Python never pay for the parser.
+// that activation stays fast and files that are never Python never pay for the parser. Python files are analysed as
+// one program (analysis/program.ts): the open documents and the files of the last workspace check, keyed by path,
+// so a summing helper in one file is judged at its callers in others and an edit re-analyses only what it touches.
 import * as vscode from 'vscode';
 import type { AnalysisResult } from '../analysis/types';
+import type { Program } from '../analysis/program';
 
 export interface PythonAnalyzer {
-  analyze(text: string, worldSize?: number): AnalysisResult;
+  /** One file of the program (its path names it; related locations in other files carry their paths). */
+  analyze(path: string, text: string, worldSize?: number): AnalysisResult;
+  /**
+   * Many files at once (the workspace check): each one's findings, judged across all of them. `pause` is awaited
+   * between files, to report progress, yield to the event loop and cancel (by throwing).
+   */
+  analyzeAll(files: readonly { path: string; text: string }[], worldSize: number | undefined, pause: (index: number) => Promise<void>): Promise<Map<string, AnalysisResult>>;
   /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
   analyzeDeepSpeed(text: string): AnalysisResult;
 }
@@ -15,8 +24,35 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
   // One parser for the session: every analysed file reuses it.
   const parser = await createPythonParser(vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath, vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
   const analysis = await import('../analysis/index');
+  // Messages name the world size, so a new world size starts a new program (its cache holds finished messages).
+  let program: { worldSize: number | undefined; program: Program } | undefined;
+  const programFor = (worldSize: number | undefined): Program => {
+    if (!program || program.worldSize !== worldSize) {
+      const next = new analysis.Program(parser, { worldSize });
+      for (const path of program?.program.paths ?? []) next.setFile(path, program!.program.textOf(path) ?? '', scopeOf(path));
+      program = { worldSize, program: next };
+    }
+    return program.program;
+  };
   return {
-    analyze: (text, worldSize) => analysis.analyzePython(parser, text, { worldSize }),
+    analyze: (path, text, worldSize) => {
+      const p = programFor(worldSize);
+      p.setFile(path, text, scopeOf(path));
+      return p.analyzeFile(path);
+    },
+    analyzeAll: async (files, worldSize, pause) => {
+      const p = programFor(worldSize);
+      for (const f of files) p.setFile(f.path, f.text, scopeOf(f.path));
+      const wanted = new Set(files.map((f) => f.path));
+      const all = await p.analyzeAllAsync((_, index) => pause(index));
+      return new Map([...all].filter(([path]) => wanted.has(path)));
+    },
     analyzeDeepSpeed: (text) => analysis.analyzeDeepSpeedConfig(text),
   };
+}
+
+/** The path inside its workspace folder, which decides whether a file is test code. */
+function scopeOf(path: string): string {
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(path));
+  return folder ? vscode.workspace.asRelativePath(vscode.Uri.file(path), false) : path.split(/[\\/]/).pop() ?? path;
 }

@@ -24,6 +24,15 @@ function analysable(document: vscode.TextDocument): boolean {
 
 const toRange = (r: RangeData) => new vscode.Range(r.startLine, r.startCharacter, r.endLine, r.endCharacter);
 
+/** Files on disk are named by their file-system path in the program; other documents by their URI. */
+function programPath(uri: vscode.Uri): string {
+  return uri.scheme === 'file' ? uri.fsPath : uri.toString();
+}
+
+function uriOfProgramPath(path: string): vscode.Uri {
+  return /^[a-z][\w+.-]*:/i.test(path) && !/^[a-z]:[\\/]/i.test(path) ? vscode.Uri.parse(path) : vscode.Uri.file(path);
+}
+
 export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Disposable {
   static readonly metadata: vscode.CodeActionProviderMetadata = { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] };
   readonly collection = vscode.languages.createDiagnosticCollection('collective-profiler');
@@ -78,11 +87,11 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     const version = document.version;
     const started = Date.now();
     const analyzer = await this.getAnalyzer();
-    const result = document.languageId === 'python' ? analyzer.analyze(document.getText(), await this.worldSize()) : analyzer.analyzeDeepSpeed(document.getText());
+    const result = document.languageId === 'python' ? analyzer.analyze(programPath(document.uri), document.getText(), await this.worldSize()) : analyzer.analyzeDeepSpeed(document.getText());
     if (document.isClosed || document.version !== version) return [];
     for (const note of result.notes) this.ctx.log.debug(`${vscode.workspace.asRelativePath(document.uri)}: ${note}`);
     const data = findingsToDiagnostics(result.findings, settings.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
-    const diagnostics = data.map((d) => this.toDiagnostic(d));
+    const diagnostics = data.map((d) => this.toDiagnostic(d, document.uri));
     this.findings.set(document.uri, result.findings);
     this.mapped.set(document.uri.toString(), data);
     this.collection.set(document.uri, diagnostics);
@@ -90,12 +99,20 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     return diagnostics;
   }
 
-  /** Analyses text that is not open in an editor (the workspace check); publishes nothing. */
-  async analyseText(text: string): Promise<{ data: DiagnosticData[]; diagnostics: vscode.Diagnostic[] }> {
+  /**
+   * Analyses files as one program (the workspace check): open documents with their editor text, the others as read
+   * from disk. Publishes nothing; returns each file's diagnostics.
+   */
+  async analyseFiles(files: readonly { uri: vscode.Uri; text: string }[], pause: (index: number) => Promise<void>): Promise<Map<string, vscode.Diagnostic[]>> {
     const analyzer = await this.getAnalyzer();
-    const result = analyzer.analyze(text, await this.worldSize());
-    const data = findingsToDiagnostics(result.findings, this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
-    return { data, diagnostics: data.map((d) => this.toDiagnostic(d)) };
+    const results = await analyzer.analyzeAll(files.map((f) => ({ path: programPath(f.uri), text: f.text })), await this.worldSize(), pause);
+    const out = new Map<string, vscode.Diagnostic[]>();
+    for (const f of files) {
+      const findings = results.get(programPath(f.uri))?.findings ?? [];
+      const data = findingsToDiagnostics(findings, this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
+      out.set(f.uri.toString(), data.map((d) => this.toDiagnostic(d, f.uri)));
+    }
+    return out;
   }
 
   private async worldSize(): Promise<number | undefined> {
@@ -105,10 +122,12 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     return selected.ok ? selected.system.ranks : undefined;
   }
 
-  private toDiagnostic(d: DiagnosticData): vscode.Diagnostic {
+  private toDiagnostic(d: DiagnosticData, uri: vscode.Uri): vscode.Diagnostic {
     const diagnostic = new vscode.Diagnostic(toRange(d.range), d.message, SEVERITY[d.severity]);
     diagnostic.source = d.source;
     diagnostic.code = { value: d.code.value, target: vscode.Uri.parse(d.code.target) };
+    // The evidence chain (the reduction, the update, a helper in another file) as related information.
+    diagnostic.relatedInformation = d.related.map((r) => new vscode.DiagnosticRelatedInformation(new vscode.Location(r.file ? uriOfProgramPath(r.file) : uri, toRange(r.range)), r.message));
     return diagnostic;
   }
 

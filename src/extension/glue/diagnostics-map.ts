@@ -23,7 +23,8 @@ export interface DiagnosticData {
   readonly message: string;
   readonly source: 'Collective Profiler';
   readonly code: { readonly value: string; readonly target: string };
-  readonly related: readonly { readonly range: RangeData; readonly message: string }[];
+  /** `file`: another file of the program (its path), for evidence that lies outside this document. */
+  readonly related: readonly { readonly range: RangeData; readonly message: string; readonly file?: string }[];
   /** Index into the findings array, so code actions can find the fixes again. */
   readonly findingIndex: number;
 }
@@ -67,7 +68,7 @@ export function findingsToDiagnostics(
       message: finding.message,
       source: 'Collective Profiler',
       code: { value: finding.code, target: docsTarget(finding.code) },
-      related: (finding.related ?? []).map((r) => ({ range: toRange(r.range), message: r.message })),
+      related: (finding.related ?? []).map((r) => ({ range: toRange(r.range), message: r.message, ...(r.file ? { file: r.file } : {}) })),
       findingIndex,
     });
   });

@@ -1,5 +1,5 @@
-// Check Gradient Scaling in Workspace: analyses every Python file (not only open ones), publishes the findings
-// to the Problems panel, and can be cancelled.
+// Check Gradient Scaling in Workspace: analyses every Python file (not only open ones) as one program, publishes
+// the findings to the Problems panel, and can be cancelled.
 import * as vscode from 'vscode';
 import type { Ctx } from '../context';
 import { throwIfCancelled, withCancellableProgress, yieldToEventLoop } from '../progress';
@@ -21,23 +21,35 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
   const counts = new Map<string, number>();
   let withFindings = 0;
   await withCancellableProgress(`Checking gradient scaling in ${files.length} Python files`, async (signal, report) => {
+    // Read every file first (open documents with their editor text), then analyse them as one program, so a
+    // summing helper in one file is judged at its callers in the others.
+    const inputs: { uri: vscode.Uri; text: string }[] = [];
     for (const [index, uri] of files.entries()) {
       throwIfCancelled(signal);
-      report(vscode.workspace.asRelativePath(uri), (index + 1) / files.length);
+      report(`reading ${vscode.workspace.asRelativePath(uri)}`, (index + 1) / files.length / 2);
       const stat = await vscode.workspace.fs.stat(uri);
       if (stat.size > MAX_FILE_BYTES) {
         ctx.log.info(`Skipped ${vscode.workspace.asRelativePath(uri)}: ${(stat.size / 1e6).toFixed(1)} MB is past the 5 MB analysis limit.`);
         continue;
       }
       const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-      const found = open ? await diagnostics.analyse(open) : (await diagnostics.analyseText(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)))).diagnostics;
-      if (!open) diagnostics.collection.set(uri, found);
+      inputs.push({ uri, text: open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)) });
+      if (index % 20 === 19) await yieldToEventLoop();
+    }
+    const results = await diagnostics.analyseFiles(inputs, async (index) => {
+      throwIfCancelled(signal);
+      if (index % 20 !== 0) return;
+      report(`analysing ${vscode.workspace.asRelativePath(inputs[index].uri)}`, 0.5 + (index + 1) / inputs.length / 2);
+      await yieldToEventLoop();
+    });
+    for (const { uri } of inputs) {
+      const found = results.get(uri.toString()) ?? [];
+      diagnostics.collection.set(uri, found);
       if (found.length > 0) withFindings++;
       for (const d of found) {
         const code = typeof d.code === 'object' ? String(d.code.value) : String(d.code);
         counts.set(code, (counts.get(code) ?? 0) + 1);
       }
-      if (index % 20 === 19) await yieldToEventLoop();
     }
   });
   const total = [...counts.values()].reduce((a, b) => a + b, 0);

@@ -2,7 +2,7 @@
 // they post to the webviews, how they treat messages from the webviews, and the files they write.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as fake from './fixtures/fake-vscode';
@@ -123,6 +123,21 @@ test('a missing model file is reported at the line that names it', { skip }, asy
   fake.recorded.messages.length = 0;
   await run('profileTrainingConfig', fake.Uri.file(join(dir, 'run.collective.yaml')));
   assert.ok(errors().some((m) => /run\.collective\.yaml:2:\d+: cannot read model config 'nowhere\/config\.json'/.test(m)), errors().join('\n'));
+});
+
+test('Check Gradient Scaling in Workspace judges a helper of one file at its caller in another, with the helper as related information', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-ws-program-'));
+  mkdirSync(join(dir, 'pkg'));
+  writeFileSync(join(dir, 'pkg', 'dist_utils.py'), 'import torch.distributed as dist\n\ndef average_gradients(model):\n    for p in model.parameters():\n        dist.all_reduce(p.grad)\n');
+  writeFileSync(join(dir, 'train.py'), 'from pkg.dist_utils import average_gradients\n\ndef train(model, optimizer, loss):\n    loss.backward()\n    average_gradients(model)\n    optimizer.step()\n');
+  fake.recorded.workspaceFiles = [join(dir, 'pkg', 'dist_utils.py'), join(dir, 'train.py')];
+  await run('checkGradientScalingInWorkspace');
+  assert.deepEqual(fake.recorded.diagnostics.get(fake.Uri.file(join(dir, 'pkg', 'dist_utils.py')).toString()), []);
+  const [finding] = (fake.recorded.diagnostics.get(fake.Uri.file(join(dir, 'train.py')).toString()) ?? []) as unknown as { range: { start: { line: number } }; relatedInformation: { location: { uri: { fsPath: string }; range: { start: { line: number } } }; message: string }[] }[];
+  assert.equal(finding.range.start.line, 4);
+  const helper = finding.relatedInformation.find((r) => r.location.uri.fsPath === join(dir, 'pkg', 'dist_utils.py'));
+  assert.equal(helper?.location.range.start.line, 4);
+  assert.ok(finding.relatedInformation.some((r) => /optimizer\.step/.test(r.message)));
 });
 
 test('Check Gradient Scaling in Workspace analyses files that are not open and publishes their findings', { skip }, async () => {
