@@ -1,8 +1,9 @@
 // CP008, the same bug in time: gradient accumulation. Calling backward on K micro-batches before one optimizer step
 // sums their gradients, so each micro-batch's mean loss must be divided by K; otherwise the update uses K times
 // the gradient of the mean over the K micro-batches. The rule speaks only when the code shows all of it:
-// backward inside a loop, the step taken once per K micro-steps (after a `range(K)` loop, or under `% K`), K named
-// as an accumulation count, and no division, multiplication or sum-reduction anywhere in the loss's history.
+// backward once per micro-batch (in a loop, or in a per-batch method), the step taken once per K micro-steps (after
+// a `range(K)` loop, or under `% K`), K named as an accumulation count, and no division, multiplication or
+// sum-reduction anywhere in the loss's history.
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
@@ -45,9 +46,12 @@ export class AccumulationRule {
   }
 
   private judge(site: BackwardSite, fn: FunctionInfo): AccumulationVerdict | undefined {
+    if (this.backwardScales(site.call)) return undefined;
+    // Inside a loop, the loop counts the micro-steps; without one, the function runs once per micro-batch (a
+    // trainer's per-batch method) and its own `% K` guard around the step says so.
     const loop = enclosingLoop(site.call, fn.node);
-    if (!loop || this.backwardScales(site.call)) return undefined;
-    const found = this.rangeLoop(loop) ?? this.moduloGuard(loop, site.call);
+    const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
+    const found = loop ? (this.rangeLoop(loop) ?? this.moduloGuard(child(loop, 'body'), site.call)) : this.moduloGuard(body, site.call);
     if (!found) return undefined;
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
@@ -87,9 +91,8 @@ export class AccumulationRule {
     return step ? { count, evidence: loop, step } : undefined;
   }
 
-  /** `backward()` on every iteration and `if (i + 1) % K == 0: optimizer.step()` in the same loop. */
-  private moduloGuard(loop: PyNode, backward: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
-    const body = child(loop, 'body');
+  /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it in the same block. */
+  private moduloGuard(body: PyNode | undefined, backward: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
     if (!body) return undefined;
     for (const stmt of named(body)) {
       if (stmt.type !== 'if_statement' || stmt.start < backward.end) continue;

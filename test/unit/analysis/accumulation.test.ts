@@ -95,3 +95,22 @@ test('CP008 knows the backward calls that divide by the accumulation count thems
   const plain = MODULO_STEP.replace('def train(', 'accelerator = Accelerator(mixed_precision="fp16")\ndef train(').replace('fabric.backward(loss)', 'accelerator.backward(loss)');
   assert.deepEqual(summary(await analyze(plain)), ['CP008@7']);
 });
+
+test('CP008 in a per-batch method: backward, then the step under `% K` in the same method (Lightning 73d0855)', async () => {
+  const text = py`
+    class Trainer:
+        def run_training_batch(self, batch):
+            output = self.model.training_step(batch)
+            loss = output['loss']
+            loss.backward()
+            self.batch_loss_value += loss.item()
+            if (self.batch_nb + 1) % self.accumulate_grad_batches == 0:
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+  `;
+  assert.deepEqual(summary(await analyze(text)), ['CP008@5']);
+  const fixed = text.replace("loss = output['loss']", "loss = output['loss'] / self.accumulate_grad_batches");
+  assert.deepEqual(summary(await analyze(fixed)), []);
+  // A step every call, or a guard that does not count micro-batches (logging every N), says nothing.
+  assert.deepEqual(summary(await analyze(text.replace('self.accumulate_grad_batches', 'self.log_every'))), []);
+});
