@@ -7,6 +7,7 @@ import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
 import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
 import type { PythonAnalyzer } from './analysis-host';
+import type { Unanalysed } from '../analysis/types';
 import { configFormatOf } from './glue/lens-sites';
 
 const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSeverity>> = {
@@ -101,16 +102,16 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
 
   /**
    * Analyses files as one program (the workspace check): open documents with their editor text, the others as read
-   * from disk. Publishes nothing; returns each file's diagnostics.
+   * from disk. Publishes nothing; returns each file's diagnostics and what of it was not analysed.
    */
-  async analyseFiles(files: readonly { uri: vscode.Uri; text: string }[], pause: (index: number) => Promise<void>): Promise<Map<string, vscode.Diagnostic[]>> {
+  async analyseFiles(files: readonly { uri: vscode.Uri; text: string }[], pause: (index: number) => Promise<void>): Promise<Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>> {
     const analyzer = await this.getAnalyzer();
     const results = await analyzer.analyzeAll(files.map((f) => ({ path: programPath(f.uri), text: f.text })), await this.worldSize(), pause);
-    const out = new Map<string, vscode.Diagnostic[]>();
+    const out = new Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>();
     for (const f of files) {
-      const findings = results.get(programPath(f.uri))?.findings ?? [];
-      const data = findingsToDiagnostics(findings, this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
-      out.set(f.uri.toString(), data.map((d) => this.toDiagnostic(d, f.uri)));
+      const result = results.get(programPath(f.uri));
+      const data = findingsToDiagnostics(result?.findings ?? [], this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
+      out.set(f.uri.toString(), { diagnostics: data.map((d) => this.toDiagnostic(d, f.uri)), unanalysed: result?.unanalysed ?? [] });
     }
     return out;
   }
