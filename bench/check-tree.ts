@@ -1,7 +1,8 @@
 // A generated 2,000-file Python code base for the `check` benchmarks, shaped like the real ones measured
 // (Megatron-LM, DeepSpeed, fairseq, timm: 6-18 % of their files call a reduction, a DDP-style wrapper or
-// backward): 15 % training code (the labelled examples of test/fixtures/scaling-extra and generated training
-// scripts of 150-1,200 lines) and 85 % models, data pipelines, utilities and tests. Nothing is fetched.
+// backward; 6-16 KB a file): 15 % training code (the labelled examples of test/fixtures/scaling-extra and generated training
+// scripts of 150-1,200 lines) and 85 % models, data pipelines, utilities and tests, about 6 KB a file on average.
+// Nothing is fetched.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,7 +179,9 @@ export function checkTree(files = 2000): { root: string; files: number; training
       trainingFiles.push(join(pkg, name));
     } else {
       const kind = i % 4;
-      text = kind === 0 ? modelModule(i, 1 + (i % 6)) : kind === 1 ? dataModule(i) : kind === 2 ? utilModule(i) : testModule(i);
+      // Sizes as in the measured code bases: models of 2-18 blocks (3-24 KB), the rest 2-4 KB.
+      const times = (n: number, f: (k: number) => string) => Array.from({ length: n }, (_, k) => f(i * 10 + k)).join('\n\n');
+      text = kind === 0 ? modelModule(i, 2 + (i % 17)) : kind === 1 ? times(2, dataModule) : kind === 2 ? times(2, utilModule) : times(4, testModule);
       name = `${['zoo', 'dataset', 'util', 'test_zoo'][kind]}_${i}.py`;
     }
     writeFileSync(join(pkg, name), text);
