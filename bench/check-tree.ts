@@ -3,7 +3,7 @@
 // backward; 6-16 KB a file): 15 % training code (the labelled examples of test/fixtures/scaling-extra and generated training
 // scripts of 150-1,200 lines) and 85 % models, data pipelines, utilities and tests, about 6 KB a file on average.
 // Nothing is fetched.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trainingScript } from './training-script';
@@ -162,6 +162,8 @@ let built: { root: string; files: number; trainingFiles: string[] } | undefined;
 export function checkTree(files = 2000): { root: string; files: number; trainingFiles: string[] } {
   if (built && built.files === files) return built;
   const root = mkdtempSync(join(tmpdir(), 'cp-check-tree-'));
+  // 10 MB of generated files: gone when the bench process ends.
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
   const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith('.py')).sort().map((f) => readFileSync(join(FIXTURES, f), 'utf8'));
   const scripts = [150, 300, 600, 1200].map((lines) => trainingScript(lines));
   const trainingFiles: string[] = [];
