@@ -8,14 +8,20 @@ import type { Program } from '../analysis/program';
 
 export interface PythonAnalyzer {
   /** One file of the program (its path names it; related locations in other files carry their paths). */
-  analyze(path: string, text: string, worldSize?: number): AnalysisResult;
+  analyze(path: string, text: string, options: ProgramOptions): AnalysisResult;
   /**
    * Many files at once (the workspace check): each one's findings, judged across all of them. `pause` is awaited
    * between files, to report progress, yield to the event loop and cancel (by throwing).
    */
-  analyzeAll(files: readonly { path: string; text: string }[], worldSize: number | undefined, pause: (index: number) => Promise<void>): Promise<Map<string, AnalysisResult>>;
+  analyzeAll(files: readonly { path: string; text: string }[], options: ProgramOptions, pause: (index: number) => Promise<void>): Promise<Map<string, AnalysisResult>>;
   /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
   analyzeDeepSpeed(text: string): AnalysisResult;
+}
+
+/** What the program's results depend on: the world size named in messages, and whether hints are shown. */
+export interface ProgramOptions {
+  readonly worldSize?: number;
+  readonly hints: boolean;
 }
 
 export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnalyzer> {
@@ -24,24 +30,26 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
   // One parser for the session: every analysed file reuses it.
   const parser = await createPythonParser(vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath, vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
   const analysis = await import('../analysis/index');
-  // Messages name the world size, so a new world size starts a new program (its cache holds finished messages).
-  let program: { worldSize: number | undefined; program: Program } | undefined;
-  const programFor = (worldSize: number | undefined): Program => {
-    if (!program || program.worldSize !== worldSize) {
-      const next = new analysis.Program(parser, { worldSize });
+  // Messages name the world size and hints change what is shown, so new options start a new program (its cache
+  // holds finished results); the files it knew carry over.
+  let program: { key: string; program: Program } | undefined;
+  const programFor = (options: ProgramOptions): Program => {
+    const key = `${options.worldSize ?? ''}:${options.hints}`;
+    if (!program || program.key !== key) {
+      const next = new analysis.Program(parser, { worldSize: options.worldSize, hints: options.hints });
       for (const path of program?.program.paths ?? []) next.setFile(path, program!.program.textOf(path) ?? '', scopeOf(path));
-      program = { worldSize, program: next };
+      program = { key, program: next };
     }
     return program.program;
   };
   return {
-    analyze: (path, text, worldSize) => {
-      const p = programFor(worldSize);
+    analyze: (path, text, options) => {
+      const p = programFor(options);
       p.setFile(path, text, scopeOf(path));
       return p.analyzeFile(path);
     },
-    analyzeAll: async (files, worldSize, pause) => {
-      const p = programFor(worldSize);
+    analyzeAll: async (files, options, pause) => {
+      const p = programFor(options);
       for (const f of files) p.setFile(f.path, f.text, scopeOf(f.path));
       const wanted = new Set(files.map((f) => f.path));
       const all = await p.analyzeAllAsync((_, index) => pause(index));

@@ -6,7 +6,7 @@ import type { Ctx } from './context';
 import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
 import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
-import type { PythonAnalyzer } from './analysis-host';
+import type { ProgramOptions, PythonAnalyzer } from './analysis-host';
 import type { Unanalysed } from '../analysis/types';
 import { configFormatOf } from './glue/lens-sites';
 
@@ -88,7 +88,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     const version = document.version;
     const started = Date.now();
     const analyzer = await this.getAnalyzer();
-    const result = document.languageId === 'python' ? analyzer.analyze(programPath(document.uri), document.getText(), await this.worldSize()) : analyzer.analyzeDeepSpeed(document.getText());
+    const result = document.languageId === 'python' ? analyzer.analyze(programPath(document.uri), document.getText(), await this.programOptions()) : analyzer.analyzeDeepSpeed(document.getText());
     if (document.isClosed || document.version !== version) return [];
     for (const note of result.notes) this.ctx.log.debug(`${vscode.workspace.asRelativePath(document.uri)}: ${note}`);
     const data = findingsToDiagnostics(result.findings, settings.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
@@ -106,7 +106,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
    */
   async analyseFiles(files: readonly { uri: vscode.Uri; text: string }[], pause: (index: number) => Promise<void>): Promise<Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>> {
     const analyzer = await this.getAnalyzer();
-    const results = await analyzer.analyzeAll(files.map((f) => ({ path: programPath(f.uri), text: f.text })), await this.worldSize(), pause);
+    const results = await analyzer.analyzeAll(files.map((f) => ({ path: programPath(f.uri), text: f.text })), await this.programOptions(), pause);
     const out = new Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>();
     for (const f of files) {
       const result = results.get(programPath(f.uri));
@@ -116,8 +116,12 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     return out;
   }
 
+  private async programOptions(): Promise<ProgramOptions> {
+    return { worldSize: await this.worldSize(), hints: this.ctx.settings.diagnostics.hints };
+  }
+
   private async worldSize(): Promise<number | undefined> {
-    // Messages name the selected system's rank count; the analysis itself does not depend on it.
+    // Messages name the selected system's rank count, and a hard-coded divisor is judged against it (CP003).
     const { selectedSystem } = await import('./system');
     const selected = await selectedSystem(this.ctx);
     return selected.ok ? selected.system.ranks : undefined;

@@ -26,6 +26,8 @@ export interface Settings {
     readonly enabled: boolean;
     readonly debounceMs: number;
     readonly rules: Readonly<Record<string, RuleSeverity>>;
+    /** Also show what the analysis suspects but cannot prove (test code, hard-coded divisors). */
+    readonly hints: boolean;
   };
   readonly native: {
     /** Empty when unset: the runner then looks in the environment. */
@@ -57,7 +59,7 @@ export const DEFAULT_SETTINGS: Settings = {
   ncclVersion: '',
   defaultBucketBytes: 25 * 1024 * 1024,
   lenses: { collectives: true, bucketRecommendation: true, scalingWarnings: true, configFiles: true, measurementFiles: true },
-  diagnostics: { enabled: true, debounceMs: 300, rules: {} },
+  diagnostics: { enabled: true, debounceMs: 300, rules: {}, hints: false },
   native: { pythonPath: '', torchrunPath: '', launcher: 'direct', processes: 0, timeoutSeconds: 300 },
 };
 
@@ -115,6 +117,7 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
       enabled: pick('diagnostics.enabled', true, isBool, 'true or false'),
       debounceMs: pick('diagnostics.debounceMs', 300, intIn(0, 10_000), 'an integer from 0 to 10000'),
       rules,
+      hints: pick('diagnostics.hints', false, isBool, 'true or false'),
     },
     native: {
       pythonPath: pick('native.pythonPath', '', isString, 'a path', machine).trim(),
@@ -130,6 +133,6 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
 /** Setting keys (without the prefix) that the package manifest must declare; the manifest test checks both ways. */
 export const SETTING_KEYS: readonly string[] = [
   'system', 'nodes', 'ncclVersion', 'defaultBucketMB', 'codeLens.enabled', ...LENS_KINDS.map((k) => `codeLens.${k}`),
-  'diagnostics.enabled', 'diagnostics.debounceMs', 'diagnostics.rules',
+  'diagnostics.enabled', 'diagnostics.debounceMs', 'diagnostics.rules', 'diagnostics.hints',
   'native.pythonPath', 'native.torchrunPath', 'native.launcher', 'native.processes', 'native.timeoutSeconds',
 ];
