@@ -79,6 +79,17 @@ export class Program {
     return this.finish(paths);
   }
 
+  /**
+   * Runs the first pass of every file not yet analysed, awaiting `pause` between files: the editor's background
+   * indexing, after which a single file's analysis knows the helpers of the whole workspace.
+   */
+  async prepareAsync(pause: (path: string, index: number) => Promise<void>): Promise<void> {
+    for (const [i, path] of this.paths.filter((p) => !this.firstPass.has(p)).entries()) {
+      await pause(path, i);
+      this.first(path);
+    }
+  }
+
   private finish(paths: readonly string[]): Map<string, AnalysisResult> {
     const links = this.link(paths);
     const out = new Map<string, AnalysisResult>();

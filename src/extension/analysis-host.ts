@@ -14,6 +14,8 @@ export interface PythonAnalyzer {
    * between files, to report progress, yield to the event loop and cancel (by throwing).
    */
   analyzeAll(files: readonly { path: string; text: string }[], options: ProgramOptions, pause: (index: number) => Promise<void>): Promise<Map<string, AnalysisResult>>;
+  /** Adds files to the program and learns their helpers, without publishing anything (background indexing). */
+  prepare(files: readonly { path: string; text: string }[], options: ProgramOptions, pause: (index: number) => Promise<void>): Promise<void>;
   /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
   analyzeDeepSpeed(text: string): AnalysisResult;
 }
@@ -54,6 +56,12 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
       const wanted = new Set(files.map((f) => f.path));
       const all = await p.analyzeAllAsync((_, index) => pause(index));
       return new Map([...all].filter(([path]) => wanted.has(path)));
+    },
+    prepare: async (files, options, pause) => {
+      const p = programFor(options);
+      // An open document's editor text is newer than the disk's: it was set by analyze() and stays.
+      for (const f of files) if (p.textOf(f.path) === undefined) p.setFile(f.path, f.text, scopeOf(f.path));
+      await p.prepareAsync((_, index) => pause(index));
     },
     analyzeDeepSpeed: (text) => analysis.analyzeDeepSpeedConfig(text),
   };

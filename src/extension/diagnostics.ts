@@ -40,6 +40,9 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   private readonly debouncer = new KeyedDebouncer();
   private readonly mapped = new Map<string, DiagnosticData[]>();
   private analyzer: Promise<PythonAnalyzer> | undefined;
+  private readonly indexing = new vscode.CancellationTokenSource();
+  /** Runs the background indexing again, once the analyzer is loaded. */
+  private indexer: (() => void) | undefined;
 
   constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
     ctx.push(
@@ -47,24 +50,50 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
       vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d, 0)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document, this.ctx.settings.diagnostics.debounceMs)),
       vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)),
-      ctx.onDidChangeSettings(() => this.reanalyseOpen()),
-      ctx.onDidChangeSystem(() => this.reanalyseOpen()),
+      // New options (hints, the world size) start a new program: learn the workspace's helpers again.
+      ctx.onDidChangeSettings(() => this.restart()),
+      ctx.onDidChangeSystem(() => this.restart()),
     );
     this.reanalyseOpen();
   }
 
   /** Loads tree-sitter and the grammar once, when the first Python file needs them. */
   private getAnalyzer(): Promise<PythonAnalyzer> {
-    this.analyzer ??= import('./lazy').then((lazy) => lazy.loadAnalyzer(this.ctx.extensionUri)).catch((error) => {
+    this.analyzer ??= import('./lazy').then(async (lazy) => {
+      const analyzer = await lazy.loadAnalyzer(this.ctx.extensionUri);
+      this.startIndexing(lazy.indexWorkspace, analyzer);
+      return analyzer;
+    }).catch((error) => {
       this.analyzer = undefined;
       throw error;
     });
     return this.analyzer;
   }
 
+  /**
+   * Learns the helpers of the workspace's closed Python files in the background (workspace-index.ts), then
+   * re-analyses the open documents, so a summing helper in a closed file is judged at an open caller.
+   */
+  private startIndexing(index: typeof import('./workspace-index').indexWorkspace, analyzer: PythonAnalyzer): void {
+    this.indexer = () => this.startIndexing(index, analyzer);
+    void (async () => {
+      try {
+        const indexed = await index(analyzer, await this.programOptions(), this.indexing.token, this.ctx.log);
+        if (indexed > 0 && !this.indexing.token.isCancellationRequested) this.reanalyseOpen();
+      } catch (error) {
+        if (!(error instanceof vscode.CancellationError)) this.ctx.log.warn(`Indexing the workspace for the gradient-scaling check failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    })();
+  }
+
   private schedule(document: vscode.TextDocument, delayMs: number): void {
     if (document.uri.scheme === 'output' || !analysable(document)) return;
     this.debouncer.schedule(document.uri.toString(), delayMs, () => { void this.analyse(document); });
+  }
+
+  private restart(): void {
+    this.reanalyseOpen();
+    this.indexer?.();
   }
 
   private reanalyseOpen(): void {
@@ -151,6 +180,8 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   }
 
   dispose(): void {
+    this.indexing.cancel();
+    this.indexing.dispose();
     this.debouncer.dispose();
   }
 }

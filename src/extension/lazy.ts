@@ -10,4 +10,5 @@ export * as measurements from './handlers/measurements';
 export * as native from './handlers/native';
 export * as workspaceCheck from './handlers/workspace-check';
 export { loadAnalyzer } from './analysis-host';
+export { indexWorkspace } from './workspace-index';
 export { loadSystemFile } from '../config/system-file';

@@ -93,3 +93,17 @@ test('findings in test code are hints: shown with the hints option only', async 
   }
   for (const path of ['pkg/utils/distributed.py', 'contest/train.py', 'latest_model.py']) assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), ['CP001@6'], path);
 });
+
+test('prepareAsync learns the helpers of files nobody opened, so analysing one caller judges the call', async () => {
+  const program = new Program(await parser());
+  program.setFile('pkg/utils/distributed.py', HELPER);
+  let paused = 0;
+  await program.prepareAsync(async () => { paused++; });
+  assert.equal(paused, 1);
+  program.setFile('tools/train.py', TRAIN);
+  assert.deepEqual(summary(program.analyzeFile('tools/train.py').findings), ['CP001@8']);
+  // Without the helper's first pass the caller knows nothing of it, and says nothing.
+  const fresh = new Program(await parser());
+  fresh.setFile('tools/train.py', TRAIN);
+  assert.deepEqual(summary(fresh.analyzeFile('tools/train.py').findings), []);
+});
