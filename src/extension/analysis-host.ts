@@ -1,7 +1,8 @@
 // Loads the analysis layer and its tree-sitter parser on first use, from the .wasm files shipped in dist/, so
 // that activation stays fast and files that are never Python never pay for the parser. Python files are analysed as
-// one program (analysis/program.ts): the open documents and the files of the last workspace check, keyed by path,
-// so a summing helper in one file is judged at its callers in others and an edit re-analyses only what it touches.
+// one program (analysis/program.ts): the open documents, the workspace's files (background indexing and the
+// workspace check), keyed by path, so a summing helper in one file is judged at its callers in others and an edit
+// re-analyses only what it touches.
 import * as vscode from 'vscode';
 import type { AnalysisResult } from '../analysis/types';
 import type { Program } from '../analysis/program';
