@@ -80,17 +80,31 @@ function median(values: number[]): number | undefined {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-export function compareDataset(system: System, dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown }): DatasetComparison {
+/**
+ * Hooks for refitting a constant without changing the engine (`validate --leave-one-out`): a constant that acts
+ * after the simulation (how host and device time combine) is refit by replacing the simulated time, and a fit that
+ * judges only some sizes skips simulating the others.
+ */
+export interface CompareOptions {
+  /** Which measured sizes to compare; all when absent. */
+  readonly includeBytes?: (bytes: number) => boolean;
+  /** Replaces the simulated time of a row, µs; busbw is rescaled from it. */
+  readonly adjustTimeUs?: (timeUs: number, system: System) => number;
+}
+
+export function compareDataset(system: System, dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown }, options: CompareOptions = {}): DatasetComparison {
   const algorithm = forcedAlgorithm(dataset.env);
   const limits = ncclEnvLimits(dataset.env);
   const limited = limits.algorithms !== undefined || limits.protocols !== undefined;
-  const rows: ComparedRow[] = measuredRows(dataset).map((row) => {
+  const include = options.includeBytes;
+  const rows: ComparedRow[] = measuredRows(dataset).filter((row) => include === undefined || include(row.bytes)).map((row) => {
     // A run that restricted NCCL (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE=0) is compared with NCCL's choice under
     // the same restriction.
     const pick = limited ? ncclChoiceUnder(system, 'allreduce', row.bytes, 'fp32', limits) : undefined;
     const result = simulateCollective(system, { bytes: row.bytes, dtype: 'fp32', algorithm: pick?.algorithm ?? 'auto', protocol: pick?.protocol ?? 'auto' });
-    const errorPct = (100 * (result.busbwGBps - row.busbwGBps)) / row.busbwGBps;
-    return { ...row, simulatedBusbwGBps: result.busbwGBps, errorPct, algorithm: result.algorithm, protocol: result.protocol };
+    const busbwGBps = options.adjustTimeUs ? (result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system) : result.busbwGBps;
+    const errorPct = (100 * (busbwGBps - row.busbwGBps)) / row.busbwGBps;
+    return { ...row, simulatedBusbwGBps: busbwGBps, errorPct, algorithm: result.algorithm, protocol: result.protocol };
   });
   const largeMedianPct = median(rows.filter((r) => r.bytes >= LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));
   const smallMedianPct = median(rows.filter((r) => r.bytes < LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));

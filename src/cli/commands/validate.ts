@@ -8,6 +8,7 @@ import {
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, parseFlags, type CliCommand } from '../command';
+import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
 export interface ValidationRow {
   readonly dataset: string;
@@ -49,7 +50,13 @@ function systemFor(datasetPath: string, dataset: Record<string, unknown>, system
   return { spec: derived, source: 'derived from the dataset description' };
 }
 
-export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
+interface LoadedDataset extends CalibrationDataset {
+  readonly file: string;
+  readonly systemSource: string;
+}
+
+/** Reads every dataset and its system; NCCL's choices follow its release, so each spec names the NCCL that ran it. */
+export function loadDatasets(calibrationDir: string, systemsDir: string): LoadedDataset[] {
   return datasetFiles(calibrationDir).map((file) => {
     let dataset: Record<string, unknown>;
     try {
@@ -58,15 +65,58 @@ export function validateAll(calibrationDir: string, systemsDir: string): Validat
       throw new UsageError(`${file}: not valid JSON (${(error as Error).message})`);
     }
     const { spec, source } = systemFor(file, dataset, systemsDir);
-    try {
-      // NCCL's choices follow its release: judge each run with the cost model of the NCCL that ran it.
-      const system = resolveSystem(withNcclVersion(spec, dataset.nccl_version));
-      return { dataset: basename(file, '.json'), systemSource: source, label: system.label, ranks: system.ranks, comparison: compareDataset(system, dataset) };
-    } catch (error) {
-      if (error instanceof EngineError) throw new UsageError(`${basename(file)}: ${error.message}`);
-      throw error;
-    }
+    return { name: basename(file, '.json'), file, dataset, spec: withNcclVersion(spec, dataset.nccl_version), systemSource: source };
   });
+}
+
+/** Runs `body`, naming the dataset in the usage error when the engine rejects it. */
+function judged<T>(d: LoadedDataset, body: () => T): T {
+  try {
+    return body();
+  } catch (error) {
+    if (error instanceof EngineError) throw new UsageError(`${basename(d.file)}: ${error.message}`);
+    throw error;
+  }
+}
+
+function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
+  return datasets.map((d) => judged(d, () => {
+    const system = resolveSystem(d.spec);
+    return { dataset: d.name, systemSource: d.systemSource, label: system.label, ranks: system.ranks, comparison: compareDataset(system, d.dataset) };
+  }));
+}
+
+export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
+  return validateLoaded(loadDatasets(calibrationDir, systemsDir));
+}
+
+/** Both judgements of every dataset: with the engine's constants, and with those fitted on it refit without it. */
+export function validateLeaveOneOut(calibrationDir: string, systemsDir: string): { rows: ValidationRow[]; loo: LeaveOneOutRow[] } {
+  const datasets = loadDatasets(calibrationDir, systemsDir);
+  const rows = validateLoaded(datasets);
+  const byName = new Map(leaveOneOut(datasets.map((d) => judged(d, () => { resolveSystem(d.spec); return d; }))).map((r) => [r.dataset, r]));
+  return { rows, loo: datasets.map((d) => byName.get(d.name)!) };
+}
+
+const refitText = (r: RefitValue): string => `${r.constant}=${r.value}${r.fallback ? ' (only this dataset supports it: hardware facts)' : ''}`;
+
+export function formatLeaveOneOut(rows: readonly ValidationRow[], loo: readonly LeaveOneOutRow[]): string {
+  const width = Math.max(...rows.map((r) => r.dataset.length), 7);
+  const lines = [
+    'Median |busbw error| per dataset: in-sample (the engine\'s constants) and leave-one-out (every constant fitted',
+    'on the dataset refit without it; where no other dataset supports one, the hardware facts alone)',
+    `${'dataset'.padEnd(width)}  ${'≥1MiB in'.padStart(9)}  ${'≥1MiB LOO'.padStart(9)}  ${'<1MiB in'.padStart(9)}  ${'<1MiB LOO'.padStart(9)}  LOO verdict  refit without it`,
+  ];
+  rows.forEach((row, i) => {
+    const a = row.comparison;
+    const b = loo[i].leaveOneOut;
+    const verdict = a.suspect ? 'suspect' : b.pass ? 'PASS' : 'FAIL';
+    const refits = loo[i].refits.length === 0 ? '— (no constant fitted on it)' : loo[i].refits.map(refitText).join('; ');
+    lines.push(`${row.dataset.padEnd(width)}  ${pct(a.largeMedianPct).padStart(9)}  ${pct(b.largeMedianPct).padStart(9)}  ${pct(a.smallMedianPct).padStart(9)}  ${pct(b.smallMedianPct).padStart(9)}  ${verdict.padEnd(11)}  ${refits}`);
+  });
+  const judgedRows = loo.filter((r) => !r.leaveOneOut.suspect);
+  lines.push(`${judgedRows.filter((r) => r.leaveOneOut.pass).length}/${judgedRows.length} judged datasets pass leave-one-out (${rows.filter((r) => !r.comparison.suspect && r.comparison.pass).length} in-sample)`);
+  return lines.join('\n');
 }
 
 const pct = (value: number | undefined): string => (value === undefined ? '—' : `${value.toFixed(1)}%`);
@@ -91,19 +141,35 @@ export const validateCommand: CliCommand = {
   name: 'validate',
   summary: 'Compare simulated sweeps with published nccl-tests runs and print the busbw error per dataset',
   usage: [
-    'Usage: collective-profiler validate [--calibration-dir DIR] [--systems-dir DIR] [--json]',
+    'Usage: collective-profiler validate [--calibration-dir DIR] [--systems-dir DIR] [--leave-one-out] [--json]',
     '',
     'Sweeps the sizes of every dataset in DIR/nccl-tests (default ../shared/calibration) on its system file',
     '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
     'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
     `< 1 MiB. A dataset passes at ≤ ${LARGE_BOUND_PCT}% and ≤ ${SMALL_BOUND_PCT}%; suspect datasets are listed but not judged.`,
-    'Exit code 1 when a judged dataset fails.',
+    '--leave-one-out also judges each dataset with every constant that was fitted on it refit on the other',
+    'datasets (or, where none supports it, set from the hardware facts), beside the in-sample error.',
+    'Exit code 1 when a judged dataset fails (in-sample).',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['calibration-dir', 'systems-dir'], switches: ['json'] });
+    const { flags, positional } = parseFlags(args, { values: ['calibration-dir', 'systems-dir'], switches: ['json', 'leave-one-out'] });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
+    if (flags.has('leave-one-out')) {
+      const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir);
+      if (flags.has('json')) {
+        const summary = (c: DatasetComparison) => ({ largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass });
+        io.stdout(JSON.stringify(rows.map((r, i) => ({
+          dataset: r.dataset, system: r.label, ranks: r.ranks, suspect: r.comparison.suspect,
+          inSample: summary(r.comparison), leaveOneOut: summary(loo[i].leaveOneOut),
+          refits: loo[i].refits.map((x) => ({ constant: x.constant, value: Number.isFinite(x.value) ? x.value : null, refitOn: x.refitOn, fallback: x.fallback ?? null })),
+        })), null, 2));
+      } else {
+        io.stdout(formatLeaveOneOut(rows, loo));
+      }
+      return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
+    }
     const rows = validateAll(calibrationDir, systemsDir);
     if (flags.has('json')) {
       io.stdout(JSON.stringify(rows.map((r) => ({
