@@ -4,7 +4,7 @@
 // and channel i belongs to class i mod (number of classes), as the simulator spreads a flow's copies.
 import type { BuildContext } from './algorithms/context';
 import { ringOrders } from './algorithms/ring';
-import { binaryTreeParent, treeParents } from './algorithms/tree';
+import { binaryTreeParent, treeParents, treeRail, treeRotations } from './algorithms/tree';
 import { channelsFor } from './channels';
 import { DTYPE_BYTES, type Algorithm, type CollectiveRequest, type Protocol } from './collective-types';
 import { EngineError } from './errors';
@@ -85,11 +85,11 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
       return orders.map((order, c) => ({ channel: c, kind: 'ring', vertices: order.map((r) => ids[r]), edges: n > 1 ? order.map((r, i) => [ids[r], ids[order[(i + 1) % order.length]]] as const) : [] }));
     }
     case 'tree': {
-      const rotations = system.nodes > 1 ? Math.min(g, Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
+      const rotations = treeRotations(ctx);
       const trees = n > 2 ? 2 : 1;
       const classes = Math.max(1, Math.min(trees * rotations, ctx.channels));
       return Array.from({ length: classes }, (_, c) => {
-        const parent = treeParents(ctx, c % trees, Math.floor(c / trees) % g);
+        const parent = treeParents(ctx, c % trees, treeRail(ctx, Math.floor(c / trees)).head);
         const edges: Edge[] = [];
         for (let r = 0; r < n; r++) if (parent[r] >= 0) edges.push([ids[parent[r]], ids[r]]);
         return { channel: c, kind: 'tree', vertices: rootFirst(ids, edges), edges };

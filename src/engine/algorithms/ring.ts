@@ -5,13 +5,16 @@ import type { Flow } from '../sim/schedule';
 import { channelClasses, meanStepLatencyUs, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
 
-/** Ring orders, one per channel class. Across nodes each class enters every node at a different GPU, so each
- * class crosses the network on a different NIC. */
+/**
+ * Ring orders, one per channel class. Across nodes each class enters every node at a different GPU and crosses the
+ * network on a different NIC, so NCCL spreads its channels over every NIC: with more NICs than GPUs there are as
+ * many classes as NICs, and classes entering at the same GPU use its different NICs (see ringRail).
+ */
 export function ringOrders(ctx: BuildContext): number[][] {
   const { system } = ctx;
   const g = system.gpusPerNode;
   if (system.nodes === 1) return system.fabric.ringOrders.map((order) => [...order]);
-  const classes = Math.min(g, ctx.channels);
+  const classes = Math.min(Math.max(g, system.fabric.nicsPerNode), ctx.channels);
   const orders: number[][] = [];
   for (let c = 0; c < classes; c++) {
     const order: number[] = [];
@@ -19,6 +22,14 @@ export function ringOrders(ctx: BuildContext): number[][] {
     orders.push(order);
   }
   return orders;
+}
+
+/**
+ * Which of its GPU's NICs a ring class crosses the network on: classes that enter a node at the same GPU take its
+ * NICs in turn, so every NIC carries a class when there are more NICs than GPUs.
+ */
+export function ringNicSlot(ctx: BuildContext, c: number): number {
+  return Math.floor(c / ctx.system.gpusPerNode);
 }
 
 function ringRound(ctx: BuildContext, orders: number[][], payload: number, reduce: boolean, step: number, repeat: number): Round {
@@ -29,12 +40,14 @@ function ringRound(ctx: BuildContext, orders: number[][], payload: number, reduc
   for (let c = 0; c < weights.length; c++) {
     const order = orders[c];
     const paths: (readonly number[])[] = [];
+    const slot = ringNicSlot(ctx, c);
     for (let i = 0; i < order.length; i++) {
       const from = order[i];
       const to = order[(i + 1) % order.length];
-      const flow = transfer(ctx, from, to, payload, { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0, phase, reduce });
+      const path = ctx.system.fabric.route(from, to, slot);
+      const flow = transfer(ctx, from, to, payload, { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0, phase, reduce, path });
       flows.push(flow);
-      paths.push(ctx.system.fabric.route(from, to));
+      paths.push(path);
     }
     latencyUs = Math.max(latencyUs, meanStepLatencyUs(ctx, paths));
   }

@@ -73,9 +73,31 @@ function representativeNodes(nodes: number, trees: number): Set<number> {
   return new Set(seen.values());
 }
 
+/**
+ * Tree rotations across nodes: each rotation's node chains start at the GPU of a different NIC and cross the
+ * network on that NIC, so as many rotations as NICs (channel pairs permitting) use them all.
+ */
+export function treeRotations(ctx: BuildContext): number {
+  const { system } = ctx;
+  return system.nodes > 1 ? Math.min(Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
+}
+
+/**
+ * A rotation's chain head and NIC: rotation k crosses the network on NIC k (the same rail on every node, as the
+ * heads are the same local GPU), and its head is the GPU on that NIC's PCIe switch; `slot` is the NIC's position
+ * among that GPU's NICs.
+ */
+export function treeRail(ctx: BuildContext, rotation: number): { slot: number; head: number } {
+  const { fabric, gpusPerNode: g } = ctx.system;
+  if (ctx.system.nodes === 1 || fabric.nicGpu.length === 0) return { slot: 0, head: rotation % g };
+  const nic = rotation % fabric.nicGpu.length;
+  const head = fabric.nicGpu[nic];
+  return { slot: fabric.gpuNics[head].indexOf(nic), head };
+}
+
 export function buildTree(ctx: BuildContext): Schedule {
   const { system } = ctx;
-  const rotations = system.nodes > 1 ? Math.min(system.gpusPerNode, Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
+  const rotations = treeRotations(ctx);
   const trees = system.ranks > 2 ? 2 : 1;
   const weights = channelClasses(ctx.channels, trees * rotations);
   const perChannel = ctx.bytes / ctx.channels;
@@ -93,7 +115,8 @@ export function buildTree(ctx: BuildContext): Schedule {
   let maxDepth = 0;
   for (let c = 0; c < weights.length; c++) {
     const rotation = Math.floor(c / trees);
-    const parent = treeParents(ctx, c % trees, rotation % g);
+    const { slot, head } = treeRail(ctx, rotation);
+    const parent = treeParents(ctx, c % trees, head);
     const depth = depths(parent);
     for (let r = 0; r < parent.length; r++) {
       if (parent[r] < 0) continue;
@@ -103,10 +126,11 @@ export function buildTree(ctx: BuildContext): Schedule {
       maxDepth = Math.max(maxDepth, d);
       while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
       const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true, chargeMemory: !representative }));
-      down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false }));
+      const upPath = system.fabric.route(r, parent[r], slot);
+      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true, chargeMemory: !representative, path: upPath }));
+      down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false, path: system.fabric.route(parent[r], r, slot) }));
       // One path per kind (inside a node, across nodes) is enough to price a stage's latency.
-      if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => (p.length > 2) === interNode)) upPaths[d - 1].push(system.fabric.route(r, parent[r]));
+      if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => (p.length > 2) === interNode)) upPaths[d - 1].push(upPath);
     }
   }
   const stages: Stage[] = [];

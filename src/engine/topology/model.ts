@@ -34,8 +34,16 @@ export type LinkClass = 'nvlink' | 'pcie' | 'net';
 
 /** What the algorithms need beyond the public picture: routes as link indices, and capabilities. */
 export interface Fabric {
-  /** Links (indices into topology.links) from one rank's GPU to another's. Across nodes each GPU uses its own NIC. */
-  route(fromRank: number, toRank: number): readonly number[];
+  /**
+   * Links (indices into topology.links) from one rank's GPU to another's. Across nodes each end uses the NIC in
+   * position `nicSlot` (default 0, wrapping) among those on its GPU's PCIe switch (see gpuNics); the route climbs to
+   * the spine when the two NICs are on different rails or under different leaves.
+   */
+  route(fromRank: number, toRank: number, nicSlot?: number): readonly number[];
+  /** NIC indices on each local GPU's PCIe switch (one or more per GPU, or one shared by several GPUs). */
+  readonly gpuNics: readonly (readonly number[])[];
+  /** The local GPU a NIC's traffic enters and leaves by: the first GPU on the NIC's PCIe switch. */
+  readonly nicGpu: readonly number[];
   /** The link from a rank's GPU into the NVSwitch and back, when the node has one. */
   switchUplink(rank: number): number;
   switchDownlink(rank: number): number;

@@ -49,22 +49,46 @@ export function resolveSystem(spec: SystemSpec): System {
   const nvls = spec.nvls ?? nvlsCapable;
 
   let nicsPerNode = 0;
-  const nicOfGpu: number[] = [];
-  const crossNode = new Map<number, number[]>();
+  const gpuNics: number[][] = [];
+  const nicGpu: number[] = [];
+  const crossNode = new Map<number, number>();
+  const crossPaths: number[][] = [];
   let label = `${gpusPerNode}× ${short} ${fabricLabel}`;
   if (spec.p2p === false && spec.intraNode === 'pcie') label += ' (no P2P)';
-  let netRoute: (x: number, y: number) => number[] = () => [];
+  let netRoute: (x: number, y: number, slot: number) => number[] = () => [];
   if (nodes > 1) {
     if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
     nicsPerNode = checkInteger(spec.nic.perNode, 'nic.perNode', 1);
     if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
     const nicGBps = spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY;
     const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
+    const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
+    const oversubscription = spec.network?.oversubscription ?? 1;
+    if (!(oversubscription >= 1) || !Number.isFinite(oversubscription)) throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
+    const switchUs = spec.network?.switchLatencyUs ?? K.NETWORK_SWITCH_HOP_US;
+    if (!(switchUs >= 0) || !Number.isFinite(switchUs)) throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
     // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
     const pcie = pcieGBps(spec, gpu);
     const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
-    const leaves = Math.ceil(nodes / NODES_PER_LEAF);
-    // Cross-rail and cross-leaf traffic goes up to the spine layer, modelled as one non-blocking switch.
+    // NICs sit on PCIe switches beside the GPUs. With at least one NIC per GPU each GPU's switch holds its NICs, and
+    // the GPU's own x16 link carries all of their traffic; with fewer NICs each NIC's switch holds the GPUs that
+    // share it, and the NIC's x16 link carries all of theirs.
+    const groups: { gpus: number[]; nics: number[] }[] = [];
+    if (nicsPerNode >= gpusPerNode) {
+      for (let g = 0; g < gpusPerNode; g++) groups.push({ gpus: [g], nics: [] });
+      for (let r = 0; r < nicsPerNode; r++) groups[Math.floor((r * gpusPerNode) / nicsPerNode)].nics.push(r);
+    } else {
+      for (let r = 0; r < nicsPerNode; r++) groups.push({ gpus: [], nics: [r] });
+      for (let g = 0; g < gpusPerNode; g++) groups[Math.floor((g * nicsPerNode) / gpusPerNode)].gpus.push(g);
+    }
+    for (let g = 0; g < gpusPerNode; g++) gpuNics.push([]);
+    for (const group of groups) {
+      for (const g of group.gpus) gpuNics[g].push(...group.nics);
+      for (const r of group.nics) nicGpu[r] = group.gpus[0];
+    }
+    const leaves = Math.ceil(nodes / nodesPerLeaf);
+    // Cross-rail and cross-leaf traffic goes up to the spine layer, modelled as one switch; each leaf's uplinks carry
+    // its nodes' NIC bandwidth divided by the oversubscription.
     const spine = b.vertex('spine', 'switch', 'spine switches', -1);
     const leafIds: string[][] = [];
     const leafUp: number[][] = [];
@@ -76,7 +100,7 @@ export function resolveSystem(spec: SystemSpec): System {
       for (let l = 0; l < leaves; l++) {
         const leaf = b.vertex(`rail${r}.leaf${l}`, 'switch', `rail ${r} leaf ${l}`, -1);
         leafIds[r].push(leaf);
-        const [up, down] = b.duplex(leaf, spine, nicGBps * Math.min(NODES_PER_LEAF, nodes), K.NETWORK_SWITCH_HOP_US, 'network');
+        const [up, down] = b.duplex(leaf, spine, (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription, switchUs, 'network');
         leafUp[r].push(up);
         leafDown[r].push(down);
       }
@@ -84,40 +108,47 @@ export function resolveSystem(spec: SystemSpec): System {
     // Link indices kept as built, so routes never look links up by name.
     const nicToLeaf: number[][] = [];
     const leafToNic: number[][] = [];
-    const gpuToNic: number[][] = [];
-    const nicToGpu: number[][] = [];
+    // PCIe path between local GPU g and NIC r when they share a switch: [GPU→switch, switch→NIC] and back.
+    const toNic: Map<number, number[]>[] = [];
+    const fromNic: Map<number, number[]>[] = [];
     for (let n = 0; n < nodes; n++) {
       const p = vertexPrefix(nodes, n);
       nicToLeaf.push([]);
       leafToNic.push([]);
-      gpuToNic.push([]);
-      nicToGpu.push([]);
+      toNic.push(new Map());
+      fromNic.push(new Map());
       for (let r = 0; r < nicsPerNode; r++) {
         const nic = b.vertex(`${p}nic${r}`, 'nic', `node ${n} · NIC ${r}`, n);
-        const [up, down] = b.duplex(nic, leafIds[r][Math.floor(n / NODES_PER_LEAF)], nicGBps, nicUs, 'network');
+        const [up, down] = b.duplex(nic, leafIds[r][Math.floor(n / nodesPerLeaf)], nicGBps, nicUs, 'network');
         nicToLeaf[n].push(up);
         leafToNic[n].push(down);
       }
-      for (let g = 0; g < gpusPerNode; g++) {
-        const r = Math.floor((g * nicsPerNode) / gpusPerNode);
-        if (n === 0) nicOfGpu.push(r);
-        const [up, down] = b.duplex(nodeFabrics[n].gpuIds[g], `${p}nic${r}`, pcie, pcieUs, 'pcie');
-        gpuToNic[n].push(up);
-        nicToGpu[n].push(down);
-      }
+      groups.forEach((group, k) => {
+        const sw = b.vertex(`${p}nicsw${k}`, 'pcie-switch', `node ${n} · NIC PCIe switch ${k}`, n);
+        // One PCIe traversal from GPU to NIC: its latency is charged once, on the GPU's side.
+        const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
+        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
+        group.gpus.forEach((g, i) => group.nics.forEach((r, j) => {
+          toNic[n].set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
+          fromNic[n].set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
+        }));
+      });
     }
-    netRoute = (x, y) => {
+    netRoute = (x, y, slot) => {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
       const gx = x % gpusPerNode;
       const gy = y % gpusPerNode;
-      const rx = nicOfGpu[gx];
-      const ry = nicOfGpu[gy];
-      const lx = Math.floor(nx / NODES_PER_LEAF);
-      const ly = Math.floor(ny / NODES_PER_LEAF);
-      const path = [gpuToNic[nx][gx], nicToLeaf[nx][rx]];
-      if (rx !== ry || lx !== ly) path.push(leafUp[rx][lx], leafDown[ry][ly]);
-      path.push(leafToNic[ny][ry], nicToGpu[ny][gy]);
+      // Each end uses its GPU's NIC in that slot, over the PCIe switch they share.
+      const send = { nic: gpuNics[gx][slot % gpuNics[gx].length], links: [] as number[] };
+      send.links = toNic[nx].get(gx * nicsPerNode + send.nic)!;
+      const receive = { nic: gpuNics[gy][slot % gpuNics[gy].length], links: [] as number[] };
+      receive.links = fromNic[ny].get(gy * nicsPerNode + receive.nic)!;
+      const lx = Math.floor(nx / nodesPerLeaf);
+      const ly = Math.floor(ny / nodesPerLeaf);
+      const path = [...send.links, nicToLeaf[nx][send.nic]];
+      if (send.nic !== receive.nic || lx !== ly) path.push(leafUp[send.nic][lx], leafDown[receive.nic][ly]);
+      path.push(leafToNic[ny][receive.nic], ...receive.links);
       return path;
     };
     label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
@@ -125,18 +156,22 @@ export function resolveSystem(spec: SystemSpec): System {
 
   const ringOrders = spec.intraNode === 'nvlink-mesh' ? meshRingOrders(gpusPerNode, DGX1_NVLINKS) : [];
   const fabric: Fabric = {
-    route(x, y) {
+    route(x, y, slot = 0) {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
       if (nx === ny) return nodeFabrics[nx].route(x % gpusPerNode, y % gpusPerNode);
-      const key = x * ranks + y;
-      let path = crossNode.get(key);
-      if (!path) {
-        path = netRoute(x, y);
-        crossNode.set(key, path);
+      const r = slot % nicsPerNode;
+      const key = (x * ranks + y) * nicsPerNode + r;
+      let index = crossNode.get(key);
+      if (index === undefined) {
+        index = crossPaths.length;
+        crossPaths.push(netRoute(x, y, r));
+        crossNode.set(key, index);
       }
-      return path;
+      return crossPaths[index];
     },
+    gpuNics,
+    nicGpu,
     switchUplink: (r) => nodeFabrics[Math.floor(r / gpusPerNode)].uplink[r % gpusPerNode],
     switchDownlink: (r) => nodeFabrics[Math.floor(r / gpusPerNode)].downlink[r % gpusPerNode],
     intraClass: spec.intraNode === 'pcie' ? 'pcie' : 'nvlink',
@@ -185,6 +220,8 @@ function uniformRing(spec: SystemSpec, gpu: NonNullable<ReturnType<typeof findGp
     nvlsCapable: false,
     hasSwitch: false,
     nicsPerNode: 0,
+    gpuNics: [],
+    nicGpu: [],
     hostStaged: false,
     idealised: true,
     ringOrders: [Array.from({ length: ranks }, (_, i) => i)],

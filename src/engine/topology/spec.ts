@@ -12,6 +12,19 @@ export interface NicSpec {
   readonly latencyUs?: Micros;
 }
 
+/**
+ * The switches between the NICs: a rail-optimised leaf/spine fat tree. Each rail (NIC index) has its own leaf
+ * switches; traffic between rails or between leaves climbs to the spine.
+ */
+export interface NetworkSpec {
+  /** Nodes under one leaf switch of a rail (32 for a 64-port switch with half its ports up). */
+  readonly nodesPerLeaf?: number;
+  /** Leaf downlink bandwidth over uplink bandwidth: 1 is non-blocking, 2 gives the spine half the NICs' rate. */
+  readonly oversubscription?: number;
+  /** One-way latency of one leaf↔spine hop (switch traversal and cable), µs. */
+  readonly switchLatencyUs?: Micros;
+}
+
 /** Optional overrides of any bandwidth or latency the catalogue and fabric would otherwise give. */
 export interface SystemOverrides {
   readonly nvlinkGBpsPerLink?: GBps;
@@ -45,6 +58,7 @@ export interface SystemSpec {
   /** PCIe boxes: GPUs behind one PCIe switch. */
   readonly gpusPerPcieSwitch?: number;
   readonly nic?: NicSpec;
+  readonly network?: NetworkSpec;
   /** The NCCL release that runs here, e.g. "2.26.2"; its tuner picks the algorithm. Defaults to the newest known. */
   readonly ncclVersion?: string;
   readonly overrides?: SystemOverrides;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { GPU_CATALOGUE, type IntraNodeFabric, type NicSpec, type SystemOverrides, type SystemSpec } from '../../../src/engine/index';
+import { GPU_CATALOGUE, type IntraNodeFabric, type NetworkSpec, type NicSpec, type SystemOverrides, type SystemSpec } from '../../../src/engine/index';
 import { ConfigError } from '../../../src/config/positioned';
 import { loadSystemFile, parseSystemFile, SYSTEM_SCHEMA } from '../../../src/config/system-file';
 
@@ -104,9 +104,10 @@ test('several nodes without a network are refused at the node count', () => {
 test('the schema lists exactly the SystemSpec keys, fabrics and override names', () => {
   const schema = SYSTEM_SCHEMA as { required: string[]; properties: Record<string, { enum?: unknown[]; properties?: Record<string, unknown>; examples?: string[] }> };
   // These records fail to compile when a key is added to or removed from the TypeScript types.
-  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, ncclVersion: true, overrides: true };
+  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, network: true, ncclVersion: true, overrides: true };
   const fabrics: Record<IntraNodeFabric, true> = { nvswitch: true, 'nvlink-mesh': true, 'nvlink-bridge': true, pcie: true, 'uniform-ring': true };
   const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
+  const networkKeys: Record<keyof NetworkSpec, true> = { nodesPerLeaf: true, oversubscription: true, switchLatencyUs: true };
   const overrideKeys: Record<keyof SystemOverrides, true> = {
     nvlinkGBpsPerLink: true, nvlinkLinks: true, pcieGBps: true, interSocketGBps: true, nicGBps: true, hbmGBps: true, linkGBps: true,
     nvlinkLatencyUs: true, pcieLatencyUs: true, nicLatencyUs: true, linkLatencyUs: true, launchUs: true,
@@ -115,6 +116,31 @@ test('the schema lists exactly the SystemSpec keys, fabrics and override names',
   assert.deepEqual([...(schema.properties.intraNode.enum ?? [])].sort(), Object.keys(fabrics).sort());
   assert.deepEqual(Object.keys(schema.properties.nic.properties ?? {}).sort(), Object.keys(nicKeys).sort());
   assert.deepEqual(Object.keys(schema.properties.overrides.properties ?? {}).sort(), Object.keys(overrideKeys).sort());
+  assert.deepEqual(Object.keys(schema.properties.network.properties ?? {}).sort(), Object.keys(networkKeys).sort());
   assert.deepEqual(schema.required.sort(), ['gpu', 'gpusPerNode', 'intraNode', 'nodes']);
   assert.deepEqual([...(schema.properties.gpu.examples ?? [])].sort(), GPU_CATALOGUE.map((g) => g.name).sort());
+});
+
+test('network keys are checked at their values and reach the leaf/spine links', () => {
+  assert.match(rejection(GOOD + 'network:\n  oversubscription: 0.5\n').toString(), /^bad\.yaml:9:21: network\.oversubscription: must be at least 1 \(got 0\.5\)$/);
+  assert.match(rejection(GOOD + 'network:\n  nodesPerLeaf: 0\n').toString(), /^bad\.yaml:9:17: network\.nodesPerLeaf/);
+  assert.match(rejection(GOOD + 'network:\n  switchLatencyUs: -1\n').toString(), /^bad\.yaml:9:20: network\.switchLatencyUs/);
+  assert.match(rejection(GOOD + 'network:\n  spineGBps: 1\n').toString(), /spineGBps/);
+  const { system } = loadSystemFile(GOOD + 'network:\n  oversubscription: 4\n  switchLatencyUs: 0.7\n', 'ok.yaml');
+  const uplinks = system.topology.links.filter((l) => l.from.startsWith('rail') && l.to === 'spine');
+  assert.equal(uplinks.length, 8);
+  for (const link of uplinks) {
+    assert.equal(link.latencyUs, 0.7);
+    // Two nodes' NICs under the leaf, a quarter of their bandwidth up to the spine.
+    assert.ok(Math.abs(link.GBps - (2 * 50 * 0.99) / 4) < 1e-9, String(link.GBps));
+  }
+});
+
+test('a node may have more NICs than GPUs: each GPU gets its share on its PCIe switch', () => {
+  const { system } = loadSystemFile(GOOD.replace('perNode: 8', 'perNode: 16'), 'ok.yaml');
+  assert.equal(system.fabric.nicsPerNode, 16);
+  assert.deepEqual(system.fabric.gpuNics[3], [6, 7]);
+  assert.equal(system.fabric.nicGpu[7], 3);
+  const shared = loadSystemFile(GOOD.replace('perNode: 8', 'perNode: 2'), 'ok.yaml').system;
+  assert.deepEqual(shared.fabric.gpuNics.map((nics) => nics[0]), [0, 0, 0, 0, 1, 1, 1, 1]);
 });

@@ -64,7 +64,7 @@ test('without P2P, PCIe traffic is staged through host memory', () => {
 test('across nodes traffic leaves through the GPU’s NIC and a rail switch', () => {
   const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
   const route = system.fabric.route(3, 11).map((i) => system.topology.links[i].id);
-  assert.deepEqual(route, ['n0.gpu3->n0.nic3', 'n0.nic3->rail3.leaf0', 'rail3.leaf0->n1.nic3', 'n1.nic3->n1.gpu3']);
+  assert.deepEqual(route, ['n0.gpu3->n0.nicsw3', 'n0.nicsw3->n0.nic3', 'n0.nic3->rail3.leaf0', 'rail3.leaf0->n1.nic3', 'n1.nic3->n1.nicsw3', 'n1.nicsw3->n1.gpu3']);
 });
 
 test('impossible systems throw EngineError with a message', () => {

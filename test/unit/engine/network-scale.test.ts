@@ -1,0 +1,76 @@
+// Scale properties of the network model from 1 to 1024 nodes: what the NICs can carry bounds busbw, busbw grows or
+// saturates with nodes as NCCL's rings and trees do, small messages never get faster with more nodes, and more NICs
+// never make a collective slower.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { simulateCollective, type SystemSpec } from '../../../src/engine/index';
+
+const NODE_COUNTS = [1, 2, 4, 8, 64, 1024];
+const GiB = 1024 ** 3;
+
+function h100(nodes: number, nicsPerNode = 8): SystemSpec {
+  return { gpu: 'H100-SXM', nodes, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 400, perNode: nicsPerNode } };
+}
+
+/**
+ * The most busbw the NICs allow: every node must send 2·S·(N−1)/N of an S-byte AllReduce over N nodes (half for
+ * the reduction, half for the broadcast), so algbw ≤ NIC bandwidth · N / (2(N−1)); busbw is algbw · 2(n−1)/n.
+ */
+function nicBoundBusbwGBps(spec: SystemSpec): number {
+  const nicGBps = (spec.nic!.gbps / 8) * spec.nic!.perNode;
+  const ranks = spec.nodes * spec.gpusPerNode;
+  return ((nicGBps * spec.nodes) / (2 * (spec.nodes - 1))) * ((2 * (ranks - 1)) / ranks);
+}
+
+test('busbw never exceeds what the NICs can carry', () => {
+  for (const nodes of NODE_COUNTS.filter((n) => n > 1)) {
+    for (const bytes of [1024 ** 2, GiB]) {
+      const spec = h100(nodes);
+      const result = simulateCollective(spec, { bytes });
+      assert.ok(result.busbwGBps <= nicBoundBusbwGBps(spec), `${nodes} nodes, ${bytes} B: ${result.busbwGBps} > ${nicBoundBusbwGBps(spec)}`);
+    }
+  }
+});
+
+test('busbw at 1 GiB grows or saturates with nodes: no collapse, no super-linear gain', () => {
+  const busbw = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: GiB }).busbwGBps);
+  for (let i = 1; i < busbw.length; i++) {
+    assert.ok(busbw[i] >= 0.5 * busbw[i - 1], `collapse: ${busbw.join(', ')}`);
+    assert.ok(busbw[i] <= 1.05 * busbw[i - 1], `super-linear: ${busbw.join(', ')}`);
+  }
+});
+
+test('8 B takes no less time on more nodes (multi-node)', () => {
+  const times = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: 8 }).timeUs);
+  for (let i = 1; i < times.length; i++) assert.ok(times[i] >= times[i - 1], `8 B times: ${times.join(', ')}`);
+});
+
+// Known gap: one node is costed as one process launching all eight GPUs' kernels (nccl-tests -g 8), several
+// nodes as one process per GPU, so 8 B on one node is slower than on two.
+test('8 B on one node takes no more time than on two', { todo: 'the launch cost follows the process layout, which changes with nodes' }, () => {
+  assert.ok(simulateCollective(h100(1), { bytes: 8 }).timeUs <= simulateCollective(h100(2), { bytes: 8 }).timeUs);
+});
+
+test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes', () => {
+  for (const nodes of [2, 4, 64]) {
+    for (const bytes of [8, 1024 ** 2, GiB]) {
+      const fewer = simulateCollective(h100(nodes, 8), { bytes }).timeUs;
+      const more = simulateCollective(h100(nodes, 16), { bytes }).timeUs;
+      assert.ok(more <= fewer * 1.0001, `${nodes} nodes, ${bytes} B: 16 NICs ${more} µs > 8 NICs ${fewer} µs`);
+    }
+  }
+  const a100 = (perNode: number): SystemSpec => ({ gpu: 'A100-SXM', nodes: 2, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 100, perNode } });
+  const eight = simulateCollective(a100(8), { bytes: 10 * GiB });
+  const sixteen = simulateCollective(a100(16), { bytes: 10 * GiB });
+  assert.ok(sixteen.busbwGBps > 1.4 * eight.busbwGBps, `${sixteen.busbwGBps} vs ${eight.busbwGBps}`);
+  // Two 100G NICs per GPU sit behind its one PCIe 4.0 x16 link (24 GB/s as NCCL counts it).
+  assert.ok(sixteen.busbwGBps <= 8 * 24, String(sixteen.busbwGBps));
+});
+
+test('an oversubscribed spine slows only what crosses it', () => {
+  const at = (nodes: number, oversubscription: number, bytes: number) => simulateCollective({ ...h100(nodes), network: { oversubscription } }, { bytes, algorithm: 'ring' }).timeUs;
+  // Two nodes under one leaf per rail: a ring's crossings change rail, so they climb to the spine.
+  assert.ok(at(2, 4, GiB) > at(2, 1, GiB) * 1.01);
+  const hop = (switchLatencyUs: number) => simulateCollective({ ...h100(64), network: { switchLatencyUs } }, { bytes: 8, algorithm: 'tree', protocol: 'LL' }).timeUs;
+  assert.ok(hop(5) > hop(0.2), 'a slower spine hop costs the tree across leaves');
+});
