@@ -13,6 +13,7 @@ export interface DatasetDescription {
   readonly nic?: unknown;
   readonly description?: unknown;
   readonly nccl_version?: unknown;
+  readonly command?: unknown;
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : '');
@@ -34,6 +35,19 @@ export function gpuFromText(raw: string): string | undefined {
   return undefined;
 }
 
+/**
+ * GPUs each process of the run drove: nccl-tests' `-g N` when its command line is recorded, or all of a node's GPUs
+ * when the command or description says it ran as a single process. Undefined when neither says: the launch cost
+ * depends on it, so it is not guessed.
+ */
+export function gpusPerProcessFromDataset(dataset: DatasetDescription, gpusPerNode: number): number | undefined {
+  const command = typeof dataset.command === 'string' ? dataset.command : '';
+  const flag = /(?:^|\s)-g\s*(\d+)(?=\s|$)/.exec(command);
+  if (flag) return Number(flag[1]);
+  if (/single process|one process/.test(`${text(dataset.command)} ${text(dataset.description)}`)) return gpusPerNode;
+  return undefined;
+}
+
 export function systemFromDescription(dataset: DatasetDescription): SystemSpec | undefined {
   const gpu = gpuFromText(text(dataset.gpu));
   const gpusPerNode = typeof dataset.gpus_per_node === 'number' ? dataset.gpus_per_node : undefined;
@@ -48,6 +62,8 @@ export function systemFromDescription(dataset: DatasetDescription): SystemSpec |
   else intraNode = 'pcie';
   const spec: { -readonly [K in keyof SystemSpec]: SystemSpec[K] } = { gpu, nodes, gpusPerNode, intraNode };
   if (isNcclVersion(dataset.nccl_version)) spec.ncclVersion = dataset.nccl_version;
+  const gpusPerProcess = gpusPerProcessFromDataset(dataset, gpusPerNode);
+  if (gpusPerProcess !== undefined && gpusPerProcess <= gpusPerNode) spec.gpusPerProcess = gpusPerProcess;
   const gen = /pcie\s*(?:gen\s*)?([3-6])(?:\.0)?\b|gen\s*([3-6])\b/.exec(wiring);
   if (gen) spec.pcieGen = Number(gen[1] ?? gen[2]) as 3 | 4 | 5 | 6;
   if (intraNode === 'pcie') {

@@ -77,10 +77,10 @@ export function intraStepLatencyScale(smVersion: number): number {
 
 /**
  * Host time to launch one collective on one GPU, µs: a CUDA kernel launch (2–5 µs) plus NCCL's enqueue. nccl-tests
- * launches back to back, so the host overlaps the GPUs and a collective takes about max(host, device). On one node it
- * is usually run as one process driving every GPU (`-g N`), which launches N kernels per collective; across nodes
- * as one MPI rank per GPU. Fitted on the flat small-message floors of the single-process runs (RTX 4090 -g 8,
- * GB200 -g 4, A100): 39, 15.4 and 44.8 µs.
+ * launches back to back, so the host overlaps the GPUs and a collective takes about max(host, device). A process that
+ * drives N GPUs (nccl-tests `-g N`, a system's `gpusPerProcess`) launches N kernels per collective, one after another;
+ * training jobs start one process per GPU. Fitted on the flat small-message floors of the single-process runs
+ * (RTX 4090 -g 8, GB200 -g 4, A100 -g 8): 39, 15.4 and 44.8 µs.
  */
 export const LAUNCH_PER_GPU_US = 4.8;
 

@@ -20,7 +20,7 @@ export type { FindingConfirmation } from './scaling/confirm';
 export { EngineError } from './errors';
 export { GPU_CATALOGUE, GPU_NAMES, findGpu, type GpuSpec } from './hardware/gpus';
 export { PRESETS, presetSystem } from './topology/presets';
-export { resolveSystem } from './topology/resolve';
+export { launchPerProcessUs, resolveSystem } from './topology/resolve';
 export { ncclTuner, isNcclVersion, withNcclVersion, DEFAULT_TUNER, type NcclTuner } from './nccl-versions';
 export { nearTiedChoices, type NearChoice } from './near-choices';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
@@ -31,4 +31,4 @@ export { channelPaths, channelPlan, type ChannelPath, type ChannelPlan } from '.
 // The training-step model: buckets, the step schedule, its trace, what-ifs and sweeps.
 export * from './training/index';
 export { compareDataset, measuredRows, forcedAlgorithm, LARGE_BOUND_PCT, SMALL_BOUND_PCT, LARGE_MESSAGE_BYTES, type DatasetComparison, type ComparedRow } from './calibration';
-export { systemFromDescription, gpuFromText } from './calibration-system';
+export { systemFromDescription, gpuFromText, gpusPerProcessFromDataset } from './calibration-system';

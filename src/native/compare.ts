@@ -85,10 +85,16 @@ export function asResolved(system: SystemSpec | System): System {
 /**
  * The system as the measured run saw it: NCCL's choices follow its release, so a measurement that names its NCCL
  * version (nccl-tests' banner, NCCL_DEBUG's first line, calibration JSON) is judged with that release's cost model
- * unless the system file names one.
+ * unless the system file names one. Likewise the launch cost follows the run's process layout (nccl-tests' nGpus,
+ * a calibration JSON's `-g`) unless the system file names one: a preset's one process per GPU would misjudge a
+ * `-g 8` run's small sizes.
  */
 export function withMeasuredNccl(system: System, measurement: Measurement): System {
-  const spec = withNcclVersion(system.spec, measurement.meta.ncclVersion);
+  let spec = withNcclVersion(system.spec, measurement.meta.ncclVersion);
+  const measured = measurement.meta.gpusPerProcess ?? measurement.meta.nGpus;
+  if (spec.gpusPerProcess === undefined && typeof measured === 'number' && Number.isInteger(measured) && measured >= 1 && measured <= spec.gpusPerNode) {
+    spec = { ...spec, gpusPerProcess: measured };
+  }
   return spec === system.spec ? system : resolveSystem(spec);
 }
 

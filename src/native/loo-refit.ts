@@ -8,7 +8,7 @@
 // already takes: the system spec's overrides, the resolved System (launch time, link capacities, the NCCL tuner's
 // per-step latencies that only the simulator charges) and compareDataset's time hook (the host/device overlap).
 import {
-  compareDataset, resolveSystem, type DatasetComparison, type System, type SystemSpec,
+  compareDataset, launchPerProcessUs, resolveSystem, type DatasetComparison, type System, type SystemSpec,
 } from '../engine/index';
 
 export type ConstantName = 'LAUNCH_PER_GPU_US' | 'OVERLAP_SHARPNESS' | 'intraStepLatencyScale(sm>=89)' | 'intraStepLatencyScale(sm<89)' | 'nvlinkBridgeEfficiency(NVLink4)' | 'HOST_MEMORY_GBPS';
@@ -47,7 +47,7 @@ const MiB = 1024 * KiB;
 
 export const FITTED_CONSTANTS: readonly FittedConstant[] = [
   {
-    name: 'LAUNCH_PER_GPU_US', unit: 'µs', meaning: 'host cost to launch one collective per GPU (one process drives all GPUs of a node)',
+    name: 'LAUNCH_PER_GPU_US', unit: 'µs', meaning: 'host cost to launch one collective per GPU (a process pays it for each GPU it drives)',
     fittedOn: /^(a100-8gpu|gb200-4gpu|rtx4090-8gpu)/, fitBytes: (b) => b <= 64 * KiB, range: [0.5, 20],
     fallback: { value: 3.5, source: 'a CUDA kernel launch, 2–5 µs' },
   },
@@ -114,7 +114,7 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
   }
   const launchUs = spec.overrides?.launchUs !== undefined || spec.intraNode === 'uniform-ring'
     ? system.launchUs
-    : (system.nodes === 1 ? system.gpusPerNode : 1) * values.LAUNCH_PER_GPU_US;
+    : launchPerProcessUs(spec.gpusPerProcess ?? 1, values.LAUNCH_PER_GPU_US);
   const host = values.HOST_MEMORY_GBPS / ENGINE_VALUES.HOST_MEMORY_GBPS;
   const links = host === 1 ? system.topology.links : system.topology.links.map((l) => (l.kind === 'host' ? { ...l, GBps: l.GBps * host } : l));
   const key: ConstantName = system.gpu.smVersion >= 89 ? 'intraStepLatencyScale(sm>=89)' : 'intraStepLatencyScale(sm<89)';

@@ -25,6 +25,11 @@ const FABRIC_LABEL: Record<string, string> = {
   'uniform-ring': 'uniform ring',
 };
 
+/** Host time for one process to launch a collective: its GPUs' launches run one after another. */
+export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: number): number {
+  return gpusPerProcess * launchPerGpuUs;
+}
+
 export function resolveSystem(spec: SystemSpec): System {
   const gpu = findGpu(String(spec.gpu ?? ''));
   if (!gpu) throw new EngineError(`unknown GPU '${String(spec.gpu)}'; known: ${GPU_NAMES.join(', ')}`);
@@ -34,7 +39,11 @@ export function resolveSystem(spec: SystemSpec): System {
   if (ranks < 1) throw new EngineError('a system needs at least one GPU');
   const hbmGBps = spec.overrides?.hbmGBps ?? gpu.hbmGBps;
   if (!(hbmGBps > 0)) throw new EngineError(`overrides.hbmGBps must be positive, got ${hbmGBps}`);
-  const launchUs = spec.overrides?.launchUs ?? (spec.intraNode === 'uniform-ring' ? 0 : nodes === 1 ? gpusPerNode * K.LAUNCH_PER_GPU_US : K.LAUNCH_PER_GPU_US);
+  const gpusPerProcess = checkInteger(spec.gpusPerProcess ?? 1, 'gpusPerProcess', 1);
+  if (gpusPerProcess > gpusPerNode) throw new EngineError(`gpusPerProcess (${gpusPerProcess}) cannot exceed gpusPerNode (${gpusPerNode}): a process drives GPUs of one node`);
+  // The launch cost is the process's, whatever the node count: one process launches the kernels of every GPU it
+  // drives in turn, and the processes launch in parallel.
+  const launchUs = spec.overrides?.launchUs ?? (spec.intraNode === 'uniform-ring' ? 0 : launchPerProcessUs(gpusPerProcess, K.LAUNCH_PER_GPU_US));
   if (!(launchUs >= 0)) throw new EngineError(`overrides.launchUs must be ≥ 0, got ${launchUs}`);
   const short = gpu.name.replace(/-SXM$/, '');
   const fabricLabel = FABRIC_LABEL[spec.intraNode] ?? spec.intraNode;

@@ -47,6 +47,11 @@ export interface SystemSpec {
   readonly gpu: string;
   readonly nodes: number;
   readonly gpusPerNode: number;
+  /**
+   * GPUs each process drives (nccl-tests `-g N`), default 1 as torchrun and srun start one process per GPU. A
+   * process launches its GPUs' kernels one after another, so the launch cost of a collective grows with it.
+   */
+  readonly gpusPerProcess?: number;
   readonly intraNode: IntraNodeFabric;
   /** In-switch reduction (NVLink SHARP). Defaults to what the GPU and fabric support. */
   readonly nvls?: boolean;

@@ -2,6 +2,7 @@
 // ../shared/calibration/README.md) and guesses a system from its hardware description. The guess is only a
 // fallback: `compare` prefers calibration/systems/<basename>.json or --system.
 import type { IntraNodeFabric, SystemSpec } from '../../engine/index';
+import { gpusPerProcessFromDataset } from '../../engine/index';
 import { catalogueGpuName } from './nccl-log-system';
 import { lineOfKey, parseJsonText } from './json-text';
 import { MeasurementParseError, normalizeCollective, type Measurement, type MeasurementRow } from './model';
@@ -58,6 +59,7 @@ export function parseCalibrationJson(text: string, fileName?: string): { measure
       source: String(doc.source ?? ''),
       ncclAlgo: typeof (doc.env as Record<string, unknown> | undefined)?.NCCL_ALGO === 'string' ? String((doc.env as Record<string, string>).NCCL_ALGO) : null,
       systemGuessed: guess !== undefined,
+      ...gpusPerProcessSpec(doc, numOrUndef(doc.gpus_per_node) ?? ranks),
     },
   };
   return { measurements: [measurement], warnings };
@@ -70,6 +72,12 @@ function nthIndex(text: string, needle: string, n: number): number {
     if (at < 0) return 0;
   }
   return at;
+}
+
+/** The run's process layout where its command records it, so a guessed system pays the launch cost it paid. */
+function gpusPerProcessSpec(doc: Record<string, unknown>, gpusPerNode: number): { gpusPerProcess?: number } {
+  const gpusPerProcess = gpusPerProcessFromDataset(doc, gpusPerNode);
+  return gpusPerProcess !== undefined && gpusPerProcess <= gpusPerNode ? { gpusPerProcess } : {};
 }
 
 /** A best-effort system from the file's words: GPU model, nodes, fabric and NICs. */
@@ -92,6 +100,7 @@ function guessSystem(doc: Record<string, unknown>, ranks: number, warnings: stri
     gpu,
     nodes,
     gpusPerNode,
+    ...gpusPerProcessSpec(doc, gpusPerNode),
     intraNode,
     ...(intraNode === 'pcie' && /no.?p2p|p2p (?:is )?(?:disabled|off)/.test(`${interconnect} ${String(doc.description ?? '').toLowerCase()}`) ? { p2p: false } : {}),
     ...(nodes > 1 ? { nic: { gbps: nicGbps ? Number(nicGbps[1]) : 400, perNode: nicCount ? Number(nicCount[1]) : gpusPerNode } } : {}),

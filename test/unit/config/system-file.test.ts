@@ -104,7 +104,7 @@ test('several nodes without a network are refused at the node count', () => {
 test('the schema lists exactly the SystemSpec keys, fabrics and override names', () => {
   const schema = SYSTEM_SCHEMA as { required: string[]; properties: Record<string, { enum?: unknown[]; properties?: Record<string, unknown>; examples?: string[] }> };
   // These records fail to compile when a key is added to or removed from the TypeScript types.
-  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, network: true, ncclVersion: true, overrides: true };
+  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, gpusPerProcess: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, network: true, ncclVersion: true, overrides: true };
   const fabrics: Record<IntraNodeFabric, true> = { nvswitch: true, 'nvlink-mesh': true, 'nvlink-bridge': true, pcie: true, 'uniform-ring': true };
   const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
   const networkKeys: Record<keyof NetworkSpec, true> = { nodesPerLeaf: true, oversubscription: true, switchLatencyUs: true };

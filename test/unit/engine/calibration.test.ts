@@ -41,6 +41,10 @@ test('the hand-written system files say what the dataset descriptions say', { sk
     const { dataset, spec } = load(file);
     const derived = systemFromDescription(dataset);
     assert.ok(derived, file);
-    assert.equal(sorted(derived), sorted(spec), file);
+    // A dataset whose command line is not recorded (the Azure A100 table) does not say how many GPUs a process
+    // drove; its system file takes that from the benchmark's own source, so the key is compared only where the
+    // dataset records it.
+    const written = derived.gpusPerProcess === undefined ? { ...spec, gpusPerProcess: undefined } : spec;
+    assert.equal(sorted(derived), sorted(written), file);
   }
 });

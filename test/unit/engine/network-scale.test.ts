@@ -45,10 +45,17 @@ test('8 B takes no less time on more nodes (multi-node)', () => {
   for (let i = 1; i < times.length; i++) assert.ok(times[i] >= times[i - 1], `8 B times: ${times.join(', ')}`);
 });
 
-// Known gap: one node is costed as one process launching all eight GPUs' kernels (nccl-tests -g 8), several
-// nodes as one process per GPU, so 8 B on one node is slower than on two.
-test('8 B on one node takes no more time than on two', { todo: 'the launch cost follows the process layout, which changes with nodes' }, () => {
+// The launch cost follows the process layout, not the node count, so for one layout 8 B never gets cheaper as
+// nodes are added: one process per GPU (the default, as torchrun starts them) and one per node (nccl-tests -g 8).
+test('8 B on one node takes no more time than on two', () => {
   assert.ok(simulateCollective(h100(1), { bytes: 8 }).timeUs <= simulateCollective(h100(2), { bytes: 8 }).timeUs);
+});
+
+test('8 B takes no less time on more nodes for the same process layout, 1 to 1024 nodes', () => {
+  for (const gpusPerProcess of [1, 8]) {
+    const times = NODE_COUNTS.map((nodes) => simulateCollective({ ...h100(nodes), gpusPerProcess }, { bytes: 8 }).timeUs);
+    for (let i = 1; i < times.length; i++) assert.ok(times[i] >= times[i - 1], `gpusPerProcess ${gpusPerProcess}, 8 B times: ${times.join(', ')}`);
+  }
 });
 
 test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes', () => {

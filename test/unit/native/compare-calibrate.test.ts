@@ -82,7 +82,8 @@ for (const file of datasets.filter((f) => !f.includes('suspect'))) {
 // One single-process NVSwitch run, one PCIe box without P2P, one single-node NVLS run (H100 -g 8) and one
 // two-node run over InfiniBand (NVLSTree/tree), whose fit moves the GPU-to-NIC PCIe and NIC parameters.
 const CALIBRATED: readonly (readonly [string, string | undefined])[] = [
-  ['a100-8gpu-nvswitch-1node-azure-ndv4.json', 'dgx-a100'],
+  // The A100 run's command is not recorded in the dataset; its system file gives the process layout (`-g 8`).
+  ['a100-8gpu-nvswitch-1node-azure-ndv4.json', 'calibration/systems/a100-8gpu-nvswitch-1node-azure-ndv4.json'],
   ['rtx4090-8gpu-pcie4-1node-blogchlc-nop2p.json', undefined],
   ['h100-8gpu-nvswitch-1node-nccltests290.json', undefined],
   ['h100-16gpu-nvswitch-2node-ib-ndr-nccltests309-qoofyk.json', undefined],
