@@ -37,7 +37,7 @@ export function gpuFromText(raw: string): string | undefined {
 
 /**
  * GPUs each process of the run drove: nccl-tests' `-g N` when its command line is recorded, or all of a node's GPUs
- * when the command or description says it ran as a single process. Undefined when neither says: the launch cost
+ * when the command or description says it ran as a single process; undefined when neither says: the launch cost
  * depends on it, so it is not guessed.
  */
 export function gpusPerProcessFromDataset(dataset: DatasetDescription, gpusPerNode: number): number | undefined {
