@@ -40,7 +40,7 @@ export interface Unexplained {
   readonly fitErrorLarge: number;
   readonly fitErrorSmall: number;
   /** The parts pinned at a bound whose release explains most, best first, with the value the data asks for. */
-  readonly parts: readonly { readonly name: Param; readonly part: string; readonly wanted: number; readonly bound: number; readonly lineRateGBps?: number }[];
+  readonly parts: readonly { readonly name: Param; readonly part: string; readonly wanted: number; readonly bound: number; readonly lineRateGBps?: number; /** How much releasing it lowers the mean |log error|. */ readonly gain: number }[];
 }
 
 /**
@@ -108,7 +108,7 @@ function relativeErrors(rows: readonly CompareRow[]): number[] {
 }
 
 /** What one part pinned at its bound would have to be, as a clause of the user's sentence. */
-function partClause(p: Unexplained['parts'][number]): string {
+export function partClause(p: Unexplained['parts'][number]): string {
   const unit = unitOf(p.name);
   const wanted = `${Number(p.wanted.toPrecision(3))} ${unit}`;
   if (p.lineRateGBps === undefined) return `the ${p.part} would have to be ${wanted}, past its ${Number(p.bound.toPrecision(3))} µs floor`;
@@ -283,7 +283,7 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     // Which bound holds the fit back: release one at a time, try it at values past its bound, and see how far the
     // error falls. A slower run is held by a bandwidth's floor; a faster one by a ceiling or a latency's floor. The
     // whole range is scanned, not walked, because NCCL's channel search makes times flat between its speed steps.
-    const parts: (Unexplained['parts'][number] & { gain: number })[] = [];
+    const parts: Unexplained['parts'][number][] = [];
     names.forEach((name, i) => {
       const b = bounds[name];
       if (!b || frozen[i]) return;
@@ -313,7 +313,7 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
       ? 'no single part at its bound explains it, so the model itself may be what is wrong here'
       : `${partClause(parts[0])}${parts.length > 1 ? `; or else ${parts.slice(1).map((p) => `the ${p.part}`).join(', ')}` : ''}`;
     const sentence = `The measured run is ${which} at these sizes (best bounded fit: median |time error| ${misses}, beyond the model's ${percent(MODEL_UNCERTAINTY_LARGE)} from 1 MiB and ${percent(MODEL_UNCERTAINTY_SMALL)} below): ${why}.`;
-    return { sentence, slower, fitErrorLarge, fitErrorSmall, parts: parts.map(({ gain: _gain, ...p }) => p) };
+    return { sentence, slower, fitErrorLarge, fitErrorSmall, parts };
   }
   let fitted = specFor(x);
   const fittedRows = compareMeasurement(measurement, fitted).rows;

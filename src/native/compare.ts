@@ -1,10 +1,59 @@
 // "Is my bandwidth normal?": lines a measured sweep up with the simulator's prediction for the same system and
-// flags the sizes where the measured bus bandwidth falls below a fraction (70 %) of what the model expects from
-// every algorithm NCCL may have run there: its cost model's choice, and the pairs it rates within 10 % of that.
+// flags the sizes where the measured bus bandwidth falls further below what the model expects than the model's own
+// uncertainty at that size allows (MODEL_UNCERTAINTY_BANDS), for every algorithm NCCL may have run there: its cost
+// model's choice, and the pairs it rates within 10 % of that.
 import { EngineError, nearTiedChoices, resolveSystem, withNcclVersion, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 
+/** The flat ratio the README and the editor quoted before the uncertainty bands; `--threshold` still sets one. */
 export const DEFAULT_FLAG_RATIO = 0.7;
+
+const MiB = 1 << 20;
+
+/** One size band of the model's uncertainty: how far below the model a healthy measured busbw has been seen. */
+export interface UncertaintyBand {
+  readonly multiNode: boolean;
+  /** The band holds sizes from minBytes (inclusive) to maxBytes (exclusive). */
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  /** The largest shortfall 1 − measured/modelled busbw of any healthy published run in the band, rounded up to 1 %. */
+  readonly bound: number;
+}
+
+/**
+ * The model's uncertainty per size band, from `validate --json` over the healthy runs in ../shared/calibration
+ * (docs/calibration.md, "Uncertainty bands", has each band's worst row and the command). The project cannot read
+ * ../shared at run time, so the figures are kept here. Multi-node mid sizes are where NCCL's switch between
+ * tree/LL128 and NVLSTree makes the model least certain (the 4-node VM run at 8 MiB, 0.695 of the model); small
+ * single-node sizes are where launch and LL step costs vary most (the RTX 4090 run at 256 KiB, 0.69).
+ */
+export const MODEL_UNCERTAINTY_BANDS: readonly UncertaintyBand[] = [
+  { multiNode: false, minBytes: 0, maxBytes: MiB, bound: 0.32 },
+  { multiNode: false, minBytes: MiB, maxBytes: 64 * MiB, bound: 0.23 },
+  // The validate runs reach 13.4 % here; the 2-GPU A100 NCCL_DEBUG log (../shared/fixtures-real, graph-captured
+  // ring/Simple) reaches 17 % at 128 MiB, so the band takes that healthy run too.
+  { multiNode: false, minBytes: 64 * MiB, maxBytes: Infinity, bound: 0.18 },
+  { multiNode: true, minBytes: 0, maxBytes: MiB, bound: 0.14 },
+  { multiNode: true, minBytes: MiB, maxBytes: 64 * MiB, bound: 0.31 },
+  { multiNode: true, minBytes: 64 * MiB, maxBytes: Infinity, bound: 0.13 },
+];
+
+/**
+ * How many bounds below the model a size must fall to be flagged: measured < model × (1 − k × bound). The bounds
+ * are already the worst healthy shortfall seen, so k = 1 flags exactly what no healthy published run reached.
+ */
+export const UNCERTAINTY_K = 1;
+
+/** The band a size of a system with `nodes` nodes falls in. */
+export function uncertaintyBand(bytes: number, nodes: number): UncertaintyBand {
+  const multiNode = nodes > 1;
+  return MODEL_UNCERTAINTY_BANDS.find((b) => b.multiNode === multiNode && bytes >= b.minBytes && bytes < b.maxBytes)!;
+}
+
+/** The ratio measured/modelled busbw below which a size is flagged when no flat `--threshold` is given. */
+export function flagRatioFor(bytes: number, nodes: number): number {
+  return 1 - UNCERTAINTY_K * uncertaintyBand(bytes, nodes).bound;
+}
 
 /**
  * NCCL's choice rests on its topology search (channels, per-channel bandwidth), which a system description gives
@@ -25,6 +74,8 @@ export interface CompareRow {
   /** measured / expected bus bandwidth (equivalently expected / measured time). */
   readonly ratio: number;
   readonly flagged: boolean;
+  /** The ratio below which this size is flagged: 1 − k × the model's uncertainty at this size, or the flat --threshold. */
+  readonly threshold: number;
   readonly algorithm: Algorithm;
   readonly protocol: string;
   /** Who picked the pair the row is judged against: NCCL's own log, NCCL_ALGO, or NCCL's cost model. */
@@ -40,7 +91,8 @@ export interface CompareResult {
   readonly system: string;
   readonly collective: CollectiveKind;
   readonly ranks: number;
-  readonly threshold: number;
+  /** The flat ratio when one was given; undefined when each size is judged by its uncertainty band. */
+  readonly threshold?: number;
   /** The NCCL release whose cost model ranked the algorithms (the measurement's own when it names one). */
   readonly ncclVersion: string;
   readonly rows: readonly CompareRow[];
@@ -104,7 +156,6 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
   if (measurement.ranks !== system.ranks) {
     throw new CompareError(`the measurement has ${measurement.ranks} ranks but the system ${system.label} has ${system.ranks}; adjust --nodes/--gpus-per-node or the system file`);
   }
-  const threshold = options.threshold ?? DEFAULT_FLAG_RATIO;
   const algorithm = forcedAlgorithm(measurement);
   const logged = loggedChoices(measurement, kind);
   const rows = usableRows(measurement).map((row): CompareRow => {
@@ -114,6 +165,7 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
       || simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
     const chosenBy = algorithm ? 'NCCL_ALGO' : ran && predicted.algorithm === ran.algorithm && predicted.protocol === ran.protocol ? 'nccl-log' : 'model';
     const best = achieved(row);
+    const threshold = options.threshold ?? flagRatioFor(row.bytes, system.nodes);
     // Times carry more digits than nccl-tests' two-decimal busbw, so the ratio comes from them.
     const ratio = predicted.timeUs / best.timeUs;
     const measuredBusbw = best.busbwGBps > 0 ? best.busbwGBps : predicted.busbwGBps * ratio;
@@ -126,13 +178,14 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
       expectedBusbwGBps: predicted.busbwGBps,
       ratio,
       flagged: ratio < threshold && !explainedBy,
+      threshold,
       algorithm: predicted.algorithm,
       protocol: predicted.protocol,
       chosenBy,
       ...(explainedBy ? { explainedBy } : {}),
     };
   });
-  return { system: system.label, collective: kind, ranks: system.ranks, threshold, ncclVersion: system.tuner.version, rows, flagged: rows.filter((r) => r.flagged).length };
+  return { system: system.label, collective: kind, ranks: system.ranks, ...(options.threshold !== undefined ? { threshold: options.threshold } : {}), ncclVersion: system.tuner.version, rows, flagged: rows.filter((r) => r.flagged).length };
 }
 
 const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = { RING: 'ring', TREE: 'tree', NVLS: 'nvls', NVLS_TREE: 'nvlstree', NVLSTREE: 'nvlstree' };
@@ -158,7 +211,7 @@ export function loggedChoices(measurement: Measurement, kind: CollectiveKind): M
 }
 
 /** The simulation of a pair NCCL ran, or undefined when the model cannot run that pair on this system. */
-function simulateIfRunnable(system: System, request: Parameters<typeof simulateCollective>[1]): ReturnType<typeof simulateCollective> | undefined {
+export function simulateIfRunnable(system: System, request: Parameters<typeof simulateCollective>[1]): ReturnType<typeof simulateCollective> | undefined {
   try {
     return simulateCollective(system, request);
   } catch (error) {

@@ -1,5 +1,5 @@
 // "Is my bandwidth normal?" in the editor: which system a measurement is judged against, and warnings on the rows
-// of the measurement file whose busbw falls below 70 % of the model's (native/compare.ts does the comparing).
+// of the measurement file whose busbw falls below what the model's uncertainty allows (native/compare.ts judges).
 import type { SystemSpec } from '../../engine/index';
 
 export interface FlaggedRow {
@@ -8,6 +8,8 @@ export interface FlaggedRow {
   readonly expectedBusbwGBps: number;
   readonly ratio: number;
   readonly flagged: boolean;
+  /** The ratio below which this row was flagged (its size band's bound, or a flat threshold). */
+  readonly threshold?: number;
   /** 1-based line of the measured row in its file, when the importer knew it. */
   readonly line?: number;
 }
@@ -21,12 +23,12 @@ export interface RowWarning {
 const size = (bytes: number) => (bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${+(bytes / 2 ** 20).toFixed(2)} MiB` : bytes >= 1024 ? `${+(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`);
 
 /** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
-export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold: number): RowWarning[] {
+export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold?: number): RowWarning[] {
   return rows
     .filter((r) => r.flagged && r.line !== undefined && r.line >= 1)
     .map((r) => ({
       line: r.line! - 1,
-      message: `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel} (below ${Math.round(threshold * 100)}%).`,
+      message: `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel} (below ${Math.round((r.threshold ?? threshold ?? 0) * 100)}%).`,
     }));
 }
 

@@ -105,8 +105,8 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult):
   }));
   const flagged = rows.filter((r) => r.flagged);
   const verdict = flagged.length === 0
-    ? `${name}: every measured size reaches at least ${Math.round(compared.threshold * 100)}% of the model's busbw on ${label}.`
-    : `${name}: ${flagged.length} of ${rows.length} sizes reach less than ${Math.round(compared.threshold * 100)}% of the model's busbw on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}%).`;
+    ? `${name}: every measured size is within the model's uncertainty of its busbw on ${label}.`
+    : `${name}: ${flagged.length} of ${rows.length} sizes fall below what the model's uncertainty allows on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}% of the model's busbw).`;
   // Sizes below the threshold of NCCL's modelled choice but normal for a pair NCCL rates near it: NCCL took that pair.
   const explained = rows.filter((r) => r.explainedBy);
   const explanation = explained.length === 0 ? '' : ` ${explained.length === 1 ? '1 size runs' : `${explained.length} sizes run`} as the model expects of ${[...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', ')}, which NCCL ${compared.ncclVersion} rates near its choice.`;

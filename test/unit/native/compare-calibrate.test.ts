@@ -45,18 +45,26 @@ test('compare flags the suspect run: every size from 4 MiB up, where it runs at 
 
 // The issue asks for every size >= 1 MiB. At 1 and 2 MiB the suspect run is at 0.63 and 0.58 of its healthy twin
 // (nccl-tests 309 on the same hardware); the engine's tree/LL128 prediction there now lands within about 7 % of
-// that healthy run, so those sizes fall below 0.7 of the model as well.
-test('compare flags every size >= 1 MiB of the suspect run', { skip }, async () => {
+// that healthy run, so those sizes fall below 0.69 of the model (the multi-node mid-size band) as well.
+test('compare flags every size >= 1 MiB of the suspect run and its verdict names the GPU-to-NIC path or the NIC', { skip }, async () => {
   const { large } = await suspectRows();
   const missed = large.filter((r) => !r.flagged).map((r) => `${r.bytes} B at ${r.ratio.toFixed(2)}`);
   assert.deepEqual(missed, [], 'suspect sizes the model did not flag');
+  const suspect = datasets.find((f) => f.includes('suspect'))!;
+  const { out } = await cli(compareCommand, [join(CALIBRATION, suspect), '--json']);
+  const verdict = (JSON.parse(out) as { verdict?: { cause: string; part: string; sentence: string } }).verdict;
+  assert.equal(verdict?.cause, 'hardware');
+  assert.ok(['GPU-to-NIC PCIe path', 'NIC'].includes(verdict!.part), verdict!.sentence);
+  const text = await cli(compareCommand, [join(CALIBRATION, suspect)]);
+  assert.match(text.out, /# verdict: .*GPU-to-NIC PCIe path|# verdict: .*NIC/);
 });
 
 // The 4-node VM run (NCCL 2.26.2, custom NCCL_TOPO_FILE) switched to NVLSTree at 2 MiB, where NCCL 2.26's model
 // keeps tree/LL128 to 8 MiB; at 8 MiB it is at 0.695 of tree/LL128 and is excused because NCCL rates NVLSTree within
-// 10 % there and the run is normal for it.
+// 10 % there and the run is normal for it. Its multi-node mid-size band (0.69) already admits it; under the old flat
+// 0.7 (--threshold 0.7) the near tie is what excuses it.
 test('compare explains the 4-node VM run\'s 8 MiB row by NVLSTree instead of flagging it', { skip }, async () => {
-  const { out } = await cli(compareCommand, [join(CALIBRATION, 'h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json'), '--json']);
+  const { out } = await cli(compareCommand, [join(CALIBRATION, 'h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json'), '--json', '--threshold', '0.7']);
   type Row = CompareJson['rows'][number] & { explainedBy?: { algorithm: string; ratio: number } };
   const result = JSON.parse(out) as { ncclVersion: string; rows: Row[] };
   assert.equal(result.ncclVersion, '2.26.2');
@@ -67,13 +75,15 @@ test('compare explains the 4-node VM run\'s 8 MiB row by NVLSTree instead of fla
 });
 
 for (const file of datasets.filter((f) => !f.includes('suspect'))) {
-  test(`compare flags no size >= 1 MiB of the healthy run ${file}`, { skip }, async () => {
-    const { out } = await cli(compareCommand, [join(CALIBRATION, file), '--json']);
-    const result = JSON.parse(out) as CompareJson;
+  test(`compare flags no size of the healthy run ${file}, within the model's uncertainty bands`, { skip }, async () => {
+    const { code, out } = await cli(compareCommand, [join(CALIBRATION, file), '--json']);
+    const result = JSON.parse(out) as CompareJson & { verdict?: unknown };
     const large = result.rows.filter((r) => r.bytes >= MiB);
     assert.ok(large.length > 0);
-    const flagged = large.filter((r) => r.flagged).map((r) => `${r.bytes} B at ${r.ratio.toFixed(2)}`);
+    const flagged = result.rows.filter((r) => r.flagged).map((r) => `${r.bytes} B at ${r.ratio.toFixed(2)}`);
     assert.deepEqual(flagged, [], 'healthy sizes flagged as slow');
+    assert.equal(code, 0);
+    assert.equal(result.verdict, undefined);
     // The ratio comes from times; it agrees with the printed busbw up to nccl-tests' two-decimal rounding.
     for (const r of large) assert.ok(Math.abs(r.ratio / (r.measuredBusbwGBps / r.expectedBusbwGBps) - 1) < 0.05, `${r.bytes} B`);
   });

@@ -1,0 +1,59 @@
+// compare judges each size against the model's uncertainty at that size (MODEL_UNCERTAINTY_BANDS) and says which
+// part would explain a flagged run: a synthetic 2-node run whose NIC runs at half its rate from 64 MiB is flagged
+// there and blamed on the NIC; one inside the band is not flagged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { MODEL_UNCERTAINTY_BANDS, compareMeasurement, flagRatioFor, uncertaintyBand } from '../../../src/native/compare';
+import { explainFlagged } from '../../../src/native/compare-verdict';
+import type { Measurement } from '../../../src/native/import/model';
+
+const MiB = 1 << 20;
+const twoNodes: SystemSpec = { ...presetSystem('dgx-h100', { nodes: 2 })!, ncclVersion: '2.26.2' };
+const healthy = resolveSystem(twoNodes);
+const nicGBps = healthy.topology.links.filter((l) => l.kind === 'network').reduce((m, l) => Math.min(m, l.GBps), Infinity);
+const halfNic = resolveSystem({ ...twoNodes, overrides: { nicGBps: nicGBps / 2 } });
+const sizes = Array.from({ length: 14 }, (_, i) => 2 ** (i + 17)); // 128 KiB to 1 GiB
+
+function measured(timeUs: (bytes: number) => number): Measurement {
+  const ranks = healthy.ranks;
+  return {
+    kind: 'nccl-tests', collective: 'allreduce', ranks,
+    rows: sizes.map((bytes) => {
+      const t = timeUs(bytes);
+      const algbw = bytes / t / 1000;
+      return { bytes, timeUs: t, algbwGBps: algbw, busbwGBps: (algbw * 2 * (ranks - 1)) / ranks };
+    }),
+    meta: { nodes: 2, ncclVersion: '2.26.2' },
+  };
+}
+
+test('the bands cover every size once for single and multi node, and multi-node mid sizes are the widest', () => {
+  for (const multiNode of [false, true]) {
+    const bands = MODEL_UNCERTAINTY_BANDS.filter((b) => b.multiNode === multiNode);
+    for (const bytes of [1, MiB - 1, MiB, 64 * MiB, 2 ** 40]) assert.equal(bands.filter((b) => bytes >= b.minBytes && bytes < b.maxBytes).length, 1);
+  }
+  assert.ok(uncertaintyBand(8 * MiB, 4).bound > uncertaintyBand(512 * MiB, 4).bound);
+  assert.ok(uncertaintyBand(256 * 1024, 1).bound > uncertaintyBand(512 * MiB, 1).bound);
+});
+
+test('a run within the band is not flagged', () => {
+  // Each size slower than the model by 90 % of its band's bound: within what healthy runs have shown.
+  const run = measured((bytes) => simulateCollective(healthy, { bytes }).timeUs / (1 - 0.9 * uncertaintyBand(bytes, 2).bound));
+  const result = compareMeasurement(run, healthy);
+  assert.equal(result.flagged, 0, result.rows.map((r) => `${r.bytes}: ${r.ratio.toFixed(2)} / ${r.threshold.toFixed(2)}`).join(', '));
+  assert.equal(explainFlagged(run, healthy, result), undefined);
+});
+
+test('a run slowed at large sizes by a NIC at half its rate is flagged there and the verdict names the NIC', () => {
+  const run = measured((bytes) => simulateCollective(bytes >= 64 * MiB ? halfNic : healthy, { bytes }).timeUs);
+  const result = compareMeasurement(run, healthy);
+  const flagged = result.rows.filter((r) => r.flagged).map((r) => r.bytes);
+  assert.ok(flagged.length > 0 && flagged.every((b) => b >= 64 * MiB), `flagged ${flagged.join(', ')}`);
+  assert.ok(flagged.includes(1024 * MiB));
+  for (const r of result.rows) if (r.bytes >= 64 * MiB) assert.equal(r.threshold, flagRatioFor(r.bytes, 2));
+  const verdict = explainFlagged(run, healthy, result)!;
+  assert.equal(verdict.cause, 'hardware');
+  assert.equal(verdict.part, 'NIC', verdict.sentence);
+  assert.match(verdict.sentence, /NIC/);
+});
