@@ -33,6 +33,23 @@ export interface NativeRunResult extends HarnessRun {
 }
 
 const STDERR_CAP = 64 * 1024;
+/** How long a dead rank's stderr may take to deliver its last bytes; a grandchild holding the pipe must not stall us. */
+const STDERR_DRAIN_MS = 500;
+
+/** Calls `then` once the stream has ended or closed, or after `limitMs`, whichever comes first. */
+function afterStreamEnds(stream: NodeJS.ReadableStream & { readableEnded?: boolean } | null | undefined, limitMs: number, then: () => void): void {
+  if (!stream || stream.readableEnded) return then();
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    then();
+  };
+  const timer = setTimeout(finish, limitMs);
+  stream.once('end', finish);
+  stream.once('close', finish);
+}
 
 function harnessArgs(options: NativeRunOptions): string[] {
   return [
@@ -110,9 +127,13 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
         exited++;
         if (settled) return;
         if (code !== 0) {
-          const known = classifyFailure(entry.stderr);
-          const who = options.launcher === 'torchrun' ? 'torchrun' : `rank ${entry.rank}`;
-          fail(new NativeRunError(known?.kind ?? 'rank-died', `${who} died (${signal ? `signal ${signal}` : `exit code ${code}`})${known ? `: ${known.hint}` : ''}\n${tail(entry.stderr)}`, { rank: entry.rank, exitCode: code, signal, stderrTail: tail(entry.stderr) }));
+          // 'exit' can fire before the last stderr bytes are read: wait (briefly) for stderr to end, so the report
+          // quotes what the rank said as it died.
+          afterStreamEnds(entry.child.stderr, STDERR_DRAIN_MS, () => {
+            const known = classifyFailure(entry.stderr);
+            const who = options.launcher === 'torchrun' ? 'torchrun' : `rank ${entry.rank}`;
+            fail(new NativeRunError(known?.kind ?? 'rank-died', `${who} died (${signal ? `signal ${signal}` : `exit code ${code}`})${known ? `: ${known.hint}` : ''}\n${tail(entry.stderr)}`, { rank: entry.rank, exitCode: code, signal, stderrTail: tail(entry.stderr) }));
+          });
           return;
         }
         if (exited < children.length) return;

@@ -66,12 +66,14 @@ test('a training config\'s Profile lens resolves, in the engine worker, to the s
 
 const VM_RUN = join(ROOT, '..', 'shared', 'calibration', 'nccl-tests', 'h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json');
 
-test('Compare with Model says which sizes ran a pair NCCL rates near its choice', { skip: skip || (existsSync(VM_RUN) ? false : 'no ../shared/calibration') }, async () => {
+// The near-tie explanation (a size normal for a pair NCCL rates near its choice) is tested on the CLI with a flat
+// threshold (test/unit/native/compare-near-tie.test.ts); within the model's uncertainty band this healthy run has
+// nothing left to explain.
+test('Compare with Model judges a healthy real run within the model\'s uncertainty, on the hardware the log names', { skip: skip || (existsSync(VM_RUN) ? false : 'no ../shared/calibration') }, async () => {
   await fake.commands.executeCommand('collectiveProfiler.compareWithModel', fake.Uri.file(VM_RUN));
   const verdict = fake.recorded.messages.find((m) => m.includes('h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json:'));
   assert.ok(verdict, fake.recorded.messages.join(' | '));
-  assert.match(verdict, /every measured size reaches at least 70% of the model's busbw/);
-  assert.match(verdict, /1 size runs as the model expects of nvlstree\/Simple, which NCCL 2\.26\.2 rates near its choice\./);
+  assert.match(verdict, /^info .*every measured size is within the model's uncertainty of its busbw on 4×8 H100 NVSwitch \+ 8×400G IB \(from the log\)\./);
 });
 
 test('opening a Python file publishes the sum-not-averaged diagnostic through the shipped wasm', { skip }, async () => {
