@@ -5,22 +5,14 @@ import assert from 'node:assert/strict';
 import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
 import { compareMeasurement } from '../../../src/native/compare';
 import type { Measurement } from '../../../src/native/import/model';
+import { syntheticRun } from './fixtures/synthetic-run';
 
 const MiB = 1 << 20;
 const fourNodes: SystemSpec = presetSystem('dgx-h100', { nodes: 4 })!;
 
-/** A measurement whose every size took `timeUs(bytes)`, as nccl-tests would report it. */
+/** A 4-node measurement whose every size took `timeUs(bytes)`. */
 function measured(sizes: number[], timeUs: (bytes: number) => number, ncclVersion?: string): Measurement {
-  const ranks = 32;
-  return {
-    kind: 'nccl-tests', collective: 'allreduce', ranks,
-    rows: sizes.map((bytes) => {
-      const t = timeUs(bytes);
-      const algbw = bytes / t / 1000;
-      return { bytes, timeUs: t, algbwGBps: algbw, busbwGBps: (algbw * 2 * (ranks - 1)) / ranks };
-    }),
-    meta: { nodes: 4, ...(ncclVersion ? { ncclVersion } : {}) },
-  };
+  return syntheticRun(32, 4, sizes, timeUs, ncclVersion);
 }
 
 const modelUs = (algorithm: 'tree' | 'nvlstree', version = '2.26.2') => (bytes: number): number =>

@@ -7,6 +7,7 @@ import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from
 import { MODEL_UNCERTAINTY_BANDS, compareMeasurement, flagRatioFor, uncertaintyBand } from '../../../src/native/compare';
 import { explainFlagged } from '../../../src/native/compare-verdict';
 import type { Measurement } from '../../../src/native/import/model';
+import { syntheticRun } from './fixtures/synthetic-run';
 
 const MiB = 1 << 20;
 const twoNodes: SystemSpec = { ...presetSystem('dgx-h100', { nodes: 2 })!, ncclVersion: '2.26.2' };
@@ -16,16 +17,7 @@ const halfNic = resolveSystem({ ...twoNodes, overrides: { nicGBps: nicGBps / 2 }
 const sizes = Array.from({ length: 14 }, (_, i) => 2 ** (i + 17)); // 128 KiB to 1 GiB
 
 function measured(timeUs: (bytes: number) => number): Measurement {
-  const ranks = healthy.ranks;
-  return {
-    kind: 'nccl-tests', collective: 'allreduce', ranks,
-    rows: sizes.map((bytes) => {
-      const t = timeUs(bytes);
-      const algbw = bytes / t / 1000;
-      return { bytes, timeUs: t, algbwGBps: algbw, busbwGBps: (algbw * 2 * (ranks - 1)) / ranks };
-    }),
-    meta: { nodes: 2, ncclVersion: '2.26.2' },
-  };
+  return syntheticRun(healthy.ranks, 2, sizes, timeUs, '2.26.2');
 }
 
 test('the bands cover every size once for single and multi node, and multi-node mid sizes are the widest', () => {
