@@ -57,13 +57,14 @@ function importsOf(text: string): string[] {
   return specifiers;
 }
 
-function violations(file: string): string[] {
+/** The layer rules' violations of one file; `text` lets the self-test check a file that does not exist. */
+function violations(file: string, text = readFileSync(file, 'utf8')): string[] {
   const layer = layerOf(file);
   if (!layer) return [];
   const rule = RULES[layer];
   const found: string[] = [];
   const rel = relative(ROOT, file);
-  for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+  for (const spec of importsOf(text)) {
     const where = `${rel} imports '${spec}'`;
     if (spec === 'vscode') {
       if (!rule.vscode) found.push(`${where}: ${layer} must not import vscode (${rule.why})`);
@@ -88,7 +89,7 @@ function violations(file: string): string[] {
 test('every layer imports only what ARCHITECTURE.md allows', () => {
   const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'webview'))];
   assert.ok(files.length > 5, 'the walk found the sources');
-  const all = files.flatMap(violations);
+  const all = files.flatMap((file) => violations(file));
   assert.deepEqual(all, []);
 });
 
@@ -101,11 +102,48 @@ test('the engine uses no DOM or Node globals', () => {
 });
 
 test('the checker catches a forbidden import (self-test)', () => {
-  const fake = join(ROOT, 'src', 'engine', 'fake.ts');
-  const layer = layerOf(fake);
-  assert.equal(layer, 'engine');
-  const rule = RULES[layer!];
-  assert.equal(rule.node, false);
-  assert.equal(rule.vscode, false);
-  assert.deepEqual(importsOf("import * as fs from 'node:fs';\nimport x from 'vscode';"), ['node:fs', 'vscode']);
+  // Each case is a file that breaks one rule; the checker must name that rule, or the real check above proves nothing.
+  const cases: Array<[string, string, RegExp]> = [
+    ['src/engine/fake.ts', "import * as fs from 'node:fs';", /engine must not use Node built-ins/],
+    ['src/engine/fake.ts', "import * as vscode from 'vscode';", /engine must not import vscode/],
+    ['src/engine/fake.ts', "import { x } from '../analysis/types';", /engine may import only engine/],
+    ['src/cli/fake.ts', "import { simulate } from '../engine/simulate';", /import only src\/engine\/index\.ts/],
+    ['src/analysis/fake.ts', "import chalk from 'chalk';", /analysis may use only the packages/],
+    ['webview/fake.ts', "import { x } from '../src/native/runner';", /webview may import only/],
+  ];
+  for (const [path, text, expected] of cases) {
+    const found = violations(join(ROOT, path), text);
+    assert.equal(found.length, 1, `${path}: ${text} -> ${found.join('; ')}`);
+    assert.match(found[0], expected);
+  }
+  assert.deepEqual(violations(join(ROOT, 'src/cli/fake.ts'), "import { simulate } from '../engine/index';"), []);
+});
+
+/** Files reachable from `roots` through relative imports, with the file that first reached each. */
+function reachable(roots: readonly string[]): Map<string, string> {
+  const seen = new Map<string, string>(roots.map((r) => [r, r]));
+  const queue = [...roots];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      if (!spec.startsWith('.')) continue;
+      const base = resolve(dirname(file), spec);
+      const target = [`${base}.ts`, join(base, 'index.ts'), base].find((c) => c.endsWith('.ts') && statSync(c, { throwIfNoEntry: false })?.isFile());
+      if (target && !seen.has(target)) {
+        seen.set(target, file);
+        queue.push(target);
+      }
+    }
+  }
+  return seen;
+}
+
+test('the extension glue and the engine worker never reach vscode, even through another file', () => {
+  // glue/ is what the unit tests run without VS Code, and the worker runs in a thread where vscode cannot load.
+  const roots = [...sourceFiles(join(ROOT, 'src', 'extension', 'glue')), ...sourceFiles(join(ROOT, 'src', 'extension', 'worker'))];
+  assert.ok(roots.length > 5, 'the walk found glue and worker files');
+  const offenders = [...reachable(roots)]
+    .filter(([file]) => importsOf(readFileSync(file, 'utf8')).includes('vscode'))
+    .map(([file, from]) => `${relative(ROOT, file)} (reached from ${relative(ROOT, from)}) imports vscode`);
+  assert.deepEqual(offenders, []);
 });
