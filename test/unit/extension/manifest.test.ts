@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTING_KEYS } from '../../../src/extension/settings';
+import { RULES, RULE_CODES } from '../../../src/analysis/rules';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -94,4 +95,17 @@ test('the icon is a 128×128 PNG', () => {
   const png = readFileSync(join(ROOT, pkg.icon));
   assert.equal(png.subarray(1, 4).toString(), 'PNG');
   assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
+});
+
+test('the per-rule severity setting lists exactly the rules of analysis/rules.ts, each described by its summary', () => {
+  type RuleSetting = { enum: string[]; default: string; description: string };
+  const setting = contributes.configuration.properties['collectiveProfiler.diagnostics.rules'] as { properties: Record<string, RuleSetting> };
+  assert.ok(setting, 'the rules setting is contributed');
+  assert.deepEqual(Object.keys(setting.properties), [...RULE_CODES]);
+  for (const rule of RULES) {
+    const property = setting.properties[rule.code];
+    assert.equal(property.description, rule.summary, `${rule.code}: package.json must repeat rules.ts`);
+    assert.equal(property.default, 'default');
+    assert.deepEqual(property.enum, ['default', 'error', 'warning', 'information', 'hint', 'off']);
+  }
 });
