@@ -2,6 +2,7 @@
 // a SystemSpec.
 // `validate` uses it for datasets that have no hand-written system file, and a test checks that it agrees with
 // the hand-written ones. Only description text is read, never the measured rows.
+import { gpuFromDescription } from './hardware/gpu-description';
 import type { SystemSpec } from './topology/spec';
 import { isNcclVersion } from './nccl-versions';
 
@@ -18,22 +19,6 @@ export interface DatasetDescription {
 
 const text = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : '');
 
-/** Catalogue name for a free-text GPU description ("A100 SXM4 80GB", "GeForce RTX 4090 24GB"). */
-export function gpuFromText(raw: string): string | undefined {
-  const t = raw.toLowerCase();
-  const pcie = /pcie/.test(t);
-  if (/gb200/.test(t)) return 'GB200';
-  if (/\bb200\b/.test(t)) return 'B200';
-  if (/h200/.test(t)) return 'H200';
-  if (/h100/.test(t)) return pcie ? 'H100-PCIe' : 'H100-SXM';
-  if (/a100/.test(t)) return pcie ? 'A100-PCIe' : 'A100-SXM';
-  if (/v100/.test(t)) return 'V100-SXM';
-  if (/l40s/.test(t)) return 'L40S';
-  if (/4090/.test(t)) return 'RTX4090';
-  if (/3090/.test(t)) return 'RTX3090';
-  if (/\ba10\b/.test(t)) return 'A10';
-  return undefined;
-}
 
 /**
  * GPUs each process of the run drove: nccl-tests' `-g N` when its command line is recorded, or all of a node's GPUs
@@ -49,7 +34,7 @@ export function gpusPerProcessFromDataset(dataset: DatasetDescription, gpusPerNo
 }
 
 export function systemFromDescription(dataset: DatasetDescription): SystemSpec | undefined {
-  const gpu = gpuFromText(text(dataset.gpu));
+  const gpu = gpuFromDescription(text(dataset.gpu));
   const gpusPerNode = typeof dataset.gpus_per_node === 'number' ? dataset.gpus_per_node : undefined;
   const nodes = typeof dataset.nodes === 'number' ? dataset.nodes : 1;
   if (!gpu || !gpusPerNode) return undefined;

@@ -2,8 +2,7 @@
 // ../shared/calibration/README.md) and guesses a system from its hardware description. The guess is only a
 // fallback: `compare` prefers calibration/systems/<basename>.json or --system.
 import type { IntraNodeFabric, SystemSpec } from '../../engine/index';
-import { gpusPerProcessFromDataset } from '../../engine/index';
-import { catalogueGpuName } from './nccl-log-system';
+import { gpuFromDescription, gpusPerProcessFromDataset } from '../../engine/index';
 import { lineOfKey, parseJsonText } from './json-text';
 import { MeasurementParseError, normalizeCollective, type Measurement, type MeasurementRow } from './model';
 
@@ -82,7 +81,7 @@ function gpusPerProcessSpec(doc: Record<string, unknown>, gpusPerNode: number): 
 
 /** A best-effort system from the file's words: GPU model, nodes, fabric and NICs. */
 function guessSystem(doc: Record<string, unknown>, ranks: number, warnings: string[]): SystemSpec | undefined {
-  const gpu = catalogueGpuName(String(doc.gpu ?? ''));
+  const gpu = gpuFromDescription(String(doc.gpu ?? ''));
   if (!gpu) {
     warnings.push(`GPU "${String(doc.gpu)}" is not in the catalogue; pass --system`);
     return undefined;

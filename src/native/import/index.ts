@@ -15,7 +15,7 @@ export * from './model';
 export { parseNcclTests } from './nccl-tests';
 export { parseNcclTestsJson } from './nccl-tests-json';
 export { parseNcclLogFacts, type NcclLogFacts } from './nccl-log';
-export { systemFromNcclLog, catalogueGpuName } from './nccl-log-system';
+export { systemFromNcclLog } from './nccl-log-system';
 export { parseKineto, parseNcclKernelName } from './kineto';
 export { parseDeepSpeed } from './deepspeed';
 export { parseCalibrationJson } from './calibration-json';

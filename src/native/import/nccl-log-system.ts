@@ -1,24 +1,8 @@
 // Turns the facts of an NCCL_DEBUG log into a system file the simulator accepts. Logs rarely name the GPU, so
 // the model comes from nccl-tests' device lines when present, else from the caller, else a stated assumption.
-import { isNcclVersion, type IntraNodeFabric, type SystemSpec } from '../../engine/index';
+import { gpuFromDescription, isNcclVersion, type IntraNodeFabric, type SystemSpec } from '../../engine/index';
 import type { NcclLogFacts } from './nccl-log';
 
-/** Maps a device name as nvidia-smi, nccl-tests or PyTorch print it onto the engine's GPU catalogue. */
-export function catalogueGpuName(deviceName: string): string | undefined {
-  const name = deviceName.toUpperCase();
-  const pcie = /PCIE/.test(name);
-  if (/GB200/.test(name)) return 'GB200';
-  if (/B200/.test(name)) return 'B200';
-  if (/H200|GH200/.test(name)) return 'H200';
-  if (/H100|H800/.test(name)) return pcie ? 'H100-PCIe' : 'H100-SXM';
-  if (/A100|A800/.test(name)) return pcie ? 'A100-PCIe' : 'A100-SXM';
-  if (/V100/.test(name)) return 'V100-SXM';
-  if (/L40S/.test(name)) return 'L40S';
-  if (/\bA10\b/.test(name)) return 'A10';
-  if (/4090/.test(name)) return 'RTX4090';
-  if (/3090/.test(name)) return 'RTX3090';
-  return undefined;
-}
 
 export interface SystemFromLog {
   readonly system: SystemSpec;
@@ -31,7 +15,7 @@ export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; 
   const assumptions: string[] = [];
   let gpu = options.gpu;
   if (!gpu) {
-    const named = facts.gpuNames.map(catalogueGpuName).find((g) => g !== undefined);
+    const named = facts.gpuNames.map(gpuFromDescription).find((g) => g !== undefined);
     if (named) gpu = named;
     else {
       gpu = facts.topologyLinks.some((l) => l.kind === 'NVL') || facts.hasNvSwitch ? 'A100-SXM' : 'A100-PCIe';
