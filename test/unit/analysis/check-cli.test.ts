@@ -1,12 +1,13 @@
 // The `check` command end to end (in process): output formats, exit codes, rule selection, corpus mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkCommand } from '../../../src/cli/commands/check';
 import { UsageError } from '../../../src/cli/command';
 import { EXTRA_CORPUS, py, SHARED_CORPUS } from './helpers';
+import { needShared } from '../requirements';
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -76,7 +77,7 @@ test('usage errors: no paths, a missing path, an unknown rule, both formats', as
   await assert.rejects(run([buggy, '--world-size', 'eight']), /positive integer/);
 });
 
-test('--corpus prints the confusion table and exits 0 when every label matches', { skip: existsSync(SHARED_CORPUS) ? false : 'shared corpus absent' }, async () => {
+test('--corpus prints the confusion table and exits 0 when every label matches', { skip: needShared(SHARED_CORPUS, 'the shared corpus') }, async () => {
   const r = await run(['--corpus', SHARED_CORPUS, '--corpus', EXTRA_CORPUS]);
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /label +files +TP +FP +FN +precision +recall/);

@@ -2,9 +2,9 @@
 // exactly; `none` files must give nothing. Prints the confusion table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { confusionTable, formatConfusionTable, parseCorpusHeader, type CorpusOutcome } from '../../../src/analysis/index';
 import { analyze, EXTRA_CORPUS, pythonFiles, SHARED_CORPUS, summary } from './helpers';
+import { needShared } from '../requirements';
 
 async function checkFolder(t: { diagnostic(message: string): void }, dir: string): Promise<CorpusOutcome[]> {
   const outcomes: CorpusOutcome[] = [];
@@ -19,7 +19,7 @@ async function checkFolder(t: { diagnostic(message: string): void }, dir: string
   return outcomes;
 }
 
-test('shared corpus: every labelled example gives exactly the expected finding', { skip: existsSync(SHARED_CORPUS) ? false : `${SHARED_CORPUS} is absent` }, async (t) => {
+test('shared corpus: every labelled example gives exactly the expected finding', { skip: needShared(SHARED_CORPUS, 'the shared corpus') }, async (t) => {
   const outcomes = await checkFolder(t, SHARED_CORPUS);
   assert.ok(outcomes.length >= 14, `expected the 14 shared examples, found ${outcomes.length}`);
   t.diagnostic(`\n${formatConfusionTable(confusionTable(outcomes))}`);

@@ -2,17 +2,17 @@
 // supports falls back to the hardware facts, and the held-out rows never reach the refit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT, runCli } from './run-cli';
 import { loadDatasets } from '../../../src/cli/commands/validate';
 import { compareDataset, resolveSystem } from '../../../src/engine/index';
 import * as K from '../../../src/engine/constants';
 import { compareWith, ENGINE_VALUES, FITTED_CONSTANTS, refitWithout, variantSystem, type CalibrationDataset } from '../../../src/native/loo-refit';
+import { needShared } from '../requirements';
 
 const SHARED = resolve(ROOT, '..', 'shared', 'calibration');
 const SYSTEMS = join(ROOT, 'calibration', 'systems');
-const skip = existsSync(join(SHARED, 'nccl-tests')) ? false : `calibration data not found at ${SHARED}`;
+const skip = needShared(join(SHARED, 'nccl-tests'), 'the calibration datasets');
 const datasets = (): CalibrationDataset[] => loadDatasets(SHARED, SYSTEMS);
 const byPrefix = (all: readonly CalibrationDataset[], prefix: string): CalibrationDataset => all.find((d) => d.name.startsWith(prefix))!;
 

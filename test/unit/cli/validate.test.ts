@@ -1,13 +1,14 @@
 // `validate` end to end: the calibration table, JSON rows, and clear errors for a bad folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT, runCli } from './run-cli';
+import { needShared } from '../requirements';
 
 const SHARED = resolve(ROOT, '..', 'shared', 'calibration');
-const skip = existsSync(join(SHARED, 'nccl-tests')) ? false : `calibration data not found at ${SHARED}`;
+const skip = needShared(join(SHARED, 'nccl-tests'), 'the calibration datasets');
 
 test('validate prints a verdict per dataset and exits 0 when every judged dataset passes', { skip }, async () => {
   const run = await runCli(['validate', '--calibration-dir', SHARED]);

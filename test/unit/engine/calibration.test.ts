@@ -5,11 +5,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { compareDataset, resolveSystem, systemFromDescription, type SystemSpec } from '../../../src/engine/index';
+import { needShared } from '../requirements';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const DATASETS = resolve(ROOT, '..', 'shared', 'calibration', 'nccl-tests');
 const SYSTEMS = join(ROOT, 'calibration', 'systems');
-const skip = existsSync(DATASETS) ? false : `calibration data not found at ${DATASETS}`;
+const skip = needShared(DATASETS, 'the calibration datasets');
 
 function load(file: string): { dataset: Record<string, unknown>; spec: SystemSpec } {
   const dataset = JSON.parse(readFileSync(join(DATASETS, file), 'utf8')) as Record<string, unknown>;

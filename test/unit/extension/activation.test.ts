@@ -3,11 +3,12 @@
 // the shipped tree-sitter wasm. The real-VS-Code checks live in test/integration and the e2e suite.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from './fixtures/summed-gradients';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
+import { needShared } from '../requirements';
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 let activateMs = 0;
@@ -69,7 +70,7 @@ const VM_RUN = join(ROOT, '..', 'shared', 'calibration', 'nccl-tests', 'h100-32g
 // The near-tie explanation (a size normal for a pair NCCL rates near its choice) is tested on the CLI with a flat
 // threshold (test/unit/native/compare-near-tie.test.ts); within the model's uncertainty band this healthy run has
 // nothing left to explain.
-test('Compare with Model judges a healthy real run within the model\'s uncertainty, on the hardware the log names', { skip: skip || (existsSync(VM_RUN) ? false : 'no ../shared/calibration') }, async () => {
+test('Compare with Model judges a healthy real run within the model\'s uncertainty, on the hardware the log names', { skip: skip || needShared(VM_RUN, '../shared/calibration') }, async () => {
   await fake.commands.executeCommand('collectiveProfiler.compareWithModel', fake.Uri.file(VM_RUN));
   const verdict = fake.recorded.messages.find((m) => m.includes('h100-32gpu-nvswitch-4node-ib-ndr-nccltests309-qoofyk-vm.json:'));
   assert.ok(verdict, fake.recorded.messages.join(' | '));

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
+import { needShared } from '../requirements';
 
 const SHARED = join(ROOT, '..', 'shared', 'fixtures-real');
 const skip = notBuilt ?? false;
@@ -86,7 +87,7 @@ test('Compare Algorithms and Sweep Message Sizes fill the charts panel from the 
   assert.deepEqual(sweep.data.nodeScaling.map((r) => r.nodes).slice(0, 3), [1, 2, 4]);
 });
 
-test('Import Measurements draws a real nccl-tests run over the model', { skip: skip || (existsSync(SHARED) ? false : 'needs ../shared/fixtures-real') }, async () => {
+test('Import Measurements draws a real nccl-tests run over the model', { skip: skip || needShared(SHARED, '../shared/fixtures-real') }, async () => {
   await run('importMeasurements', fake.Uri.file(join(SHARED, 'nccl-tests-a100-8gpu-2024.txt')));
   assert.deepEqual(errors().filter((m) => !/not a trace/.test(m)), []);
   const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { measured: { points: unknown[] }[]; sweeps: { label: string }[] } }).data;

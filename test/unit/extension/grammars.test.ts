@@ -2,8 +2,9 @@
 // they are checked with JS regexes against lines from the real fixtures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { needShared } from '../requirements';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const SHARED = join(ROOT, '..', 'shared', 'fixtures-real');
@@ -29,7 +30,7 @@ test('the nccl-log grammar includes the nccl-tests grammar for the tables inside
   assert.ok(log.patterns.some((p: { include?: string }) => p.include === 'source.nccl-tests'));
 });
 
-const fixtures = existsSync(SHARED) ? false : 'needs ../shared/fixtures-real';
+const fixtures = needShared(SHARED, '../shared/fixtures-real');
 
 test('result rows of every real nccl-tests file match the row rule', { skip: fixtures }, () => {
   const row = new RegExp(tests.repository.row.match);

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { presetSystem, simulateCollective } from '../../../src/engine/index';
 import { readTraceFile, serializeTraceFile, EMBED_KEY } from '../../../src/extension/glue/trace-file';
 import { MeasurementParseError } from '../../../src/native/import/model';
+import { needShared } from '../requirements';
 
 const SHARED = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'fixtures-real');
 
@@ -45,7 +46,7 @@ test('what is not a trace gets a positioned error, never a crash', () => {
   assert.throws(() => readTraceFile(embedded, 'x.cptrace.json'), /span 0: span ends/);
 });
 
-test('real Kineto traces open as Chrome traces', { skip: existsSync(SHARED) ? false : 'needs ../shared/fixtures-real' }, () => {
+test('real Kineto traces open as Chrome traces', { skip: needShared(SHARED, '../shared/fixtures-real') }, () => {
   const text = readFileSync(join(SHARED, 'kineto-a100-2rank-nccl2.17-gpu-excerpt.json'), 'utf8');
   const { trace } = readTraceFile(text, 'kineto.json');
   assert.ok(trace.spans.length > 10);

@@ -3,10 +3,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { needShared } from '../requirements';
 
 export const REPO = resolve(import.meta.dirname, '../../..');
 export const SHARED = resolve(REPO, '../shared');
-export const SHARED_MISSING = existsSync(join(SHARED, 'fixtures-real')) ? undefined : `../shared/fixtures-real is absent (looked in ${SHARED}); the fixture-seeded fuzzing needs it`;
+export const SHARED_MISSING = needShared(join(SHARED, 'fixtures-real'), '../shared/fixtures-real (the fixture-seeded fuzzing needs it)') || undefined;
 
 export interface Seed {
   readonly name: string;

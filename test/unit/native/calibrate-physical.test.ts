@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CliIo } from '../../../src/cli/command';
 import { calibrateCommand } from '../../../src/cli/commands/calibrate';
+import { needShared } from '../requirements';
 
 const CALIBRATION = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'calibration', 'nccl-tests');
-const skip = existsSync(CALIBRATION) ? false : `../shared/calibration is absent (${CALIBRATION})`;
+const skip = needShared(CALIBRATION, '../shared/calibration');
 const datasets = skip ? [] : readdirSync(CALIBRATION).filter((f) => f.endsWith('.json'));
 /**
  * Every run is calibrated from its own system file. The DGX preset no longer fits the A100 run: it starts one process

@@ -2,7 +2,7 @@
 // ≥ 1 MiB and none of the healthy runs' sizes ≥ 1 MiB; calibrate then sweep halves the unfitted median error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CliIo } from '../../../src/cli/command';
@@ -10,9 +10,10 @@ import { compareCommand } from '../../../src/cli/commands/compare';
 import { calibrateCommand } from '../../../src/cli/commands/calibrate';
 import { sweepCommand } from '../../../src/cli/commands/sweep';
 import { medianRelativeError } from '../../../src/native/compare';
+import { needShared } from '../requirements';
 
 const CALIBRATION = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'calibration', 'nccl-tests');
-const skip = existsSync(CALIBRATION) ? false : `../shared/calibration is absent (${CALIBRATION})`;
+const skip = needShared(CALIBRATION, '../shared/calibration');
 const MiB = 1 << 20;
 
 async function cli(command: { run(args: readonly string[], io: CliIo): Promise<number> }, args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -149,7 +150,7 @@ test('calibrate a forced-ring two-node run fits the GPU-to-NIC path and halves t
 
 const TUNING_LOG = resolve(CALIBRATION, '..', '..', 'fixtures-real', 'nccl-debug-a100-2gpu-graph-tuning.log');
 
-test('compare on an NCCL_DEBUG=INFO run judges each size against the pair NCCL logged for it', { skip: existsSync(TUNING_LOG) ? false : `${TUNING_LOG} is absent` }, async () => {
+test('compare on an NCCL_DEBUG=INFO run judges each size against the pair NCCL logged for it', { skip: needShared(TUNING_LOG) }, async () => {
   const { out } = await cli(compareCommand, [TUNING_LOG, '--json']);
   const result = JSON.parse(out) as { ncclVersion: string; rows: { bytes: number; algorithm: string; protocol: string; chosenBy: string; flagged: boolean }[] };
   assert.equal(result.ncclVersion, '2.27.7');

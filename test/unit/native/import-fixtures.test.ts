@@ -1,15 +1,16 @@
 // Every real file in ../shared/fixtures-real imports without error and gives the sizes, times and ranks it holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportResult } from '../../../src/native/import/index';
 import { resolveSystem, simulateCollective } from '../../../src/engine/index';
 import { parseSystemFile } from '../../../src/config/system-file';
+import { needShared } from '../requirements';
 
 const FIXTURES = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'fixtures-real');
-const skip = existsSync(FIXTURES) ? false : `../shared/fixtures-real is absent (${FIXTURES})`;
+const skip = needShared(FIXTURES, '../shared/fixtures-real');
 
 function load(name: string): ImportResult {
   return importMeasurementBytes(readFileSync(resolve(FIXTURES, name)), { fileName: name, gunzip: (b) => gunzipSync(b) });

@@ -35,6 +35,7 @@ for e, order in enumerate(req['ring']['orders']):
 out['ring'] = result
 json.dump(out, sys.stdout)
 `;
+import { torchAbsent } from '../requirements';
 
 const signed16 = (bits: number) => (bits >= 0x8000 ? bits - 0x10000 : bits);
 const unsigned16 = (bits: number) => (bits < 0 ? bits + 0x10000 : bits);
@@ -64,7 +65,7 @@ test('fp16/bf16 rounding and arithmetic match PyTorch bit for bit', { skip: exis
   const request = { fp16: patterns('fp16'), bf16: patterns('bf16'), floats, ring: { inputs: plan.inputs.map((x) => Array.from(x)), orders } };
   const run = spawnSync(PYTHON, ['-c', SCRIPT], { input: JSON.stringify(request), encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
   if (run.status !== 0 && /No module named 'torch'/.test(run.stderr)) {
-    t.skip(`no torch in ${PYTHON}`);
+    t.skip(torchAbsent(`no torch in ${PYTHON}`));
     return;
   }
   assert.equal(run.status, 0, run.stderr);
