@@ -7,9 +7,9 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
+import { SplitAccumulation } from './accumulation-split';
+import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syntax';
 
-/** Names of a micro-step count: `gradient_accumulation_steps`, `accum_iter`, `update_freq`, `n_micro_batches`. */
-const ACCUMULATION_NAME = /accum|micro_?batch|micro_?step|update_?freq|iters_to_accumulate|num_?micro/i;
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
 const STEP_OBJECT = /opt|optim|scaler|trainer|engine/i;
@@ -24,10 +24,21 @@ export interface AccumulationVerdict {
   readonly evidence: PyNode;
   /** The optimizer step. */
   readonly step: PyNode;
+  /**
+   * False where the count is not in scope at the backward (it lives in another method or the caller), so no edit
+   * there can divide by it.
+   */
+  readonly fixable?: boolean;
+  /** Evidence in other functions: the method that steps, the caller's division of a returned loss. */
+  readonly related?: readonly { readonly node: PyNode; readonly message: string }[];
 }
 
 export class AccumulationRule {
-  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {}
+  private readonly split: SplitAccumulation;
+
+  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {
+    this.split = new SplitAccumulation(model, losses, this);
+  }
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n);
@@ -39,9 +50,11 @@ export class AccumulationRule {
       for (const site of this.losses.backwardSites(fn)) {
         if (site.kind !== 'backward' || !site.loss) continue;
         const v = this.judge(site, fn);
-        if (v) out.push(v);
+        // Backward on two branches of one method (fp16 or not) is one missing division, reported once.
+        if (v && !(v.fixable === false && out.some((o) => o.site.fn === fn && o.fixable === false))) out.push(v);
       }
     }
+    for (const v of this.split.returnedLossVerdicts()) if (!out.some((o) => o.site.call === v.site.call)) out.push(v);
     return out;
   }
 
@@ -51,8 +64,8 @@ export class AccumulationRule {
     // trainer's per-batch method) and its own `% K` guard around the step says so.
     const loop = enclosingLoop(site.call, fn.node);
     const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
-    const found = loop ? (this.rangeLoop(loop) ?? this.moduloGuard(child(loop, 'body'), site.call)) : this.moduloGuard(body, site.call);
-    if (!found) return undefined;
+    const found = loop ? (this.rangeLoop(loop) ?? this.moduloGuard(child(loop, 'body'), site.call.end)) : this.moduloGuard(body, site.call.end);
+    if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
     return { site, loss, ...found };
@@ -63,7 +76,7 @@ export class AccumulationRule {
    * the Accelerator was built with `gradient_accumulation_steps=` (or inside `with accelerator.accumulate(...)`),
    * and a DeepSpeed engine's `backward`, which scales by its own `gradient_accumulation_steps`.
    */
-  private backwardScales(call: PyNode): boolean {
+  backwardScales(call: PyNode): boolean {
     const s = this.model.syntax;
     const obj = s.calleeObject(call);
     if (!obj || s.calleeName(call) !== 'backward') return false;
@@ -91,11 +104,11 @@ export class AccumulationRule {
     return step ? { count, evidence: loop, step } : undefined;
   }
 
-  /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it in the same block. */
-  private moduloGuard(body: PyNode | undefined, backward: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+  /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it (after `from`) in the same block. */
+  moduloGuard(body: PyNode | undefined, from: number): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
     if (!body) return undefined;
     for (const stmt of named(body)) {
-      if (stmt.type !== 'if_statement' || stmt.start < backward.end) continue;
+      if (stmt.type !== 'if_statement' || stmt.start < from) continue;
       const condition = child(stmt, 'condition');
       if (!condition) continue;
       const modulo = findModulo(condition);
@@ -109,13 +122,13 @@ export class AccumulationRule {
     return undefined;
   }
 
-  private isStep(call: PyNode): boolean {
+  isStep(call: PyNode): boolean {
     const s = this.model.syntax;
     const obj = s.calleeObject(call);
     return STEP_CALL.test(`${s.calleeName(call)}(`) && !!obj && STEP_OBJECT.test(this.text(obj)) && !/sched/i.test(this.text(obj));
   }
 
-  private stepsIn(block: PyNode | undefined): PyNode | undefined {
+  stepsIn(block: PyNode | undefined): PyNode | undefined {
     let found: PyNode | undefined;
     const walk = (n: PyNode): void => {
       if (found || n.type === 'function_definition' || n.type === 'class_definition') return;
@@ -127,7 +140,7 @@ export class AccumulationRule {
   }
 
   /** A step in the statements that follow `stmt` in its block (the loop or branch that accumulated). */
-  private stepAfter(stmt: PyNode): PyNode | undefined {
+  stepAfter(stmt: PyNode): PyNode | undefined {
     const block = stmt.parent;
     if (!block) return undefined;
     for (const sibling of named(block)) {
@@ -142,7 +155,7 @@ export class AccumulationRule {
    * True when the loss is provably an undivided per-micro-batch mean: neither it nor any value it was assigned from
    * before backward is divided, multiplied or reduced with `sum`, so no normalisation can hide anywhere.
    */
-  private undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
+  undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
     const countText = this.text(count);
     const suspicious = (t: string) => /[/*]|\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
     if (suspicious(this.text(loss))) return false;
@@ -158,23 +171,6 @@ export class AccumulationRule {
     }
     return assigned;
   }
-}
-
-function enclosingLoop(node: PyNode, stop: PyNode): PyNode | undefined {
-  for (let n = node.parent; n && n !== stop; n = n.parent) {
-    if (n.type === 'for_statement' || n.type === 'while_statement') return n;
-    if (n.type === 'function_definition' || n.type === 'class_definition') return undefined;
-  }
-  return undefined;
-}
-
-function findModulo(n: PyNode): PyNode | undefined {
-  if (n.type === 'binary_operator' && n.children.some((c) => !c.named && c.type === '%')) return n;
-  for (const c of n.children) {
-    const found = findModulo(c);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /** `loss` for `loss`, `scaler.scale(loss)`, `loss.mean()` is refused by the caller's text check. */
