@@ -16,6 +16,8 @@ import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syn
 
 /** A literal argument: `True`, `None`, `3`, `'x'`; it cannot carry a count from the caller. */
 const LITERAL = new Set(['true', 'false', 'none', 'integer', 'float', 'string']);
+/** Text that may rescale a loss on its way to backward. */
+const SCALED = /[/*]|\bdiv|\bmul|sum|scale|normaliz/;
 
 export class SplitAccumulation {
   constructor(private readonly model: FileModel, private readonly losses: LossTracer, private readonly rule: AccumulationRule) {}
@@ -31,19 +33,42 @@ export class SplitAccumulation {
   siblingStep(site: BackwardSite, fn: FunctionInfo): AccumulationVerdict | undefined {
     const cls = classNode(fn);
     if (!cls || !site.loss) return undefined;
+    const classes = this.classAndBases(cls);
     // `self.backward(loss)` calls this file's own wrapper, whose backward is judged inside it.
     if (this.model.resolveCall(site.call)) return undefined;
     if (this.rule.stepsIn(child(fn.node, 'body'))) return undefined;
     for (const sibling of this.model.functions) {
-      if (sibling === fn || classNode(sibling) !== cls) continue;
+      const owner = classNode(sibling);
+      if (sibling === fn || !owner || !classes.has(owner)) continue;
       const gate = this.earlyReturnGate(sibling) ?? this.rule.moduloGuard(child(sibling.node, 'body'), sibling.node.start);
-      if (!gate) continue;
+      if (!gate || this.rule.rescalesGradients(sibling, sibling.node.start, gate.step)) continue;
       const loss = unparen(site.loss);
       if (this.dividesByCount(gate.count)) return undefined;
       if (!this.rule.undividedMean(loss, fn, site.call.start, gate.count) && !this.undividedParameter(loss, fn, site.call.start)) return undefined;
       return { site, loss, ...gate, fixable: false, related: [{ node: child(sibling.node, 'name') ?? sibling.node, message: `\`${sibling.name}\` takes one optimizer step per \`${this.text(gate.count)}\` calls` }] };
     }
     return undefined;
+  }
+
+  /** The class and the base classes this file defines (`class Agent(TorchAgent)`), whose methods it inherits. */
+  private classAndBases(cls: PyNode): Set<PyNode> {
+    const out = new Set<PyNode>();
+    const pending = [cls];
+    while (pending.length > 0) {
+      const c = pending.pop()!;
+      if (out.has(c)) continue;
+      out.add(c);
+      const supers = child(c, 'superclasses');
+      for (const base of supers ? named(supers) : []) {
+        if (base.type !== 'identifier') continue;
+        const name = this.text(base);
+        for (const fn of this.model.functions) {
+          const owner = classNode(fn);
+          if (owner && fn.className === name) pending.push(owner);
+        }
+      }
+    }
+    return out;
   }
 
   /**
@@ -113,10 +138,18 @@ export class SplitAccumulation {
     const reassigned = fn.assignments.some((a) => a.start < before && new RegExp(`^\\s*${name}\\s*$`).test(this.text(child(a, 'left') ?? a)));
     if (reassigned) return false;
     const calls = this.model.callSites.get(fn.name) ?? [];
-    return calls.every(({ call }) => {
+    return calls.every(({ call, caller }) => {
       if (this.model.resolveCall(call) !== fn) return true;
       const arg = this.model.syntax.arg(call, name, position);
-      return arg !== undefined && !/[/*]|\bdiv|\bmul|sum|scale/.test(this.text(arg));
+      if (!arg || SCALED.test(this.text(arg))) return false;
+      // `loss = loss / k; self.backward(loss)`: the name the caller passes must not have been rescaled either.
+      const passed = unparen(arg);
+      if (passed.type !== 'identifier') return true;
+      const argName = this.text(passed);
+      return !caller.assignments.some((a) => {
+        if (a.start > call.start || !new RegExp(`(^|[\\s,(])${argName}([\\s,)]|$)`).test(this.text(child(a, 'left') ?? a))) return false;
+        return a.type === 'augmented_assignment' || SCALED.test(this.text(child(a, 'right') ?? a));
+      });
     });
   }
 
@@ -139,7 +172,7 @@ export class SplitAccumulation {
     if (!loop || !this.iterationsAre(loop, divisor, caller)) return undefined;
     if (this.rule.stepsIn(child(loop, 'body'))) return undefined;
     const step = this.rule.stepAfter(loop);
-    if (!step) return undefined;
+    if (!step || this.rule.rescalesGradients(caller, loop.end, step)) return undefined;
     const helper = this.model.resolveCall(call);
     if (!helper || helper === caller || this.rule.stepsIn(child(helper.node, 'body'))) return undefined;
     if (!this.argumentsCarryNoCount(call, loop)) return undefined;

@@ -13,6 +13,8 @@ import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syn
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
 const STEP_OBJECT = /opt|optim|scaler|trainer|engine/i;
+/** Calls that rescale gradients in place: `multiply_grads`, `p.grad.mul_(c)`, `grad.div_(n)`, `scale_grads`. */
+const GRADIENT_RESCALE = /^(multiply_grads|scale_grads|scale_gradients|mul_|div_)$/;
 
 export interface AccumulationVerdict {
   readonly site: BackwardSite;
@@ -68,7 +70,25 @@ export class AccumulationRule {
     if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
+    if (this.rescalesGradients(fn, site.call.end, found.step)) return undefined;
     return { site, loss, ...found };
+  }
+
+  /**
+   * The gradients are multiplied or divided between the backward (at `from`) and the step: fairseq-style trainers
+   * backpropagate a summed loss and normalise the accumulated gradients once, before the step
+   * (`optim.multiply_grads(world_size / sample_size)`, `p.grad.div_(n)`, `scaler.step(opt, scale=...)`), so the loss
+   * the rule read is not the whole story.
+   */
+  rescalesGradients(fn: FunctionInfo, from: number, step: PyNode): boolean {
+    const s = this.model.syntax;
+    if (s.args(step).keywords.has('scale')) return true;
+    return fn.nodes.some((n) => {
+      if (n.start < from || n.start > step.start) return false;
+      if (n.type === 'call') return GRADIENT_RESCALE.test(s.calleeName(n)) && !/unscale/.test(s.calleeName(n));
+      if (n.type !== 'augmented_assignment' || !/^[*/]/.test(s.operator(n))) return false;
+      return /grad/.test(this.text(child(n, 'left') ?? n));
+    });
   }
 
   /**

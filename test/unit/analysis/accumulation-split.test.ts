@@ -67,8 +67,9 @@ test('CP008 across methods is silent where the loss is divided, the counter is n
   const silent = [
     // The fix: the backward method divides by the count the object holds.
     AGENT.replace("    def backward(self, loss):\n", "    def backward(self, loss):\n        loss = loss / self.opt['update_freq']\n"),
-    // The caller divides before handing the loss over.
+    // The caller divides before handing the loss over, inline or in an assignment before the call.
     AGENT.replace('self.backward(loss)', "self.backward(loss / self.opt['update_freq'])"),
+    AGENT.replace('self.backward(loss)', 'loss = loss / self.grad_accum_steps\n        self.backward(loss)'),
     // A counter that is not about micro-batches (logging every K steps) gates nothing about accumulation.
     AGENT.replace(/update_freq/g, 'log_every'),
     // No early return: every call steps.
@@ -114,4 +115,25 @@ test('CP008 for a returned loss is silent where the helper divides, may not run 
     assert.notEqual(text, RETURNED);
     assert.deepEqual(summary(await analyze(text)), [], text);
   }
+});
+
+test('CP008 across methods follows a base class of the same file, and not an unrelated class', async () => {
+  const split = AGENT.replace('    def update_params(self):', 'class Child(Agent):\n    def update_params(self):');
+  const base = py`
+    class Base:
+        def update_params(self):
+            self._accum_calls = (self._accum_calls + 1) % self.update_freq
+            if self._accum_calls != 0:
+                return
+            self.optimizer.step()
+
+    class Learner(Base):
+        def backward(self, loss):
+            loss.backward()
+  `;
+  assert.notEqual(split, AGENT);
+  // The stepping method lives in a subclass: an Agent alone never steps, so nothing is proven about it.
+  assert.deepEqual(summary(await analyze(split)), []);
+  assert.deepEqual(summary(await analyze(base)), ['CP008@10']);
+  assert.deepEqual(summary(await analyze(base.replace('class Learner(Base):', 'class Learner:'))), []);
 });

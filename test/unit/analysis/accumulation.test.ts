@@ -114,3 +114,25 @@ test('CP008 in a per-batch method: backward, then the step under `% K` in the sa
   // A step every call, or a guard that does not count micro-batches (logging every N), says nothing.
   assert.deepEqual(summary(await analyze(text.replace('self.accumulate_grad_batches', 'self.log_every'))), []);
 });
+
+test('CP008 is silent where the accumulated gradients are rescaled before the step (fairseq-style summed losses)', async () => {
+  const text = py`
+    for i, batch in enumerate(loader):
+        loss, sample_size = criterion(model, batch)
+        scaler.scale(loss).backward()
+        if (i + 1) % args.update_freq == 0:
+            multiply_grads(optim, world_size / sample_size)
+            scaler.step(optim)
+  `;
+  assert.deepEqual(summary(await analyze(text.replace(/ *multiply_grads\(.*\n/, ''))), ['CP008@3']);
+  const rescaled = [
+    text,
+    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad.div_(sample_size)'),
+    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad *= world_size / sample_size'),
+    text.replace(/multiply_grads\(.*\n *scaler\.step\(optim\)/, 'scaler.step(optim, scale=sample_size)'),
+  ];
+  for (const variant of rescaled.slice(1)) assert.notEqual(variant, text);
+  for (const variant of rescaled) assert.deepEqual(summary(await analyze(variant)), [], variant);
+  // Unscaling AMP's loss scale is not a rescale by the micro-step count.
+  assert.deepEqual(summary(await analyze(text.replace('multiply_grads(optim, world_size / sample_size)', 'scaler.unscale_(optim)'))), ['CP008@3']);
+});
