@@ -13,6 +13,10 @@ import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syn
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
 const STEP_OBJECT = /opt|optim|scaler|trainer|engine/i;
+/** A collection of micro-batches: `micro_batches`, `self.micro_batch_list`, `accum_batches`. */
+const MICRO_BATCHES = /micro_?batch|accum\w*batch/i;
+/** Values that always have a length. */
+const SIZED = /^(list|tuple|list_comprehension)$/;
 /** Calls that rescale gradients in place: `multiply_grads`, `p.grad.mul_(c)`, `grad.div_(n)`, `scale_grads`. */
 const GRADIENT_RESCALE = /^(multiply_grads|scale_grads|scale_gradients|mul_|div_)$/;
 
@@ -31,6 +35,8 @@ export interface AccumulationVerdict {
    * there can divide by it.
    */
   readonly fixable?: boolean;
+  /** The count as the message and fix write it, where it is not `count`'s own text (`len(micro_batches)`). */
+  readonly countText?: string;
   /** Evidence in other functions: the method that steps, the caller's division of a returned loss. */
   readonly related?: readonly { readonly node: PyNode; readonly message: string }[];
 }
@@ -66,10 +72,12 @@ export class AccumulationRule {
     // trainer's per-batch method) and its own `% K` guard around the step says so.
     const loop = enclosingLoop(site.call, fn.node);
     const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
-    const found = loop ? (this.rangeLoop(loop) ?? this.moduloGuard(child(loop, 'body'), site.call.end)) : this.moduloGuard(body, site.call.end);
+    const found = loop ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end)) : this.moduloGuard(body, site.call.end);
     if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
+    // A micro-batch loop's item normalised by a count over all of them reaches the loss through the item only.
+    if (found.countText && this.mentionsCollection(fn, site.call.start, found.count)) return undefined;
     if (this.rescalesGradients(fn, site.call.end, found.step)) return undefined;
     return { site, loss, ...found };
   }
@@ -124,6 +132,27 @@ export class AccumulationRule {
     return step ? { count, evidence: loop, step } : undefined;
   }
 
+  /**
+   * `for micro_batch in micro_batches: ... backward()` (or over `enumerate(micro_batches)`), a collection named as
+   * micro-batches, with no step inside and a step after the loop: K is `len(micro_batches)`. The fix divides by
+   * that length only where the collection is built in the function as something with a length (a list, a tuple,
+   * `tensor.split(...)`); an iterator has none.
+   */
+  private collectionLoop(loop: PyNode, fn: FunctionInfo): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+    if (loop.type !== 'for_statement') return undefined;
+    const right = child(loop, 'right');
+    let iter = right ? unparen(right) : undefined;
+    if (iter?.type === 'call' && this.model.syntax.calleeName(iter) === 'enumerate' && this.model.syntax.args(iter).positional.length === 1) iter = unparen(this.model.syntax.args(iter).positional[0]);
+    if (!iter || (iter.type !== 'identifier' && iter.type !== 'attribute') || !MICRO_BATCHES.test(this.text(iter))) return undefined;
+    if (this.stepsIn(child(loop, 'body'))) return undefined;
+    const step = this.stepAfter(loop);
+    if (!step) return undefined;
+    const name = this.text(iter).replace(/\s+/g, '');
+    const built = fn.assignments.filter((a) => a.type === 'assignment' && a.start < loop.start && this.text(child(a, 'left') ?? a).replace(/\s+/g, '') === name);
+    const sized = built.length > 0 && built.every((a) => SIZED.test(child(a, 'right')?.type ?? '') || /\.(split|chunk|tensor_split)\(/.test(this.text(child(a, 'right') ?? a)));
+    return { count: iter, countText: `len(${name})`, evidence: loop, step, fixable: sized };
+  }
+
   /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it (after `from`) in the same block. */
   moduloGuard(body: PyNode | undefined, from: number): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
     if (!body) return undefined;
@@ -169,6 +198,19 @@ export class AccumulationRule {
       if (step) return step;
     }
     return undefined;
+  }
+
+  /**
+   * Something computed from the whole collection before the backward (`total = sum(mb.ntokens for mb in
+   * micro_batches)`), other than building it: a count over all micro-batches that may normalise each loss.
+   */
+  private mentionsCollection(fn: FunctionInfo, before: number, collection: PyNode): boolean {
+    const name = this.text(collection).replace(/\s+/g, '');
+    return fn.assignments.some((a) => {
+      if (a.start >= before) return false;
+      const left = this.text(child(a, 'left') ?? a).replace(/\s+/g, '');
+      return left !== name && this.text(child(a, 'right') ?? a).replace(/\s+/g, '').includes(name);
+    });
   }
 
   /**

@@ -180,7 +180,7 @@ export class FindingWriter {
 
   /** CP008: the loss of K accumulated micro-batches is not divided by K. */
   addAccumulation(v: AccumulationVerdict): void {
-    const count = this.text(v.count);
+    const count = v.countText ?? this.text(v.count);
     const loss = this.text(v.loss);
     const message = `backward() runs on \`${count}\` micro-batches before each optimizer step and \`${loss}\` is not divided by \`${count}\`: the accumulated gradient is their sum, so the effective learning rate is \`${count}\`× the configured one.`;
     const related: RelatedLocation[] = [
