@@ -2,8 +2,10 @@
 // sums their gradients, so each micro-batch's mean loss must be divided by K; otherwise the update uses K times
 // the gradient of the mean over the K micro-batches. The rule speaks only when the code shows all of it:
 // backward once per micro-batch (in a loop, or in a per-batch method), the step taken once per K micro-steps (after
-// a `range(K)` loop, or under `% K`), K named as an accumulation count, and no division, multiplication or
-// sum-reduction anywhere in the loss's history.
+// a `range(K)` loop or a loop over a micro-batch collection, or under `% K`), K named as an accumulation count, no
+// division, multiplication or sum-reduction anywhere in the loss's history, and no rescaling of the gradients
+// before the step. Where backward and the step live in different functions of the file, accumulation-split.ts
+// proves the same from the methods of one object or from a loop that divides a returned loss.
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
