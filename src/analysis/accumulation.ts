@@ -2,17 +2,25 @@
 // sums their gradients, so each micro-batch's mean loss must be divided by K; otherwise the update uses K times
 // the gradient of the mean over the K micro-batches. The rule speaks only when the code shows all of it:
 // backward once per micro-batch (in a loop, or in a per-batch method), the step taken once per K micro-steps (after
-// a `range(K)` loop, or under `% K`), K named as an accumulation count, and no division, multiplication or
-// sum-reduction anywhere in the loss's history.
+// a `range(K)` loop or a loop over a micro-batch collection, or under `% K`), K named as an accumulation count, no
+// division, multiplication or sum-reduction anywhere in the loss's history, and no rescaling of the gradients
+// before the step. Where backward and the step live in different functions of the file, accumulation-split.ts
+// proves the same from the methods of one object or from a loop that divides a returned loss.
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
+import { SplitAccumulation } from './accumulation-split';
+import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syntax';
 
-/** Names of a micro-step count: `gradient_accumulation_steps`, `accum_iter`, `update_freq`, `n_micro_batches`. */
-const ACCUMULATION_NAME = /accum|micro_?batch|micro_?step|update_?freq|iters_to_accumulate|num_?micro/i;
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
 const STEP_OBJECT = /opt|optim|scaler|trainer|engine/i;
+/** A collection of micro-batches: `micro_batches`, `self.micro_batch_list`, `accum_batches`. */
+const MICRO_BATCHES = /micro_?batch|accum\w*batch/i;
+/** Values that always have a length. */
+const SIZED = /^(list|tuple|list_comprehension)$/;
+/** Calls that rescale gradients in place: `multiply_grads`, `p.grad.mul_(c)`, `grad.div_(n)`, `scale_grads`. */
+const GRADIENT_RESCALE = /^(multiply_grads|scale_grads|scale_gradients|mul_|div_)$/;
 
 export interface AccumulationVerdict {
   readonly site: BackwardSite;
@@ -24,10 +32,23 @@ export interface AccumulationVerdict {
   readonly evidence: PyNode;
   /** The optimizer step. */
   readonly step: PyNode;
+  /**
+   * False where the count is not in scope at the backward (it lives in another method or the caller), so no edit
+   * there can divide by it.
+   */
+  readonly fixable?: boolean;
+  /** The count as the message and fix write it, where it is not `count`'s own text (`len(micro_batches)`). */
+  readonly countText?: string;
+  /** Evidence in other functions: the method that steps, the caller's division of a returned loss. */
+  readonly related?: readonly { readonly node: PyNode; readonly message: string }[];
 }
 
 export class AccumulationRule {
-  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {}
+  private readonly split: SplitAccumulation;
+
+  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {
+    this.split = new SplitAccumulation(model, losses, this);
+  }
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n);
@@ -39,9 +60,11 @@ export class AccumulationRule {
       for (const site of this.losses.backwardSites(fn)) {
         if (site.kind !== 'backward' || !site.loss) continue;
         const v = this.judge(site, fn);
-        if (v) out.push(v);
+        // Backward on two branches of one method (fp16 or not) is one missing division, reported once.
+        if (v && !(v.fixable === false && out.some((o) => o.site.fn === fn && o.fixable === false))) out.push(v);
       }
     }
+    for (const v of this.split.returnedLossVerdicts()) if (!out.some((o) => o.site.call === v.site.call)) out.push(v);
     return out;
   }
 
@@ -51,11 +74,31 @@ export class AccumulationRule {
     // trainer's per-batch method) and its own `% K` guard around the step says so.
     const loop = enclosingLoop(site.call, fn.node);
     const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
-    const found = loop ? (this.rangeLoop(loop) ?? this.moduloGuard(child(loop, 'body'), site.call)) : this.moduloGuard(body, site.call);
-    if (!found) return undefined;
+    const found = loop ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end)) : this.moduloGuard(body, site.call.end);
+    if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
+    // A micro-batch loop's item normalised by a count over all of them reaches the loss through the item only.
+    if (found.countText && this.mentionsCollection(fn, site.call.start, found.count)) return undefined;
+    if (this.rescalesGradients(fn, site.call.end, found.step)) return undefined;
     return { site, loss, ...found };
+  }
+
+  /**
+   * The gradients are multiplied or divided between the backward (at `from`) and the step: fairseq-style trainers
+   * backpropagate a summed loss and normalise the accumulated gradients once, before the step
+   * (`optim.multiply_grads(world_size / sample_size)`, `p.grad.div_(n)`, `scaler.step(opt, scale=...)`), so the loss
+   * the rule read is not the whole story.
+   */
+  rescalesGradients(fn: FunctionInfo, from: number, step: PyNode): boolean {
+    const s = this.model.syntax;
+    if (s.args(step).keywords.has('scale')) return true;
+    return fn.nodes.some((n) => {
+      if (n.start < from || n.start > step.start) return false;
+      if (n.type === 'call') return GRADIENT_RESCALE.test(s.calleeName(n)) && !/unscale/.test(s.calleeName(n));
+      if (n.type !== 'augmented_assignment' || !/^[*/]/.test(s.operator(n))) return false;
+      return /grad/.test(this.text(child(n, 'left') ?? n));
+    });
   }
 
   /**
@@ -63,7 +106,7 @@ export class AccumulationRule {
    * the Accelerator was built with `gradient_accumulation_steps=` (or inside `with accelerator.accumulate(...)`),
    * and a DeepSpeed engine's `backward`, which scales by its own `gradient_accumulation_steps`.
    */
-  private backwardScales(call: PyNode): boolean {
+  backwardScales(call: PyNode): boolean {
     const s = this.model.syntax;
     const obj = s.calleeObject(call);
     if (!obj || s.calleeName(call) !== 'backward') return false;
@@ -91,11 +134,32 @@ export class AccumulationRule {
     return step ? { count, evidence: loop, step } : undefined;
   }
 
-  /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it in the same block. */
-  private moduloGuard(body: PyNode | undefined, backward: PyNode): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+  /**
+   * `for micro_batch in micro_batches: ... backward()` (or over `enumerate(micro_batches)`), a collection named as
+   * micro-batches, with no step inside and a step after the loop: K is `len(micro_batches)`. The fix divides by
+   * that length only where the collection is built in the function as something with a length (a list, a tuple,
+   * `tensor.split(...)`); an iterator has none.
+   */
+  private collectionLoop(loop: PyNode, fn: FunctionInfo): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+    if (loop.type !== 'for_statement') return undefined;
+    const right = child(loop, 'right');
+    let iter = right ? unparen(right) : undefined;
+    if (iter?.type === 'call' && this.model.syntax.calleeName(iter) === 'enumerate' && this.model.syntax.args(iter).positional.length === 1) iter = unparen(this.model.syntax.args(iter).positional[0]);
+    if (!iter || (iter.type !== 'identifier' && iter.type !== 'attribute') || !MICRO_BATCHES.test(this.text(iter))) return undefined;
+    if (this.stepsIn(child(loop, 'body'))) return undefined;
+    const step = this.stepAfter(loop);
+    if (!step) return undefined;
+    const name = this.text(iter).replace(/\s+/g, '');
+    const built = fn.assignments.filter((a) => a.type === 'assignment' && a.start < loop.start && this.text(child(a, 'left') ?? a).replace(/\s+/g, '') === name);
+    const sized = built.length > 0 && built.every((a) => SIZED.test(child(a, 'right')?.type ?? '') || /\.(split|chunk|tensor_split)\(/.test(this.text(child(a, 'right') ?? a)));
+    return { count: iter, countText: `len(${name})`, evidence: loop, step, fixable: sized };
+  }
+
+  /** `backward()` on every iteration (or call) and `if (i + 1) % K == 0: optimizer.step()` after it (after `from`) in the same block. */
+  moduloGuard(body: PyNode | undefined, from: number): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
     if (!body) return undefined;
     for (const stmt of named(body)) {
-      if (stmt.type !== 'if_statement' || stmt.start < backward.end) continue;
+      if (stmt.type !== 'if_statement' || stmt.start < from) continue;
       const condition = child(stmt, 'condition');
       if (!condition) continue;
       const modulo = findModulo(condition);
@@ -109,13 +173,13 @@ export class AccumulationRule {
     return undefined;
   }
 
-  private isStep(call: PyNode): boolean {
+  isStep(call: PyNode): boolean {
     const s = this.model.syntax;
     const obj = s.calleeObject(call);
     return STEP_CALL.test(`${s.calleeName(call)}(`) && !!obj && STEP_OBJECT.test(this.text(obj)) && !/sched/i.test(this.text(obj));
   }
 
-  private stepsIn(block: PyNode | undefined): PyNode | undefined {
+  stepsIn(block: PyNode | undefined): PyNode | undefined {
     let found: PyNode | undefined;
     const walk = (n: PyNode): void => {
       if (found || n.type === 'function_definition' || n.type === 'class_definition') return;
@@ -127,7 +191,7 @@ export class AccumulationRule {
   }
 
   /** A step in the statements that follow `stmt` in its block (the loop or branch that accumulated). */
-  private stepAfter(stmt: PyNode): PyNode | undefined {
+  stepAfter(stmt: PyNode): PyNode | undefined {
     const block = stmt.parent;
     if (!block) return undefined;
     for (const sibling of named(block)) {
@@ -139,10 +203,23 @@ export class AccumulationRule {
   }
 
   /**
+   * Something computed from the whole collection before the backward (`total = sum(mb.ntokens for mb in
+   * micro_batches)`), other than building it: a count over all micro-batches that may normalise each loss.
+   */
+  private mentionsCollection(fn: FunctionInfo, before: number, collection: PyNode): boolean {
+    const name = this.text(collection).replace(/\s+/g, '');
+    return fn.assignments.some((a) => {
+      if (a.start >= before) return false;
+      const left = this.text(child(a, 'left') ?? a).replace(/\s+/g, '');
+      return left !== name && this.text(child(a, 'right') ?? a).replace(/\s+/g, '').includes(name);
+    });
+  }
+
+  /**
    * True when the loss is provably an undivided per-micro-batch mean: neither it nor any value it was assigned from
    * before backward is divided, multiplied or reduced with `sum`, so no normalisation can hide anywhere.
    */
-  private undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
+  undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
     const countText = this.text(count);
     const suspicious = (t: string) => /[/*]|\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
     if (suspicious(this.text(loss))) return false;
@@ -158,23 +235,6 @@ export class AccumulationRule {
     }
     return assigned;
   }
-}
-
-function enclosingLoop(node: PyNode, stop: PyNode): PyNode | undefined {
-  for (let n = node.parent; n && n !== stop; n = n.parent) {
-    if (n.type === 'for_statement' || n.type === 'while_statement') return n;
-    if (n.type === 'function_definition' || n.type === 'class_definition') return undefined;
-  }
-  return undefined;
-}
-
-function findModulo(n: PyNode): PyNode | undefined {
-  if (n.type === 'binary_operator' && n.children.some((c) => !c.named && c.type === '%')) return n;
-  for (const c of n.children) {
-    const found = findModulo(c);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /** `loss` for `loss`, `scaler.scale(loss)`, `loss.mean()` is refused by the caller's text check. */

@@ -180,13 +180,18 @@ export class FindingWriter {
 
   /** CP008: the loss of K accumulated micro-batches is not divided by K. */
   addAccumulation(v: AccumulationVerdict): void {
-    const count = this.text(v.count);
+    const count = v.countText ?? this.text(v.count);
     const loss = this.text(v.loss);
     const message = `backward() runs on \`${count}\` micro-batches before each optimizer step and \`${loss}\` is not divided by \`${count}\`: the accumulated gradient is their sum, so the effective learning rate is \`${count}\`× the configured one.`;
     const related: RelatedLocation[] = [
       { range: this.source.range(v.evidence), message: `one optimizer step per \`${count}\` micro-batches` },
+      ...(v.related ?? []).map((r) => ({ range: this.source.range(r.node), message: r.message })),
       { range: this.source.range(v.step), message: 'the step applies the summed gradients' },
     ];
+    if (v.fixable === false) {
+      this.push('CP008', v.site.call, message, [], related);
+      return;
+    }
     // `loss.backward()` needs parentheses around the division; an argument (`scaler.scale(loss)`) does not.
     const divided = v.loss.parent?.type === 'attribute' ? `(${loss} / ${count})` : `${loss} / ${count}`;
     const fix: Fix = { title: `Divide the loss by ${count}`, edits: [this.fixes.edits.replace(v.loss, divided)] };

@@ -114,3 +114,59 @@ test('CP008 in a per-batch method: backward, then the step under `% K` in the sa
   // A step every call, or a guard that does not count micro-batches (logging every N), says nothing.
   assert.deepEqual(summary(await analyze(text.replace('self.accumulate_grad_batches', 'self.log_every'))), []);
 });
+
+test('CP008 is silent where the accumulated gradients are rescaled before the step (fairseq-style summed losses)', async () => {
+  const text = py`
+    for i, batch in enumerate(loader):
+        loss, sample_size = criterion(model, batch)
+        scaler.scale(loss).backward()
+        if (i + 1) % args.update_freq == 0:
+            multiply_grads(optim, world_size / sample_size)
+            scaler.step(optim)
+  `;
+  assert.deepEqual(summary(await analyze(text.replace(/ *multiply_grads\(.*\n/, ''))), ['CP008@3']);
+  const rescaled = [
+    text,
+    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad.div_(sample_size)'),
+    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad *= world_size / sample_size'),
+    text.replace(/multiply_grads\(.*\n *scaler\.step\(optim\)/, 'scaler.step(optim, scale=sample_size)'),
+  ];
+  for (const variant of rescaled.slice(1)) assert.notEqual(variant, text);
+  for (const variant of rescaled) assert.deepEqual(summary(await analyze(variant)), [], variant);
+  // Unscaling AMP's loss scale is not a rescale by the micro-step count.
+  assert.deepEqual(summary(await analyze(text.replace('multiply_grads(optim, world_size / sample_size)', 'scaler.unscale_(optim)'))), ['CP008@3']);
+});
+
+test('CP008: backward on each item of a micro-batch collection, one step after the loop; K is its length', async () => {
+  const text = py`
+    def train_step(model, optimizer, batch, micro_batch_size):
+        optimizer.zero_grad()
+        micro_batches = batch.split(micro_batch_size)
+        for micro_batch in micro_batches:
+            loss = model(micro_batch["input_ids"], labels=micro_batch["labels"]).loss
+            loss.backward()
+        optimizer.step()
+  `;
+  const findings = await analyze(text);
+  assert.deepEqual(summary(findings), ['CP008@6']);
+  assert.match(findings[0].message, /`len\(micro_batches\)` micro-batches.*`len\(micro_batches\)`× the configured one/);
+  const fixed = applyEdits(text, findings[0].fixes[0].edits);
+  assert.match(fixed, /\(loss \/ len\(micro_batches\)\)\.backward\(\)/);
+  assert.ok(await parsesCleanly(fixed));
+  assert.deepEqual(await analyze(fixed), []);
+  // An iterator has no length: the finding stands, without a fix.
+  const iterated = text.replace('micro_batches = batch.split(micro_batch_size)', 'micro_batches = iter_micro_batches(batch, micro_batch_size)');
+  assert.deepEqual((await analyze(iterated)).map((f) => [f.code, f.fixes.length]), [['CP008', 0]]);
+  const silent = [
+    // A count over all micro-batches, computed before the loop, may normalise each loss.
+    text.replace('    for micro_batch', '    total_tokens = sum(mb["mask"].sum() for mb in micro_batches)\n    for micro_batch'),
+    // The collection is not named as micro-batches (sequence chunks, a data loader).
+    text.replace(/micro_batches/g, 'chunks'),
+    // A step per item.
+    text.replace('        loss.backward()\n', '        loss.backward()\n        optimizer.step()\n'),
+  ];
+  for (const variant of silent) {
+    assert.notEqual(variant, text);
+    assert.deepEqual(summary(await analyze(variant)), [], variant);
+  }
+});
