@@ -24,8 +24,9 @@ export class UnionFind {
   }
   members(key: string): string[] {
     const root = this.find(key);
-    const out = [key];
-    for (const k of this.parent.keys()) if (k !== key && this.find(k) === root) out.push(k);
+    // The root is listed too: it has no parent entry when it was never joined under another key.
+    const out = root === key ? [key] : [key, root];
+    for (const k of this.parent.keys()) if (k !== key && k !== root && this.find(k) === root) out.push(k);
     return out;
   }
 }

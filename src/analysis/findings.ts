@@ -101,6 +101,12 @@ export class FindingWriter {
       }
       case 'CP003': {
         const t = v.term!;
+        // A model-parallel group's divisor: the rule words it, and no quick fix is offered, since the right size
+        // is a product of parallel dimensions the edit cannot name for every framework.
+        if ((v as Verdict).message) {
+          this.push('CP003', v.location, (v as Verdict).message!, [], related);
+          return;
+        }
         const groupNote = r?.group && t.size.kind === 'world' ? `(the reduction ran over ${r.group}, the divisor is the size of ${t.size.group ?? 'the default group'})` : undefined;
         const message = wrongDivisorMessage(t.size, this.text(t.node), groupNote, this.worldSize);
         this.push('CP003', v.location, message, [this.fixes.replaceDivisorFix(t, r, r?.framework ?? 'torch')], related);

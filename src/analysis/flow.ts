@@ -41,6 +41,13 @@ export class FunctionFlow {
     private readonly model: FileModel,
     finder: ReductionFinder,
     private readonly helperReturnArg: (call: PyNode) => PyNode | undefined,
+    /**
+     * Also follow tensors into the lists built from them (`bucket.append(t)`) and out of unpacked containers
+     * (`dtype, bucket = pair`). Only the model-parallel divisor rule reads such flows: it speaks only when the group
+     * and the divisor are both named, while a plain "nothing divides" claim over a list of slices handed to code
+     * out of view would be a guess.
+     */
+    private readonly containers = false,
   ) {
     const paramNames = fn.params.map((p) => p.name);
     for (const n of fn.nodes) {
@@ -104,6 +111,9 @@ export class FunctionFlow {
         const name = s.calleeName(n);
         const obj = s.calleeObject(n);
         const args = s.args(n).positional;
+        // `self.flatten(bucket)`, `self.unflatten(flat, bucket)`: a helper method given the tensors, not a view of the
+        // object it is called on.
+        if (/^(un)?flatten$/.test(name) && args[0] && s.numberValue(args[0]) === undefined) return this.keyOf(args[0], depth + 1);
         if (obj && VIEW_METHODS.has(name)) return this.keyOf(obj, depth + 1);
         if (name === 'buffer' || name === 'get_tensor') return this.find(`@${this.text(n)}`);
         if (FLATTENERS.has(name) && args[0]) return this.keyOf(args[0], depth + 1);
@@ -122,7 +132,8 @@ export class FunctionFlow {
         return body ? this.keyOf(body, depth + 1) : undefined;
       }
       case 'list':
-      case 'tuple': {
+      case 'tuple':
+      case 'expression_list': {
         const first = named(n)[0];
         return first ? this.keyOf(first, depth + 1) : undefined;
       }
@@ -149,7 +160,17 @@ export class FunctionFlow {
       ts.forEach((x, i) => vs[i] && this.unionExpr(x, vs[i]));
       return;
     }
-    if (t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'tuple' || t.type === 'list_pattern') return;
+    if (t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'tuple' || t.type === 'list_pattern') {
+      if (!this.containers) return;
+      // `dtype, bucket = pair` unpacks a container of tensors, and `a, b = split(grads)` the parts a helper of
+      // this file makes of its argument: each name may be those tensors. A call whose result is not its argument
+      // (`loss, grads = step(x)`) is left apart.
+      const fromContainer = v.type === 'identifier' || v.type === 'subscript' || (v.type === 'call' && this.helperReturnArg(v) !== undefined);
+      const b = fromContainer ? this.keyOf(v) : undefined;
+      if (b === undefined) return;
+      for (const part of named(t)) if (part.type === 'identifier') this.aliases.union(this.model.syntax.text(part), b);
+      return;
+    }
     const a = this.keyOf(t);
     const b = this.keyOf(v);
     if (a !== undefined && b !== undefined) this.aliases.union(a, b);
@@ -197,6 +218,11 @@ export class FunctionFlow {
       const obj = s.calleeObject(n);
       const args = s.args(n).positional;
       if ((name === 'copy_' || name === 'set_') && obj && args[0]) this.unionExpr(obj, args[0]);
+      // `bucket.append(t)`, `buckets.append((dtype, bucket))`: a list built from tensors holds them.
+      if (this.containers && (name === 'append' || name === 'extend') && obj && args[0]) {
+        const value = unparen(args[0]);
+        for (const part of value.type === 'tuple' || value.type === 'list' ? named(value) : [value]) this.unionExpr(obj, part);
+      }
       if (TREE_MAPS.has(name) && args[0]?.type === 'lambda') {
         const params = child(args[0], 'parameters');
         (params ? named(params) : []).forEach((p, i) => args[i + 1] && this.unionLoopVar(p, args[i + 1]));

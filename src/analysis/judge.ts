@@ -12,6 +12,9 @@ import type { Fact, FactBuilder } from './facts';
 import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 import type { UpdateEvidence, UpdateFinder } from './updates';
 import { onSamePath } from './paths';
+import { GroupSizes } from './group-sizes';
+import { groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
+import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
 
@@ -25,6 +28,8 @@ export interface Term {
   readonly fromLoss: boolean;
   /** A loss scaled inside a generic helper: `node` is the helper call. */
   readonly viaCall?: boolean;
+  /** The factor as written and the environment it is read in (for the symbolic group sizes). */
+  readonly written?: { readonly node: PyNode; readonly env: Env };
 }
 
 export interface Verdict {
@@ -44,6 +49,8 @@ export interface Verdict {
   readonly hint?: boolean;
   /** The data-parallel group the reduction ran over, as the analysis named it. */
   readonly group?: GroupClass;
+  /** The whole message, when the rule that found it words it itself (a model-parallel group's divisor). */
+  readonly message?: string;
 }
 
 export class Judge {
@@ -57,6 +64,7 @@ export class Judge {
     private readonly updates: UpdateFinder,
     private readonly worldSize: number | undefined,
     private readonly calledElsewhere: ReadonlySet<string> = new Set(),
+    private readonly groupSizes: GroupSizes = new GroupSizes(model),
   ) {}
 
   private text(n: PyNode): string {
@@ -136,7 +144,7 @@ export class Judge {
       const b = env.bindings?.get(this.model.syntax.text(stripped));
       if (b && !b.isDefault && this.sizes.byName(b.param).kind !== size.kind) binding = b;
     }
-    return { size, sign, node: binding ? binding.node : node, op, binding, fromLoss };
+    return { size, sign, node: binding ? binding.node : node, op, binding, fromLoss, written: { node, env } };
   }
 
   /** How the loss behind these gradients was scaled; undefined when backward sites disagree. */
@@ -163,6 +171,8 @@ export class Judge {
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
     // A helper that other files call is judged at those calls, with the callers' divisions and updates.
     if (fact.frames.length === 1 && this.calledElsewhere.has(fn0.name) && fn0.enclosing?.node.type === 'module' && !fn0.className) return undefined;
+    const symbolic = this.groupDivisorVerdict(fact);
+    if (symbolic && symbolic !== 'agrees') return symbolic;
     // Only a reduction over the data-parallel replicas changes the scale; any other group, or one the analysis
     // cannot name, decides nothing.
     const group = this.groupOf(r, env0);
@@ -184,12 +194,48 @@ export class Judge {
       doubleWhy: 'the reduction already averages',
     });
     if (!verdict) return undefined;
+    // A divisor of another group than the one reduced is right when the named sizes show it counts the same
+    // replicas (expert gradients reduced over the expert-data-parallel group and divided by the data-parallel size).
+    if (verdict.code === 'CP003' && symbolic === 'agrees') return undefined;
     // A scale is a bug only where it reaches the parameters: the parameters' own `.grad` (which the optimizer
     // reads), an update in view, or a gradient-sync helper. Gradients reduced into a copy that nothing applies
     // (compared in a test, gathered from fragments) are not a training-step scale.
     const update = this.updates.find(this.enclosingChain(fact));
     if (update) return { ...verdict, update, group };
     return this.writesParameterGradients(fact) ? { ...verdict, group } : undefined;
+  }
+
+  /**
+   * CP003 over a model-parallel framework's named group (group-sizes.ts): the sum counts the group's replicas, and
+   * the named divisors on one path through the branches do not divide that count out.
+   */
+  groupDivisorVerdict(fact: Fact): Verdict | 'agrees' | undefined {
+    const r = fact.reduction;
+    const env0 = fact.frames[0].env;
+    if (r.framework !== 'torch' || !r.groupNode || this.conditions.failingGuard(r.call, env0)) return undefined;
+    const op = this.resolveOp(r, env0).kind;
+    if (op !== 'sum' && op !== 'avg') return undefined;
+    if (!this.isGradientFact(fact)) return undefined;
+    const { terms } = this.termsOf(fact);
+    const scaling = terms.filter((t) => !t.fromLoss).map((t) => ({ ...t, node: t.written?.node ?? t.node, env: t.written?.env ?? env0, term: t }));
+    const mismatch = groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) => this.text(n));
+    if (!mismatch || mismatch === 'agrees') return mismatch;
+    const loss = this.lossFor(fact, r.framework);
+    if (!loss || loss.exponent !== 0 || loss.terms.length > 0) return undefined;
+    const s = this.model.syntax;
+    const term = mismatch.term.term;
+    const message = groupDivisorMessage(mismatch, clip(s.text(r.call)), clip(s.text(r.groupNode), 50), clip(s.text(term.node), 50), op === 'avg');
+    // The divisor is pointed at where it divides, not where a caller passed it on.
+    const verdict: Verdict = { code: 'CP003', exponent: 0, location: mismatch.term.node, fact, term, why: 'wrong divisor for the group', message };
+    const update = this.updates.find(this.enclosingChain(fact));
+    if (update) return { ...verdict, update };
+    return this.writesParameterGradients(fact) ? verdict : undefined;
+  }
+
+  /** True when the reduction's group is a product of dimensions the framework helpers name (group-sizes.ts). */
+  namesGroupSize(fact: Fact): boolean {
+    const r = fact.reduction;
+    return r.framework === 'torch' && !!r.groupNode && this.groupSizes.group(r.groupNode, fact.frames[0].env) !== undefined;
   }
 
   /** The functions of the chain of callers, then the functions that enclose the reducing one (closures). */

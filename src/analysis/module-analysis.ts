@@ -59,6 +59,15 @@ export function analyzeParsedModule(module: PyNode, source: Source, options: Ana
     }
     if (!verdict.hint || options.hints) writer.addVerdict(verdict);
   }
+  // The model-parallel divisor rule also follows gradients through the buckets (lists) they are gathered in; that
+  // second view of the flows is built only for files that reduce over a group the framework helpers name.
+  if (allFacts.some((f) => judge.namesGroupSize(f))) {
+    const bucketFacts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg, true));
+    for (const fact of bucketFacts.facts()) {
+      const verdict = judge.groupDivisorVerdict(fact);
+      if (verdict && verdict !== 'agrees') writer.addVerdict(verdict);
+    }
+  }
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true)) writer.addVerdict(v);
   for (const v of new AccumulationRule(model, losses).verdicts()) writer.addAccumulation(v);
   writer.addLearningRateFindings();

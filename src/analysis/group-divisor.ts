@@ -1,0 +1,96 @@
+// CP003 for model-parallel groups: the gradients summed over a named group (a product of parallel dimensions) are
+// divided by a size that is not the number of replicas that group counts. Both sides must be named by the
+// frameworks' group helpers on one consistent path (group-sizes.ts); any divisor or multiplier the analysis cannot
+// name, unless it cancels out (`x / f * f`), keeps it silent.
+import type { PyNode } from './tree';
+import type { Env, SizeClass } from './sizes';
+import { combine, formatDims, multiplyDims, replicaDims, type Dims, type GroupSizes, type SizeAlternative } from './group-sizes';
+
+/** Dimensions that are 1 in the frameworks that do not have them. */
+const OPTIONAL_DIMS = new Set(['cp']);
+
+/** A scaling term of the reduced gradients, with the environment its expression is read in. */
+export interface ScalingTerm {
+  readonly size: SizeClass;
+  readonly sign: 1 | -1;
+  readonly node: PyNode;
+  readonly env: Env;
+}
+
+export interface GroupDivisorMismatch<T extends ScalingTerm> {
+  /** The divisor the finding points at. */
+  readonly term: T;
+  readonly groupDims: Dims;
+  readonly replicas: Dims;
+  /** The product of the named divisors (and multipliers), as a size. */
+  readonly divisorDims: Dims;
+  /** What the gradients end up multiplied by, relative to the mean over the replicas. */
+  readonly factor: Dims;
+}
+
+/**
+ * The first path on which `op` over `groupNode`, scaled by `terms`, does not leave the mean over the group's
+ * replicas; 'agrees' when every path is named and each leaves that mean; undefined when it cannot be decided.
+ */
+export function groupDivisorMismatch<T extends ScalingTerm>(
+  sizes: GroupSizes,
+  groupNode: PyNode | undefined,
+  env: Env,
+  averages: boolean,
+  terms: readonly T[],
+  text: (n: PyNode) => string,
+): GroupDivisorMismatch<T> | 'agrees' | undefined {
+  const groups = sizes.group(groupNode, env);
+  if (!groups) return undefined;
+  const named: { term: T; values: SizeAlternative[] }[] = [];
+  const unknown = new Map<string, number>();
+  for (const t of terms) {
+    const values = sizes.size(t.node, t.env);
+    if (values) {
+      named.push({ term: t, values });
+      continue;
+    }
+    if (t.size.kind === 'neutral') continue;
+    if (t.size.kind !== 'unknown') return undefined;
+    const key = text(t.node);
+    unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
+  }
+  if ([...unknown.values()].some((v) => v !== 0)) return undefined;
+  const divisor = named.filter((n) => n.term.sign === -1).pop();
+  if (!divisor && !averages) return undefined;
+  let decided = true;
+  for (const g of groups) {
+    const replicas = replicaDims(g.dims);
+    if (replicas.size === 0) {
+      decided = false;
+      continue;
+    }
+    const combos = combine([[g], ...named.map((n) => n.values)], [1, ...named.map((n) => n.term.sign)]);
+    if (!combos) decided = false;
+    for (const c of combos ?? []) {
+      // c.dims is size(group) × the named terms; what the gradients are multiplied by is the replicas × the terms.
+      const termsDims = multiplyDims(c.dims, g.dims, -1);
+      const factor = multiplyDims(replicas, averages ? multiplyDims(termsDims, g.dims, -1) : termsDims);
+      // Context parallelism is counted by an expert-data-parallel sum, but a framework without it (DeepSpeed) has
+      // cp = 1: it proves nothing unless the code names it.
+      const written = new Set([...g.dims.keys(), ...named.flatMap((n) => n.values.flatMap((v) => [...v.dims.keys()]))]);
+      const proven = new Map([...factor].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
+      if (proven.size === 0) continue;
+      const term = divisor?.term ?? named[0]?.term;
+      if (!term) return undefined;
+      const shown = new Map([...replicas].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
+      return { term, groupDims: g.dims, replicas: shown, divisorDims: multiplyDims(new Map(), termsDims, -1), factor: proven };
+    }
+  }
+  return decided ? 'agrees' : undefined;
+}
+
+/** The finding's sentence: what was summed over which group, the divisor, and the effective factor. */
+export function groupDivisorMessage(m: GroupDivisorMismatch<ScalingTerm>, reduction: string, group: string, divisor: string, averages: boolean): string {
+  const groupSize = formatDims(m.groupDims);
+  const replicas = formatDims(m.replicas);
+  const how = averages ? `averages the gradients over \`${group}\` (${groupSize} ranks)` : `sums the gradients over \`${group}\` (${groupSize} ranks)`;
+  const counted = replicas === groupSize ? '' : `, of which ${replicas} hold replicas of the mean`;
+  const divided = averages ? `and they are scaled by \`${divisor}\`` : `and they are divided by \`${divisor}\` (${formatDims(m.divisorDims)})`;
+  return `\`${reduction}\` ${how}${counted}, ${divided} instead of ${replicas}: the effective learning rate is ${formatDims(m.factor)}× the configured one.`;
+}

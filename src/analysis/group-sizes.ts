@@ -1,0 +1,265 @@
+// Symbolic sizes of the process groups that model-parallel frameworks build. A group is a product of named
+// parallel dimensions (dp: data, cp: context, sp: Ulysses sequence, ep: expert, edp: expert-data, tp, pp, mp), as
+// written by the frameworks' constructors and `get_*_world_size` helpers. A sum over a group multiplies the
+// gradients by the number of its ranks that hold copies of the same mean (the replicas), not by its whole size:
+// Ulysses sequence ranks hold disjoint parts of one sequence's gradient, so a sum over the sequence-data-parallel
+// group (dp × sp ranks) counts dp replicas and must be divided by dp. A wrong divisor is proven only when the
+// group and every divisor are named by such helpers on one consistent path through the `if` branches, and their
+// quotient keeps a dimension that the code names.
+import { child, named, unparen, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import type { Binding, Env } from './sizes';
+
+/** Exponents of named parallel dimensions: {dp: 1, sp: 1} is dp × sp ranks. */
+export type Dims = ReadonlyMap<string, number>;
+
+/** One value an expression may have, with the `if` branches (statement node → branch index) it assumes. */
+export interface SizeAlternative {
+  readonly dims: Dims;
+  readonly branches: ReadonlyMap<PyNode, number>;
+}
+
+/** The dimensions a group helper's name denotes, after `_get_` / `get_` and `_group` / `_world_size` are removed. */
+const GROUP_DIMS: Record<string, readonly string[]> = {
+  data_parallel: ['dp'],
+  sequence_data_parallel: ['dp', 'sp'],
+  sequence_parallel: ['sp'],
+  context_parallel: ['cp'],
+  expert_data_parallel: ['edp'],
+  data_modulo_expert_parallel: ['edp'],
+  expert_model_parallel: ['ep'],
+  expert_parallel: ['ep'],
+  expert_tensor_parallel: ['etp'],
+  tensor_model_parallel: ['tp'],
+  pipeline_model_parallel: ['pp'],
+  model_parallel: ['mp'],
+};
+
+/**
+ * The replicas a sum over each dimension counts. Data and context ranks each hold a mean over their own tokens
+ * (Megatron divides by dp × cp). An expert-data-parallel sum counts the data replicas of the whole job, since the
+ * token all-to-all already gathered the expert-parallel ranks' tokens (both DeepSpeed and Megatron divide expert
+ * gradients by the data-parallel size). Sequence, tensor, pipeline and expert ranks hold disjoint parts.
+ */
+const REPLICAS: Record<string, readonly string[]> = { dp: ['dp'], cp: ['cp'], edp: ['dp', 'cp'] };
+
+const MAX_ALTERNATIVES = 32;
+const MAX_DEPTH = 8;
+
+export function multiplyDims(a: Dims, b: Dims, sign: 1 | -1 = 1): Map<string, number> {
+  const out = new Map(a);
+  for (const [d, e] of b) {
+    const v = (out.get(d) ?? 0) + sign * e;
+    if (v === 0) out.delete(d);
+    else out.set(d, v);
+  }
+  return out;
+}
+
+/** The replicas a sum over a group of these dimensions counts. */
+export function replicaDims(group: Dims): Map<string, number> {
+  let out = new Map<string, number>();
+  for (const [d, e] of group) for (const r of REPLICAS[d] ?? []) out = multiplyDims(out, new Map([[r, e]]));
+  return out;
+}
+
+/** "dp×sp", "1/sp", "dp/edp". */
+export function formatDims(dims: Dims): string {
+  const up = [...dims].filter(([, e]) => e > 0).map(([d, e]) => (e === 1 ? d : `${d}^${e}`));
+  const down = [...dims].filter(([, e]) => e < 0).map(([d, e]) => (e === -1 ? d : `${d}^${-e}`));
+  const top = up.length > 0 ? up.join('×') : '1';
+  if (down.length === 0) return top;
+  return `${top}/${down.length > 1 ? `(${down.join('×')})` : down[0]}`;
+}
+
+function consistent(a: ReadonlyMap<PyNode, number>, b: ReadonlyMap<PyNode, number>): boolean {
+  for (const [k, v] of b) if (a.has(k) && a.get(k) !== v) return false;
+  return true;
+}
+
+function merge(a: ReadonlyMap<PyNode, number>, b: ReadonlyMap<PyNode, number>): Map<PyNode, number> {
+  const out = new Map(a);
+  for (const [k, v] of b) out.set(k, v);
+  return out;
+}
+
+/** Every consistent product of one alternative from each list; undefined when any list is unknown. */
+export function combine(lists: readonly (readonly SizeAlternative[] | undefined)[], signs: readonly (1 | -1)[]): SizeAlternative[] | undefined {
+  let acc: SizeAlternative[] = [{ dims: new Map(), branches: new Map() }];
+  for (let i = 0; i < lists.length; i++) {
+    const list = lists[i];
+    if (!list) return undefined;
+    const next: SizeAlternative[] = [];
+    for (const a of acc) {
+      for (const b of list) {
+        if (!consistent(a.branches, b.branches)) continue;
+        next.push({ dims: multiplyDims(a.dims, b.dims, signs[i]), branches: merge(a.branches, b.branches) });
+        if (next.length > MAX_ALTERNATIVES) return undefined;
+      }
+    }
+    acc = next;
+  }
+  return acc;
+}
+
+/** The `if` branches a node lies in, up to its function: if-statement node → 0 (body), 1.. (elif/else). */
+export function branchesOf(node: PyNode): Map<PyNode, number> {
+  const out = new Map<PyNode, number>();
+  for (let n: PyNode | null = node; n && n.parent; n = n.parent) {
+    const p = n.parent;
+    if (p.type === 'function_definition' || p.type === 'class_definition') break;
+    if (p.type === 'if_statement' && n.field === 'consequence') out.set(p, 0);
+    if ((p.type === 'elif_clause' || p.type === 'else_clause') && p.parent?.type === 'if_statement') {
+      const alternatives = p.parent.children.filter((c) => c.type === 'elif_clause' || c.type === 'else_clause');
+      out.set(p.parent, 1 + alternatives.indexOf(p));
+    }
+  }
+  return out;
+}
+
+function normalisedHelper(name: string): string {
+  return name.replace(/^_+/, '').replace(/^get_/, '').replace(/(_world_size|_group(_gloo)?)$/, '');
+}
+
+export class GroupSizes {
+  constructor(private readonly model: FileModel) {}
+
+  /** The dimensions of a process-group expression, per path; undefined when any path's group is not named. */
+  group(node: PyNode | undefined, env: Env, depth = 0): SizeAlternative[] | undefined {
+    if (!node || depth > MAX_DEPTH) return undefined;
+    const s = this.model.syntax;
+    const n = unparen(node);
+    if (n.type === 'call') {
+      const dims = this.helperDims(n, /_group(_gloo)?$/);
+      return dims ? [{ dims, branches: new Map() }] : undefined;
+    }
+    if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.group(b, env, depth + 1));
+    if (n.type === 'identifier' || n.type === 'attribute') return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.group(v, e, depth + 1));
+    return undefined;
+  }
+
+  /** The dimensions of a size expression (`dist.get_world_size(group=g) / float(sp)`), per path. */
+  size(node: PyNode, env: Env, depth = 0): SizeAlternative[] | undefined {
+    if (depth > MAX_DEPTH) return undefined;
+    const s = this.model.syntax;
+    const n = s.stripWrappers(node);
+    if (s.numberValue(n) === 1) return [{ dims: new Map(), branches: new Map() }];
+    if (n.type === 'binary_operator') {
+      const factors = s.factors(n);
+      if (factors.length < 2) return undefined;
+      return combine(factors.map((f) => this.size(f.node, env, depth + 1)), factors.map((f) => f.sign));
+    }
+    if (n.type === 'call') {
+      const name = s.calleeName(n);
+      if (name === 'get_world_size') {
+        // The default group is the whole job, which the world-size rules already judge.
+        const g = s.arg(n, 'group', 0);
+        return g ? this.group(g, env, depth + 1) : undefined;
+      }
+      const dims = this.helperDims(n, /_world_size$/);
+      return dims ? [{ dims, branches: new Map() }] : undefined;
+    }
+    if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.size(b, env, depth + 1));
+    if (n.type === 'identifier' || n.type === 'attribute') return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.size(v, e, depth + 1));
+    return undefined;
+  }
+
+  /** `parallel_state.get_data_parallel_world_size(with_context_parallel=True)` → dp × cp. */
+  private helperDims(call: PyNode, suffix: RegExp): Map<string, number> | undefined {
+    const s = this.model.syntax;
+    const name = s.calleeName(call);
+    if (!suffix.test(name)) return undefined;
+    const dims = GROUP_DIMS[normalisedHelper(name)];
+    if (!dims) return undefined;
+    const out = new Map(dims.map((d) => [d, 1] as [string, number]));
+    const withCp = s.args(call).keywords.get('with_context_parallel')?.value;
+    if (withCp && dims.includes('dp')) {
+      if (withCp.type !== 'true' && withCp.type !== 'false') return undefined;
+      if (withCp.type === 'true') out.set('cp', 1);
+    }
+    return out;
+  }
+
+  private conditional(n: PyNode, evaluate: (branch: PyNode) => SizeAlternative[] | undefined): SizeAlternative[] | undefined {
+    const parts = named(n);
+    const branches = [parts[0], parts[2]];
+    const out: SizeAlternative[] = [];
+    for (let i = 0; i < branches.length; i++) {
+      const values = branches[i] ? evaluate(branches[i]) : undefined;
+      if (!values) return undefined;
+      for (const v of values) out.push({ dims: v.dims, branches: merge(v.branches, new Map([[n, i]])) });
+    }
+    return out;
+  }
+
+  /**
+   * A name's values: the argument its caller gave (or the local assignments when the caller left the default
+   * `None`, the `if x is None: x = ...` idiom), else the assignments before it in the function that can run on
+   * the same path, else a `self.` attribute's assignments (through the constructor's arguments when known).
+   */
+  private name(n: PyNode, text: string, env: Env, depth: number, evaluate: (value: PyNode, env: Env) => SizeAlternative[] | undefined): SizeAlternative[] | undefined {
+    const s = this.model.syntax;
+    const at = branchesOf(n);
+    if (n.type === 'identifier') {
+      const binding = env.bindings?.get(text);
+      if (binding && !this.bindsNone(binding)) return evaluate(binding.node, binding.env);
+      const isParam = env.fn.params.some((p) => p.name === text);
+      if (isParam && !binding) return undefined;
+      const local = this.reachingAssignments(env.fn, text, n, at);
+      if (local.length === 0) return undefined;
+      return this.union(local.map((a) => {
+        const where = branchesOf(a);
+        const values = evaluate(child(a, 'right')!, env);
+        if (!values) return undefined;
+        const out: SizeAlternative[] = [];
+        for (const v of values) if (consistent(v.branches, where)) out.push({ dims: v.dims, branches: merge(v.branches, where) });
+        return out;
+      }));
+    }
+    const values = this.model.assignedValues.get(text) ?? [];
+    if (values.length === 0) return undefined;
+    return this.union(values.map((v) => {
+      const value = unparen(v.value);
+      // `self.group = group` in `__init__`: the argument the object was built with.
+      if (value.type === 'identifier' && v.fn.name === '__init__') {
+        const b = env.instance?.get(s.text(value));
+        return b ? evaluate(b.node, b.env) : undefined;
+      }
+      return evaluate(v.value, { fn: v.fn });
+    }));
+  }
+
+  /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */
+  private bindsNone(binding: Binding, depth = 0): boolean {
+    const v = unparen(binding.node);
+    if (v.type === 'none') return true;
+    if (v.type !== 'identifier' || depth > MAX_DEPTH) return false;
+    const outer = binding.env.bindings?.get(this.model.syntax.text(v));
+    return !!outer && this.bindsNone(outer, depth + 1);
+  }
+
+  private union(lists: (SizeAlternative[] | undefined)[]): SizeAlternative[] | undefined {
+    if (lists.some((l) => !l || l.length === 0)) return undefined;
+    const out = lists.flat() as SizeAlternative[];
+    return out.length > MAX_ALTERNATIVES ? undefined : out;
+  }
+
+  /**
+   * Plain `name = value` assignments before the use that can run on its path; one that runs whenever the use runs
+   * (in no branch the use is not in) replaces the earlier ones.
+   */
+  private reachingAssignments(fn: FunctionInfo, name: string, use: PyNode, at: ReadonlyMap<PyNode, number>): PyNode[] {
+    const s = this.model.syntax;
+    let out: PyNode[] = [];
+    for (const a of fn.assignments) {
+      if (a.type !== 'assignment' || a.start >= use.start) continue;
+      const left = child(a, 'left');
+      if (!left || left.type !== 'identifier' || s.text(left) !== name || !child(a, 'right')) continue;
+      const where = branchesOf(a);
+      if (!consistent(at, where)) continue;
+      if ([...where].every(([k, v]) => at.get(k) === v)) out = [a];
+      else out.push(a);
+    }
+    return out;
+  }
+}
