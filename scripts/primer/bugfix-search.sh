@@ -16,6 +16,9 @@ touched='all_reduce|allreduce|Allreduce|psum|pmean|world_size|get_world_size|acc
 about_scale='grad[a-z]* .*(averag|divid|scal|sum|normali|world)|(averag|divid|scal|sum|normali)[a-z]* .*grad|pmean|psum|average.*(world|replica|worker|device|gpu)'
 # Query 3: the diff adds or removes a division by a group size or an accumulation count, or an averaging reduction.
 division='/=? *\(?(self\.|args\.|config\.)?(world_size|get_world_size\(\)|dist\.get_world_size\(\)|hvd\.size\(\)|num_replicas|n_gpus?|num_devices|device_count\(\)|gradient_accumulation_steps|accumulation_steps|num_microbatches|update_freq)|ReduceOp\.AVG|lax\.pmean|op=hvd\.Average|average=(True|False)'
+# Query 4: the diff adds a backward() of a loss divided by an accumulation count (read the hunk: the fix is the one
+# whose removed line backpropagated the undivided loss).
+divided_backward='(/ *\(?[A-Za-z_.]*(accum|ACCUM|Accum|update_freq|micro|MICRO|grad_acc)[A-Za-z_]*\)?\)?\.backward|backward\([^)]*/ *[A-Za-z_.]*(accum|ACCUM|micro|update_freq|grad_acc))'
 
 for dir in "$root"/*/; do
   name=$(basename "$dir")
@@ -27,4 +30,6 @@ for dir in "$root"/*/; do
   git --git-dir "$git_dir" log --format="q2 $name %h %ad %s" --date=short -i -E --grep="$about_scale" -- '*.py' 2>/dev/null
   git --git-dir "$git_dir" log --no-merges --format="q3 $name %h %ad %s" --date=short -i -E --grep="$fix_words" \
     -G"$division" -- '*.py' 2>/dev/null
+  git --git-dir "$git_dir" log --no-merges --format="q4 $name %h %ad %s" --date=short -E -G"$divided_backward" \
+    -- '*.py' 2>/dev/null
 done
