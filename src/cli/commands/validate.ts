@@ -159,7 +159,11 @@ export const validateCommand: CliCommand = {
     if (flags.has('leave-one-out')) {
       const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir);
       if (flags.has('json')) {
-        const summary = (c: DatasetComparison) => ({ largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass });
+        // Per-row figures too: compare's uncertainty bands are derived from the leave-one-out rows.
+        const summary = (c: DatasetComparison) => ({
+          largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass,
+          rows: c.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.busbwGBps, simulatedBusbwGBps: r.simulatedBusbwGBps, errorPct: r.errorPct })),
+        });
         io.stdout(JSON.stringify(rows.map((r, i) => ({
           dataset: r.dataset, system: r.label, ranks: r.ranks, suspect: r.comparison.suspect,
           inSample: summary(r.comparison), leaveOneOut: summary(loo[i].leaveOneOut),
