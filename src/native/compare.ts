@@ -45,15 +45,15 @@ export const LOO_MARGIN = 0.05;
  * staging, the NVLink-bridge share), so unseen ones of their kind are the least certain.
  */
 export const MODEL_UNCERTAINTY_BANDS: readonly UncertaintyBand[] = [
-  // A100 ×8 at 1 KiB (27.5 % with the launch refit on the other runs).
-  { multiNode: false, fabric: 'nvlink', minBytes: 0, maxBytes: MiB, bound: 0.32 },
-  // A100 ×8 at 16 MiB (34.2 % with NCCL's own step latency for Ampere rings, the sm < 89 scale's fallback).
+  // A100 ×8 (SuperBench, -g 8) at 512 KiB (23.6 %: ring/LL mid sizes are where A100 runs differ most).
+  { multiNode: false, fabric: 'nvlink', minBytes: 0, maxBytes: MiB, bound: 0.28 },
+  // The same run at 1 MiB (34.1 %).
   { multiNode: false, fabric: 'nvlink', minBytes: MiB, maxBytes: 64 * MiB, bound: 0.38 },
-  // A100 ×8 at 128 MiB (20.1 %, the same fallback); the 2-GPU A100 NCCL_DEBUG log in ../shared/fixtures-real
-  // (graph-captured ring/Simple) reaches 17 % at 128 MiB, inside it.
-  { multiNode: false, fabric: 'nvlink', minBytes: 64 * MiB, maxBytes: Infinity, bound: 0.25 },
-  // RTX 4090 ×8 without P2P at 512 KiB (44.6 %).
-  { multiNode: false, fabric: 'pcie', minBytes: 0, maxBytes: MiB, bound: 0.48 },
+  // A100 ×8 (Azure) at 128 MiB (15.9 % with the Ampere step scale refit on the SuperBench run); the 2-GPU A100
+  // NCCL_DEBUG log in ../shared/fixtures-real (graph-captured ring/Simple) reaches 17 % at 128 MiB, inside it.
+  { multiNode: false, fabric: 'nvlink', minBytes: 64 * MiB, maxBytes: Infinity, bound: 0.21 },
+  // RTX 4090 ×8 without P2P at 256 KiB (45.4 %).
+  { multiNode: false, fabric: 'pcie', minBytes: 0, maxBytes: MiB, bound: 0.49 },
   // RTX 4090 ×8 without P2P at 32 MiB (27.4 %, host memory at its DRAM peak).
   { multiNode: false, fabric: 'pcie', minBytes: MiB, maxBytes: 64 * MiB, bound: 0.31 },
   // H100 PCIe bridged pair at 1 GiB (51.0 %, the bridge at NCCL's per-link figure).

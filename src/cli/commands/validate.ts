@@ -8,6 +8,7 @@ import {
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, parseFlags, type CliCommand } from '../command';
+import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
 export interface ValidationRow {
@@ -57,7 +58,11 @@ interface LoadedDataset extends CalibrationDataset {
 
 /** Reads every dataset and its system; NCCL's choices follow its release, so each spec names the NCCL that ran it. */
 export function loadDatasets(calibrationDir: string, systemsDir: string): LoadedDataset[] {
-  return datasetFiles(calibrationDir).map((file) => {
+  const fixtures = loadFixtureDatasets(calibrationDir, systemsDir).map((f) => {
+    const { spec, source } = systemFor(`${f.name}.json`, f.dataset, systemsDir);
+    return { name: f.name, file: f.file, dataset: f.dataset, spec: withNcclVersion(spec, f.dataset.nccl_version), systemSource: source };
+  });
+  const published = datasetFiles(calibrationDir).map((file) => {
     let dataset: Record<string, unknown>;
     try {
       dataset = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -67,6 +72,7 @@ export function loadDatasets(calibrationDir: string, systemsDir: string): Loaded
     const { spec, source } = systemFor(file, dataset, systemsDir);
     return { name: basename(file, '.json'), file, dataset, spec: withNcclVersion(spec, dataset.nccl_version), systemSource: source };
   });
+  return [...published, ...fixtures].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Runs `body`, naming the dataset in the usage error when the engine rejects it. */
