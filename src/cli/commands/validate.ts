@@ -153,6 +153,8 @@ export const validateCommand: CliCommand = {
     '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
     'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
     `< 1 MiB. A dataset passes at ≤ ${LARGE_BOUND_PCT}% and ≤ ${SMALL_BOUND_PCT}%; suspect datasets are listed but not judged.`,
+    'Runs among ../shared/fixtures-real that calibration/fixture-datasets.json describes (beside --systems-dir)',
+    'are judged too, their rows read from the fixture in place.',
     '--leave-one-out also judges each dataset with every constant that was fitted on it refit on the other',
     'datasets (or, where none supports it, set from the hardware facts), beside the in-sample error.',
     'Exit code 1 when a judged dataset fails (in-sample).',
