@@ -33,12 +33,21 @@ export function gpusPerProcessFromDataset(dataset: DatasetDescription, gpusPerNo
   return undefined;
 }
 
+/** Words that name a multi-node NVLink domain (NVL72, NVL36, "multi-node NVLink", MNNVL). */
+const MULTI_NODE_NVLINK = /\bnvl(?:36|72)\b|multi-?node nvlink|\bmnnvl\b|one nvlink domain/;
+
 export function systemFromDescription(dataset: DatasetDescription): SystemSpec | undefined {
   const gpu = gpuFromDescription(text(dataset.gpu));
-  const gpusPerNode = typeof dataset.gpus_per_node === 'number' ? dataset.gpus_per_node : undefined;
-  const nodes = typeof dataset.nodes === 'number' ? dataset.nodes : 1;
+  let gpusPerNode = typeof dataset.gpus_per_node === 'number' ? dataset.gpus_per_node : undefined;
+  let nodes = typeof dataset.nodes === 'number' ? dataset.nodes : 1;
   if (!gpu || !gpusPerNode) return undefined;
   const wiring = `${text(dataset.interconnect)} ${text(dataset.description)}`;
+  // Trays of one multi-node NVLink domain (GB200/GB300 NVL72, NVL36) reach each other over NVLink switches, not
+  // NICs; NCCL fuses the clique's topology into one node (MNNVL), so the engine sees one node of all its GPUs.
+  if (nodes > 1 && MULTI_NODE_NVLINK.test(`${wiring} ${text(dataset.gpu)}`)) {
+    gpusPerNode *= nodes;
+    nodes = 1;
+  }
   let intraNode: SystemSpec['intraNode'];
   if (/bridge/.test(wiring)) intraNode = 'nvlink-bridge';
   else if (/cube.?mesh|hybrid mesh/.test(wiring)) intraNode = 'nvlink-mesh';

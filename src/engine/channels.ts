@@ -8,6 +8,8 @@ import { ncclNvlinkGBps, pcieGBps } from './topology/node-fabric';
 const SPEEDS_PRE_HOPPER = [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3];
 const SPEEDS_HOPPER = [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3];
 const SPEEDS_BLACKWELL = [90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18];
+/** Most NVLS heads (channels) NCCL's search builds (device.h NCCL_MAX_NVLS_ARITY). */
+const NCCL_MAX_NVLS_ARITY = 32;
 
 /** Per-GPU bandwidth the ring search can use inside a node, GB/s: the narrowest link a ring must cross. */
 function intraGBps(system: System): number {
@@ -69,9 +71,13 @@ function runSearch(system: System): SearchResult {
   const bwInter = system.nodes > 1 ? Math.min(bw, nicTotal / channels) : bw;
   let nvls = { channels: 0, bwIntra: 0, bwInter: 0 };
   if (system.fabric.nvlsCapable) {
+    // NCCL's NVLS search (search.cc ncclTopoSearchTryNvls) adds one channel per head GPU, up to
+    // NCCL_MAX_NVLS_ARITY (32) heads, and on one node insists on all of them (minChannels = maxChannels). Every
+    // channel takes its speed on every GPU's NVSwitch port, and twice on its head's, so a GPU's port carries
+    // (channels + 1) × speed. On a 72-GPU NVLink domain (GB200 NVL72) that is 33 channels' worth, not 73.
     const port = ncclNvlinkGBps(system.spec, system.gpu);
-    const speed = speeds.find((s) => (system.gpusPerNode + 1) * s <= port) ?? 0;
-    const nvlsChannels = Math.min(32, system.gpusPerNode);
+    const nvlsChannels = Math.min(NCCL_MAX_NVLS_ARITY, system.gpusPerNode);
+    const speed = speeds.find((s) => (nvlsChannels + 1) * s <= port) ?? 0;
     nvls = { channels: nvlsChannels, bwIntra: speed, bwInter: system.nodes > 1 ? nicTotal / nvlsChannels : speed };
   }
   return { channels, bwIntra: bw, bwInter, nvls };

@@ -68,7 +68,9 @@ export const STEP_LATENCY_SCALE = 1;
  * Inside a node, LL128 and Simple ring steps take longer than NCCL's figure: their per-step fence and flag round
  * trip (Simple writes a slice, fences, then signals) is slower than NCCL's selection model assumes, so rings reach
  * their bandwidth far later than that model predicts. Fitted on rings only: ×2 from Ada/Hopper on (GB200, H100,
- * RTX 4090), ×3.8 before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB).
+ * RTX 4090), ×3.8 before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB). A
+ * second A100 run (SuperBench, A100 40GB, -g 8) supports the pre-Ada value in the leave-one-out refit, which puts it
+ * at 3.5 from the Azure run alone and 2.2 from the SuperBench run alone: Ampere rings vary that much between hosts.
  * Trees and NVLS, simulated as pipelines, keep NCCL's figure (context.ts syncUs).
  */
 export function intraStepLatencyScale(smVersion: number): number {

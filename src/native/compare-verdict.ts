@@ -61,7 +61,7 @@ export function explainFlagged(measurement: Measurement, spec: SystemSpec | Syst
         const simulated = row && simulateIfRunnable(system, { kind, bytes: r.bytes, dtype: dtypeOf(row), algorithm, protocol });
         if (!row || !simulated) return false;
         const ratio = simulated.timeUs / achieved(row).timeUs;
-        const bound = uncertaintyBand(r.bytes, system.nodes).bound;
+        const bound = uncertaintyBand(r.bytes, system.nodes, system.spec.intraNode).bound;
         return ratio >= 1 - bound && ratio <= 1 + bound;
       });
       if (fits) {

@@ -32,7 +32,11 @@ export interface FittedConstant {
   readonly name: ConstantName;
   readonly unit: string;
   readonly meaning: string;
-  /** Datasets (by file name) the engine's value was fitted on, as its comment in constants.ts says. */
+  /**
+   * Datasets (by file name) that support the constant: those the engine's value was fitted on, as its comment in
+   * constants.ts says, and runs of the same kind added later (the SuperBench A100 run, a fixture dataset named in
+   * calibration/fixture-datasets.json, matches the A100 prefix: a single-process -g 8 A100 ring like the Azure one).
+   */
   readonly fittedOn: RegExp;
   /** The sizes of a supporting dataset that depend on the constant and that the refit judges. */
   readonly fitBytes: (bytes: number) => boolean;

@@ -8,6 +8,7 @@ import {
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, parseFlags, type CliCommand } from '../command';
+import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
 export interface ValidationRow {
@@ -57,7 +58,11 @@ interface LoadedDataset extends CalibrationDataset {
 
 /** Reads every dataset and its system; NCCL's choices follow its release, so each spec names the NCCL that ran it. */
 export function loadDatasets(calibrationDir: string, systemsDir: string): LoadedDataset[] {
-  return datasetFiles(calibrationDir).map((file) => {
+  const fixtures = loadFixtureDatasets(calibrationDir, systemsDir).map((f) => {
+    const { spec, source } = systemFor(`${f.name}.json`, f.dataset, systemsDir);
+    return { name: f.name, file: f.file, dataset: f.dataset, spec: withNcclVersion(spec, f.dataset.nccl_version), systemSource: source };
+  });
+  const published = datasetFiles(calibrationDir).map((file) => {
     let dataset: Record<string, unknown>;
     try {
       dataset = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -67,6 +72,7 @@ export function loadDatasets(calibrationDir: string, systemsDir: string): Loaded
     const { spec, source } = systemFor(file, dataset, systemsDir);
     return { name: basename(file, '.json'), file, dataset, spec: withNcclVersion(spec, dataset.nccl_version), systemSource: source };
   });
+  return [...published, ...fixtures].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Runs `body`, naming the dataset in the usage error when the engine rejects it. */
@@ -147,6 +153,8 @@ export const validateCommand: CliCommand = {
     '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
     'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
     `< 1 MiB. A dataset passes at ≤ ${LARGE_BOUND_PCT}% and ≤ ${SMALL_BOUND_PCT}%; suspect datasets are listed but not judged.`,
+    'Runs among ../shared/fixtures-real that calibration/fixture-datasets.json describes (beside --systems-dir)',
+    'are judged too, their rows read from the fixture in place.',
     '--leave-one-out also judges each dataset with every constant that was fitted on it refit on the other',
     'datasets (or, where none supports it, set from the hardware facts), beside the in-sample error.',
     'Exit code 1 when a judged dataset fails (in-sample).',
@@ -159,7 +167,11 @@ export const validateCommand: CliCommand = {
     if (flags.has('leave-one-out')) {
       const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir);
       if (flags.has('json')) {
-        const summary = (c: DatasetComparison) => ({ largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass });
+        // Per-row figures too: compare's uncertainty bands are derived from the leave-one-out rows.
+        const summary = (c: DatasetComparison) => ({
+          largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass,
+          rows: c.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.busbwGBps, simulatedBusbwGBps: r.simulatedBusbwGBps, errorPct: r.errorPct })),
+        });
         io.stdout(JSON.stringify(rows.map((r, i) => ({
           dataset: r.dataset, system: r.label, ranks: r.ranks, suspect: r.comparison.suspect,
           inSample: summary(r.comparison), leaveOneOut: summary(loo[i].leaveOneOut),

@@ -7,6 +7,10 @@ export const PRESETS: Readonly<Record<string, SystemSpec>> = {
   'dgx-h100': { name: 'DGX H100', gpu: 'H100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch', nvls: true, nic: { gbps: 400, perNode: 8 } },
   'hgx-h200': { name: 'HGX H200', gpu: 'H200', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch', nvls: true, nic: { gbps: 400, perNode: 8 } },
   'dgx-b200': { name: 'DGX B200', gpu: 'B200', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch', nvls: true, nic: { gbps: 400, perNode: 8 } },
+  // GB200 NVL72: 18 compute trays of 4 GPUs whose NVLink 5 ports all go to 9 NVLink Switch trays (18 links per
+  // GPU, one per switch chip, 1.8 TB/s bidir each), so the 72 GPUs form one NVLink domain; NCCL fuses that
+  // multi-node NVLink (MNNVL) clique into one node. Each tray has 4 ConnectX-7 400G NICs, one per GPU.
+  'gb200-nvl72': { name: 'GB200 NVL72 (72 GPUs, one NVLink domain)', gpu: 'GB200', nodes: 1, gpusPerNode: 72, intraNode: 'nvswitch', nvls: true, nic: { gbps: 400, perNode: 72 } },
   'gb200-nvl72-tray': { name: 'GB200 NVL72 compute tray', gpu: 'GB200', nodes: 1, gpusPerNode: 4, intraNode: 'nvswitch', nvls: true, nic: { gbps: 400, perNode: 4 } },
   'pcie-4090x8': { name: '8× RTX 4090 PCIe (stock driver, no P2P)', gpu: 'RTX4090', nodes: 1, gpusPerNode: 8, intraNode: 'pcie', p2p: false, pcieGen: 4, gpusPerSocket: 4, nic: { gbps: 100, perNode: 1 } },
   'pcie-l40sx8': { name: '8× L40S PCIe', gpu: 'L40S', nodes: 1, gpusPerNode: 8, intraNode: 'pcie', p2p: true, pcieGen: 4, gpusPerPcieSwitch: 4, gpusPerSocket: 4, nic: { gbps: 200, perNode: 2 } },

@@ -92,7 +92,7 @@ test('validate --leave-one-out --json gives both errors and the refit values per
   assert.ok(rows.length >= 9);
   for (const row of rows) {
     for (const s of [row.inSample, row.leaveOneOut]) {
-      assert.deepEqual(Object.keys(s).sort(), ['largeMedianPct', 'pass', 'smallMedianPct']);
+      assert.deepEqual(Object.keys(s).sort(), ['largeMedianPct', 'pass', 'rows', 'smallMedianPct']);
       assert.equal(typeof s.pass, 'boolean');
     }
     for (const r of row.refits) {

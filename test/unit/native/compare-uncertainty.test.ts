@@ -20,11 +20,13 @@ function measured(timeUs: (bytes: number) => number): Measurement {
   return syntheticRun(healthy.ranks, 2, sizes, timeUs, '2.26.2');
 }
 
-test('the bands cover every size once for single and multi node, and multi-node mid sizes are the widest', () => {
-  for (const multiNode of [false, true]) {
-    const bands = MODEL_UNCERTAINTY_BANDS.filter((b) => b.multiNode === multiNode);
+test('the bands cover every size once for single nodes of each fabric and for several nodes; mid sizes are the widest across nodes', () => {
+  for (const [multiNode, fabric] of [[false, 'nvlink'], [false, 'pcie'], [true, 'nvlink'], [true, 'pcie']] as const) {
+    const bands = MODEL_UNCERTAINTY_BANDS.filter((b) => b.multiNode === multiNode && (b.fabric === undefined || b.fabric === fabric));
     for (const bytes of [1, MiB - 1, MiB, 64 * MiB, 2 ** 40]) assert.equal(bands.filter((b) => bytes >= b.minBytes && bytes < b.maxBytes).length, 1);
   }
+  // A PCIe or bridged node rests on constants one run each supports, so unseen ones are less certain at large sizes.
+  assert.ok(uncertaintyBand(512 * MiB, 1, 'nvlink-bridge').bound > uncertaintyBand(512 * MiB, 1, 'nvswitch').bound);
   assert.ok(uncertaintyBand(8 * MiB, 4).bound > uncertaintyBand(512 * MiB, 4).bound);
   assert.ok(uncertaintyBand(256 * 1024, 1).bound > uncertaintyBand(512 * MiB, 1).bound);
 });
