@@ -3,16 +3,16 @@
 // also has to move the band.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT } from './run-cli';
 import { loadDatasets } from '../../../src/cli/commands/validate';
 import { leaveOneOut } from '../../../src/native/loo-refit';
 import { LOO_MARGIN, MODEL_UNCERTAINTY_BANDS, fabricClassOf } from '../../../src/native/compare';
+import { needShared } from '../requirements';
 
 const SHARED = resolve(ROOT, '..', 'shared', 'calibration');
 const SYSTEMS = join(ROOT, 'calibration', 'systems');
-const skip = existsSync(join(SHARED, 'nccl-tests')) ? false : `calibration data not found at ${SHARED}`;
+const skip = needShared(join(SHARED, 'nccl-tests'), 'the calibration datasets');
 
 test('each band is the worst healthy leave-one-out shortfall in it plus the stated margin, rounded up to 1 %', { skip }, () => {
   const datasets = loadDatasets(SHARED, SYSTEMS);

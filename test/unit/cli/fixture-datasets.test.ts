@@ -8,10 +8,11 @@ import { join, resolve } from 'node:path';
 import { ROOT } from './run-cli';
 import { loadFixtureDatasets } from '../../../src/cli/fixture-datasets';
 import { loadDatasets } from '../../../src/cli/commands/validate';
+import { needShared } from '../requirements';
 
 const SHARED = resolve(ROOT, '..', 'shared', 'calibration');
 const SYSTEMS = join(ROOT, 'calibration', 'systems');
-const skip = existsSync(join(SHARED, 'nccl-tests')) ? false : `calibration data not found at ${SHARED}`;
+const skip = needShared(join(SHARED, 'nccl-tests'), 'the calibration datasets');
 
 test('the manifest holds descriptions only: no rows, no measured figure', () => {
   const entries = JSON.parse(readFileSync(join(ROOT, 'calibration', 'fixture-datasets.json'), 'utf8')) as Record<string, unknown>[];
