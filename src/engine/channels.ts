@@ -57,9 +57,12 @@ function netSearchInput(system: System): NetSearchInput {
     group.gpus++;
     groups.set(key, group);
   }
+  // NCCL reads the NIC's port speed and the PCIe link's width and generation, not what they deliver: an override
+  // of the effective rate (a congested NIC, a slow path found by calibrate) slows the links but leaves the graph.
+  const spec = system.spec;
   return {
     smVersion: system.gpu.smVersion, gpusPerNode: system.gpusPerNode, intraGBps: intraGBps(system),
-    nicGBps: nicGBps(system), pcieGBps: pcieGBps(system.spec, system.gpu), nicGroups: [...groups.values()],
+    nicGBps: (spec.nic?.gbps ?? 0) / 8, pcieGBps: K.PCIE_X16_GBPS[spec.pcieGen ?? system.gpu.pcieGen], nicGroups: [...groups.values()],
   };
 }
 
