@@ -4,6 +4,7 @@ import * as K from './constants';
 import type { Algorithm, Protocol } from './collective-types';
 import type { System } from './topology/model';
 import { ncclNvlinkGBps, pcieGBps } from './topology/node-fabric';
+import { searchNetGraph, type NetGraph, type NetSearchInput } from './net-search';
 
 const SPEEDS_PRE_HOPPER = [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3];
 const SPEEDS_HOPPER = [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3];
@@ -28,10 +29,12 @@ function speedsFor(sm: number): readonly number[] {
 }
 
 export interface SearchResult {
-  /** Ring/tree graph after NCCL's first duplication: channels × per-channel GB/s is the modelled bus bandwidth. */
+  /** Ring graph after NCCL's first duplication: channels × per-channel GB/s is the modelled bus bandwidth. */
   readonly channels: number;
   readonly bwIntra: number;
   readonly bwInter: number;
+  /** The tree graph: the ring's channel count; across nodes its intra-node speed may exceed the network's. */
+  readonly tree: NetGraph;
   readonly nvls: { readonly channels: number; readonly bwIntra: number; readonly bwInter: number };
 }
 
@@ -47,10 +50,35 @@ export function searchGraph(system: System): SearchResult {
   return result;
 }
 
+/** What the network search needs to know of one node: its NICs, their PCIe switches and the GPUs' bandwidth. */
+function netSearchInput(system: System): NetSearchInput {
+  const groups = new Map<string, { gpus: number; nics: number }>();
+  for (const nics of system.fabric.gpuNics) {
+    const key = nics.join(',');
+    const group = groups.get(key) ?? { gpus: 0, nics: nics.length };
+    group.gpus++;
+    groups.set(key, group);
+  }
+  // NCCL reads the NIC's port speed and the PCIe link's width and generation, not what they deliver: an override
+  // of the effective rate (a congested NIC, a slow path found by calibrate) slows the links but leaves the graph.
+  const spec = system.spec;
+  return {
+    smVersion: system.gpu.smVersion, gpusPerNode: system.gpusPerNode, intraGBps: intraGBps(system),
+    nicGBps: (spec.nic?.gbps ?? 0) / 8, pcieGBps: K.PCIE_X16_GBPS[spec.pcieGen ?? system.gpu.pcieGen], nicGroups: [...groups.values()],
+  };
+}
+
 function runSearch(system: System): SearchResult {
   const sm = system.gpu.smVersion;
   const speeds = speedsFor(sm);
   const total = intraGBps(system);
+  const nvls = nvlsGraph(system, speeds);
+  if (system.nodes > 1 && system.fabric.nicsPerNode > 0) {
+    // Across nodes NCCL searches with its network speeds: the NICs and their PCIe paths set the channels.
+    const input = netSearchInput(system);
+    const ring = searchNetGraph(input, 'ring');
+    return { ...ring, tree: searchNetGraph(input, 'tree', ring.channels), nvls };
+  }
   let bestChannels = 1;
   let bestSpeed = speeds.find((s) => s <= total) ?? speeds[speeds.length - 1];
   for (const speed of speeds) {
@@ -67,20 +95,22 @@ function runSearch(system: System): SearchResult {
     channels *= 2;
     bw /= 2;
   }
+  return { channels, bwIntra: bw, bwInter: bw, tree: { channels, bwIntra: bw, bwInter: bw }, nvls };
+}
+
+/**
+ * NVLS. NCCL's NVLS search (search.cc ncclTopoSearchTryNvls) adds one channel per head GPU, up to
+ * NCCL_MAX_NVLS_ARITY (32) heads, and on one node insists on all of them (minChannels = maxChannels). Every channel
+ * takes its speed on every GPU's NVSwitch port, and twice on its head's, so a GPU's port carries (channels + 1) ×
+ * speed. On a 72-GPU NVLink domain (GB200 NVL72) that is 33 channels' worth, not 73.
+ */
+function nvlsGraph(system: System, speeds: readonly number[]): SearchResult['nvls'] {
+  if (!system.fabric.nvlsCapable) return { channels: 0, bwIntra: 0, bwInter: 0 };
+  const port = ncclNvlinkGBps(system.spec, system.gpu);
+  const nvlsChannels = Math.min(NCCL_MAX_NVLS_ARITY, system.gpusPerNode);
+  const speed = speeds.find((s) => (nvlsChannels + 1) * s <= port) ?? 0;
   const nicTotal = system.fabric.nicsPerNode * nicGBps(system);
-  const bwInter = system.nodes > 1 ? Math.min(bw, nicTotal / channels) : bw;
-  let nvls = { channels: 0, bwIntra: 0, bwInter: 0 };
-  if (system.fabric.nvlsCapable) {
-    // NCCL's NVLS search (search.cc ncclTopoSearchTryNvls) adds one channel per head GPU, up to
-    // NCCL_MAX_NVLS_ARITY (32) heads, and on one node insists on all of them (minChannels = maxChannels). Every
-    // channel takes its speed on every GPU's NVSwitch port, and twice on its head's, so a GPU's port carries
-    // (channels + 1) × speed. On a 72-GPU NVLink domain (GB200 NVL72) that is 33 channels' worth, not 73.
-    const port = ncclNvlinkGBps(system.spec, system.gpu);
-    const nvlsChannels = Math.min(NCCL_MAX_NVLS_ARITY, system.gpusPerNode);
-    const speed = speeds.find((s) => (nvlsChannels + 1) * s <= port) ?? 0;
-    nvls = { channels: nvlsChannels, bwIntra: speed, bwInter: system.nodes > 1 ? nicTotal / nvlsChannels : speed };
-  }
-  return { channels, bwIntra: bw, bwInter, nvls };
+  return { channels: nvlsChannels, bwIntra: speed, bwInter: system.nodes > 1 ? nicTotal / nvlsChannels : speed };
 }
 
 function nicGBps(system: System): number {
@@ -92,8 +122,10 @@ function nicGBps(system: System): number {
 export function searchChannels(system: System): number {
   if (system.fabric.idealised) return 1;
   const sm = system.gpu.smVersion;
-  let channels = Math.min(64, searchGraph(system).channels * 2);
-  if (sm >= 90 && system.nodes > 1 && channels < 16) channels *= 2;
+  const graph = searchGraph(system);
+  let channels = Math.min(64, graph.channels * 2);
+  // connect.cc: "use 4 compute channels per search channel to reach peak BW on <8 PPN".
+  if (sm >= 90 && system.nodes > 1 && graph.bwIntra > 45 && channels < 16) channels *= 2;
   return Math.min(channels, system.gpu.sms);
 }
 

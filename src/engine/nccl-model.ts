@@ -24,7 +24,9 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
   const ppn = system.gpusPerNode;
   const arch = K.archIndex(system.gpu.smVersion);
   const col = nodes <= 2 ? nodes - 1 : 2;
-  const graph = searchGraph(system);
+  const search = searchGraph(system);
+  // Trees have their own graph (the ring's channel count, possibly a faster intra-node speed across nodes).
+  const graph = algorithm === 'tree' ? search.tree : search;
   const nCh = graph.channels;
   let busBw = nCh * (nodes <= 2 ? graph.bwIntra : graph.bwInter);
   const llRow = arch === 2 && tuner.hopperLlAsAmpere ? 1 : arch;
@@ -40,7 +42,7 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
     if (protocol === 'LL128') return Math.min(busBw * (nodes === 1 ? 7 / 9 : 120 / 128), nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
     return busBw;
   }
-  const nvls = graph.nvls;
+  const nvls = search.nvls;
   if (nvls.channels < 2 || protocol !== 'Simple') return 0;
   if (!tuner.nvlsPipelined) {
     const inter = nodes > 2 && algorithm === 'nvlstree' ? nvls.bwInter / 2 : nvls.bwInter;

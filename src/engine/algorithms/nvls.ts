@@ -12,6 +12,7 @@ import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { binaryTreeParent } from './tree';
+import { nvlsTreeChunks } from './nvls-tree-chunks';
 
 function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' | 'down', phase: Phase, weight: number, channel: number, stride: number, engine = false): Flow {
   const link = dir === 'up' ? ctx.system.fabric.switchUplink(rank) : ctx.system.fabric.switchDownlink(rank);
@@ -33,7 +34,8 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const trees = multiNode ? 2 : 1;
   const weights = channelClasses(ctx.channels, trees);
   const perChannel = ctx.bytes / ctx.channels;
-  const chunks = Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
+  // Across nodes NCCL sizes NVLSTree chunks per head (nvls-tree-chunks.ts); one node keeps the NVLS chunk.
+  const chunks = multiNode && kind === 'allreduce' ? nvlsTreeChunks(ctx.bytes, system.nodes, ctx.channels, g) : Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
   const chunk = perChannel / chunks;
   const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
   const symmetric = symmetricRails(ctx);
@@ -98,6 +100,5 @@ export function buildNvls(ctx: BuildContext): Schedule {
   // broadcast), so its capacity is NCCL's algbw ceiling times those bytes per byte of buffer.
   const writesPerByte = (kind !== 'allgather' ? 1 : 0) + (kind !== 'reducescatter' ? 1 / g : 0);
   let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple', DEFAULT_TUNER) * writesPerByte;
-  if (ctx.algorithm === 'nvlstree') engine *= K.treeCorrection('Simple', ctx.bytes);
   return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels, engineGBps: engine > 0 ? engine : undefined };
 }

@@ -3,13 +3,14 @@
 // never make a collective slower.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { searchGraph } from '../../../src/engine/channels';
 
 const NODE_COUNTS = [1, 2, 4, 8, 64, 1024];
 const GiB = 1024 ** 3;
 
-function h100(nodes: number, nicsPerNode = 8): SystemSpec {
-  return { gpu: 'H100-SXM', nodes, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 400, perNode: nicsPerNode } };
+function h100(nodes: number, nicsPerNode = 8, gbps = 400): SystemSpec {
+  return { gpu: 'H100-SXM', nodes, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps, perNode: nicsPerNode } };
 }
 
 /**
@@ -69,9 +70,13 @@ test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes'
   const a100 = (perNode: number): SystemSpec => ({ gpu: 'A100-SXM', nodes: 2, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 100, perNode } });
   const eight = simulateCollective(a100(8), { bytes: 10 * GiB });
   const sixteen = simulateCollective(a100(16), { bytes: 10 * GiB });
-  assert.ok(sixteen.busbwGBps > 1.4 * eight.busbwGBps, `${sixteen.busbwGBps} vs ${eight.busbwGBps}`);
-  // Two 100G NICs per GPU sit behind its one PCIe 4.0 x16 link (24 GB/s as NCCL counts it).
-  assert.ok(sixteen.busbwGBps <= 8 * 24, String(sixteen.busbwGBps));
+  // Eight 100G NICs bound the two-node tree at 8 × 12.4 GB/s each way; sixteen double the network channels (16 × 12
+  // GB/s, one per NIC), and NCCL's per-channel tree ceiling, not the NICs, then bounds it.
+  assert.ok(sixteen.busbwGBps > 1.2 * eight.busbwGBps, `${sixteen.busbwGBps} vs ${eight.busbwGBps}`);
+  assert.ok(eight.algbwGBps <= 8 * 12.5, String(eight.algbwGBps));
+  // Two 100G NICs per GPU sit behind its one PCIe 4.0 x16 link (24 GB/s as NCCL counts it); a two-node tree moves
+  // each byte once each way through it.
+  assert.ok(sixteen.algbwGBps <= 8 * 24, String(sixteen.algbwGBps));
 });
 
 test('an oversubscribed spine slows only what crosses it', () => {
@@ -80,4 +85,31 @@ test('an oversubscribed spine slows only what crosses it', () => {
   assert.ok(at(2, 4, GiB) > at(2, 1, GiB) * 1.01);
   const hop = (switchLatencyUs: number) => simulateCollective({ ...h100(64), network: { switchLatencyUs } }, { bytes: 8, algorithm: 'tree', protocol: 'LL' }).timeUs;
   assert.ok(hop(5) > hop(0.2), 'a slower spine hop costs the tree across leaves');
+});
+
+// The network search (net-search.ts): the NICs bound the channels it builds, and more or faster NICs never give
+// fewer channels × speed, from one 100G NIC to 32 XDR NICs per node.
+test('the network channels never carry more than the NICs, and grow or saturate with their count and rate', () => {
+  const rates = [100, 200, 400, 800];
+  const counts = [1, 2, 4, 8, 16, 32];
+  const capacity = (perNode: number, gbps: number): number => {
+    const graph = searchGraph(resolveSystem(h100(4, perNode, gbps)));
+    assert.ok(graph.channels * graph.bwInter <= (perNode * gbps) / 8 + 1e-9, `${perNode} × ${gbps}G: ${graph.channels} × ${graph.bwInter}`);
+    return graph.channels * graph.bwInter;
+  };
+  for (const gbps of rates) {
+    const byCount = counts.map((n) => capacity(n, gbps));
+    for (let i = 1; i < byCount.length; i++) assert.ok(byCount[i] >= byCount[i - 1], `${gbps}G: ${byCount.join(', ')}`);
+  }
+  for (const perNode of counts) {
+    const byRate = rates.map((g) => capacity(perNode, g));
+    for (let i = 1; i < byRate.length; i++) assert.ok(byRate[i] >= byRate[i - 1], `${perNode} NICs: ${byRate.join(', ')}`);
+  }
+});
+
+// NVLSTree moves one chunk per NVLS head per channel loop (nvls-tree-chunks.ts): at 8 MiB on 16 channels × 8 heads
+// the whole message is one chunk, so every tree level adds a stage run in series and the time grows with depth.
+test('NVLSTree at 8 MiB takes longer on more nodes, 2 to 1024', () => {
+  const times = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: 8 * 1024 ** 2, algorithm: 'nvlstree' }).timeUs);
+  for (let i = 1; i < times.length; i++) assert.ok(times[i] > times[i - 1], `8 MiB NVLSTree times: ${times.join(', ')}`);
 });
