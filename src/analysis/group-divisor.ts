@@ -76,6 +76,9 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
       const written = new Set([...g.dims.keys(), ...named.flatMap((n) => n.values.flatMap((v) => [...v.dims.keys()]))]);
       const proven = new Map([...factor].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
       if (proven.size === 0) continue;
+      // A power of the replica count itself is a missing or a doubled division (CP001, CP002), which the
+      // world-size rules judge; this rule speaks of a divisor that counts other ranks.
+      if (isPowerOf(proven, replicas)) return undefined;
       const term = divisor?.term ?? named[0]?.term;
       if (!term) return undefined;
       const shown = new Map([...replicas].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
@@ -83,6 +86,14 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
     }
   }
   return decided ? 'agrees' : undefined;
+}
+
+function isPowerOf(factor: Dims, base: Dims): boolean {
+  const [first] = [...base];
+  if (!first) return false;
+  const k = (factor.get(first[0]) ?? 0) / first[1];
+  if (k === 0 || factor.size !== base.size) return false;
+  return [...base].every(([d, e]) => factor.get(d) === k * e);
 }
 
 /** The finding's sentence: what was summed over which group, the divisor, and the effective factor. */

@@ -8,6 +8,8 @@ import { formatDims, multiplyDims, replicaDims } from '../../../src/analysis/gro
 
 interface Case {
   readonly name: string;
+  /** The expected rule at the marked line (CP003 unless said). */
+  readonly code?: string;
   readonly text: string;
 }
 
@@ -240,6 +242,20 @@ const CASES: Case[] = [
     text: BUCKETS.replace('DIVISOR', 'dist.get_world_size(group=group) / state.get_sequence_parallel_world_size()').replace('  # mark', ''),
   },
   {
+    name: 'an average over the data-parallel group divided again by its size is a double division, not a wrong divisor',
+    code: 'CP002',
+    text: py`
+      import torch.distributed as dist
+      from parallel import state
+
+      def sync_gradients(model):
+          group = state.get_data_parallel_group()
+          for p in model.parameters():
+              dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, group=group)
+              p.grad.div_(state.get_data_parallel_world_size())  #!
+    `,
+  },
+  {
     name: 'a group the analysis cannot name keeps it silent, whatever the divisor',
     text: py`
       import torch.distributed as dist
@@ -284,7 +300,7 @@ const CASES: Case[] = [
 
 for (const c of CASES) {
   test(`group sizes: ${c.name}`, async () => {
-    const expected = c.text.split('\n').flatMap((line, i) => (/#!\s*$/.test(line) ? [`CP003@${i + 1}`] : []));
+    const expected = c.text.split('\n').flatMap((line, i) => (/#!\s*$/.test(line) ? [`${c.code ?? 'CP003'}@${i + 1}`] : []));
     const findings = await analyze(c.text);
     assert.deepEqual(summary(findings), expected, findings.map((f) => f.message).join('\n'));
   });
