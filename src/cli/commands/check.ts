@@ -1,8 +1,10 @@
 // `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
-import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, Program, type AnalysisOptions, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
+import { readInputBytes } from '../../native/files/input-file';
+import { UserFileError } from '../../native/files/file-errors';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
@@ -49,7 +51,7 @@ export function collectFiles(paths: readonly string[]): string[] {
 
 /** Reads a file as UTF-8; undecodable bytes become U+FFFD and a note, never an exception. */
 export function readSource(path: string): { text: string; notes: string[] } {
-  const bytes = readFileSync(path);
+  const bytes = readInputBytes(path, { kind: 'source' });
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), notes: [] };
   } catch {
@@ -75,7 +77,7 @@ function readChecked(path: string): { text: string; notes: string[] } | { result
   try {
     return readSource(path);
   } catch (error) {
-    const message = `cannot read: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `cannot read: ${error instanceof UserFileError ? error.reason : error instanceof Error ? error.message : String(error)}`;
     return { result: { findings: [], notes: [message], unanalysed: [{ reason: 'unreadable', whole: true, message }] } };
   }
 }
