@@ -1,5 +1,6 @@
 // `run --engine native`: real collectives through torch.distributed on this machine's GPUs (NCCL) or CPUs
 // (gloo), with the fused all_reduce next to step-by-step ring and tree runs traced per rank and phase.
+import { constants as osConstants } from 'node:os';
 import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
 import { nativeMeasurements, nativeTrace } from '../../native/convert';
 import { NativeRunError } from '../../native/errors';
@@ -18,6 +19,10 @@ function sizeList(flag: string, text: string): number[] {
   enforceLimit('sizeCount', `--${flag} (${parts.length} sizes)`, parts.length);
   return parts.map((part) => sizeFlag(flag, part));
 }
+
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Failures that are the user's environment, not the run: the same exit code (2) as a bad input. */
+const USER_ERROR_KINDS: ReadonlySet<string> = new Set(['no-python', 'no-torch', 'no-distributed']);
 
 function table(run: NativeRunResult): string {
   const out = [`# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`];
@@ -67,7 +72,13 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   }
   const python = flagValue(flags, 'python');
   if (flags.has('env-check')) {
-    const env = await checkEnvironment(python ? { python } : {});
+    let env;
+    try {
+      env = await checkEnvironment(python ? { python } : {});
+    } catch (error) {
+      if (error instanceof NativeRunError) throw new UsageError(error.message);
+      throw error;
+    }
     io.stdout(flags.has('json') ? JSON.stringify(env, null, 2) : `python ${env.python} (${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs, NCCL ${env.ncclVersion ?? 'n/a'}`);
     return 0;
   }
@@ -79,12 +90,19 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   const algorithms = (flagValue(flags, 'algorithms') ?? 'ring,tree').split(',').map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const));
   const launcher = choiceFlag('launcher', flagValue(flags, 'launcher') ?? 'direct', ['direct', 'torchrun'] as const);
   const backend = choiceFlag('backend', flagValue(flags, 'backend') ?? 'auto', ['auto', 'gloo', 'nccl'] as const);
-  const env = await checkEnvironment(python ? { python } : {});
-  const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
+  // SIGINT, SIGTERM and SIGHUP alike stop every rank's process tree before the CLI exits, from here on: a signal
+  // during the environment check ends the run before it starts.
   const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  process.once('SIGINT', onSigint);
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received ??= signal;
+    controller.abort();
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
+    const env = await checkEnvironment(python ? { python } : {});
+    if (received) throw new NativeRunError('cancelled', `stopped by ${received} before the ranks started`);
+    const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
     const run = await runNative({
       nproc, sizesBytes: sizes, bucketsBytes: buckets, python: env.python, timeoutMs: timeoutS * 1000, signal: controller.signal,
       iters, algorithms, launcher, backend,
@@ -99,13 +117,14 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
     } else (traceTarget?.stdout ? io.stderr : io.stdout)(table(run));
     return ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof NativeRunError) {
-      io.stderr(`error (${error.kind}): ${error.message}`);
-      return 1;
-    }
-    throw error;
+    if (!(error instanceof NativeRunError)) throw error;
+    io.stderr(`error (${error.kind}): ${received ? `stopped by ${received}; every rank's process tree was killed` : error.message}`);
+    // A signal ends the CLI as the signal would have (128 + its number); an environment without Python or torch
+    // is an input problem (2); a run that failed is 1.
+    if (received) return 128 + (osConstants.signals[received] ?? 15);
+    return USER_ERROR_KINDS.has(error.kind) ? 2 : 1;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
   }
 }
 
