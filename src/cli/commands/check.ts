@@ -5,6 +5,7 @@ import { basename, join, relative, resolve, sep } from 'node:path';
 import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, Program, type AnalysisOptions, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
 import { readInputBytes } from '../../native/files/input-file';
 import { UserFileError } from '../../native/files/file-errors';
+import { terminalInline } from '../terminal-text';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
@@ -209,7 +210,7 @@ export const checkCommand: CliCommand = {
       const result = program.get(file) ?? (await checkFile(file, options));
       // What was not analysed is reported with the findings (below); other notes go to stderr now.
       const skipped = new Set((result.unanalysed ?? []).map((u) => u.message));
-      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${shown}: note: ${note}`);
+      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${terminalInline(shown)}: note: ${terminalInline(note)}`);
       results.push({ file: shown, findings: result.findings.filter(keep), unanalysed: result.unanalysed });
     }
     confirmSyntaxErrors(results, files);
