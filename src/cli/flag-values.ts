@@ -31,9 +31,12 @@ export function positiveIntegerFlag(flag: string, text: string, limit?: LimitNam
   return Number(text);
 }
 
+/** A decimal number as people write it: not hex, binary or octal, which Number() would also take. */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
 export function numberFlag(flag: string, text: string, check: (value: number) => boolean, requirement: string, limit?: LimitName): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${flag} '${terminalInline(text)}' ${requirement}`);
+  if (!DECIMAL.test(text) || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${flag} '${terminalInline(text)}' ${requirement}`);
   if (limit) enforceLimit(limit, `--${flag}`, value);
   return value;
 }
