@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { writeFileAtomic } from '../src/cli/write-atomic';
+import { writeOutputFile } from '../src/native/files/output-file';
 import type { Benchmark, BenchRecord } from './types';
 
 const DEFAULT_RUNS = 5;
@@ -157,7 +157,7 @@ async function main(): Promise<number> {
     records.push(record);
   }
   const merged = mergeWithPrevious(resultsPath, records, options.quick || options.filter !== undefined);
-  writeFileAtomic(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
+  writeOutputFile(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
   console.log('');
   printTable(records);
   console.log(`\nwrote ${resultsPath}`);

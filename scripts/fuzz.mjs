@@ -3,6 +3,8 @@
 //   npm run fuzz -- --scale 50         fifty times the plan
 //   npm run fuzz -- --seed 1234        reproduce a run (the seed is printed at the start and with every failure)
 //   npm run fuzz -- traces python      only the files whose names contain these words
+// hostile-sizes.fuzz.test.ts adds sizes past every limit and non-regular files (FIFOs, devices, links to them,
+// folders, sparse files) through every reader and output target.
 // FUZZ_SCALE and FUZZ_SEED in the environment work too. Each file runs in its own process under a watchdog, so an
 // input that hangs a parser outright is reported instead of stalling the run.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';

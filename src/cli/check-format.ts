@@ -2,6 +2,7 @@
 // for code-scanning tools. A file that was not fully analysed is named in each: a line of its own, a JSON entry
 // with `notAnalysed` instead of `code`, and a SARIF tool execution notification.
 import { RULES, type Finding, type SourceRange, type Unanalysed } from '../analysis/index';
+import { terminalInline } from './terminal-text';
 
 export interface FileFindings {
   readonly file: string;
@@ -12,7 +13,8 @@ export interface FileFindings {
 
 /** `bad.py:8:1 partly analysed: syntax error at line 8: ...` or `big.py: not analysed: ...`. */
 export function unanalysedLine(file: string, u: Unanalysed): string {
-  return `${file}${u.line === undefined ? ':' : `:${u.line + 1}:1`} ${u.whole ? 'not analysed' : 'partly analysed'}: ${u.message}`;
+  // File names and messages quote the checked files: one line each, whatever they contain.
+  return `${terminalInline(file)}${u.line === undefined ? ':' : `:${u.line + 1}:1`} ${u.whole ? 'not analysed' : 'partly analysed'}: ${terminalInline(u.message)}`;
 }
 
 function oneBased(r: SourceRange): { line: number; column: number; endLine: number; endColumn: number } {
@@ -26,8 +28,8 @@ function oneBased(r: SourceRange): { line: number; column: number; endLine: numb
 export function humanLines(results: readonly FileFindings[]): string[] {
   const findings = results.flatMap((r) =>
     r.findings.flatMap((f) => [
-      `${r.file}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${f.message}`,
-      ...f.related.map((x) => `    ${x.file ?? r.file}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${x.message}`),
+      `${terminalInline(r.file)}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${terminalInline(f.message)}`,
+      ...f.related.map((x) => `    ${terminalInline(x.file ?? r.file)}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${terminalInline(x.message)}`),
     ]),
   );
   return [...findings, ...results.flatMap((r) => (r.unanalysed ?? []).map((u) => unanalysedLine(r.file, u)))];

@@ -20,8 +20,8 @@ export function scalingFlags(flags: Map<string, string[]>): SystemScaling {
   const nccl = flagValue(flags, 'nccl');
   return {
     ...(nccl !== undefined ? { ncclVersion: nccl } : {}),
-    ...(nodes !== undefined ? { nodes: positiveIntegerFlag('nodes', nodes) } : {}),
-    ...(gpusPerNode !== undefined ? { gpusPerNode: positiveIntegerFlag('gpus-per-node', gpusPerNode) } : {}),
+    ...(nodes !== undefined ? { nodes: positiveIntegerFlag('nodes', nodes, 'nodes') } : {}),
+    ...(gpusPerNode !== undefined ? { gpusPerNode: positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') } : {}),
   };
 }
 

@@ -1,25 +1,43 @@
-// Parsing of flag values shared by the CLI commands; each failure is a UsageError naming the flag.
+// Parsing of flag values shared by the CLI commands; each failure is a UsageError naming the flag. Counts and
+// sizes are held to the table of limits in src/config/limits.ts (docs/limits.md) here, as they are parsed.
 import { parseBytes, type Bytes } from '../engine/index';
+import { limitProblem, type LimitName } from '../config/limits';
 import { UsageError } from './command';
+import { terminalInline } from './terminal-text';
 
+/** Throws a UsageError when `value`, given as `--flag text`, breaks the limit `name`. */
+export function enforceLimit(name: LimitName, label: string, value: number, shown?: string): void {
+  const problem = limitProblem(name, label, value, shown);
+  if (problem) throw new UsageError(problem);
+}
+
+/** A positive byte count (8, 64K, 8MiB, 1G), at most the byte limit, so it is always an exact integer. */
 export function sizeFlag(flag: string, text: string): Bytes {
   const bytes = parseBytes(text);
   if (bytes === undefined || bytes <= 0) {
-    throw new UsageError(`--${flag} '${text}' is not a size; use a positive byte count such as 8, 64K, 8MiB or 1G`);
+    throw new UsageError(`--${flag} '${terminalInline(text)}' is not a size; use a positive byte count such as 8, 64K, 8MiB or 1G`);
   }
+  enforceLimit('bytes', `--${flag}`, bytes, terminalInline(text.trim()));
   return bytes;
 }
 
-export function positiveIntegerFlag(flag: string, text: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
-    throw new UsageError(`--${flag} '${text}' must be a positive whole number`);
+/** A positive whole number, held to `limit` when the flag is a count the engine allocates for. */
+export function positiveIntegerFlag(flag: string, text: string, limit?: LimitName): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) {
+    throw new UsageError(`--${flag} '${terminalInline(text)}' must be a positive whole number`);
   }
+  if (limit) enforceLimit(limit, `--${flag}`, Number(text));
+  else if (!Number.isSafeInteger(Number(text))) throw new UsageError(`--${flag} ${text.trim()} is larger than ${Number.MAX_SAFE_INTEGER}`);
   return Number(text);
 }
 
-export function numberFlag(flag: string, text: string, check: (value: number) => boolean, requirement: string): number {
+/** A decimal number as people write it: not hex, binary or octal, which Number() would also take. */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
+export function numberFlag(flag: string, text: string, check: (value: number) => boolean, requirement: string, limit?: LimitName): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${flag} '${text}' ${requirement}`);
+  if (!DECIMAL.test(text) || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${flag} '${terminalInline(text)}' ${requirement}`);
+  if (limit) enforceLimit(limit, `--${flag}`, value);
   return value;
 }
 
@@ -27,7 +45,7 @@ export function numberFlag(flag: string, text: string, check: (value: number) =>
 export function choiceFlag<T extends string>(flag: string, text: string, choices: readonly T[], aliases: Record<string, T> = {}): T {
   const lower = text.toLowerCase();
   const found = choices.find((c) => c.toLowerCase() === lower) ?? aliases[lower];
-  if (found === undefined) throw new UsageError(`--${flag} '${text}' must be one of ${choices.join(', ')}`);
+  if (found === undefined) throw new UsageError(`--${flag} '${terminalInline(text)}' must be one of ${choices.join(', ')}`);
   return found;
 }
 

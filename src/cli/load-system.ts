@@ -1,10 +1,13 @@
 // Turns `--system <preset|file> [--nodes N] [--gpus-per-node G]` into a resolved System, or a one-line
 // UsageError that names the problem (with file:line:col for files).
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { EngineError, PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
 import { ConfigError } from '../config/positioned';
 import { parseSystemFile } from '../config/system-file';
 import { closestMatch } from '../config/did-you-mean';
+import { limitProblem } from '../config/limits';
+import { readInputText } from '../native/files/input-file';
+import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
 
 export interface SystemScaling {
@@ -25,12 +28,10 @@ function looksLikePath(arg: string): boolean {
 function readSystemFile(path: string): SystemSpec {
   let text: string;
   try {
-    if (statSync(path).isDirectory()) throw new UsageError(`--system '${path}' is a folder, not a system file`);
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path, { kind: 'config', what: 'system file' });
   } catch (error) {
-    if (error instanceof UsageError) throw error;
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    throw new UsageError(`cannot read system file '${path}': ${reason}`);
+    if (error instanceof UserFileError) throw new UsageError(error.message);
+    throw error;
   }
   try {
     return parseSystemFile(text, path);
@@ -58,6 +59,9 @@ export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
     throw new UsageError(`unknown system '${arg}': ${hint}not a preset (${presetNames().join(', ')}) and no such file`);
   }
   if (scaling.ncclVersion !== undefined) spec = { ...spec, ncclVersion: scaling.ncclVersion };
+  // Flags scale a file's or a preset's system past what its own checks saw, so the product is checked here.
+  const overLimit = limitProblem('ranks', `system '${arg}': ${spec.nodes} nodes × ${spec.gpusPerNode} GPUs per node`, spec.nodes * spec.gpusPerNode);
+  if (overLimit) throw new UsageError(overLimit);
   try {
     return resolveSystem(spec);
   } catch (error) {

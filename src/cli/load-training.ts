@@ -1,13 +1,14 @@
 // Reads a training config and the files it names from disk, adds what the command line says (--model,
 // --system, --nodes, --gpus-per-node) and assembles one TrainingRun. Every problem becomes a UsageError whose
 // text is `file:line:col: message` where there is a position, so the CLI exits with code 2.
-import { readFileSync, statSync } from 'node:fs';
 import type { TrainingRun } from '../engine/index';
 import { ConfigError } from '../config/positioned';
 import type { RunPart } from '../config/run-part';
 import { modelArgument, readReference, systemArgument, type FileReader } from '../config/training-files';
 import { readTrainingConfig, type TrainingConfigFormat } from '../config/training-config';
 import { assembleTrainingRun } from '../config/training-run';
+import { readInputText } from '../native/files/input-file';
+import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
 
 export interface TrainingOverrides {
@@ -20,11 +21,12 @@ export interface TrainingOverrides {
 /** Reads files for the config layer, with the reasons users understand. */
 export const diskFiles: FileReader = {
   read(path) {
+    // The config layer puts the file name and position in front, so the reason alone is passed on.
     try {
-      if (statSync(path).isDirectory()) throw new Error('it is a folder, not a file');
-      return readFileSync(path, 'utf8');
+      return readInputText(path, { kind: 'config' });
     } catch (error) {
-      throw new Error((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message);
+      if (error instanceof UserFileError) throw new Error(error.reason);
+      throw error;
     }
   },
 };

@@ -1,10 +1,13 @@
 // Entry point of `node dist/cli.js`: dispatches to a subcommand and turns errors into exit codes.
+import { UserFileError } from '../native/files/file-errors';
 import { UsageError, type CliIo } from './command';
 import { COMMANDS } from './commands/index';
+import { terminalInline, terminalMessage, terminalSafe } from './terminal-text';
 
+// Everything printed passes through the escaping of terminal-text.ts: the commands print text from input files.
 const io: CliIo = {
-  stdout: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  stderr: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  stdout: (text) => process.stdout.write(terminalSafe(text.endsWith('\n') ? text : `${text}\n`)),
+  stderr: (text) => process.stderr.write(terminalMessage(text.endsWith('\n') ? text : `${text}\n`)),
 };
 
 function help(): string {
@@ -21,7 +24,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.stderr(`error: unknown command '${name}'. Commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    io.stderr(`error: unknown command '${terminalInline(name)}'. Commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -31,7 +34,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     return await command.run(rest, io);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof UserFileError) {
       io.stderr(`error: ${error.message}`);
       return 2;
     }

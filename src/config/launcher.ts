@@ -1,6 +1,7 @@
 // Reads torchrun and Slurm (srun / #SBATCH) command lines out of a shell script: how many nodes and how many
 // processes per node. Simple shell variables set earlier in the script ($NNODES, ${GPUS:-8}) are expanded.
 import { ConfigError, MAX_CONFIG_BYTES, type ConfigIssue } from './positioned';
+import { limitProblem } from './limits';
 import type { Located, RunPart } from './run-part';
 
 interface Token {
@@ -120,6 +121,9 @@ export function parseLauncherScript(text: string, fileName: string): RunPart {
         const issue: ConfigIssue = { message: `${flag}: expected a positive whole number, got '${value}'`, line: at.line, column: at.column, path: [flag] };
         throw new ConfigError(fileName, [issue]);
       }
+      const limit = setting === 'nodes' ? 'nodes' : setting === 'gpusPerNode' || setting === 'tasksPerNode' ? 'gpusPerNode' : 'ranks';
+      const overLimit = limitProblem(limit, flag, n);
+      if (overLimit) throw new ConfigError(fileName, [{ message: overLimit, line: at.line, column: at.column, path: [flag] }]);
       found.set(setting, { value: n, line: at.line, column: at.column, file: fileName });
     }
   }

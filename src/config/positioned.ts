@@ -5,6 +5,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, Lexer, LineCounter, parseDocument as parseYamlDocument, type Document, type Node } from 'yaml';
 import { closestMatch } from './did-you-mean';
 import { findJsonSyntaxError } from './json-syntax';
+import { limitViolations } from './limits';
 
 /** Config files are small; anything bigger is a mistake or an attack, and is refused before parsing. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -150,7 +151,11 @@ export function parseDocument(source: string, fileName: string): PositionedDocum
     const message = /alias count/i.test(reason) ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT}); refusing to expand` : `invalid YAML: ${reason}`;
     fail(issueAt(lineCounter, 0, message));
   }
-  return { fileName, format, value, yaml, lineCounter };
+  const doc: PositionedDocument = { fileName, format, value, yaml, lineCounter };
+  // Counts and sizes are held to the one table of limits here, where every config format passes, with positions.
+  const overLimit = limitViolations(value);
+  if (overLimit.length > 0) throw new ConfigError(fileName, overLimit.map((o) => issueAtPath(doc, o.path, o.message, { key: false })));
+  return doc;
 }
 
 /** The YAML node at `path`, or the deepest ancestor that exists; `pairKey` asks for the key of the last step. */

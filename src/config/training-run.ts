@@ -4,6 +4,7 @@ import {
   DDP_DEFAULT_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES, DEEPSPEED_DEFAULT_BUCKET_ELEMENTS, DTYPE_BYTES, HOROVOD_DEFAULT_FUSION_BYTES,
   findGpu, formatBytes, presetSystem, type SystemSpec, type TrainingRun, type TrainingSpec, type Wrapper,
 } from '../engine/index';
+import { limitProblem } from './limits';
 import { modelPreset } from './model-presets';
 import { ConfigError, positionOf, type ConfigIssue } from './positioned';
 import type { Located, RunPart } from './run-part';
@@ -106,6 +107,8 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     system = (!inline && presetSystem(presetName?.value ?? DEFAULT_SYSTEM_PRESET, { nodes, gpusPerNode })) || { ...base, nodes, gpusPerNode };
   }
   const world = system.nodes * system.gpusPerNode;
+  const tooMany = limitProblem('ranks', `${system.nodes} nodes × ${system.gpusPerNode} GPUs per node`, world);
+  if (tooMany) failAt(lastOf(parts, (p) => p.nodes ?? p.worldSize ?? p.gpusPerNode), file, tooMany);
 
   const wrapper = training.wrapper ?? 'ddp';
   if (!training.wrapper) assumed.push('DDP data parallelism');

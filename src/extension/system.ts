@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { PRESETS, presetSystem, resolveSystem, withNcclVersion, type System, type SystemSpec } from '../engine/index';
 import { parseSystemChoice } from './glue/system-choice';
 import type { Ctx } from './context';
+import { readUserFile } from './user-files';
 
 export type SelectedSystem =
   | { readonly ok: true; readonly spec: SystemSpec; readonly system: System; readonly label: string; readonly source: string }
@@ -35,7 +36,7 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
         ?? { ok: false, error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`, source: value };
     } else {
       const uri = ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path) ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path) : vscode.Uri.file(choice.path);
-      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      const text = new TextDecoder().decode(await readUserFile(uri, 'config'));
       // The YAML and schema libraries load only when a system file is used, not at activation.
       const { loadSystemFile } = await import('./lazy');
       const loaded = loadSystemFile(text, uri.fsPath);

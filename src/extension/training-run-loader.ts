@@ -11,10 +11,11 @@ import type { RunPart } from '../config/run-part';
 import type { TrainingRun } from '../engine/index';
 import type { Ctx } from './context';
 import { selectedSystem } from './system';
+import { readUserFile } from './user-files';
 
 async function readText(uri: vscode.Uri): Promise<string> {
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  return open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  return open ? open.getText() : new TextDecoder().decode(await readUserFile(uri, 'config'));
 }
 
 export async function loadTrainingRun(ctx: Ctx, uri: vscode.Uri): Promise<TrainingRun> {

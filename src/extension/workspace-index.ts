@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { ProgramOptions, PythonAnalyzer } from './analysis-host';
 import { EXCLUDED_FOLDERS, MAX_FILES } from './handlers/workspace-check';
 import { yieldToEventLoop } from './progress';
+import { checkUserFile } from './user-files';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const YIELD_EVERY_FILES = 10;
@@ -20,7 +21,7 @@ export async function indexWorkspace(analyzer: PythonAnalyzer, options: ProgramO
     if (token.isCancellationRequested) return 0;
     if (open.has(uri.toString()) || uri.scheme !== 'file') continue;
     try {
-      if ((await vscode.workspace.fs.stat(uri)).size > MAX_FILE_BYTES) continue;
+      if ((await checkUserFile(uri, 'source')) > MAX_FILE_BYTES) continue;
       files.push({ path: uri.fsPath, text: new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)) });
     } catch {
       // A file deleted or unreadable meanwhile teaches nothing; the workspace check reports such files.

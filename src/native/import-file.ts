@@ -1,26 +1,27 @@
 // The Node side of importing: reads a file (gzipped or not) and hands the bytes to the pure importers.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportOptions } from './import/index';
 import type { ImportResult } from './import/model';
+import { UserFileError } from './files/file-errors';
+import { INPUT_LIMITS_BYTES, openInput, readInputBytes } from './files/input-file';
 import { importLargeTrace, largeFilePlan, tooLargeMessage, WHOLE_FILE_LIMIT_BYTES } from './stream/large-trace';
 
-export class MeasurementFileError extends Error {}
+export class MeasurementFileError extends UserFileError {}
 
 export function importMeasurementFile(path: string, options: Omit<ImportOptions, 'gunzip' | 'fileName'> = {}): ImportResult {
   let bytes: Uint8Array;
   let sizeBytes = 0;
   try {
-    const stat = statSync(path);
-    if (stat.isDirectory()) throw new MeasurementFileError(`'${path}' is a folder, not a measurement file`);
-    sizeBytes = stat.size;
+    // The stream limit is the outer bound: devices, FIFOs and folders are refused here, whatever their size.
+    const { fd, info } = openInput(path, { kind: 'streamed-trace' });
+    closeSync(fd);
+    sizeBytes = info.size;
     // Past the whole-file limit (a V8 string cannot hold it) a plain trace is streamed and anything else refused.
-    if (sizeBytes <= WHOLE_FILE_LIMIT_BYTES) bytes = readFileSync(path);
-    else bytes = new Uint8Array(0);
+    bytes = sizeBytes <= INPUT_LIMITS_BYTES.measurement ? readInputBytes(path, { kind: 'measurement' }) : new Uint8Array(0);
   } catch (error) {
-    if (error instanceof MeasurementFileError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new MeasurementFileError(`cannot read '${path}': ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+    if (error instanceof UserFileError) throw new MeasurementFileError(error.message, error.reason);
+    throw error;
   }
   if (sizeBytes > WHOLE_FILE_LIMIT_BYTES) {
     const plan = largeFilePlan(path, sizeBytes);

@@ -16,8 +16,13 @@ export interface NativeEnvironment {
   readonly nccl: boolean;
 }
 
-/** Where the harness lives next to the bundle (dist/../harness) or the sources (src/native/../../harness). */
+/**
+ * Where the harness lives next to the bundle (dist/../harness) or the sources (src/native/../../harness);
+ * $COLLECTIVE_PROFILER_HARNESS names another one (a site's own, or the lifecycle tests' test doubles).
+ */
 export function defaultHarnessPath(): string {
+  const chosen = process.env.COLLECTIVE_PROFILER_HARNESS;
+  if (chosen && chosen.trim() !== '') return chosen;
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   const candidates = [join(here, '..', 'harness'), join(here, '..', '..', 'harness'), join(process.cwd(), 'harness')];
   for (const dir of candidates) if (existsSync(join(dir, 'collective_harness.py'))) return join(dir, 'collective_harness.py');
@@ -56,7 +61,12 @@ export async function checkEnvironment(options: { python?: string; harness?: str
     }
     sawPython = true;
     const line = result.stdout.split('\n').find((l) => l.startsWith('{'));
-    const parsed = line ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+    let parsed: Record<string, unknown> | undefined;
+    try {
+      parsed = line ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+    } catch {
+      // A Python that prints something else that starts with a brace is reported with its last stderr line below.
+    }
     if (parsed?.type === 'env') {
       if (!parsed.distributed) {
         problems.push(`${python}: torch ${String(parsed.torch)} has no torch.distributed`);

@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { NativeRunError, classifyFailure, tail } from './errors';
 import { parseHarnessLine, type HarnessRun, type HarnessEnv, type HarnessLine, type HarnessProgress, type HarnessResult, type HarnessSpan } from './harness-protocol';
-import { freeLoopbackPort, killGroups, spawnGroup } from './process-tree';
+import { freeLoopbackPort, killGroups, newRunToken, RUN_TOKEN_ENV, spawnGroup } from './process-tree';
 import { defaultHarnessPath } from './python';
 
 export interface NativeRunOptions {
@@ -33,6 +33,8 @@ export interface NativeRunResult extends HarnessRun {
 }
 
 const STDERR_CAP = 64 * 1024;
+/** Node's timers take at most 2^31 - 1 ms; a longer delay overflows and fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long a dead rank's stderr may take to deliver its last bytes; a grandchild holding the pipe must not stall us. */
 const STDERR_DRAIN_MS = 500;
 
@@ -70,7 +72,8 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
   const harness = options.harness ?? defaultHarnessPath();
   const port = await freeLoopbackPort();
   const started = Date.now();
-  const baseEnv = { ...process.env, ...options.env, MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), PYTHONUNBUFFERED: '1' };
+  const token = newRunToken();
+  const baseEnv = { ...process.env, ...options.env, MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), PYTHONUNBUFFERED: '1', [RUN_TOKEN_ENV]: token };
   const children: { child: ChildProcess; rank: number; stderr: string }[] = [];
   const launch = (args: string[], env: NodeJS.ProcessEnv, rank: number): void => {
     const child = spawnGroup(python, args, env);
@@ -93,15 +96,27 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
       clearTimeout(watchdog);
       options.signal?.removeEventListener('abort', onAbort);
     };
+    // A process that outlived its rank (one that called setsid, say) may hold the pipes open forever: once the
+    // run is decided they are closed on our side, so the CLI never waits on them.
+    const releasePipes = (): void => {
+      for (const { child } of children) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
+    };
     const fail = (error: NativeRunError): void => {
       if (settled) return;
       settled = true;
       cleanup();
-      killGroups(pids).then(() => reject(error), () => reject(error));
+      const done = (): void => {
+        releasePipes();
+        reject(error);
+      };
+      killGroups(pids, undefined, token).then(done, done);
     };
     const onAbort = (): void => fail(new NativeRunError('cancelled', 'the run was cancelled; every rank was stopped'));
     options.signal?.addEventListener('abort', onAbort);
-    const timeoutMs = options.timeoutMs ?? 300_000;
+    const timeoutMs = Math.min(options.timeoutMs ?? 300_000, MAX_TIMER_MS);
     const watchdog = setTimeout(() => fail(new NativeRunError('watchdog', `no result after ${Math.round(timeoutMs / 1000)} s: a collective hung, so all ${children.length} rank process groups were killed`)), timeoutMs);
     for (const entry of children) {
       let buffered = '';
@@ -139,18 +154,25 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
         if (exited < children.length) return;
         settled = true;
         cleanup();
-        const env = lines.find((l): l is HarnessEnv => l.type === 'env');
-        if (!env || !lines.some((l) => l.type === 'done')) {
-          reject(new NativeRunError('bad-output', `the harness ended without results\n${tail(children[0].stderr)}`));
-          return;
-        }
-        resolve({
-          env,
-          results: lines.filter((l): l is HarnessResult => l.type === 'result'),
-          spans: lines.filter((l): l is HarnessSpan => l.type === 'span'),
-          pids,
-          wallMs: Date.now() - started,
-        });
+        // Every rank ended; whatever they left running (a setsid daemon) is stopped before the run is reported,
+        // and the last lines are read ('exit' can come before them) for at most STDERR_DRAIN_MS per rank.
+        const finish = (): void => {
+          releasePipes();
+          const env = lines.find((l): l is HarnessEnv => l.type === 'env');
+          if (!env || !lines.some((l) => l.type === 'done')) {
+            reject(new NativeRunError('bad-output', `the harness ended without results\n${tail(children[0].stderr)}`));
+            return;
+          }
+          resolve({
+            env,
+            results: lines.filter((l): l is HarnessResult => l.type === 'result'),
+            spans: lines.filter((l): l is HarnessSpan => l.type === 'span'),
+            pids,
+            wallMs: Date.now() - started,
+          });
+        };
+        const drained = Promise.all(children.map(({ child }) => new Promise<void>((done) => afterStreamEnds(child.stdout, STDERR_DRAIN_MS, done))));
+        drained.then(() => killGroups(pids, undefined, token)).then(finish, finish);
       });
     }
   });

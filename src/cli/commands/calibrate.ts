@@ -1,12 +1,12 @@
 // `calibrate <measured> --system ..`: fits the system's bandwidths and latencies to a measurement and writes a
 // system file the simulator (simulate, sweep, profile) then uses. Fitted values stay inside the hardware's bounds;
 // a run that no bounded system explains is reported, not fitted, and exits 1.
-import { existsSync } from 'node:fs';
 import { calibrateSystem } from '../../native/calibrate';
 import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue, sizeFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
-import { writeFileAtomic } from '../write-atomic';
+import { writeOutput } from '../../native/files/output-file';
+import { outputFlag } from '../output-flag';
 import { loadMeasurementFile } from './import';
 
 export const calibrateCommand: CliCommand = {
@@ -41,8 +41,8 @@ export const calibrateCommand: CliCommand = {
     const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'out', 'fit-min-bytes'], switches: ['json', 'force'] });
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
     const path = positional[0];
-    const out = flagValue(flags, 'out');
-    if (out && existsSync(out) && !flags.has('force')) throw new UsageError(`${out} exists; pass --force to overwrite it`);
+    const outTarget = outputFlag(flags, 'out', { force: flags.has('force'), allowStdout: false });
+    const out = outTarget?.label;
     const measurement = comparableMeasurement(loadMeasurementFile(path, flagValue(flags, 'gpu')), path);
     const { system } = systemForMeasurement(flags, measurement, path);
     const minText = flagValue(flags, 'fit-min-bytes');
@@ -51,7 +51,7 @@ export const calibrateCommand: CliCommand = {
     const text = `${JSON.stringify(result.system, null, 2)}\n`;
     // A fit that explains nothing is not a system anyone has: it is kept from files unless asked for.
     const write = !result.unexplained || flags.has('force');
-    if (out && write) writeFileAtomic(out, text);
+    if (outTarget && write) writeOutput(outTarget, text);
     const code = result.unexplained ? 1 : 0;
     if (flags.has('json')) {
       io.stdout(JSON.stringify({

@@ -1,8 +1,11 @@
 // `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
-import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, Program, type AnalysisOptions, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
+import { readInputBytes } from '../../native/files/input-file';
+import { UserFileError } from '../../native/files/file-errors';
+import { terminalInline } from '../terminal-text';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
@@ -49,7 +52,7 @@ export function collectFiles(paths: readonly string[]): string[] {
 
 /** Reads a file as UTF-8; undecodable bytes become U+FFFD and a note, never an exception. */
 export function readSource(path: string): { text: string; notes: string[] } {
-  const bytes = readFileSync(path);
+  const bytes = readInputBytes(path, { kind: 'source' });
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), notes: [] };
   } catch {
@@ -75,7 +78,7 @@ function readChecked(path: string): { text: string; notes: string[] } | { result
   try {
     return readSource(path);
   } catch (error) {
-    const message = `cannot read: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `cannot read: ${error instanceof UserFileError ? error.reason : error instanceof Error ? error.message : String(error)}`;
     return { result: { findings: [], notes: [message], unanalysed: [{ reason: 'unreadable', whole: true, message }] } };
   }
 }
@@ -207,7 +210,7 @@ export const checkCommand: CliCommand = {
       const result = program.get(file) ?? (await checkFile(file, options));
       // What was not analysed is reported with the findings (below); other notes go to stderr now.
       const skipped = new Set((result.unanalysed ?? []).map((u) => u.message));
-      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${shown}: note: ${note}`);
+      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${terminalInline(shown)}: note: ${terminalInline(note)}`);
       results.push({ file: shown, findings: result.findings.filter(keep), unanalysed: result.unanalysed });
     }
     confirmSyntaxErrors(results, files);

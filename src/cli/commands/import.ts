@@ -1,13 +1,13 @@
 // `import <file>`: reads nccl-tests output (text or -J JSON), an NCCL_DEBUG log, a Kineto trace (.json or
 // .json.gz), DeepSpeed comms_logger output or calibration JSON, and prints what it holds.
-import { existsSync } from 'node:fs';
 import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
 import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
 import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
 import { MergeError, mergeRankTraces } from '../../native/import/merge';
 import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue } from '../flag-values';
-import { writeFileAtomic } from '../write-atomic';
+import { writeOutput } from '../../native/files/output-file';
+import { outputFlag } from '../output-flag';
 
 /** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
 export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
@@ -76,6 +76,10 @@ export const importCommand: CliCommand = {
     const { flags, positional } = parseFlags(args, { values: ['trace', 'gpu', 'write-system'], switches: ['json', 'force'] });
     if (positional.length === 0) throw new UsageError('import needs a file (several PyTorch profiler traces, one per rank, are merged)');
     const path = positional.length === 1 ? positional[0] : `${positional.length} files`;
+    const force = flags.has('force');
+    const traceTarget = outputFlag(flags, 'trace', { force, allowStdout: true });
+    const systemTarget = outputFlag(flags, 'write-system', { force, allowStdout: true });
+    if (traceTarget?.stdout && systemTarget?.stdout) throw new UsageError('--trace and --write-system cannot both go to stdout');
     const loaded = positional.map((name) => ({ name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) }));
     let result: ImportResult;
     try {
@@ -84,22 +88,16 @@ export const importCommand: CliCommand = {
       if (error instanceof MergeError) throw new UsageError(error.message);
       throw error;
     }
-    const force = flags.has('force');
-    const writeOut = (file: string, text: string): void => {
-      if (existsSync(file) && !force) throw new UsageError(`${file} exists; pass --force to overwrite it`);
-      writeFileAtomic(file, text);
-    };
-    const tracePath = flagValue(flags, 'trace');
-    if (tracePath) {
+    if (traceTarget) {
       if (!result.trace) throw new UsageError(`${path} is a ${result.kind} file and has no per-rank timing to write as a trace`);
-      writeOut(tracePath, JSON.stringify(traceToChromeJson(result.trace)));
+      writeOutput(traceTarget, JSON.stringify(traceToChromeJson(result.trace)));
     }
-    const systemPath = flagValue(flags, 'write-system');
-    if (systemPath) {
+    if (systemTarget) {
       if (!result.system) throw new UsageError(`${path} does not describe a system (only NCCL logs and calibration JSON do)`);
-      writeOut(systemPath, `${JSON.stringify(result.system, null, 2)}\n`);
+      writeOutput(systemTarget, `${JSON.stringify(result.system, null, 2)}\n`);
     }
-    io.stdout(flags.has('json') ? JSON.stringify(importJson(result), null, 2) : summary(result, path));
+    // With an output on stdout, the summary goes to stderr so stdout holds only that output.
+    (traceTarget?.stdout || systemTarget?.stdout ? io.stderr : io.stdout)(flags.has('json') ? JSON.stringify(importJson(result), null, 2) : summary(result, path));
     return 0;
   },
 };

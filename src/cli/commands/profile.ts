@@ -1,19 +1,20 @@
 // `profile <config>`: runs the training-step model on a training config (own *.collective.yaml, DeepSpeed,
 // Accelerate, a model config.json or a torchrun/srun script), prints the summary, and optionally writes the
 // step trace, applies what-ifs, and sweeps the bucket size or the node count.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import {
-  applyWhatIf, EngineError, NumericOptionError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
-  traceToChromeJson, WHAT_IF_KEYS, type TrainingRun,
+  applyWhatIf, canonicalWhatIfKey, EngineError, NumericOptionError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
+  traceToChromeJson, WHAT_IF_KEYS, type SweepRange, type TrainingRun,
 } from '../../engine/index';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, parseFlags, type CliCommand } from '../command';
-import { flagValue, positiveIntegerFlag } from '../flag-values';
+import { enforceLimit, flagValue, positiveIntegerFlag } from '../flag-values';
+import { limitForKey } from '../../config/limits';
 import { asUsageError, loadTrainingRun } from '../load-training';
 import { profileJson, profileText, sweepText } from '../profile-report';
 import { profileScalingCheck, scalingCheckJson, scalingCheckText } from '../profile-scaling';
-import { writeFileAtomic } from '../write-atomic';
+import { writeOutput } from '../../native/files/output-file';
+import { readInputText } from '../../native/files/input-file';
+import { outputFlag } from '../output-flag';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
 function engine<T>(work: () => T): T {
@@ -25,18 +26,26 @@ function engine<T>(work: () => T): T {
   }
 }
 
+/** A sweep whose every point is within the limits: the engine runs one training step per point. */
+function checkedSweep(text: string, run: TrainingRun): SweepRange {
+  const range = engine(() => parseSweep(text));
+  const limit = limitForKey(range.key);
+  for (const value of range.values) {
+    if (limit) enforceLimit(limit, `--sweep ${range.key}`, value);
+    if (range.key === 'nodes') enforceLimit('ranks', `--sweep nodes=${value} × ${run.system.gpusPerNode} GPUs per node`, value * run.system.gpusPerNode);
+  }
+  return range;
+}
+
 function applyWhatIfs(run: TrainingRun, assignments: readonly string[]): TrainingRun {
   let out = run;
   for (const text of assignments) {
     const { key, value } = engine(() => parseAssignment(text));
+    const limit = limitForKey(canonicalWhatIfKey(key));
+    if (limit && value.trim() !== '' && !Number.isNaN(Number(value))) enforceLimit(limit, `--what-if ${key}`, Number(value));
     // A system file is read here, where files can be read; presets go through the engine like any knob.
     if (key.toLowerCase() === 'system' && !Object.keys(PRESETS).some((p) => p.toLowerCase() === value.toLowerCase()) && /[\\/.]/.test(value)) {
-      let source: string;
-      try {
-        source = readFileSync(value, 'utf8');
-      } catch (error) {
-        throw new UsageError(`--what-if system=${value}: cannot read the system file (${(error as Error).message})`);
-      }
+      const source = readInputText(value, { kind: 'config', what: '--what-if system' });
       const system = asUsageError(() => parseSystemFile(source, value));
       out = { ...out, system };
     } else {
@@ -75,19 +84,21 @@ export const profileCommand: CliCommand = {
       repeatable: ['what-if'],
     });
     if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'profile needs a config file, e.g. profile examples/ds_config.json' : `unexpected argument '${positional[1]}'`);
+    const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
     const nodes = flagValue(flags, 'nodes');
     const gpusPerNode = flagValue(flags, 'gpus-per-node');
     const loaded = loadTrainingRun(positional[0], {
       model: flagValue(flags, 'model'),
       system: flagValue(flags, 'system'),
-      nodes: nodes !== undefined ? positiveIntegerFlag('nodes', nodes) : undefined,
-      gpusPerNode: gpusPerNode !== undefined ? positiveIntegerFlag('gpus-per-node', gpusPerNode) : undefined,
+      nodes: nodes !== undefined ? positiveIntegerFlag('nodes', nodes, 'nodes') : undefined,
+      gpusPerNode: gpusPerNode !== undefined ? positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') : undefined,
     });
     const run = applyWhatIfs(loaded.run, flags.get('what-if') ?? []);
+    enforceLimit('ranks', `${run.system.nodes} nodes × ${run.system.gpusPerNode} GPUs per node`, run.system.nodes * run.system.gpusPerNode);
     const system = engine(() => resolveSystem(run.system));
     const step = engine(() => simulateTrainingStep(run, { system }));
     const sweepText_ = flagValue(flags, 'sweep');
-    const sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, parseSweep(sweepText_))) : undefined;
+    const sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
     const scaling = engine(() => profileScalingCheck(run));
     const json = flags.has('json');
     const extra: Record<string, unknown> = { format: loaded.format, whatIf: flags.get('what-if') ?? [], scalingCheck: scalingCheckJson(scaling) };
@@ -97,20 +108,16 @@ export const profileCommand: CliCommand = {
       extra.recommendation = sweep.recommendation;
     }
     const sources = run.sources.map((s) => `${s.file} (${s.format})`).join(' + ');
-    io.stdout(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + `\n${scalingCheckText(scaling)}` + (sweep ? `\n${sweepText(sweep)}` : ''));
+    // With the trace on stdout, the profile goes to stderr so stdout stays one JSON document.
+    (traceTarget?.stdout ? io.stderr : io.stdout)(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + `\n${scalingCheckText(scaling)}` + (sweep ? `\n${sweepText(sweep)}` : ''));
 
-    const tracePath = flagValue(flags, 'trace');
-    if (tracePath !== undefined) {
+    if (traceTarget !== undefined) {
       const ranksText = flagValue(flags, 'trace-ranks');
-      const ranks = ranksText !== undefined ? positiveIntegerFlag('trace-ranks', ranksText) : undefined;
+      const ranks = ranksText !== undefined ? positiveIntegerFlag('trace-ranks', ranksText, 'traceRanks') : undefined;
       const trace = stepTrace(step, { ranks, title: `training step · ${run.model.name}`, gpusPerNode: run.system.gpusPerNode });
-      try {
-        writeFileAtomic(resolve(tracePath), JSON.stringify(traceToChromeJson(trace)));
-      } catch (error) {
-        throw new UsageError(`cannot write --trace ${tracePath}: ${(error as Error).message}`);
-      }
-      const note = `trace: ${trace.spans.length} spans on ${trace.lanes.length} lanes written to ${tracePath} (open it in https://ui.perfetto.dev)`;
-      (json ? io.stderr : io.stdout)(note);
+      writeOutput(traceTarget, JSON.stringify(traceToChromeJson(trace)));
+      const note = `trace: ${trace.spans.length} spans on ${trace.lanes.length} lanes written to ${traceTarget.stdout ? 'stdout' : traceTarget.label} (open it in https://ui.perfetto.dev)`;
+      (json || traceTarget.stdout ? io.stderr : io.stdout)(note);
     }
     return 0;
   },

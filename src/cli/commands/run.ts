@@ -1,24 +1,28 @@
 // `run --engine native`: real collectives through torch.distributed on this machine's GPUs (NCCL) or CPUs
 // (gloo), with the fused all_reduce next to step-by-step ring and tree runs traced per rank and phase.
-import { existsSync } from 'node:fs';
-import { formatBytes, formatMicros, parseBytes, traceToChromeJson } from '../../engine/index';
+import { constants as osConstants } from 'node:os';
+import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
 import { nativeMeasurements, nativeTrace } from '../../native/convert';
 import { NativeRunError } from '../../native/errors';
 import { srunCommand, torchrunCommand } from '../../native/launch-commands';
 import { checkEnvironment } from '../../native/python';
 import { runNative, type NativeRunResult } from '../../native/runner';
 import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
-import { choiceFlag, flagValue, numberFlag, positiveIntegerFlag } from '../flag-values';
+import { choiceFlag, enforceLimit, flagValue, numberFlag, positiveIntegerFlag, sizeFlag } from '../flag-values';
+import { LIMITS } from '../../config/limits';
 import { loadTrainingRun } from '../load-training';
-import { writeFileAtomic } from '../write-atomic';
+import { writeOutput } from '../../native/files/output-file';
+import { outputFlag } from '../output-flag';
 
 function sizeList(flag: string, text: string): number[] {
-  return text.split(',').map((part) => {
-    const bytes = parseBytes(part);
-    if (bytes === undefined || bytes <= 0) throw new UsageError(`--${flag}: '${part}' is not a size (use 1M, 64KiB, 4096, ...)`);
-    return bytes;
-  });
+  const parts = text.split(',');
+  enforceLimit('sizeCount', `--${flag} (${parts.length} sizes)`, parts.length);
+  return parts.map((part) => sizeFlag(flag, part));
 }
+
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Failures that are the user's environment, not the run: the same exit code (2) as a bad input. */
+const USER_ERROR_KINDS: ReadonlySet<string> = new Set(['no-python', 'no-torch', 'no-distributed']);
 
 function table(run: NativeRunResult): string {
   const out = [`# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`];
@@ -40,8 +44,8 @@ function table(run: NativeRunResult): string {
 }
 
 function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: number[]): string {
-  const nodes = positiveIntegerFlag('nodes', flagValue(flags, 'nodes') ?? '2');
-  const gpusPerNode = positiveIntegerFlag('gpus-per-node', flagValue(flags, 'gpus-per-node') ?? '8');
+  const nodes = positiveIntegerFlag('nodes', flagValue(flags, 'nodes') ?? '2', 'nodes');
+  const gpusPerNode = positiveIntegerFlag('gpus-per-node', flagValue(flags, 'gpus-per-node') ?? '8', 'gpusPerNode');
   const rendezvous = flagValue(flags, 'rendezvous') ?? '$MASTER_ADDR:29500';
   const launch = { nodes, gpusPerNode, rendezvous, sizesBytes: sizes, bucketsBytes: buckets, python: flagValue(flags, 'python'), output: 'collective-run.jsonl' };
   return [
@@ -56,6 +60,8 @@ function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: num
 }
 
 async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number> {
+  // The output path is checked first: a run takes minutes, and its results must not be lost to a bad path.
+  const traceTarget = flags.has('print-launch') || flags.has('env-check') ? undefined : outputFlag(flags, 'trace', { force: flags.has('force'), allowStdout: true });
   const sizes = sizeList('sizes', flagValue(flags, 'sizes') ?? '1M');
   let buckets = flagValue(flags, 'buckets') ? sizeList('buckets', flagValue(flags, 'buckets')!) : [];
   const config = flagValue(flags, 'config');
@@ -66,43 +72,59 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   }
   const python = flagValue(flags, 'python');
   if (flags.has('env-check')) {
-    const env = await checkEnvironment(python ? { python } : {});
+    let env;
+    try {
+      env = await checkEnvironment(python ? { python } : {});
+    } catch (error) {
+      if (error instanceof NativeRunError) throw new UsageError(error.message);
+      throw error;
+    }
     io.stdout(flags.has('json') ? JSON.stringify(env, null, 2) : `python ${env.python} (${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs, NCCL ${env.ncclVersion ?? 'n/a'}`);
     return 0;
   }
-  const env = await checkEnvironment(python ? { python } : {});
-  const nproc = positiveIntegerFlag('nproc', flagValue(flags, 'nproc') ?? String(env.gpuCount > 0 ? env.gpuCount : 4));
-  const timeoutS = numberFlag('timeout', flagValue(flags, 'timeout') ?? '300', (v) => v > 0, 'must be a positive number of seconds');
-  const tracePath = flagValue(flags, 'trace');
-  if (tracePath && existsSync(tracePath) && !flags.has('force')) throw new UsageError(`${tracePath} exists; pass --force to overwrite it`);
+  // Every count is checked before the environment check, which starts Python and can take seconds.
+  const nprocText = flagValue(flags, 'nproc');
+  const givenNproc = nprocText === undefined ? undefined : positiveIntegerFlag('nproc', nprocText, 'processes');
+  const timeoutS = numberFlag('timeout', flagValue(flags, 'timeout') ?? '300', (v) => v > 0, 'must be a positive number of seconds', 'timeoutSeconds');
+  const iters = positiveIntegerFlag('iters', flagValue(flags, 'iters') ?? '5', 'iterations');
+  const algorithms = (flagValue(flags, 'algorithms') ?? 'ring,tree').split(',').map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const));
+  const launcher = choiceFlag('launcher', flagValue(flags, 'launcher') ?? 'direct', ['direct', 'torchrun'] as const);
+  const backend = choiceFlag('backend', flagValue(flags, 'backend') ?? 'auto', ['auto', 'gloo', 'nccl'] as const);
+  // SIGINT, SIGTERM and SIGHUP alike stop every rank's process tree before the CLI exits, from here on: a signal
+  // during the environment check ends the run before it starts.
   const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  process.once('SIGINT', onSigint);
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received ??= signal;
+    controller.abort();
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
+    const env = await checkEnvironment(python ? { python } : {});
+    if (received) throw new NativeRunError('cancelled', `stopped by ${received} before the ranks started`);
+    const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
     const run = await runNative({
       nproc, sizesBytes: sizes, bucketsBytes: buckets, python: env.python, timeoutMs: timeoutS * 1000, signal: controller.signal,
-      iters: positiveIntegerFlag('iters', flagValue(flags, 'iters') ?? '5'),
-      algorithms: (flagValue(flags, 'algorithms') ?? 'ring,tree').split(',').map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const)),
-      launcher: choiceFlag('launcher', flagValue(flags, 'launcher') ?? 'direct', ['direct', 'torchrun'] as const),
-      backend: choiceFlag('backend', flagValue(flags, 'backend') ?? 'auto', ['auto', 'gloo', 'nccl'] as const),
+      iters, algorithms, launcher, backend,
       onProgress: (p) => { if (!flags.has('json') && p.bytes !== undefined) io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(p.bytes)}`); },
     });
     const trace = nativeTrace(run, `native all_reduce, ${nproc} ranks`);
-    if (tracePath) writeFileAtomic(tracePath, JSON.stringify(traceToChromeJson(trace)));
+    if (traceTarget) writeOutput(traceTarget, JSON.stringify(traceToChromeJson(trace)));
     const ok = run.results.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
     if (flags.has('json')) {
       const measurements = nativeMeasurements(run);
-      io.stdout(JSON.stringify({ kind: 'native', ranks: nproc, env: run.env, rows: measurements[0]?.rows ?? [], measurements, results: run.results, spans: trace.spans.length }, null, 2));
-    } else io.stdout(table(run));
+      (traceTarget?.stdout ? io.stderr : io.stdout)(JSON.stringify({ kind: 'native', ranks: nproc, env: run.env, rows: measurements[0]?.rows ?? [], measurements, results: run.results, spans: trace.spans.length }, null, 2));
+    } else (traceTarget?.stdout ? io.stderr : io.stdout)(table(run));
     return ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof NativeRunError) {
-      io.stderr(`error (${error.kind}): ${error.message}`);
-      return 1;
-    }
-    throw error;
+    if (!(error instanceof NativeRunError)) throw error;
+    io.stderr(`error (${error.kind}): ${received ? `stopped by ${received}; every rank's process tree was killed` : error.message}`);
+    // A signal ends the CLI as the signal would have (128 + its number); an environment without Python or torch
+    // is an input problem (2); a run that failed is 1.
+    if (received) return 128 + (osConstants.signals[received] ?? 15);
+    return USER_ERROR_KINDS.has(error.kind) ? 2 : 1;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
   }
 }
 

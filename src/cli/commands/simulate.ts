@@ -1,6 +1,5 @@
 // `simulate`: one collective on a preset or a system file, printing time, bandwidths, the algorithm and protocol
 // picked and the per-phase breakdown; `--trace` writes the spans as Chrome Trace Event JSON for Perfetto.
-import { resolve } from 'node:path';
 import {
   EngineError,
   formatBytes,
@@ -16,7 +15,8 @@ import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue, requiredFlag, sizeFlag } from '../flag-values';
 import { loadSystem } from '../load-system';
 import { catalogueHelp, collectiveOptions, scalingFlags, SYSTEM_FLAG_HELP } from '../collective-flags';
-import { writeFileAtomic } from '../write-atomic';
+import { writeOutput } from '../../native/files/output-file';
+import { outputFlag } from '../output-flag';
 
 const KINDS: readonly CollectiveKind[] = ['allreduce', 'reducescatter', 'allgather'];
 
@@ -77,7 +77,8 @@ export const simulateCommand: CliCommand = {
     const kindText = flagValue(flags, 'collective') ?? 'allreduce';
     const kind = KINDS.find((k) => k === kindText.toLowerCase());
     if (!kind) throw new UsageError(`--collective '${kindText}' must be one of ${KINDS.join(', ')}`);
-    const tracePath = flagValue(flags, 'trace');
+    const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
+    const tracePath = traceTarget?.label;
     const request: CollectiveRequest = {
       kind,
       bytes: sizeFlag('bytes', requiredFlag(flags, 'bytes', '256MiB')),
@@ -93,10 +94,11 @@ export const simulateCommand: CliCommand = {
       throw error;
     }
     const json = flags.has('json');
-    io.stdout(json ? JSON.stringify(simulateJson(result), null, 2) : describe(system, request, result));
-    if (tracePath !== undefined) {
+    // With the trace on stdout, the summary goes to stderr so stdout stays one JSON document.
+    const summaryOut = traceTarget?.stdout ? io.stderr : io.stdout;
+    summaryOut(json ? JSON.stringify(simulateJson(result), null, 2) : describe(system, request, result));
+    if (traceTarget !== undefined) {
       if (!result.trace) throw new Error('the engine returned no trace although one was requested');
-      const target = resolve(tracePath);
       let text: string;
       try {
         text = JSON.stringify(traceToChromeJson(result.trace));
@@ -105,14 +107,10 @@ export const simulateCommand: CliCommand = {
         if (error instanceof RangeError) throw new UsageError(`the trace of ${result.spanCount} spans is too large for one JSON file; simulate fewer ranks or bytes`);
         throw error;
       }
-      try {
-        writeFileAtomic(target, text);
-      } catch (error) {
-        throw new UsageError(`cannot write --trace ${tracePath}: ${(error as Error).message}`);
-      }
-      // With --json, stdout must stay pure JSON, so the note goes to stderr.
-      const note = `trace: ${result.spanCount} spans written to ${tracePath} (open it in https://ui.perfetto.dev)`;
-      (json ? io.stderr : io.stdout)(note);
+      writeOutput(traceTarget, text);
+      // With --json (or the trace on stdout), stdout must stay pure JSON, so the note goes to stderr.
+      const note = `trace: ${result.spanCount} spans written to ${traceTarget.stdout ? 'stdout' : tracePath} (open it in https://ui.perfetto.dev)`;
+      (json || traceTarget.stdout ? io.stderr : io.stdout)(note);
     }
     return 0;
   },

@@ -3,6 +3,7 @@
 import { EngineError, sweepAllReduce, type Dtype, type SweepRow, type System } from '../../engine/index';
 import { UsageError, parseFlags, type CliCommand } from '../command';
 import { flagValue, numberFlag, requiredFlag, sizeFlag } from '../flag-values';
+import { LIMITS } from '../../config/limits';
 import { loadSystem } from '../load-system';
 import { catalogueHelp, collectiveOptions, scalingFlags, SYSTEM_FLAG_HELP } from '../collective-flags';
 
@@ -67,7 +68,7 @@ export const sweepCommand: CliCommand = {
     const factor = factorText === undefined ? 2 : numberFlag('factor', factorText, (f) => f > 1, 'must be a number greater than 1');
     // A tiny factor over a wide range would print millions of rows; nobody wants that by accident.
     const steps = Math.floor(Math.log(maxBytes / minBytes) / Math.log(factor)) + 1;
-    if (steps > 10_000) throw new UsageError(`--factor ${factor} from ${minBytes} to ${maxBytes} bytes gives ${steps} sizes; use a larger factor`);
+    if (steps > LIMITS.sweepPoints.max) throw new UsageError(`--factor ${factor} from ${minBytes} to ${maxBytes} bytes gives ${steps} sizes, over the limit of ${LIMITS.sweepPoints.max} (docs/limits.md); use a larger factor`);
     const { algorithm, protocol, dtype } = collectiveOptions(flags);
     let rows: SweepRow[];
     try {

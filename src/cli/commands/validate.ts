@@ -1,6 +1,7 @@
 // `validate`: sweeps every published all_reduce_perf run in the calibration folder on a system file describing its
 // hardware and prints, per dataset, the median absolute busbw error for messages ≥ 1 MiB and < 1 MiB.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readInputText } from '../../native/files/input-file';
 import { basename, join, resolve } from 'node:path';
 import {
   compareDataset, EngineError, withNcclVersion, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
@@ -40,7 +41,7 @@ function systemFor(datasetPath: string, dataset: Record<string, unknown>, system
   const path = join(systemsDir, basename(datasetPath));
   if (existsSync(path)) {
     try {
-      return { spec: parseSystemFile(readFileSync(path, 'utf8'), path), source: path };
+      return { spec: parseSystemFile(readInputText(path, { kind: 'config', what: 'system file' }), path), source: path };
     } catch (error) {
       if (error instanceof ConfigError) throw new UsageError(error.toString());
       throw error;
@@ -64,8 +65,9 @@ export function loadDatasets(calibrationDir: string, systemsDir: string): Loaded
   });
   const published = datasetFiles(calibrationDir).map((file) => {
     let dataset: Record<string, unknown>;
+    const text = readInputText(file, { kind: 'dataset', what: 'data set' });
     try {
-      dataset = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      dataset = JSON.parse(text) as Record<string, unknown>;
     } catch (error) {
       throw new UsageError(`${file}: not valid JSON (${(error as Error).message})`);
     }

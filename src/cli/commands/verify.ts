@@ -2,7 +2,7 @@
 // nccl-tests' correctness check would: the largest error, #wrong, and any overflow. Exit 1 when something is wrong.
 import { ALGORITHMS, DTYPES, FORMATS, NumericOptionError, reduceNumerically, type NumericReductionResult, type ReduceOp } from '../../engine/index';
 import { UsageError, parseFlags, type CliCommand } from '../command';
-import { choiceFlag, flagValue, numberFlag, positiveIntegerFlag, requiredFlag } from '../flag-values';
+import { choiceFlag, enforceLimit, flagValue, numberFlag, positiveIntegerFlag, requiredFlag } from '../flag-values';
 
 const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
 
@@ -74,11 +74,14 @@ export const verifyCommand: CliCommand = {
       switches: ['json'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
-    const ranks = positiveIntegerFlag('ranks', requiredFlag(flags, 'ranks', '512'));
+    const ranks = positiveIntegerFlag('ranks', requiredFlag(flags, 'ranks', '512'), 'ranks');
     const optional = <T>(name: string, parse: (text: string) => T): T | undefined => {
       const text = flagValue(flags, name);
       return text === undefined ? undefined : parse(text);
     };
+    const elements = optional('elements', (t) => positiveIntegerFlag('elements', t, 'elements')) ?? 4096;
+    // Every element is reduced on every rank in software: the product is what costs time and memory.
+    enforceLimit('rankElements', `--ranks ${ranks} × --elements ${elements}`, ranks * elements);
     const magnitude = optional('magnitude', (t) => numberFlag('magnitude', t, (v) => v >= 0, 'must be a number ≥ 0')) ?? 100;
     const seed = optional('seed', (t) => numberFlag('seed', t, (v) => Number.isInteger(v), 'must be a whole number')) ?? 1;
     let result: NumericReductionResult;
@@ -91,10 +94,10 @@ export const verifyCommand: CliCommand = {
         dtype: optional('dtype', (t) => choiceFlag('dtype', t, DTYPES, { float: 'fp32', half: 'fp16', bfloat16: 'bf16' })) ?? 'fp32',
         op: optional('op', (t) => choiceFlag('op', t, OPS, { average: 'avg', predivide: 'premulsum' })) ?? 'sum',
         scalar: optional('scalar', (t) => numberFlag('scalar', t, () => true, 'must be a number')),
-        elements: optional('elements', (t) => positiveIntegerFlag('elements', t)) ?? 4096,
+        elements,
         correlation: optional('correlation', (t) => numberFlag('correlation', t, (v) => v >= 0 && v <= 1, 'must be between 0 and 1')),
-        gpusPerNode: optional('gpus-per-node', (t) => positiveIntegerFlag('gpus-per-node', t)),
-        channels: optional('channels', (t) => positiveIntegerFlag('channels', t)),
+        gpusPerNode: optional('gpus-per-node', (t) => positiveIntegerFlag('gpus-per-node', t, 'gpusPerNode')),
+        channels: optional('channels', (t) => positiveIntegerFlag('channels', t, 'channels')),
       });
     } catch (error) {
       if (error instanceof NumericOptionError) throw new UsageError(error.message);

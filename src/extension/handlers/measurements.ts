@@ -13,6 +13,7 @@ import { MAX_MEASUREMENT_BYTES, refuseLargeFile } from '../glue/file-limits';
 import { gpuMismatch, presetScaling, rowWarnings } from '../glue/compare';
 import { parseSystemChoice } from '../glue/system-choice';
 import { withCancellableProgress } from '../progress';
+import { checkUserFile } from '../user-files';
 
 async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined> {
   if (uri instanceof vscode.Uri) return uri;
@@ -27,7 +28,7 @@ async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined
 
 export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<ImportResult> {
   const name = uri.path.split('/').pop() ?? uri.fsPath;
-  const size = (await vscode.workspace.fs.stat(uri)).size;
+  const size = await checkUserFile(uri, 'streamed-trace');
   const refusal = refuseLargeFile(name, size, MAX_MEASUREMENT_BYTES, 'measurement');
   if (refusal) throw new Error(refusal);
   // An open editor may hold unsaved edits; import what the user sees.

@@ -10,11 +10,13 @@ import { overwriteDecision, writeFileAtomic } from '../glue/atomic-write';
 import { isGzip } from '../../native/import/index';
 import { withCancellableProgress } from '../progress';
 import type { Trace } from '../../engine/index';
+import { checkUserFile } from '../user-files';
 
 /** Reads and parses a trace file (plain or gzipped), refusing oversized ones before reading them. */
 export async function loadTrace(uri: vscode.Uri): Promise<{ trace: Trace; warnings: string[] }> {
   const name = uri.path.split('/').pop() ?? uri.path;
-  const size = (await vscode.workspace.fs.stat(uri)).size;
+  // Devices and FIFOs are refused here; the size check after it keeps the timeline's own advice.
+  const size = await checkUserFile(uri, 'streamed-trace');
   const refusal = refuseLargeFile(name, size, MAX_TRACE_BYTES, 'trace');
   if (refusal) throw new Error(refusal);
   let bytes = await vscode.workspace.fs.readFile(uri);

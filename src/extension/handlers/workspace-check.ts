@@ -7,6 +7,8 @@ import type { Ctx } from '../context';
 import type { Unanalysed } from '../../analysis/types';
 import { mayHaveFindings } from '../../analysis/select';
 import { throwIfCancelled, withCancellableProgress, yieldToEventLoop } from '../progress';
+import { checkUserFile } from '../user-files';
+import { UserFileError } from '../../native/files/file-errors';
 
 /** Folders that hold other people's code or generated files; their findings are not the user's to fix. */
 export const EXCLUDED_FOLDERS = '**/{node_modules,.venv,venv,env,.env,site-packages,.git,__pycache__,build,dist,.tox,.mypy_cache}/**';
@@ -37,9 +39,17 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
     for (const [index, uri] of files.entries()) {
       throwIfCancelled(signal);
       if (index % 20 === 0) report(`reading ${vscode.workspace.asRelativePath(uri)}`, (index + 1) / files.length / 2);
-      const stat = await vscode.workspace.fs.stat(uri);
-      if (stat.size > MAX_FILE_BYTES) {
-        partial.push({ uri, unanalysed: [{ reason: 'too-large', whole: true, message: `${(stat.size / 1e6).toFixed(1)} MB is past the 5 MB analysis limit; skipped` }] });
+      // A FIFO or a device named *.py would block the read: it is named as not analysed, like an unreadable file.
+      let sizeBytes: number;
+      try {
+        sizeBytes = await checkUserFile(uri, 'source');
+      } catch (error) {
+        const message = `cannot read: ${error instanceof UserFileError ? error.reason : String(error)}`;
+        partial.push({ uri, unanalysed: [{ reason: 'unreadable', whole: true, message }] });
+        continue;
+      }
+      if (sizeBytes > MAX_FILE_BYTES) {
+        partial.push({ uri, unanalysed: [{ reason: 'too-large', whole: true, message: `${(sizeBytes / 1e6).toFixed(1)} MB is past the 5 MB analysis limit; skipped` }] });
         continue;
       }
       const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());

@@ -5,6 +5,7 @@
 import { TraceBuilder, type Trace } from '../../engine/index';
 import { parseJsonText } from './json-text';
 import { MeasurementParseError, dtypeBytes, normalizeCollective, rowFromTime, type CollectiveName, type Measurement, type MeasurementRow } from './model';
+import { dropImplausible, droppedWarning } from './corrupt-events';
 
 interface KinetoEvent {
   readonly ph?: string;
@@ -105,13 +106,18 @@ export function parseKineto(source: string | object, fileName?: string): { measu
     } else if (e.cat === 'user_annotation' && typeof e.name === 'string' && e.name.startsWith('nccl:')) annotations.push(e);
   }
   const annotationIndex = indexAnnotations(annotations);
-  const kernels: NcclKernel[] = [];
+  let kernels: NcclKernel[] = [];
+  let corrupt = 0;
   for (const e of events) {
-    // Times must be numbers: a corrupt event is skipped rather than drawn at NaN or backwards.
-    const startUs = num(e.ts);
-    if (e.cat !== 'kernel' || typeof e.name !== 'string' || startUs === undefined) continue;
+    if (e.cat !== 'kernel' || typeof e.name !== 'string') continue;
     const parsed = parseNcclKernelName(e.name);
     if (!parsed) continue;
+    // Times must be finite numbers: a corrupt event is counted and skipped rather than drawn at NaN or backwards.
+    const startUs = num(e.ts);
+    if (startUs === undefined || (e.dur !== undefined && num(e.dur) === undefined)) {
+      corrupt++;
+      continue;
+    }
     const args = e.args ?? {};
     const named = str(args['Collective name']);
     const comms = paramComms.get(num(args['External id']) ?? NaN);
@@ -133,14 +139,20 @@ export function parseKineto(source: string | object, fileName?: string): { measu
       name: e.name,
     });
   }
-  if (kernels.length === 0) warnings.push('the trace holds no NCCL kernels (only CPU-side events?)');
+  const plausible = dropImplausible(kernels);
+  kernels = plausible.kept;
+  corrupt += plausible.dropped;
+  if (kernels.length === 0 && corrupt === 0) warnings.push('the trace holds no NCCL kernels (only CPU-side events?)');
   const unsized = kernels.filter((k) => k.bytes === undefined).length;
   if (unsized > 0) warnings.push(`${unsized} of ${kernels.length} NCCL kernels have no size (no collective args or record_param_comms)`);
-  const cpuOps = cpuComms.map((e) => {
+  const cpu = dropImplausible(cpuComms.map((e) => {
     const args = e.args ?? {};
     const collective = normalizeCollective(str(args['Collective name']) ?? '');
-    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: num(e.ts) ?? 0, durationUs: Math.max(0, num(e.dur) ?? 0) };
-  });
+    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: num(e.ts) ?? NaN, durationUs: e.dur === undefined ? 0 : num(e.dur) ?? NaN };
+  }));
+  const cpuOps = cpu.kept;
+  corrupt += cpu.dropped;
+  if (corrupt > 0) warnings.push(droppedWarning(corrupt, 'NCCL events'));
   return { measurements: toMeasurements(kernels, worldSize, info), trace: toTrace(kernels, cpuOps, worldSize, fileName), kernels, warnings };
 }
 

@@ -2,6 +2,7 @@
 // the model comes from nccl-tests' device lines when present, else from the caller, else a stated assumption.
 import { gpuFromDescription, isNcclVersion, type IntraNodeFabric, type SystemSpec } from '../../engine/index';
 import type { NcclLogFacts } from './nccl-log';
+import { LIMITS, limitProblem } from '../../config/limits';
 
 
 export interface SystemFromLog {
@@ -26,13 +27,20 @@ export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; 
       );
     }
   }
-  const ranks = facts.ranks ?? Math.max(1, facts.gpuNames.length);
-  let nodes = facts.nodes ?? (facts.hosts.length > 0 ? facts.hosts.length : 1);
+  // Counts past the limits (docs/limits.md) are corrupt lines, not machines: they are dropped with a note, so the
+  // system written is one that simulate accepts.
+  const plausible = (value: number | undefined, limit: 'ranks' | 'nodes' | 'gpusPerNode', what: string): number | undefined => {
+    if (value === undefined || limitProblem(limit, what, value) === undefined) return value;
+    assumptions.push(`${limitProblem(limit, what, value)}; ignored as corrupt`);
+    return undefined;
+  };
+  const ranks = plausible(facts.ranks, 'ranks', 'nRanks') ?? Math.max(1, Math.min(facts.gpuNames.length, LIMITS.ranks.max));
+  let nodes = plausible(facts.nodes, 'nodes', 'nodes') ?? (facts.hosts.length > 0 ? Math.min(facts.hosts.length, LIMITS.nodes.max) : 1);
   if (ranks % nodes !== 0) {
     assumptions.push(`${ranks} ranks do not divide over ${nodes} hosts; assumed one node`);
     nodes = 1;
   }
-  const gpusPerNode = facts.localRanks ?? Math.max(1, Math.round(ranks / nodes));
+  const gpusPerNode = plausible(facts.localRanks, 'gpusPerNode', 'localRanks') ?? Math.min(Math.max(1, Math.round(ranks / nodes)), LIMITS.gpusPerNode.max);
   const p2pDisabled = facts.env.NCCL_P2P_DISABLE === '1';
   const usesP2p = facts.transports.some((t) => /^P2P/.test(t));
   const nvlinkSeen = facts.topologyLinks.some((l) => l.kind === 'NVL');

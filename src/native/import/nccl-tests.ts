@@ -27,11 +27,13 @@ interface Block {
   avgBusbwGBps?: number;
   outOfBounds?: number;
   validation?: string;
+  /** Rows dropped for nan or inf values. */
+  corruptRows: number;
   concluded: boolean;
 }
 
 function newBlock(): Block {
-  return { header: {}, ranks: new Map(), rows: [], rowTypes: [], concluded: false };
+  return { header: {}, ranks: new Map(), rows: [], rowTypes: [], corruptRows: 0, concluded: false };
 }
 
 /** Decodes nccl-headers=22902 (major*10000 + minor*100 + patch since 2.9) into "2.29.2". */
@@ -146,8 +148,12 @@ export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}
       warnings.push(`line ${pending[0].line}: table row has ${pending.length} cells, the header has ${block.columns.length}; row skipped`);
     } else {
       const row = parseRow(pending, block.columns, options.fileName);
-      block.rows.push(row.row);
-      block.rowTypes.push(row.type);
+      // A row with nan or inf where a number belongs is dropped and counted, so it cannot skew the fit or the plot.
+      if (row === undefined) block.corruptRows++;
+      else {
+        block.rows.push(row.row);
+        block.rowTypes.push(row.type);
+      }
     }
     pending = [];
   }
@@ -180,7 +186,11 @@ interface Cell {
 }
 
 /** Reads one table row; cells map one-to-one onto the header's tokens. */
-function parseRow(cells: Cell[], columns: string[], fileName: string | undefined): { row: MeasurementRow; type: Block['rowTypes'][number] } {
+/** nan and inf as C's printf writes them: a measurement that went wrong, not a format the importer misreads. */
+const NON_FINITE = /^[-+]?(nan|inf(inity)?)$/i;
+
+function parseRow(cells: Cell[], columns: string[], fileName: string | undefined): { row: MeasurementRow; type: Block['rowTypes'][number] } | undefined {
+  if (cells.some((cell) => NON_FINITE.test(cell.text))) return undefined;
   const lineNo = cells[0].line;
   const at = (name: string, occurrence: number): Cell | undefined => {
     let seen = 0;
@@ -268,6 +278,7 @@ function toMeasurement(block: Block, fileName: string | undefined, infoNcclVersi
   if (truncated) warnings.push(`the ${collective} table has no "# Avg bus bandwidth" summary: the output is truncated`);
   const wrongRows = block.rows.filter((r) => (r.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0).length;
   if (wrongRows > 0) warnings.push(`${wrongRows} ${collective} sizes report #wrong > 0: the data was corrupted in transit`);
+  if (block.corruptRows > 0) warnings.push(`${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs)`);
   if (block.validation && block.validation !== 'OK') warnings.push(`validation ${block.validation}: ${block.outOfBounds} out-of-bounds values`);
   const factor = busbwFactor(collective, ranks);
   const meta: Record<string, MetaValue> = {

@@ -8,9 +8,10 @@ import { StringDecoder } from 'node:string_decoder';
 import { parseKineto } from '../import/kineto';
 import { MeasurementParseError, type ImportResult } from '../import/model';
 import { TraceEventScanner } from './trace-event-scanner';
+import { INPUT_LIMITS_BYTES } from '../files/input-limits';
 
 /** Files up to this size are read whole by the ordinary importers (a V8 string stops near 512 MiB). */
-export const WHOLE_FILE_LIMIT_BYTES = 256 * 1024 * 1024;
+export const WHOLE_FILE_LIMIT_BYTES = INPUT_LIMITS_BYTES.measurement;
 /** Kept NCCL events beyond this many are dropped with a warning, so even an all-NCCL trace stays bounded. */
 export const MAX_KEPT_EVENTS = 400_000;
 const CHUNK_BYTES = 4 * 1024 * 1024;

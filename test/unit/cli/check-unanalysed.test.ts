@@ -74,7 +74,7 @@ test('unreadable files, configs that are not JSON and undecodable bytes in code 
   assert.equal(r.code, 1);
   const prefix = `${relative(process.cwd(), root)}/`;
   const lines = r.out.map((l) => (l.startsWith(prefix) ? l.slice(prefix.length) : l));
-  assert.ok(lines.includes(`dangling.py: not analysed: cannot read: ENOENT: no such file or directory, open '${join(root, 'dangling.py')}'`), JSON.stringify(lines));
+  assert.ok(lines.includes('dangling.py: not analysed: cannot read: no such file or folder'), JSON.stringify(lines));
   assert.ok(lines.includes("ds_config.json: not analysed: not valid JSON at line 1, column 28: trailing comma before '}'"), lines.join('\n'));
   assert.ok(lines.includes('latin1.py: partly analysed: the file is not valid UTF-8; undecodable bytes were replaced'));
   // A file that calls nothing the rules start from cannot hide a finding in its replaced bytes: a note only.

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 let cliPath: string | undefined;
 
-async function builtCli(): Promise<string> {
+/** The CLI bundle the tests run: dist/cli.js, or a temporary build of it. */
+export async function builtCli(): Promise<string> {
   if (cliPath) return cliPath;
   const dist = join(ROOT, 'dist', 'cli.js');
   if (existsSync(dist)) return (cliPath = dist);

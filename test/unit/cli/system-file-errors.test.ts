@@ -73,12 +73,12 @@ test('each bad flag is a UsageError that names it', async () => {
     [simulateCommand, ['--system', 'dgx-h100', '--bytes', '8M', 'extra'], /unexpected argument 'extra'/],
     [simulateCommand, ['--system', 'dgx-h101', '--bytes', '8M'], /unknown system 'dgx-h101': did you mean 'dgx-h100'\?/],
     [simulateCommand, ['--system', join(dir, 'absent.yaml'), '--bytes', '8M'], /cannot read system file .*absent\.yaml': no such file/],
-    [simulateCommand, ['--system', dir, '--bytes', '8M'], /is a folder, not a system file/],
+    [simulateCommand, ['--system', dir, '--bytes', '8M'], /system file '.*': a folder, not a regular file/],
     [simulateCommand, ['--system', 'pcie-4090x8', '--bytes', '8M', '--algo', 'nvls'], /nvls/i],
-    [simulateCommand, ['--system', 'dgx-h100', '--bytes', '8M', '--trace', join(dir, 'no', 'such', 'folder', 't.json')], /^cannot write --trace /],
+    [simulateCommand, ['--system', 'dgx-h100', '--bytes', '8M', '--trace', join(dir, 'no', 'such', 'folder', 't.json')], /^--trace '.*t\.json': the folder '.*folder' does not exist$/],
     [sweepCommand, ['--system', 'dgx-h100', '--min-bytes', '1G', '--max-bytes', '1M'], /--min-bytes \(1073741824\) is larger than --max-bytes/],
     [sweepCommand, ['--system', 'dgx-h100', '--factor', '1'], /--factor '1' must be a number greater than 1/],
-    [sweepCommand, ['--system', 'dgx-h100', '--factor', '1.0001'], /gives \d+ sizes; use a larger factor/],
+    [sweepCommand, ['--system', 'dgx-h100', '--factor', '1.0001'], /gives \d+ sizes, over the limit of 10000 \(docs\/limits\.md\); use a larger factor/],
     [sweepCommand, ['--system', 'dgx-h100', '--max-bytes', '-5'], /--max-bytes '-5' is not a size/],
   ];
   for (const [command, args, expected] of cases) {

@@ -26,6 +26,9 @@ export const FUZZ_PLAN = {
   webviewMessages: 2000,
   panelState: 500,
   workspacePaths: 500,
+  hostileSizes: 200,
+  hostileConfigValues: 300,
+  nonRegularFiles: 100,
 } as const;
 
 export const CI_MINIMUM_INPUTS = 10_000;

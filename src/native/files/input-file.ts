@@ -1,0 +1,94 @@
+// The one reader for every file a user names: system files, training and model configs, traces, imported logs,
+// the Python files `check` reads. It opens without blocking (a FIFO would otherwise wait for a writer forever),
+// refuses what is not a regular file (devices, FIFOs, sockets, folders, symbolic links to any of them), refuses a
+// file over the limit of its kind before reading it, and reads with a byte budget, so a file that grows while it
+// is read, or a /proc file that reports size 0, still cannot take more memory than its limit.
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { UserFileError, kindOfPath, reasonOf } from './file-errors';
+import { INPUT_LIMITS_BYTES, formatLimitBytes, type InputKind } from './input-limits';
+
+export { INPUT_LIMITS_BYTES, type InputKind } from './input-limits';
+
+export interface InputOptions {
+  /** Which limit applies (see docs/limits.md). */
+  readonly kind: InputKind;
+  /** How the file is named in messages: "system file", "--trace". */
+  readonly what?: string;
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+function prefix(path: string, options: InputOptions): string {
+  return `${options.what ? `${options.what} ` : ''}'${path}'`;
+}
+
+function cannotRead(path: string, options: InputOptions, error: unknown): UserFileError {
+  return new UserFileError(`cannot read ${prefix(path, options)}: ${reasonOf(error)}`, reasonOf(error));
+}
+
+/** An error that names the file first; its reason reads on its own after a file name and a colon. */
+function refused(path: string, options: InputOptions, reason: string): UserFileError {
+  return new UserFileError(`${prefix(path, options)}: ${reason}`, reason);
+}
+
+/**
+ * Opens `path` for reading and checks what it is: the descriptor and its stat, or a one-line UserFileError.
+ * The caller closes the descriptor. Streamed readers use this for the check and read the descriptor themselves.
+ */
+export function openInput(path: string, options: InputOptions): { fd: number; info: Stats } {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw cannotRead(path, options, error);
+  }
+  let info: Stats;
+  try {
+    info = fstatSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw cannotRead(path, options, error);
+  }
+  if (!info.isFile()) {
+    closeSync(fd);
+    throw refused(path, options, `${kindOfPath(info)}, not a regular file`);
+  }
+  const limit = INPUT_LIMITS_BYTES[options.kind];
+  if (info.size > limit) {
+    closeSync(fd);
+    throw refused(path, options, `${formatLimitBytes(info.size)}, over the ${formatLimitBytes(limit)} limit for ${options.kind} files (docs/limits.md)`);
+  }
+  return { fd, info };
+}
+
+/** Reads a whole user file within its kind's limit. */
+export function readInputBytes(path: string, options: InputOptions): Buffer {
+  const { fd, info } = openInput(path, options);
+  const limit = INPUT_LIMITS_BYTES[options.kind];
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    // Read until end of file, but never past the limit: the size in the stat is a hint, not a promise.
+    let buffer = Buffer.allocUnsafe(Math.min(Math.max(info.size, 1), CHUNK_BYTES) + 1);
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      total += n;
+      if (total > limit) throw refused(path, options, `grew past the ${formatLimitBytes(limit)} limit for ${options.kind} files while it was read`);
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+      if (buffer.length < CHUNK_BYTES) buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    }
+  } catch (error) {
+    if (error instanceof UserFileError) throw error;
+    throw cannotRead(path, options, error);
+  } finally {
+    closeSync(fd);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** Reads a whole user file as UTF-8 text within its kind's limit. */
+export function readInputText(path: string, options: InputOptions): string {
+  return readInputBytes(path, options).toString('utf8');
+}
