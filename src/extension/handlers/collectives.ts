@@ -9,6 +9,7 @@ import { compareAlgorithmsAt, nodeScaling, phaseLadder, phaseRow, sweepSeries } 
 import { parseSystemChoice } from '../glue/system-choice';
 import { algoProto } from '../glue/lens-label';
 import { topologyData } from '../glue/topology-data';
+import { drawnCollectiveTrace } from '../glue/simulated-trace';
 
 const MB = 1024 * 1024;
 
@@ -35,8 +36,8 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   const where = document && site ? { file: document.uri.fsPath, line: site.line + 1 } : undefined;
   const results = kinds.map((kind) => simulateCollective(selected.system, { kind, bytes, trace: true }));
   const first = results[0];
-  const trace = first.trace;
-  if (!trace) throw new Error('The engine returned no trace for this collective.');
+  // Every rank drawn, from the launch to the predicted time, so the timeline agrees with the lens.
+  const trace = drawnCollectiveTrace(selected.system, first);
   const title = `${site?.callee ?? 'all_reduce'} · ${formatBytes(bytes)} on ${selected.label}`;
   const withSource = where ? { ...trace, metadata: { ...trace.metadata, title }, spans: trace.spans.map((s) => (s.source ? s : { ...s, source: where })) } : { ...trace, metadata: { ...trace.metadata, title } };
   await ctx.panels.showTrace(withSource);
