@@ -35,9 +35,48 @@ test('Profile AllReduce at Cursor opens the timeline with a locked-down page and
   const trace = timeline.posted.find((m) => m.type === 'trace') as unknown as { trace: { spans: { source?: { line: number } }[]; metadata: { title: string } } };
   assert.ok(trace.trace.spans.length > 0);
   assert.equal(trace.trace.spans[0].source?.line, 4, 'spans point back at the all_reduce line');
-  assert.match(trace.trace.metadata.title, /^dist\.all_reduce · 25 MiB on 8× H100 NVSwitch$/);
+  assert.match(trace.trace.metadata.title, /^dist\.all_reduce · 25 MiB \(assumed\) on 8× H100 NVSwitch$/);
   assert.equal(fake.recorded.contextKeys.get('collectiveProfiler.hasTrace'), true);
   assert.equal(panel('charts'), undefined, 'the charts panel is not pushed in front of the timeline');
+});
+
+const SCALAR = [
+  'import torch.distributed as dist',
+  '',
+  'for x, y in loader:',
+  '    loss = criterion(model(x), y)',
+  '    dist.all_reduce(p.grad)',
+  '    dist.all_reduce(loss)',
+  '',
+].join('\n');
+
+test('one call, one answer: the lens, Profile AllReduce at Cursor and its panels price a scalar all_reduce at 4 bytes', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-scalar-'));
+  const file = join(dir, 'train.py');
+  writeFileSync(file, SCALAR);
+  const provider = fake.recorded.lensProviders[0];
+  const lens = provider.provideCodeLenses(fake.document(file, 'python', SCALAR)).find((l) => l.range.start.line === 5 && !l.command)!;
+  const resolved = await provider.resolveCodeLens!(lens);
+  assert.match(resolved.command!.title, /^≈ [\d.]+ µs · latency-bound · \w+\/\w+ for a 4 B tensor$/);
+  const predictedUs = Number(/^≈ ([\d.]+) µs/.exec(resolved.command!.title)![1]);
+  assert.match(String(resolved.command!.tooltip), /size 4 B: loss = criterion\(model\(x\), y\) on line 4/);
+  // An open charts panel takes the phase breakdown in the background.
+  await run('sweepMessageSizes');
+  const charts = panel('charts')!;
+  await charts.fromWebview({ type: 'ready', panel: 'charts' });
+  // The lens's click runs the command on that call, not on the p.grad call above it.
+  await fake.commands.executeCommand(resolved.command!.command, ...(resolved.command!.arguments ?? []));
+  assert.deepEqual(errors(), []);
+  const timeline = panel('timeline')!;
+  await timeline.fromWebview({ type: 'ready', panel: 'timeline' });
+  const posted = timeline.posted.filter((m) => m.type === 'trace').pop() as unknown as { trace: { spans: { endUs: number; source?: { line: number } }[]; metadata: { title: string; facts: Record<string, number> } } };
+  assert.match(posted.trace.metadata.title, /^dist\.all_reduce · 4 B on 8× H100 NVSwitch$/);
+  assert.equal(posted.trace.spans[0].source?.line, 6);
+  const drawnEndUs = Math.max(...posted.trace.spans.map((s) => s.endUs));
+  assert.ok(Math.abs(drawnEndUs - predictedUs) <= 0.05 * predictedUs + 0.1, `drawn ${drawnEndUs} µs, lens ${predictedUs} µs`);
+  const data = (charts.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { title: string; phases: { label: string; bytes: number }[] } }).data;
+  assert.equal(data.title, posted.trace.metadata.title);
+  assert.deepEqual([data.phases[0].label, data.phases[0].bytes], ['allreduce 4 B', 4]);
 });
 
 test('invalid webview messages are logged and dropped; a span source outside the workspace is not opened', { skip }, async () => {
