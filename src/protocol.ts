@@ -110,6 +110,8 @@ export interface ChartsData {
   readonly comparisonBytes?: Bytes;
   readonly algorithms?: readonly AlgorithmComparisonRow[];
   readonly bucketSweep?: readonly BucketSweepRow[];
+  /** The sweep's one recommendation in words, with its step time (the row marked recommended is the same size). */
+  readonly bucketAdvice?: string;
   readonly nodeScaling?: readonly NodeScalingRow[];
   readonly scalingCheck?: ScalingCheckCurves;
 }

@@ -115,12 +115,13 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const rows = data.bucketSweep;
     const best = recommendedIndex(rows);
     specs.push({
-      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · best ${formatBytes(rows[best].bucketBytes)}` : ''}`,
+      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · recommended ${formatBytes(rows[best].bucketBytes)}, step ${formatMicros(rows[best].stepTimeUs)}` : ''}`,
+      verdict: data.bucketAdvice,
       config: { type: 'line', data: { datasets: [
         { label: 'step time (ms)', borderColor: c[0], backgroundColor: c[0], data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
           pointRadius: rows.map((_, i) => (i === best ? 6 : 2)) },
         { label: 'exposed communication (ms)', borderColor: c[1], backgroundColor: c[1], data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })) },
-      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size'), y: { title: { display: true, text: 'ms' }, beginAtZero: true } } } },
+      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size (bucket_cap_mb)'), y: { title: { display: true, text: 'time per step (ms)' }, beginAtZero: true } } } },
     });
   }
   if (data.nodeScaling?.length) {

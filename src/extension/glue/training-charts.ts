@@ -1,10 +1,10 @@
-// Chart data from the training-step model: phase breakdown per bucket collective, the bucket-size sweep, and the
-// gradient-scaling check's loss curves. Pure.
+// Chart data from the training-step model: phase breakdown per bucket collective and the gradient-scaling
+// check's loss curves (the bucket-size sweep's rows are in bucket-advice.ts). Pure.
 import {
   confirmFinding, runScalingCheck,
-  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult, type TrainingSweep,
+  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult,
 } from '../../engine/index';
-import type { BucketSweepRow, PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
+import type { PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
 
 const MiB = 1024 * 1024;
 
@@ -13,13 +13,6 @@ export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow
   const first = step.collectives.filter((c) => c.microStep === step.collectives[0]?.microStep);
   return first.slice(0, maxRows).map((c) => ({
     label: c.label, bytes: c.bytes, exchangeUs: c.phases.exchange, reduceUs: c.phases.reduce, broadcastUs: c.phases.broadcast,
-  }));
-}
-
-/** The sweep's points as chart rows, bucket_cap_mb converted to bytes as DDP does (MiB), the best one marked. */
-export function bucketSweepRows(sweep: TrainingSweep): BucketSweepRow[] {
-  return sweep.points.map((p) => ({
-    bucketBytes: Math.round(p.value * MiB), stepTimeUs: p.stepTimeUs, exposedCommUs: p.exposedCommUs, recommended: p.value === sweep.best,
   }));
 }
 

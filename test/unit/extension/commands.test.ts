@@ -79,6 +79,22 @@ test('one call, one answer: the lens, Profile AllReduce at Cursor and its panels
   assert.deepEqual([data.phases[0].label, data.phases[0].bytes], ['allreduce 4 B', 4]);
 });
 
+test('Sweep Bucket Size says one recommendation, with its step time, in the message and on the chart', { skip }, async () => {
+  fake.recorded.messages.length = 0;
+  await run('sweepBucketSize', fake.Uri.file(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')));
+  assert.deepEqual(errors(), []);
+  const charts = panel('charts')!;
+  await charts.fromWebview({ type: 'ready', panel: 'charts' });
+  const data = (charts.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { bucketAdvice: string; bucketSweep: { bucketBytes: number; stepTimeUs: number; recommended?: boolean }[] } }).data;
+  const said = fake.recorded.messages.find((m) => m.startsWith('info llama2-7b-ddp.collective.yaml: '));
+  assert.equal(said, `info llama2-7b-ddp.collective.yaml: ${data.bucketAdvice}`);
+  const marked = data.bucketSweep.filter((r) => r.recommended);
+  assert.equal(marked.length, 1);
+  const mb = Number(/bucket_cap_mb=([\d.]+)/.exec(data.bucketAdvice)![1]);
+  assert.equal(marked[0].bucketBytes, Math.round(mb * 2 ** 20), 'the chart marks the size the words name');
+  assert.ok(data.bucketSweep.some((r) => r.bucketBytes === 25 * 2 ** 20), 'the current 25 MB is on the chart');
+});
+
 test('invalid webview messages are logged and dropped; a span source outside the workspace is not opened', { skip }, async () => {
   const timeline = panel('timeline')!;
   const before = fake.recorded.logs.length;
