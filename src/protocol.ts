@@ -112,8 +112,16 @@ export interface ChartsData {
   readonly bucketSweep?: readonly BucketSweepRow[];
   /** The sweep's one recommendation in words, with its step time (the row marked recommended is the same size). */
   readonly bucketAdvice?: string;
+  /** Facts shown as text cards above the charts: what an imported file holds and the hardware it ran on. */
+  readonly notes?: readonly ChartsNote[];
   readonly nodeScaling?: readonly NodeScalingRow[];
   readonly scalingCheck?: ScalingCheckCurves;
+}
+
+/** A titled list of lines, rendered as text (never as HTML). */
+export interface ChartsNote {
+  readonly title: string;
+  readonly lines: readonly string[];
 }
 
 export interface ChartsMessage {

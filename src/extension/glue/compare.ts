@@ -1,6 +1,6 @@
 // "Is my bandwidth normal?" in the editor: which system a measurement is judged against, and warnings on the rows
 // of the measurement file whose busbw falls below what the model's uncertainty allows (native/compare.ts judges).
-import type { SystemSpec } from '../../engine/index';
+import { gpuFromText, systemFromDescription, type SystemSpec } from '../../engine/index';
 
 export interface FlaggedRow {
   readonly bytes: number;
@@ -52,4 +52,18 @@ export function gpuMismatch(measuredGpuNames: readonly string[], spec: SystemSpe
   const modelled = gpuFamily(spec.gpu);
   if (!measured || !modelled || measured === modelled) return undefined;
   return `the measurement ran on ${measured} GPUs but the selected system has ${modelled}; select a matching system for a fair comparison`;
+}
+
+/**
+ * A system for the GPU a measurement file names, when the engine's catalogue has it: that GPU, the measured ranks
+ * over the measured nodes. The file does not say how the GPUs are wired: SXM-class parts (and B200, H200, GB200)
+ * are taken as NVLink-connected, others as PCIe, and the network as the description reader's default, which the
+ * caller states as assumed. Undefined when the file names no GPU the catalogue knows, or the ranks do not divide.
+ */
+export function systemFromMeasuredGpu(gpuNames: readonly string[], ranks: number, nodes: number): SystemSpec | undefined {
+  const name = gpuNames.find((n) => gpuFromText(n) !== undefined);
+  if (!name || !(ranks > 0) || !(nodes > 0) || ranks % nodes !== 0) return undefined;
+  const gpusPerNode = ranks / nodes;
+  const nvlink = /sxm|hbm3|b200|h200|gb200/i.test(name) && gpusPerNode > 1;
+  return systemFromDescription({ gpu: name, gpus_per_node: gpusPerNode, nodes, interconnect: nvlink ? 'nvlink' : 'pcie' });
 }

@@ -141,7 +141,20 @@ export function parseKineto(source: string | object, fileName?: string): { measu
     const collective = normalizeCollective(str(args['Collective name']) ?? '');
     return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: num(e.ts) ?? 0, durationUs: Math.max(0, num(e.dur) ?? 0) };
   });
-  return { measurements: toMeasurements(kernels, worldSize, info), trace: toTrace(kernels, cpuOps, worldSize, fileName), kernels, warnings };
+  // The profiler records the devices it saw (deviceProperties): the hardware the measurement ran on, which a
+  // comparison must use or say it did not.
+  const gpuNames = deviceNames((doc as { deviceProperties?: unknown }).deviceProperties);
+  const measurements = toMeasurements(kernels, worldSize, info).map((m) => (gpuNames.length > 0 ? { ...m, meta: { ...m.meta, gpuNames } } : m));
+  const trace = toTrace(kernels, cpuOps, worldSize, fileName);
+  const withDevices = gpuNames.length > 0 ? { ...trace, metadata: { ...trace.metadata, facts: { ...(trace.metadata.facts ?? {}), gpus: gpuNames.join(', ') } } } : trace;
+  return { measurements, trace: withDevices, kernels, warnings };
+}
+
+/** Distinct device names of a Kineto trace's deviceProperties, in their order. */
+function deviceNames(properties: unknown): string[] {
+  if (!Array.isArray(properties)) return [];
+  const names = properties.map((p) => (typeof p === 'object' && p !== null && typeof (p as { name?: unknown }).name === 'string' ? (p as { name: string }).name.trim() : '')).filter(Boolean);
+  return [...new Set(names)];
 }
 
 /**

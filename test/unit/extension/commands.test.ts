@@ -149,11 +149,30 @@ test('Import Measurements draws a real nccl-tests run over the model', { skip: s
   assert.match(data.sweeps[0].label, /^model: /);
   assert.match((data.measured[0] as unknown as { label: string }).label, /^measured: allreduce · 8 ranks \(nccl-tests\)$/);
   const summary = fake.recorded.messages.find((m) => /nccl-tests-a100-8gpu-2024\.txt: /.test(m)) ?? '';
-  // Two nodes of four A100s against the selected H100 preset stretched to 2 × 4: the note says the GPUs differ.
-  assert.match(summary, /on 2 nodes|8 ranks|×/);
-  assert.match(summary, /ran on A100 GPUs but the selected system has H100/);
+  // Two nodes of four A100s: judged on A100s, the GPU the file names, not on the selected H100 preset.
+  assert.match(summary, /Measured on 8 × NVIDIA A100-SXM4-40GB on 2 nodes \(named in the file\); compared with 2×4 A100 [^:]*: the file's NVIDIA A100-SXM4-40GB as the catalogue's A100-SXM; interconnect and network assumed\./);
+  assert.doesNotMatch(summary, /H100/);
+  const notes = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { notes: { title: string; lines: string[] }[] } }).data.notes;
+  assert.match(notes[0].lines.join('\n'), /measured on 8 × NVIDIA A100-SXM4-40GB on 2 nodes/);
   const warnings = fake.recorded.diagnostics.get(fake.Uri.file(join(SHARED, 'nccl-tests-a100-8gpu-2024.txt')).toString()) ?? [];
   assert.ok(warnings.length > 0 && warnings.every((d) => /GB\/s the model expects/.test(d.message)), 'flagged rows are marked in the file');
+});
+
+test('a corrupted, truncated run is errors in the editor; an init-only NCCL log shows what it holds', { skip: skip || (existsSync(SHARED) ? false : 'needs ../shared/fixtures-real') }, async () => {
+  const broken = fake.Uri.file(join(SHARED, 'nccl-tests-gh200-16gpu-2026-wrong-truncated.txt'));
+  await run('compareWithModel', broken);
+  const problems = fake.recorded.diagnostics.get(broken.toString()) ?? [];
+  const asErrors = problems.filter((d) => d.severity === fake.DiagnosticSeverity.Error);
+  assert.equal(asErrors.filter((d) => /#wrong/.test(d.message)).length, 6);
+  assert.ok(asErrors.some((d) => /truncated/.test(d.message)));
+  fake.recorded.messages.length = 0;
+  const initOnly = fake.Uri.file(join(SHARED, 'nccl-debug-a100-8gpu-multinode-ofi.log'));
+  await run('compareWithModel', initOnly);
+  const said = fake.recorded.messages.find((m) => m.includes('nccl-debug-a100-8gpu-multinode-ofi.log')) ?? '';
+  assert.doesNotMatch(said, /unknown|0 sizes/);
+  assert.match(said, /NCCL initialisation only/);
+  const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { notes: { title: string; lines: string[] }[] } }).data;
+  assert.deepEqual(data.notes.map((n) => n.title), ['Measurement', 'Topology', 'Channels', 'Trees (8)']);
 });
 
 test('the gradient-scaling check draws sum, average and reference loss curves', { skip }, async () => {
