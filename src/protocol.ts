@@ -98,6 +98,8 @@ export interface ScalingCheckCurves {
   readonly series: readonly { readonly label: string; readonly kind: 'sum' | 'avg' | 'reference' | 'other'; readonly loss: readonly number[] }[];
   /** A one-line verdict shown above the chart, e.g. "summed gradients diverge 8× faster". */
   readonly verdict?: string;
+  /** What the curves are of: the check's synthetic model, so nobody reads them as their own network's training. */
+  readonly model: string;
 }
 
 export interface ChartsData {

@@ -136,14 +136,14 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     });
   }
   if (data.scalingCheck) {
-    const { steps, series, verdict } = data.scalingCheck;
+    const { steps, series, verdict, model } = data.scalingCheck;
     const colourOf = { sum: c[4], avg: c[2], reference: c[0], other: c[3] } as const;
     specs.push({
-      id: 'loss', title: 'Gradient scaling: loss curves', verdict,
+      id: 'loss', title: 'Gradient scaling: loss curves of a synthetic least-squares model', verdict: [verdict, model].filter(Boolean).join(' '),
       config: { type: 'line', data: { labels: steps.map(String), datasets: series.map((s) => ({
         label: s.label, data: [...s.loss], borderColor: colourOf[s.kind], backgroundColor: colourOf[s.kind], pointRadius: 0,
         borderDash: s.kind === 'reference' ? [6, 4] : undefined,
-      })) }, options: { scales: { x: { title: { display: true, text: 'step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss' } } } } },
+      })) }, options: { scales: { x: { title: { display: true, text: 'SGD step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss (mean squared error, log)' } } } } },
     });
   }
   return specs;

@@ -23,6 +23,14 @@ const SERIES_KIND: Readonly<Record<ScalingReduceOp, 'sum' | 'avg' | 'other'>> = 
   sum: 'sum', avg: 'avg', 'premul-sum': 'avg', 'sum-then-divide': 'other', 'avg-then-divide': 'other',
 };
 
+/**
+ * The curves come from the engine's scaling check, not from the user's model: the words travel with the chart, as a
+ * summed run can converge faster than an averaged one on this small convex problem and still be wrong.
+ */
+export const SYNTHETIC_MODEL = 'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, ' +
+  'reducing gradients with the op under test. The curves show how the reduction scales each update (the effective learning rate), ' +
+  'not how your network trains: on this convex problem a larger step can even converge faster.';
+
 /** What the scaling chart runs: a finding's pattern, a config's reduction, or the plain sum-vs-average question. */
 export type ScalingSubject =
   | { readonly kind: 'finding'; readonly code: string }
@@ -55,6 +63,7 @@ export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCh
   if (!runs.some((r) => r.kind === 'avg')) runs.push({ label: 'average (ReduceOp.AVG)', kind: 'avg', result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }) });
   const reference = runs[0].result.lossCurve.reference;
   return {
+    model: SYNTHETIC_MODEL,
     steps: reference.map((_, i) => i),
     series: [...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })), { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) }],
     verdict,

@@ -180,6 +180,8 @@ test('the gradient-scaling check draws sum, average and reference loss curves', 
   const data = (panel('charts')!.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: { scalingCheck: { series: { kind: string; loss: number[] }[]; verdict: string } } }).data;
   assert.deepEqual(data.scalingCheck.series.map((s) => s.kind), ['sum', 'avg', 'reference']);
   assert.match(data.scalingCheck.verdict, /8 ranks act as a 8× learning rate/);
+  // The curves are of the check's own synthetic problem, and the panel says so (a sum can converge faster there).
+  assert.match((data.scalingCheck as unknown as { model: string }).model, /^Synthetic least-squares model: .*not how your network trains/);
 });
 
 test('Profile Training Config profiles the bundled example: step timeline and charts', { skip: skip || (existsSync(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')) ? false : 'needs examples/') }, async () => {
