@@ -76,7 +76,7 @@ test('every chart kind draws from engine data, in the theme colours', { skip }, 
   await panel.send({ type: 'charts', data });
   await panel.page.waitForSelector('section.card[data-chart="loss"]');
   const cards = await panel.page.$$eval('section.card', (els: any[]) => els.map((e) => e.getAttribute('data-chart')));
-  assert.deepEqual(cards, ['busbw', 'phases', 'algorithms', 'buckets', 'scaling', 'loss']);
+  assert.deepEqual(cards, ['busbw', 'time', 'phases', 'algorithms', 'buckets', 'scaling', 'loss']);
   const summary = await panel.page.evaluate(() => {
     const { charts } = window.collectiveProfilerCharts;
     const out: Record<string, { datasets: string[]; points: number[]; colours: string[] }> = {};
