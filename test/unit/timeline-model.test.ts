@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { PHASES, type Lane } from '../../src/engine/index';
 import { TimelineModel } from '../../webview/timeline/model';
 import { rangeSummary } from '../../webview/timeline/range-stats';
+import { argFact } from '../../webview/timeline/details';
 import { ColumnScratch, EMPTY, columnsForRow } from '../../webview/timeline/raster';
 import { TimeScale, panWindow, zoomWindow } from '../../webview/timeline/time-scale';
 
@@ -120,4 +121,11 @@ test('the time scale maps both ways and puts ticks at round steps from the trace
   assert.deepEqual(zoomed, { startUs: 125, endUs: 625 });
   assert.deepEqual(zoomWindow(zoomed, 100, 300, bounds), bounds);
   assert.deepEqual(panWindow(zoomed, 10_000, bounds), { startUs: 500, endUs: 1000 });
+});
+
+test('span arguments read as words and times, not raw fields', () => {
+  assert.deepEqual(argFact('readyUs', 649364.699), ['ready', '649 ms']);
+  assert.deepEqual(argFact('waitedUs', 12.5), ['waited', '12.5 µs']);
+  assert.deepEqual(argFact('microStep', 2), ['micro step', '2']);
+  assert.deepEqual(argFact('mirrors rank', 8), ['mirrors rank', '8']);
 });

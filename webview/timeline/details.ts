@@ -26,8 +26,19 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
   if (span.chunk >= 0) facts.push(['chunk', String(span.chunk)]);
   facts.push(['rank', String(span.rank)]);
   if (span.source) facts.push(['source', `${span.source.file}:${span.source.line}`]);
-  for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push([key, String(value)]);
+  for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push(argFact(key, value));
   return facts;
+}
+
+/**
+ * A span argument as a person reads it: a time field named in µs (readyUs, waitedUs) becomes "ready 649 ms"
+ * rather than "readyUs 649364.699"; camelCase keys become words.
+ */
+export function argFact(key: string, value: string | number): [string, string] {
+  const time = /^(.*?)Us$/.exec(key);
+  const words = (name: string): string => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  if (time && typeof value === 'number' && Number.isFinite(value)) return [words(time[1]), formatMicros(value)];
+  return [words(key), String(value)];
 }
 
 export function spanTitle(model: TimelineModel, sorted: number): string {
