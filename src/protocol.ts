@@ -98,6 +98,8 @@ export interface ScalingCheckCurves {
   readonly series: readonly { readonly label: string; readonly kind: 'sum' | 'avg' | 'reference' | 'other'; readonly loss: readonly number[] }[];
   /** A one-line verdict shown above the chart, e.g. "summed gradients diverge 8× faster". */
   readonly verdict?: string;
+  /** What the curves are of: the check's synthetic model, so nobody reads them as their own network's training. */
+  readonly model: string;
 }
 
 export interface ChartsData {
@@ -110,8 +112,18 @@ export interface ChartsData {
   readonly comparisonBytes?: Bytes;
   readonly algorithms?: readonly AlgorithmComparisonRow[];
   readonly bucketSweep?: readonly BucketSweepRow[];
+  /** The sweep's one recommendation in words, with its step time (the row marked recommended is the same size). */
+  readonly bucketAdvice?: string;
+  /** Facts shown as text cards above the charts: what an imported file holds and the hardware it ran on. */
+  readonly notes?: readonly ChartsNote[];
   readonly nodeScaling?: readonly NodeScalingRow[];
   readonly scalingCheck?: ScalingCheckCurves;
+}
+
+/** A titled list of lines, rendered as text (never as HTML). */
+export interface ChartsNote {
+  readonly title: string;
+  readonly lines: readonly string[];
 }
 
 export interface ChartsMessage {

@@ -5,14 +5,15 @@ import { simulateCollective, sweepAllReduce, type CollectiveKind, type Collectiv
 import type { Ctx } from './context';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
-import { bucketTitle, predictionTitle, predictionTooltip, profileTitle, profileTooltip, recommendBucket } from './glue/lens-label';
+import { LATENCY_PROBE_BYTES, bucketBandwidth, bucketTitle, predictionTitle, predictionTooltip, profileTitle, profileTooltip } from './glue/lens-label';
+import { callSize, type CallSize } from './glue/call-size';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
 
 const MB = 1024 * 1024;
 
 class PredictionLens extends vscode.CodeLens {
-  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly site: PythonLensSite, readonly bucketBytes: number, readonly bucketFromCode: boolean) {
+  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly site: PythonLensSite, readonly size: CallSize) {
     super(range);
   }
 }
@@ -60,14 +61,13 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     const out: vscode.CodeLens[] = [];
     if (document.languageId === 'python') {
       const sites = pythonLensSites(text);
-      const fileBucket = sites.find((s) => s.kind === 'bucket' && s.bucketCapMb !== undefined)?.bucketCapMb;
       for (const site of sites) {
         const range = new vscode.Range(site.line, site.column, site.line, site.endColumn);
         if (site.kind === 'bucket') {
           if (lenses.bucketRecommendation) out.push(new BucketLens(range, site.bucketCapMb !== undefined ? site.bucketCapMb * MB : this.ctx.settings.defaultBucketBytes));
         } else if (lenses.collectives) {
-          const mb = site.bucketCapMb ?? fileBucket;
-          out.push(new PredictionLens(range, document.uri, site, mb !== undefined ? Math.round(mb * MB) : this.ctx.settings.defaultBucketBytes, mb !== undefined));
+          // The same size the Profile command and its panel use for this call (glue/call-size.ts).
+          out.push(new PredictionLens(range, document.uri, site, callSize(text, sites, site, this.ctx.settings.defaultBucketBytes)));
         }
       }
       if (lenses.scalingWarnings) {
@@ -120,11 +120,13 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       lens.command = { title: '$(warning) select a system to see predictions', tooltip: selected.error, command: 'collectiveProfiler.selectSystem' };
       return;
     }
-    const results = lens.site.collectives.map((kind) => this.simulate(selected.label, selected.system, kind, lens.bucketBytes));
+    const bytes = lens.size.bytes;
+    const results = lens.site.collectives.map((kind) => this.simulate(selected.label, selected.system, kind, bytes));
+    const floorUs = this.simulate(selected.label, selected.system, lens.site.collectives[0] ?? 'allreduce', LATENCY_PROBE_BYTES).timeUs;
     const unit = lens.site.kind === 'collective' || lens.site.kind === 'jax' ? 'tensor' : lens.site.kind === 'fsdp' ? 'units' : 'buckets';
     lens.command = {
-      title: predictionTitle(results, lens.bucketBytes, unit),
-      tooltip: predictionTooltip(selected.label, lens.bucketBytes, lens.bucketFromCode, results),
+      title: predictionTitle(results, bytes, unit, floorUs),
+      tooltip: predictionTooltip(selected.label, lens.size, results),
       command: 'collectiveProfiler.profileAllReduceAtCursor', arguments: [lens.uri, lens.site.line],
     };
   }
@@ -166,9 +168,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       return;
     }
     const rows = sweepAllReduce(selected.system, { minBytes: MB, maxBytes: 1024 * MB, factor: 2 });
-    const rec = recommendBucket(rows, lens.currentBytes);
-    lens.command = rec
-      ? { title: bucketTitle(rec), tooltip: `The smallest bucket reaching 90% of the peak AllReduce busbw on ${selected.label}: smaller buckets start communicating earlier in the backward pass, larger ones use the links better. Click for the full sweep.`, command: 'collectiveProfiler.sweepMessageSizes' }
+    const share = bucketBandwidth(rows, lens.currentBytes);
+    lens.command = share
+      ? { title: bucketTitle(share), tooltip: `AllReduce busbw of this bucket size on ${selected.label}. Bandwidth alone does not pick a bucket: smaller buckets start communicating earlier in the backward pass. Click to sweep bucket_cap_mb through a training config's step model; its best size is the one with the lowest step time.`, command: 'collectiveProfiler.sweepBucketSize' }
       : { title: 'no bucket recommendation', command: 'collectiveProfiler.showLog' };
   }
 

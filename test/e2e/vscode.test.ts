@@ -102,11 +102,13 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await screenshot(page, '02-timeline');
     assert.ok(colours >= 3, `the canvas draws spans in several colours (found ${colours} frequent colours)`);
 
-    // Sweep the pointer over the lanes until a span's tooltip appears, then read its phase.
+    // Sweep the pointer over the lanes until a transfer's tooltip appears, then read its phase. Each rank's lane
+    // starts with its launch (phase "other"), drawn so the collective ends at the lens's time; it is passed over.
     const box = (await canvas.boundingBox())!;
     let tooltip = '';
-    for (let y = box.y + 30; y < box.y + box.height - 5 && !tooltip; y += 12) {
-      for (let x = box.x + 20; x < box.x + box.width - 20 && !tooltip; x += 40) {
+    const transfer = /exchange|reduce|broadcast/;
+    for (let y = box.y + 30; y < box.y + box.height - 5 && !transfer.test(tooltip); y += 12) {
+      for (let x = box.x + 20; x < box.x + box.width - 20 && !transfer.test(tooltip); x += 40) {
         await page.mouse.move(x, y);
         const tip = frame.locator('.tooltip:not([hidden])');
         if (await tip.count()) tooltip = (await tip.innerText()).trim();

@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PHASES, type Lane } from '../../src/engine/index';
 import { TimelineModel } from '../../webview/timeline/model';
+import { rangeSummary } from '../../webview/timeline/range-stats';
+import { argFact } from '../../webview/timeline/details';
 import { ColumnScratch, EMPTY, columnsForRow } from '../../webview/timeline/raster';
 import { TimeScale, panWindow, zoomWindow } from '../../webview/timeline/time-scale';
 
@@ -59,7 +61,27 @@ test('range statistics count phase time and bytes over the rank rows, clipped to
     columns([[5, 0, 10, 'exchange', 10_000], [9, 0, 10, 'reduce'], [3, 0, 10, 'exchange', 10_000]]));
   const streamed = withStream.rangeStats(0, 10);
   assert.equal(streamed.ranks, 2);
-  assert.deepEqual([streamed.phaseUs[phase('exchange')], streamed.phaseUs[phase('reduce')]], [20, 10]);
+  // Rank 0's exchange and reduce overlap, so they share its 10 µs; rank 1's exchange holds all of its 10 µs.
+  assert.deepEqual([streamed.phaseUs[phase('exchange')], streamed.phaseUs[phase('reduce')], streamed.idleUs], [15, 5, 0]);
+});
+
+test('range statistics of a training step: a collective yields to its phases, its message bytes give algbw', () => {
+  // Rank 0: a collective 0..20 holding exchange 0..10 and reduce 10..20, beside compute 0..5; rank 1: compute 0..10.
+  const model = TimelineModel.fromColumns(META, LANES, columns([
+    [5, 0, 20, 'collective', 40_000], [5, 0, 10, 'exchange'], [5, 10, 20, 'reduce'], [5, 0, 5, 'compute'], [3, 0, 10, 'compute'],
+  ]));
+  const stats = model.rangeStats(0, 20);
+  assert.equal(stats.phaseUs[phase('collective')], 0, 'the container does not count twice');
+  assert.deepEqual([stats.phaseUs[phase('compute')], stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')], stats.idleUs], [12.5, 7.5, 10, 10]);
+  assert.equal(stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs, 2 * 20, 'phases and idle fill both ranks\' range');
+  // Without links the exchange moved nothing measurable; the collective's 40 kB message over 2 ranks in 20 µs is 1 GB/s.
+  assert.equal(stats.transferredBytes, 0);
+  assert.equal(stats.collectiveBytes, 40_000);
+  assert.equal(stats.algbwGBps, 1);
+  const lines = rangeSummary(stats).map((l) => `${l.label}: ${l.text}`);
+  assert.ok(lines.includes('algbw: 1.0 GB/s per rank over 2 ranks'), lines.join('\n'));
+  assert.ok(!lines.some((l) => l.startsWith('busbw')), 'no busbw is claimed where no span crossed a link');
+  assert.equal(rangeSummary(model.rangeStats(30, 40)).find((l) => l.label === 'moved')?.text, 'no span in the range moved bytes');
 });
 
 test('zoomed out, level-of-detail buckets give the same columns as visiting every span', () => {
@@ -99,4 +121,11 @@ test('the time scale maps both ways and puts ticks at round steps from the trace
   assert.deepEqual(zoomed, { startUs: 125, endUs: 625 });
   assert.deepEqual(zoomWindow(zoomed, 100, 300, bounds), bounds);
   assert.deepEqual(panWindow(zoomed, 10_000, bounds), { startUs: 500, endUs: 1000 });
+});
+
+test('span arguments read as words and times, not raw fields', () => {
+  assert.deepEqual(argFact('readyUs', 649364.699), ['ready', '649 ms']);
+  assert.deepEqual(argFact('waitedUs', 12.5), ['waited', '12.5 µs']);
+  assert.deepEqual(argFact('microStep', 2), ['micro step', '2']);
+  assert.deepEqual(argFact('mirrors rank', 8), ['mirrors rank', '8']);
 });

@@ -8,6 +8,7 @@ import { ALGORITHMS, PROTOCOLS, presetSystem, runScalingCheck, simulateCollectiv
 import type { ChartsData } from '../../src/protocol';
 import { switchPoints } from '../../webview/charts/series';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
+import { SYNTHETIC_MODEL } from '../../src/extension/glue/training-charts';
 declare const window: any;
 declare const document: any;
 
@@ -53,7 +54,7 @@ function chartsData(): ChartsData {
     sweeps: [{ label: 'model (auto)', rows: sweep('auto') }, { label: 'model (ring)', rows: sweep('ring') }],
     measured, phases, comparisonBytes: bytes, algorithms, nodeScaling,
     bucketSweep: [1, 5, 25, 100].map((mib, i) => ({ bucketBytes: mib * 2 ** 20, stepTimeUs: [900, 700, 650, 800][i], exposedCommUs: [400, 200, 150, 300][i] })),
-    scalingCheck: { steps: sum.lossCurve.dataParallel.map((_, i) => i), verdict: `sum: ${sum.diverged ? 'diverges' : 'converges'}`,
+    scalingCheck: { steps: sum.lossCurve.dataParallel.map((_, i) => i), verdict: `sum: ${sum.diverged ? 'diverges' : 'converges'}`, model: SYNTHETIC_MODEL,
       series: [
         { label: 'all_reduce SUM', kind: 'sum', loss: sum.lossCurve.dataParallel.map((v) => (Number.isFinite(v) ? v : 1e30)) },
         { label: 'all_reduce AVG', kind: 'avg', loss: avg.lossCurve.dataParallel },
@@ -75,7 +76,7 @@ test('every chart kind draws from engine data, in the theme colours', { skip }, 
   await panel.send({ type: 'charts', data });
   await panel.page.waitForSelector('section.card[data-chart="loss"]');
   const cards = await panel.page.$$eval('section.card', (els: any[]) => els.map((e) => e.getAttribute('data-chart')));
-  assert.deepEqual(cards, ['busbw', 'phases', 'algorithms', 'buckets', 'scaling', 'loss']);
+  assert.deepEqual(cards, ['busbw', 'time', 'phases', 'algorithms', 'buckets', 'scaling', 'loss']);
   const summary = await panel.page.evaluate(() => {
     const { charts } = window.collectiveProfilerCharts;
     const out: Record<string, { datasets: string[]; points: number[]; colours: string[] }> = {};

@@ -68,6 +68,18 @@ const bytesAxis = (title: string) => ({
   ticks: { callback: (v: number | string) => byteTick(Number(v)), autoSkip: false, maxRotation: 0 },
 });
 
+/** Times that differ by this factor or more are drawn on a log axis, so the fastest candidates stay readable. */
+export const LOG_TIME_SPREAD = 100;
+
+/** A time axis in µs: logarithmic where the values span LOG_TIME_SPREAD× or more, linear from zero otherwise. */
+export function timeAxis(timesUs: readonly number[]) {
+  const positive = timesUs.filter((t) => t > 0);
+  const spread = positive.length > 0 ? Math.max(...positive) / Math.min(...positive) : 1;
+  return spread >= LOG_TIME_SPREAD
+    ? { type: 'logarithmic' as const, title: { display: true, text: 'time (µs, log)' } }
+    : { type: 'linear' as const, title: { display: true, text: 'time (µs)' }, beginAtZero: true };
+}
+
 /** Every chart the data allows, in a fixed order. */
 export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[] {
   const c = colours.series;
@@ -86,8 +98,28 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
       id: 'busbw', title: 'Bus bandwidth vs message size',
       config: {
         type: 'line', data: { datasets }, plugins: [switchPointPlugin(points, colours.foreground)],
-        options: { parsing: false, scales: { x: bytesAxis('message size'), y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true } },
+        options: { parsing: false, scales: { x: bytesAxis('message size (bytes)'), y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true } },
           plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } } },
+      },
+    });
+  }
+  if (data.sweeps?.length || data.measured?.length) {
+    // Time per call on log-log axes: the small, latency-bound sizes that a linear busbw axis flattens to 0 GB/s
+    // are read here, where they differ in µs.
+    const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
+      type: 'line', label: series.label, borderColor: c[i % c.length], backgroundColor: c[i % c.length], pointRadius: 2,
+      data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.timeUs }))),
+    }));
+    (data.measured ?? []).forEach((series, i) => datasets.push({
+      type: 'scatter' as 'line', label: `${series.label} (measured)`, borderColor: c[(i + 3) % c.length], backgroundColor: c[(i + 3) % c.length],
+      pointRadius: 5, borderWidth: 2, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.timeUs }))),
+    }));
+    specs.push({
+      id: 'time', title: 'Time per call vs message size',
+      config: {
+        type: 'line', data: { datasets },
+        options: { parsing: false, scales: { x: bytesAxis('message size (bytes)'), y: { type: 'logarithmic', title: { display: true, text: 'time per call (µs, log)' } } },
+          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)), label: (item) => `${item.dataset.label}: ${formatMicros(Number(item.parsed.y))}` } } } },
       },
     });
   }
@@ -98,7 +130,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     specs.push({
       id: 'phases', title: 'Phase breakdown',
       config: { type: 'bar', data: { labels, datasets: [phase('exchange', c[0], 'exchangeUs'), phase('reduce', c[1], 'reduceUs'), phase('broadcast', c[2], 'broadcastUs')] },
-        options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'time (µs)' } } } } },
+        options: { scales: { x: { stacked: true, title: { display: true, text: 'collective and size' } }, y: { stacked: true, title: { display: true, text: 'time (µs)' } } } } },
     });
   }
   if (data.algorithms?.length) {
@@ -108,19 +140,20 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
       config: { type: 'bar', data: { labels: rows.map((r) => `${r.algorithm}/${r.protocol}${r.chosen ? ' ★' : ''}`),
         datasets: [{ label: 'time (µs)', data: rows.map((r) => r.timeUs), backgroundColor: rows.map((r) => (r.chosen ? c[2] : c[0])) }] },
         options: { plugins: { legend: { display: false }, tooltip: { callbacks: { label: (item) => `${formatMicros(rows[item.dataIndex].timeUs)} · ${rows[item.dataIndex].busbwGBps.toFixed(1)} GB/s busbw` } } },
-          scales: { y: { title: { display: true, text: 'time (µs)' }, beginAtZero: true } } } },
+          scales: { x: { title: { display: true, text: 'algorithm/protocol (★ NCCL\'s choice)' } }, y: timeAxis(rows.map((r) => r.timeUs)) } } },
     });
   }
   if (data.bucketSweep?.length) {
     const rows = data.bucketSweep;
     const best = recommendedIndex(rows);
     specs.push({
-      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · best ${formatBytes(rows[best].bucketBytes)}` : ''}`,
+      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · recommended ${formatBytes(rows[best].bucketBytes)}, step ${formatMicros(rows[best].stepTimeUs)}` : ''}`,
+      verdict: data.bucketAdvice,
       config: { type: 'line', data: { datasets: [
         { label: 'step time (ms)', borderColor: c[0], backgroundColor: c[0], data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
           pointRadius: rows.map((_, i) => (i === best ? 6 : 2)) },
         { label: 'exposed communication (ms)', borderColor: c[1], backgroundColor: c[1], data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })) },
-      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size'), y: { title: { display: true, text: 'ms' }, beginAtZero: true } } } },
+      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size (bucket_cap_mb)'), y: { title: { display: true, text: 'time per step (ms)' }, beginAtZero: true } } } },
     });
   }
   if (data.nodeScaling?.length) {
@@ -135,14 +168,14 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     });
   }
   if (data.scalingCheck) {
-    const { steps, series, verdict } = data.scalingCheck;
+    const { steps, series, verdict, model } = data.scalingCheck;
     const colourOf = { sum: c[4], avg: c[2], reference: c[0], other: c[3] } as const;
     specs.push({
-      id: 'loss', title: 'Gradient scaling: loss curves', verdict,
+      id: 'loss', title: 'Gradient scaling: loss curves of a synthetic least-squares model', verdict: [verdict, model].filter(Boolean).join(' '),
       config: { type: 'line', data: { labels: steps.map(String), datasets: series.map((s) => ({
         label: s.label, data: [...s.loss], borderColor: colourOf[s.kind], backgroundColor: colourOf[s.kind], pointRadius: 0,
         borderDash: s.kind === 'reference' ? [6, 4] : undefined,
-      })) }, options: { scales: { x: { title: { display: true, text: 'step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss' } } } } },
+      })) }, options: { scales: { x: { title: { display: true, text: 'SGD step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss (mean squared error, log)' } } } } },
     });
   }
   return specs;

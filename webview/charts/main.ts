@@ -30,10 +30,14 @@ function draw(data: ChartsData): void {
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   const specs = chartSpecs(data, colours);
-  message.hidden = specs.length > 0;
-  message.textContent = specs.length > 0 ? '' : 'There is nothing to chart in this result.';
+  const notes = data.notes ?? [];
+  message.hidden = specs.length > 0 || notes.length > 0;
+  message.textContent = message.hidden ? '' : 'There is nothing to chart in this result.';
   message.className = 'message';
-  grid.replaceChildren(...specs.map((spec) => {
+  // Notes (what a file holds, where it was measured) come first: the charts are read against them.
+  const noteCards = notes.map((note) => el('section', { class: 'card note', 'data-note': note.title },
+    el('h2', {}, note.title), el('ul', {}, ...note.lines.map((line) => el('li', {}, line)))));
+  grid.replaceChildren(...noteCards, ...specs.map((spec) => {
     const canvas = el('canvas', { 'aria-label': spec.title, role: 'img' });
     const card = el('section', { class: 'card', 'data-chart': spec.id }, el('h2', {}, spec.title));
     if (spec.verdict) card.append(el('p', { class: 'verdict' }, spec.verdict));

@@ -2,7 +2,8 @@
 // set through textContent (dom.ts), so names and paths from a trace can never become markup.
 import { PHASES, formatBytes, formatMicros } from '../../src/engine/index';
 import { el, factList } from '../shared/dom';
-import type { TimelineModel, RangeStats } from './model';
+import type { TimelineModel } from './model';
+import { rangeSummary, type RangeStats } from './range-stats';
 
 /** Label/value pairs describing the span at a sorted position. */
 export function spanFacts(model: TimelineModel, sorted: number): [string, string][] {
@@ -25,8 +26,19 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
   if (span.chunk >= 0) facts.push(['chunk', String(span.chunk)]);
   facts.push(['rank', String(span.rank)]);
   if (span.source) facts.push(['source', `${span.source.file}:${span.source.line}`]);
-  for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push([key, String(value)]);
+  for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push(argFact(key, value));
   return facts;
+}
+
+/**
+ * A span argument as a person reads it: a time field named in µs (readyUs, waitedUs) becomes "ready 649 ms"
+ * rather than "readyUs 649364.699"; camelCase keys become words.
+ */
+export function argFact(key: string, value: string | number): [string, string] {
+  const time = /^(.*?)Us$/.exec(key);
+  const words = (name: string): string => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  if (time && typeof value === 'number' && Number.isFinite(value)) return [words(time[1]), formatMicros(value)];
+  return [words(key), String(value)];
 }
 
 export function spanTitle(model: TimelineModel, sorted: number): string {
@@ -55,19 +67,13 @@ export function renderSpanDetails(model: TimelineModel, sorted: number, openSour
   return section;
 }
 
-/** The statistics of a selected time range: its length, busbw and the share of each phase. */
+/** The statistics of a selected time range: its length, what moved in it, and each phase's share (rangeSummary). */
 export function renderRangeStats(stats: RangeStats, phaseCss: (phase: number) => string): HTMLElement {
-  const total = stats.phaseUs.reduce((a, b) => a + b, 0);
-  const facts: [string, string | Node][] = [
-    ['range', `${formatMicros(stats.endUs - stats.startUs)}`],
-    ['busbw', `${stats.busbwGBps.toFixed(1)} GB/s over ${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`],
-    ['moved', formatBytes(stats.transferredBytes)],
-  ];
-  PHASES.forEach((phase, i) => {
-    if (stats.phaseUs[i] <= 0) return;
+  const facts: [string, string | Node][] = rangeSummary(stats).map((line) => {
+    if (line.phase === undefined) return [line.label, line.text];
     const swatch = el('span', { class: 'swatch' });
-    swatch.style.background = phaseCss(i);
-    facts.push([phase, el('span', {}, swatch, `${((100 * stats.phaseUs[i]) / total).toFixed(1)} % · ${formatMicros(stats.phaseUs[i] / stats.ranks)} per rank`)]);
+    swatch.style.background = phaseCss(line.phase);
+    return [line.label, el('span', {}, swatch, line.text)];
   });
   return el('section', { class: 'range-stats' }, el('h3', {}, 'Selected range'), factList(facts));
 }

@@ -154,7 +154,9 @@ function show(model: TimelineModel, from?: TraceSource): void {
   source = from;
   message.hidden = true;
   title.textContent = model.metadata.title || 'Trace timeline';
-  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`].filter(Boolean).join(' · ');
+  // The facts (predicted time, what was mirrored or cut) are what the drawing is to be read against.
+  const facts = Object.entries(model.metadata.facts ?? {}).map(([key, value]) => `${key}: ${String(value)}`);
+  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`, ...facts].filter(Boolean).join(' · ');
   const restore = saved && saved.source?.uri !== undefined && saved.source.uri === from?.uri ? saved : undefined;
   view.setModel(model, restore?.viewStartUs !== undefined && restore.viewEndUs !== undefined ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs } : undefined);
   view.scrollTopPx = 0;

@@ -2,6 +2,7 @@
 // window of a row is a binary search away, plus each row's level-of-detail pyramid.
 import { PHASES, type Lane, type LaneKind, type Phase, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
 import { buildRowLod, type RowLod } from './lod';
+import { computeRangeStats, type RangeStats } from './range-stats';
 
 export const PHASE_COUNT = PHASES.length;
 
@@ -13,20 +14,11 @@ export interface SpanColumns {
   readonly lane: Uint32Array;
   /** Index into PHASES. */
   readonly phase: Uint8Array;
-  /** Bytes a span moved over links (0 for local work), for range bandwidth. */
+  /** Bytes a span moved over links, or a collective span's message bytes (0 for local work), for range bandwidth. */
   readonly transferBytes?: Float64Array;
 }
 
-export interface RangeStats {
-  readonly startUs: number;
-  readonly endUs: number;
-  /** Time each phase occupied within the range, summed over the rank rows, µs (divide by ranks for one rank's). */
-  readonly phaseUs: Float64Array;
-  readonly ranks: number;
-  readonly transferredBytes: number;
-  /** Bytes moved per rank per second in the range, GB/s: for a ring AllReduce this is nccl-tests' busbw. */
-  readonly busbwGBps: number;
-}
+export type { RangeStats } from './range-stats';
 
 const KIND_ORDER: Readonly<Record<LaneKind, number>> = { node: 0, rank: 1, stream: 2, link: 3 };
 
@@ -48,7 +40,7 @@ export class TimelineModel {
     readonly start: Float64Array,
     readonly end: Float64Array,
     readonly phase: Uint8Array,
-    /** Bytes moved per span, in the input's order (index with originalIndex). */
+    /** Bytes per span in the input's order (index with originalIndex): moved over links, or a collective's message. */
     readonly transferBytes: Float64Array | null,
     order: Uint32Array | null,
     /** The original spans, for hover and details; absent when the trace came as bare columns. */
@@ -89,7 +81,9 @@ export class TimelineModel {
       columns.endUs[i] = Math.max(span.startUs, span.endUs);
       columns.lane[i] = span.lane;
       columns.phase[i] = phaseIndex.get(span.phase) ?? PHASE_COUNT - 1;
-      columns.transferBytes[i] = span.links.length > 0 ? span.bytes : 0;
+      // A transfer's bytes crossed its links; a collective span (a training step's or an imported op) carries its
+      // message size. Local work, such as a reduce kernel, moved nothing over a link.
+      columns.transferBytes[i] = span.links.length > 0 || span.phase === 'collective' ? span.bytes : 0;
     });
     return TimelineModel.fromColumns(trace.metadata, trace.lanes, columns, trace.spans);
   }
@@ -194,28 +188,15 @@ export class TimelineModel {
     return bestDistance <= toleranceUs ? best : -1;
   }
 
-  /**
-   * Phase time and bandwidth of a time range, over the rows that belong to a rank (its GPU lane and its streams;
-   * every row when no lane names a rank). Link rows are left out: they repeat the ranks' transfers.
-   */
+  /** Phase time, idle time and bandwidth of a time range over the rank rows (see range-stats.ts). */
   rangeStats(startUs: number, endUs: number): RangeStats {
-    const phaseUs = new Float64Array(PHASE_COUNT);
-    const rankRows = this.rows.map((lane, r) => ((lane.kind === 'rank' || lane.kind === 'stream') && lane.rank !== undefined ? r : -1)).filter((r) => r >= 0);
-    const rows = rankRows.length > 0 ? rankRows : this.rows.map((_, r) => r);
-    let bytes = 0;
-    for (const r of rows) {
-      const last = this.rowOffsets[r + 1];
-      for (let i = this.firstVisible(r, startUs); i < last && this.start[i] < endUs; i++) {
-        const overlap = Math.min(endUs, this.end[i]) - Math.max(startUs, this.start[i]);
-        if (overlap <= 0) continue;
-        phaseUs[this.phase[i]] += overlap;
-        const duration = this.end[i] - this.start[i];
-        if (this.transferBytes && duration > 0) bytes += (this.transferBytes[this.originalIndex(i)] * overlap) / duration;
-      }
-    }
-    const ranks = Math.max(1, rankRows.length > 0 ? new Set(rankRows.map((r) => this.rows[r].rank)).size : this.metadata.ranks);
-    const durationUs = endUs - startUs;
-    return { startUs, endUs, phaseUs, ranks, transferredBytes: bytes, busbwGBps: durationUs > 0 ? bytes / ranks / (durationUs * 1e3) : 0 };
+    const bytes = this.transferBytes;
+    return computeRangeStats({
+      rows: this.rows, rowOffsets: this.rowOffsets, start: this.start, end: this.end, phase: this.phase,
+      ranksInMetadata: this.metadata.ranks,
+      bytesAt: (sorted) => (bytes ? bytes[this.originalIndex(sorted)] : 0),
+      firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
+    }, startUs, endUs);
   }
 
   /** Marks each sorted position whose span matches; used to dim everything else. */

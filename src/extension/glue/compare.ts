@@ -1,6 +1,6 @@
 // "Is my bandwidth normal?" in the editor: which system a measurement is judged against, and warnings on the rows
 // of the measurement file whose busbw falls below what the model's uncertainty allows (native/compare.ts judges).
-import type { SystemSpec } from '../../engine/index';
+import { formatMicros, gpuFromDescription, systemFromDescription, type SystemSpec } from '../../engine/index';
 
 export interface FlaggedRow {
   readonly bytes: number;
@@ -12,6 +12,25 @@ export interface FlaggedRow {
   readonly threshold?: number;
   /** 1-based line of the measured row in its file, when the importer knew it. */
   readonly line?: number;
+  /** Measured and modelled times, µs: what a small size is judged by. */
+  readonly measuredTimeUs?: number;
+  readonly expectedTimeUs?: number;
+}
+
+/**
+ * Below this size, or where the model's busbw is under 1 GB/s, a collective is latency-bound: its busbw is a few
+ * hundredths of a GB/s and prints as "0.0 GB/s is 21 % of 0.0 GB/s". Such a row is stated in time.
+ */
+export const TIME_JUDGED_BELOW_BYTES = 1024 * 1024;
+const TIME_JUDGED_BELOW_GBPS = 1;
+
+function judged(r: FlaggedRow, systemLabel: string): string {
+  const byTime = (r.bytes < TIME_JUDGED_BELOW_BYTES || r.expectedBusbwGBps < TIME_JUDGED_BELOW_GBPS) && r.measuredTimeUs !== undefined && r.expectedTimeUs !== undefined;
+  if (byTime) {
+    const slower = r.measuredTimeUs! / r.expectedTimeUs!;
+    return `${size(r.bytes)}: ${formatMicros(r.measuredTimeUs!)}, ${slower.toFixed(1)}× the ${formatMicros(r.expectedTimeUs!)} the model expects on ${systemLabel}`;
+  }
+  return `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel}`;
 }
 
 /** A flagged size as a warning on its row of the measurement file (0-based line). */
@@ -28,7 +47,7 @@ export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, th
     .filter((r) => r.flagged && r.line !== undefined && r.line >= 1)
     .map((r) => ({
       line: r.line! - 1,
-      message: `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel} (below ${Math.round((r.threshold ?? threshold ?? 0) * 100)}%).`,
+      message: `${judged(r, systemLabel)} (below ${Math.round((r.threshold ?? threshold ?? 0) * 100)}% of its speed).`,
     }));
 }
 
@@ -52,4 +71,18 @@ export function gpuMismatch(measuredGpuNames: readonly string[], spec: SystemSpe
   const modelled = gpuFamily(spec.gpu);
   if (!measured || !modelled || measured === modelled) return undefined;
   return `the measurement ran on ${measured} GPUs but the selected system has ${modelled}; select a matching system for a fair comparison`;
+}
+
+/**
+ * A system for the GPU a measurement file names, when the engine's catalogue has it: that GPU, the measured ranks
+ * over the measured nodes. The file does not say how the GPUs are wired: SXM-class parts (and B200, H200, GB200)
+ * are taken as NVLink-connected, others as PCIe, and the network as the description reader's default, which the
+ * caller states as assumed. Undefined when the file names no GPU the catalogue knows, or the ranks do not divide.
+ */
+export function systemFromMeasuredGpu(gpuNames: readonly string[], ranks: number, nodes: number): SystemSpec | undefined {
+  const name = gpuNames.find((n) => gpuFromDescription(n) !== undefined);
+  if (!name || !(ranks > 0) || !(nodes > 0) || ranks % nodes !== 0) return undefined;
+  const gpusPerNode = ranks / nodes;
+  const nvlink = /sxm|hbm3|b200|h200|gb200/i.test(name) && gpusPerNode > 1;
+  return systemFromDescription({ gpu: name, gpus_per_node: gpusPerNode, nodes, interconnect: nvlink ? 'nvlink' : 'pcie' });
 }

@@ -1,5 +1,6 @@
 // The words on a code lens: the predicted cost of a site's collectives on the selected system, and the bucket
 // sweep's recommendation. Pure formatting and arithmetic over engine results, so the tests pin the wording.
+import type { CallSize } from './call-size';
 import { formatMicros, type Algorithm, type CollectiveKind, type CollectiveResult, type Protocol, type SweepRow } from '../../engine/index';
 
 const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
@@ -28,16 +29,27 @@ export function formatGBps(value: number): string {
 }
 
 /**
- * One site's lens title. A single collective reads "≈ 1.9 ms · 440 GB/s busbw · NVLS/Simple for 25 MB buckets";
- * FSDP's pair reads "≈ 3.1 ms (reduce-scatter 1.6 ms + all-gather 1.5 ms) · … for 25 MB units".
+ * A call is latency-bound when at least half its time is the fixed cost of any call, i.e. it takes less than
+ * twice what an 8-byte call takes. There bandwidth says nothing (0.0 GB/s against 0.0 GB/s); time does.
  */
-export function predictionTitle(results: readonly CollectiveResult[], bucketBytes: number, unit: 'buckets' | 'tensor' | 'units'): string {
+export const LATENCY_PROBE_BYTES = 8;
+export function isLatencyBound(timeUs: number, latencyFloorUs: number | undefined): boolean {
+  return latencyFloorUs !== undefined && latencyFloorUs > 0 && timeUs < 2 * latencyFloorUs;
+}
+
+/**
+ * One site's lens title. A single collective reads "≈ 1.9 ms · 440 GB/s busbw · NVLS/Simple for 25 MB buckets";
+ * FSDP's pair reads "≈ 3.1 ms (reduce-scatter 1.6 ms + all-gather 1.5 ms) · … for 25 MB units"; a call that is
+ * latency-bound (see isLatencyBound, given the 8-byte time) reads "≈ 25.5 µs · latency-bound · Tree/LL for a 4 B tensor".
+ */
+export function predictionTitle(results: readonly CollectiveResult[], bucketBytes: number, unit: 'buckets' | 'tensor' | 'units', latencyFloorUs?: number): string {
   if (results.length === 0) return 'no prediction';
   const total = results.reduce((s, r) => s + r.timeUs, 0);
   const first = results[0];
   const what = unit === 'tensor' ? `a ${formatBucket(bucketBytes)} tensor` : `${formatBucket(bucketBytes)} ${unit}`;
   const split = results.length > 1 ? ` (${results.map((r) => `${KIND_NAMES[r.kind]} ${formatMicros(r.timeUs)}`).join(' + ')})` : '';
-  return `≈ ${formatMicros(total)}${split} · ${formatGBps(first.busbwGBps)} busbw · ${algoProto(first.algorithm, first.protocol)} for ${what}`;
+  const rate = isLatencyBound(first.timeUs, latencyFloorUs) ? 'latency-bound' : `${formatGBps(first.busbwGBps)} busbw`;
+  return `≈ ${formatMicros(total)}${split} · ${rate} · ${algoProto(first.algorithm, first.protocol)} for ${what}`;
 }
 
 /** A config's Profile lens once its step is simulated: "$(pulse) Profile · step ≈ 412 ms · 38 ms communication exposed". */
@@ -54,31 +66,23 @@ export function profileTooltip(step: { stepTimeUs: number; computeUs: number; ex
 }
 
 /** The hover text of a prediction lens: what was assumed, so nobody mistakes a default for a measurement. */
-export function predictionTooltip(systemLabel: string, bucketBytes: number, bucketFromCode: boolean, results: readonly CollectiveResult[]): string {
-  const size = bucketFromCode ? `${formatBucket(bucketBytes)} from the code` : `${formatBucket(bucketBytes)} assumed (collectiveProfiler.defaultBucketMB)`;
+export function predictionTooltip(systemLabel: string, size: CallSize, results: readonly CollectiveResult[]): string {
   const phases = results.map((r) => `${KIND_NAMES[r.kind]}: exchange ${formatMicros(r.phases.exchange)}, reduce ${formatMicros(r.phases.reduce)}, broadcast ${formatMicros(r.phases.broadcast)}, ${r.channels} channels`);
-  return [`Predicted by the simulated engine on ${systemLabel}, ${results[0]?.ranks ?? '?'} ranks; size ${size}.`, ...phases, 'Click to profile and open the timeline.'].join('\n');
+  return [`Predicted by the simulated engine on ${systemLabel}, ${results[0]?.ranks ?? '?'} ranks; size ${formatBucket(size.bytes)}: ${size.why}.`, ...phases, 'Click to profile and open the timeline.'].join('\n');
 }
 
-export interface BucketRecommendation {
-  /** The smallest swept bucket that reaches `target` of the peak busbw. */
-  readonly recommendedBytes: number;
-  readonly recommendedFraction: number;
+/** What a bucket size achieves in AllReduce bandwidth, against the best size of the sweep. */
+export interface BucketBandwidth {
   readonly currentBytes: number;
   readonly currentFraction: number;
   readonly peakBusbwGBps: number;
 }
 
-/**
- * Picks the knee of the busbw curve: the smallest bucket that reaches `target` (90 %) of the best busbw in the sweep.
- * Smaller buckets start communication earlier in the backward pass, bigger ones use the links better; past the knee
- * a bigger bucket buys little bandwidth and delays the first collective. Rows must be sorted by size.
- */
-export function recommendBucket(rows: readonly SweepRow[], currentBytes: number, target = 0.9): BucketRecommendation | undefined {
+/** The current bucket's share of the peak AllReduce busbw of a sweep (rows sorted by size). */
+export function bucketBandwidth(rows: readonly SweepRow[], currentBytes: number): BucketBandwidth | undefined {
   if (rows.length === 0) return undefined;
   const peak = Math.max(...rows.map((r) => r.busbwGBps));
   if (!(peak > 0)) return undefined;
-  const knee = rows.find((r) => r.busbwGBps >= target * peak) ?? rows[rows.length - 1];
   // The current size's busbw, interpolated in log(size) between the swept points around it.
   let current = rows[0].busbwGBps;
   for (let i = 0; i < rows.length; i++) {
@@ -91,13 +95,14 @@ export function recommendBucket(rows: readonly SweepRow[], currentBytes: number,
     }
     current = rows[i].busbwGBps;
   }
-  return { recommendedBytes: knee.bytes, recommendedFraction: knee.busbwGBps / peak, currentBytes, currentFraction: current / peak, peakBusbwGBps: peak };
+  return { currentBytes, currentFraction: current / peak, peakBusbwGBps: peak };
 }
 
-export function bucketTitle(rec: BucketRecommendation): string {
-  const pct = (f: number) => `${Math.round(f * 100)}%`;
-  if (rec.currentFraction >= 0.9 * 0.999 && rec.currentBytes <= rec.recommendedBytes * 4) {
-    return `Bucket sweep: ${formatBucket(rec.currentBytes)} reaches ${pct(rec.currentFraction)} of peak busbw (${formatGBps(rec.peakBusbwGBps)}) · good`;
-  }
-  return `Bucket sweep: try ${formatBucket(rec.recommendedBytes)} (${pct(rec.recommendedFraction)} of peak busbw; ${formatBucket(rec.currentBytes)} reaches ${pct(rec.currentFraction)})`;
+/**
+ * A Python bucket_cap_mb's lens states what the size achieves in bandwidth and offers the step-time sweep. It
+ * recommends nothing: without the model and its backward pass the best bucket is not knowable here, and the one
+ * recommendation (the argmin of the simulated step time) comes from the sweep, which shows the step time with it.
+ */
+export function bucketTitle(rec: BucketBandwidth): string {
+  return `bucket_cap_mb: ${formatBucket(rec.currentBytes)} reaches ${Math.round(rec.currentFraction * 100)}% of peak AllReduce busbw (${formatGBps(rec.peakBusbwGBps)}) · sweep step time`;
 }

@@ -1,10 +1,10 @@
-// Chart data from the training-step model: phase breakdown per bucket collective, the bucket-size sweep, and the
-// gradient-scaling check's loss curves. Pure.
+// Chart data from the training-step model: phase breakdown per bucket collective and the gradient-scaling
+// check's loss curves (the bucket-size sweep's rows are in bucket-advice.ts). Pure.
 import {
   confirmFinding, runScalingCheck,
-  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult, type TrainingSweep,
+  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult,
 } from '../../engine/index';
-import type { BucketSweepRow, PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
+import type { PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
 
 const MiB = 1024 * 1024;
 
@@ -16,19 +16,20 @@ export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow
   }));
 }
 
-/** The sweep's points as chart rows, bucket_cap_mb converted to bytes as DDP does (MiB), the best one marked. */
-export function bucketSweepRows(sweep: TrainingSweep): BucketSweepRow[] {
-  return sweep.points.map((p) => ({
-    bucketBytes: Math.round(p.value * MiB), stepTimeUs: p.stepTimeUs, exposedCommUs: p.exposedCommUs, recommended: p.value === sweep.best,
-  }));
-}
-
 /** Non-finite losses (a diverged run) become NaN, which the chart draws as a gap and JSON carries as null. */
 const finiteOrNaN = (values: readonly number[]) => values.map((v) => (Number.isFinite(v) ? v : Number.NaN));
 
 const SERIES_KIND: Readonly<Record<ScalingReduceOp, 'sum' | 'avg' | 'other'>> = {
   sum: 'sum', avg: 'avg', 'premul-sum': 'avg', 'sum-then-divide': 'other', 'avg-then-divide': 'other',
 };
+
+/**
+ * The curves come from the engine's scaling check, not from the user's model: the words travel with the chart, as a
+ * summed run can converge faster than an averaged one on this small convex problem and still be wrong.
+ */
+export const SYNTHETIC_MODEL = 'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, ' +
+  'reducing gradients with the op under test. The curves show how the reduction scales each update (the effective learning rate), ' +
+  'not how your network trains: on this convex problem a larger step can even converge faster.';
 
 /** What the scaling chart runs: a finding's pattern, a config's reduction, or the plain sum-vs-average question. */
 export type ScalingSubject =
@@ -62,6 +63,7 @@ export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCh
   if (!runs.some((r) => r.kind === 'avg')) runs.push({ label: 'average (ReduceOp.AVG)', kind: 'avg', result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }) });
   const reference = runs[0].result.lossCurve.reference;
   return {
+    model: SYNTHETIC_MODEL,
     steps: reference.map((_, i) => i),
     series: [...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })), { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) }],
     verdict,

@@ -9,42 +9,63 @@ import { compareAlgorithmsAt, nodeScaling, phaseLadder, phaseRow, sweepSeries } 
 import { parseSystemChoice } from '../glue/system-choice';
 import { algoProto } from '../glue/lens-label';
 import { topologyData } from '../glue/topology-data';
+import { drawnCollectiveTrace } from '../glue/simulated-trace';
+import { callSize } from '../glue/call-size';
 
 const MB = 1024 * 1024;
 
-/** The lens site on the cursor's line, or the nearest one above it. */
-export function siteAt(sites: readonly PythonLensSite[], line: number): PythonLensSite | undefined {
+/**
+ * The call the cursor is on: a site on the cursor's line (the rightmost one starting at or before the cursor's
+ * column, when a line holds two), else the nearest one above it, else the first in the file.
+ */
+export function siteAt(sites: readonly PythonLensSite[], line: number, column = Number.MAX_SAFE_INTEGER): PythonLensSite | undefined {
   const collectives = sites.filter((s) => s.kind !== 'bucket');
+  const onLine = collectives.filter((s) => s.line === line);
+  if (onLine.length > 0) return onLine.filter((s) => s.column <= column).pop() ?? onLine[0];
   return collectives.filter((s) => s.line <= line).pop() ?? collectives[0];
 }
 
 /**
+ * The Python editor a command acts on: the active one, or (when a panel has the focus, as after clicking into the
+ * timeline) the visible Python editor, so the command profiles the call the user was on rather than a default.
+ */
+function pythonEditor(): vscode.TextEditor | undefined {
+  const active = vscode.window.activeTextEditor;
+  if (active?.document.languageId === 'python') return active;
+  return (vscode.window.visibleTextEditors ?? []).find((e) => e.document.languageId === 'python') ?? active;
+}
+
+/**
  * Profiles the collective at the cursor (or at `line` of `uri`, when a code lens passes them): simulates it with a
- * trace on the selected system, opens the timeline, and puts its phase breakdown in the charts.
+ * trace on the selected system, opens the timeline, and puts its phase breakdown in the charts. The size is the
+ * one the lens showed for this call (glue/call-size.ts).
  */
 export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: unknown): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
+  const editor = pythonEditor();
   const document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : editor?.document;
-  const cursorLine = typeof line === 'number' ? line : editor?.selection.active.line ?? 0;
-  const sites = document ? pythonLensSites(document.getText()) : [];
-  const site = siteAt(sites, cursorLine);
-  const bucketFromCode = site?.bucketCapMb ?? sites.find((s) => s.kind === 'bucket' && s.bucketCapMb !== undefined)?.bucketCapMb;
-  const bytes = bucketFromCode !== undefined ? Math.round(bucketFromCode * MB) : ctx.settings.defaultBucketBytes;
+  const fromLens = typeof line === 'number';
+  const cursorLine = fromLens ? line : editor?.selection.active.line ?? 0;
+  const cursorColumn = fromLens ? undefined : editor?.selection.active.character;
+  const text = document?.getText() ?? '';
+  const sites = document ? pythonLensSites(text) : [];
+  const site = siteAt(sites, cursorLine, cursorColumn);
+  const size = callSize(text, sites, site, ctx.settings.defaultBucketBytes);
+  const bytes = size.bytes;
   const kinds: readonly CollectiveKind[] = site?.collectives ?? ['allreduce'];
   const selected = await requireSystem(ctx);
   const where = document && site ? { file: document.uri.fsPath, line: site.line + 1 } : undefined;
-  const results = kinds.map((kind) => simulateCollective(selected.system, { kind, bytes, trace: true }));
+  const results = kinds.map((kind, i) => simulateCollective(selected.system, { kind, bytes, trace: i === 0 }));
   const first = results[0];
-  const trace = first.trace;
-  if (!trace) throw new Error('The engine returned no trace for this collective.');
-  const title = `${site?.callee ?? 'all_reduce'} · ${formatBytes(bytes)} on ${selected.label}`;
+  // Every rank drawn, from the launch to the predicted time, so the timeline agrees with the lens.
+  const trace = drawnCollectiveTrace(selected.system, first);
+  const title = `${site?.callee ?? 'all_reduce'} · ${formatBytes(bytes)}${size.source === 'default' ? ' (assumed)' : ''} on ${selected.label}`;
   const withSource = where ? { ...trace, metadata: { ...trace.metadata, title }, spans: trace.spans.map((s) => (s.source ? s : { ...s, source: where })) } : { ...trace, metadata: { ...trace.metadata, title } };
   await ctx.panels.showTrace(withSource);
   ctx.panels.showCharts({
     title, system: selected.label,
     phases: [...results.map((r) => phaseRow(`${r.kind} ${formatBytes(bytes)}`, r)), ...phaseLadder(selected.system, bytes)],
   }, { background: true });
-  ctx.log.info(`${title}: ${first.timeUs.toFixed(1)} µs, ${first.busbwGBps.toFixed(1)} GB/s busbw, ${algoProto(first.algorithm, first.protocol)}, ${first.spanCount} spans`);
+  ctx.log.info(`${title}: ${first.timeUs.toFixed(1)} µs, ${first.busbwGBps.toFixed(1)} GB/s busbw, ${algoProto(first.algorithm, first.protocol)}, ${first.spanCount} spans; size: ${size.why}`);
 }
 
 export async function sweepMessageSizes(ctx: Ctx): Promise<void> {

@@ -4,13 +4,15 @@
 import * as vscode from 'vscode';
 import { gunzipSync } from 'node:zlib';
 import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
-import { importMeasurementBytes, type ImportResult, type Measurement } from '../../native/import/index';
+import type { ChartsNote } from '../../protocol';
+import { measurementView, ncclFactsOf, type MeasurementView } from '../glue/measurement-view';
+import { importMeasurementBytes, isGzip, type ImportResult, type Measurement } from '../../native/import/index';
 import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries } from '../glue/charts-data';
 import { MAX_MEASUREMENT_BYTES, refuseLargeFile } from '../glue/file-limits';
-import { gpuMismatch, presetScaling, rowWarnings } from '../glue/compare';
+import { presetScaling, rowWarnings, systemFromMeasuredGpu } from '../glue/compare';
 import { parseSystemChoice } from '../glue/system-choice';
 import { withCancellableProgress } from '../progress';
 import { checkUserFile } from '../user-files';
@@ -26,7 +28,13 @@ async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined
   return picked?.[0];
 }
 
-export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<ImportResult> {
+/** An imported file and what the panel says about it (glue/measurement-view.ts). */
+export interface LoadedMeasurement {
+  readonly result: ImportResult;
+  readonly view: MeasurementView;
+}
+
+export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<LoadedMeasurement> {
   const name = uri.path.split('/').pop() ?? uri.fsPath;
   const size = await checkUserFile(uri, 'streamed-trace');
   const refusal = refuseLargeFile(name, size, MAX_MEASUREMENT_BYTES, 'measurement');
@@ -36,57 +44,85 @@ export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<Import
   const bytes = open ? new TextEncoder().encode(open.getText()) : await vscode.workspace.fs.readFile(uri);
   const result = importMeasurementBytes(bytes, { fileName: uri.fsPath, gunzip: (b) => gunzipSync(b, { maxOutputLength: MAX_MEASUREMENT_BYTES }) });
   for (const w of result.warnings) ctx.log.warn(`${name}: ${w}`);
-  return result;
+  // Only NCCL_DEBUG output (never gzipped) is read again for its facts.
+  const facts = isGzip(bytes) ? undefined : ncclFactsOf(result, new TextDecoder('utf-8').decode(bytes));
+  return { result, view: measurementView(result, facts) };
+}
+
+/** The charts panel's text cards for a measurement: where it ran, what it holds, what its NCCL log says. */
+function measurementNotes(view: MeasurementView, comparedWith?: string): ChartsNote[] {
+  return [
+    { title: 'Measurement', lines: [view.hardware, `holds: ${view.contents}`, ...(comparedWith ? [comparedWith] : [])] },
+    ...view.sections,
+  ];
 }
 
 /**
- * The system a measurement is judged against: the one the log describes; else the selected preset stretched to the
- * measured ranks; else the selected system as it is (the comparison then says if the ranks differ).
+ * The system a measurement is judged against, and a sentence saying which and why: the one the log describes;
+ * else one built from the GPU the file names (when the catalogue knows it; the interconnect is then assumed);
+ * else the selected preset stretched to the measured ranks, said to be an assumption.
  */
-async function comparisonSystem(ctx: Ctx, result: ImportResult, measurement: Measurement): Promise<{ system: System; label: string; note?: string }> {
+async function comparisonSystem(ctx: Ctx, result: ImportResult, measurement: Measurement, view: MeasurementView): Promise<{ system: System; label: string; note: string }> {
   if (result.system) {
     try {
       const system = resolveSystem(result.system);
-      return { system, label: `${system.label} (from the log)` };
+      return { system, label: `${system.label} (from the log)`, note: `compared with ${system.label}, the system the log describes` };
     } catch (error) {
       ctx.log.warn(`The system described by the log cannot be simulated (${error instanceof Error ? error.message : String(error)}); using the selected one.`);
     }
   }
+  const nodes = Number(measurement.meta.nodes ?? 0) || 1;
+  const named = Array.isArray(measurement.meta.gpuNames) ? (measurement.meta.gpuNames as readonly string[]).map(String) : [];
+  const fromFile = systemFromMeasuredGpu(named, measurement.ranks, nodes);
+  if (fromFile) {
+    const system = resolveSystem(fromFile);
+    return { system, label: `${system.label} (GPU from the file)`, note: `compared with ${system.label}: the file's ${named[0]} as the catalogue's ${fromFile.gpu}; interconnect and network assumed` };
+  }
   const selected = await requireSystem(ctx);
   const choice = parseSystemChoice(ctx.settings.system);
-  const scaling = presetScaling(measurement.ranks, Number(measurement.meta.nodes ?? 0) || undefined);
+  const scaling = presetScaling(measurement.ranks, nodes);
   const spec = choice.kind === 'preset' && scaling ? presetSystem(choice.name, scaling) : undefined;
   const system = spec ? resolveSystem(spec) : selected.system;
-  const gpuNames = Array.isArray(measurement.meta.gpuNames) ? (measurement.meta.gpuNames as readonly string[]).map(String) : [];
-  return { system, label: system.label, note: gpuMismatch(gpuNames, system.spec) };
+  const why = view.measuredOn
+    ? `the model's catalogue has no ${named[0] ?? 'such GPU'}`
+    : 'the file does not name its hardware';
+  return { system, label: `${system.label} (assumed)`, note: `compared with the selected ${system.label} as an assumption: ${why}` };
 }
 
 export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void> {
   const file = await pickMeasurementFile(uri);
   if (!file) return;
-  const result = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () => loadMeasurement(ctx, file));
+  const loaded = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () => loadMeasurement(ctx, file));
   // The imported trace is kept in the extension's storage (no source given), so a reload can restore it even
   // though the measurement file itself is not a trace file.
-  if (result.trace) await ctx.panels.showTrace(result.trace);
-  await showComparison(ctx, file, result);
+  if (loaded.result.trace) await ctx.panels.showTrace(loaded.result.trace);
+  await showComparison(ctx, file, loaded);
 }
 
 export async function compareWithModel(ctx: Ctx, uri?: unknown): Promise<void> {
   const file = await pickMeasurementFile(uri);
   if (!file) return;
-  const result = await loadMeasurement(ctx, file);
-  await showComparison(ctx, file, result);
+  await showComparison(ctx, file, await loadMeasurement(ctx, file));
 }
 
-async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult): Promise<void> {
+function diagnostic(line: number, message: string, severity: vscode.DiagnosticSeverity): vscode.Diagnostic {
+  const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER), message, severity);
+  d.source = 'Collective Profiler';
+  return d;
+}
+
+async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: LoadedMeasurement): Promise<void> {
   const name = file.path.split('/').pop() ?? '';
+  // Corrupted, failed or cut-off runs are errors in the editor whatever else the file holds.
+  const errors = view.errors.map((e) => diagnostic(e.line, e.message, vscode.DiagnosticSeverity.Error));
   const measurement = result.measurements.find((m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective));
   if (!measurement) {
-    const found = result.measurements.map((m) => `${m.collective} (${m.rows.length} sizes)`).join(', ') || 'nothing timed';
-    void vscode.window.showInformationMessage(`${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model (found ${found}).`);
+    ctx.measurementWarnings.set(file, errors);
+    ctx.panels.showCharts({ title: `${name}: what the file holds`, notes: measurementNotes(view) });
+    void vscode.window.showInformationMessage(`${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model; it holds ${view.contents}. ${view.hardware}.`);
     return;
   }
-  const { system, label, note } = await comparisonSystem(ctx, result, measurement);
+  const { system, label, note } = await comparisonSystem(ctx, result, measurement, view);
   const compared = compareMeasurement(measurement, system);
   // compareMeasurement keeps usableRows' order, so the source lines line up by index.
   const lines = usableRows(measurement).map((r) => r.line);
@@ -96,14 +132,11 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult):
   const model = sweepAllReduce(system, { minBytes, maxBytes: Math.max(minBytes * 2, Math.max(...sizes)), factor: 2 });
   ctx.panels.showCharts({
     title: `${name}: measured vs model on ${label}`, system: label,
+    notes: measurementNotes(view, note),
     sweeps: [{ label: `model: ${label}`, rows: model }],
     measured: result.measurements.filter((m) => m.rows.length > 0).map((m, i, all) => measuredSeries(`measured: ${m.collective}${all.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
   });
-  ctx.measurementWarnings.set(file, rowWarnings(rows, label, compared.threshold).map((w) => {
-    const diagnostic = new vscode.Diagnostic(new vscode.Range(w.line, 0, w.line, Number.MAX_SAFE_INTEGER), w.message, vscode.DiagnosticSeverity.Warning);
-    diagnostic.source = 'Collective Profiler';
-    return diagnostic;
-  }));
+  ctx.measurementWarnings.set(file, [...errors, ...rowWarnings(rows, label, compared.threshold).map((w) => diagnostic(w.line, w.message, vscode.DiagnosticSeverity.Warning))]);
   const flagged = rows.filter((r) => r.flagged);
   const verdict = flagged.length === 0
     ? `${name}: every measured size is within the model's uncertainty of its busbw on ${label}.`
@@ -111,7 +144,8 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, result: ImportResult):
   // Sizes below the threshold of NCCL's modelled choice but normal for a pair NCCL rates near it: NCCL took that pair.
   const explained = rows.filter((r) => r.explainedBy);
   const explanation = explained.length === 0 ? '' : ` ${explained.length === 1 ? '1 size runs' : `${explained.length} sizes run`} as the model expects of ${[...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', ')}, which NCCL ${compared.ncclVersion} rates near its choice.`;
-  const summary = `${verdict}${explanation}${note ? ` Note: ${note}.` : ''}`;
+  const invalid = errors.length > 0 ? ` ${errors.length} problem${errors.length === 1 ? '' : 's'} in the run itself (see Problems).` : '';
+  const summary = `${verdict}${explanation} ${view.hardware[0].toUpperCase()}${view.hardware.slice(1)}; ${note}.${invalid}`;
   ctx.log.info(summary);
   void vscode.window.showInformationMessage(summary);
 }

@@ -8,7 +8,8 @@ import type { Ctx } from '../context';
 import { loadTrainingRun } from '../training-run-loader';
 import { configFormatOf } from '../glue/lens-sites';
 import { sweepSeries } from '../glue/charts-data';
-import { bucketSweepRows, stepPhaseRows, scalingCurves, type ScalingSubject } from '../glue/training-charts';
+import { stepPhaseRows, scalingCurves, type ScalingSubject } from '../glue/training-charts';
+import { bucketAdvice, bucketSweepRange, bucketSweepRows } from '../glue/bucket-advice';
 import { withCancellableProgress } from '../progress';
 import { requireSystem } from '../system';
 
@@ -65,11 +66,13 @@ export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
   const name = target.path.split('/').pop() ?? '';
   await withCancellableProgress(`Sweeping bucket sizes for ${name}`, async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
-    report('bucket_cap_mb from 1 to 1024 MB…');
-    const { sweep, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'sweep', run, range: 'bucket_cap_mb=1..1024' }, signal);
-    ctx.panels.showCharts({ title: `${name}: bucket-size sweep`, system: systemLabel, bucketSweep: bucketSweepRows(sweep) });
-    ctx.log.info(`${name}: ${sweep.recommendation}`);
-    void vscode.window.showInformationMessage(`${name}: ${sweep.recommendation}`);
+    report('bucket_cap_mb from 1 to 1024 MB and the current value…');
+    const { sweep, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) }, signal);
+    // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
+    const advice = bucketAdvice(sweep, run.training.bucketBytes);
+    ctx.panels.showCharts({ title: `${name}: bucket-size sweep`, system: systemLabel, bucketSweep: bucketSweepRows(sweep, advice), bucketAdvice: advice.text });
+    ctx.log.info(`${name}: ${advice.text}`);
+    void vscode.window.showInformationMessage(`${name}: ${advice.text}`);
   });
 }
 

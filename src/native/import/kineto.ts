@@ -153,7 +153,20 @@ export function parseKineto(source: string | object, fileName?: string): { measu
   const cpuOps = cpu.kept;
   corrupt += cpu.dropped;
   if (corrupt > 0) warnings.push(droppedWarning(corrupt, 'NCCL events'));
-  return { measurements: toMeasurements(kernels, worldSize, info), trace: toTrace(kernels, cpuOps, worldSize, fileName), kernels, warnings };
+  // The profiler records the devices it saw (deviceProperties): the hardware the measurement ran on, which a
+  // comparison must use or say it did not.
+  const gpuNames = deviceNames((doc as { deviceProperties?: unknown }).deviceProperties);
+  const measurements = toMeasurements(kernels, worldSize, info).map((m) => (gpuNames.length > 0 ? { ...m, meta: { ...m.meta, gpuNames } } : m));
+  const trace = toTrace(kernels, cpuOps, worldSize, fileName);
+  const withDevices = gpuNames.length > 0 ? { ...trace, metadata: { ...trace.metadata, facts: { ...(trace.metadata.facts ?? {}), gpus: gpuNames.join(', ') } } } : trace;
+  return { measurements, trace: withDevices, kernels, warnings };
+}
+
+/** Distinct device names of a Kineto trace's deviceProperties, in their order. */
+function deviceNames(properties: unknown): string[] {
+  if (!Array.isArray(properties)) return [];
+  const names = properties.map((p) => (typeof p === 'object' && p !== null && typeof (p as { name?: unknown }).name === 'string' ? (p as { name: string }).name.trim() : '')).filter(Boolean);
+  return [...new Set(names)];
 }
 
 /**

@@ -103,7 +103,12 @@ export function importLargeTrace(path: string): ImportResult {
       if ((e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') && isRecord(e.args) && unsized.has(e.args.correlation) && kept.length < MAX_KEPT_EVENTS) kept.push(trimmed(e));
     });
   }
-  const doc = { ...(isRecord(metadata.distributedInfo) ? { distributedInfo: metadata.distributedInfo } : {}), traceEvents: kept };
+  // deviceProperties names the GPUs the trace ran on; the whole-file import reads it too.
+  const doc = {
+    ...(isRecord(metadata.distributedInfo) ? { distributedInfo: metadata.distributedInfo } : {}),
+    ...(Array.isArray(metadata.deviceProperties) ? { deviceProperties: metadata.deviceProperties } : {}),
+    traceEvents: kept,
+  };
   let result: ReturnType<typeof parseKineto>;
   try {
     result = parseKineto(JSON.stringify(doc), path);

@@ -50,8 +50,15 @@ test('flagged rows become warnings on their own lines; rows without a line or no
     { bytes: 2 ** 26, measuredBusbwGBps: 30, expectedBusbwGBps: 60, ratio: 0.5, flagged: true },
   ];
   assert.deepEqual(rowWarnings(rows, '8× A100 NVSwitch', 0.7), [
-    { line: 23, message: '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70%).' },
+    { line: 23, message: '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70% of its speed).' },
   ]);
+});
+
+test('a small, latency-bound size is judged in time, not in a busbw that prints as 0.0 GB/s', () => {
+  const small = { bytes: 8, measuredBusbwGBps: 0.0002, expectedBusbwGBps: 0.001, ratio: 0.21, flagged: true, line: 5, measuredTimeUs: 52.1, expectedTimeUs: 10.9, threshold: 0.7 };
+  const [warning] = rowWarnings([small], '8× A100 NVSwitch');
+  assert.equal(warning.message, '8 B: 52.1 µs, 4.8× the 10.9 µs the model expects on 8× A100 NVSwitch (below 70% of its speed).');
+  assert.doesNotMatch(warning.message, /GB\/s/);
 });
 
 test('a preset is stretched to the measured ranks, and a GPU mismatch is named', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatBucket, formatGBps, predictionTitle, predictionTooltip, recommendBucket, bucketTitle } from '../../../src/extension/glue/lens-label';
+import { bucketBandwidth, bucketTitle, formatBucket, formatGBps, isLatencyBound, predictionTitle, predictionTooltip } from '../../../src/extension/glue/lens-label';
 import type { CollectiveResult, SweepRow } from '../../../src/engine/index';
 
 const MiB = 1024 * 1024;
@@ -19,10 +19,21 @@ test('FSDP sums its reduce-scatter and all-gather and names both', () => {
   assert.equal(title, '≈ 1.90 ms (reduce-scatter 1.00 ms + all-gather 900 µs) · 440 GB/s busbw · NVLS/Simple for 25 MB units');
 });
 
-test('the tooltip says whether the size came from the code or was assumed', () => {
-  assert.match(predictionTooltip('8× H100 NVSwitch', 25 * MiB, false, [result({})]), /25 MB assumed \(collectiveProfiler\.defaultBucketMB\)/);
-  assert.match(predictionTooltip('8× H100 NVSwitch', 50 * MiB, true, [result({})]), /50 MB from the code/);
-  assert.match(predictionTooltip('8× H100 NVSwitch', 50 * MiB, true, [result({})]), /8× H100 NVSwitch, 8 ranks/);
+test('the tooltip says how the size was found, or that it was assumed', () => {
+  const assumed = { bytes: 25 * MiB, source: 'default' as const, why: 'the tensor\'s size is not in the code, so collectiveProfiler.defaultBucketMB is assumed' };
+  assert.match(predictionTooltip('8× H100 NVSwitch', assumed, [result({})]), /size 25 MB: .*defaultBucketMB is assumed/);
+  const fromCode = { bytes: 50 * MiB, source: 'bucket' as const, why: 'bucket_cap_mb=50 from the code' };
+  assert.match(predictionTooltip('8× H100 NVSwitch', fromCode, [result({})]), /size 50 MB: bucket_cap_mb=50 from the code/);
+  assert.match(predictionTooltip('8× H100 NVSwitch', fromCode, [result({})]), /8× H100 NVSwitch, 8 ranks/);
+});
+
+test('a latency-bound call is judged by its time, not by a busbw near zero', () => {
+  // 25 µs for 4 bytes where 8 bytes take 24 µs: nearly all of it is the fixed cost of a call.
+  const scalar = result({ bytes: 4, timeUs: 25, busbwGBps: 0.0003, algorithm: 'tree', protocol: 'LL' });
+  assert.equal(predictionTitle([scalar], 4, 'tensor', 24), '≈ 25.0 µs · latency-bound · Tree/LL for a 4 B tensor');
+  assert.equal(isLatencyBound(1900, 24), false);
+  assert.equal(isLatencyBound(47, 24), true);
+  assert.match(predictionTitle([result({})], 25 * MiB, 'buckets', 24), /440 GB\/s busbw/);
 });
 
 test('sizes and bandwidths are formatted as people write them', () => {
@@ -33,13 +44,12 @@ test('sizes and bandwidths are formatted as people write them', () => {
 const row = (mb: number, busbw: number): SweepRow => ({ bytes: mb * MiB, count: (mb * MiB) / 4, dtype: 'fp32', timeUs: 1, algbwGBps: 1, busbwGBps: busbw, algorithm: 'ring', protocol: 'Simple' });
 const SWEEP = [row(1, 100), row(2, 180), row(4, 260), row(8, 330), row(16, 380), row(32, 410), row(64, 430), row(128, 440)];
 
-test('the bucket recommendation is the knee: the smallest size at 90% of peak busbw', () => {
-  const rec = recommendBucket(SWEEP, 25 * MiB)!;
-  assert.equal(rec.recommendedBytes, 32 * MiB);
-  assert.equal(rec.peakBusbwGBps, 440);
+test('a Python bucket lens states the bandwidth its size reaches and recommends nothing', () => {
+  const share = bucketBandwidth(SWEEP, 25 * MiB)!;
+  assert.equal(share.peakBusbwGBps, 440);
   // 25 MB lies between 16 MB (380) and 32 MB (410): log-interpolated, about 399 GB/s, 91% of peak.
-  assert.ok(rec.currentFraction > 0.88 && rec.currentFraction < 0.92, String(rec.currentFraction));
-  assert.match(bucketTitle(recommendBucket(SWEEP, 4 * MiB)!), /^Bucket sweep: try 32 MB \(93% of peak busbw; 4 MB reaches 59%\)$/);
-  assert.match(bucketTitle(recommendBucket(SWEEP, 64 * MiB)!), /64 MB reaches 98% of peak busbw \(440 GB\/s\) · good/);
-  assert.equal(recommendBucket([], 1), undefined);
+  assert.ok(share.currentFraction > 0.88 && share.currentFraction < 0.92, String(share.currentFraction));
+  assert.equal(bucketTitle(bucketBandwidth(SWEEP, 4 * MiB)!), 'bucket_cap_mb: 4 MB reaches 59% of peak AllReduce busbw (440 GB/s) · sweep step time');
+  assert.doesNotMatch(bucketTitle(share), /try|best|good/, 'the only recommendation is the step-time sweep\'s');
+  assert.equal(bucketBandwidth([], 1), undefined);
 });

@@ -1,0 +1,164 @@
+// Statistics of a selected time range, computed so that they add up: each rank's range is split into the time
+// each phase held it and the time it was idle, so the phases of one rank never sum past the range even where a
+// collective's spans overlap (channels run side by side, a collective span holds its own phase spans, a rank's
+// reduce stream runs beside its transfers). Bytes are the spans' own bytes, clipped to the range in proportion.
+import { PHASES, formatBytes, formatMicros, type Lane } from '../../src/engine/index';
+
+const COLLECTIVE = PHASES.indexOf('collective');
+const COLLECTIVE_PARTS = new Set(['exchange', 'reduce', 'broadcast'].map((p) => PHASES.indexOf(p as (typeof PHASES)[number])));
+
+export interface RangeStats {
+  readonly startUs: number;
+  readonly endUs: number;
+  /**
+   * Time each phase held a rank within the range, summed over the ranks, µs. Where phases overlap on one rank the
+   * instant is shared equally between them, so sum(phaseUs) + idleUs = ranks × (endUs - startUs).
+   */
+  readonly phaseUs: Float64Array;
+  /** Time no span covered a rank within the range, summed over the ranks, µs. */
+  readonly idleUs: number;
+  readonly ranks: number;
+  /** Bytes the spans inside the range sent over links (simulated transfers), clipped to the range. */
+  readonly transferredBytes: number;
+  /** Message bytes of the collective operations inside the range (spans of phase "collective"), clipped. */
+  readonly collectiveBytes: number;
+  /** Bytes sent over links per rank per second in the range, GB/s: for a ring AllReduce this is nccl-tests' busbw. */
+  readonly busbwGBps: number;
+  /** Collective message bytes per rank per second in the range, GB/s (nccl-tests' algbw over the range). */
+  readonly algbwGBps: number;
+}
+
+/** What range statistics read from the timeline model: rows and their spans as sorted columns. */
+export interface RangeSource {
+  readonly rows: readonly Lane[];
+  readonly rowOffsets: Uint32Array;
+  readonly start: Float64Array;
+  readonly end: Float64Array;
+  readonly phase: Uint8Array;
+  readonly ranksInMetadata: number;
+  /** Bytes of the span at a sorted position (0 when it moved none). */
+  bytesAt(sorted: number): number;
+  firstVisible(row: number, timeUs: number): number;
+}
+
+/**
+ * The rows that speak for ranks (their GPU lanes and streams), grouped by rank; every row is its own group when
+ * no lane names a rank. Link and node rows repeat the ranks' transfers and are left out.
+ */
+function rankGroups(rows: readonly Lane[]): number[][] {
+  const byRank = new Map<number, number[]>();
+  rows.forEach((lane, r) => {
+    if ((lane.kind !== 'rank' && lane.kind !== 'stream') || lane.rank === undefined) return;
+    const group = byRank.get(lane.rank) ?? [];
+    group.push(r);
+    byRank.set(lane.rank, group);
+  });
+  if (byRank.size > 0) return [...byRank.values()];
+  return rows.map((_, r) => [r]);
+}
+
+export function computeRangeStats(source: RangeSource, startUs: number, endUs: number): RangeStats {
+  const phaseUs = new Float64Array(PHASES.length);
+  const groups = rankGroups(source.rows);
+  const durationUs = Math.max(0, endUs - startUs);
+  let idleUs = 0;
+  let transferredBytes = 0;
+  let collectiveBytes = 0;
+  for (const group of groups) {
+    // Boundaries of this rank's spans inside the range: +1 where a phase starts, -1 where it ends.
+    const edges: { timeUs: number; phase: number; delta: number }[] = [];
+    for (const r of group) {
+      const last = source.rowOffsets[r + 1];
+      for (let i = source.firstVisible(r, startUs); i < last && source.start[i] < endUs; i++) {
+        const from = Math.max(startUs, source.start[i]);
+        const to = Math.min(endUs, source.end[i]);
+        if (to <= from) continue;
+        edges.push({ timeUs: from, phase: source.phase[i], delta: 1 }, { timeUs: to, phase: source.phase[i], delta: -1 });
+        const bytes = source.bytesAt(i);
+        const spanUs = source.end[i] - source.start[i];
+        if (bytes > 0 && spanUs > 0) {
+          const clipped = (bytes * (to - from)) / spanUs;
+          if (source.phase[i] === COLLECTIVE) collectiveBytes += clipped;
+          else transferredBytes += clipped;
+        }
+      }
+    }
+    idleUs += shareOut(edges, startUs, endUs, phaseUs);
+  }
+  const ranks = Math.max(1, groups.length > 0 && source.rows.some((l) => l.rank !== undefined) ? groups.length : source.ranksInMetadata);
+  const perRankPerUs = (bytes: number): number => (durationUs > 0 ? bytes / ranks / (durationUs * 1e3) : 0);
+  return {
+    startUs, endUs, phaseUs, idleUs, ranks, transferredBytes, collectiveBytes,
+    busbwGBps: perRankPerUs(transferredBytes), algbwGBps: perRankPerUs(collectiveBytes),
+  };
+}
+
+/**
+ * Walks one rank's edges in time order and gives each stretch to the phases active in it, equally. A collective
+ * span yields to its own exchange, reduce and broadcast spans, which say more. Returns the idle time.
+ */
+function shareOut(edges: { timeUs: number; phase: number; delta: number }[], startUs: number, endUs: number, phaseUs: Float64Array): number {
+  edges.sort((a, b) => a.timeUs - b.timeUs);
+  const active = new Int32Array(PHASES.length);
+  let idleUs = 0;
+  let at = startUs;
+  let k = 0;
+  while (at < endUs) {
+    const next = k < edges.length ? edges[k].timeUs : endUs;
+    if (next > at) {
+      const holders = activePhases(active);
+      if (holders.length === 0) idleUs += next - at;
+      else for (const p of holders) phaseUs[p] += (next - at) / holders.length;
+      at = next;
+    }
+    while (k < edges.length && edges[k].timeUs <= at) {
+      active[edges[k].phase] += edges[k].delta;
+      k++;
+    }
+  }
+  return idleUs;
+}
+
+function activePhases(active: Int32Array): number[] {
+  const holders: number[] = [];
+  let hasPart = false;
+  for (let p = 0; p < active.length; p++) {
+    if (active[p] <= 0) continue;
+    holders.push(p);
+    if (COLLECTIVE_PARTS.has(p)) hasPart = true;
+  }
+  return hasPart ? holders.filter((p) => p !== COLLECTIVE) : holders;
+}
+
+/** One line of the range summary; `phase` is set on the lines that describe a phase (they get a colour swatch). */
+export interface RangeLine {
+  readonly label: string;
+  readonly text: string;
+  readonly phase?: number;
+}
+
+/**
+ * The summary the details pane shows for a range: length, the bytes and bandwidth that the spans inside account
+ * for (over links, or as collective messages; nothing is claimed where no span moved bytes), and per phase its
+ * share of the ranks' time and its time per rank. The shares include idle, so they add up to 100 %.
+ */
+export function rangeSummary(stats: RangeStats): RangeLine[] {
+  const rankWord = `${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`;
+  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(stats.endUs - stats.startUs) }];
+  if (stats.transferredBytes > 0) {
+    lines.push({ label: 'moved', text: `${formatBytes(stats.transferredBytes)} over links` });
+    lines.push({ label: 'busbw', text: `${stats.busbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
+  }
+  if (stats.collectiveBytes > 0) {
+    lines.push({ label: 'collectives', text: `${formatBytes(stats.collectiveBytes)} of messages` });
+    lines.push({ label: 'algbw', text: `${stats.algbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
+  }
+  if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0) lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
+  const totalUs = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
+  const share = (us: number): string => `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(us / stats.ranks)} per rank`;
+  PHASES.forEach((name, p) => {
+    if (stats.phaseUs[p] > 0) lines.push({ label: name, text: share(stats.phaseUs[p]), phase: p });
+  });
+  if (stats.idleUs > 0) lines.push({ label: 'idle', text: share(stats.idleUs) });
+  return lines;
+}
