@@ -12,18 +12,23 @@ import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
 import type { AccumulationRule, AccumulationVerdict } from './accumulation';
-import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syntax';
+import { ACCUMULATION_NAME, enclosingLoop, findModulo, hasScalingArithmetic } from './accumulation-syntax';
 
 /** A literal argument: `True`, `None`, `3`, `'x'`; it cannot carry a count from the caller. */
 const LITERAL = new Set(['true', 'false', 'none', 'integer', 'float', 'string']);
-/** Text that may rescale a loss on its way to backward. */
-const SCALED = /[/*]|\bdiv|\bmul|sum|scale|normaliz/;
+/** Names that may rescale a loss on its way to backward; arithmetic is read from the tree (`scaled`). */
+const SCALED = /\bdiv|\bmul|sum|scale|normaliz/;
 
 export class SplitAccumulation {
   constructor(private readonly model: FileModel, private readonly losses: LossTracer, private readonly rule: AccumulationRule) {}
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n);
+  }
+
+  /** A product, quotient or a rescaling call in the expression; the splat in `f(**kwargs)` is not a product. */
+  private scaled(n: PyNode): boolean {
+    return hasScalingArithmetic(n, this.model.syntax) || SCALED.test(this.text(n));
   }
 
   /**
@@ -141,14 +146,14 @@ export class SplitAccumulation {
     return calls.every(({ call, caller }) => {
       if (this.model.resolveCall(call) !== fn) return true;
       const arg = this.model.syntax.arg(call, name, position);
-      if (!arg || SCALED.test(this.text(arg))) return false;
+      if (!arg || this.scaled(arg)) return false;
       // `loss = loss / k; self.backward(loss)`: the name the caller passes must not have been rescaled either.
       const passed = unparen(arg);
       if (passed.type !== 'identifier') return true;
       const argName = this.text(passed);
       return !caller.assignments.some((a) => {
         if (a.start > call.start || !new RegExp(`(^|[\\s,(])${argName}([\\s,)]|$)`).test(this.text(child(a, 'left') ?? a))) return false;
-        return a.type === 'augmented_assignment' || SCALED.test(this.text(child(a, 'right') ?? a));
+        return a.type === 'augmented_assignment' || this.scaled(child(a, 'right') ?? a);
       });
     });
   }

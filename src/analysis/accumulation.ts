@@ -6,11 +6,11 @@
 // division, multiplication or sum-reduction anywhere in the loss's history, and no rescaling of the gradients
 // before the step. Where backward and the step live in different functions of the file, accumulation-split.ts
 // proves the same from the methods of one object or from a loop that divides a returned loss.
-import { child, named, unparen, type PyNode } from './tree';
+import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
 import { SplitAccumulation } from './accumulation-split';
-import { ACCUMULATION_NAME, enclosingLoop, findModulo } from './accumulation-syntax';
+import { ACCUMULATION_NAME, enclosingLoop, findModulo, hasScalingArithmetic } from './accumulation-syntax';
 
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
@@ -93,12 +93,15 @@ export class AccumulationRule {
   rescalesGradients(fn: FunctionInfo, from: number, step: PyNode): boolean {
     const s = this.model.syntax;
     if (s.args(step).keywords.has('scale')) return true;
-    return fn.nodes.some((n) => {
-      if (n.start < from || n.start > step.start) return false;
+    const rescales = (n: PyNode) => {
       if (n.type === 'call') return GRADIENT_RESCALE.test(s.calleeName(n)) && !/unscale/.test(s.calleeName(n));
       if (n.type !== 'augmented_assignment' || !/^[*/]/.test(s.operator(n))) return false;
       return /grad/.test(this.text(child(n, 'left') ?? n));
-    });
+    };
+    // A helper that steps (`step_optimizers(...)`) may rescale the gradients before its own step.
+    const helper = this.steppingHelper(step);
+    if (helper?.nodes.some(rescales)) return true;
+    return fn.nodes.some((n) => n.start >= from && n.start <= step.start && rescales(n));
   }
 
   /**
@@ -183,7 +186,7 @@ export class AccumulationRule {
     let found: PyNode | undefined;
     const walk = (n: PyNode): void => {
       if (found || n.type === 'function_definition' || n.type === 'class_definition') return;
-      if (n.type === 'call' && this.isStep(n)) found = n;
+      if (n.type === 'call' && (this.isStep(n) || this.steppingHelper(n))) found = n;
       else n.children.forEach(walk);
     };
     if (block) walk(block);
@@ -221,32 +224,84 @@ export class AccumulationRule {
    */
   undividedMean(loss: PyNode, fn: FunctionInfo, before: number, count: PyNode): boolean {
     const countText = this.text(count);
-    const suspicious = (t: string) => /[/*]|\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
-    if (suspicious(this.text(loss))) return false;
+    const suspicious = (n: PyNode) => this.scaled(n, countText);
+    if (suspicious(loss)) return false;
     const root = rootName(loss, this.model);
-    if (!root) return false;
+    if (!root) return this.undividedCallResult(loss, fn, before, countText);
     let assigned = false;
     for (const a of fn.assignments) {
       if (a.start >= before) break;
       const left = child(a, 'left');
       if (!left || !new RegExp(`(^|[\\s,(])${root}([\\s,)]|$)`).test(this.text(left))) continue;
-      if (a.type === 'augmented_assignment' || suspicious(this.text(child(a, 'right') ?? a))) return false;
+      if (a.type === 'augmented_assignment' || suspicious(child(a, 'right') ?? a)) return false;
       assigned = true;
     }
     return assigned;
   }
+
+  /**
+   * A value that may normalise a loss: arithmetic that multiplies or divides (read from the syntax tree, so the
+   * splat in `model(**batch)` is not a product), a call or name that divides, multiplies, sums, reduces,
+   * normalises or scales (other than AMP's `scaler.scale(loss)`), or the micro-step count itself.
+   */
+  private scaled(n: PyNode, countText: string): boolean {
+    const t = this.text(n);
+    return hasScalingArithmetic(n, this.model.syntax) || /\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
+  }
+
+  /**
+   * Backward on the unnamed result of a call (`model(x, y).backward()`, `loss_fn(model(x), y).backward()`): the
+   * result is the callee's own mean loss when nothing in the call, its arguments' history or (for a function of
+   * this file) its body divides, multiplies or sums. A method of a value computed in the function
+   * (`per_token.mean()`) is refused: the value's history is not a call's result.
+   */
+  private undividedCallResult(loss: PyNode, fn: FunctionInfo, before: number, countText: string): boolean {
+    const s = this.model.syntax;
+    const call = unwrapScale(unparen(loss), this.model);
+    if (!call || call.type !== 'call') return false;
+    const callee = child(call, 'function');
+    if (!callee || (callee.type !== 'identifier' && callee.type !== 'attribute')) return false;
+    const obj = s.calleeObject(call);
+    const assignedHere = (name: string) => fn.assignments.some((a) => a.start < before && this.text(child(a, 'left') ?? a).split(/[\s,()]+/).includes(name));
+    if (obj && (obj.type !== 'identifier' || (this.text(obj) !== 'self' && assignedHere(this.text(obj))))) return false;
+    // Names passed to the call must not carry a normaliser computed earlier (`w = 1 / K; model(x, w)`).
+    const names = new Set<string>();
+    visit(child(call, 'arguments') ?? call, (n) => void (n.type === 'identifier' && names.add(this.text(n))));
+    for (const a of fn.assignments) {
+      if (a.start >= before) break;
+      const left = this.text(child(a, 'left') ?? a).split(/[\s,()]+/);
+      if (!left.some((name) => names.has(name))) continue;
+      if (a.type === 'augmented_assignment' || this.scaled(child(a, 'right') ?? a, countText)) return false;
+    }
+    // A loss function of this file is read: any arithmetic or summing in its body may be the normalisation.
+    const defs = this.model.byName.get(s.calleeName(call)) ?? [];
+    return defs.every((d) => !this.scaled(d.node, countText));
+  }
+
+  /** A function of this file called by name whose body steps an optimizer (`step_optimizers(step, opts)`). */
+  steppingHelper(call: PyNode): FunctionInfo | undefined {
+    const callee = child(call, 'function');
+    if (callee?.type !== 'identifier') return undefined;
+    const defs = this.model.byName.get(this.text(callee)) ?? [];
+    if (defs.length !== 1 || defs[0].className) return undefined;
+    return defs[0].calls.some((c) => this.isStep(c)) ? defs[0] : undefined;
+  }
 }
 
-/** `loss` for `loss`, `scaler.scale(loss)`, `loss.mean()` is refused by the caller's text check. */
+/** `loss` for `loss` and `scaler.scale(loss)`; a call's result (`loss.mean()`, `model(x)`) has no name. */
 function rootName(n: PyNode, model: FileModel): string | undefined {
-  let cur = unparen(n);
+  const cur = unwrapScale(unparen(n), model);
+  return cur?.type === 'identifier' ? model.syntax.text(cur) : undefined;
+}
+
+/** The value inside AMP's loss-scaling wrappers: `loss` for `scaler.scale(loss)` and `amp.scale_loss(loss, opt)`. */
+function unwrapScale(n: PyNode, model: FileModel): PyNode | undefined {
+  let cur = n;
   for (let i = 0; i < 4; i++) {
-    if (cur.type === 'identifier') return model.syntax.text(cur);
-    if (cur.type === 'call' && /^(scale|scale_loss)$/.test(model.syntax.calleeName(cur))) {
-      const inner = model.syntax.args(cur).positional[0];
-      if (!inner) return undefined;
-      cur = unparen(inner);
-    } else return undefined;
+    if (cur.type !== 'call' || !/^(scale|scale_loss)$/.test(model.syntax.calleeName(cur))) return cur;
+    const inner = model.syntax.args(cur).positional[0];
+    if (!inner) return undefined;
+    cur = unparen(inner);
   }
   return undefined;
 }
