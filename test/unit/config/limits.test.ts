@@ -34,14 +34,14 @@ test('keys are matched across formats without case, - or _', () => {
   assert.equal(limitForKey('NUM-MACHINES'), 'nodes');
   assert.equal(limitForKey('gpusPerNode'), 'gpusPerNode');
   assert.equal(limitForKey('learning_rate'), undefined);
-  assert.match(limitProblem('nodes', 'nodes', 1e9) ?? '', /nodes = 1000000000 is over the limit of 8,192 nodes/);
+  assert.match(limitProblem('nodes', 'nodes', 1e9) ?? '', /nodes = 1000000000 is over the limit of 16,384 nodes/);
   assert.match(limitProblem('nodes', 'nodes', Infinity) ?? '', /not finite/);
-  assert.equal(limitProblem('nodes', 'nodes', 8192), undefined);
+  assert.equal(limitProblem('nodes', 'nodes', 16384), undefined);
 });
 
 test('every config format refuses an over-limit value at its position', () => {
   const cases: [string, string, number, number, RegExp][] = [
-    ['run.collective.yaml', 'model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 100000\n', 4, 10, /nodes = 100000 is over the limit of 8,192 nodes/],
+    ['run.collective.yaml', 'model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 100000\n', 4, 10, /nodes = 100000 is over the limit of 16,384 nodes/],
     ['ds_config.json', '{\n  "train_micro_batch_size_per_gpu": 1e12,\n  "gradient_accumulation_steps": 1\n}\n', 2, 37, /train_micro_batch_size_per_gpu = 1000000000000 is over the limit/],
     ['accelerate_config.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: .inf\n', 3, 16, /num_processes = Infinity is not finite/],
     ['config.json', '{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,\n "num_hidden_layers": 9999999, "num_attention_heads": 32}\n', 2, 23, /num_hidden_layers = 9999999 is over the limit of 1,024 layers/],
@@ -53,8 +53,8 @@ test('every config format refuses an over-limit value at its position', () => {
 });
 
 test('launch scripts and the assembled world size are held to the limits', () => {
-  assert.throws(() => readTrainingConfig('#!/bin/bash\ntorchrun --nnodes=99999 --nproc_per_node=8 train.py\n', 'train.sh'), refusedAt('train.sh', 2, 19, /--nnodes = 99999 is over the limit of 8,192 nodes/));
-  // 8,192 nodes and 1,024 GPUs per node are each allowed; together they are 8 Mi ranks.
-  const { part } = readTrainingConfig('model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 8192\n  gpusPerNode: 1024\n', 'wide.collective.yaml');
-  assert.throws(() => assembleTrainingRun([part]), (error: unknown) => error instanceof ConfigError && /wide\.collective\.yaml:\d+:\d+: 8192 nodes × 1024 GPUs per node = 8388608 is over the limit of 65,536 ranks/.test(error.toString()));
+  assert.throws(() => readTrainingConfig('#!/bin/bash\ntorchrun --nnodes=99999 --nproc_per_node=8 train.py\n', 'train.sh'), refusedAt('train.sh', 2, 19, /--nnodes = 99999 is over the limit of 16,384 nodes/));
+  // 16,384 nodes and 1,024 GPUs per node are each allowed; together they are 16 Mi ranks.
+  const { part } = readTrainingConfig('model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 16384\n  gpusPerNode: 1024\n', 'wide.collective.yaml');
+  assert.throws(() => assembleTrainingRun([part]), (error: unknown) => error instanceof ConfigError && /wide\.collective\.yaml:\d+:\d+: 16384 nodes × 1024 GPUs per node = 16777216 is over the limit of 131,072 ranks/.test(error.toString()));
 });
