@@ -5,7 +5,7 @@ import { choiceFlag, flagValue, positiveIntegerFlag } from './flag-values';
 import type { SystemScaling } from './load-system';
 
 export const SYSTEM_FLAG_HELP = [
-  '  --system <preset|file>   A preset name (see below) or a YAML/JSON system file (see README, "System files")',
+  '  --system <preset|file>   A preset name (see below) or a YAML/JSON system file (see docs/system-files.md)',
   '  --nodes <n>              Scale the system to n nodes',
   '  --gpus-per-node <g>      Use g GPUs in each node',
   '  --nccl <version>         Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file\'s, else 2.30)',

@@ -1,4 +1,4 @@
-// `check <files or folders>`: the gradient-scaling linter (CP001-CP007) on Python files and DeepSpeed JSON
+// `check <files or folders>`: the gradient-scaling linter (CP001-CP008) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
@@ -162,7 +162,7 @@ async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean,
 
 export const checkCommand: CliCommand = {
   name: 'check',
-  summary: 'Find sum-vs-average gradient scaling bugs in Python training code and DeepSpeed configs (CP001-CP007)',
+  summary: 'Find sum-vs-average gradient scaling bugs in Python training code and DeepSpeed configs (CP001-CP008)',
   usage: [
     'Usage: collective-profiler check <files or folders...> [--json | --sarif] [--rule CODE] [--ignore CODE] [--world-size N] [--exit-zero]',
     '       collective-profiler check --corpus <folder> [--json]',
