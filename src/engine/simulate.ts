@@ -18,6 +18,7 @@ import { runSchedule, type RunResult } from './sim/run';
 import type { Schedule } from './sim/schedule';
 import type { System } from './topology/model';
 import { resolveSystem } from './topology/resolve';
+import { nodesIdentical } from './topology/uniform';
 import type { SystemSpec } from './topology/spec';
 import { algbwGBps, type Bytes } from './units';
 
@@ -47,7 +48,9 @@ function busFactor(kind: CollectiveKind, ranks: number): number {
 
 function schedule(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol, representative = true): Schedule {
   const channels = channelsFor(system, algorithm, protocol, bytes);
-  return BUILDERS[algorithm]({ system, algorithm, kind, bytes, protocol, channels, representative });
+  // One node stands for all only when all nodes are the same; an edited (heterogeneous) system runs node by node.
+  const uniform = representative && (system.nodes === 1 || nodesIdentical(system));
+  return BUILDERS[algorithm]({ system, algorithm, kind, bytes, protocol, channels, representative: uniform });
 }
 
 /**

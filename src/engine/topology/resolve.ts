@@ -8,6 +8,7 @@ import type { Fabric, System } from './model';
 import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
 import type { SystemSpec } from './spec';
 import { ncclTuner } from '../nccl-versions';
+import { markNodesIdentical } from './uniform';
 
 /** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
 const NODES_PER_LEAF = 32;
@@ -114,50 +115,60 @@ export function resolveSystem(spec: SystemSpec): System {
         leafDown[r].push(down);
       }
     }
-    // Link indices kept as built, so routes never look links up by name.
-    const nicToLeaf: number[][] = [];
-    const leafToNic: number[][] = [];
+    // Every node adds the same links in the same order, so a node's link indices are node 0's plus a constant
+    // stride per node: routes keep node 0's offsets only, instead of per-node maps that grow with the GPU count.
+    const nicToLeaf: number[] = [];
+    const leafToNic: number[] = [];
     // PCIe path between local GPU g and NIC r when they share a switch: [GPU→switch, switch→NIC] and back.
-    const toNic: Map<number, number[]>[] = [];
-    const fromNic: Map<number, number[]>[] = [];
+    const toNic = new Map<number, [number, number]>();
+    const fromNic = new Map<number, [number, number]>();
+    const firstNodeLink = b.links.length;
+    let linksPerNode = 0;
     for (let n = 0; n < nodes; n++) {
       const p = vertexPrefix(nodes, n);
-      nicToLeaf.push([]);
-      leafToNic.push([]);
-      toNic.push(new Map());
-      fromNic.push(new Map());
+      const nodeStart = b.links.length;
       for (let r = 0; r < nicsPerNode; r++) {
         const nic = b.vertex(`${p}nic${r}`, 'nic', `node ${n} · NIC ${r}`, n);
         const [up, down] = b.duplex(nic, leafIds[r][Math.floor(n / nodesPerLeaf)], nicGBps, nicUs, 'network');
-        nicToLeaf[n].push(up);
-        leafToNic[n].push(down);
+        if (n === 0) {
+          nicToLeaf.push(up);
+          leafToNic.push(down);
+        }
       }
-      groups.forEach((group, k) => {
+      for (let k = 0; k < groups.length; k++) {
+        const group = groups[k];
         const sw = b.vertex(`${p}nicsw${k}`, 'pcie-switch', `node ${n} · NIC PCIe switch ${k}`, n);
         // One PCIe traversal from GPU to NIC: its latency is charged once, on the GPU's side.
         const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
         const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
+        if (n > 0) continue;
         group.gpus.forEach((g, i) => group.nics.forEach((r, j) => {
-          toNic[n].set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
-          fromNic[n].set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
+          toNic.set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
+          fromNic.set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
         }));
-      });
+      }
+      if (n === 0) linksPerNode = b.links.length - nodeStart;
+      // A builder change that broke the constant stride would silently misroute; fail loudly instead.
+      else if (b.links.length - nodeStart !== linksPerNode) throw new Error(`node ${n} added ${b.links.length - nodeStart} NIC links, node 0 added ${linksPerNode}`);
     }
+    if (firstNodeLink + nodes * linksPerNode !== b.links.length) throw new Error('NIC links are not laid out node by node');
     netRoute = (x, y, slot) => {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
       const gx = x % gpusPerNode;
       const gy = y % gpusPerNode;
+      const sendShift = nx * linksPerNode;
+      const receiveShift = ny * linksPerNode;
       // Each end uses its GPU's NIC in that slot, over the PCIe switch they share.
-      const send = { nic: gpuNics[gx][slot % gpuNics[gx].length], links: [] as number[] };
-      send.links = toNic[nx].get(gx * nicsPerNode + send.nic)!;
-      const receive = { nic: gpuNics[gy][slot % gpuNics[gy].length], links: [] as number[] };
-      receive.links = fromNic[ny].get(gy * nicsPerNode + receive.nic)!;
+      const sendNic = gpuNics[gx][slot % gpuNics[gx].length];
+      const receiveNic = gpuNics[gy][slot % gpuNics[gy].length];
+      const send = toNic.get(gx * nicsPerNode + sendNic)!;
+      const receive = fromNic.get(gy * nicsPerNode + receiveNic)!;
       const lx = Math.floor(nx / nodesPerLeaf);
       const ly = Math.floor(ny / nodesPerLeaf);
-      const path = [...send.links, nicToLeaf[nx][send.nic]];
-      if (send.nic !== receive.nic || lx !== ly) path.push(leafUp[send.nic][lx], leafDown[receive.nic][ly]);
-      path.push(leafToNic[ny][receive.nic], ...receive.links);
+      const path = [send[0] + sendShift, send[1] + sendShift, nicToLeaf[sendNic] + sendShift];
+      if (sendNic !== receiveNic || lx !== ly) path.push(leafUp[sendNic][lx], leafDown[receiveNic][ly]);
+      path.push(leafToNic[receiveNic] + receiveShift, receive[0] + receiveShift, receive[1] + receiveShift);
       return path;
     };
     label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
@@ -191,6 +202,8 @@ export function resolveSystem(spec: SystemSpec): System {
     idealised: false,
     ringOrders: ringOrders.length > 0 ? ringOrders : [Array.from({ length: gpusPerNode }, (_, i) => i)],
   };
+  // One spec built every node, so the fast path may let node 0 stand for all (see uniform.ts).
+  markNodesIdentical(b.links);
   return { spec, gpu, ranks, nodes, gpusPerNode, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs, tuner: ncclTuner(spec.ncclVersion) };
 }
 

@@ -1,0 +1,76 @@
+// Issue 17's targets: one 1 GiB AllReduce on DGX H100 nodes as a user runs it, in a cold CLI process, at 16,384
+// and 131,072 GPUs, with the process's peak memory. Cold processes include module loading and system resolution,
+// which the in-process engine benchmarks leave out.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { Benchmark } from './types';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const GPUS_PER_NODE = 8;
+
+interface ColdRun {
+  readonly ms: number;
+  readonly peakMB: number;
+  readonly algorithm: string;
+  readonly timeUs: number;
+}
+const lastRun = new Map<number, ColdRun>();
+const peaksMB = new Map<number, number[]>();
+
+/** Runs `simulate` for `gpus` GPUs in a fresh node process and returns its wall time and peak resident memory. */
+function coldAllReduce(gpus: number): ColdRun {
+  const args = ['--require', join(ROOT, 'bench', 'support', 'peak-rss.cjs'), join(ROOT, 'dist', 'cli.js'),
+    'simulate', '--system', 'dgx-h100', '--nodes', String(gpus / GPUS_PER_NODE), '--bytes', '1G', '--json'];
+  const started = performance.now();
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const ms = performance.now() - started;
+  if (run.status !== 0) throw new Error(`cli exited ${run.status}: ${run.stderr.trim()}`);
+  const peakKB = Number(/peak-rss-kB (\d+)/.exec(run.stderr)?.[1]);
+  if (!(peakKB > 0)) throw new Error(`no peak memory reported: ${run.stderr.trim()}`);
+  const result = JSON.parse(run.stdout) as { algorithm: string; timeUs: number };
+  const cold = { ms, peakMB: peakKB / 1024, algorithm: result.algorithm, timeUs: result.timeUs };
+  lastRun.set(gpus, cold);
+  peaksMB.set(gpus, [...(peaksMB.get(gpus) ?? []), cold.peakMB]);
+  return cold;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function facts(gpus: number): Record<string, unknown> {
+  const run = lastRun.get(gpus);
+  const peaks = peaksMB.get(gpus) ?? [];
+  return { algorithm: run?.algorithm, simulatedUs: run?.timeUs, peakRssMedianMB: peaks.length ? Math.round(median(peaks)) : undefined };
+}
+
+export const benchmarks: Benchmark[] = [
+  {
+    name: 'cli: 1 GiB AllReduce, 16,384 GPUs, cold process',
+    unit: 'ms',
+    target: 300,
+    runs: 3,
+    measure: () => coldAllReduce(16384).ms,
+    extra: () => facts(16384),
+  },
+  {
+    name: 'cli: 1 GiB AllReduce, 131,072 GPUs, cold process',
+    unit: 'ms',
+    target: 1000,
+    runs: 3,
+    measure: () => coldAllReduce(131072).ms,
+    extra: () => facts(131072),
+  },
+  {
+    name: 'cli: 1 GiB AllReduce, 131,072 GPUs, cold process, peak resident memory',
+    unit: 'MB',
+    target: 300,
+    runs: 3,
+    measure: () => coldAllReduce(131072).peakMB,
+    extra: () => facts(131072),
+  },
+];

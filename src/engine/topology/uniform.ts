@@ -1,0 +1,58 @@
+// Whether every node of a system is the same: the fast path simulates one node (and one rail) for all of them,
+// which is exact only then. Resolved specs are always uniform; a system whose links were edited after resolution
+// (a degraded cable, a slow node's NVSwitch) is not, and must be simulated node by node.
+import type { System } from './model';
+
+/** Verdicts by links array: resolution records its own (uniform by construction); an edited copy is checked once. */
+const verdicts = new WeakMap<object, boolean>();
+
+/**
+ * Records that resolution built these links node by node from one spec, so every node is the same. Checking a
+ * million links costs a third of resolving them; the equivalence test compares this record with the check.
+ */
+export function markNodesIdentical(links: readonly object[]): void {
+  verdicts.set(links, true);
+}
+
+/** Whether every node of the system is the same, from the record resolution left or else by checking its links. */
+export function nodesIdentical(system: System): boolean {
+  const known = verdicts.get(system.topology.links);
+  if (known !== undefined) return known;
+  const identical = checkNodesIdentical(system);
+  verdicts.set(system.topology.links, identical);
+  return identical;
+}
+
+/** True when every node's links match node 0's in order, kind, bandwidth and latency, and shared switch links agree. */
+export function checkNodesIdentical(system: System): boolean {
+  const { links, vertices } = system.topology;
+  const nodeOf = new Map<string, number>();
+  for (const v of vertices) nodeOf.set(v.id, v.node);
+  let shared: { GBps: number; latencyUs: number } | undefined;
+  let identical = true;
+  const nodeLinks: number[][] = Array.from({ length: system.nodes }, () => []);
+  for (let i = 0; i < links.length && identical; i++) {
+    const link = links[i];
+    const from = nodeOf.get(link.from) ?? -1;
+    const node = from >= 0 ? from : (nodeOf.get(link.to) ?? -1);
+    if (node < 0) {
+      // Leaf and spine links belong to no node: the fast path assumes they are all alike.
+      shared ??= { GBps: link.GBps, latencyUs: link.latencyUs };
+      identical = shared.GBps === link.GBps && shared.latencyUs === link.latencyUs;
+      continue;
+    }
+    nodeLinks[node].push(i);
+  }
+  // Node 0's links, in topology order, are the sequence every other node must repeat.
+  const reference = nodeLinks[0] ?? [];
+  for (let n = 1; n < system.nodes && identical; n++) {
+    const own = nodeLinks[n];
+    if (own.length !== reference.length) identical = false;
+    for (let k = 0; k < own.length && identical; k++) {
+      const a = links[own[k]];
+      const b = links[reference[k]];
+      identical = a.kind === b.kind && a.GBps === b.GBps && a.latencyUs === b.latencyUs;
+    }
+  }
+  return identical;
+}

@@ -1,0 +1,149 @@
+// The reductions that keep large systems cheap must not change a single number. Resolution derives every node's
+// NIC link indices from node 0's by a constant stride, so each route is checked against the topology itself (a
+// chain of links from the sender's GPU to the receiver's). The fast path (one representative node and rail, each
+// distinct step once) must equal the full expansion to the microsecond on random small systems, including
+// heterogeneous ones where the fast path may not assume identical nodes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  resolveSystem, simulateCollective, type Algorithm, type Protocol, type System, type SystemSpec,
+} from '../../../src/engine/index';
+import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
+
+/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(next: () => number, items: readonly T[]): T {
+  return items[Math.floor(next() * items.length)];
+}
+
+const BASES: readonly SystemSpec[] = [
+  { gpu: 'H100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch' },
+  { gpu: 'A100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch' },
+  { gpu: 'H100-SXM', nodes: 1, gpusPerNode: 4, intraNode: 'nvswitch' },
+  { gpu: 'V100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvlink-mesh' },
+  { gpu: 'A100-PCIe', nodes: 1, gpusPerNode: 4, intraNode: 'nvlink-bridge' },
+  { gpu: 'L40S', nodes: 1, gpusPerNode: 8, intraNode: 'pcie' },
+];
+
+function randomSpec(next: () => number): SystemSpec {
+  const base = pick(next, BASES);
+  const nodes = 1 + Math.floor(next() * 5);
+  const perNode = pick(next, [1, 2, 4, base.gpusPerNode, 2 * base.gpusPerNode]);
+  const nodesPerLeaf = pick(next, [1, 2, 32]);
+  return { ...base, nodes, nic: { gbps: pick(next, [100, 200, 400]), perNode }, network: { nodesPerLeaf } };
+}
+
+/** The same system with one link (both directions of nothing else) slowed down, as a degraded cable would be. */
+function degraded(system: System, link: number, factor: number): System {
+  const links = system.topology.links.map((l, i) => (i === link ? { ...l, GBps: l.GBps * factor } : l));
+  return { ...system, topology: { ...system.topology, links } };
+}
+
+test('every route is a chain of links from the sender GPU to the receiver GPU (random systems)', () => {
+  for (let seed = 1; seed <= 40; seed++) {
+    const spec = randomSpec(random(seed));
+    const system = resolveSystem(spec);
+    const { links, vertices } = system.topology;
+    const gpuVertex = vertices.filter((v) => v.kind === 'gpu').map((v) => v.id);
+    assert.equal(gpuVertex.length, system.ranks, `seed ${seed}`);
+    for (let x = 0; x < system.ranks; x++) {
+      for (let y = 0; y < system.ranks; y++) {
+        if (x === y) continue;
+        for (let slot = 0; slot < Math.max(1, system.fabric.nicsPerNode); slot++) {
+          const route = system.fabric.route(x, y, slot);
+          const where = `seed ${seed} (${system.label}) route ${x}→${y} slot ${slot}`;
+          assert.ok(route.length > 0, where);
+          let at = gpuVertex[x];
+          for (let k = 0; k < route.length; k++) {
+            const link = links[route[k]];
+            assert.ok(link, `${where}: link ${route[k]} does not exist`);
+            // A host-staged route crosses the same memory link twice, there and back.
+            const repeat = k > 0 && route[k] === route[k - 1];
+            if (!repeat) assert.equal(link.from, at, `${where}: hop ${k} starts at ${link.from}, not ${at}`);
+            at = link.to;
+          }
+          const last = links[route[route.length - 1]];
+          assert.equal(route.length > 1 && route[route.length - 1] === route[route.length - 2] ? last.from : last.to, gpuVertex[y], where);
+        }
+      }
+    }
+  }
+});
+
+test('resolution marks only systems whose nodes really are identical; an edited copy is checked', () => {
+  for (let seed = 1; seed <= 30; seed++) {
+    const next = random(3000 + seed);
+    const spec = randomSpec(next);
+    const system = resolveSystem({ ...spec, nodes: Math.max(2, spec.nodes) });
+    assert.equal(checkNodesIdentical(system), true, `seed ${3000 + seed} (${system.label})`);
+    assert.equal(nodesIdentical(system), true);
+    const link = Math.floor(next() * system.topology.links.length);
+    const edited = degraded(system, link, 0.5);
+    // Halving one link of any node, or one direction of a leaf-spine link, breaks the symmetry.
+    assert.equal(nodesIdentical(edited), false, `seed ${3000 + seed}: link ${link} (${system.topology.links[link].id})`);
+  }
+});
+
+const PLANS: readonly { algorithm: Algorithm; protocol: Protocol }[] = [
+  { algorithm: 'ring', protocol: 'Simple' },
+  { algorithm: 'ring', protocol: 'LL128' },
+  { algorithm: 'tree', protocol: 'Simple' },
+  { algorithm: 'nvlstree', protocol: 'Simple' },
+  { algorithm: 'nvls', protocol: 'Simple' },
+  { algorithm: 'hierarchical', protocol: 'Simple' },
+];
+
+function sameToTheMicrosecond(system: System, where: string, next: () => number): number {
+  const bytes = pick(next, [64 << 10, 4 << 20, 64 << 20]);
+  let compared = 0;
+  for (const plan of PLANS) {
+    const request = { bytes, ...plan };
+    let fast;
+    try {
+      fast = simulateCollective(system, request, { path: 'fast' });
+    } catch {
+      continue; // The plan cannot run on this system (NVLS off Hopper, a tree on one node...): nothing to compare.
+    }
+    const full = simulateCollective(system, request, { path: 'full' });
+    assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${plan.algorithm}/${plan.protocol} ${bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`);
+    compared++;
+  }
+  return compared;
+}
+
+test('the fast path equals the full expansion to the microsecond (random homogeneous systems)', () => {
+  let compared = 0;
+  for (let seed = 1; seed <= 12; seed++) {
+    const next = random(1000 + seed);
+    const system = resolveSystem(randomSpec(next));
+    compared += sameToTheMicrosecond(system, `seed ${1000 + seed} (${system.label})`, next);
+  }
+  assert.ok(compared >= 20, `only ${compared} comparisons ran`);
+});
+
+test('the fast path equals the full expansion to the microsecond with one degraded link (random systems)', () => {
+  let compared = 0;
+  for (let seed = 1; seed <= 12; seed++) {
+    const next = random(2000 + seed);
+    const spec = randomSpec(next);
+    const system = resolveSystem({ ...spec, nodes: Math.max(2, spec.nodes) });
+    // Degrade a link on the last node, which a representative of node 0 would not see.
+    const lastNode = system.nodes - 1;
+    const candidates = system.topology.links
+      .map((l, i) => ({ l, i }))
+      .filter(({ l }) => system.topology.vertices.find((v) => v.id === l.from)?.node === lastNode);
+    const { i } = pick(next, candidates);
+    compared += sameToTheMicrosecond(degraded(system, i, 0.25), `seed ${2000 + seed} (${system.label}, link ${i} at 25 %)`, next);
+  }
+  assert.ok(compared >= 20, `only ${compared} comparisons ran`);
+});
