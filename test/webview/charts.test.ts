@@ -130,6 +130,6 @@ test('after a reload the panel redraws from its saved state without asking the h
   await panel.page.waitForSelector('section.card[data-chart="loss"]');
   await panel.reload();
   await panel.page.waitForSelector('section.card[data-chart="loss"]');
-  assert.equal(await panel.page.locator('section.card').count(), 6);
+  assert.equal(await panel.page.locator('section.card').count(), 7); // six charts and the log-log time-per-call chart beside busbw
   assert.equal(await panel.page.locator('.toolbar .title').textContent(), 'AllReduce on DGX A100');
 });

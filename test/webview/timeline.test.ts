@@ -178,7 +178,7 @@ test('shift+drag selects a range and shows its busbw and phase shares', { skip }
   await panel.page.waitForSelector('.range-stats');
   const text = await panel.page.locator('.range-stats').innerText();
   // The reduce-scatter half: each rank sends 3 × 8 MiB in 90 µs, i.e. about 280 GB/s per rank; 2/3 of it exchanging.
-  const busbw = Number(/busbw\s+([\d.]+) GB\/s over 4 ranks/.exec(text)?.[1]);
+  const busbw = Number(/busbw\s+([\d.]+) GB\/s per rank over 4 ranks/.exec(text)?.[1]);
   const expected = (3 * 8 * 1024 * 1024) / (3 * STEP_US * 1e3);
   assert.ok(Math.abs(busbw - expected) / expected < 0.05, `busbw ${busbw} ≈ ${expected.toFixed(1)}:\n${text}`);
   assert.match(text, /exchange\s+6\d\.\d %/);
