@@ -1,10 +1,12 @@
 // Size limits for files the extension reads whole. A file past the limit is refused before it is read, with a
-// message that says what to do instead, so a 2 GB trace never freezes the extension host.
+// message that says what to do instead, so a 2 GB trace never freezes the extension host. The limits are the
+// CLI's (one table, docs/limits.md), so a file the CLI imports also opens in the editor.
+import { INPUT_LIMITS_BYTES } from '../../native/files/input-limits';
 
-/** JSON.parse needs the whole text in one string, and V8 strings stop near 512 MiB; stay well below. */
-export const MAX_TRACE_BYTES = 256 * 1024 * 1024;
+/** The timeline parses a trace whole (one V8 string), as the CLI reads a measurement whole: the same limit holds. */
+export const MAX_TRACE_BYTES = INPUT_LIMITS_BYTES.measurement;
 /** Measurements are text tables and logs; anything this large is not one. */
-export const MAX_MEASUREMENT_BYTES = 256 * 1024 * 1024;
+export const MAX_MEASUREMENT_BYTES = INPUT_LIMITS_BYTES.measurement;
 
 export function formatFileSize(bytes: number): string {
   if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
