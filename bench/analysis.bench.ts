@@ -21,7 +21,9 @@ let recheck: Record<string, unknown> = {};
 /** `taskset -c 0` where it exists (Linux), so the CLI and its helper threads share one core. */
 function oneCore(args: string[]): { command: string; args: string[]; pinned: boolean } {
   const probe = spawnSync('taskset', ['-c', '0', 'true']);
-  return probe.status === 0 ? { command: 'taskset', args: ['-c', '0', process.execPath, ...args], pinned: true } : { command: process.execPath, args, pinned: false };
+  return probe.status === 0
+    ? { command: 'taskset', args: ['-c', '0', process.execPath, ...args], pinned: true }
+    : { command: process.execPath, args, pinned: false };
 }
 
 /** A whole-program session over the tree, analysed once; each measurement then edits one training file. */
@@ -30,11 +32,15 @@ function programSession(): Promise<{ program: Program; path: string; text: strin
   session ??= (async () => {
     const tree = checkTree();
     const program = new Program(await loadPythonParser());
-    const listed = spawnSync('find', [tree.root, '-name', '*.py'], { encoding: 'utf8' }).stdout.split('\n').filter((p) => p !== '');
+    const listed = spawnSync('find', [tree.root, '-name', '*.py'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((p) => p !== '');
     for (const file of listed) program.setFile(relative(tree.root, file), readFileSync(file, 'utf8'));
     program.analyzeAll();
     // A 600-line generated training script: the kind of file someone edits.
-    const file = tree.trainingFiles.find((f) => readFileSync(f, 'utf8').split('\n').length > 500 && readFileSync(f, 'utf8').split('\n').length < 1000);
+    const file = tree.trainingFiles.find(
+      (f) => readFileSync(f, 'utf8').split('\n').length > 500 && readFileSync(f, 'utf8').split('\n').length < 1000,
+    );
     if (!file) throw new Error('the generated tree has no 600-line training script');
     return { program, path: relative(tree.root, file), text: readFileSync(file, 'utf8') };
   })();
@@ -76,7 +82,14 @@ export const benchmarks: Benchmark[] = [
       const seconds = (performance.now() - start) / 1000;
       if (r.status !== 0) throw new Error(`check exited ${r.status}: ${r.stderr.slice(0, 500)}`);
       const items = JSON.parse(r.stdout) as { code?: string; notAnalysed?: string }[];
-      treeRun = { files: tree.files, trainingFiles: tree.trainingFiles.length, findings: items.filter((i) => i.code).length, notAnalysed: items.filter((i) => i.notAnalysed).length, seconds, pinnedToOneCore: run.pinned };
+      treeRun = {
+        files: tree.files,
+        trainingFiles: tree.trainingFiles.length,
+        findings: items.filter((i) => i.code).length,
+        notAnalysed: items.filter((i) => i.notAnalysed).length,
+        seconds,
+        pinnedToOneCore: run.pinned,
+      };
       return tree.files / seconds;
     },
     extra: () => treeRun,

@@ -164,7 +164,10 @@ export function checkTree(files = 2000): { root: string; files: number; training
   const root = mkdtempSync(join(tmpdir(), 'cp-check-tree-'));
   // 10 MB of generated files: gone when the bench process ends.
   process.once('exit', () => rmSync(root, { recursive: true, force: true }));
-  const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith('.py')).sort().map((f) => readFileSync(join(FIXTURES, f), 'utf8'));
+  const fixtures = readdirSync(FIXTURES)
+    .filter((f) => f.endsWith('.py'))
+    .sort()
+    .map((f) => readFileSync(join(FIXTURES, f), 'utf8'));
   const scripts = [150, 300, 600, 1200].map((lines) => trainingScript(lines));
   const trainingFiles: string[] = [];
   for (let i = 0; i < files; i++) {
@@ -182,8 +185,16 @@ export function checkTree(files = 2000): { root: string; files: number; training
     } else {
       const kind = i % 4;
       // Sizes as in the measured code bases: models of 2-18 blocks (3-24 KB), the rest 2-4 KB.
-      const times = (n: number, f: (k: number) => string) => Array.from({ length: n }, (_, k) => f(i * 10 + k)).join('\n\n');
-      text = kind === 0 ? modelModule(i, 2 + (i % 17)) : kind === 1 ? times(2, dataModule) : kind === 2 ? times(2, utilModule) : times(4, testModule);
+      const times = (n: number, f: (k: number) => string) =>
+        Array.from({ length: n }, (_, k) => f(i * 10 + k)).join('\n\n');
+      text =
+        kind === 0
+          ? modelModule(i, 2 + (i % 17))
+          : kind === 1
+            ? times(2, dataModule)
+            : kind === 2
+              ? times(2, utilModule)
+              : times(4, testModule);
       name = `${['zoo', 'dataset', 'util', 'test_zoo'][kind]}_${i}.py`;
     }
     writeFileSync(join(pkg, name), text);

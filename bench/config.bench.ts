@@ -29,7 +29,8 @@ export const benchmarks: Benchmark[] = [
     measure() {
       const files = exampleFiles();
       // The editor re-checks on every keystroke, so the steady state matters, not the first (JIT, schema compile).
-      for (let i = 0; i < WARMUP_PARSES; i++) parseSystemFile(files[i % files.length].text, files[i % files.length].name);
+      for (let i = 0; i < WARMUP_PARSES; i++)
+        parseSystemFile(files[i % files.length].text, files[i % files.length].name);
       const started = performance.now();
       for (let i = 0; i < PARSES_PER_RUN; i++) {
         const file = files[i % files.length];
@@ -47,7 +48,11 @@ export const benchmarks: Benchmark[] = [
     measure() {
       const trace = join(ROOT, 'dist', 'bench-simulate.trace.json');
       const started = performance.now();
-      const run = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'simulate', '--system', 'dgx-h100', '--bytes', '256MiB', '--trace', trace], { encoding: 'utf8' });
+      const run = spawnSync(
+        process.execPath,
+        [join(ROOT, 'dist', 'cli.js'), 'simulate', '--system', 'dgx-h100', '--bytes', '256MiB', '--trace', trace],
+        { encoding: 'utf8' },
+      );
       const elapsed = performance.now() - started;
       if (run.status !== 0) throw new Error(`cli exited ${run.status}: ${run.stderr.trim()}`);
       cliSpans = Number(/trace: (\d+) spans/.exec(run.stdout)?.[1] ?? NaN);

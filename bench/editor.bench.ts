@@ -34,7 +34,15 @@ function childScript(name: string): Promise<string> {
     built = (async () => {
       const esbuild = await import('esbuild');
       const outfile = join(OUT, `${name}.cjs`);
-      await esbuild.build({ entryPoints: [join(ROOT, 'bench', 'support', `${name}.ts`)], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+      await esbuild.build({
+        entryPoints: [join(ROOT, 'bench', 'support', `${name}.ts`)],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        logLevel: 'warning',
+      });
       return outfile;
     })();
     children.set(name, built);
@@ -45,8 +53,13 @@ function childScript(name: string): Promise<string> {
 /** Runs a bundled child against the built extension and parses the JSON line it prints last. */
 async function runChild<T>(name: string, args: string[], nodeFlags: string[] = []): Promise<T> {
   const script = await childScript(name);
-  if (!existsSync(join(ROOT, 'dist', 'extension.js'))) throw new Error('dist/extension.js is missing: run npm run build');
-  const out = execFileSync(process.execPath, [...nodeFlags, script, ROOT, ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (!existsSync(join(ROOT, 'dist', 'extension.js')))
+    throw new Error('dist/extension.js is missing: run npm run build');
+  const out = execFileSync(process.execPath, [...nodeFlags, script, ROOT, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(out.trim().split('\n').pop() ?? '') as T;
 }
 
@@ -131,14 +144,21 @@ function editorPassBenchmark(): Benchmark {
         last = await measureEditorPasses(EDITS);
         // The script has one summed-gradient bug and two collectives; every lens must carry a real prediction.
         const failed = last.titles.filter((t) => !/µs|ms/.test(t) && !t.includes('CP0'));
-        if (last.findings < 1 || last.titles.length < 3 || failed.length > 0) throw new Error(`expected a finding and predicted lenses, got ${last.findings} findings and lenses ${JSON.stringify(last.titles)}`);
+        if (last.findings < 1 || last.titles.length < 3 || failed.length > 0)
+          throw new Error(
+            `expected a finding and predicted lenses, got ${last.findings} findings and lenses ${JSON.stringify(last.titles)}`,
+          );
         samples = [...last.timesMs];
       }
       return samples.shift()!;
     },
     extra: () => ({
-      lines: last?.lines, diagnostics: last?.findings, lenses: last?.titles.length, firstPassMs: last && Math.round(last.firstMs),
-      cpuMsMedian: last && Number(median(last.cpuMs).toFixed(1)), loadAverage1m: Number(loadavg()[0].toFixed(2)),
+      lines: last?.lines,
+      diagnostics: last?.findings,
+      lenses: last?.titles.length,
+      firstPassMs: last && Math.round(last.firstMs),
+      cpuMsMedian: last && Number(median(last.cpuMs).toFixed(1)),
+      loadAverage1m: Number(loadavg()[0].toFixed(2)),
     }),
   };
 }

@@ -27,10 +27,19 @@ function algorithmFor(gpus: number): Algorithm | 'auto' {
 /** Wall time of one untraced 1 GiB AllReduce on `gpus` DGX H100 GPUs, system resolution included, ms. */
 function oneAllReduceMs(gpus: number): number {
   const started = performance.now();
-  const result = simulateCollective(presetSystem('dgx-h100', { nodes: gpus / 8 })!, { bytes: GiB, algorithm: algorithmFor(gpus) });
+  const result = simulateCollective(presetSystem('dgx-h100', { nodes: gpus / 8 })!, {
+    bytes: GiB,
+    algorithm: algorithmFor(gpus),
+  });
   const elapsed = performance.now() - started;
   const heapMB = process.memoryUsage().heapUsed / 1e6;
-  facts.set(gpus, { ...facts.get(gpus), algorithm: result.algorithm, protocol: result.protocol, busbwGBps: result.busbwGBps, heapMB });
+  facts.set(gpus, {
+    ...facts.get(gpus),
+    algorithm: result.algorithm,
+    protocol: result.protocol,
+    busbwGBps: result.busbwGBps,
+    heapMB,
+  });
   return elapsed;
 }
 
@@ -38,7 +47,11 @@ function tracedFacts(gpus: number): ScaleFacts {
   const known = facts.get(gpus) ?? {};
   if (known.spans === undefined) {
     const started = performance.now();
-    const traced = simulateCollective(presetSystem('dgx-h100', { nodes: gpus / 8 })!, { bytes: GiB, algorithm: algorithmFor(gpus), trace: true });
+    const traced = simulateCollective(presetSystem('dgx-h100', { nodes: gpus / 8 })!, {
+      bytes: GiB,
+      algorithm: algorithmFor(gpus),
+      trace: true,
+    });
     known.tracedMs = performance.now() - started;
     known.spans = traced.spanCount;
     facts.set(gpus, known);
@@ -98,7 +111,14 @@ export const benchmarks: Benchmark[] = [
     measure: () => oneAllReduceMs(gpus),
     extra: () => {
       const f = tracedFacts(gpus);
-      return { algorithm: f.algorithm, protocol: f.protocol, busbwGBps: f.busbwGBps, heapUsedMB: f.heapMB, spansWhenTraced: f.spans, tracedMs: f.tracedMs };
+      return {
+        algorithm: f.algorithm,
+        protocol: f.protocol,
+        busbwGBps: f.busbwGBps,
+        heapUsedMB: f.heapMB,
+        spansWhenTraced: f.spans,
+        tracedMs: f.tracedMs,
+      };
     },
   })),
   {

@@ -15,6 +15,10 @@ M._resolveFilename = function (request: string, ...rest: unknown[]) {
 const fake = Module.createRequire(fakePath)(fakePath) as typeof import('../test/unit/extension/fixtures/fake-vscode');
 const started = performance.now();
 const extension = Module.createRequire(BUNDLE)(BUNDLE) as { activate(c: unknown): unknown };
-extension.activate({ extensionUri: fake.Uri.file(root), globalStorageUri: fake.Uri.file(join(root, 'out', 'storage')), subscriptions: [] });
+extension.activate({
+  extensionUri: fake.Uri.file(root),
+  globalStorageUri: fake.Uri.file(join(root, 'out', 'storage')),
+  subscriptions: [],
+});
 process.stdout.write(`${performance.now() - started}\n`);
 process.exit(0);

@@ -25,7 +25,11 @@ function activationScripts(): Promise<{ child: string; fake: string }> {
     const fake = join(ROOT, 'out', 'bench', 'fake-vscode.cjs');
     const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' } as const;
     await esbuild.build({ ...common, entryPoints: [join(ROOT, 'bench', 'extension-activate.ts')], outfile: child });
-    await esbuild.build({ ...common, entryPoints: [join(ROOT, 'test', 'unit', 'extension', 'fixtures', 'fake-vscode.ts')], outfile: fake });
+    await esbuild.build({
+      ...common,
+      entryPoints: [join(ROOT, 'test', 'unit', 'extension', 'fixtures', 'fake-vscode.ts')],
+      outfile: fake,
+    });
     return { child, fake };
   })();
   return scripts;
@@ -40,7 +44,24 @@ function newestSourceMs(): number {
     if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
     else newest = Math.max(newest, stat.mtimeMs);
   };
-  for (const path of ['package.json', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE', 'scripts/build.mjs', 'src', 'webview', 'media', 'schemas', 'syntaxes', 'language-configuration', 'examples', 'harness', 'docs']) visit(join(ROOT, path));
+  for (const path of [
+    'package.json',
+    '.vscodeignore',
+    'README.md',
+    'CHANGELOG.md',
+    'LICENSE',
+    'scripts/build.mjs',
+    'src',
+    'webview',
+    'media',
+    'schemas',
+    'syntaxes',
+    'language-configuration',
+    'examples',
+    'harness',
+    'docs',
+  ])
+    visit(join(ROOT, path));
   return newest;
 }
 
@@ -70,7 +91,11 @@ export const benchmarks: Benchmark[] = [
       const start = performance.now();
       // What one edit costs: analysis and diagnostic mapping, lens placement, and resolving every prediction lens
       // (the provider caches simulations by kind and size, as here).
-      const diagnostics = findingsToDiagnostics(analyzePython(parser, script).findings, {}, (code) => `docs/rules/${code}.md`);
+      const diagnostics = findingsToDiagnostics(
+        analyzePython(parser, script).findings,
+        {},
+        (code) => `docs/rules/${code}.md`,
+      );
       const sites = pythonLensSites(script);
       const cache = new Map<string, CollectiveResult>();
       let titles = 0;

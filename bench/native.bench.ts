@@ -27,16 +27,35 @@ function timeImport(file: string): number {
 }
 
 export const benchmarks: Benchmark[] = [
-  { name: 'native: import nccl-tests log of 2160 ranks', unit: 'ms', target: 50, quick: true, measure: () => timeImport('nccl-tests-a100-2160gpu-2024.txt') },
-  { name: 'native: import 389 KB NCCL_DEBUG log with system file', unit: 'ms', target: 100, quick: true, measure: () => timeImport('nccl-debug-a100-2gpu-graph-tuning.log') },
-  { name: 'native: import 750 KB gzipped Kineto trace', unit: 'ms', target: 500, quick: true, measure: () => timeImport('kineto-a100-2rank-nccl2.17-full.json.gz') },
+  {
+    name: 'native: import nccl-tests log of 2160 ranks',
+    unit: 'ms',
+    target: 50,
+    quick: true,
+    measure: () => timeImport('nccl-tests-a100-2160gpu-2024.txt'),
+  },
+  {
+    name: 'native: import 389 KB NCCL_DEBUG log with system file',
+    unit: 'ms',
+    target: 100,
+    quick: true,
+    measure: () => timeImport('nccl-debug-a100-2gpu-graph-tuning.log'),
+  },
+  {
+    name: 'native: import 750 KB gzipped Kineto trace',
+    unit: 'ms',
+    target: 500,
+    quick: true,
+    measure: () => timeImport('kineto-a100-2rank-nccl2.17-full.json.gz'),
+  },
   {
     name: 'native: compare 24 sizes of an 8-GPU calibration run with the model',
     unit: 'ms',
     target: 1000,
     measure() {
       requireShared(CALIBRATION);
-      const measurement = importMeasurementFile(join(CALIBRATION, 'a100-8gpu-nvswitch-1node-azure-ndv4.json')).measurements[0];
+      const measurement = importMeasurementFile(join(CALIBRATION, 'a100-8gpu-nvswitch-1node-azure-ndv4.json'))
+        .measurements[0];
       const system = loadSystem('dgx-a100');
       const start = performance.now();
       compareMeasurement(measurement, system);

@@ -16,7 +16,14 @@ export const benchmarks: Benchmark[] = [
     runs: 3,
     measure() {
       const started = performance.now();
-      const result = reduceNumerically({ algorithm: 'ring', ranks: 512, dtype: 'fp16', op: 'sum', elements: 4096, seed: 1 });
+      const result = reduceNumerically({
+        algorithm: 'ring',
+        ranks: 512,
+        dtype: 'fp16',
+        op: 'sum',
+        elements: 4096,
+        seed: 1,
+      });
       lastOverflow = result.overflow?.count ?? 0;
       return performance.now() - started;
     },

@@ -59,7 +59,9 @@ function formatValue(value: number): string {
 }
 
 async function loadBenchmarks(dir: string): Promise<{ file: string; benchmark: Benchmark }[]> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort();
   const loaded: { file: string; benchmark: Benchmark }[] = [];
   for (const file of files) {
     const module = (await import(pathToFileURL(join(dir, file)).href)) as { benchmarks?: Benchmark[] };
@@ -75,18 +77,37 @@ async function loadBenchmarks(dir: string): Promise<{ file: string; benchmark: B
 }
 
 async function runOne(file: string, benchmark: Benchmark, quick: boolean): Promise<BenchRecord> {
-  const runs = Math.max(1, quick ? Math.min(benchmark.runs ?? DEFAULT_RUNS, QUICK_RUNS) : (benchmark.runs ?? DEFAULT_RUNS));
-  const base = { name: benchmark.name, unit: benchmark.unit, target: benchmark.target, higherIsBetter: benchmark.higherIsBetter ?? false, file, runAt: new Date().toISOString() };
+  const runs = Math.max(
+    1,
+    quick ? Math.min(benchmark.runs ?? DEFAULT_RUNS, QUICK_RUNS) : (benchmark.runs ?? DEFAULT_RUNS),
+  );
+  const base = {
+    name: benchmark.name,
+    unit: benchmark.unit,
+    target: benchmark.target,
+    higherIsBetter: benchmark.higherIsBetter ?? false,
+    file,
+    runAt: new Date().toISOString(),
+  };
   const values: number[] = [];
   try {
     for (let i = 0; i < runs; i++) {
       const value = await benchmark.measure();
-      if (typeof value !== 'number' || Number.isNaN(value)) throw new Error(`measure() returned ${String(value)}, not a number`);
+      if (typeof value !== 'number' || Number.isNaN(value))
+        throw new Error(`measure() returned ${String(value)}, not a number`);
       values.push(value);
     }
     const extra = benchmark.extra?.() ?? {};
     const value = median(values);
-    return { ...extra, ...base, median: value, min: Math.min(...values), max: Math.max(...values), runs, pass: meetsTarget(benchmark, value) };
+    return {
+      ...extra,
+      ...base,
+      median: value,
+      min: Math.min(...values),
+      max: Math.max(...values),
+      runs,
+      pass: meetsTarget(benchmark, value),
+    };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { ...base, median: NaN, min: NaN, max: NaN, runs: values.length, pass: false, error: message };
@@ -105,7 +126,8 @@ function printTable(records: readonly BenchRecord[]): void {
   ]);
   const header = ['benchmark', 'median', 'range', 'unit', 'target', 'runs', 'result'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
@@ -122,7 +144,13 @@ function markdownTable(records: readonly BenchRecord[]): string {
     const result = r.error ? `error: ${r.error}` : `${formatValue(r.median)} ${r.unit}`;
     return `| ${r.name} | ${target} | ${result} | ${r.error ? 'error' : r.pass ? 'pass' : '**miss**'} |`;
   });
-  return [`Machine: ${machineDescription()}; ${new Date().toISOString().slice(0, 10)}.`, '', '| benchmark | target | median | result |', '|---|---|---|---|', ...rows].join('\n');
+  return [
+    `Machine: ${machineDescription()}; ${new Date().toISOString().slice(0, 10)}.`,
+    '',
+    '| benchmark | target | median | result |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** A partial run (--quick or --filter) updates its records in results.json and keeps the rest. */
@@ -143,9 +171,15 @@ async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));
   const resultsPath = join(options.dir, 'results.json');
   const all = await loadBenchmarks(options.dir);
-  const selected = all.filter(({ file, benchmark }) => (!options.quick || benchmark.quick) && (!options.filter || benchmark.name.includes(options.filter) || file.includes(options.filter)));
+  const selected = all.filter(
+    ({ file, benchmark }) =>
+      (!options.quick || benchmark.quick) &&
+      (!options.filter || benchmark.name.includes(options.filter) || file.includes(options.filter)),
+  );
   if (selected.length === 0) {
-    console.error(`no benchmarks selected (${all.length} found${options.quick ? ', none marked quick' : ''}${options.filter ? `, none matching '${options.filter}'` : ''})`);
+    console.error(
+      `no benchmarks selected (${all.length} found${options.quick ? ', none marked quick' : ''}${options.filter ? `, none matching '${options.filter}'` : ''})`,
+    );
     return 1;
   }
   console.log(`# ${selected.length} benchmark(s) on ${machineDescription()}${options.quick ? ' (quick)' : ''}`);
@@ -164,7 +198,10 @@ async function main(): Promise<number> {
   if (options.markdown) console.log(`\n${markdownTable(merged)}`);
   const errors = records.filter((r) => r.error).length;
   const misses = records.filter((r) => !r.error && !r.pass).length;
-  if (misses > 0) console.log(`${misses} target(s) missed${options.strict ? '' : ' (recorded as pass:false; --strict makes this fail)'}`);
+  if (misses > 0)
+    console.log(
+      `${misses} target(s) missed${options.strict ? '' : ' (recorded as pass:false; --strict makes this fail)'}`,
+    );
   return errors > 0 || (options.strict && misses > 0) ? 1 : 0;
 }
 

@@ -21,8 +21,19 @@ const peaksMB = new Map<number, number[]>();
 
 /** Runs `simulate` for `gpus` GPUs in a fresh node process and returns its wall time and peak resident memory. */
 function coldAllReduce(gpus: number): ColdRun {
-  const args = ['--require', join(ROOT, 'bench', 'support', 'peak-rss.cjs'), join(ROOT, 'dist', 'cli.js'),
-    'simulate', '--system', 'dgx-h100', '--nodes', String(gpus / GPUS_PER_NODE), '--bytes', '1G', '--json'];
+  const args = [
+    '--require',
+    join(ROOT, 'bench', 'support', 'peak-rss.cjs'),
+    join(ROOT, 'dist', 'cli.js'),
+    'simulate',
+    '--system',
+    'dgx-h100',
+    '--nodes',
+    String(gpus / GPUS_PER_NODE),
+    '--bytes',
+    '1G',
+    '--json',
+  ];
   const started = performance.now();
   const run = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
   const ms = performance.now() - started;
@@ -45,7 +56,11 @@ function median(values: readonly number[]): number {
 function facts(gpus: number): Record<string, unknown> {
   const run = lastRun.get(gpus);
   const peaks = peaksMB.get(gpus) ?? [];
-  return { algorithm: run?.algorithm, simulatedUs: run?.timeUs, peakRssMedianMB: peaks.length ? Math.round(median(peaks)) : undefined };
+  return {
+    algorithm: run?.algorithm,
+    simulatedUs: run?.timeUs,
+    peakRssMedianMB: peaks.length ? Math.round(median(peaks)) : undefined,
+  };
 }
 
 export const benchmarks: Benchmark[] = [

@@ -79,14 +79,18 @@ const DREW_PHASES = `() => {
   return seen.size === wanted.length;
 }`;
 
-async function withTimeline<T>(count: number, body: (panel: PanelPage, firstPaintMs: number) => Promise<T>): Promise<T> {
+async function withTimeline<T>(
+  count: number,
+  body: (panel: PanelPage, firstPaintMs: number) => Promise<T>,
+): Promise<T> {
   const missing = chromiumMissing();
   if (missing) throw new Error(`the timeline benchmarks need Chromium: ${missing}`);
   const panel = await openPanel('timeline', VIEWPORT);
   try {
     await panel.page.evaluate(`(${GENERATE})(${count}, ${LANES})`);
     const firstPaintMs = (await panel.page.evaluate(`(${FIRST_PAINT})()`)) as number;
-    if (!(await panel.page.evaluate(`(${DREW_PHASES})()`))) throw new Error(`the ${count}-span trace did not draw its phases`);
+    if (!(await panel.page.evaluate(`(${DREW_PHASES})()`)))
+      throw new Error(`the ${count}-span trace did not draw its phases`);
     return await body(panel, firstPaintMs);
   } finally {
     await panel.close();
@@ -111,28 +115,39 @@ export const benchmarks: Benchmark[] = [
     target: 1000,
     runs: 3,
     measure: () => withTimeline(1_000_000, async (_panel, firstPaintMs) => firstPaintMs),
-    extra: () => ({ ...load(), note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame' }),
+    extra: () => ({
+      ...load(),
+      note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame',
+    }),
   },
   {
     name: 'timeline: frame time median, 1 M spans, scripted pan and zoom',
     unit: 'ms',
     target: 16,
     runs: 3,
-    measure: () => withTimeline(1_000_000, async (panel) => {
-      lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
-      return percentile(lastFrames, 50);
+    measure: () =>
+      withTimeline(1_000_000, async (panel) => {
+        lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
+        return percentile(lastFrames, 50);
+      }),
+    extra: () => ({
+      ...load(),
+      frames: lastFrames.length,
+      p95: percentile(lastFrames, 95),
+      max: Math.max(...lastFrames),
+      note: 'render time per frame (rasterise, putImageData, labels), measured in the page',
     }),
-    extra: () => ({ ...load(), frames: lastFrames.length, p95: percentile(lastFrames, 95), max: Math.max(...lastFrames), note: 'render time per frame (rasterise, putImageData, labels), measured in the page' }),
   },
   {
     name: 'timeline: frame time p95, 1 M spans, scripted pan and zoom',
     unit: 'ms',
     target: 33,
     runs: 3,
-    measure: () => withTimeline(1_000_000, async (panel) => {
-      lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
-      return percentile(lastFrames, 95);
-    }),
+    measure: () =>
+      withTimeline(1_000_000, async (panel) => {
+        lastFrames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
+        return percentile(lastFrames, 95);
+      }),
     extra: () => ({ ...load(), frames: lastFrames.length, median: percentile(lastFrames, 50) }),
   },
   {
@@ -140,11 +155,16 @@ export const benchmarks: Benchmark[] = [
     unit: 'ms',
     target: 10_000,
     runs: 1,
-    measure: () => withTimeline(10_000_000, async (panel, firstPaintMs) => {
-      const frames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
-      last10M = { frameMedianMs: percentile(frames, 50), frameP95Ms: percentile(frames, 95), inputOrder: 'time order across lanes (regrouped by the model)' };
-      return firstPaintMs;
-    }),
+    measure: () =>
+      withTimeline(10_000_000, async (panel, firstPaintMs) => {
+        const frames = (await panel.page.evaluate(`(${PAN_AND_ZOOM})()`)) as number[];
+        last10M = {
+          frameMedianMs: percentile(frames, 50),
+          frameP95Ms: percentile(frames, 95),
+          inputOrder: 'time order across lanes (regrouped by the model)',
+        };
+        return firstPaintMs;
+      }),
     extra: () => ({ ...load(), ...last10M }),
   },
 ];

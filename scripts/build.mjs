@@ -22,24 +22,72 @@ const lazyExtension = {
   name: 'lazy-extension-bundle',
   setup(build) {
     build.onResolve({ filter: /^\.\/lazy$/ }, (args) =>
-      args.importer.endsWith(join('src', 'extension', 'lazy.ts')) ? undefined : { path: './extension-lazy.js', external: true });
+      args.importer.endsWith(join('src', 'extension', 'lazy.ts'))
+        ? undefined
+        : { path: './extension-lazy.js', external: true },
+    );
   },
 };
 
 const targets = [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', ...nodeAliases, plugins: [lazyExtension], platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
-  { ...common, entryPoints: ['src/extension/lazy.ts'], outfile: 'dist/extension-lazy.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  {
+    ...common,
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: 'dist/extension.js',
+    ...nodeAliases,
+    plugins: [lazyExtension],
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+  },
+  {
+    ...common,
+    entryPoints: ['src/extension/lazy.ts'],
+    outfile: 'dist/extension-lazy.js',
+    ...nodeAliases,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+  },
   // Long engine jobs run in a worker thread so that they can be cancelled (see src/extension/worker/).
-  { ...common, entryPoints: ['src/extension/worker/engine-worker.ts'], outfile: 'dist/extension-worker.js', platform: 'node', format: 'cjs', target: 'node20' },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', ...nodeAliases, platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
+  {
+    ...common,
+    entryPoints: ['src/extension/worker/engine-worker.ts'],
+    outfile: 'dist/extension-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
+    entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli.js',
+    ...nodeAliases,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+  },
 ];
 if (webviewEntries.length > 0) {
-  targets.push({ ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm', target: 'es2022' });
+  targets.push({
+    ...common,
+    entryPoints: webviewEntries,
+    outdir: 'dist/webview',
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+  });
 }
 
 // The grammar and runtime .wasm files ship next to the bundles so the analysis layer can load them offline.
 mkdirSync('dist', { recursive: true });
-for (const wasm of ['node_modules/web-tree-sitter/tree-sitter.wasm', 'node_modules/tree-sitter-python/tree-sitter-python.wasm']) {
+for (const wasm of [
+  'node_modules/web-tree-sitter/tree-sitter.wasm',
+  'node_modules/tree-sitter-python/tree-sitter-python.wasm',
+]) {
   if (existsSync(wasm)) copyFileSync(wasm, join('dist', wasm.split('/').pop()));
 }
 // The codicon font and stylesheet ship in dist/ too: webviews may load only from media/ and dist/.
@@ -49,7 +97,9 @@ for (const file of ['codicon.css', 'codicon.ttf']) {
   if (existsSync(from)) copyFileSync(from, join('dist/codicons', file));
 }
 
-const present = targets.filter((t) => (t.entryPoints[0].in ?? t.entryPoints[0]) && existsSync(t.entryPoints[0].in ?? t.entryPoints[0]));
+const present = targets.filter(
+  (t) => (t.entryPoints[0].in ?? t.entryPoints[0]) && existsSync(t.entryPoints[0].in ?? t.entryPoints[0]),
+);
 if (watch) {
   for (const t of present) await (await esbuild.context(t)).watch();
 } else {

@@ -13,7 +13,10 @@ export function zipEntries(buffer) {
   const eocdSignature = 0x06054b50;
   let eocd = -1;
   for (let i = buffer.length - 22; i >= Math.max(0, buffer.length - 65_557); i--) {
-    if (buffer.readUInt32LE(i) === eocdSignature) { eocd = i; break; }
+    if (buffer.readUInt32LE(i) === eocdSignature) {
+      eocd = i;
+      break;
+    }
   }
   if (eocd < 0) throw new Error('not a zip file: no end-of-central-directory record');
   const count = buffer.readUInt16LE(eocd + 10);
@@ -28,7 +31,13 @@ export function zipEntries(buffer) {
     const method = buffer.readUInt16LE(offset + 10);
     const compressedSize = buffer.readUInt32LE(offset + 20);
     const localHeader = buffer.readUInt32LE(offset + 42);
-    entries.push({ name: buffer.toString('utf8', offset + 46, offset + 46 + nameLength), size, method, compressedSize, localHeader });
+    entries.push({
+      name: buffer.toString('utf8', offset + 46, offset + 46 + nameLength),
+      size,
+      method,
+      compressedSize,
+      localHeader,
+    });
     offset += 46 + nameLength + extra + comment;
   }
   return entries;
@@ -69,7 +78,8 @@ export const FORBIDDEN = [
 /** The text of one stored or deflated entry of a zip read by zipEntries. */
 export function zipText(buffer, entry) {
   if (buffer.readUInt32LE(entry.localHeader) !== 0x04034b50) throw new Error(`corrupt local header for ${entry.name}`);
-  const start = entry.localHeader + 30 + buffer.readUInt16LE(entry.localHeader + 26) + buffer.readUInt16LE(entry.localHeader + 28);
+  const start =
+    entry.localHeader + 30 + buffer.readUInt16LE(entry.localHeader + 26) + buffer.readUInt16LE(entry.localHeader + 28);
   const data = buffer.subarray(start, start + entry.compressedSize);
   if (entry.method === 0) return data.toString('utf8');
   if (entry.method === 8) return inflateRawSync(data).toString('utf8');
@@ -132,11 +142,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     const folder = e.name.split('/').slice(0, 3).join('/');
     byFolder.set(folder, (byFolder.get(folder) ?? 0) + e.size);
   }
-  for (const [folder, size] of [...byFolder].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`${(size / 1024).toFixed(0).padStart(8)} KiB  ${folder}`);
+  for (const [folder, size] of [...byFolder].sort((a, b) => b[1] - a[1]).slice(0, 12))
+    console.log(`${(size / 1024).toFixed(0).padStart(8)} KiB  ${folder}`);
   console.log(`${file}: ${entries.length} files, ${(bytes / 1024 / 1024).toFixed(2)} MB packed`);
   if (problems.length > 0) {
     for (const p of problems) console.error(`vsix check: ${p}`);
     process.exit(1);
   }
-  console.log(`vsix check: grammar wasm, webview bundles, schemas and harness present; no sources or tests; the links of ${pages.size} README and docs pages resolve inside the package.`);
+  console.log(
+    `vsix check: grammar wasm, webview bundles, schemas and harness present; no sources or tests; the links of ${pages.size} README and docs pages resolve inside the package.`,
+  );
 }

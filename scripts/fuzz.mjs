@@ -28,7 +28,9 @@ const scale = option('scale', process.env.FUZZ_SCALE ?? '10');
 const seed = option('seed', process.env.FUZZ_SEED ?? String(Date.now() % 2 ** 31));
 const watchdogMinutes = Number(option('watchdog-minutes', '60'));
 const dir = 'test/unit/fuzz';
-const files = readdirSync(dir).filter((f) => f.endsWith('.fuzz.test.ts') && (args.length === 0 || args.some((a) => f.includes(a)))).map((f) => join(dir, f));
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.fuzz.test.ts') && (args.length === 0 || args.some((a) => f.includes(a))))
+  .map((f) => join(dir, f));
 if (files.length === 0) {
   console.error(`no fuzz files match ${args.join(' ')}`);
   process.exit(2);
@@ -46,7 +48,9 @@ for (const file of files) {
     timeout: watchdogMinutes * 60_000,
   });
   if (result.error?.code === 'ETIMEDOUT' || result.signal) {
-    console.error(`${file}: killed by the ${watchdogMinutes}-minute watchdog; an input hangs a parser (rerun with --seed ${seed})`);
+    console.error(
+      `${file}: killed by the ${watchdogMinutes}-minute watchdog; an input hangs a parser (rerun with --seed ${seed})`,
+    );
     failed++;
   } else if (result.status !== 0) {
     failed++;

@@ -15,8 +15,16 @@ function findTests(dir) {
 }
 
 const filters = process.argv.slice(2);
-const roots = ['test/unit', 'test/webview', 'test/e2e'].filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });
+const roots = ['test/unit', 'test/webview', 'test/e2e'].filter((d) => {
+  try {
+    return statSync(d).isDirectory();
+  } catch {
+    return false;
+  }
+});
 let files = roots.flatMap(findTests).sort();
 if (filters.length > 0) files = files.filter((f) => filters.some((x) => f.includes(x)));
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

@@ -2,7 +2,18 @@
 // The host posts ToWebview messages; the webviews post FromWebview messages, and the host passes every one
 // through validateWebviewMessage before any handler sees it, because a webview renders workspace data and
 // must be treated as untrusted.
-import type { Algorithm, Bytes, GBps, Micros, Protocol, SweepRow, Trace, TraceMetadata, Lane, Span } from './engine/index';
+import type {
+  Algorithm,
+  Bytes,
+  GBps,
+  Micros,
+  Protocol,
+  SweepRow,
+  Trace,
+  TraceMetadata,
+  Lane,
+  Span,
+} from './engine/index';
 
 /** The panels that speak this protocol. Each is one bundle in dist/webview/<panel>.js. */
 export type PanelKind = 'timeline' | 'charts' | 'topology';
@@ -95,7 +106,11 @@ export interface NodeScalingRow {
 /** The gradient-scaling check's loss curves: summed vs averaged gradients vs the single-GPU reference. */
 export interface ScalingCheckCurves {
   readonly steps: readonly number[];
-  readonly series: readonly { readonly label: string; readonly kind: 'sum' | 'avg' | 'reference' | 'other'; readonly loss: readonly number[] }[];
+  readonly series: readonly {
+    readonly label: string;
+    readonly kind: 'sum' | 'avg' | 'reference' | 'other';
+    readonly loss: readonly number[];
+  }[];
   /** A one-line verdict shown above the chart, e.g. "summed gradients diverge 8× faster". */
   readonly verdict?: string;
   /** What the curves are of: the check's synthetic model, so nobody reads them as their own network's training. */
@@ -249,7 +264,8 @@ export interface LogMessage {
   readonly message: string;
 }
 
-export type FromWebview = ReadyMessage | OpenSourceMessage | SelectSpanMessage | RequestRangeMessage | ExportTraceMessage | LogMessage;
+export type FromWebview =
+  ReadyMessage | OpenSourceMessage | SelectSpanMessage | RequestRangeMessage | ExportTraceMessage | LogMessage;
 export type FromWebviewType = FromWebview['type'];
 
 // ---------------------------------------------------------------------------------------------------------
@@ -289,14 +305,30 @@ type Fields = Readonly<Record<string, (value: unknown) => string | undefined>>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const text = (maxLength = MAX_STRING_LENGTH) => (v: unknown): string | undefined =>
-  typeof v !== 'string' ? 'must be a string' : v.length > maxLength ? `must be at most ${maxLength} characters` : undefined;
-const nonEmptyText = (v: unknown): string | undefined => text()(v) ?? ((v as string).length === 0 ? 'must not be empty' : undefined);
-const integer = (min: number, max: number) => (v: unknown): string | undefined =>
-  typeof v !== 'number' || !Number.isInteger(v) ? 'must be an integer' : v < min || v > max ? `must be between ${min} and ${max}` : undefined;
-const finiteNumber = (v: unknown): string | undefined => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'must be a finite number');
-const oneOf = (allowed: readonly string[]) => (v: unknown): string | undefined =>
-  typeof v === 'string' && allowed.includes(v) ? undefined : `must be one of ${allowed.join(', ')}`;
+const text =
+  (maxLength = MAX_STRING_LENGTH) =>
+  (v: unknown): string | undefined =>
+    typeof v !== 'string'
+      ? 'must be a string'
+      : v.length > maxLength
+        ? `must be at most ${maxLength} characters`
+        : undefined;
+const nonEmptyText = (v: unknown): string | undefined =>
+  text()(v) ?? ((v as string).length === 0 ? 'must not be empty' : undefined);
+const integer =
+  (min: number, max: number) =>
+  (v: unknown): string | undefined =>
+    typeof v !== 'number' || !Number.isInteger(v)
+      ? 'must be an integer'
+      : v < min || v > max
+        ? `must be between ${min} and ${max}`
+        : undefined;
+const finiteNumber = (v: unknown): string | undefined =>
+  typeof v === 'number' && Number.isFinite(v) ? undefined : 'must be a finite number';
+const oneOf =
+  (allowed: readonly string[]) =>
+  (v: unknown): string | undefined =>
+    typeof v === 'string' && allowed.includes(v) ? undefined : `must be one of ${allowed.join(', ')}`;
 
 /** Required fields of each message type, besides `type`. No message has optional fields. */
 const MESSAGE_FIELDS: Readonly<Record<FromWebviewType, Fields>> = {
@@ -316,11 +348,14 @@ export function validateWebviewMessage(message: unknown): ValidationResult {
   if (!isRecord(message)) return { error: 'message is not an object' };
   const type = message.type;
   if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(MESSAGE_FIELDS, type)) {
-    return { error: `unknown message type ${JSON.stringify(typeof type === 'string' ? type.slice(0, 64) : type ?? null)}` };
+    return {
+      error: `unknown message type ${JSON.stringify(typeof type === 'string' ? type.slice(0, 64) : (type ?? null))}`,
+    };
   }
   const fields = MESSAGE_FIELDS[type as FromWebviewType];
   for (const key of Object.keys(message)) {
-    if (key !== 'type' && !Object.prototype.hasOwnProperty.call(fields, key)) return { error: `${type}: unexpected field "${key.slice(0, 64)}"` };
+    if (key !== 'type' && !Object.prototype.hasOwnProperty.call(fields, key))
+      return { error: `${type}: unexpected field "${key.slice(0, 64)}"` };
   }
   for (const [key, check] of Object.entries(fields)) {
     if (!(key in message)) return { error: `${type}: missing field "${key}"` };
@@ -343,23 +378,39 @@ export function isValidationError(result: ValidationResult): result is { readonl
  * Returns undefined for anything that is not a panel state; unknown or malformed optional fields are dropped.
  */
 export function validatePanelState(state: unknown): PanelState | undefined {
-  if (!isRecord(state) || typeof state.panel !== 'string' || !PANEL_KINDS.includes(state.panel as PanelKind)) return undefined;
+  if (!isRecord(state) || typeof state.panel !== 'string' || !PANEL_KINDS.includes(state.panel as PanelKind))
+    return undefined;
   const num = (v: unknown): number | undefined => (finiteNumber(v) === undefined ? (v as number) : undefined);
   const str = (v: unknown): string | undefined => (text()(v) === undefined ? (v as string) : undefined);
   switch (state.panel as PanelKind) {
     case 'timeline': {
-      const source = isRecord(state.source) && str(state.source.uri) && str(state.source.label) !== undefined
-        ? { uri: state.source.uri as string, label: state.source.label as string }
-        : undefined;
-      const selected = integer(0, 2 ** 32 - 1)(state.selectedSpan) === undefined ? (state.selectedSpan as number) : undefined;
+      const source =
+        isRecord(state.source) && str(state.source.uri) && str(state.source.label) !== undefined
+          ? { uri: state.source.uri as string, label: state.source.label as string }
+          : undefined;
+      const selected =
+        integer(0, 2 ** 32 - 1)(state.selectedSpan) === undefined ? (state.selectedSpan as number) : undefined;
       return {
-        panel: 'timeline', source, viewStartUs: num(state.viewStartUs), viewEndUs: num(state.viewEndUs),
-        scrollTopPx: num(state.scrollTopPx), filter: str(state.filter), selectedSpan: selected,
+        panel: 'timeline',
+        source,
+        viewStartUs: num(state.viewStartUs),
+        viewEndUs: num(state.viewEndUs),
+        scrollTopPx: num(state.scrollTopPx),
+        filter: str(state.filter),
+        selectedSpan: selected,
       };
     }
     case 'charts':
-      return { panel: 'charts', data: isRecord(state.data) ? (state.data as unknown as ChartsData) : undefined, tab: str(state.tab) };
+      return {
+        panel: 'charts',
+        data: isRecord(state.data) ? (state.data as unknown as ChartsData) : undefined,
+        tab: str(state.tab),
+      };
     case 'topology':
-      return { panel: 'topology', data: isRecord(state.data) ? (state.data as unknown as TopologyData) : undefined, channel: num(state.channel) };
+      return {
+        panel: 'topology',
+        data: isRecord(state.data) ? (state.data as unknown as TopologyData) : undefined,
+        channel: num(state.channel),
+      };
   }
 }

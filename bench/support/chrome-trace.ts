@@ -19,12 +19,15 @@ const KERNELS: readonly { name: string; cat: string; bytes?: number }[] = [
 export function writeChromeTrace(path: string, spans: number, lanes: number): number {
   const fd = openSync(path, 'w');
   let written = 0;
-  const write = (text: string): void => { written += writeSync(fd, text); };
+  const write = (text: string): void => {
+    written += writeSync(fd, text);
+  };
   try {
     write('{"displayTimeUnit":"ms","traceEvents":[\n');
     for (let rank = 0; rank < lanes; rank++) {
       const pid = Math.floor(rank / GPUS_PER_NODE);
-      if (rank % GPUS_PER_NODE === 0) write(`{"ph":"M","name":"process_name","pid":${pid},"tid":0,"args":{"name":"node ${pid}"}},\n`);
+      if (rank % GPUS_PER_NODE === 0)
+        write(`{"ph":"M","name":"process_name","pid":${pid},"tid":0,"args":{"name":"node ${pid}"}},\n`);
       write(`{"ph":"M","name":"thread_name","pid":${pid},"tid":${rank},"args":{"name":"rank ${rank} stream 7"}},\n`);
     }
     // A small deterministic generator keeps files identical between runs, so reruns reuse the cached file.
@@ -40,7 +43,9 @@ export function writeChromeTrace(path: string, spans: number, lanes: number): nu
       const ts = (origin + k * 10 + rank * 0.37 + random()).toFixed(3);
       const dur = (2 + random() * 6).toFixed(3);
       const args = kernel.bytes === undefined ? `{"correlation":${i}}` : `{"correlation":${i},"bytes":${kernel.bytes}}`;
-      parts.push(`{"ph":"X","cat":"${kernel.cat}","name":"${kernel.name}","pid":${Math.floor(rank / GPUS_PER_NODE)},"tid":${rank},"ts":${ts},"dur":${dur},"args":${args}}`);
+      parts.push(
+        `{"ph":"X","cat":"${kernel.cat}","name":"${kernel.name}","pid":${Math.floor(rank / GPUS_PER_NODE)},"tid":${rank},"ts":${ts},"dur":${dur},"args":${args}}`,
+      );
       if (parts.length === 10_000 || i === spans - 1) {
         write(parts.join(',\n') + (i === spans - 1 ? '\n' : ',\n'));
         parts.length = 0;

@@ -41,5 +41,7 @@ runChild(async () => {
   const firstMs = await pass(0);
   const timesMs: number[] = [];
   for (let version = 1; version <= edits; version++) timesMs.push(await pass(version));
-  process.stdout.write(`${JSON.stringify({ firstMs, timesMs, cpuMs: cpuMs.slice(1), lines: script.split('\n').length, findings, titles })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ firstMs, timesMs, cpuMs: cpuMs.slice(1), lines: script.split('\n').length, findings, titles })}\n`,
+  );
 });

@@ -7,7 +7,8 @@ import { activateBundle, installVscodeStandIn, runChild } from './vscode-stand-i
 
 const [root, tracePath] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!root || !tracePath || !gc) throw new Error('usage: node --expose-gc trace-memory-child.cjs <repo root> <trace file>');
+if (!root || !tracePath || !gc)
+  throw new Error('usage: node --expose-gc trace-memory-child.cjs <repo root> <trace file>');
 
 const MiB = 2 ** 20;
 function settledMemory(): NodeJS.MemoryUsage {
@@ -24,7 +25,8 @@ runChild(async () => {
   const started = performance.now();
   await fake.commands.executeCommand('collectiveProfiler.openTrace', fake.Uri.file(tracePath));
   const panel = fake.recorded.panels.at(-1);
-  if (!panel) throw new Error(`Open Trace showed no panel: ${fake.recorded.messages.concat(fake.recorded.logs).join('; ')}`);
+  if (!panel)
+    throw new Error(`Open Trace showed no panel: ${fake.recorded.messages.concat(fake.recorded.logs).join('; ')}`);
   // The page announces it is ready; the host then posts the trace, in chunks for a big one. Its handler runs
   // behind the dispatcher's validation, so the posts land a turn later.
   await panel.fromWebview({ type: 'ready', panel: 'timeline' });

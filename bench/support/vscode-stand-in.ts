@@ -37,7 +37,10 @@ export function installVscodeStandIn(root: string): { vscode: typeof fake; poste
     },
   };
   const id = join(root, 'out', 'bench', 'vscode-stand-in.cjs');
-  const M = Module as unknown as { _resolveFilename: (r: string, ...rest: unknown[]) => string; _cache: Record<string, unknown> };
+  const M = Module as unknown as {
+    _resolveFilename: (r: string, ...rest: unknown[]) => string;
+    _cache: Record<string, unknown>;
+  };
   const resolve = M._resolveFilename;
   M._resolveFilename = function (request: string, ...rest: unknown[]) {
     return request === 'vscode' ? id : resolve.call(this, request, ...rest);
@@ -50,13 +53,20 @@ export function installVscodeStandIn(root: string): { vscode: typeof fake; poste
 export function activateBundle(root: string): ExtensionApi {
   const bundle = join(root, 'dist', 'extension.js');
   const extension = Module.createRequire(bundle)(bundle) as { activate(context: unknown): ExtensionApi };
-  return extension.activate({ extensionUri: fake.Uri.file(root), globalStorageUri: fake.Uri.file(join(root, 'out', 'bench', 'storage')), subscriptions: [] });
+  return extension.activate({
+    extensionUri: fake.Uri.file(root),
+    globalStorageUri: fake.Uri.file(join(root, 'out', 'bench', 'storage')),
+    subscriptions: [],
+  });
 }
 
 /** Runs a child's main and exits, printing a failure to stderr with a non-zero status. */
 export function runChild(main: () => Promise<void>): void {
-  main().then(() => process.exit(0), (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );
 }

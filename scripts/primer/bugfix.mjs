@@ -47,7 +47,9 @@ function parseArgs(argv) {
     else throw new Error(`unexpected argument ${arg}`);
   }
   if (!options.workDir || !['tree', 'file'].includes(options.target)) {
-    throw new Error('usage: bugfix.mjs <work-dir> [--mirror-root DIR] [--out FILE] [--target tree|file] [--only id,...] [--cli FILE]');
+    throw new Error(
+      'usage: bugfix.mjs <work-dir> [--mirror-root DIR] [--out FILE] [--target tree|file] [--only id,...] [--cli FILE]',
+    );
   }
   return options;
 }
@@ -117,10 +119,17 @@ function extractPython(gitDir, commit, dest) {
 function runChecker(cli, treeDir, path, target) {
   const args = [cli, 'check', target === 'file' ? path : '.', '--json'];
   const started = Date.now();
-  const run = spawnSync(process.execPath, args, { cwd: treeDir, encoding: 'utf8', maxBuffer: MAX_BUFFER, timeout: TIMEOUT_MS });
+  const run = spawnSync(process.execPath, args, {
+    cwd: treeDir,
+    encoding: 'utf8',
+    maxBuffer: MAX_BUFFER,
+    timeout: TIMEOUT_MS,
+  });
   const seconds = (Date.now() - started) / 1000;
   if (run.error || (run.status !== 0 && run.status !== 1)) {
-    const reason = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' ')}`;
+    const reason = run.error
+      ? run.error.message
+      : `exit ${run.status}: ${(run.stderr || '').trim().split('\n').slice(-3).join(' ')}`;
     return { seconds, error: reason, findings: [] };
   }
   let all;
@@ -157,7 +166,8 @@ function functionRanges(source) {
     }
     if (!text || text.startsWith('#')) continue;
     const indent = line.length - line.trimStart().length;
-    while (open.length && indent <= open[open.length - 1].indent) ranges.push({ start: open.pop().start, end: lastCode });
+    while (open.length && indent <= open[open.length - 1].indent)
+      ranges.push({ start: open.pop().start, end: lastCode });
     if (/^(async\s+)?def\s/.test(text)) open.push({ indent, start: number });
     for (const quote of ['"""', "'''"]) {
       if (text.split(quote).length % 2 === 0) inString = quote;
@@ -214,7 +224,8 @@ function scorePair(pair, options) {
     bugFindings: bug.findings,
     fixFindings: fix.findings,
     // Findings of the expected rule elsewhere in the buggy file: the checker saw the pattern, but not where the fix is.
-    expectedElsewhere: bug.findings.filter((finding) => finding.code === pair.expectedCode && !near.includes(finding)).length,
+    expectedElsewhere: bug.findings.filter((finding) => finding.code === pair.expectedCode && !near.includes(finding))
+      .length,
     files: { bug: bugExtract.files, fix: fixExtract.files, missingBlobs: bugExtract.missing + fixExtract.missing },
     seconds: { bug: bug.seconds, fix: fix.seconds },
   };
@@ -226,7 +237,9 @@ function describe(findings) {
 
 function main() {
   const options = parseArgs(process.argv.slice(2));
-  const pairs = JSON.parse(readFileSync(options.pairs, 'utf8')).filter((pair) => !options.only || options.only.has(pair.id));
+  const pairs = JSON.parse(readFileSync(options.pairs, 'utf8')).filter(
+    (pair) => !options.only || options.only.has(pair.id),
+  );
   mkdirSync(options.workDir, { recursive: true });
   const results = [];
   for (const pair of pairs) {
@@ -235,7 +248,14 @@ function main() {
       results.push(scorePair(pair, options));
     } catch (error) {
       // One missing mirror or commit should not hide the other pairs' results.
-      results.push({ id: pair.id, repo: pair.repo, expectedCode: pair.expectedCode, verdict: 'error', fixedClean: false, error: error.message });
+      results.push({
+        id: pair.id,
+        repo: pair.repo,
+        expectedCode: pair.expectedCode,
+        verdict: 'error',
+        fixedClean: false,
+        error: error.message,
+      });
     }
   }
 
@@ -244,7 +264,9 @@ function main() {
   for (const result of results) {
     const bugCell = result.bugFindings ? describe(result.bugFindings) : result.error;
     const fixCell = result.fixFindings ? describe(result.fixFindings) : '';
-    console.log(`| ${result.id} | ${result.repo} | ${result.expectedCode} | ${result.verdict} | ${result.fixedClean ? 'yes' : 'no'} | ${bugCell} | ${fixCell} |`);
+    console.log(
+      `| ${result.id} | ${result.repo} | ${result.expectedCode} | ${result.verdict} | ${result.fixedClean ? 'yes' : 'no'} | ${bugCell} | ${fixCell} |`,
+    );
   }
   const count = (verdict) => results.filter((result) => result.verdict === verdict).length;
   const scored = results.filter((result) => result.verdict !== 'error');
@@ -259,8 +281,12 @@ function main() {
   totals.recall = totals.pairs ? totals.caught / totals.pairs : 0;
   totals.cleanRate = scored.length ? totals.fixedClean / scored.length : 0;
   console.log('');
-  console.log(`recall ${totals.caught}/${totals.pairs} = ${(100 * totals.recall).toFixed(1)}%  (wrong-code ${totals.wrongCode}, missed ${totals.missed}, errors ${totals.errors})`);
-  console.log(`clean rate ${totals.fixedClean}/${scored.length} = ${(100 * totals.cleanRate).toFixed(1)}% of fixed files without a finding of the expected rule`);
+  console.log(
+    `recall ${totals.caught}/${totals.pairs} = ${(100 * totals.recall).toFixed(1)}%  (wrong-code ${totals.wrongCode}, missed ${totals.missed}, errors ${totals.errors})`,
+  );
+  console.log(
+    `clean rate ${totals.fixedClean}/${scored.length} = ${(100 * totals.cleanRate).toFixed(1)}% of fixed files without a finding of the expected rule`,
+  );
   for (const result of results.filter((r) => r.error)) console.log(`error in ${result.id}: ${result.error}`);
 
   if (options.out) {
@@ -268,7 +294,10 @@ function main() {
     const git = (...args) => execFileSync('git', ['-C', repoRoot, ...args], { encoding: 'utf8' });
     const checker = {
       commit: git('rev-parse', 'HEAD').trim(),
-      dirty: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).map((line) => line.slice(3)),
+      dirty: git('status', '--porcelain', '--', 'src')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.slice(3)),
     };
     writeFileSync(options.out, JSON.stringify({ checker, target: options.target, totals, results }, null, 2) + '\n');
   }

@@ -6,7 +6,16 @@
 // checker reads nothing else that matters here and because a smaller tree keeps third-party code out of the way.
 // The run is idempotent: a tree whose marker file names the recorded commit is left alone, and any other tree is
 // rebuilt in a temporary folder and renamed into place, so an interrupted run never leaves a half-written tree.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, copyFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  copyFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -140,7 +149,8 @@ function main() {
       console.log(`${entry.name}: up to date at ${entry.commit}`);
       continue;
     }
-    const result = entry.kind === 'debian' ? extractDebian(entry, target) : extractGit(entry, target, options.mirrorRoot);
+    const result =
+      entry.kind === 'debian' ? extractDebian(entry, target) : extractGit(entry, target, options.mirrorRoot);
     if (result.missing) {
       console.log(`${entry.name}: MISSING: ${result.missing}`);
       problems.push(entry.name);
@@ -150,7 +160,9 @@ function main() {
     // A missing blob is a file of 4 MiB or more that the mirror does not carry; we name a few so the gap is visible.
     if (result.absent.length > 0) {
       const sample = result.absent.slice(0, 5).join(', ');
-      console.log(`  ${result.absent.length} blob(s) absent from the mirror, skipped: ${sample}${result.absent.length > 5 ? ', ...' : ''}`);
+      console.log(
+        `  ${result.absent.length} blob(s) absent from the mirror, skipped: ${sample}${result.absent.length > 5 ? ', ...' : ''}`,
+      );
     }
   }
   if (problems.length > 0) console.log(`\nMissing: ${problems.join(', ')}`);

@@ -28,7 +28,8 @@ function parseArgs(argv) {
     else if (!options.treesDir) options.treesDir = resolve(arg);
     else throw new Error(`unexpected argument ${arg}`);
   }
-  if (!options.treesDir) throw new Error('usage: run.mjs <trees-dir> [--out FILE] [--base FILE] [--only name,...] [--cli FILE]');
+  if (!options.treesDir)
+    throw new Error('usage: run.mjs <trees-dir> [--out FILE] [--base FILE] [--only name,...] [--cli FILE]');
   return options;
 }
 
@@ -43,7 +44,10 @@ function git(cwd, ...args) {
 function checkerIdentity(cli) {
   const checkout = resolve(dirname(cli), '..');
   try {
-    const dirty = git(checkout, 'status', '--porcelain', '--', 'src').split('\n').filter(Boolean).map((line) => line.slice(3));
+    const dirty = git(checkout, 'status', '--porcelain', '--', 'src')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(3));
     return { checkerCommit: git(checkout, 'rev-parse', 'HEAD').trim(), checkerDirty: dirty };
   } catch {
     return { checkerCommit: null, checkerDirty: [] };
@@ -84,7 +88,13 @@ function checkTree(entry, tree, cli, extraFlags) {
     timeout: TIMEOUT_MS,
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const record = { name: entry.name, kind: entry.kind, commit: entry.commit, files: countPythonFiles(tree), seconds: Math.round(seconds * 100) / 100 };
+  const record = {
+    name: entry.name,
+    kind: entry.kind,
+    commit: entry.commit,
+    files: countPythonFiles(tree),
+    seconds: Math.round(seconds * 100) / 100,
+  };
   const notes = (result.stderr ?? '').split('\n').filter((line) => line.trim() !== '');
   // The notes (unparsable files, skipped configs) are counted in the table and kept, a few dozen at most, in the JSON.
   record.notes = notes.length;
@@ -92,7 +102,9 @@ function checkTree(entry, tree, cli, extraFlags) {
   // Exit 0 means no findings and exit 1 means findings; anything else (a crash, a timeout, a usage error) is kept
   // as an error with the end of stderr, because it says more about the checker than any finding does.
   if (result.status !== 0 && result.status !== 1) {
-    record.error = result.error ? String(result.error) : `exit ${result.status ?? result.signal}: ${notes.slice(-5).join(' | ')}`;
+    record.error = result.error
+      ? String(result.error)
+      : `exit ${result.status ?? result.signal}: ${notes.slice(-5).join(' | ')}`;
     record.findings = [];
     return record;
   }
@@ -106,7 +118,15 @@ function checkTree(entry, tree, cli, extraFlags) {
   }
   record.findings = parsed.map((f) => {
     const path = relative(tree, resolve(tree, f.file));
-    return { path, line: f.line, column: f.column, code: f.code, severity: f.severity, message: f.message, text: lineText(tree, path, f.line) };
+    return {
+      path,
+      line: f.line,
+      column: f.column,
+      code: f.code,
+      severity: f.severity,
+      message: f.message,
+      text: lineText(tree, path, f.line),
+    };
   });
   record.findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.code.localeCompare(b.code));
   return record;
@@ -124,11 +144,17 @@ function printTable(repos) {
     totals.findings += repo.findings.length;
     totals.notes += repo.notes;
     const total = repo.error ? `ERROR: ${repo.error}` : String(repo.findings.length);
-    console.log(`| ${repo.name} | ${repo.kind} | ${repo.files} | ${repo.seconds.toFixed(2)} | ${byCode.join(' | ')} | ${total} | ${repo.notes} |`);
+    console.log(
+      `| ${repo.name} | ${repo.kind} | ${repo.files} | ${repo.seconds.toFixed(2)} | ${byCode.join(' | ')} | ${total} | ${repo.notes} |`,
+    );
   }
   const rate = totals.seconds > 0 ? (totals.files / totals.seconds).toFixed(1) : '-';
-  console.log(`| **all** | | ${totals.files} | ${totals.seconds.toFixed(2)} | ${CODES.map((c) => totals.byCode[c]).join(' | ')} | ${totals.findings} | ${totals.notes} |`);
-  console.log(`\n${repos.length} code bases, ${totals.files} files in ${totals.seconds.toFixed(1)} s (${rate} files/s), ${totals.findings} findings.`);
+  console.log(
+    `| **all** | | ${totals.files} | ${totals.seconds.toFixed(2)} | ${CODES.map((c) => totals.byCode[c]).join(' | ')} | ${totals.findings} | ${totals.notes} |`,
+  );
+  console.log(
+    `\n${repos.length} code bases, ${totals.files} files in ${totals.seconds.toFixed(1)} s (${rate} files/s), ${totals.findings} findings.`,
+  );
 }
 
 function formatFinding(repo, f) {
@@ -152,7 +178,9 @@ function diffFindings(oldFindings, newFindings) {
     const near = unmatchedOld
       .filter((o) => o.path === f.path && o.code === f.code && Math.abs(o.line - f.line) <= LINE_SLACK)
       .sort((a, b) => Math.abs(a.line - f.line) - Math.abs(b.line - f.line))[0];
-    const same = near ?? (f.text ? unmatchedOld.find((o) => o.path === f.path && o.code === f.code && o.text === f.text) : undefined);
+    const same =
+      near ??
+      (f.text ? unmatchedOld.find((o) => o.path === f.path && o.code === f.code && o.text === f.text) : undefined);
     if (same) unmatchedOld.splice(unmatchedOld.indexOf(same), 1);
     else added.push(f);
   }
@@ -161,7 +189,9 @@ function diffFindings(oldFindings, newFindings) {
 
 function printDiff(base, current, only) {
   const edits = base.checkerDirty?.length ? ` with uncommitted edits to ${base.checkerDirty.join(', ')}` : '';
-  console.log(`\n## Diff against ${base.checkerCommit ?? 'the base'}${edits} (${base.generatedAt ?? 'unknown date'})\n`);
+  console.log(
+    `\n## Diff against ${base.checkerCommit ?? 'the base'}${edits} (${base.generatedAt ?? 'unknown date'})\n`,
+  );
   const baseByName = new Map(base.repos.map((r) => [r.name, r]));
   let changes = 0;
   for (const repo of current.repos) {
@@ -171,7 +201,8 @@ function printDiff(base, current, only) {
       continue;
     }
     // Findings from different commits of a code base are not comparable line by line, so say so before diffing.
-    if (old.commit !== repo.commit) console.log(`${repo.name}: the base checked ${old.commit}, this run ${repo.commit}`);
+    if (old.commit !== repo.commit)
+      console.log(`${repo.name}: the base checked ${old.commit}, this run ${repo.commit}`);
     const { added, removed } = diffFindings(old.findings, repo.findings);
     for (const f of added) console.log(`+ ${formatFinding(repo.name, f)}`);
     for (const f of removed) console.log(`- ${formatFinding(repo.name, f)}`);
@@ -179,7 +210,9 @@ function printDiff(base, current, only) {
   }
   const currentNames = new Set(current.repos.map((r) => r.name));
   // A code base left out with --only is not reported as gone: only one that this run tried to check and lacks is.
-  for (const old of base.repos) if (!currentNames.has(old.name) && (!only || only.has(old.name))) console.log(`${old.name}: only in the base (${old.findings.length} findings)`);
+  for (const old of base.repos)
+    if (!currentNames.has(old.name) && (!only || only.has(old.name)))
+      console.log(`${old.name}: only in the base (${old.findings.length} findings)`);
   console.log(changes === 0 ? 'No findings added or removed.' : `\n${changes} findings added or removed.`);
 }
 

@@ -20,7 +20,11 @@ const LITERAL = new Set(['true', 'false', 'none', 'integer', 'float', 'string'])
 const SCALED = /\bdiv|\bmul|sum|scale|normaliz/;
 
 export class SplitAccumulation {
-  constructor(private readonly model: FileModel, private readonly losses: LossTracer, private readonly rule: AccumulationRule) {}
+  constructor(
+    private readonly model: FileModel,
+    private readonly losses: LossTracer,
+    private readonly rule: AccumulationRule,
+  ) {}
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n);
@@ -45,12 +49,28 @@ export class SplitAccumulation {
     for (const sibling of this.model.functions) {
       const owner = classNode(sibling);
       if (sibling === fn || !owner || !classes.has(owner)) continue;
-      const gate = this.earlyReturnGate(sibling) ?? this.rule.moduloGuard(child(sibling.node, 'body'), sibling.node.start);
+      const gate =
+        this.earlyReturnGate(sibling) ?? this.rule.moduloGuard(child(sibling.node, 'body'), sibling.node.start);
       if (!gate || this.rule.rescalesGradients(sibling, sibling.node.start, gate.step)) continue;
       const loss = unparen(site.loss);
       if (this.dividesByCount(gate.count)) return undefined;
-      if (!this.rule.undividedMean(loss, fn, site.call.start, gate.count) && !this.undividedParameter(loss, fn, site.call.start)) return undefined;
-      return { site, loss, ...gate, fixable: false, related: [{ node: child(sibling.node, 'name') ?? sibling.node, message: `\`${sibling.name}\` takes one optimizer step per \`${this.text(gate.count)}\` calls` }] };
+      if (
+        !this.rule.undividedMean(loss, fn, site.call.start, gate.count) &&
+        !this.undividedParameter(loss, fn, site.call.start)
+      )
+        return undefined;
+      return {
+        site,
+        loss,
+        ...gate,
+        fixable: false,
+        related: [
+          {
+            node: child(sibling.node, 'name') ?? sibling.node,
+            message: `\`${sibling.name}\` takes one optimizer step per \`${this.text(gate.count)}\` calls`,
+          },
+        ],
+      };
     }
     return undefined;
   }
@@ -123,8 +143,13 @@ export class SplitAccumulation {
     visit(this.model.module, (n) => {
       if (found) return false;
       const op = n.type === 'binary_operator' || n.type === 'augmented_assignment' ? this.model.syntax.operator(n) : '';
-      if ((op === '/' || op === '/=' || op === '//' || op === '//=') && mentions.test(this.text(child(n, 'right') ?? n))) found = true;
-      if (n.type === 'call' && /div|scale/i.test(this.model.syntax.calleeName(n)) && mentions.test(this.text(n))) found = true;
+      if (
+        (op === '/' || op === '/=' || op === '//' || op === '//=') &&
+        mentions.test(this.text(child(n, 'right') ?? n))
+      )
+        found = true;
+      if (n.type === 'call' && /div|scale/i.test(this.model.syntax.calleeName(n)) && mentions.test(this.text(n)))
+        found = true;
       return !found;
     });
     return found;
@@ -140,7 +165,9 @@ export class SplitAccumulation {
     // A caller binds positions after `self`, so the position is counted among the callable parameters.
     const position = this.model.callableParams(fn).findIndex((p) => p.name === name);
     if (position < 0) return false;
-    const reassigned = fn.assignments.some((a) => a.start < before && new RegExp(`^\\s*${name}\\s*$`).test(this.text(child(a, 'left') ?? a)));
+    const reassigned = fn.assignments.some(
+      (a) => a.start < before && new RegExp(`^\\s*${name}\\s*$`).test(this.text(child(a, 'left') ?? a)),
+    );
     if (reassigned) return false;
     const calls = this.model.callSites.get(fn.name) ?? [];
     return calls.every(({ call, caller }) => {
@@ -152,7 +179,11 @@ export class SplitAccumulation {
       if (passed.type !== 'identifier') return true;
       const argName = this.text(passed);
       return !caller.assignments.some((a) => {
-        if (a.start > call.start || !new RegExp(`(^|[\\s,(])${argName}([\\s,)]|$)`).test(this.text(child(a, 'left') ?? a))) return false;
+        if (
+          a.start > call.start ||
+          !new RegExp(`(^|[\\s,(])${argName}([\\s,)]|$)`).test(this.text(child(a, 'left') ?? a))
+        )
+          return false;
         return a.type === 'augmented_assignment' || this.scaled(child(a, 'right') ?? a);
       });
     });
@@ -182,7 +213,8 @@ export class SplitAccumulation {
     if (!helper || helper === caller || this.rule.stepsIn(child(helper.node, 'body'))) return undefined;
     if (!this.argumentsCarryNoCount(call, loop)) return undefined;
     // Something the caller stored on the object before the call could be a count the helper divides by.
-    if (caller.assignments.some((a) => a.start < call.start && /^\s*self\./.test(this.text(child(a, 'left') ?? a)))) return undefined;
+    if (caller.assignments.some((a) => a.start < call.start && /^\s*self\./.test(this.text(child(a, 'left') ?? a))))
+      return undefined;
     const site = this.returnedBackward(helper, call);
     if (!site) return undefined;
     return {
@@ -192,14 +224,24 @@ export class SplitAccumulation {
       evidence: loop,
       step,
       fixable: false,
-      related: [{ node: call.parent!, message: `the loss \`${helper.name}\` returns is divided by \`${this.text(divisor)}\` only after its backward ran` }],
+      related: [
+        {
+          node: call.parent!,
+          message: `the loss \`${helper.name}\` returns is divided by \`${this.text(divisor)}\` only after its backward ran`,
+        },
+      ],
     };
   }
 
   /** K in `helper(...) / K`, or in `x = helper(...)` followed in the same block by `x = x / K` or `x /= K`. */
   private divisorOfResult(call: PyNode): PyNode | undefined {
     const parent = call.parent;
-    if (parent?.type === 'binary_operator' && child(parent, 'left') === call && this.model.syntax.operator(parent) === '/') return child(parent, 'right');
+    if (
+      parent?.type === 'binary_operator' &&
+      child(parent, 'left') === call &&
+      this.model.syntax.operator(parent) === '/'
+    )
+      return child(parent, 'right');
     if (parent?.type !== 'assignment' || child(parent, 'right') !== call) return undefined;
     const target = child(parent, 'left');
     const statement = parent.parent;
@@ -212,7 +254,13 @@ export class SplitAccumulation {
       if (!a || child(a, 'left') === undefined || this.text(child(a, 'left')!) !== name) continue;
       const right = child(a, 'right');
       if (a.type === 'augmented_assignment' && this.model.syntax.operator(a) === '/=') return right;
-      if (a.type === 'assignment' && right?.type === 'binary_operator' && this.model.syntax.operator(right) === '/' && this.text(child(right, 'left')!) === name) return child(right, 'right');
+      if (
+        a.type === 'assignment' &&
+        right?.type === 'binary_operator' &&
+        this.model.syntax.operator(right) === '/' &&
+        this.text(child(right, 'left')!) === name
+      )
+        return child(right, 'right');
       return undefined;
     }
     return undefined;
@@ -230,10 +278,20 @@ export class SplitAccumulation {
       const args = s.args(iter).positional;
       return args.length === 1 && flat(args[0]) === flat(count);
     }
-    const lengths = count.type === 'identifier' ? fn.assignments.filter((a) => a.type === 'assignment' && flat(child(a, 'left')!) === flat(count)).map((a) => child(a, 'right')!) : [count];
+    const lengths =
+      count.type === 'identifier'
+        ? fn.assignments
+            .filter((a) => a.type === 'assignment' && flat(child(a, 'left')!) === flat(count))
+            .map((a) => child(a, 'right')!)
+        : [count];
     if (lengths.length !== 1) return false;
     const length = unparen(lengths[0]);
-    return length.type === 'call' && s.calleeName(length) === 'len' && s.args(length).positional.length === 1 && flat(s.args(length).positional[0]) === flat(iter);
+    return (
+      length.type === 'call' &&
+      s.calleeName(length) === 'len' &&
+      s.args(length).positional.length === 1 &&
+      flat(s.args(length).positional[0]) === flat(iter)
+    );
   }
 
   /** Every argument is the loop's own item or a literal: no count or global normaliser reaches the helper. */
@@ -262,7 +320,8 @@ export class SplitAccumulation {
     if (loss.type !== 'identifier') return undefined;
     const name = this.text(loss);
     const returned = helper.nodes.filter((n) => n.type === 'return_statement');
-    if (returned.length === 0 || !returned.every((r) => named(r).length === 1 && this.text(named(r)[0]) === name)) return undefined;
+    if (returned.length === 0 || !returned.every((r) => named(r).length === 1 && this.text(named(r)[0]) === name))
+      return undefined;
     if (ACCUMULATION_NAME.test(this.text(helper.node))) return undefined;
     const params = this.model.callableParams(helper).map((p) => p.name);
     for (const a of helper.assignments) {
@@ -277,14 +336,33 @@ export class SplitAccumulation {
     const args = this.model.syntax.args(call);
     for (let n = site.call.parent; n && n !== helper.node; n = n.parent) {
       const condition = n.type === 'if_statement' ? child(n, 'condition') : undefined;
-      if (condition && this.model.callableParams(helper).some((p, i) => new RegExp(`\\b${p.name}\\b`).test(this.text(condition)) && (args.keywords.has(p.name) || args.positional.length > i))) return undefined;
+      if (
+        condition &&
+        this.model
+          .callableParams(helper)
+          .some(
+            (p, i) =>
+              new RegExp(`\\b${p.name}\\b`).test(this.text(condition)) &&
+              (args.keywords.has(p.name) || args.positional.length > i),
+          )
+      )
+        return undefined;
     }
     return site;
   }
 
   private divisors(n: PyNode | undefined): PyNode[] {
     const out: PyNode[] = [];
-    if (n) visit(n, (m) => void (m.type === 'binary_operator' && /\/|%/.test(this.model.syntax.operator(m)) && out.push(child(m, 'right')!)));
+    if (n)
+      visit(
+        n,
+        (m) =>
+          void (
+            m.type === 'binary_operator' &&
+            /\/|%/.test(this.model.syntax.operator(m)) &&
+            out.push(child(m, 'right')!)
+          ),
+      );
     return out;
   }
 }

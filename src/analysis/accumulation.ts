@@ -46,7 +46,10 @@ export interface AccumulationVerdict {
 export class AccumulationRule {
   private readonly split: SplitAccumulation;
 
-  constructor(private readonly model: FileModel, private readonly losses: LossTracer) {
+  constructor(
+    private readonly model: FileModel,
+    private readonly losses: LossTracer,
+  ) {
     this.split = new SplitAccumulation(model, losses, this);
   }
 
@@ -74,7 +77,9 @@ export class AccumulationRule {
     // trainer's per-batch method) and its own `% K` guard around the step says so.
     const loop = enclosingLoop(site.call, fn.node);
     const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
-    const found = loop ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end)) : this.moduloGuard(body, site.call.end);
+    const found = loop
+      ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end))
+      : this.moduloGuard(body, site.call.end);
     if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
@@ -116,7 +121,14 @@ export class AccumulationRule {
     const objText = this.text(obj).replace(/\s+/g, '');
     if (/engine|deepspeed/i.test(objText)) return true;
     const built = (this.model.assignedValues.get(objText) ?? []).map((v) => unparen(v.value));
-    if (built.some((v) => v.type === 'call' && (s.args(v).keywords.has('gradient_accumulation_steps') || /deepspeed\.initialize/.test(s.calleeText(v))))) return true;
+    if (
+      built.some(
+        (v) =>
+          v.type === 'call' &&
+          (s.args(v).keywords.has('gradient_accumulation_steps') || /deepspeed\.initialize/.test(s.calleeText(v))),
+      )
+    )
+      return true;
     for (let n = call.parent; n; n = n.parent) {
       if (n.type === 'with_statement' && /\.accumulate\(/.test(this.text(n).slice(0, 200).split('\n')[0])) return true;
     }
@@ -147,14 +159,31 @@ export class AccumulationRule {
     if (loop.type !== 'for_statement') return undefined;
     const right = child(loop, 'right');
     let iter = right ? unparen(right) : undefined;
-    if (iter?.type === 'call' && this.model.syntax.calleeName(iter) === 'enumerate' && this.model.syntax.args(iter).positional.length === 1) iter = unparen(this.model.syntax.args(iter).positional[0]);
-    if (!iter || (iter.type !== 'identifier' && iter.type !== 'attribute') || !MICRO_BATCHES.test(this.text(iter))) return undefined;
+    if (
+      iter?.type === 'call' &&
+      this.model.syntax.calleeName(iter) === 'enumerate' &&
+      this.model.syntax.args(iter).positional.length === 1
+    )
+      iter = unparen(this.model.syntax.args(iter).positional[0]);
+    if (!iter || (iter.type !== 'identifier' && iter.type !== 'attribute') || !MICRO_BATCHES.test(this.text(iter)))
+      return undefined;
     if (this.stepsIn(child(loop, 'body'))) return undefined;
     const step = this.stepAfter(loop);
     if (!step) return undefined;
     const name = this.text(iter).replace(/\s+/g, '');
-    const built = fn.assignments.filter((a) => a.type === 'assignment' && a.start < loop.start && this.text(child(a, 'left') ?? a).replace(/\s+/g, '') === name);
-    const sized = built.length > 0 && built.every((a) => SIZED.test(child(a, 'right')?.type ?? '') || /\.(split|chunk|tensor_split)\(/.test(this.text(child(a, 'right') ?? a)));
+    const built = fn.assignments.filter(
+      (a) =>
+        a.type === 'assignment' &&
+        a.start < loop.start &&
+        this.text(child(a, 'left') ?? a).replace(/\s+/g, '') === name,
+    );
+    const sized =
+      built.length > 0 &&
+      built.every(
+        (a) =>
+          SIZED.test(child(a, 'right')?.type ?? '') ||
+          /\.(split|chunk|tensor_split)\(/.test(this.text(child(a, 'right') ?? a)),
+      );
     return { count: iter, countText: `len(${name})`, evidence: loop, step, fixable: sized };
   }
 
@@ -170,7 +199,12 @@ export class AccumulationRule {
       if (!count || !ACCUMULATION_NAME.test(this.text(count))) continue;
       // `== 0` steps inside the branch; `!= 0` skips the step with `continue` and steps after the branch.
       const text = this.text(condition);
-      const step = /==\s*0|not\b/.test(text) && !/!=/.test(text) ? this.stepsIn(child(stmt, 'consequence')) : /!=/.test(text) ? this.stepAfter(stmt) : undefined;
+      const step =
+        /==\s*0|not\b/.test(text) && !/!=/.test(text)
+          ? this.stepsIn(child(stmt, 'consequence'))
+          : /!=/.test(text)
+            ? this.stepAfter(stmt)
+            : undefined;
       if (step) return { count, evidence: condition, step };
     }
     return undefined;
@@ -179,7 +213,12 @@ export class AccumulationRule {
   isStep(call: PyNode): boolean {
     const s = this.model.syntax;
     const obj = s.calleeObject(call);
-    return STEP_CALL.test(`${s.calleeName(call)}(`) && !!obj && STEP_OBJECT.test(this.text(obj)) && !/sched/i.test(this.text(obj));
+    return (
+      STEP_CALL.test(`${s.calleeName(call)}(`) &&
+      !!obj &&
+      STEP_OBJECT.test(this.text(obj)) &&
+      !/sched/i.test(this.text(obj))
+    );
   }
 
   stepsIn(block: PyNode | undefined): PyNode | undefined {
@@ -214,7 +253,12 @@ export class AccumulationRule {
     return fn.assignments.some((a) => {
       if (a.start >= before) return false;
       const left = this.text(child(a, 'left') ?? a).replace(/\s+/g, '');
-      return left !== name && this.text(child(a, 'right') ?? a).replace(/\s+/g, '').includes(name);
+      return (
+        left !== name &&
+        this.text(child(a, 'right') ?? a)
+          .replace(/\s+/g, '')
+          .includes(name)
+      );
     });
   }
 
@@ -246,7 +290,11 @@ export class AccumulationRule {
    */
   private scaled(n: PyNode, countText: string): boolean {
     const t = this.text(n);
-    return hasScalingArithmetic(n, this.model.syntax) || /\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) || t.includes(countText);
+    return (
+      hasScalingArithmetic(n, this.model.syntax) ||
+      /\bdiv|\bmul|sum|reduction|normaliz|scale\(/.test(t.replace(/\bscaler\.scale\(/g, '')) ||
+      t.includes(countText)
+    );
   }
 
   /**
@@ -262,7 +310,14 @@ export class AccumulationRule {
     const callee = child(call, 'function');
     if (!callee || (callee.type !== 'identifier' && callee.type !== 'attribute')) return false;
     const obj = s.calleeObject(call);
-    const assignedHere = (name: string) => fn.assignments.some((a) => a.start < before && this.text(child(a, 'left') ?? a).split(/[\s,()]+/).includes(name));
+    const assignedHere = (name: string) =>
+      fn.assignments.some(
+        (a) =>
+          a.start < before &&
+          this.text(child(a, 'left') ?? a)
+            .split(/[\s,()]+/)
+            .includes(name),
+      );
     if (obj && (obj.type !== 'identifier' || (this.text(obj) !== 'self' && assignedHere(this.text(obj))))) return false;
     // Names passed to the call must not carry a normaliser computed earlier (`w = 1 / K; model(x, w)`).
     const names = new Set<string>();

@@ -1,12 +1,15 @@
 // Alias groups (a union-find over tensor keys) and the names that say a tensor holds gradients.
 
 /** Names that mention gradients but hold statistics of them (norms, overflow flags, counts). */
-export const NOT_GRADIENT = /norms?(_|$)|_norm|nan\b|inf\b|overflow|(^|_)scale(_|$)|scaler|count|stats?(_|$)|statistic|metric|(^|_)acc(_|$)|accuracy|_sq\b|squared|finite|flag|(^|_)steps?(_|$)|(^|_)iters?(_|$)|loss|reward/i;
+export const NOT_GRADIENT =
+  /norms?(_|$)|_norm|nan\b|inf\b|overflow|(^|_)scale(_|$)|scaler|count|stats?(_|$)|statistic|metric|(^|_)acc(_|$)|accuracy|_sq\b|squared|finite|flag|(^|_)steps?(_|$)|(^|_)iters?(_|$)|loss|reward/i;
 /** `grads`, `flat_grads`, `g`, and the short names MPI-era optimizers use (`localg`, `globalg`). */
 export function isGradientName(name: string): boolean {
-  return (/grad/i.test(name) && !NOT_GRADIENT.test(name)) || /^(g|localg|globalg|local_g|global_g|flat_g|g_flat|dg|dw)$/.test(name);
+  return (
+    (/grad/i.test(name) && !NOT_GRADIENT.test(name)) ||
+    /^(g|localg|globalg|local_g|global_g|flat_g|g_flat|dg|dw)$/.test(name)
+  );
 }
-
 
 /** Groups of keys that name the same tensors; `members` lists a group for the gradient-name check. */
 export class UnionFind {
@@ -30,4 +33,3 @@ export class UnionFind {
     return out;
   }
 }
-

@@ -20,16 +20,30 @@ export function analyzePython(parser: Parser, text: string, options: AnalysisOpt
  * One file, with what the rest of the program says about it (program.ts); `analysis` is the parsed file's model
  * and helper summaries, absent when the file was not parsed.
  */
-export function analyzeSource(parser: Parser, text: string, options: AnalysisOptions, context?: ProgramContext): { result: AnalysisResult; analysis?: ModuleAnalysis } {
+export function analyzeSource(
+  parser: Parser,
+  text: string,
+  options: AnalysisOptions,
+  context?: ProgramContext,
+): { result: AnalysisResult; analysis?: ModuleAnalysis } {
   try {
     if (text.trim() === '') return { result: { findings: [], notes: [] } };
     const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
     if (text.length > maxChars) {
-      return notAnalysed({ reason: 'too-large', whole: true, message: `file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped` });
+      return notAnalysed({
+        reason: 'too-large',
+        whole: true,
+        message: `file has ${text.length.toLocaleString('en-US')} characters, over the ${maxChars.toLocaleString('en-US')} analysed; skipped`,
+      });
     }
     // Most files of a code base (models, data, tests) name no reduction, wrapper or backward pass: no parse.
     if (options.prefilter !== false && !mayHaveFindings(text)) return { result: { findings: [], notes: [] } };
-    const parsed = parseModule(parser, text, options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS, options.splitAboveChars ?? SPLIT_ABOVE_CHARS);
+    const parsed = parseModule(
+      parser,
+      text,
+      options.parseBudgetMs ?? DEFAULT_PARSE_BUDGET_MS,
+      options.splitAboveChars ?? SPLIT_ABOVE_CHARS,
+    );
     if (!('module' in parsed)) return notAnalysed(parsed);
     const analysis = analyzeParsedModule(parsed.module, parsed.source, options, context);
     // Test code reduces gradients to compare them, fixes a world size, or sums on purpose: it trains nothing, so
@@ -37,10 +51,15 @@ export function analyzeSource(parser: Parser, text: string, options: AnalysisOpt
     const testCode = isTestCode(options.path ?? context?.path) && !options.hints;
     const findings = testCode ? [] : applyIgnoreComments(analysis.findings, text);
     const notes = parsed.unanalysed.map((u) => u.message);
-    const result = parsed.unanalysed.length > 0 ? { findings, notes, unanalysed: parsed.unanalysed } : { findings, notes };
+    const result =
+      parsed.unanalysed.length > 0 ? { findings, notes, unanalysed: parsed.unanalysed } : { findings, notes };
     return { result, analysis };
   } catch (error) {
-    return notAnalysed({ reason: 'failed', whole: true, message: `analysis stopped early: ${error instanceof Error ? error.message : String(error)}` });
+    return notAnalysed({
+      reason: 'failed',
+      whole: true,
+      message: `analysis stopped early: ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
 }
 
@@ -49,7 +68,10 @@ export function isTestCode(path: string | undefined): boolean {
   if (!path) return false;
   const parts = path.split(/[\\/]/);
   const file = parts[parts.length - 1];
-  return /^test_.*\.py$|_test\.py$|^conftest\.py$/.test(file) || parts.slice(0, -1).some((d) => /^(test|tests|testing)$/.test(d));
+  return (
+    /^test_.*\.py$|_test\.py$|^conftest\.py$/.test(file) ||
+    parts.slice(0, -1).some((d) => /^(test|tests|testing)$/.test(d))
+  );
 }
 
 function notAnalysed(why: Unanalysed): { result: AnalysisResult } {

@@ -77,7 +77,10 @@ export class ConditionEvaluator {
     if (n.type === 'comparison_operator') {
       const parts = named(n);
       if (parts.length !== 2) return undefined;
-      const op = n.children.filter((c) => !c.named).map((c) => s.text(c)).join(' ');
+      const op = n.children
+        .filter((c) => !c.named)
+        .map((c) => s.text(c))
+        .join(' ');
       const a = this.valueOf(parts[0], env);
       const b = op.includes('in') ? this.listOf(parts[1]) : this.valueOf(parts[1], env);
       if (!a || !b) return undefined;

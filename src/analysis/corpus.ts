@@ -28,7 +28,16 @@ export interface ConfusionRow {
   readonly recall: number;
 }
 
-const CODE_LABEL: Record<string, string> = { CP001: 'sum-bug', CP004: 'sum-bug', CP002: 'double-average', CP003: 'wrong-divisor', CP005: 'lr-scaling', CP006: 'avg-on-gloo', CP007: 'deepspeed', CP008: 'accumulation-sum' };
+const CODE_LABEL: Record<string, string> = {
+  CP001: 'sum-bug',
+  CP004: 'sum-bug',
+  CP002: 'double-average',
+  CP003: 'wrong-divisor',
+  CP005: 'lr-scaling',
+  CP006: 'avg-on-gloo',
+  CP007: 'deepspeed',
+  CP008: 'accumulation-sum',
+};
 
 export function parseCorpusHeader(text: string): CorpusExpectation | undefined {
   const head = text.split('\n').slice(0, 30).join('\n');
@@ -91,8 +100,17 @@ function finish(label: string, r: { files: number; tp: number; fp: number; fn: n
 
 export function formatConfusionTable(rows: readonly ConfusionRow[]): string {
   const header = ['label', 'files', 'TP', 'FP', 'FN', 'precision', 'recall'];
-  const lines = rows.map((r) => [r.label, String(r.files), String(r.tp), String(r.fp), String(r.fn), r.precision.toFixed(2), r.recall.toFixed(2)]);
+  const lines = rows.map((r) => [
+    r.label,
+    String(r.files),
+    String(r.tp),
+    String(r.fp),
+    String(r.fn),
+    r.precision.toFixed(2),
+    r.recall.toFixed(2),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
 }

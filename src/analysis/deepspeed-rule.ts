@@ -51,24 +51,55 @@ export function analyzeDeepSpeedConfig(text: string): AnalysisResult {
     const valueRange = rangeAt(text, span.start, span.end);
     const reset = { title: 'Set gradient_predivide_factor to 1.0', edits: [{ range: valueRange, newText: '1.0' }] };
     if (typeof factor !== 'number' || !Number.isFinite(factor) || factor <= 0) {
-      findings.push({ code: 'CP007', severity: 'error', range, message: `gradient_predivide_factor must be a positive number (got ${JSON.stringify(factor)}): DeepSpeed multiplies the gradients by 1/${JSON.stringify(factor)} before the all-reduce and by ${JSON.stringify(factor)}/N after it, so this breaks or flips the gradient scale.`, related: [], fixes: [reset] });
+      findings.push({
+        code: 'CP007',
+        severity: 'error',
+        range,
+        message: `gradient_predivide_factor must be a positive number (got ${JSON.stringify(factor)}): DeepSpeed multiplies the gradients by 1/${JSON.stringify(factor)} before the all-reduce and by ${JSON.stringify(factor)}/N after it, so this breaks or flips the gradient scale.`,
+        related: [],
+        fixes: [reset],
+      });
     } else if (prescale && factor !== 1) {
       const prescaleSpan = valueSpan(text, 'prescale_gradients');
       const fixes = [reset];
-      if (prescaleSpan) fixes.push({ title: 'Set prescale_gradients to false (use the pre-divide factor)', edits: [{ range: rangeAt(text, prescaleSpan.start, prescaleSpan.end), newText: 'false' }] });
+      if (prescaleSpan)
+        fixes.push({
+          title: 'Set prescale_gradients to false (use the pre-divide factor)',
+          edits: [{ range: rangeAt(text, prescaleSpan.start, prescaleSpan.end), newText: 'false' }],
+        });
       findings.push({
         code: 'CP007',
         severity: 'warning',
         range,
         message: `gradient_predivide_factor ${factor} has no effect with prescale_gradients: true: DeepSpeed then divides the gradients by the world size N before the all-reduce and never reads the factor (ZeRO rejects the combination). The gradients are still averaged (1×), but not with the pre-divide split you configured.`,
-        related: prescaleSpan ? [{ range: rangeAt(text, prescaleSpan.keyStart, prescaleSpan.end), message: 'prescale_gradients is enabled here' }] : [],
+        related: prescaleSpan
+          ? [
+              {
+                range: rangeAt(text, prescaleSpan.keyStart, prescaleSpan.end),
+                message: 'prescale_gradients is enabled here',
+              },
+            ]
+          : [],
         fixes,
       });
     }
   }
   if (c.prescale_gradients !== undefined && typeof c.prescale_gradients !== 'boolean') {
     const p = valueSpan(text, 'prescale_gradients');
-    if (p) findings.push({ code: 'CP007', severity: 'error', range: rangeAt(text, p.keyStart, p.end), message: `prescale_gradients must be true or false (got ${JSON.stringify(c.prescale_gradients)}); a truthy string would switch the gradient scaling path unexpectedly.`, related: [], fixes: [{ title: 'Set prescale_gradients to false', edits: [{ range: rangeAt(text, p.start, p.end), newText: 'false' }] }] });
+    if (p)
+      findings.push({
+        code: 'CP007',
+        severity: 'error',
+        range: rangeAt(text, p.keyStart, p.end),
+        message: `prescale_gradients must be true or false (got ${JSON.stringify(c.prescale_gradients)}); a truthy string would switch the gradient scaling path unexpectedly.`,
+        related: [],
+        fixes: [
+          {
+            title: 'Set prescale_gradients to false',
+            edits: [{ range: rangeAt(text, p.start, p.end), newText: 'false' }],
+          },
+        ],
+      });
   }
   return { findings, notes };
 }

@@ -41,7 +41,8 @@ export class EditBuilder {
     const lineStart = this.source.lineStarts[this.source.position(statement.start).line];
     let lineEnd = text.indexOf('\n', statement.end);
     if (lineEnd < 0) lineEnd = text.length;
-    const ownsLine = text.slice(lineStart, statement.start).trim() === '' && /^\s*(#.*)?$/.test(text.slice(statement.end, lineEnd));
+    const ownsLine =
+      text.slice(lineStart, statement.start).trim() === '' && /^\s*(#.*)?$/.test(text.slice(statement.end, lineEnd));
     if (siblings.length <= 1 || !ownsLine) return this.replace(statement, 'pass');
     return this.replaceSpan(lineStart, Math.min(lineEnd + 1, text.length), '');
   }
@@ -60,9 +61,14 @@ export class EditBuilder {
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1);
-  const offset = (line: number, column: number) => Math.min((starts[Math.min(line, starts.length - 1)] ?? 0) + column, text.length);
+  const offset = (line: number, column: number) =>
+    Math.min((starts[Math.min(line, starts.length - 1)] ?? 0) + column, text.length);
   const spans = edits
-    .map((e) => ({ start: offset(e.range.startLine, e.range.startColumn), end: offset(e.range.endLine, e.range.endColumn), text: e.newText }))
+    .map((e) => ({
+      start: offset(e.range.startLine, e.range.startColumn),
+      end: offset(e.range.endLine, e.range.endColumn),
+      text: e.newText,
+    }))
     .sort((a, b) => b.start - a.start || b.end - a.end);
   let out = text;
   for (const s of spans) out = out.slice(0, s.start) + s.text + out.slice(s.end);

@@ -5,7 +5,7 @@ import type { PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
 import type { Reduction } from './reductions';
-import { FunctionFlow } from './flow';
+import { type FunctionFlow } from './flow';
 
 export interface Frame {
   readonly fn: FunctionInfo;
@@ -36,7 +36,13 @@ export class FactBuilder {
   private readonly flows = new Map<FunctionInfo, FunctionFlow>();
   private readonly computing = new Set<FunctionInfo>();
 
-  constructor(private readonly model: FileModel, private readonly makeFlow: (fn: FunctionInfo, helperReturnArg: (call: PyNode) => PyNode | undefined) => FunctionFlow) {}
+  constructor(
+    private readonly model: FileModel,
+    private readonly makeFlow: (
+      fn: FunctionInfo,
+      helperReturnArg: (call: PyNode) => PyNode | undefined,
+    ) => FunctionFlow,
+  ) {}
 
   flowOf(fn: FunctionInfo): FunctionFlow {
     let flow = this.flows.get(fn);
@@ -71,8 +77,16 @@ export class FactBuilder {
     const defaultsEnv: Env = { fn: fn.enclosing ?? this.model.functions[0] };
     params.forEach((p, i) => {
       const given = args?.keywords.get(p.name)?.value ?? args?.positional[i];
-      if (given && callerEnv) bindings.set(p.name, { node: given, env: callerEnv, callSite: call, isDefault: false, param: p.name });
-      else if (p.defaultValue) bindings.set(p.name, { node: p.defaultValue, env: defaultsEnv, callSite: call, isDefault: true, param: p.name });
+      if (given && callerEnv)
+        bindings.set(p.name, { node: given, env: callerEnv, callSite: call, isDefault: false, param: p.name });
+      else if (p.defaultValue)
+        bindings.set(p.name, {
+          node: p.defaultValue,
+          env: defaultsEnv,
+          callSite: call,
+          isDefault: true,
+          param: p.name,
+        });
     });
     return bindings;
   }
@@ -87,17 +101,27 @@ export class FactBuilder {
     const grow = (path: PathStep[]): void => {
       if (done.length >= MAX_PATHS) return;
       const top = path[path.length - 1];
-      const sites = path.length > MAX_DEPTH ? [] : (this.model.callSites.get(top.fn.name) ?? []).filter((s) => this.model.resolveCall(s.call) === top.fn && !path.some((p) => p.fn === s.caller));
+      const sites =
+        path.length > MAX_DEPTH
+          ? []
+          : (this.model.callSites.get(top.fn.name) ?? []).filter(
+              (s) => this.model.resolveCall(s.call) === top.fn && !path.some((p) => p.fn === s.caller),
+            );
       if (sites.length === 0) {
         const ctors = top.fn.className && !top.constructorCall ? this.model.constructorCalls(top.fn.className) : [];
         if (ctors.length === 0) done.push(path);
-        for (const ctor of ctors.slice(0, MAX_PATHS)) done.push([...path.slice(0, -1), { ...top, constructorCall: ctor.call }]);
+        for (const ctor of ctors.slice(0, MAX_PATHS))
+          done.push([...path.slice(0, -1), { ...top, constructorCall: ctor.call }]);
         return;
       }
       for (const site of sites) {
         const copy = path.slice();
         const resolved = this.model.resolveCallWithInstance(site.call);
-        copy[copy.length - 1] = { ...top, callSite: site.call, constructorCall: top.constructorCall ?? resolved?.constructorCall };
+        copy[copy.length - 1] = {
+          ...top,
+          callSite: site.call,
+          constructorCall: top.constructorCall ?? resolved?.constructorCall,
+        };
         copy.push({ fn: site.caller });
         grow(copy);
       }
@@ -141,7 +165,8 @@ export class FactBuilder {
       const flow = this.flowOf(path[i].fn);
       frames.push({ fn: path[i].fn, flow, key, env: envs[i], callSite: path[i].callSite });
       const call = path[i].callSite;
-      if (call && i + 1 < path.length) key = key === undefined ? undefined : this.translate(key, path[i].fn, flow, call, this.flowOf(path[i + 1].fn));
+      if (call && i + 1 < path.length)
+        key = key === undefined ? undefined : this.translate(key, path[i].fn, flow, call, this.flowOf(path[i + 1].fn));
     }
     return { reduction, frames };
   }
@@ -154,7 +179,13 @@ export class FactBuilder {
   }
 
   /** The key of the same tensors in the caller: the argument given for the parameter they came from. */
-  private translate(key: string, fn: FunctionInfo, flow: FunctionFlow, call: PyNode, outer: FunctionFlow): string | undefined {
+  private translate(
+    key: string,
+    fn: FunctionInfo,
+    flow: FunctionFlow,
+    call: PyNode,
+    outer: FunctionFlow,
+  ): string | undefined {
     const s = this.model.syntax;
     const isGrad = key.endsWith('.grad');
     const base = isGrad ? key.slice(0, -5) : key;
@@ -167,7 +198,11 @@ export class FactBuilder {
     };
     for (const member of flow.members(base)) {
       const m = /^#(\w+)\.parameters\(\)$/.exec(member);
-      const param = params.find((p) => p.name === member) ? member : m && params.some((p) => p.name === m[1]) ? m[1] : undefined;
+      const param = params.find((p) => p.name === member)
+        ? member
+        : m && params.some((p) => p.name === m[1])
+          ? m[1]
+          : undefined;
       if (!param) continue;
       const arg = argFor(param);
       if (!arg) continue;
@@ -179,7 +214,8 @@ export class FactBuilder {
     // An attribute of the object (`self.layer.weight.grad`) is the same tensor in every method of its class and in
     // the functions nested in them.
     const attribute = flow.members(base).find((m) => m.startsWith('@self.'));
-    if (attribute && /^self\./.test(s.calleeText(call))) return isGrad ? outer.find(`${outer.find(attribute)}.grad`) : outer.find(attribute);
+    if (attribute && /^self\./.test(s.calleeText(call)))
+      return isGrad ? outer.find(`${outer.find(attribute)}.grad`) : outer.find(attribute);
     return undefined;
   }
 }

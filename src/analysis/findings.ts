@@ -21,7 +21,12 @@ export class FindingWriter {
   private readonly fixes: FixBuilder;
   private readonly sums: Verdict[] = [];
 
-  constructor(private readonly model: FileModel, private readonly source: Source, private readonly sizes: SizeClassifier, private readonly worldSize: number | undefined) {
+  constructor(
+    private readonly model: FileModel,
+    private readonly source: Source,
+    private readonly sizes: SizeClassifier,
+    private readonly worldSize: number | undefined,
+  ) {
     this.fixes = new FixBuilder(model, source);
   }
 
@@ -29,16 +34,38 @@ export class FindingWriter {
     return this.model.syntax.text(n);
   }
 
-  private push(code: RuleCode, node: PyNode, message: string, fixes: (Fix | undefined)[], related: RelatedLocation[] = []): void {
+  private push(
+    code: RuleCode,
+    node: PyNode,
+    message: string,
+    fixes: (Fix | undefined)[],
+    related: RelatedLocation[] = [],
+  ): void {
     const range = this.source.range(node);
-    if (this.out.some((f) => f.code === code && f.range.startLine === range.startLine && f.range.startColumn === range.startColumn)) return;
-    this.out.push({ code, severity: ruleInfo(code).severity, range, message, related, fixes: fixes.filter((f): f is Fix => f !== undefined) });
+    if (
+      this.out.some(
+        (f) => f.code === code && f.range.startLine === range.startLine && f.range.startColumn === range.startColumn,
+      )
+    )
+      return;
+    this.out.push({
+      code,
+      severity: ruleInfo(code).severity,
+      range,
+      message,
+      related,
+      fixes: fixes.filter((f): f is Fix => f !== undefined),
+    });
   }
 
   addVerdict(v: Verdict | ImplicitVerdict): void {
     const r = v.fact?.reduction;
     const related: RelatedLocation[] = [];
-    if (r && v.location !== r.call && !isInside(v.location, r.call)) related.push({ range: this.source.range(r.call), message: `the reduction (\`${clip(this.model.syntax.calleeText(r.call), 40)}\`)` });
+    if (r && v.location !== r.call && !isInside(v.location, r.call))
+      related.push({
+        range: this.source.range(r.call),
+        message: `the reduction (\`${clip(this.model.syntax.calleeText(r.call), 40)}\`)`,
+      });
     // The evidence chain ends where the scaled gradients reach the parameters.
     if (v.update) related.push({ range: this.source.range(v.update.node), message: v.update.what });
     switch (v.code) {
@@ -48,10 +75,15 @@ export class FindingWriter {
         this.sums.push(v);
         const iv = v as ImplicitVerdict;
         let message = sumMessage(v.exponent, this.worldSize);
-        if (r && r.framework !== 'jax') message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what, r.via)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
+        if (r && r.framework !== 'jax')
+          message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what, r.via)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
         if (r?.via) {
           // The helper's own edits live in another file: say where it sums, and leave the fix to the reader.
-          related.push({ file: r.via.path, range: r.via.range, message: `\`${r.via.name}\` sums here with \`${r.via.reducer}\` and does not divide` });
+          related.push({
+            file: r.via.path,
+            range: r.via.range,
+            message: `\`${r.via.name}\` sums here with \`${r.via.reducer}\` and does not divide`,
+          });
           this.push(v.code, v.location, message, [], related);
           return;
         }
@@ -68,7 +100,11 @@ export class FindingWriter {
           const b = v.defeated.binding;
           message += ` This call uses ${b.isDefault ? 'the default' : 'the value'} ${b.param}=${this.text(b.node)}, which skips the division by the world size.`;
           if (value) fixes.push(this.fixes.callSiteFix(b.callSite!, b, value, 'average'));
-          if (r) related.push({ range: this.source.range(v.defeated.guard!.test), message: 'the division only runs when this holds' });
+          if (r)
+            related.push({
+              range: this.source.range(v.defeated.guard!.test),
+              message: 'the division only runs when this holds',
+            });
         } else if (v.opBinding?.callSite && r) {
           const op = this.fixes.averagingOpText(r);
           message += ` This call ${v.opBinding.isDefault ? 'relies on the default' : 'passes'} ${v.opBinding.param}=${this.text(v.opBinding.node)}.`;
@@ -83,11 +119,22 @@ export class FindingWriter {
           const hvd = this.model.aliasFor(/horovod/) ?? 'hvd';
           if (value && arg?.type === 'keyword_argument') {
             const isAverage = this.text(child(arg, 'name') ?? arg) === 'average';
-            fixes.push({ title: isAverage ? 'Use average=True' : `Use op=${hvd}.Average`, edits: [this.fixes.edits.replace(value, isAverage ? 'True' : `${hvd}.Average`)] });
+            fixes.push({
+              title: isAverage ? 'Use average=True' : `Use op=${hvd}.Average`,
+              edits: [this.fixes.edits.replace(value, isAverage ? 'True' : `${hvd}.Average`)],
+            });
           }
         } else if (iv.meanNode && iv.strategyName) {
           message += ` ${iv.strategyName} sums the replicas' gradients of this per-replica mean loss: divide it by ${iv.strategyName}.num_replicas_in_sync or use tf.nn.compute_average_loss with the global batch size.`;
-          fixes.push({ title: `Divide the loss by ${iv.strategyName}.num_replicas_in_sync`, edits: [this.fixes.edits.replace(iv.meanNode, `(${this.text(iv.meanNode)} / ${iv.strategyName}.num_replicas_in_sync)`)] });
+          fixes.push({
+            title: `Divide the loss by ${iv.strategyName}.num_replicas_in_sync`,
+            edits: [
+              this.fixes.edits.replace(
+                iv.meanNode,
+                `(${this.text(iv.meanNode)} / ${iv.strategyName}.num_replicas_in_sync)`,
+              ),
+            ],
+          });
         }
         this.push(v.code, v.location, message, fixes, related);
         return;
@@ -95,7 +142,14 @@ export class FindingWriter {
       case 'CP002': {
         const iv = v as ImplicitVerdict;
         const why = v.why;
-        const fix = v.term ? this.fixes.removeTermFix(v.term, iv.reducer ? 'Remove the redundant averaging (the wrapper already averages)' : 'Remove the redundant division') : undefined;
+        const fix = v.term
+          ? this.fixes.removeTermFix(
+              v.term,
+              iv.reducer
+                ? 'Remove the redundant averaging (the wrapper already averages)'
+                : 'Remove the redundant division',
+            )
+          : undefined;
         this.push('CP002', v.location, doubleMessage(v.exponent, this.worldSize, why), [fix], related);
         return;
       }
@@ -107,7 +161,10 @@ export class FindingWriter {
           this.push('CP003', v.location, (v as Verdict).message!, [], related);
           return;
         }
-        const groupNote = r?.group && t.size.kind === 'world' ? `(the reduction ran over ${r.group}, the divisor is the size of ${t.size.group ?? 'the default group'})` : undefined;
+        const groupNote =
+          r?.group && t.size.kind === 'world'
+            ? `(the reduction ran over ${r.group}, the divisor is the size of ${t.size.group ?? 'the default group'})`
+            : undefined;
         const message = wrongDivisorMessage(t.size, this.text(t.node), groupNote, this.worldSize);
         this.push('CP003', v.location, message, [this.fixes.replaceDivisorFix(t, r, r?.framework ?? 'torch')], related);
         return;
@@ -124,11 +181,15 @@ export class FindingWriter {
         let value: PyNode | undefined;
         let sign: 1 | -1 = 1;
         if (n.type === 'keyword_argument' && LR_NAME.test(this.text(child(n, 'name') ?? n))) value = child(n, 'value');
-        else if (n.type === 'pair' && LR_NAME.test((s.stringValue(child(n, 'key')) ?? ''))) value = child(n, 'value');
-        else if (n.type === 'assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))) value = child(n, 'right');
-        else if (n.type === 'augmented_assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))) {
+        else if (n.type === 'pair' && LR_NAME.test(s.stringValue(child(n, 'key')) ?? '')) value = child(n, 'value');
+        else if (n.type === 'assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, '')))
           value = child(n, 'right');
-          sign = s.operator(n) === '/=' ? -1 : s.operator(n) === '*=' ? 1 : 0 as 1;
+        else if (
+          n.type === 'augmented_assignment' &&
+          LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))
+        ) {
+          value = child(n, 'right');
+          sign = s.operator(n) === '/=' ? -1 : s.operator(n) === '*=' ? 1 : (0 as 1);
           if (!sign) continue;
         }
         if (!value) continue;
@@ -149,7 +210,10 @@ export class FindingWriter {
   addLearningRateFindings(): void {
     if (this.sums.length === 0) return;
     for (const scaling of this.learningRateScalings().filter((x) => x.sign === 1)) {
-      const related = this.sums.map((v) => ({ range: this.source.range(v.location), message: 'the gradients are summed here' }));
+      const related = this.sums.map((v) => ({
+        range: this.source.range(v.location),
+        message: 'the gradients are summed here',
+      }));
       const message = `The learning rate is scaled by the world size (\`${this.text(scaling.factor)}\`) while the gradients are also summed over ranks: the effective learning rate is ${timesFactor(2, this.worldSize)} the single-GPU one.`;
       let host: PyNode | null = scaling.factor;
       while (host?.parent?.type === 'parenthesized_expression') host = host.parent;
@@ -157,9 +221,16 @@ export class FindingWriter {
       let fix: Fix | undefined;
       if (bin?.type === 'binary_operator' && this.model.syntax.operator(bin) === '*') {
         const other = child(bin, 'left') === host ? child(bin, 'right') : child(bin, 'left');
-        if (other) fix = { title: 'Do not scale the learning rate (the summed gradients already scale the step)', edits: [this.fixes.edits.replace(bin, this.text(other))] };
+        if (other)
+          fix = {
+            title: 'Do not scale the learning rate (the summed gradients already scale the step)',
+            edits: [this.fixes.edits.replace(bin, this.text(other))],
+          };
       } else if (scaling.node.type === 'augmented_assignment') {
-        fix = { title: 'Do not scale the learning rate (the summed gradients already scale the step)', edits: [this.fixes.edits.deleteStatement(scaling.node.parent ?? scaling.node)] };
+        fix = {
+          title: 'Do not scale the learning rate (the summed gradients already scale the step)',
+          edits: [this.fixes.edits.deleteStatement(scaling.node.parent ?? scaling.node)],
+        };
       }
       this.push('CP005', scaling.factor, message, [fix], related);
     }
@@ -176,11 +247,26 @@ export class FindingWriter {
       if (!groupIsGloo(this.model, r.groupNode)) continue;
       // Code that feature-detects AVG (`if backend == "nccl":`, `if supports_avg:`) already handles gloo.
       const fn = this.model.enclosingFunction(r.call);
-      if (fn && guardsOf(r.call, fn).some((g) => /avg|AVG|nccl|NCCL|backend|gloo|version|feature|hasattr|support/i.test(this.text(g.test)))) continue;
+      if (
+        fn &&
+        guardsOf(r.call, fn).some((g) =>
+          /avg|AVG|nccl|NCCL|backend|gloo|version|feature|hasattr|support/i.test(this.text(g.test)),
+        )
+      )
+        continue;
       const fixes: Fix[] = [];
       const divide = this.fixes.divideFix(r);
-      if (divide) fixes.push({ title: `Use ReduceOp.SUM and ${divide.title.toLowerCase()}`, edits: [this.fixes.edits.replace(value, this.text(value).replace('AVG', 'SUM')), ...divide.edits] });
-      this.push('CP006', value, 'ReduceOp.AVG is implemented only by NCCL: with the gloo backend this all-reduce raises (or, on some versions, is not averaged). Sum and divide by the world size instead.', fixes);
+      if (divide)
+        fixes.push({
+          title: `Use ReduceOp.SUM and ${divide.title.toLowerCase()}`,
+          edits: [this.fixes.edits.replace(value, this.text(value).replace('AVG', 'SUM')), ...divide.edits],
+        });
+      this.push(
+        'CP006',
+        value,
+        'ReduceOp.AVG is implemented only by NCCL: with the gloo backend this all-reduce raises (or, on some versions, is not averaged). Sum and divide by the world size instead.',
+        fixes,
+      );
     }
   }
 
@@ -205,7 +291,14 @@ export class FindingWriter {
   }
 
   findings(): Finding[] {
-    return this.out.slice().sort((a, b) => a.range.startLine - b.range.startLine || a.range.startColumn - b.range.startColumn || a.code.localeCompare(b.code));
+    return this.out
+      .slice()
+      .sort(
+        (a, b) =>
+          a.range.startLine - b.range.startLine ||
+          a.range.startColumn - b.range.startColumn ||
+          a.code.localeCompare(b.code),
+      );
   }
 }
 

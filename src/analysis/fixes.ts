@@ -14,7 +14,10 @@ export class FixBuilder {
   readonly edits: EditBuilder;
   readonly gloo: boolean;
 
-  constructor(private readonly model: FileModel, private readonly source: Source) {
+  constructor(
+    private readonly model: FileModel,
+    private readonly source: Source,
+  ) {
     this.edits = new EditBuilder(source);
     this.gloo = defaultBackendIsGloo(model);
   }
@@ -45,7 +48,11 @@ export class FixBuilder {
         return obj ? `${this.text(obj)}.Get_size()` : undefined;
       }
       case 'jax':
-        return r?.group ? `jax.lax.psum(1, ${r.group})` : this.model.imports.has('jax') ? 'jax.device_count()' : undefined;
+        return r?.group
+          ? `jax.lax.psum(1, ${r.group})`
+          : this.model.imports.has('jax')
+            ? 'jax.device_count()'
+            : undefined;
       default:
         return undefined;
     }
@@ -59,9 +66,14 @@ export class FixBuilder {
     switch (r.framework) {
       case 'torch': {
         const note = this.gloo ? ' (note: gloo does not implement AVG; prefer dividing by the world size there)' : '';
-        if (value && /SUM/.test(this.text(value))) return { title: `Use ReduceOp.AVG${note}`, edits: [e.replace(value, this.text(value).replace('SUM', 'AVG'))] };
+        if (value && /SUM/.test(this.text(value)))
+          return {
+            title: `Use ReduceOp.AVG${note}`,
+            edits: [e.replace(value, this.text(value).replace('SUM', 'AVG'))],
+          };
         const prefix = this.torchPrefix(r);
-        if (!value && list && prefix) return { title: `Use ReduceOp.AVG${note}`, edits: [e.addKeyword(list, `op=${prefix}.ReduceOp.AVG`)] };
+        if (!value && list && prefix)
+          return { title: `Use ReduceOp.AVG${note}`, edits: [e.addKeyword(list, `op=${prefix}.ReduceOp.AVG`)] };
         return undefined;
       }
       case 'horovod': {
@@ -69,7 +81,9 @@ export class FixBuilder {
         const arg = r.op.argNode;
         if (arg?.type === 'keyword_argument' && value) {
           const name = this.text(child(arg, 'name') ?? arg);
-          return name === 'average' ? { title: 'Use average=True', edits: [e.replace(value, 'True')] } : { title: `Use op=${hvd}.Average`, edits: [e.replace(value, `${hvd}.Average`)] };
+          return name === 'average'
+            ? { title: 'Use average=True', edits: [e.replace(value, 'True')] }
+            : { title: `Use op=${hvd}.Average`, edits: [e.replace(value, `${hvd}.Average`)] };
         }
         return undefined;
       }
@@ -77,8 +91,10 @@ export class FixBuilder {
         if (value) return { title: "Use reduction='mean'", edits: [e.replace(value, "'mean'")] };
         return list ? { title: "Use reduction='mean'", edits: [e.addKeyword(list, "reduction='mean'")] } : undefined;
       case 'tf':
-        if (value && /SUM/.test(this.text(value))) return { title: 'Use ReduceOp.MEAN', edits: [e.replace(value, this.text(value).replace('SUM', 'MEAN'))] };
-        if (value && /['"]sum['"]/.test(this.text(value))) return { title: "Use 'mean'", edits: [e.replace(value, this.text(value).replace('sum', 'mean'))] };
+        if (value && /SUM/.test(this.text(value)))
+          return { title: 'Use ReduceOp.MEAN', edits: [e.replace(value, this.text(value).replace('SUM', 'MEAN'))] };
+        if (value && /['"]sum['"]/.test(this.text(value)))
+          return { title: "Use 'mean'", edits: [e.replace(value, this.text(value).replace('sum', 'mean'))] };
         return undefined;
       case 'jax':
         return this.pmeanFix(r);
@@ -94,8 +110,10 @@ export class FixBuilder {
       const attr = child(fnNode, 'attribute');
       return attr ? { title: 'Use pmean instead of psum', edits: [this.edits.replace(attr, 'pmean')] } : undefined;
     }
-    if (this.model.imports.has('pmean')) return { title: 'Use pmean instead of psum', edits: [this.edits.replace(fnNode, 'pmean')] };
-    if (this.model.imports.has('jax')) return { title: 'Use jax.lax.pmean instead of psum', edits: [this.edits.replace(fnNode, 'jax.lax.pmean')] };
+    if (this.model.imports.has('pmean'))
+      return { title: 'Use pmean instead of psum', edits: [this.edits.replace(fnNode, 'pmean')] };
+    if (this.model.imports.has('jax'))
+      return { title: 'Use jax.lax.pmean instead of psum', edits: [this.edits.replace(fnNode, 'jax.lax.pmean')] };
     return undefined;
   }
 
@@ -105,7 +123,10 @@ export class FixBuilder {
     const world = this.worldExpr(r, r.framework);
     if (!world) return undefined;
     const stmt = statementOf(r.call);
-    const inPlace = stmt.type === 'expression_statement' && named(stmt)[0] === r.call && (stmt.parent?.type === 'block' || stmt.parent?.type === 'module');
+    const inPlace =
+      stmt.type === 'expression_statement' &&
+      named(stmt)[0] === r.call &&
+      (stmt.parent?.type === 'block' || stmt.parent?.type === 'module');
     if (inPlace && (r.framework === 'torch' || r.framework === 'mpi')) {
       const target = r.output ?? r.tensor;
       const code = r.framework === 'mpi' ? `${this.text(target)} /= ${world}` : `${this.text(target)}.div_(${world})`;
@@ -113,7 +134,10 @@ export class FixBuilder {
     }
     const returnsResult = r.framework !== 'torch' && (r.framework !== 'mpi' || !r.output);
     if (!inPlace && returnsResult) {
-      return { title: `Divide the result by ${world}`, edits: [this.edits.replace(r.call, `${this.text(r.call)} / ${world}`)] };
+      return {
+        title: `Divide the result by ${world}`,
+        edits: [this.edits.replace(r.call, `${this.text(r.call)} / ${world}`)],
+      };
     }
     return undefined;
   }
@@ -122,8 +146,12 @@ export class FixBuilder {
   callSiteFix(call: PyNode, binding: Binding, value: string, what: string): Fix | undefined {
     const list = child(call, 'arguments');
     if (!list) return undefined;
-    if (!binding.isDefault) return { title: `Pass ${binding.param}=${value} (${what})`, edits: [this.edits.replace(binding.node, value)] };
-    return { title: `Pass ${binding.param}=${value} (${what})`, edits: [this.edits.addKeyword(list, `${binding.param}=${value}`)] };
+    if (!binding.isDefault)
+      return { title: `Pass ${binding.param}=${value} (${what})`, edits: [this.edits.replace(binding.node, value)] };
+    return {
+      title: `Pass ${binding.param}=${value} (${what})`,
+      edits: [this.edits.addKeyword(list, `${binding.param}=${value}`)],
+    };
   }
 
   /** The value that makes a failed guard (`if _type == 'avg'`) hold. */
@@ -135,7 +163,10 @@ export class FixBuilder {
     if (test.type === 'not_operator') return g.expect ? 'False' : 'True';
     if (test.type !== 'comparison_operator') return undefined;
     const parts = named(test);
-    const op = test.children.filter((c) => !c.named).map((c) => this.text(c)).join(' ');
+    const op = test.children
+      .filter((c) => !c.named)
+      .map((c) => this.text(c))
+      .join(' ');
     const other = parts[1];
     if (!other) return undefined;
     if ((op === '==' || op === 'is') && g.expect) return this.text(other);
@@ -164,20 +195,29 @@ export class FixBuilder {
     const op = term.op;
     if (op && op.factors.length === 1 && (op.node.type === 'augmented_assignment' || op.node.type === 'call')) {
       const stmt = op.statement;
-      if (stmt.type === 'expression_statement' && named(stmt)[0] === op.node) return { title, edits: [e.deleteStatement(stmt)] };
+      if (stmt.type === 'expression_statement' && named(stmt)[0] === op.node)
+        return { title, edits: [e.deleteStatement(stmt)] };
       if (op.node.type === 'call' && unparen(op.node) === op.node) {
         const obj = this.model.syntax.calleeObject(op.node);
         const name = this.model.syntax.calleeName(op.node);
         if (obj && /^(div|mul)$/.test(name)) return { title, edits: [e.replace(op.node, this.text(obj))] };
       }
     }
-    if (term.node.type === 'call' && (term.viaCall || /^(allreduce|allreduce_)$/.test(this.model.syntax.calleeName(term.node)))) {
+    if (
+      term.node.type === 'call' &&
+      (term.viaCall || /^(allreduce|allreduce_)$/.test(this.model.syntax.calleeName(term.node)))
+    ) {
       // A differentiable averaging all-reduce of the loss: keep its argument.
       const inner = this.model.syntax.args(term.node).positional[0];
       if (!inner) return undefined;
       const stmt = statementOf(term.node);
       const assign = named(stmt)[0];
-      if (assign?.type === 'assignment' && child(assign, 'right') === term.node && this.text(child(assign, 'left') ?? assign) === this.text(inner)) return { title, edits: [e.deleteStatement(stmt)] };
+      if (
+        assign?.type === 'assignment' &&
+        child(assign, 'right') === term.node &&
+        this.text(child(assign, 'left') ?? assign) === this.text(inner)
+      )
+        return { title, edits: [e.deleteStatement(stmt)] };
       return { title, edits: [e.replace(term.node, this.text(inner))] };
     }
     let host: PyNode | null = term.node;
@@ -190,7 +230,8 @@ export class FixBuilder {
     const assign = named(stmt)[0];
     if (assign?.type === 'assignment' && child(assign, 'right') === bin) {
       const target = child(assign, 'left');
-      if (target && this.text(target).replace(/\s+/g, '') === this.text(left).replace(/\s+/g, '')) return { title, edits: [e.deleteStatement(stmt)] };
+      if (target && this.text(target).replace(/\s+/g, '') === this.text(left).replace(/\s+/g, ''))
+        return { title, edits: [e.deleteStatement(stmt)] };
     }
     return { title, edits: [e.replace(bin, this.text(left))] };
   }
@@ -199,6 +240,9 @@ export class FixBuilder {
   replaceDivisorFix(term: Term, r: Reduction | undefined, framework: string): Fix | undefined {
     const world = this.worldExpr(r, framework);
     if (!world) return undefined;
-    return { title: `Divide by ${world} instead`, edits: [this.edits.replace(term.binding ? term.binding.node : term.node, world)] };
+    return {
+      title: `Divide by ${world} instead`,
+      edits: [this.edits.replace(term.binding ? term.binding.node : term.node, world)],
+    };
   }
 }

@@ -21,10 +21,58 @@ export interface ScaleOp {
   readonly statement: PyNode;
 }
 
-const VIEW_METHODS = new Set(['data', 'view', 'view_as', 'reshape', 'float', 'half', 'bfloat16', 'double', 'contiguous', 'flatten', 'to', 'cuda', 'cpu', 'numpy', 'type', 'squeeze', 'unsqueeze', 'ravel', 'div_', 'mul_', 'add_', 'narrow', 'values']);
-const FLATTENERS = new Set(['cat', 'concat', 'concatenate', 'stack', '_flatten_dense_tensors', 'flatten_dense_tensors', 'parameters_to_vector', '_unflatten_dense_tensors', 'unflatten_dense_tensors', 'vector_to_parameters', 'list', 'tuple', 'ravel_pytree', 'tree_leaves', 'split']);
+const VIEW_METHODS = new Set([
+  'data',
+  'view',
+  'view_as',
+  'reshape',
+  'float',
+  'half',
+  'bfloat16',
+  'double',
+  'contiguous',
+  'flatten',
+  'to',
+  'cuda',
+  'cpu',
+  'numpy',
+  'type',
+  'squeeze',
+  'unsqueeze',
+  'ravel',
+  'div_',
+  'mul_',
+  'add_',
+  'narrow',
+  'values',
+]);
+const FLATTENERS = new Set([
+  'cat',
+  'concat',
+  'concatenate',
+  'stack',
+  '_flatten_dense_tensors',
+  'flatten_dense_tensors',
+  'parameters_to_vector',
+  '_unflatten_dense_tensors',
+  'unflatten_dense_tensors',
+  'vector_to_parameters',
+  'list',
+  'tuple',
+  'ravel_pytree',
+  'tree_leaves',
+  'split',
+]);
 /** Calls that apply a function to every leaf (`jax.tree.map`, trax's `nested_map`, Python's `map`). */
-const TREE_MAPS = new Set(['tree_map', 'map_structure', 'tree_multimap', 'map', 'nested_map', 'nested_map_multiarg', 'tree_map_with_path']);
+const TREE_MAPS = new Set([
+  'tree_map',
+  'map_structure',
+  'tree_multimap',
+  'map',
+  'nested_map',
+  'nested_map_multiarg',
+  'tree_map_with_path',
+]);
 const GRAD_PRODUCERS = /^(grad|gradient|gradients|compute_gradients|value_and_grad)$/;
 
 export class FunctionFlow {
@@ -113,7 +161,8 @@ export class FunctionFlow {
         const args = s.args(n).positional;
         // `self.flatten(bucket)`, `self.unflatten(flat, bucket)`: a helper method given the tensors, not a view of the
         // object it is called on.
-        if (/^(un)?flatten$/.test(name) && args[0] && s.numberValue(args[0]) === undefined) return this.keyOf(args[0], depth + 1);
+        if (/^(un)?flatten$/.test(name) && args[0] && s.numberValue(args[0]) === undefined)
+          return this.keyOf(args[0], depth + 1);
         if (obj && VIEW_METHODS.has(name)) return this.keyOf(obj, depth + 1);
         if (name === 'buffer' || name === 'get_tensor') return this.find(`@${this.text(n)}`);
         if (FLATTENERS.has(name) && args[0]) return this.keyOf(args[0], depth + 1);
@@ -122,7 +171,8 @@ export class FunctionFlow {
         if (r) return this.keyOf(r.tensor, depth + 1);
         const returned = this.helperReturnArg(n);
         if (returned) return this.keyOf(returned, depth + 1);
-        if (name === 'parameters' || name === 'named_parameters') return this.find(`#${obj ? this.text(obj) : ''}.parameters()`);
+        if (name === 'parameters' || name === 'named_parameters')
+          return this.find(`#${obj ? this.text(obj) : ''}.parameters()`);
         return this.find(`#${this.text(n)}`);
       }
       case 'list_comprehension':
@@ -154,7 +204,10 @@ export class FunctionFlow {
   private unionExpr(target: PyNode, value: PyNode): void {
     const t = unparen(target);
     const v = unparen(value);
-    if ((t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'tuple') && (v.type === 'tuple' || v.type === 'expression_list')) {
+    if (
+      (t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'tuple') &&
+      (v.type === 'tuple' || v.type === 'expression_list')
+    ) {
       const ts = named(t);
       const vs = named(v);
       ts.forEach((x, i) => vs[i] && this.unionExpr(x, vs[i]));
@@ -165,7 +218,10 @@ export class FunctionFlow {
       // `dtype, bucket = pair` unpacks a container of tensors, and `a, b = split(grads)` the parts a helper of
       // this file makes of its argument: each name may be those tensors. A call whose result is not its argument
       // (`loss, grads = step(x)`) is left apart.
-      const fromContainer = v.type === 'identifier' || v.type === 'subscript' || (v.type === 'call' && this.helperReturnArg(v) !== undefined);
+      const fromContainer =
+        v.type === 'identifier' ||
+        v.type === 'subscript' ||
+        (v.type === 'call' && this.helperReturnArg(v) !== undefined);
       const b = fromContainer ? this.keyOf(v) : undefined;
       if (b === undefined) return;
       for (const part of named(t)) if (part.type === 'identifier') this.aliases.union(this.model.syntax.text(part), b);
@@ -190,7 +246,8 @@ export class FunctionFlow {
         return;
       }
       if (name === 'enumerate' && targets.length === 2 && args[0]) return this.unionLoopVar(targets[1], args[0]);
-      if ((name === 'named_parameters' || name === 'items') && targets.length === 2) return this.unionLoopVar(targets[1], r);
+      if ((name === 'named_parameters' || name === 'items') && targets.length === 2)
+        return this.unionLoopVar(targets[1], r);
     }
     if (targets.length === 1) this.unionLoopVar(targets[0], r);
   }
@@ -221,7 +278,8 @@ export class FunctionFlow {
       // `bucket.append(t)`, `buckets.append((dtype, bucket))`: a list built from tensors holds them.
       if (this.containers && (name === 'append' || name === 'extend') && obj && args[0]) {
         const value = unparen(args[0]);
-        for (const part of value.type === 'tuple' || value.type === 'list' ? named(value) : [value]) this.unionExpr(obj, part);
+        for (const part of value.type === 'tuple' || value.type === 'list' ? named(value) : [value])
+          this.unionExpr(obj, part);
       }
       if (TREE_MAPS.has(name) && args[0]?.type === 'lambda') {
         const params = child(args[0], 'parameters');
@@ -260,7 +318,13 @@ export class FunctionFlow {
       const right = child(n, 'right');
       if ((op === '/=' || op === '*=') && left && right) {
         const key = this.keyOf(left);
-        if (key !== undefined) this.scaleOps.push({ key, factors: s.factors(right, op === '/=' ? -1 : 1), node: n, statement: statementOf(n) });
+        if (key !== undefined)
+          this.scaleOps.push({
+            key,
+            factors: s.factors(right, op === '/=' ? -1 : 1),
+            node: n,
+            statement: statementOf(n),
+          });
       }
       return;
     }
@@ -292,7 +356,8 @@ export class FunctionFlow {
     const [tensor, by] = functional ? [args[0], args[1]] : [obj, args[0]];
     if (!tensor || !by) return;
     const key = this.keyOf(tensor);
-    if (key !== undefined) this.scaleOps.push({ key, factors: s.factors(by, divide ? -1 : 1), node: n, statement: statementOf(n) });
+    if (key !== undefined)
+      this.scaleOps.push({ key, factors: s.factors(by, divide ? -1 : 1), node: n, statement: statementOf(n) });
   }
 
   /** True when the key's alias group holds gradients. */

@@ -4,7 +4,15 @@
 // name, unless it cancels out (`x / f * f`), keeps it silent.
 import type { PyNode } from './tree';
 import type { Env, SizeClass } from './sizes';
-import { combine, formatDims, multiplyDims, replicaDims, type Dims, type GroupSizes, type SizeAlternative } from './group-sizes';
+import {
+  combine,
+  formatDims,
+  multiplyDims,
+  replicaDims,
+  type Dims,
+  type GroupSizes,
+  type SizeAlternative,
+} from './group-sizes';
 
 /** Dimensions that are 1 in the frameworks that do not have them. */
 const OPTIONAL_DIMS = new Set(['cp']);
@@ -82,7 +90,13 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
       const term = divisor?.term ?? named[0]?.term;
       if (!term) return undefined;
       const shown = new Map([...replicas].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
-      return { term, groupDims: g.dims, replicas: shown, divisorDims: multiplyDims(new Map(), termsDims, -1), factor: proven };
+      return {
+        term,
+        groupDims: g.dims,
+        replicas: shown,
+        divisorDims: multiplyDims(new Map(), termsDims, -1),
+        factor: proven,
+      };
     }
   }
   return decided ? 'agrees' : undefined;
@@ -97,11 +111,21 @@ function isPowerOf(factor: Dims, base: Dims): boolean {
 }
 
 /** The finding's sentence: what was summed over which group, the divisor, and the effective factor. */
-export function groupDivisorMessage(m: GroupDivisorMismatch<ScalingTerm>, reduction: string, group: string, divisor: string, averages: boolean): string {
+export function groupDivisorMessage(
+  m: GroupDivisorMismatch<ScalingTerm>,
+  reduction: string,
+  group: string,
+  divisor: string,
+  averages: boolean,
+): string {
   const groupSize = formatDims(m.groupDims);
   const replicas = formatDims(m.replicas);
-  const how = averages ? `averages the gradients over \`${group}\` (${groupSize} ranks)` : `sums the gradients over \`${group}\` (${groupSize} ranks)`;
+  const how = averages
+    ? `averages the gradients over \`${group}\` (${groupSize} ranks)`
+    : `sums the gradients over \`${group}\` (${groupSize} ranks)`;
   const counted = replicas === groupSize ? '' : `, of which ${replicas} hold replicas of the mean`;
-  const divided = averages ? `and they are scaled by \`${divisor}\`` : `and they are divided by \`${divisor}\` (${formatDims(m.divisorDims)})`;
+  const divided = averages
+    ? `and they are scaled by \`${divisor}\``
+    : `and they are divided by \`${divisor}\` (${formatDims(m.divisorDims)})`;
   return `\`${reduction}\` ${how}${counted}, ${divided} instead of ${replicas}: the effective learning rate is ${formatDims(m.factor)}× the configured one.`;
 }

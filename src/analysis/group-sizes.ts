@@ -84,7 +84,10 @@ function merge(a: ReadonlyMap<PyNode, number>, b: ReadonlyMap<PyNode, number>): 
 }
 
 /** Every consistent product of one alternative from each list; undefined when any list is unknown. */
-export function combine(lists: readonly (readonly SizeAlternative[] | undefined)[], signs: readonly (1 | -1)[]): SizeAlternative[] | undefined {
+export function combine(
+  lists: readonly (readonly SizeAlternative[] | undefined)[],
+  signs: readonly (1 | -1)[],
+): SizeAlternative[] | undefined {
   let acc: SizeAlternative[] = [{ dims: new Map(), branches: new Map() }];
   for (let i = 0; i < lists.length; i++) {
     const list = lists[i];
@@ -118,7 +121,10 @@ export function branchesOf(node: PyNode): Map<PyNode, number> {
 }
 
 function normalisedHelper(name: string): string {
-  return name.replace(/^_+/, '').replace(/^get_/, '').replace(/(_world_size|_group(_gloo)?)$/, '');
+  return name
+    .replace(/^_+/, '')
+    .replace(/^get_/, '')
+    .replace(/(_world_size|_group(_gloo)?)$/, '');
 }
 
 export class GroupSizes {
@@ -134,7 +140,8 @@ export class GroupSizes {
       return dims ? [{ dims, branches: new Map() }] : undefined;
     }
     if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.group(b, env, depth + 1));
-    if (n.type === 'identifier' || n.type === 'attribute') return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.group(v, e, depth + 1));
+    if (n.type === 'identifier' || n.type === 'attribute')
+      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.group(v, e, depth + 1));
     return undefined;
   }
 
@@ -147,7 +154,10 @@ export class GroupSizes {
     if (n.type === 'binary_operator') {
       const factors = s.factors(n);
       if (factors.length < 2) return undefined;
-      return combine(factors.map((f) => this.size(f.node, env, depth + 1)), factors.map((f) => f.sign));
+      return combine(
+        factors.map((f) => this.size(f.node, env, depth + 1)),
+        factors.map((f) => f.sign),
+      );
     }
     if (n.type === 'call') {
       const name = s.calleeName(n);
@@ -160,7 +170,8 @@ export class GroupSizes {
       return dims ? [{ dims, branches: new Map() }] : undefined;
     }
     if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.size(b, env, depth + 1));
-    if (n.type === 'identifier' || n.type === 'attribute') return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.size(v, e, depth + 1));
+    if (n.type === 'identifier' || n.type === 'attribute')
+      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.size(v, e, depth + 1));
     return undefined;
   }
 
@@ -180,7 +191,10 @@ export class GroupSizes {
     return out;
   }
 
-  private conditional(n: PyNode, evaluate: (branch: PyNode) => SizeAlternative[] | undefined): SizeAlternative[] | undefined {
+  private conditional(
+    n: PyNode,
+    evaluate: (branch: PyNode) => SizeAlternative[] | undefined,
+  ): SizeAlternative[] | undefined {
     const parts = named(n);
     const branches = [parts[0], parts[2]];
     const out: SizeAlternative[] = [];
@@ -197,7 +211,13 @@ export class GroupSizes {
    * `None`, the `if x is None: x = ...` idiom), else the assignments before it in the function that can run on
    * the same path, else a `self.` attribute's assignments (through the constructor's arguments when known).
    */
-  private name(n: PyNode, text: string, env: Env, depth: number, evaluate: (value: PyNode, env: Env) => SizeAlternative[] | undefined): SizeAlternative[] | undefined {
+  private name(
+    n: PyNode,
+    text: string,
+    env: Env,
+    depth: number,
+    evaluate: (value: PyNode, env: Env) => SizeAlternative[] | undefined,
+  ): SizeAlternative[] | undefined {
     const s = this.model.syntax;
     const at = branchesOf(n);
     if (n.type === 'identifier') {
@@ -207,26 +227,31 @@ export class GroupSizes {
       if (isParam && !binding) return undefined;
       const local = this.reachingAssignments(env.fn, text, n, at);
       if (local.length === 0) return undefined;
-      return this.union(local.map((a) => {
-        const where = branchesOf(a);
-        const values = evaluate(child(a, 'right')!, env);
-        if (!values) return undefined;
-        const out: SizeAlternative[] = [];
-        for (const v of values) if (consistent(v.branches, where)) out.push({ dims: v.dims, branches: merge(v.branches, where) });
-        return out;
-      }));
+      return this.union(
+        local.map((a) => {
+          const where = branchesOf(a);
+          const values = evaluate(child(a, 'right')!, env);
+          if (!values) return undefined;
+          const out: SizeAlternative[] = [];
+          for (const v of values)
+            if (consistent(v.branches, where)) out.push({ dims: v.dims, branches: merge(v.branches, where) });
+          return out;
+        }),
+      );
     }
     const values = this.model.assignedValues.get(text) ?? [];
     if (values.length === 0) return undefined;
-    return this.union(values.map((v) => {
-      const value = unparen(v.value);
-      // `self.group = group` in `__init__`: the argument the object was built with.
-      if (value.type === 'identifier' && v.fn.name === '__init__') {
-        const b = env.instance?.get(s.text(value));
-        return b ? evaluate(b.node, b.env) : undefined;
-      }
-      return evaluate(v.value, { fn: v.fn });
-    }));
+    return this.union(
+      values.map((v) => {
+        const value = unparen(v.value);
+        // `self.group = group` in `__init__`: the argument the object was built with.
+        if (value.type === 'identifier' && v.fn.name === '__init__') {
+          const b = env.instance?.get(s.text(value));
+          return b ? evaluate(b.node, b.env) : undefined;
+        }
+        return evaluate(v.value, { fn: v.fn });
+      }),
+    );
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */

@@ -19,7 +19,8 @@ const UNKNOWN: GroupClass = { kind: 'unknown' };
 const MAX_DEPTH = 6;
 
 /** Names of model-parallel groups and axes, and of partial (per-node, per-ring) groups of a hierarchical sum. */
-const MODEL_NAME = /tensor|model|(^|[^a-z])(mp|tp|pp|cp|ep|sp|etp|mpu)([^a-z]|$)|pipe|stage|embd|embedding|tied|expert|moe|context|sequence|ulysses|intra|inter|node|local|row|col(umn)?s?([^a-z]|$)|head|ring|amax|position|shard/i;
+const MODEL_NAME =
+  /tensor|model|(^|[^a-z])(mp|tp|pp|cp|ep|sp|etp|mpu)([^a-z]|$)|pipe|stage|embd|embedding|tied|expert|moe|context|sequence|ulysses|intra|inter|node|local|row|col(umn)?s?([^a-z]|$)|head|ring|amax|position|shard/i;
 /** Names of the data-parallel group (or axis): the replicas that hold copies of the same parameters. */
 const DATA_NAME = /data_?parallel|(^|[^a-z])(dp|ddp|dpcp|dp_cp|data|batch|replica|replicas|replicate)([^a-z]|$)/i;
 const WORLD_TEXT = /(^|\.)(WORLD|COMM_WORLD|_get_default_group\(\))$|^None$/;
@@ -57,7 +58,12 @@ export class GroupResolver {
       case 'identifier':
         return this.classifyIdentifier(n, text, env, depth);
       case 'attribute':
-        return this.fromValues((this.model.assignedValues.get(text) ?? []).map((v) => ({ node: v.value, env: { fn: v.fn } })), depth) ?? this.named(text.split('.').pop() ?? text, text);
+        return (
+          this.fromValues(
+            (this.model.assignedValues.get(text) ?? []).map((v) => ({ node: v.value, env: { fn: v.fn } })),
+            depth,
+          ) ?? this.named(text.split('.').pop() ?? text, text)
+        );
       case 'subscript': {
         // `mesh["dp"]` names a mesh dimension; `comm["group"]` says nothing about which ranks are in it.
         const key = this.model.syntax.stringValue(child(n, 'subscript'));
@@ -115,7 +121,10 @@ export class GroupResolver {
     }
     const isParam = env.fn.params.some((p) => p.name === text);
     const local = isParam ? [] : this.localValues(env.fn, text);
-    const fromLocal = this.fromValues(local.map((node) => ({ node, env })), depth);
+    const fromLocal = this.fromValues(
+      local.map((node) => ({ node, env })),
+      depth,
+    );
     if (fromLocal) return fromLocal;
     if (!isParam && local.length === 0) {
       const moduleFn = this.model.functions[0];
@@ -167,6 +176,17 @@ export function groupIsGloo(model: FileModel, groupNode: PyNode | undefined): bo
   const s = model.syntax;
   if (!groupNode) return defaultBackendIsGloo(model);
   const n = unparen(groupNode);
-  const values = n.type === 'call' ? [n] : (model.assignedValues.get(s.text(n).replace(/\s+/g, '')) ?? []).map((v) => unparen(v.value));
-  return values.length > 0 && values.every((v) => v.type === 'call' && s.calleeName(v) === 'new_group' && s.stringValue(s.arg(v, 'backend', 2))?.toLowerCase() === 'gloo');
+  const values =
+    n.type === 'call'
+      ? [n]
+      : (model.assignedValues.get(s.text(n).replace(/\s+/g, '')) ?? []).map((v) => unparen(v.value));
+  return (
+    values.length > 0 &&
+    values.every(
+      (v) =>
+        v.type === 'call' &&
+        s.calleeName(v) === 'new_group' &&
+        s.stringValue(s.arg(v, 'backend', 2))?.toLowerCase() === 'gloo',
+    )
+  );
 }

@@ -11,7 +11,10 @@ export function applyIgnoreComments(findings: readonly Finding[], text: string):
     const m = IGNORE.exec(lines[line] ?? '');
     if (!m) return false;
     if (m[1] === undefined) return true;
-    return m[1].split(',').map((c) => c.trim().toUpperCase()).includes(code);
+    return m[1]
+      .split(',')
+      .map((c) => c.trim().toUpperCase())
+      .includes(code);
   };
   return findings.filter((f) => !silenced(f.range.startLine, f.code) && !silenced(f.range.endLine, f.code));
 }

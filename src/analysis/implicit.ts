@@ -15,14 +15,25 @@ export interface ImplicitVerdict extends Verdict {
   readonly strategyName?: string;
 }
 
-export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTracer, facts: FactBuilder, hasExplicitGradients: boolean, hints: boolean): ImplicitVerdict[] {
+export function implicitVerdicts(
+  model: FileModel,
+  judge: Judge,
+  losses: LossTracer,
+  facts: FactBuilder,
+  hasExplicitGradients: boolean,
+  hints: boolean,
+): ImplicitVerdict[] {
   const out: ImplicitVerdict[] = [];
   const reducers = model.functions.flatMap((fn) => facts.flowOf(fn).implicit);
   const allSites = model.functions.flatMap((fn) => losses.backwardSites(fn));
   for (const reducer of reducers) {
     if (reducer.kind === 'ddp') {
       if (hasExplicitGradients) continue;
-      const why = /deepspeed/.test(model.syntax.calleeText(reducer.call)) ? 'the DeepSpeed engine already averages the gradients' : /prepare/.test(model.syntax.calleeText(reducer.call)) ? 'Accelerate wraps the model in DDP, which already averages the gradients' : `${model.syntax.calleeName(reducer.call)} already averages the gradients`;
+      const why = /deepspeed/.test(model.syntax.calleeText(reducer.call))
+        ? 'the DeepSpeed engine already averages the gradients'
+        : /prepare/.test(model.syntax.calleeText(reducer.call))
+          ? 'Accelerate wraps the model in DDP, which already averages the gradients'
+          : `${model.syntax.calleeName(reducer.call)} already averages the gradients`;
       const wrapped = wrappedNames(model, reducer.call);
       for (const site of allSites.filter((s) => s.kind === 'backward' && lossComesFrom(model, s, wrapped))) {
         const v = judgeSite(judge, losses, site, 0, reducer, why);
@@ -36,33 +47,62 @@ export function implicitVerdicts(model: FileModel, judge: Judge, losses: LossTra
       const fn = model.enclosingFunction(reducer.call);
       const sameFn = allSites.filter((s) => s.fn === fn && s.kind !== 'jax');
       const sites = sameFn.length > 0 ? sameFn : allSites.filter((s) => s.kind === 'backward' || s.kind === 'tape');
-      const verdicts = sites.length === 0 ? [judge.decide(opExponent, [], { exponent: 0, terms: [], deliberate: false }, ctx(reducer, 'Horovod already averages the gradients'))] : sites.map((s) => judgeSite(judge, losses, s, opExponent, reducer, 'Horovod already averages the gradients'));
-      if (verdicts.length > 0 && verdicts.every((v) => v && v.code === verdicts[0]?.code)) out.push({ ...verdicts[0]!, reducer });
+      const verdicts =
+        sites.length === 0
+          ? [
+              judge.decide(
+                opExponent,
+                [],
+                { exponent: 0, terms: [], deliberate: false },
+                ctx(reducer, 'Horovod already averages the gradients'),
+              ),
+            ]
+          : sites.map((s) =>
+              judgeSite(judge, losses, s, opExponent, reducer, 'Horovod already averages the gradients'),
+            );
+      if (verdicts.length > 0 && verdicts.every((v) => v && v.code === verdicts[0]?.code))
+        out.push({ ...verdicts[0]!, reducer });
     }
   }
   if (!hasExplicitGradients) out.push(...strategyVerdicts(model, judge, losses));
-  if (!hasExplicitGradients && reducers.length === 0 && hints) out.push(...inferredWrapperVerdicts(model, judge, losses, allSites));
+  if (!hasExplicitGradients && reducers.length === 0 && hints)
+    out.push(...inferredWrapperVerdicts(model, judge, losses, allSites));
   return out;
 }
 
-const DISTRIBUTED_TORCH = /DistributedSampler|init_process_group|\.no_sync\(|\blocal_rank\b|LOCAL_RANK|get_world_size|torch\.distributed/;
+const DISTRIBUTED_TORCH =
+  /DistributedSampler|init_process_group|\.no_sync\(|\blocal_rank\b|LOCAL_RANK|get_world_size|torch\.distributed/;
 const OTHER_FRAMEWORK = /horovod|\bhvd\.|jax|tensorflow|mpi4py|strategy/;
-const SYNC_HELPER = /(average|reduce|all_?reduce|sync|allreduce)_?(gradients|grads)|grad(ient)?s?_(sync|allreduce|average)/i;
+const SYNC_HELPER =
+  /(average|reduce|all_?reduce|sync|allreduce)_?(gradients|grads)|grad(ient)?s?_(sync|allreduce|average)/i;
 
 /**
  * A hint, not a proof (only with the `hints` option): a torch script that runs distributed (DistributedSampler, init_process_group, local_rank) and reduces no
  * gradient itself must be wrapped in DDP/FSDP elsewhere, and those average: a loss divided by the world size
  * before backward is then averaged twice. Silent when a gradient-sync helper from another file is called.
  */
-function inferredWrapperVerdicts(model: FileModel, judge: Judge, losses: LossTracer, sites: readonly BackwardSite[]): ImplicitVerdict[] {
+function inferredWrapperVerdicts(
+  model: FileModel,
+  judge: Judge,
+  losses: LossTracer,
+  sites: readonly BackwardSite[],
+): ImplicitVerdict[] {
   const text = model.syntax.source.text;
   if (!DISTRIBUTED_TORCH.test(text) || OTHER_FRAMEWORK.test(text)) return [];
   if (model.functions.some((fn) => fn.calls.some((c) => SYNC_HELPER.test(model.syntax.calleeName(c))))) return [];
   const out: ImplicitVerdict[] = [];
   for (const site of sites.filter((s) => s.kind === 'backward')) {
     const reducer: ImplicitReducer = { call: site.call, kind: 'ddp', op: { kind: 'avg' } };
-    const v = judgeSite(judge, losses, site, 0, reducer, 'a distributed torch model is wrapped in DDP or FSDP, which already averages the gradients');
-    if (v?.code === 'CP002' && v.term?.fromLoss && !out.some((o) => o.location === v.location)) out.push({ ...v, reducer });
+    const v = judgeSite(
+      judge,
+      losses,
+      site,
+      0,
+      reducer,
+      'a distributed torch model is wrapped in DDP or FSDP, which already averages the gradients',
+    );
+    if (v?.code === 'CP002' && v.term?.fromLoss && !out.some((o) => o.location === v.location))
+      out.push({ ...v, reducer });
   }
   return out;
 }
@@ -77,11 +117,16 @@ function wrappedNames(model: FileModel, call: PyNode): string[] {
   const assignment = call.parent?.type === 'assignment' ? call.parent : undefined;
   const left = assignment ? child(assignment, 'left') : undefined;
   if (left) {
-    const target = unparen(left).type === 'pattern_list' || unparen(left).type === 'tuple' ? named(unparen(left))[0] : left;
+    const target =
+      unparen(left).type === 'pattern_list' || unparen(left).type === 'tuple' ? named(unparen(left))[0] : left;
     if (target) names.push(s.text(target).replace(/\s+/g, ''));
   }
-  const first = s.args(call).positional[0] ?? s.args(call).keywords.get('model')?.value ?? s.args(call).keywords.get('module')?.value;
-  if (first && (first.type === 'identifier' || first.type === 'attribute')) names.push(s.text(first).replace(/\s+/g, ''));
+  const first =
+    s.args(call).positional[0] ??
+    s.args(call).keywords.get('model')?.value ??
+    s.args(call).keywords.get('module')?.value;
+  if (first && (first.type === 'identifier' || first.type === 'attribute'))
+    names.push(s.text(first).replace(/\s+/g, ''));
   return names;
 }
 
@@ -104,7 +149,7 @@ function lossComesFrom(model: FileModel, site: BackwardSite, names: readonly str
       const left = child(a, 'left');
       const right = child(a, 'right');
       if (!left || !right) continue;
-      const targets = (s.text(left).match(/\b[A-Za-z_]\w*\b/g) ?? []);
+      const targets = s.text(left).match(/\b[A-Za-z_]\w*\b/g) ?? [];
       if (targets.some((t) => idents.has(t))) texts.push(s.text(right));
     }
   }
@@ -115,7 +160,14 @@ function ctx(reducer: ImplicitReducer, doubleWhy: string) {
   return { sumCode: 'CP001' as const, sumLocation: reducer.op.argNode ?? reducer.call, doubleWhy };
 }
 
-function judgeSite(judge: Judge, losses: LossTracer, site: BackwardSite, opExponent: number, reducer: ImplicitReducer, why: string): Verdict | undefined {
+function judgeSite(
+  judge: Judge,
+  losses: LossTracer,
+  site: BackwardSite,
+  opExponent: number,
+  reducer: ImplicitReducer,
+  why: string,
+): Verdict | undefined {
   const loss = losses.lossInfo(site);
   if (loss.deliberate) return undefined;
   return judge.decide(opExponent, judge.gradDivisions({ fn: site.fn }), loss, ctx(reducer, why));
@@ -129,7 +181,8 @@ function strategyVerdicts(model: FileModel, judge: Judge, losses: LossTracer): I
     for (const call of fn.calls) {
       const name = s.calleeName(call);
       const obj = s.calleeObject(call);
-      if (!obj || !/^(run|experimental_run_v2|experimental_run)$/.test(name) || !/strategy/i.test(s.text(obj))) continue;
+      if (!obj || !/^(run|experimental_run_v2|experimental_run)$/.test(name) || !/strategy/i.test(s.text(obj)))
+        continue;
       const target = s.args(call).positional[0];
       if (!target || unparen(target).type !== 'identifier') continue;
       const stepFns = model.byName.get(s.text(unparen(target))) ?? [];
@@ -141,9 +194,20 @@ function strategyVerdicts(model: FileModel, judge: Judge, losses: LossTracer): I
           const exponent = 1 + loss.exponent;
           const strategyName = s.text(obj).replace(/\s+/g, '');
           if (exponent > 0 && loss.meanNode) {
-            out.push({ code: 'CP001', exponent, location: loss.meanNode, meanNode: loss.meanNode, strategyName, why: 'sum' });
+            out.push({
+              code: 'CP001',
+              exponent,
+              location: loss.meanNode,
+              meanNode: loss.meanNode,
+              strategyName,
+              why: 'sum',
+            });
           } else if (exponent < 0) {
-            const v = judge.decide(1, [], loss, { sumCode: 'CP001', sumLocation: site.call, doubleWhy: 'the strategy sums per-replica gradients of a loss already divided by the global batch' });
+            const v = judge.decide(1, [], loss, {
+              sumCode: 'CP001',
+              sumLocation: site.call,
+              doubleWhy: 'the strategy sums per-replica gradients of a loss already divided by the global batch',
+            });
             if (v) out.push({ ...v, strategyName });
           }
         }

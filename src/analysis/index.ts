@@ -5,5 +5,24 @@ export { mayHaveFindings } from './select';
 export { analyzeDeepSpeedConfig } from './deepspeed-rule';
 export { applyEdits } from './edits';
 export { RULES, RULE_CODES, ruleInfo, isRuleCode, type RuleInfo } from './rules';
-export { parseCorpusHeader, confusionTable, formatConfusionTable, type CorpusExpectation, type CorpusOutcome, type ConfusionRow } from './corpus';
-export type { AnalysisOptions, AnalysisResult, Finding, Fix, RelatedLocation, RuleCode, Severity, SourceRange, TextEdit, Unanalysed, UnanalysedReason } from './types';
+export {
+  parseCorpusHeader,
+  confusionTable,
+  formatConfusionTable,
+  type CorpusExpectation,
+  type CorpusOutcome,
+  type ConfusionRow,
+} from './corpus';
+export type {
+  AnalysisOptions,
+  AnalysisResult,
+  Finding,
+  Fix,
+  RelatedLocation,
+  RuleCode,
+  Severity,
+  SourceRange,
+  TextEdit,
+  Unanalysed,
+  UnanalysedReason,
+} from './types';

@@ -17,7 +17,6 @@ import { groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
 import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
-
 export interface Term {
   readonly size: SizeClass;
   readonly sign: 1 | -1;
@@ -92,7 +91,15 @@ export class Judge {
     const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
     const lastName = (t: string) => /(\w+)\W*$/.exec(t.replace(/\[[^\]]*\]|\([^()]*\)/g, ''))?.[1] ?? t;
     if (texts.some((t) => !/\.grad\b/.test(t) && NOT_GRADIENT.test(lastName(t)))) return false;
-    if (texts.some((t) => /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) || /grad/i.test(t.replace(/requires_grad/g, '')) || isGradientName(t))) return true;
+    if (
+      texts.some(
+        (t) =>
+          /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) ||
+          /grad/i.test(t.replace(/requires_grad/g, '')) ||
+          isGradientName(t),
+      )
+    )
+      return true;
     return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
   }
 
@@ -130,7 +137,9 @@ export class Judge {
       }
     }
     const scale = fact.reduction.scale;
-    if (scale) for (const f of this.model.syntax.factors(scale)) terms.push(this.term(f.node, f.sign, fact.frames[0].env, undefined, false));
+    if (scale)
+      for (const f of this.model.syntax.factors(scale))
+        terms.push(this.term(f.node, f.sign, fact.frames[0].env, undefined, false));
     return { terms, defeated };
   }
 
@@ -149,12 +158,18 @@ export class Judge {
 
   /** How the loss behind these gradients was scaled; undefined when backward sites disagree. */
   lossFor(fact: Fact | undefined, framework: string): LossInfo | undefined {
-    const wanted = (s: BackwardSite) => (framework === 'jax' ? s.kind === 'jax' : framework === 'tf' ? s.kind === 'tape' : s.kind === 'backward' || s.kind === 'autograd' || (framework === 'horovod' && s.kind === 'tape'));
+    const wanted = (s: BackwardSite) =>
+      framework === 'jax'
+        ? s.kind === 'jax'
+        : framework === 'tf'
+          ? s.kind === 'tape'
+          : s.kind === 'backward' || s.kind === 'autograd' || (framework === 'horovod' && s.kind === 'tape');
     let sites: BackwardSite[] = [];
-    if (fact) for (const frame of fact.frames.slice().reverse()) {
-      sites = this.losses.backwardSites(frame.fn).filter(wanted);
-      if (sites.length > 0) break;
-    }
+    if (fact)
+      for (const frame of fact.frames.slice().reverse()) {
+        sites = this.losses.backwardSites(frame.fn).filter(wanted);
+        if (sites.length > 0) break;
+      }
     if (sites.length === 0) sites = this.model.functions.flatMap((fn) => this.losses.backwardSites(fn)).filter(wanted);
     if (sites.length === 0) return { exponent: 0, terms: [], deliberate: false };
     const infos = sites.map((s) => this.losses.lossInfo(s));
@@ -170,7 +185,13 @@ export class Judge {
     const fn0 = fact.frames[0].fn;
     if (fn0.name === 'backward' && fn0.params[0]?.name === 'ctx') return undefined;
     // A helper that other files call is judged at those calls, with the callers' divisions and updates.
-    if (fact.frames.length === 1 && this.calledElsewhere.has(fn0.name) && fn0.enclosing?.node.type === 'module' && !fn0.className) return undefined;
+    if (
+      fact.frames.length === 1 &&
+      this.calledElsewhere.has(fn0.name) &&
+      fn0.enclosing?.node.type === 'module' &&
+      !fn0.className
+    )
+      return undefined;
     const symbolic = this.groupDivisorVerdict(fact);
     if (symbolic && symbolic !== 'agrees') return symbolic;
     // Only a reduction over the data-parallel replicas changes the scale; any other group, or one the analysis
@@ -187,7 +208,11 @@ export class Judge {
     const verdict = this.decide(op.kind === 'sum' ? 1 : 0, terms, loss, {
       fact,
       sumCode: r.framework === 'jax' && r.jaxName === 'psum' ? 'CP004' : 'CP001',
-      sumLocation: defeated[0]?.binding?.callSite ?? (op.binding ? (op.binding.isDefault ? op.binding.callSite : op.binding.node) : undefined) ?? r.op.argNode ?? r.call,
+      sumLocation:
+        defeated[0]?.binding?.callSite ??
+        (op.binding ? (op.binding.isDefault ? op.binding.callSite : op.binding.node) : undefined) ??
+        r.op.argNode ??
+        r.call,
       defeated: defeated.find((d) => d.binding),
       opBinding: op.binding,
       group: r.group,
@@ -217,16 +242,34 @@ export class Judge {
     if (op !== 'sum' && op !== 'avg') return undefined;
     if (!this.isGradientFact(fact)) return undefined;
     const { terms } = this.termsOf(fact);
-    const scaling = terms.filter((t) => !t.fromLoss).map((t) => ({ ...t, node: t.written?.node ?? t.node, env: t.written?.env ?? env0, term: t }));
-    const mismatch = groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) => this.text(n));
+    const scaling = terms
+      .filter((t) => !t.fromLoss)
+      .map((t) => ({ ...t, node: t.written?.node ?? t.node, env: t.written?.env ?? env0, term: t }));
+    const mismatch = groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) =>
+      this.text(n),
+    );
     if (!mismatch || mismatch === 'agrees') return mismatch;
     const loss = this.lossFor(fact, r.framework);
     if (!loss || loss.exponent !== 0 || loss.terms.length > 0) return undefined;
     const s = this.model.syntax;
     const term = mismatch.term.term;
-    const message = groupDivisorMessage(mismatch, clip(s.text(r.call)), clip(s.text(r.groupNode), 50), clip(s.text(term.node), 50), op === 'avg');
+    const message = groupDivisorMessage(
+      mismatch,
+      clip(s.text(r.call)),
+      clip(s.text(r.groupNode), 50),
+      clip(s.text(term.node), 50),
+      op === 'avg',
+    );
     // The divisor is pointed at where it divides, not where a caller passed it on.
-    const verdict: Verdict = { code: 'CP003', exponent: 0, location: mismatch.term.node, fact, term, why: 'wrong divisor for the group', message };
+    const verdict: Verdict = {
+      code: 'CP003',
+      exponent: 0,
+      location: mismatch.term.node,
+      fact,
+      term,
+      why: 'wrong divisor for the group',
+      message,
+    };
     const update = this.updates.find(this.enclosingChain(fact));
     if (update) return { ...verdict, update };
     return this.writesParameterGradients(fact) ? verdict : undefined;
@@ -235,7 +278,9 @@ export class Judge {
   /** True when the reduction's group is a product of dimensions the framework helpers name (group-sizes.ts). */
   namesGroupSize(fact: Fact): boolean {
     const r = fact.reduction;
-    return r.framework === 'torch' && !!r.groupNode && this.groupSizes.group(r.groupNode, fact.frames[0].env) !== undefined;
+    return (
+      r.framework === 'torch' && !!r.groupNode && this.groupSizes.group(r.groupNode, fact.frames[0].env) !== undefined
+    );
   }
 
   /** The functions of the chain of callers, then the functions that enclose the reducing one (closures). */
@@ -283,7 +328,15 @@ export class Judge {
     opExponent: number,
     gradTerms: Term[],
     loss: LossInfo,
-    ctx: { fact?: Fact; sumCode: 'CP001' | 'CP004'; sumLocation: PyNode; defeated?: Decision; opBinding?: Binding; group?: string; doubleWhy: string },
+    ctx: {
+      fact?: Fact;
+      sumCode: 'CP001' | 'CP004';
+      sumLocation: PyNode;
+      defeated?: Decision;
+      opBinding?: Binding;
+      group?: string;
+      doubleWhy: string;
+    },
   ): Verdict | undefined {
     const unknown = new Map<string, number>();
     let exponent = opExponent + loss.exponent;
@@ -336,17 +389,30 @@ export class Judge {
       return { code: 'CP003', exponent: 0, location: t.node, fact: ctx.fact, term: t, why: 'wrong divisor', hint };
     }
     if (exponent > 0) {
-      return { code: ctx.sumCode, exponent, location: ctx.sumLocation, fact: ctx.fact, defeated: ctx.defeated, opBinding: ctx.opBinding, why: 'sum' };
+      return {
+        code: ctx.sumCode,
+        exponent,
+        location: ctx.sumLocation,
+        fact: ctx.fact,
+        defeated: ctx.defeated,
+        opBinding: ctx.opBinding,
+        why: 'sum',
+      };
     }
     if (exponent < 0) {
       const gradWorld = world.filter((t) => !t.fromLoss && t.sign === -1);
       const lossTerms = loss.terms.filter((t) => t.sign === -1);
-      const chosen: Term | undefined = gradWorld[gradWorld.length - 1] ?? (lossTerms.length > 0 ? { ...lossTerms[lossTerms.length - 1], fromLoss: true } : undefined);
+      const chosen: Term | undefined =
+        gradWorld[gradWorld.length - 1] ??
+        (lossTerms.length > 0 ? { ...lossTerms[lossTerms.length - 1], fromLoss: true } : undefined);
       if (!chosen) return undefined;
       let why = ctx.doubleWhy;
-      if (!chosen.fromLoss && lossTerms.length > 0) why = `the loss was already divided by \`${this.model.syntax.text(lossTerms[0].node)}\` before backward, and this divides the reduced gradients again`;
-      else if (ctx.fact && !chosen.fromLoss && opExponent === 0) why = 'the reduction already averages, and this divides again';
-      else if (ctx.fact && chosen.fromLoss && opExponent === 1) why = 'the loss is divided by the world size and so are the summed gradients';
+      if (!chosen.fromLoss && lossTerms.length > 0)
+        why = `the loss was already divided by \`${this.model.syntax.text(lossTerms[0].node)}\` before backward, and this divides the reduced gradients again`;
+      else if (ctx.fact && !chosen.fromLoss && opExponent === 0)
+        why = 'the reduction already averages, and this divides again';
+      else if (ctx.fact && chosen.fromLoss && opExponent === 1)
+        why = 'the loss is divided by the world size and so are the summed gradients';
       return { code: 'CP002', exponent, location: chosen.node, fact: ctx.fact, term: chosen, why };
     }
     return undefined;

@@ -36,7 +36,10 @@ export interface LossInfo {
 const SCALE_WRAPPERS = new Set(['scale', 'scale_loss']);
 
 export class LossTracer {
-  constructor(private readonly model: FileModel, private readonly sizes: SizeClassifier) {}
+  constructor(
+    private readonly model: FileModel,
+    private readonly sizes: SizeClassifier,
+  ) {}
 
   backwardSites(fn: FunctionInfo): BackwardSite[] {
     const s = this.model.syntax;
@@ -48,7 +51,8 @@ export class LossTracer {
       if (name === 'backward') {
         // `booster.backward(loss=loss, optimizer=opt)` names the loss; `loss.backward()` is called on it.
         let loss = args[0] ?? s.args(call).keywords.get('loss')?.value ?? obj;
-        if (loss && !args[0] && unparen(loss).type === 'call' && SCALE_WRAPPERS.has(s.calleeName(unparen(loss)))) loss = s.args(unparen(loss)).positional[0];
+        if (loss && !args[0] && unparen(loss).type === 'call' && SCALE_WRAPPERS.has(s.calleeName(unparen(loss))))
+          loss = s.args(unparen(loss)).positional[0];
         out.push({ call, fn, kind: 'backward', loss });
       } else if (name === 'grad' && /autograd/.test(s.calleeText(call))) {
         out.push({ call, fn, kind: 'autograd', loss: args[0] });
@@ -89,7 +93,9 @@ export class LossTracer {
     if (depth > 4) return;
     const s = this.model.syntax;
     const factors = s.factors(expr);
-    const tensorIndex = factors.findIndex((f) => f.sign === 1 && s.numberValue(f.node) === undefined && !this.isSize(f.node, fn));
+    const tensorIndex = factors.findIndex(
+      (f) => f.sign === 1 && s.numberValue(f.node) === undefined && !this.isSize(f.node, fn),
+    );
     // The tensor's own history first (replaying its assignments may start the account afresh), then the factors
     // written here.
     if (tensorIndex >= 0) this.fromTensor(unparen(factors[tensorIndex].node), fn, before, acc, depth);
@@ -101,7 +107,8 @@ export class LossTracer {
   private fromTensor(start: PyNode, fn: FunctionInfo, before: number, acc: Mutable, depth: number): void {
     const s = this.model.syntax;
     let tensor = start;
-    while (tensor.type === 'call' && SCALE_WRAPPERS.has(s.calleeName(tensor)) && s.args(tensor).positional[0]) tensor = unparen(s.args(tensor).positional[0]);
+    while (tensor.type === 'call' && SCALE_WRAPPERS.has(s.calleeName(tensor)) && s.args(tensor).positional[0])
+      tensor = unparen(s.args(tensor).positional[0]);
     if (tensor.type === 'call') {
       const name = s.calleeName(tensor);
       if (/^(reduce_mean|mean)$/.test(name)) acc.meanNode = acc.meanNode ?? tensor;
@@ -113,12 +120,21 @@ export class LossTracer {
         acc.exponent -= 1;
         return;
       }
-      if (name === 'compute_average_loss') acc.terms.push({ node: tensor, sign: -1, size: { kind: 'global-count' } }), (acc.exponent -= 1);
-      const local = this.model.resolveCall(tensor) ?? (child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
+      if (name === 'compute_average_loss') {
+        acc.terms.push({ node: tensor, sign: -1, size: { kind: 'global-count' } });
+        acc.exponent -= 1;
+      }
+      const local =
+        this.model.resolveCall(tensor) ??
+        (child(tensor, 'function')?.type === 'identifier' ? this.model.byName.get(name)?.[0] : undefined);
       if (local && local !== fn) {
         const count = acc.terms.length;
         this.fromReturns(local, acc, depth);
-        if (GENERIC_HELPER.test(local.name)) acc.terms = [...acc.terms.slice(0, count), ...acc.terms.slice(count).map((t) => ({ ...t, node: tensor, viaCall: true }))];
+        if (GENERIC_HELPER.test(local.name))
+          acc.terms = [
+            ...acc.terms.slice(0, count),
+            ...acc.terms.slice(count).map((t) => ({ ...t, node: tensor, viaCall: true })),
+          ];
       }
       return;
     }
@@ -143,7 +159,11 @@ export class LossTracer {
     let cur = unparen(n);
     for (let i = 0; i < 6; i++) {
       if (cur.type === 'identifier') return s.text(cur);
-      if (cur.type === 'call' && s.calleeObject(cur) && /^(unsqueeze|squeeze|float|mean|sum|view|reshape|to|cuda|contiguous)$/.test(s.calleeName(cur))) {
+      if (
+        cur.type === 'call' &&
+        s.calleeObject(cur) &&
+        /^(unsqueeze|squeeze|float|mean|sum|view|reshape|to|cuda|contiguous)$/.test(s.calleeName(cur))
+      ) {
         if (/^(mean)$/.test(s.calleeName(cur))) return undefined;
         cur = unparen(s.calleeObject(cur)!);
       } else if (cur.type === 'subscript' && child(cur, 'value')) cur = unparen(child(cur, 'value')!);
@@ -160,11 +180,15 @@ export class LossTracer {
       const left = child(a, 'left');
       const right = child(a, 'right');
       if (!left || !right) continue;
-      const targets = unparen(left).type === 'pattern_list' || unparen(left).type === 'tuple' ? named(unparen(left)) : [unparen(left)];
+      const targets =
+        unparen(left).type === 'pattern_list' || unparen(left).type === 'tuple'
+          ? named(unparen(left))
+          : [unparen(left)];
       if (!targets.some((t) => t.type === 'identifier' && s.text(t) === name)) continue;
       if (a.type === 'augmented_assignment') {
         const op = s.operator(a);
-        if (op === '/=' || op === '*=') for (const f of s.factors(right, op === '/=' ? -1 : 1)) this.addTerm(f.node, f.sign, fn, acc);
+        if (op === '/=' || op === '*=')
+          for (const f of s.factors(right, op === '/=' ? -1 : 1)) this.addTerm(f.node, f.sign, fn, acc);
         continue;
       }
       const value = targets.length > 1 && unparen(right).type !== 'call' ? undefined : right;
@@ -178,7 +202,8 @@ export class LossTracer {
         acc.meanNode = undefined;
         this.fromExpr(value, fn, a.start, acc, depth + 1);
       } else {
-        for (const f of factors) if (!(f.sign === 1 && this.rootName(f.node) === name)) this.addTerm(f.node, f.sign, fn, acc);
+        for (const f of factors)
+          if (!(f.sign === 1 && this.rootName(f.node) === name)) this.addTerm(f.node, f.sign, fn, acc);
       }
     }
   }
@@ -193,12 +218,14 @@ export class LossTracer {
     if (size.kind === 'batch' && sign === -1 && !acc.meanNode) {
       // A sum divided by the per-replica batch size is a per-replica mean, like reduce_mean.
       let host: PyNode = node;
-      while (host.parent && (host.parent.type === 'binary_operator' || host.parent.type === 'parenthesized_expression')) host = host.parent;
+      while (host.parent && (host.parent.type === 'binary_operator' || host.parent.type === 'parenthesized_expression'))
+        host = host.parent;
       acc.meanNode = host;
     }
     // An integer multiplier can be a hard-coded rank count (`grad * 2 / global_batch` in a 2-GPU test): the scale
     // then is not provable.
-    if (size.kind === 'const' && sign === 1 && Number.isInteger(size.value) && (size.value ?? 0) >= 2) acc.deliberate = true;
+    if (size.kind === 'const' && sign === 1 && Number.isInteger(size.value) && (size.value ?? 0) >= 2)
+      acc.deliberate = true;
     if (size.kind === 'world') {
       acc.terms.push({ node, sign, size });
       acc.exponent += sign;

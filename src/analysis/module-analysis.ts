@@ -36,7 +36,12 @@ export interface ModuleAnalysis {
   readonly summaries: HelperSummary[];
 }
 
-export function analyzeParsedModule(module: PyNode, source: Source, options: AnalysisOptions, context?: ProgramContext): ModuleAnalysis {
+export function analyzeParsedModule(
+  module: PyNode,
+  source: Source,
+  options: AnalysisOptions,
+  context?: ProgramContext,
+): ModuleAnalysis {
   const syntax = new Syntax(source);
   const model = new FileModel(module, syntax);
   const sizes = new SizeClassifier(model);
@@ -45,7 +50,17 @@ export function analyzeParsedModule(module: PyNode, source: Source, options: Ana
   const external = context?.external;
   const finder = new ReductionFinder(model, external ? (call) => external(call, model) : undefined);
   const facts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg));
-  const judge = new Judge(model, sizes, conditions, losses, facts, new GroupResolver(model), new UpdateFinder(model), options.worldSize, context?.calledElsewhere);
+  const judge = new Judge(
+    model,
+    sizes,
+    conditions,
+    losses,
+    facts,
+    new GroupResolver(model),
+    new UpdateFinder(model),
+    options.worldSize,
+    context?.calledElsewhere,
+  );
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize);
   const summaries: HelperSummary[] = [];
@@ -62,13 +77,17 @@ export function analyzeParsedModule(module: PyNode, source: Source, options: Ana
   // The model-parallel divisor rule also follows gradients through the buckets (lists) they are gathered in; that
   // second view of the flows is built only for files that reduce over a group the framework helpers name.
   if (allFacts.some((f) => judge.namesGroupSize(f))) {
-    const bucketFacts = new FactBuilder(model, (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg, true));
+    const bucketFacts = new FactBuilder(
+      model,
+      (fn, helperReturnArg) => new FunctionFlow(fn, model, finder, helperReturnArg, true),
+    );
     for (const fact of bucketFacts.facts()) {
       const verdict = judge.groupDivisorVerdict(fact);
       if (verdict && verdict !== 'agrees') writer.addVerdict(verdict);
     }
   }
-  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true)) writer.addVerdict(v);
+  for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true))
+    writer.addVerdict(v);
   for (const v of new AccumulationRule(model, losses).verdicts()) writer.addAccumulation(v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));

@@ -17,10 +17,23 @@ export interface ParsedModule {
 /** Above this size only the relevant top-level statements are parsed (tree-sitter's included ranges). */
 export const SPLIT_ABOVE_CHARS = 20_000;
 
-export function parseModule(parser: Parser, text: string, budgetMs: number, splitAbove: number): ParsedModule | Unanalysed {
+export function parseModule(
+  parser: Parser,
+  text: string,
+  budgetMs: number,
+  splitAbove: number,
+): ParsedModule | Unanalysed {
   const deadline = Date.now() + budgetMs;
   const source = new Source(text);
-  const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
+  const module: PyNode = {
+    type: 'module',
+    named: true,
+    field: null,
+    start: 0,
+    end: text.length,
+    children: [],
+    parent: null,
+  };
   let units: Unit[] | undefined;
   if (text.length > splitAbove) {
     const all = splitTopLevel(text);
@@ -28,11 +41,19 @@ export function parseModule(parser: Parser, text: string, budgetMs: number, spli
     units = all.filter((_, i) => keep[i]);
     if (units.length === 0) return { module, source, unanalysed: [] };
   }
-  const timedOut: Unanalysed = { reason: 'parse-budget', whole: true, message: `parsing took longer than ${budgetMs} ms; skipped` };
+  const timedOut: Unanalysed = {
+    reason: 'parse-budget',
+    whole: true,
+    message: `parsing took longer than ${budgetMs} ms; skipped`,
+  };
   const parse = (input: string, ranges: readonly Unit[] | undefined): Tree | undefined => {
     // A cancelled parse is resumed by the next parse() call unless the parser is reset, so always start fresh.
     parser.reset();
-    const tree = parser.parse(input, null, { includedRanges: ranges ? toRanges(source, ranges) : undefined, progressCallback: () => Date.now() > deadline }) ?? undefined;
+    const tree =
+      parser.parse(input, null, {
+        includedRanges: ranges ? toRanges(source, ranges) : undefined,
+        progressCallback: () => Date.now() > deadline,
+      }) ?? undefined;
     if (!tree) parser.reset();
     return tree;
   };
@@ -50,7 +71,12 @@ export function parseModule(parser: Parser, text: string, budgetMs: number, spli
   }
   try {
     const { truncated } = copyModule(tree, parser.language!, module);
-    if (truncated) unanalysed.push({ reason: 'too-deep', whole: false, message: 'some expressions are nested too deeply to analyse; they were skipped' });
+    if (truncated)
+      unanalysed.push({
+        reason: 'too-deep',
+        whole: false,
+        message: 'some expressions are nested too deeply to analyse; they were skipped',
+      });
     return { module, source, unanalysed };
   } finally {
     tree.delete();
@@ -68,7 +94,11 @@ interface BadUnit {
  * that parse as written or after repairKnownGaps are kept (the repaired text replaces theirs), the others are
  * returned as bad. Only files whose whole parse has an error come here.
  */
-function splitErrors(parse: (input: string, ranges: readonly Unit[]) => Tree | undefined, text: string, units: readonly Unit[]): { text: string; good: Unit[]; bad: BadUnit[] } | undefined {
+function splitErrors(
+  parse: (input: string, ranges: readonly Unit[]) => Tree | undefined,
+  text: string,
+  units: readonly Unit[],
+): { text: string; good: Unit[]; bad: BadUnit[] } | undefined {
   let repaired = text;
   const good: Unit[] = [];
   const bad: BadUnit[] = [];
@@ -109,17 +139,36 @@ function firstError(tree: Tree): number | undefined {
 function syntaxErrors(bad: readonly BadUnit[], source: Source): Unanalysed {
   const line = (offset: number) => source.position(offset).line + 1;
   const lastLine = (u: Unit) => line(Math.max(u.start, u.end - 1));
-  const spans = bad.map((b) => (line(b.unit.start) === lastLine(b.unit) ? `${line(b.unit.start)}` : `${line(b.unit.start)}-${lastLine(b.unit)}`));
-  const shown = spans.length > 3 ? `${spans.slice(0, 3).join(', ')} and ${spans.length - 3} more statements` : spans.join(', ');
+  const spans = bad.map((b) =>
+    line(b.unit.start) === lastLine(b.unit) ? `${line(b.unit.start)}` : `${line(b.unit.start)}-${lastLine(b.unit)}`,
+  );
+  const shown =
+    spans.length > 3 ? `${spans.slice(0, 3).join(', ')} and ${spans.length - 3} more statements` : spans.join(', ');
   const first = source.position(bad[0].at).line;
-  const at = bad.length === 1 ? `line ${first + 1}` : `lines ${bad.map((b) => line(b.at)).slice(0, 3).join(', ')}${bad.length > 3 ? ', ...' : ''}`;
-  return { reason: 'syntax-error', whole: false, line: first, message: `syntax error at ${at}: lines ${shown} not analysed; findings come from the rest of the file` };
+  const at =
+    bad.length === 1
+      ? `line ${first + 1}`
+      : `lines ${bad
+          .map((b) => line(b.at))
+          .slice(0, 3)
+          .join(', ')}${bad.length > 3 ? ', ...' : ''}`;
+  return {
+    reason: 'syntax-error',
+    whole: false,
+    line: first,
+    message: `syntax error at ${at}: lines ${shown} not analysed; findings come from the rest of the file`,
+  };
 }
 
 function toRanges(source: Source, units: readonly Unit[]): Range[] {
   return units.map((u) => {
     const a = source.position(u.start);
     const b = source.position(u.end);
-    return { startIndex: u.start, endIndex: u.end, startPosition: { row: a.line, column: a.column }, endPosition: { row: b.line, column: b.column } };
+    return {
+      startIndex: u.start,
+      endIndex: u.end,
+      startPosition: { row: a.line, column: a.column },
+      endPosition: { row: b.line, column: b.column },
+    };
   });
 }

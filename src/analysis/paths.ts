@@ -2,7 +2,14 @@
 // that holds the reduction, or after a `return` that follows it, does not scale what that reduction produced.
 import { ancestors, named, type PyNode } from './tree';
 
-const BRANCH_CLAUSES = new Set(['block', 'elif_clause', 'else_clause', 'except_clause', 'except_group_clause', 'case_clause']);
+const BRANCH_CLAUSES = new Set([
+  'block',
+  'elif_clause',
+  'else_clause',
+  'except_clause',
+  'except_group_clause',
+  'case_clause',
+]);
 const EXITS = new Set(['return_statement', 'raise_statement']);
 
 export function onSamePath(anchor: PyNode, other: PyNode): boolean {
@@ -17,7 +24,14 @@ export function onSamePath(anchor: PyNode, other: PyNode): boolean {
   if (!common) return true;
   const anchorChild = anchor === common ? undefined : [anchor, ...ancestors(anchor)].find((n) => n.parent === common);
   // Different clauses of one `if`/`try`/`match`: never both on one path.
-  if ((common.type === 'if_statement' || common.type === 'try_statement' || common.type === 'match_statement') && anchorChild && otherChild && anchorChild !== otherChild && BRANCH_CLAUSES.has(anchorChild.type) && BRANCH_CLAUSES.has(otherChild.type)) {
+  if (
+    (common.type === 'if_statement' || common.type === 'try_statement' || common.type === 'match_statement') &&
+    anchorChild &&
+    otherChild &&
+    anchorChild !== otherChild &&
+    BRANCH_CLAUSES.has(anchorChild.type) &&
+    BRANCH_CLAUSES.has(otherChild.type)
+  ) {
     return false;
   }
   if (other.start < anchor.start) return true;

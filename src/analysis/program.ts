@@ -24,7 +24,10 @@ export class Program {
   private readonly firstPass = new Map<string, FirstPass>();
   private readonly modules = new ModuleIndex();
 
-  constructor(private readonly parser: Parser, private readonly options: AnalysisOptions = {}) {}
+  constructor(
+    private readonly parser: Parser,
+    private readonly options: AnalysisOptions = {},
+  ) {}
 
   /** Paths relative to the root the user checked, where they differ from the names (for the test-code rule). */
   private readonly scopePaths = new Map<string, string>();
@@ -93,14 +96,19 @@ export class Program {
   private finish(paths: readonly string[]): Map<string, AnalysisResult> {
     const links = this.link(paths);
     const out = new Map<string, AnalysisResult>();
-    for (const path of paths) out.set(path, links.involved.has(path) ? this.second(path, links) : this.first(path).result);
+    for (const path of paths)
+      out.set(path, links.involved.has(path) ? this.second(path, links) : this.first(path).result);
     return out;
   }
 
   /** One file's findings, judged with the summaries of the whole program (the editor's path after an edit). */
   analyzeFile(path: string): AnalysisResult {
     const mentions = mentionPattern(this.summaryNames());
-    const links = this.link(this.paths.filter((p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false)));
+    const links = this.link(
+      this.paths.filter(
+        (p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false),
+      ),
+    );
     return links.involved.has(path) ? this.second(path, links) : this.first(path).result;
   }
 
@@ -108,8 +116,19 @@ export class Program {
     const text = this.texts.get(path) ?? '';
     const cached = this.firstPass.get(path);
     if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
-    const { result, analysis } = analyzeSource(this.parser, text, { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) }, { path });
-    const pass: FirstPass = { text, result, summaries: analysis?.summaries ?? [], calls: analysis ? callsOf(analysis) : [], parsed: analysis !== undefined || !prefilter };
+    const { result, analysis } = analyzeSource(
+      this.parser,
+      text,
+      { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
+      { path },
+    );
+    const pass: FirstPass = {
+      text,
+      result,
+      summaries: analysis?.summaries ?? [],
+      calls: analysis ? callsOf(analysis) : [],
+      parsed: analysis !== undefined || !prefilter,
+    };
     this.firstPass.set(path, pass);
     return pass;
   }
@@ -157,7 +176,12 @@ export class Program {
         return summary ? helperReduction(model, call, summary) : undefined;
       },
     };
-    return analyzeSource(this.parser, this.texts.get(path) ?? '', { ...this.optionsFor(path), prefilter: false }, context).result;
+    return analyzeSource(
+      this.parser,
+      this.texts.get(path) ?? '',
+      { ...this.optionsFor(path), prefilter: false },
+      context,
+    ).result;
   }
 
   private optionsFor(path: string): AnalysisOptions {
@@ -172,8 +196,13 @@ export class Program {
  */
 function mentionPattern(names: ReadonlySet<string>): RegExp | undefined {
   if (names.size === 0) return undefined;
-  const alternatives = [...names].map((n) => n.replace(/[^\w]/g, '')).filter((n) => n !== '').join('|');
-  return new RegExp(`\\.\\s*(?:${alternatives})\\s*\\(|\\bimport\\s*\\(?[^()\\n]*(?:\\([^)]*)?\\b(?:${alternatives})\\b`);
+  const alternatives = [...names]
+    .map((n) => n.replace(/[^\w]/g, ''))
+    .filter((n) => n !== '')
+    .join('|');
+  return new RegExp(
+    `\\.\\s*(?:${alternatives})\\s*\\(|\\bimport\\s*\\(?[^()\\n]*(?:\\([^)]*)?\\b(?:${alternatives})\\b`,
+  );
 }
 
 interface Links {
@@ -219,12 +248,17 @@ export class ModuleIndex {
       const dots = /^\.+/.exec(dotted)![0].length;
       let dir = from.split('/').slice(0, -1);
       dir = dir.slice(0, Math.max(0, dir.length - (dots - 1)));
-      const rest = dotted.slice(dots).split('.').filter((p) => p !== '');
+      const rest = dotted
+        .slice(dots)
+        .split('.')
+        .filter((p) => p !== '');
       const base = [...dir, ...rest].join('/');
       return [`${base}.py`, `${base}/__init__.py`].find((p) => this.byLastName.get(lastName(p))?.has(p));
     }
     const parts = dotted.split('.');
-    const candidates = [...(this.byLastName.get(parts[parts.length - 1]) ?? [])].filter((p) => endsWithModule(p, parts));
+    const candidates = [...(this.byLastName.get(parts[parts.length - 1]) ?? [])].filter((p) =>
+      endsWithModule(p, parts),
+    );
     if (candidates.length <= 1) return candidates[0];
     // Several files end with the name (two `utils/dist.py`): the one nearest the importing file, if only one is.
     const shared = (p: string) => commonPrefix(p.split('/'), from.split('/'));
@@ -242,7 +276,10 @@ function lastName(path: string): string {
 }
 
 function endsWithModule(path: string, parts: readonly string[]): boolean {
-  const segments = path.replace(/\/__init__\.py$/, '').replace(/\.py$/, '').split('/');
+  const segments = path
+    .replace(/\/__init__\.py$/, '')
+    .replace(/\.py$/, '')
+    .split('/');
   if (segments.length < parts.length) return false;
   return parts.every((p, i) => segments[segments.length - parts.length + i] === p);
 }

@@ -44,7 +44,14 @@ export function repairKnownGaps(text: string, start = 0, end = text.length): str
     }
     if (c === '(' || c === '[' || c === '{') depth++;
     else if ((c === ')' || c === ']' || c === '}') && depth > 0) depth--;
-    if (c === '*' && depth === 0 && text[i + 1] !== '*' && text[i - 1] !== '*' && unaryAfter(previous, word) && opensOperand(text, i + 1)) {
+    if (
+      c === '*' &&
+      depth === 0 &&
+      text[i + 1] !== '*' &&
+      text[i - 1] !== '*' &&
+      unaryAfter(previous, word) &&
+      opensOperand(text, i + 1)
+    ) {
       out[i - start] = ' ';
       continue;
     }

@@ -40,7 +40,10 @@ export class FileModel {
   readonly assignedValues = new Map<string, { value: PyNode; fn: FunctionInfo }[]>();
   readonly functionOf = new Map<PyNode, FunctionInfo>();
 
-  constructor(readonly module: PyNode, readonly syntax: Syntax) {
+  constructor(
+    readonly module: PyNode,
+    readonly syntax: Syntax,
+  ) {
     this.collect(module, 'module', [], undefined, undefined);
     for (const fn of this.functions) {
       for (const call of fn.calls) {
@@ -58,7 +61,13 @@ export class FileModel {
     });
   }
 
-  private collect(node: PyNode, name: string, params: Param[], className: string | undefined, enclosing: FunctionInfo | undefined): void {
+  private collect(
+    node: PyNode,
+    name: string,
+    params: Param[],
+    className: string | undefined,
+    enclosing: FunctionInfo | undefined,
+  ): void {
     const fn: FunctionInfo = { name, node, params, className, enclosing, nodes: [], calls: [], assignments: [] };
     this.functions.push(fn);
     if (name !== 'module') {
@@ -196,12 +205,18 @@ export class FileModel {
     const name = this.syntax.calleeName(call);
     const candidates = this.byName.get(name);
     if (!candidates) return undefined;
-    if (fnNode.type !== 'attribute') return candidates.length === 1 && !candidates[0].className ? { fn: candidates[0] } : candidates.length === 1 ? { fn: candidates[0] } : undefined;
+    if (fnNode.type !== 'attribute')
+      return candidates.length === 1 && !candidates[0].className
+        ? { fn: candidates[0] }
+        : candidates.length === 1
+          ? { fn: candidates[0] }
+          : undefined;
     const obj = child(fnNode, 'object');
     const objText = obj ? this.syntax.text(obj).replace(/\s+/g, '') : '';
     if (objText === 'self' || objText === 'cls') {
       const own = this.classOf(call);
-      const method = candidates.find((c) => c.className === own) ?? (candidates.length === 1 ? candidates[0] : undefined);
+      const method =
+        candidates.find((c) => c.className === own) ?? (candidates.length === 1 ? candidates[0] : undefined);
       return method ? { fn: method } : undefined;
     }
     for (const { value } of this.assignedValues.get(objText) ?? []) {
@@ -227,12 +242,15 @@ export class FileModel {
   /** Calls that construct a class defined in this file: `MpiAdam(...)`. */
   constructorCalls(className: string): CallSite[] {
     if (!this.initOf(className)) return [];
-    return (this.callSites.get(className) ?? []).filter((s) => child(s.call, 'function')?.type === 'identifier' || this.syntax.calleeName(s.call) === className);
+    return (this.callSites.get(className) ?? []).filter(
+      (s) => child(s.call, 'function')?.type === 'identifier' || this.syntax.calleeName(s.call) === className,
+    );
   }
 
   /** Parameters as seen by a caller: `self` is skipped for methods called through `self.`. */
   callableParams(fn: FunctionInfo): Param[] {
-    if (fn.className && fn.params[0] && (fn.params[0].name === 'self' || fn.params[0].name === 'cls')) return fn.params.slice(1);
+    if (fn.className && fn.params[0] && (fn.params[0].name === 'self' || fn.params[0].name === 'cls'))
+      return fn.params.slice(1);
     return fn.params;
   }
 }

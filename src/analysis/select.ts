@@ -2,7 +2,8 @@
 // node, so a 3,000-line script with many model and data classes would spend most of the time budget on code
 // that cannot matter. A statement is kept when its text mentions a collective, a world size, a backward pass or
 // a learning rate, or when it defines a function a kept statement calls (and the other way round).
-const RELEVANT = /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
+const RELEVANT =
+  /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
 
 /**
  * Every finding starts from a call with one of these names (the last name of the callee, as Syntax.calleeName
@@ -13,7 +14,8 @@ const RELEVANT = /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|redu
  * from another call must add it here; test/unit/analysis/prefilter.test.ts checks the call names written in
  * reductions.ts, implicit.ts and losses.ts against this list.
  */
-const TRIGGER_CALLS = /\b(all_reduce\w*|reduce|reduce_multigpu|reduce_scatter\w*|_reduce_scatter_base|allreduce\w*|grouped_allreduce_?|Allreduce|Reduce|Iallreduce|psum|pmean|psum_scatter|all_sum|push_pull\w*|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|fully_shard|DistributedOptimizer|DistributedGradientTape|backward|grad|value_and_grad|gradient|apply_gradients)\s*\(|deepspeed\s*\.\s*initialize\s*\(/;
+const TRIGGER_CALLS =
+  /\b(all_reduce\w*|reduce|reduce_multigpu|reduce_scatter\w*|_reduce_scatter_base|allreduce\w*|grouped_allreduce_?|Allreduce|Reduce|Iallreduce|psum|pmean|psum_scatter|all_sum|push_pull\w*|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|fully_shard|DistributedOptimizer|DistributedGradientTape|backward|grad|value_and_grad|gradient|apply_gradients)\s*\(|deepspeed\s*\.\s*initialize\s*\(/;
 
 /** False when the text calls nothing a rule starts from (see TRIGGER_CALLS): a cheap scan that spares the parse. */
 export function mayHaveFindings(text: string): boolean {
@@ -34,12 +36,18 @@ export function selectUnits(text: string, units: readonly Unit[]): boolean[] {
   const keep = units.map((u) => RELEVANT.test(text.slice(u.start, u.end)));
   for (let round = 0; round < 3; round++) {
     let changed = false;
-    const keptText = units.filter((_, i) => keep[i]).map((u) => text.slice(u.start, u.end)).join('\n');
+    const keptText = units
+      .filter((_, i) => keep[i])
+      .map((u) => text.slice(u.start, u.end))
+      .join('\n');
     const keptNames = units.filter((u, i) => keep[i] && u.defines).map((u) => u.defines!);
     units.forEach((u, i) => {
       if (keep[i]) return;
       const body = text.slice(u.start, u.end);
-      if ((u.defines && new RegExp(`\\b${u.defines}\\s*\\(`).test(keptText)) || keptNames.some((n) => body.includes(`${n}(`))) {
+      if (
+        (u.defines && new RegExp(`\\b${u.defines}\\s*\\(`).test(keptText)) ||
+        keptNames.some((n) => body.includes(`${n}(`))
+      ) {
         keep[i] = true;
         changed = true;
       }
@@ -90,7 +98,11 @@ export function splitTopLevel(text: string): Unit[] {
         }
         commentStart = -1;
         afterDecorator = ch === '@';
-      } else if (ch !== '\n' && ch !== '\r' && text.slice(i, text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)).trim() !== '') {
+      } else if (
+        ch !== '\n' &&
+        ch !== '\r' &&
+        text.slice(i, text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)).trim() !== ''
+      ) {
         commentStart = -1;
       }
     }

@@ -32,13 +32,17 @@ export interface Env {
   readonly instance?: ReadonlyMap<string, Binding>;
 }
 
-const WORLD_NAME = /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|replicas|num_?processes|n_?procs?|nprocs?|num_?procs|size|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?workers|n_?workers|nworkers|workers|num_?ranks|n_?ranks|nranks|gpu_?count|n_?gpus?|num_?gpus?|ngpus?|gpu_?num|gpus|num_?devices|n_?devices|ndevices|device_?count|num_?shards|n_?shards|world_?sz|tot(al)?_?gpus?|ddp_?world_?size|n_?dev|ndev)$/i;
+const WORLD_NAME =
+  /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|replicas|num_?processes|n_?procs?|nprocs?|num_?procs|size|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?workers|n_?workers|nworkers|workers|num_?ranks|n_?ranks|nranks|gpu_?count|n_?gpus?|num_?gpus?|ngpus?|gpu_?num|gpus|num_?devices|n_?devices|ndevices|device_?count|num_?shards|n_?shards|world_?sz|tot(al)?_?gpus?|ddp_?world_?size|n_?dev|ndev)$/i;
 /** Names that always mean the whole job; evidence of a per-node count never overrides them. */
-const STRONG_WORLD_NAME = /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|num_?processes|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?ranks|n_?ranks|nranks|ddp_?world_?size)$/i;
-const LOCAL_NAME = /(per_?node|local_?(world_?)?size|local_?device|local_?gpus?|nproc_?per|gpus_?per|devices_?per|per_?host|n_?local)/i;
+const STRONG_WORLD_NAME =
+  /^(world_?size|world|ws|n_?world|num_?replicas|n_?replicas|num_?processes|global_?size|dp_?size|dp_?world_?size|data_?parallel_?(world_?)?size|num_?ranks|n_?ranks|nranks|ddp_?world_?size)$/i;
+const LOCAL_NAME =
+  /(per_?node|local_?(world_?)?size|local_?device|local_?gpus?|nproc_?per|gpus_?per|devices_?per|per_?host|n_?local)/i;
 const GLOBAL_NAME = /(global|total_?(tokens|samples|examples|batch|count|num|weight)|all_?tokens|tokens_?all)/i;
 const BATCH_NAME = /(batch|^bs$|^b$|n_?samples?|num_?samples?|n_?examples|num_?examples)/i;
-const NEUTRAL_NAME = /(accum|grad_?acc|update_?freq|iters_?to_?accumulate|clip|temperature|^scale$|loss_?scale|norm|(^|_)lr$|learning_?rate|step_?size|momentum|weight_?decay|^wd$|^alpha$|^beta\d?$|^eps$|coef|predivide)/i;
+const NEUTRAL_NAME =
+  /(accum|grad_?acc|update_?freq|iters_?to_?accumulate|clip|temperature|^scale$|loss_?scale|norm|(^|_)lr$|learning_?rate|step_?size|momentum|weight_?decay|^wd$|^alpha$|^beta\d?$|^eps$|coef|predivide)/i;
 
 function isStrongWorld(text: string): boolean {
   return STRONG_WORLD_NAME.test(text.split('.').pop() ?? text);
@@ -67,7 +71,8 @@ export class SizeClassifier {
         for (const key of ['nprocs', 'nproc_per_node', 'ngpus_per_node', 'gpus_per_node']) {
           const v = kw.get(key)?.value;
           const text = v ? s.text(v).replace(/\s+/g, '') : '';
-          if (v && (v.type === 'identifier' || v.type === 'attribute') && !isStrongWorld(text)) this.localTexts.add(text);
+          if (v && (v.type === 'identifier' || v.type === 'attribute') && !isStrongWorld(text))
+            this.localTexts.add(text);
         }
       }
     }
@@ -87,8 +92,13 @@ export class SizeClassifier {
       case 'subscript':
         return this.classifyEnviron(text);
       case 'conditional_expression': {
-        const branches = named(n).filter((_, i) => i !== 1).map((b) => this.classify(b, env, depth + 1));
-        if (branches.some((b) => b.kind === 'world') && branches.every((b) => b.kind === 'world' || b.kind === 'neutral')) {
+        const branches = named(n)
+          .filter((_, i) => i !== 1)
+          .map((b) => this.classify(b, env, depth + 1));
+        if (
+          branches.some((b) => b.kind === 'world') &&
+          branches.every((b) => b.kind === 'world' || b.kind === 'neutral')
+        ) {
           return { kind: 'world', conditional: branches.some((b) => b.kind === 'neutral') };
         }
         return branches.every((b) => b.kind === branches[0]?.kind) && branches[0] ? branches[0] : { kind: 'unknown' };
@@ -122,7 +132,11 @@ export class SizeClassifier {
     const args = s.args(n);
     const groupArg = args.keywords.get('group')?.value ?? args.positional[0];
     const group = groupArg ? s.text(groupArg).replace(/\s+/g, '') : undefined;
-    if (/^(get_(data_parallel_|dp_)?world_size|get_data_parallel_size|xrt_world_size|world_size|get_world_size_of_group)$/.test(name)) {
+    if (
+      /^(get_(data_parallel_|dp_)?world_size|get_data_parallel_size|xrt_world_size|world_size|get_world_size_of_group)$/.test(
+        name,
+      )
+    ) {
       return { kind: 'world', group };
     }
     if (name === 'Get_size' || (name === 'size' && /hvd|horovod|comm|COMM/.test(callee))) return { kind: 'world' };
@@ -200,7 +214,10 @@ export class SizeClassifier {
         if (fromGlobals) return fromGlobals;
       }
     } else {
-      const values = (this.model.assignedValues.get(text) ?? []).map((v) => ({ node: v.value, env: { fn: v.fn } as Env }));
+      const values = (this.model.assignedValues.get(text) ?? []).map((v) => ({
+        node: v.value,
+        env: { fn: v.fn } as Env,
+      }));
       const fromValues = this.fromAssignmentsWithEnv(values, depth);
       if (fromValues) return fromValues;
     }
@@ -243,11 +260,16 @@ export class SizeClassifier {
   }
 
   private fromAssignments(values: PyNode[], env: Env, depth: number): SizeClass | undefined {
-    return this.fromAssignmentsWithEnv(values.map((node) => ({ node, env })), depth);
+    return this.fromAssignmentsWithEnv(
+      values.map((node) => ({ node, env })),
+      depth,
+    );
   }
 
   private fromAssignmentsWithEnv(values: { node: PyNode; env: Env }[], depth: number): SizeClass | undefined {
-    const classes = values.map((v) => this.classify(v.node, v.env, depth + 1)).filter((c) => c.kind !== 'unknown' && c.kind !== 'neutral');
+    const classes = values
+      .map((v) => this.classify(v.node, v.env, depth + 1))
+      .filter((c) => c.kind !== 'unknown' && c.kind !== 'neutral');
     if (classes.length === 0) return undefined;
     const world = classes.find((c) => c.kind === 'world');
     if (world && !classes.some((c) => c.kind === 'local')) return world;

@@ -26,18 +26,45 @@ export interface HelperSummary {
 }
 
 /** The summary of a top-level function whose caller-less verdict is a plain sum of one parameter's gradients. */
-export function summarise(path: string, model: FileModel, fact: Fact, verdict: Verdict, range: SourceRange): HelperSummary | undefined {
+export function summarise(
+  path: string,
+  model: FileModel,
+  fact: Fact,
+  verdict: Verdict,
+  range: SourceRange,
+): HelperSummary | undefined {
   if (verdict.code !== 'CP001' || verdict.exponent !== 1 || fact.frames.length !== 1) return undefined;
   const frame = fact.frames[0];
   const fn = frame.fn;
-  if (fn.node.type !== 'function_definition' || fn.className || fn.enclosing?.node.type !== 'module' || frame.key === undefined) return undefined;
+  if (
+    fn.node.type !== 'function_definition' ||
+    fn.className ||
+    fn.enclosing?.node.type !== 'module' ||
+    frame.key === undefined
+  )
+    return undefined;
   const params = model.callableParams(fn);
   const members = frame.flow.members(frame.key.replace(/\.grad$/, ''));
   for (const p of params) {
-    const shape = members.includes(`#${p.name}.parameters()`) ? 'parameters' : members.includes(p.name) ? 'tensors' : undefined;
+    const shape = members.includes(`#${p.name}.parameters()`)
+      ? 'parameters'
+      : members.includes(p.name)
+        ? 'tensors'
+        : undefined;
     if (!shape) continue;
-    const defaultsThatSum = [verdict.opBinding, verdict.defeated?.binding].filter((b) => b?.isDefault).map((b) => b!.param);
-    return { path, name: fn.name, param: p.name, index: p.index, shape, defaultsThatSum, range, reducer: model.syntax.calleeText(fact.reduction.call) };
+    const defaultsThatSum = [verdict.opBinding, verdict.defeated?.binding]
+      .filter((b) => b?.isDefault)
+      .map((b) => b!.param);
+    return {
+      path,
+      name: fn.name,
+      param: p.name,
+      index: p.index,
+      shape,
+      defaultsThatSum,
+      range,
+      reducer: model.syntax.calleeText(fact.reduction.call),
+    };
   }
   return undefined;
 }
@@ -46,7 +73,8 @@ export function summarise(path: string, model: FileModel, fact: Fact, verdict: V
 export function helperReduction(model: FileModel, call: PyNode, summary: HelperSummary): Reduction | undefined {
   const args = model.syntax.args(call);
   const argList = child(call, 'arguments');
-  if (argList && argList.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) return undefined;
+  if (argList && argList.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat'))
+    return undefined;
   // A caller that sets the parameter choosing the operation (by name, or by a position past the gradients) may
   // average; only the summing default is known.
   if (summary.defaultsThatSum.some((name) => args.keywords.has(name))) return undefined;
@@ -76,4 +104,3 @@ export function importedCallee(model: FileModel, call: PyNode): { module: string
   }
   return undefined;
 }
-

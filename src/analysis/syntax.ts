@@ -74,7 +74,11 @@ export class Syntax {
     if (!node) return undefined;
     const n = unparen(node);
     if (n.type === 'integer' || n.type === 'float') {
-      const v = Number(this.text(n).replace(/_/g, '').replace(/[jJlL]$/, ''));
+      const v = Number(
+        this.text(n)
+          .replace(/_/g, '')
+          .replace(/[jJlL]$/, ''),
+      );
       return Number.isFinite(v) ? v : undefined;
     }
     if (n.type === 'unary_operator' && this.text(n).startsWith('-')) {
@@ -95,7 +99,11 @@ export class Syntax {
    * Splits `a * b / (c * d)` into factors with exponents (+1 multiply, -1 divide). Only `*` and `/` chains are
    * split; anything else is one factor.
    */
-  factors(node: PyNode, sign: 1 | -1 = 1, out: { node: PyNode; sign: 1 | -1 }[] = []): { node: PyNode; sign: 1 | -1 }[] {
+  factors(
+    node: PyNode,
+    sign: 1 | -1 = 1,
+    out: { node: PyNode; sign: 1 | -1 }[] = [],
+  ): { node: PyNode; sign: 1 | -1 }[] {
     const n = unparen(node);
     if (n.type === 'binary_operator') {
       const op = this.operator(n);
@@ -118,7 +126,18 @@ export class Syntax {
       if (n.type !== 'call') return n;
       const name = this.calleeName(n);
       const callee = this.calleeText(n);
-      if (['float', 'int', 'torch.tensor', 'torch.as_tensor', 'np.float32', 'jnp.float32', 'tf.cast', 'math.sqrt'].includes(callee)) {
+      if (
+        [
+          'float',
+          'int',
+          'torch.tensor',
+          'torch.as_tensor',
+          'np.float32',
+          'jnp.float32',
+          'tf.cast',
+          'math.sqrt',
+        ].includes(callee)
+      ) {
         if (callee === 'math.sqrt') return n;
         const first = this.args(n).positional[0];
         if (!first) return n;

@@ -125,7 +125,15 @@ function copyWith(at: CursorReader, language: Language, maxDepth = MAX_DEPTH): {
   const fields = language.fields;
   const make = (parent: PyNode | null): PyNode => {
     const typeId = at.typeId();
-    return { type: types[typeId] ?? 'ERROR', named: namedById[typeId] ?? true, field: fields[at.fieldId()] ?? null, start: at.start(), end: at.end(), children: [], parent };
+    return {
+      type: types[typeId] ?? 'ERROR',
+      named: namedById[typeId] ?? true,
+      field: fields[at.fieldId()] ?? null,
+      start: at.start(),
+      end: at.end(),
+      children: [],
+      parent,
+    };
   };
   const root = make(null);
   let truncated = false;
@@ -177,7 +185,16 @@ let rawAgrees: boolean | undefined;
  */
 export function useTreeSitterModule(module: object): void {
   const m = module as Partial<TreeSitterModule>;
-  const names = ['_ts_init', '_ts_tree_cursor_current_node_type_id_wasm', '_ts_tree_cursor_current_field_id_wasm', '_ts_tree_cursor_start_index_wasm', '_ts_tree_cursor_end_index_wasm', '_ts_tree_cursor_goto_first_child_wasm', '_ts_tree_cursor_goto_next_sibling_wasm', '_ts_tree_cursor_goto_parent_wasm'] as const;
+  const names = [
+    '_ts_init',
+    '_ts_tree_cursor_current_node_type_id_wasm',
+    '_ts_tree_cursor_current_field_id_wasm',
+    '_ts_tree_cursor_start_index_wasm',
+    '_ts_tree_cursor_end_index_wasm',
+    '_ts_tree_cursor_goto_first_child_wasm',
+    '_ts_tree_cursor_goto_next_sibling_wasm',
+    '_ts_tree_cursor_goto_parent_wasm',
+  ] as const;
   if (!names.every((n) => typeof m[n] === 'function') || !(m.HEAP32 instanceof Int32Array)) return;
   // ts_init only writes the language versions into the transfer buffer and returns its address.
   wasm = { module: m as TreeSitterModule, buffer: (m as TreeSitterModule)._ts_init() };

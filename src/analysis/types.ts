@@ -87,4 +87,5 @@ export interface Unanalysed {
  * can ask it); too-large, parse-budget: size and time limits; too-deep: nesting past what the rules walk;
  * not-utf8: bytes replaced while decoding; unreadable: the file could not be read; failed: the analysis threw.
  */
-export type UnanalysedReason = 'syntax-error' | 'unparsed' | 'too-large' | 'parse-budget' | 'too-deep' | 'not-utf8' | 'unreadable' | 'failed';
+export type UnanalysedReason =
+  'syntax-error' | 'unparsed' | 'too-large' | 'parse-budget' | 'too-deep' | 'not-utf8' | 'unreadable' | 'failed';

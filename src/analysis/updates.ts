@@ -14,9 +14,11 @@ const OPTIMIZER_OBJECT = /opt|optim|solver|adam|sgd|tx\b|trainer|scaler|updater|
 const SYNC_HELPER = /(grad|gradient)/i;
 const SYNC_VERB = /sync|averag|avg|reduce|mean|aggregat|all_?gather|combine|mpi|hvd|horovod/i;
 /** Functions that are themselves the update (`MpiAdam.update`, a JAX `train_step`). */
-const UPDATE_FUNCTION = /^(update|step|train_step|training_step|update_step|apply_gradients?|optimizer_step|_?update_params?|do_update|sgd_step)$|train_?step|update_fn|update_model/i;
+const UPDATE_FUNCTION =
+  /^(update|step|train_step|training_step|update_step|apply_gradients?|optimizer_step|_?update_params?|do_update|sgd_step)$|train_?step|update_fn|update_model/i;
 /** Registration calls whose callback the framework runs as the gradient synchronisation. */
-const HOOK_REGISTRATION = /^(register_comm_hook|register_hook|register_post_accumulate_grad_hook|register_full_backward_hook|register_backward_hook|_register_comm_hook)$/;
+const HOOK_REGISTRATION =
+  /^(register_comm_hook|register_hook|register_post_accumulate_grad_hook|register_full_backward_hook|register_backward_hook|_register_comm_hook)$/;
 /** Manual updates: `p -= lr * g`, `p.data.add_(-lr, g)`, `params - 0.01 * grads`. */
 const STEP_SIZE = /\blr\b|learning_?rate|step_?size|\beta\b|stepsize|\b\d*\.\d+\b|\d+e-\d+/i;
 
@@ -66,25 +68,37 @@ export class UpdateFinder {
     if (fn.node.type === 'function_definition') {
       const nameNode = child(fn.node, 'name') ?? fn.node;
       if (UPDATE_FUNCTION.test(fn.name)) return { node: nameNode, what: `\`${fn.name}\` applies the update` };
-      if (SYNC_HELPER.test(fn.name) && SYNC_VERB.test(fn.name)) return { node: nameNode, what: `\`${fn.name}\` synchronises the gradients for the optimizer` };
+      if (SYNC_HELPER.test(fn.name) && SYNC_VERB.test(fn.name))
+        return { node: nameNode, what: `\`${fn.name}\` synchronises the gradients for the optimizer` };
       if (this.hooks.has(fn.name)) return { node: nameNode, what: `\`${fn.name}\` is registered as a gradient hook` };
     }
     for (const call of fn.calls) {
       const name = s.calleeName(call);
       const obj = s.calleeObject(call);
       if (APPLY_CALL.test(name)) return { node: call, what: `\`${s.calleeText(call)}\` applies the gradients` };
-      if ((name === 'step' || name === 'update') && obj && OPTIMIZER_OBJECT.test(s.text(obj)) && !/sched/i.test(s.text(obj))) {
+      if (
+        (name === 'step' || name === 'update') &&
+        obj &&
+        OPTIMIZER_OBJECT.test(s.text(obj)) &&
+        !/sched/i.test(s.text(obj))
+      ) {
         return { node: call, what: `\`${s.calleeText(call)}\` applies the gradients` };
       }
-      if ((name === 'add_' || name === 'sub_') && /\blr\b|learning_?rate|step_?size|alpha\s*=\s*-/i.test(s.text(call))) return { node: call, what: 'the parameters are updated here' };
+      if ((name === 'add_' || name === 'sub_') && /\blr\b|learning_?rate|step_?size|alpha\s*=\s*-/i.test(s.text(call)))
+        return { node: call, what: 'the parameters are updated here' };
     }
     for (const n of fn.nodes) {
-      if (n.type === 'augmented_assignment' && /-=/.test(s.text(n).slice(0, 400)) && STEP_SIZE.test(s.text(child(n, 'right') ?? n))) {
+      if (
+        n.type === 'augmented_assignment' &&
+        /-=/.test(s.text(n).slice(0, 400)) &&
+        STEP_SIZE.test(s.text(child(n, 'right') ?? n))
+      ) {
         return { node: n, what: 'the parameters are updated here' };
       }
       if (n.type === 'binary_operator' && s.operator(n) === '-') {
         const right = named(n)[1];
-        if (right?.type === 'binary_operator' && s.operator(right) === '*' && STEP_SIZE.test(s.text(right))) return { node: n, what: 'the parameters are updated here' };
+        if (right?.type === 'binary_operator' && s.operator(right) === '*' && STEP_SIZE.test(s.text(right)))
+          return { node: n, what: 'the parameters are updated here' };
       }
     }
     return undefined;

@@ -29,7 +29,10 @@ export function humanLines(results: readonly FileFindings[]): string[] {
   const findings = results.flatMap((r) =>
     r.findings.flatMap((f) => [
       `${terminalInline(r.file)}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${terminalInline(f.message)}`,
-      ...f.related.map((x) => `    ${terminalInline(x.file ?? r.file)}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${terminalInline(x.message)}`),
+      ...f.related.map(
+        (x) =>
+          `    ${terminalInline(x.file ?? r.file)}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${terminalInline(x.message)}`,
+      ),
     ]),
   );
   return [...findings, ...results.flatMap((r) => (r.unanalysed ?? []).map((u) => unanalysedLine(r.file, u)))];
@@ -43,12 +46,27 @@ export function toJson(results: readonly FileFindings[]): object[] {
       code: f.code,
       severity: f.severity,
       message: f.message,
-      related: f.related.map((x) => ({ ...(x.file ? { file: x.file } : {}), ...oneBased(x.range), message: x.message })),
-      fixes: f.fixes.map((fix) => ({ title: fix.title, edits: fix.edits.map((e) => ({ ...oneBased(e.range), newText: e.newText })) })),
+      related: f.related.map((x) => ({
+        ...(x.file ? { file: x.file } : {}),
+        ...oneBased(x.range),
+        message: x.message,
+      })),
+      fixes: f.fixes.map((fix) => ({
+        title: fix.title,
+        edits: fix.edits.map((e) => ({ ...oneBased(e.range), newText: e.newText })),
+      })),
     })),
   );
   // After every finding, so readers that take the first entries as findings keep working.
-  const unanalysed = results.flatMap((r) => (r.unanalysed ?? []).map((u) => ({ file: r.file, ...(u.line === undefined ? {} : { line: u.line + 1, column: 1 }), notAnalysed: u.reason, partial: !u.whole, message: u.message })));
+  const unanalysed = results.flatMap((r) =>
+    (r.unanalysed ?? []).map((u) => ({
+      file: r.file,
+      ...(u.line === undefined ? {} : { line: u.line + 1, column: 1 }),
+      notAnalysed: u.reason,
+      partial: !u.whole,
+      message: u.message,
+    })),
+  );
   return [...findings, ...unanalysed];
 }
 
@@ -56,7 +74,12 @@ const LEVEL = { error: 'error', warning: 'warning', info: 'note' } as const;
 
 export function toSarif(results: readonly FileFindings[], version: string): object {
   const uri = (file: string) => file.split('\\').join('/');
-  const region = (r: SourceRange) => ({ startLine: r.startLine + 1, startColumn: r.startColumn + 1, endLine: r.endLine + 1, endColumn: r.endColumn + 1 });
+  const region = (r: SourceRange) => ({
+    startLine: r.startLine + 1,
+    startColumn: r.startColumn + 1,
+    endLine: r.endLine + 1,
+    endColumn: r.endColumn + 1,
+  });
   return {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -71,7 +94,10 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
               name: rule.name,
               shortDescription: { text: rule.title },
               fullDescription: { text: rule.summary },
-              help: { text: `${rule.summary} See docs/rules/${rule.code}.md.`, markdown: `${rule.summary} See [docs/rules/${rule.code}.md](docs/rules/${rule.code}.md).` },
+              help: {
+                text: `${rule.summary} See docs/rules/${rule.code}.md.`,
+                markdown: `${rule.summary} See [docs/rules/${rule.code}.md](docs/rules/${rule.code}.md).`,
+              },
               defaultConfiguration: { level: LEVEL[rule.severity] },
             })),
           },
@@ -84,7 +110,14 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
                 level: 'warning',
                 descriptor: { id: u.reason },
                 message: { text: `${u.whole ? 'Not analysed' : 'Partly analysed'}: ${u.message}` },
-                locations: [{ physicalLocation: { artifactLocation: { uri: uri(r.file) }, ...(u.line === undefined ? {} : { region: { startLine: u.line + 1 } }) } }],
+                locations: [
+                  {
+                    physicalLocation: {
+                      artifactLocation: { uri: uri(r.file) },
+                      ...(u.line === undefined ? {} : { region: { startLine: u.line + 1 } }),
+                    },
+                  },
+                ],
               })),
             ),
           },
@@ -96,7 +129,11 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
             level: LEVEL[f.severity],
             message: { text: f.message },
             locations: [{ physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(f.range) } }],
-            relatedLocations: f.related.map((x, i) => ({ id: i, message: { text: x.message }, physicalLocation: { artifactLocation: { uri: uri(x.file ?? r.file) }, region: region(x.range) } })),
+            relatedLocations: f.related.map((x, i) => ({
+              id: i,
+              message: { text: x.message },
+              physicalLocation: { artifactLocation: { uri: uri(x.file ?? r.file) }, region: region(x.range) },
+            })),
             // The evidence as a path, source to sink: the finding, then each related place in the order it was found.
             ...(f.related.length > 0
               ? {
@@ -104,7 +141,23 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
                     {
                       threadFlows: [
                         {
-                          locations: [{ location: { message: { text: f.code }, physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(f.range) } } }, ...f.related.map((x) => ({ location: { message: { text: x.message }, physicalLocation: { artifactLocation: { uri: uri(x.file ?? r.file) }, region: region(x.range) } } }))],
+                          locations: [
+                            {
+                              location: {
+                                message: { text: f.code },
+                                physicalLocation: { artifactLocation: { uri: uri(r.file) }, region: region(f.range) },
+                              },
+                            },
+                            ...f.related.map((x) => ({
+                              location: {
+                                message: { text: x.message },
+                                physicalLocation: {
+                                  artifactLocation: { uri: uri(x.file ?? r.file) },
+                                  region: region(x.range),
+                                },
+                              },
+                            })),
+                          ],
                         },
                       ],
                     },
@@ -113,7 +166,15 @@ export function toSarif(results: readonly FileFindings[], version: string): obje
               : {}),
             fixes: f.fixes.map((fix) => ({
               description: { text: fix.title },
-              artifactChanges: [{ artifactLocation: { uri: uri(r.file) }, replacements: fix.edits.map((e) => ({ deletedRegion: region(e.range), insertedContent: { text: e.newText } })) }],
+              artifactChanges: [
+                {
+                  artifactLocation: { uri: uri(r.file) },
+                  replacements: fix.edits.map((e) => ({
+                    deletedRegion: region(e.range),
+                    insertedContent: { text: e.newText },
+                  })),
+                },
+              ],
             })),
           })),
         ),

@@ -1,6 +1,16 @@
 // Flags shared by `simulate` and `sweep`: system scaling, algorithm, protocol, dtype and op, and the help text
 // that lists the GPU catalogue and the presets.
-import { ALGORITHMS, DTYPES, GPU_CATALOGUE, PRESETS, PROTOCOLS, type Algorithm, type Dtype, type Protocol, type ReduceOp } from '../engine/index';
+import {
+  ALGORITHMS,
+  DTYPES,
+  GPU_CATALOGUE,
+  PRESETS,
+  PROTOCOLS,
+  type Algorithm,
+  type Dtype,
+  type Protocol,
+  type ReduceOp,
+} from '../engine/index';
 import { choiceFlag, flagValue, positiveIntegerFlag } from './flag-values';
 import type { SystemScaling } from './load-system';
 
@@ -8,10 +18,16 @@ export const SYSTEM_FLAG_HELP = [
   '  --system <preset|file>   A preset name (see below) or a YAML/JSON system file (see docs/system-files.md)',
   '  --nodes <n>              Scale the system to n nodes',
   '  --gpus-per-node <g>      Use g GPUs in each node',
-  '  --nccl <version>         Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file\'s, else 2.30)',
+  "  --nccl <version>         Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file's, else 2.30)",
 ].join('\n');
 
-const DTYPE_ALIASES: Record<string, Dtype> = { float: 'fp32', float32: 'fp32', half: 'fp16', float16: 'fp16', bfloat16: 'bf16' };
+const DTYPE_ALIASES: Record<string, Dtype> = {
+  float: 'fp32',
+  float32: 'fp32',
+  half: 'fp16',
+  float16: 'fp16',
+  bfloat16: 'bf16',
+};
 const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
 
 export function scalingFlags(flags: Map<string, string[]>): SystemScaling {
@@ -21,7 +37,9 @@ export function scalingFlags(flags: Map<string, string[]>): SystemScaling {
   return {
     ...(nccl !== undefined ? { ncclVersion: nccl } : {}),
     ...(nodes !== undefined ? { nodes: positiveIntegerFlag('nodes', nodes, 'nodes') } : {}),
-    ...(gpusPerNode !== undefined ? { gpusPerNode: positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') } : {}),
+    ...(gpusPerNode !== undefined
+      ? { gpusPerNode: positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') }
+      : {}),
   };
 }
 
@@ -49,6 +67,10 @@ export function collectiveOptions(flags: Map<string, string[]>): CollectiveOptio
 /** Lists the GPU catalogue and the presets, for `--help`. */
 export function catalogueHelp(): string {
   const gpus = GPU_CATALOGUE.map((g) => g.name).join(', ');
-  const presets = Object.entries(PRESETS).map(([name, spec]) => `  ${name.padEnd(16)} ${spec.nodes} × ${spec.gpusPerNode} ${spec.gpu}, ${spec.intraNode}`);
-  return [`GPUs (system file 'gpu:', case-insensitive): ${gpus}`, '', 'Presets (scale with --nodes):', ...presets].join('\n');
+  const presets = Object.entries(PRESETS).map(
+    ([name, spec]) => `  ${name.padEnd(16)} ${spec.nodes} × ${spec.gpusPerNode} ${spec.gpu}, ${spec.intraNode}`,
+  );
+  return [`GPUs (system file 'gpu:', case-insensitive): ${gpus}`, '', 'Presets (scale with --nodes):', ...presets].join(
+    '\n',
+  );
 }

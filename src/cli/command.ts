@@ -23,7 +23,11 @@ export class UsageError extends Error {}
  */
 export function parseFlags(
   args: readonly string[],
-  known: { readonly values: readonly string[]; readonly switches?: readonly string[]; readonly repeatable?: readonly string[] },
+  known: {
+    readonly values: readonly string[];
+    readonly switches?: readonly string[];
+    readonly repeatable?: readonly string[];
+  },
 ): { flags: Map<string, string[]>; positional: string[] } {
   const flags = new Map<string, string[]>();
   const positional: string[] = [];

@@ -50,12 +50,24 @@ export function loadFixtureDatasets(calibrationDir: string, systemsDir: string):
     const run = imported.measurements.find((m) => m.collective === 'allreduce');
     if (!run) throw new UsageError(`${file}: no all_reduce table`);
     // Zero-byte rows time only the launch; the calibration datasets start at one element too.
-    const rows = run.rows.filter((r) => r.bytes > 0).map((r) => ({
-      bytes: r.bytes, count: r.count ?? null, time_us: r.timeUs, algbw_GBps: r.algbwGBps, busbw_GBps: r.busbwGBps,
-      inplace_time_us: r.inPlace?.timeUs ?? null, inplace_algbw_GBps: r.inPlace?.algbwGBps ?? null, inplace_busbw_GBps: r.inPlace?.busbwGBps ?? null,
-    }));
+    const rows = run.rows
+      .filter((r) => r.bytes > 0)
+      .map((r) => ({
+        bytes: r.bytes,
+        count: r.count ?? null,
+        time_us: r.timeUs,
+        algbw_GBps: r.algbwGBps,
+        busbw_GBps: r.busbwGBps,
+        inplace_time_us: r.inPlace?.timeUs ?? null,
+        inplace_algbw_GBps: r.inPlace?.algbwGBps ?? null,
+        inplace_busbw_GBps: r.inPlace?.busbwGBps ?? null,
+      }));
     const { fixture: _fixture, ...description } = entry;
-    out.push({ name: entry.name, file, dataset: { ...description, total_ranks: entry.total_ranks ?? run.ranks, derived_fields: [], rows } });
+    out.push({
+      name: entry.name,
+      file,
+      dataset: { ...description, total_ranks: entry.total_ranks ?? run.ranks, derived_fields: [], rows },
+    });
   }
   return out;
 }

@@ -15,7 +15,9 @@ export function enforceLimit(name: LimitName, label: string, value: number, show
 export function sizeFlag(flag: string, text: string): Bytes {
   const bytes = parseBytes(text);
   if (bytes === undefined || bytes <= 0) {
-    throw new UsageError(`--${flag} '${terminalInline(text)}' is not a size; use a positive byte count such as 8, 64K, 8MiB or 1G`);
+    throw new UsageError(
+      `--${flag} '${terminalInline(text)}' is not a size; use a positive byte count such as 8, 64K, 8MiB or 1G`,
+    );
   }
   enforceLimit('bytes', `--${flag}`, bytes, terminalInline(text.trim()));
   return bytes;
@@ -27,25 +29,39 @@ export function positiveIntegerFlag(flag: string, text: string, limit?: LimitNam
     throw new UsageError(`--${flag} '${terminalInline(text)}' must be a positive whole number`);
   }
   if (limit) enforceLimit(limit, `--${flag}`, Number(text));
-  else if (!Number.isSafeInteger(Number(text))) throw new UsageError(`--${flag} ${text.trim()} is larger than ${Number.MAX_SAFE_INTEGER}`);
+  else if (!Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${flag} ${text.trim()} is larger than ${Number.MAX_SAFE_INTEGER}`);
   return Number(text);
 }
 
 /** A decimal number as people write it: not hex, binary or octal, which Number() would also take. */
 const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
 
-export function numberFlag(flag: string, text: string, check: (value: number) => boolean, requirement: string, limit?: LimitName): number {
+export function numberFlag(
+  flag: string,
+  text: string,
+  check: (value: number) => boolean,
+  requirement: string,
+  limit?: LimitName,
+): number {
   const value = Number(text);
-  if (!DECIMAL.test(text) || !Number.isFinite(value) || !check(value)) throw new UsageError(`--${flag} '${terminalInline(text)}' ${requirement}`);
+  if (!DECIMAL.test(text) || !Number.isFinite(value) || !check(value))
+    throw new UsageError(`--${flag} '${terminalInline(text)}' ${requirement}`);
   if (limit) enforceLimit(limit, `--${flag}`, value);
   return value;
 }
 
 /** Matches `text` against `choices` case-insensitively, with aliases (e.g. float → fp32). */
-export function choiceFlag<T extends string>(flag: string, text: string, choices: readonly T[], aliases: Record<string, T> = {}): T {
+export function choiceFlag<T extends string>(
+  flag: string,
+  text: string,
+  choices: readonly T[],
+  aliases: Record<string, T> = {},
+): T {
   const lower = text.toLowerCase();
   const found = choices.find((c) => c.toLowerCase() === lower) ?? aliases[lower];
-  if (found === undefined) throw new UsageError(`--${flag} '${terminalInline(text)}' must be one of ${choices.join(', ')}`);
+  if (found === undefined)
+    throw new UsageError(`--${flag} '${terminalInline(text)}' must be one of ${choices.join(', ')}`);
   return found;
 }
 

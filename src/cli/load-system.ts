@@ -51,8 +51,15 @@ export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
     spec = preset;
   } else if (looksLikePath(arg) || existsSync(arg)) {
     const fromFile = readSystemFile(arg);
-    spec = { ...fromFile, ...(scaling.nodes !== undefined ? { nodes: scaling.nodes } : {}), ...(scaling.gpusPerNode !== undefined ? { gpusPerNode: scaling.gpusPerNode } : {}) };
-    if (spec.nodes > 1 && !spec.nic) throw new UsageError(`${arg}: --nodes ${spec.nodes} needs a 'nic' section in the system file to connect the nodes`);
+    spec = {
+      ...fromFile,
+      ...(scaling.nodes !== undefined ? { nodes: scaling.nodes } : {}),
+      ...(scaling.gpusPerNode !== undefined ? { gpusPerNode: scaling.gpusPerNode } : {}),
+    };
+    if (spec.nodes > 1 && !spec.nic)
+      throw new UsageError(
+        `${arg}: --nodes ${spec.nodes} needs a 'nic' section in the system file to connect the nodes`,
+      );
   } else {
     const suggestion = closestMatch(arg, presetNames());
     const hint = suggestion ? `did you mean '${suggestion}'? ` : '';
@@ -60,7 +67,11 @@ export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
   }
   if (scaling.ncclVersion !== undefined) spec = { ...spec, ncclVersion: scaling.ncclVersion };
   // Flags scale a file's or a preset's system past what its own checks saw, so the product is checked here.
-  const overLimit = limitProblem('ranks', `system '${arg}': ${spec.nodes} nodes × ${spec.gpusPerNode} GPUs per node`, spec.nodes * spec.gpusPerNode);
+  const overLimit = limitProblem(
+    'ranks',
+    `system '${arg}': ${spec.nodes} nodes × ${spec.gpusPerNode} GPUs per node`,
+    spec.nodes * spec.gpusPerNode,
+  );
   if (overLimit) throw new UsageError(overLimit);
   try {
     return resolveSystem(spec);

@@ -25,7 +25,7 @@ export const diskFiles: FileReader = {
     try {
       return readInputText(path, { kind: 'config' });
     } catch (error) {
-      if (error instanceof UserFileError) throw new Error(error.reason);
+      if (error instanceof UserFileError) throw new Error(error.reason, { cause: error });
       throw error;
     }
   },
@@ -37,17 +37,26 @@ export function asUsageError<T>(work: () => T, context?: string): T {
     return work();
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.toString());
-    if (context && error instanceof Error && !(error instanceof UsageError)) throw new UsageError(`${context}: ${error.message}`);
+    if (context && error instanceof Error && !(error instanceof UsageError))
+      throw new UsageError(`${context}: ${error.message}`);
     throw error;
   }
 }
 
-export function loadTrainingRun(configPath: string, overrides: TrainingOverrides = {}): { run: TrainingRun; format: TrainingConfigFormat } {
+export function loadTrainingRun(
+  configPath: string,
+  overrides: TrainingOverrides = {},
+): { run: TrainingRun; format: TrainingConfigFormat } {
   const text = asUsageError(() => diskFiles.read(configPath), `cannot read config '${configPath}'`);
   const { format, part } = asUsageError(() => readTrainingConfig(text, configPath));
-  const parts: RunPart[] = [part, ...(part.references ?? []).map((ref) => asUsageError(() => readReference(ref, diskFiles)))];
-  if (overrides.model) parts.push(asUsageError(() => modelArgument(overrides.model!, diskFiles), `--model ${overrides.model}`));
-  if (overrides.system) parts.push(asUsageError(() => systemArgument(overrides.system!, diskFiles), `--system ${overrides.system}`));
+  const parts: RunPart[] = [
+    part,
+    ...(part.references ?? []).map((ref) => asUsageError(() => readReference(ref, diskFiles))),
+  ];
+  if (overrides.model)
+    parts.push(asUsageError(() => modelArgument(overrides.model!, diskFiles), `--model ${overrides.model}`));
+  if (overrides.system)
+    parts.push(asUsageError(() => systemArgument(overrides.system!, diskFiles), `--system ${overrides.system}`));
   if (overrides.nodes !== undefined || overrides.gpusPerNode !== undefined) {
     parts.push({
       source: { format: 'flags', file: 'command line' },

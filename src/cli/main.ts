@@ -13,7 +13,14 @@ const io: CliIo = {
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length), 8);
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
-  return ['Usage: collective-profiler <command> [options]', '', 'Commands:', ...lines, '', 'Run `collective-profiler <command> --help` for its options.'].join('\n');
+  return [
+    'Usage: collective-profiler <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run `collective-profiler <command> --help` for its options.',
+  ].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

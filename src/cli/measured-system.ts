@@ -24,7 +24,11 @@ export function asUsageError<T>(work: () => T): T {
 /** Folders that may hold calibration/systems: next to the bundle, next to the sources, and the working folder. */
 function calibrationSystemsDirs(): string[] {
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
-  return [join(here, '..', 'calibration', 'systems'), join(here, '..', '..', 'calibration', 'systems'), join(process.cwd(), 'calibration', 'systems')];
+  return [
+    join(here, '..', 'calibration', 'systems'),
+    join(here, '..', '..', 'calibration', 'systems'),
+    join(process.cwd(), 'calibration', 'systems'),
+  ];
 }
 
 export function calibrationSystemFor(measuredPath: string): string | undefined {
@@ -37,31 +41,47 @@ export function calibrationSystemFor(measuredPath: string): string | undefined {
 
 /** The measurement the model can judge: the first all-reduce, all-gather or reduce-scatter with rows. */
 export function comparableMeasurement(result: ImportResult, path: string): Measurement {
-  const found = result.measurements.find((m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective));
+  const found = result.measurements.find(
+    (m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective),
+  );
   if (!found) {
-    const what = result.measurements.map((m) => `${m.collective} (${m.rows.length} sizes)`).join(', ') || 'nothing timed';
+    const what =
+      result.measurements.map((m) => `${m.collective} (${m.rows.length} sizes)`).join(', ') || 'nothing timed';
     throw new UsageError(`${path}: no all-reduce, all-gather or reduce-scatter sizes to compare (found ${what})`);
   }
   asUsageError(() => collectiveKindOf(found));
   return found;
 }
 
-export function systemForMeasurement(flags: Map<string, string[]>, measurement: Measurement, measuredPath: string): { system: System; source: string } {
+export function systemForMeasurement(
+  flags: Map<string, string[]>,
+  measurement: Measurement,
+  measuredPath: string,
+): { system: System; source: string } {
   const arg = flagValue(flags, 'system');
   const scaling = scalingFlags(flags);
   const release = scaling.ncclVersion !== undefined ? { ncclVersion: scaling.ncclVersion } : {};
   if (arg) {
     // A preset describes one box; stretch it to the measured ranks unless the user said otherwise.
     const nodes = Number(measurement.meta.nodes ?? 0);
-    const auto = scaling.nodes === undefined && scaling.gpusPerNode === undefined && nodes > 0 && measurement.ranks % nodes === 0 && !/[\\/.]/.test(arg)
-      ? { nodes, gpusPerNode: measurement.ranks / nodes, ...release }
-      : scaling;
+    const auto =
+      scaling.nodes === undefined &&
+      scaling.gpusPerNode === undefined &&
+      nodes > 0 &&
+      measurement.ranks % nodes === 0 &&
+      !/[\\/.]/.test(arg)
+        ? { nodes, gpusPerNode: measurement.ranks / nodes, ...release }
+        : scaling;
     return { system: loadSystem(arg, auto), source: arg };
   }
   if (measurement.kind === 'calibration-json') {
     const file = calibrationSystemFor(measuredPath);
     if (file) return { system: loadSystem(file, release), source: file };
   }
-  if (measurement.system) return { system: asUsageError(() => asResolved({ ...measurement.system!, ...release })), source: `described by ${basename(measuredPath)}` };
+  if (measurement.system)
+    return {
+      system: asUsageError(() => asResolved({ ...measurement.system!, ...release })),
+      source: `described by ${basename(measuredPath)}`,
+    };
   throw new UsageError(`${measuredPath} does not say what system it ran on; pass --system <preset|file>`);
 }

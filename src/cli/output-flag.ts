@@ -13,7 +13,11 @@ export interface OutputFlagOptions {
   readonly allowStdout?: boolean;
 }
 
-export function outputFlag(flags: Map<string, string[]>, name: string, options: OutputFlagOptions = {}): OutputTarget | undefined {
+export function outputFlag(
+  flags: Map<string, string[]>,
+  name: string,
+  options: OutputFlagOptions = {},
+): OutputTarget | undefined {
   const path = flagValue(flags, name);
   if (path === undefined) return undefined;
   let target: OutputTarget;
@@ -24,6 +28,7 @@ export function outputFlag(flags: Map<string, string[]>, name: string, options: 
     if (error instanceof UserFileError) throw new UsageError(error.message);
     throw error;
   }
-  if (options.force === false && !target.stdout && existsSync(target.path)) throw new UsageError(`${path} exists; pass --force to overwrite it`);
+  if (options.force === false && !target.stdout && existsSync(target.path))
+    throw new UsageError(`${path} exists; pass --force to overwrite it`);
   return target;
 }

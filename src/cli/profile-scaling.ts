@@ -23,12 +23,19 @@ export function profileScalingCheck(run: TrainingRun): ProfileScalingCheck {
   const worldSize = worldSizeOf(run.system);
   const ranks = Math.max(1, Math.min(worldSize, SCALING_CHECK_MAX_RANKS));
   const t = run.training;
-  const result = runScalingCheck({ ranks, reduceOp: t.reduceOp, lrRule: t.lrRule, dtype: t.gradDtype, baseLr: t.baseLr });
+  const result = runScalingCheck({
+    ranks,
+    reduceOp: t.reduceOp,
+    lrRule: t.lrRule,
+    dtype: t.gradDtype,
+    baseLr: t.baseLr,
+  });
   let lrMultiplierAtWorldSize: number | undefined = result.lrMultiplier;
   if (ranks < worldSize) {
     const excess = result.excessMultiplier;
     if (Math.abs(excess - 1) <= 0.02) lrMultiplierAtWorldSize = intended(t.lrRule, worldSize);
-    else if (Math.abs(excess - ranks) / ranks <= 0.02) lrMultiplierAtWorldSize = worldSize * intended(t.lrRule, worldSize);
+    else if (Math.abs(excess - ranks) / ranks <= 0.02)
+      lrMultiplierAtWorldSize = worldSize * intended(t.lrRule, worldSize);
     else lrMultiplierAtWorldSize = undefined;
   }
   return { result, worldSize, lrMultiplierAtWorldSize };
@@ -54,7 +61,10 @@ export function scalingCheckJson(check: ProfileScalingCheck): Record<string, unk
     referenceDiverged: r.referenceDiverged,
     maxLossGap: Number.isFinite(r.maxLossGap) ? round(r.maxLossGap) : null,
     // JSON has no Infinity: a loss past the largest double is written as null.
-    lossCurve: { dataParallel: r.lossCurve.dataParallel.map((l) => (Number.isFinite(l) ? l : null)), reference: r.lossCurve.reference.map((l) => (Number.isFinite(l) ? l : null)) },
+    lossCurve: {
+      dataParallel: r.lossCurve.dataParallel.map((l) => (Number.isFinite(l) ? l : null)),
+      reference: r.lossCurve.reference.map((l) => (Number.isFinite(l) ? l : null)),
+    },
     fp16Overflow: r.fp16Overflow,
     overflowedDuringTraining: r.overflowedDuringTraining,
   };
@@ -68,19 +78,26 @@ export function scalingCheckText(check: ProfileScalingCheck): string {
     : Math.abs(r.excessMultiplier - 1) > 0.01
       ? `the learning rate is effectively ${fmt(r.excessMultiplier)}× what the rule intends`
       : 'departs from the reference by more than rounding explains';
-  const ranksWords = r.ranks < check.worldSize ? `${r.ranks} simulated ranks (of ${check.worldSize})` : `${r.ranks} simulated ranks`;
+  const ranksWords =
+    r.ranks < check.worldSize ? `${r.ranks} simulated ranks (of ${check.worldSize})` : `${r.ranks} simulated ranks`;
   const lines = [
     '',
     `gradient-scaling check (${ranksWords}, ${r.reduceOp} in ${r.dtype}, ${r.lrRule} learning rate, linear least squares):`,
     `  effective LR multiplier ${fmt(r.lrMultiplier)}× (the rule intends ${fmt(r.intendedMultiplier)}×): ${verdict}`,
   ];
   if (r.ranks < check.worldSize) {
-    lines.push(`  at ${check.worldSize} ranks: ${check.lrMultiplierAtWorldSize !== undefined ? `${fmt(check.lrMultiplierAtWorldSize)}× (extrapolated)` : 'cannot be extrapolated'}`);
+    lines.push(
+      `  at ${check.worldSize} ranks: ${check.lrMultiplierAtWorldSize !== undefined ? `${fmt(check.lrMultiplierAtWorldSize)}× (extrapolated)` : 'cannot be extrapolated'}`,
+    );
   }
   const dp = r.lossCurve.dataParallel;
   const ref = r.lossCurve.reference;
-  lines.push(`  loss over ${r.steps} steps: data-parallel ${fmt(dp[0])} → ${fmt(dp[dp.length - 1])}${r.diverged ? ' (diverges)' : ''}, reference ${fmt(ref[0])} → ${fmt(ref[ref.length - 1])}${r.referenceDiverged ? ' (diverges: the LR is too large even for the reference)' : ''}`);
+  lines.push(
+    `  loss over ${r.steps} steps: data-parallel ${fmt(dp[0])} → ${fmt(dp[dp.length - 1])}${r.diverged ? ' (diverges)' : ''}, reference ${fmt(ref[0])} → ${fmt(ref[ref.length - 1])}${r.referenceDiverged ? ' (diverges: the LR is too large even for the reference)' : ''}`,
+  );
   const o = r.fp16Overflow;
-  lines.push(`  fp16: a sum before division reaches ${fmt(o.maxSummedMagnitude)} (fp16 max 65504): ${o.wouldOverflow ? 'overflows' : 'no overflow'}${o.configuredOpOverflows ? '; the configured op overflows too' : ''}`);
+  lines.push(
+    `  fp16: a sum before division reaches ${fmt(o.maxSummedMagnitude)} (fp16 max 65504): ${o.wouldOverflow ? 'overflows' : 'no overflow'}${o.configuredOpOverflows ? '; the configured op overflows too' : ''}`,
+  );
   return lines.join('\n');
 }

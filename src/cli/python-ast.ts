@@ -28,11 +28,17 @@ function pythonCommand(): string | undefined {
 export function pythonAccepts(paths: readonly string[]): { version: string; valid: boolean[] } | undefined {
   const command = pythonCommand();
   if (!command || paths.length === 0) return undefined;
-  const r = spawnSync(command, ['-c', SCRIPT], { input: JSON.stringify(paths), encoding: 'utf8', timeout: 30_000, maxBuffer: 16 * 1024 * 1024 });
+  const r = spawnSync(command, ['-c', SCRIPT], {
+    input: JSON.stringify(paths),
+    encoding: 'utf8',
+    timeout: 30_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   if (r.status !== 0 || typeof r.stdout !== 'string') return undefined;
   try {
     const parsed = JSON.parse(r.stdout) as { version?: unknown; valid?: unknown };
-    if (typeof parsed.version !== 'string' || !Array.isArray(parsed.valid) || parsed.valid.length !== paths.length) return undefined;
+    if (typeof parsed.version !== 'string' || !Array.isArray(parsed.valid) || parsed.valid.length !== paths.length)
+      return undefined;
     return { version: parsed.version, valid: parsed.valid.map((v) => v === true) };
   } catch {
     return undefined;

@@ -10,7 +10,11 @@ const GRAMMAR = 'tree-sitter-python.wasm';
 
 /** Directories to look in, nearest first: the bundle's own folder, then node_modules above it and the cwd. */
 function candidateDirs(): string[] {
-  const starts = [typeof __dirname === 'string' ? __dirname : undefined, process.argv[1] ? dirname(resolve(process.argv[1])) : undefined, process.cwd()].filter((d): d is string => !!d);
+  const starts = [
+    typeof __dirname === 'string' ? __dirname : undefined,
+    process.argv[1] ? dirname(resolve(process.argv[1])) : undefined,
+    process.cwd(),
+  ].filter((d): d is string => !!d);
   const dirs: string[] = [];
   if (process.env.COLLECTIVE_PROFILER_WASM_DIR) dirs.push(process.env.COLLECTIVE_PROFILER_WASM_DIR);
   for (const start of starts) {
@@ -30,7 +34,9 @@ export function findWasm(): { runtime: string; grammar: string } {
     grammar ??= [join(dir, GRAMMAR), join(dir, 'node_modules', 'tree-sitter-python', GRAMMAR)].find(existsSync);
     if (runtime && grammar) return { runtime, grammar };
   }
-  throw new Error(`cannot find ${runtime ? GRAMMAR : RUNTIME}; run \`npm run build\` (it copies both .wasm files into dist/)`);
+  throw new Error(
+    `cannot find ${runtime ? GRAMMAR : RUNTIME}; run \`npm run build\` (it copies both .wasm files into dist/)`,
+  );
 }
 
 let parser: Promise<Parser> | undefined;

@@ -3,6 +3,7 @@
 // characters, NUL, escape sequences and bidirectional overrides are shown as \u escapes instead of acting.
 
 /** C0 controls except tab and newline, DEL, C1 controls, and the bidirectional embedding and isolate marks. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose.
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 function escapeChar(char: string): string {

@@ -4,7 +4,21 @@ import type { Dtype, TrainingSpec, Wrapper } from '../engine/index';
 import { ConfigError, issueAtPath, parseDocument, validateAgainstSchema, type PositionedDocument } from './positioned';
 import { located, type FileReference, type RunPart } from './run-part';
 
-const DISTRIBUTED_TYPES = ['NO', 'MULTI_GPU', 'MULTI_CPU', 'MULTI_XPU', 'MULTI_NPU', 'MULTI_MLU', 'MULTI_MUSA', 'MULTI_HPU', 'DEEPSPEED', 'FSDP', 'XLA', 'TPU', 'MEGATRON_LM'];
+const DISTRIBUTED_TYPES = [
+  'NO',
+  'MULTI_GPU',
+  'MULTI_CPU',
+  'MULTI_XPU',
+  'MULTI_NPU',
+  'MULTI_MLU',
+  'MULTI_MUSA',
+  'MULTI_HPU',
+  'DEEPSPEED',
+  'FSDP',
+  'XLA',
+  'TPU',
+  'MEGATRON_LM',
+];
 const open = { type: 'object' };
 const anything = {};
 
@@ -74,27 +88,41 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
   if (kind === 'MULTI_GPU' || kind === 'NO') {
     // DDP under autocast keeps fp32 parameters, so its gradients, and its AllReduces, are fp32.
     gradDtype = 'fp32';
-    if (precision !== 'no') notes.push(`mixed_precision ${precision} with DDP: matmuls in ${computeDtype}, gradients reduced in fp32`);
+    if (precision !== 'no')
+      notes.push(`mixed_precision ${precision} with DDP: matmuls in ${computeDtype}, gradients reduced in fp32`);
   } else if (kind === 'DEEPSPEED') {
     const ds = (c.deepspeed_config ?? {}) as Record<string, unknown>;
     const stage = typeof ds.zero_stage === 'number' ? ds.zero_stage : 0;
     wrapper = stage === 0 ? 'ddp' : (`zero${stage}` as Wrapper);
-    if (typeof ds.gradient_accumulation_steps === 'number') training.gradAccumulationSteps = ds.gradient_accumulation_steps;
+    if (typeof ds.gradient_accumulation_steps === 'number')
+      training.gradAccumulationSteps = ds.gradient_accumulation_steps;
     training.firstBucketBytes = 0;
     training.overlapComm = stage === 3;
     // The DeepSpeed file, when named, holds the real batch and bucket settings; it is read after this part.
     if (typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file) {
-      references.push({ kind: 'deepspeed', path: ds.deepspeed_config_file, doc, at: ['deepspeed_config', 'deepspeed_config_file'] });
+      references.push({
+        kind: 'deepspeed',
+        path: ds.deepspeed_config_file,
+        doc,
+        at: ['deepspeed_config', 'deepspeed_config_file'],
+      });
     }
   } else if (kind === 'FSDP') {
     const strategy = String(((c.fsdp_config ?? {}) as Record<string, unknown>).fsdp_sharding_strategy ?? 'FULL_SHARD');
     // SHARD_GRAD_OP shards gradients and optimizer state but keeps parameters whole: ZeRO-2's collectives.
     wrapper = /SHARD_GRAD_OP|^2$/.test(strategy) ? 'zero2' : /NO_SHARD|^3$/.test(strategy) ? 'ddp' : 'fsdp';
-    if (wrapper !== 'fsdp') notes.push(`FSDP ${strategy} runs the collectives of ${wrapper === 'ddp' ? 'DDP' : 'ZeRO-2'}`);
+    if (wrapper !== 'fsdp')
+      notes.push(`FSDP ${strategy} runs the collectives of ${wrapper === 'ddp' ? 'DDP' : 'ZeRO-2'}`);
     if (/HYBRID/.test(strategy)) notes.push('FSDP hybrid sharding is modelled as full sharding across all ranks');
     if (wrapper === 'zero2') training.overlapComm = true;
   } else {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['distributed_type'], `distributed_type: ${kind} is not GPU data parallelism; use MULTI_GPU, DEEPSPEED or FSDP`)]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(
+        doc,
+        ['distributed_type'],
+        `distributed_type: ${kind} is not GPU data parallelism; use MULTI_GPU, DEEPSPEED or FSDP`,
+      ),
+    ]);
   }
   training.wrapper = wrapper;
   training.computeDtype = computeDtype;
@@ -104,7 +132,12 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
   return {
     source: { format: 'accelerate', file: doc.fileName },
     training,
-    worldSize: processes !== undefined ? (c.num_processes !== undefined ? located(processes, doc, ['num_processes']) : { value: processes }) : undefined,
+    worldSize:
+      processes !== undefined
+        ? c.num_processes !== undefined
+          ? located(processes, doc, ['num_processes'])
+          : { value: processes }
+        : undefined,
     nodes: machines !== undefined ? located(machines, doc, ['num_machines']) : undefined,
     references,
     notes,

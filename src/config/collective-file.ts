@@ -36,7 +36,10 @@ function schemaFor(value: unknown): object {
 
 type Raw = Record<string, unknown>;
 
-function systemPart(doc: PositionedDocument, raw: unknown): Pick<RunPart, 'system' | 'systemPreset' | 'nodes' | 'gpusPerNode'> & { reference?: FileReference } {
+function systemPart(
+  doc: PositionedDocument,
+  raw: unknown,
+): Pick<RunPart, 'system' | 'systemPreset' | 'nodes' | 'gpusPerNode'> & { reference?: FileReference } {
   if (raw === undefined) return {};
   const unknownPreset = (name: string, at: (string | number)[]): never => {
     throw new ConfigError(doc.fileName, [issueAtPath(doc, at, `unknown system preset '${name}'`)]);
@@ -47,28 +50,48 @@ function systemPart(doc: PositionedDocument, raw: unknown): Pick<RunPart, 'syste
   }
   const s = raw as Raw;
   const nodes = typeof s.nodes === 'number' ? located(s.nodes, doc, ['system', 'nodes']) : undefined;
-  const gpusPerNode = typeof s.gpusPerNode === 'number' ? located(s.gpusPerNode, doc, ['system', 'gpusPerNode']) : undefined;
+  const gpusPerNode =
+    typeof s.gpusPerNode === 'number' ? located(s.gpusPerNode, doc, ['system', 'gpusPerNode']) : undefined;
   const ways = ['preset', 'file', 'gpu'].filter((k) => k in s);
   if (ways.length !== 1) {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['system'], `system: give exactly one of preset, file or gpu (an inline system); found ${ways.length === 0 ? 'none' : ways.join(' and ')}`)]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(
+        doc,
+        ['system'],
+        `system: give exactly one of preset, file or gpu (an inline system); found ${ways.length === 0 ? 'none' : ways.join(' and ')}`,
+      ),
+    ]);
   }
   if (typeof s.preset === 'string') {
     if (!presetSystem(s.preset)) unknownPreset(s.preset, ['system', 'preset']);
     return { systemPreset: located(s.preset, doc, ['system', 'preset']), nodes, gpusPerNode };
   }
-  if (typeof s.file === 'string') return { reference: { kind: 'system', path: s.file, doc, at: ['system', 'file'] }, nodes, gpusPerNode };
+  if (typeof s.file === 'string')
+    return { reference: { kind: 'system', path: s.file, doc, at: ['system', 'file'] }, nodes, gpusPerNode };
   const { preset: _p, file: _f, ...spec } = s;
   const gpu = String(spec.gpu);
   if (!findGpu(gpu)) {
     const suggestion = closestMatch(gpu, knownGpuNames());
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['system', 'gpu'], `system.gpu: unknown GPU '${gpu}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`, { suggestion })]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(
+        doc,
+        ['system', 'gpu'],
+        `system.gpu: unknown GPU '${gpu}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`,
+        { suggestion },
+      ),
+    ]);
   }
   const missing = ['nodes', 'gpusPerNode', 'intraNode'].filter((k) => !(k in spec));
-  if (missing.length > 0) throw new ConfigError(doc.fileName, [issueAtPath(doc, ['system'], `system: an inline system needs ${missing.join(', ')}`)]);
+  if (missing.length > 0)
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(doc, ['system'], `system: an inline system needs ${missing.join(', ')}`),
+    ]);
   try {
     resolveSystem(spec as unknown as SystemSpec);
   } catch (error) {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['system'], `system: ${error instanceof Error ? error.message : String(error)}`)]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(doc, ['system'], `system: ${error instanceof Error ? error.message : String(error)}`),
+    ]);
   }
   return { system: spec as unknown as SystemSpec };
 }
@@ -80,11 +103,19 @@ export function collectivePart(doc: PositionedDocument): RunPart {
   const m = (c.model ?? undefined) as Raw | undefined;
   const t = (c.training ?? {}) as Raw;
   const references: FileReference[] = [];
-  const part: { -readonly [K in keyof RunPart]?: RunPart[K] } = { source: { format: 'collective', file: doc.fileName } };
+  const part: { -readonly [K in keyof RunPart]?: RunPart[K] } = {
+    source: { format: 'collective', file: doc.fileName },
+  };
   if (m) {
     const ways = ['preset', 'config', 'parameters'].filter((k) => k in m);
     if (ways.length !== 1) {
-      throw new ConfigError(doc.fileName, [issueAtPath(doc, ['model'], `model: give exactly one of preset, config or parameters; found ${ways.length === 0 ? 'none' : ways.join(' and ')}`)]);
+      throw new ConfigError(doc.fileName, [
+        issueAtPath(
+          doc,
+          ['model'],
+          `model: give exactly one of preset, config or parameters; found ${ways.length === 0 ? 'none' : ways.join(' and ')}`,
+        ),
+      ]);
     }
     if (typeof m.preset === 'string') part.modelPreset = located(m.preset, doc, ['model', 'preset']);
     if (typeof m.config === 'string') references.push({ kind: 'model', path: m.config, doc, at: ['model', 'config'] });
@@ -93,9 +124,21 @@ export function collectivePart(doc: PositionedDocument): RunPart {
       const hidden = typeof m.hidden_size === 'number' ? m.hidden_size : 4096;
       const vocab = typeof m.vocab_size === 'number' ? m.vocab_size : 32000;
       if (m.parameters <= 2 * hidden * vocab) {
-        throw new ConfigError(doc.fileName, [issueAtPath(doc, ['model', 'parameters'], `model.parameters: ${m.parameters} is smaller than the embeddings of a ${hidden}-wide model with ${vocab} tokens; set hidden_size and vocab_size`)]);
+        throw new ConfigError(doc.fileName, [
+          issueAtPath(
+            doc,
+            ['model', 'parameters'],
+            `model.parameters: ${m.parameters} is smaller than the embeddings of a ${hidden}-wide model with ${vocab} tokens; set hidden_size and vocab_size`,
+          ),
+        ]);
       }
-      part.model = genericModel(`generic ${(m.parameters / 1e9).toFixed(1)} B-parameter transformer`, m.parameters, layers, hidden, vocab);
+      part.model = genericModel(
+        `generic ${(m.parameters / 1e9).toFixed(1)} B-parameter transformer`,
+        m.parameters,
+        layers,
+        hidden,
+        vocab,
+      );
     }
   }
   const training: { -readonly [K in keyof TrainingSpec]?: TrainingSpec[K] } = {};
@@ -119,10 +162,16 @@ export function collectivePart(doc: PositionedDocument): RunPart {
   copy('algorithm', t.algorithm);
   copy('protocol', t.protocol);
   part.training = training;
-  if (typeof t.global_batch_size === 'number') part.globalBatchSize = located(t.global_batch_size, doc, ['training', 'global_batch_size']);
+  if (typeof t.global_batch_size === 'number')
+    part.globalBatchSize = located(t.global_batch_size, doc, ['training', 'global_batch_size']);
   const system = systemPart(doc, c.system);
   if (system.reference) references.push(system.reference);
-  Object.assign(part, { system: system.system, systemPreset: system.systemPreset, nodes: system.nodes, gpusPerNode: system.gpusPerNode });
+  Object.assign(part, {
+    system: system.system,
+    systemPreset: system.systemPreset,
+    nodes: system.nodes,
+    gpusPerNode: system.gpusPerNode,
+  });
   if (c.engine === 'simulated' || c.engine === 'native') part.engine = c.engine;
   part.references = references;
   return part as RunPart;

@@ -1,6 +1,12 @@
 // Reads a DeepSpeed JSON config (ds_config.json) into a RunPart: batch sizes, precision, the ZeRO stage and its
 // buckets, and how gradients are scaled. Values the Hugging Face Trainer fills in ("auto") are left to defaults.
-import { DEEPSPEED_DEFAULT_BUCKET_ELEMENTS, DTYPE_BYTES, type Dtype, type TrainingSpec, type Wrapper } from '../engine/index';
+import {
+  DEEPSPEED_DEFAULT_BUCKET_ELEMENTS,
+  DTYPE_BYTES,
+  type Dtype,
+  type TrainingSpec,
+  type Wrapper,
+} from '../engine/index';
 import { ConfigError, issueAtPath, parseDocument, validateAgainstSchema, type PositionedDocument } from './positioned';
 import { located, type RunPart } from './run-part';
 
@@ -98,7 +104,12 @@ export const DEEPSPEED_SCHEMA = {
 /** True when a parsed JSON object has keys only DeepSpeed configs use. */
 export function looksLikeDeepSpeed(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  return ['train_batch_size', 'train_micro_batch_size_per_gpu', 'zero_optimization', 'gradient_accumulation_steps'].some((k) => k in value);
+  return [
+    'train_batch_size',
+    'train_micro_batch_size_per_gpu',
+    'zero_optimization',
+    'gradient_accumulation_steps',
+  ].some((k) => k in value);
 }
 
 type Raw = Record<string, unknown>;
@@ -113,22 +124,37 @@ export function deepSpeedPart(doc: PositionedDocument): RunPart {
   const bf16 = (c.bf16 ?? {}) as Raw;
   const notes: string[] = [];
   if (fp16.enabled === true && bf16.enabled === true) {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['bf16', 'enabled'], 'bf16.enabled: fp16 and bf16 cannot both be enabled')]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(doc, ['bf16', 'enabled'], 'bf16.enabled: fp16 and bf16 cannot both be enabled'),
+    ]);
   }
-  const computeDtype: Dtype | undefined = fp16.enabled === true ? 'fp16' : bf16.enabled === true ? 'bf16' : fp16.enabled === false && bf16.enabled !== 'auto' ? 'fp32' : undefined;
+  const computeDtype: Dtype | undefined =
+    fp16.enabled === true
+      ? 'fp16'
+      : bf16.enabled === true
+        ? 'bf16'
+        : fp16.enabled === false && bf16.enabled !== 'auto'
+          ? 'fp32'
+          : undefined;
   const gradDtype = (c.communication_data_type as Dtype | null | undefined) ?? computeDtype;
   const stage = num(zero.stage) ?? 0;
   const wrapper: Wrapper = stage === 0 ? 'ddp' : (`zero${stage}` as Wrapper);
   const bytesPerElement = DTYPE_BYTES[gradDtype ?? 'bf16'];
   // Stage 0 all-reduces in allreduce_bucket_size pieces; ZeRO-1/2 reduce in reduce_bucket_size pieces.
-  const bucketElements = stage === 0
-    ? num(c.allreduce_bucket_size) ?? num(zero.allreduce_bucket_size)
-    : num(zero.reduce_bucket_size) ?? num(c.reduce_bucket_size);
+  const bucketElements =
+    stage === 0
+      ? (num(c.allreduce_bucket_size) ?? num(zero.allreduce_bucket_size))
+      : (num(zero.reduce_bucket_size) ?? num(c.reduce_bucket_size));
   const overlap = typeof zero.overlap_comm === 'boolean' ? zero.overlap_comm : stage === 3;
-  if (stage === 0) notes.push('DeepSpeed without ZeRO all-reduces gradients after backward, in fixed-size buckets (no overlap)');
-  else notes.push(`DeepSpeed ZeRO-${stage}${stage < 3 ? (overlap ? ' with overlap_comm' : ' without overlap_comm: gradients are reduced after backward') : ''}`);
+  if (stage === 0)
+    notes.push('DeepSpeed without ZeRO all-reduces gradients after backward, in fixed-size buckets (no overlap)');
+  else
+    notes.push(
+      `DeepSpeed ZeRO-${stage}${stage < 3 ? (overlap ? ' with overlap_comm' : ' without overlap_comm: gradients are reduced after backward') : ''}`,
+    );
   const predivide = num(c.gradient_predivide_factor);
-  if (c.prescale_gradients === true) notes.push(`gradients pre-divided by ${predivide ?? 1} before the sum and by the rest of the world size after it`);
+  if (c.prescale_gradients === true)
+    notes.push(`gradients pre-divided by ${predivide ?? 1} before the sum and by the rest of the world size after it`);
   for (const key of ['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps'] as const) {
     if (c[key] === 'auto') notes.push(`${key} is "auto" (the Hugging Face Trainer fills it in)`);
   }
@@ -141,11 +167,18 @@ export function deepSpeedPart(doc: PositionedDocument): RunPart {
     ...(gradDtype ? { gradDtype } : {}),
     ...(num(c.train_micro_batch_size_per_gpu) ? { microBatchSize: num(c.train_micro_batch_size_per_gpu) } : {}),
     ...(num(c.gradient_accumulation_steps) ? { gradAccumulationSteps: num(c.gradient_accumulation_steps) } : {}),
-    ...(bucketElements ? { bucketBytes: bucketElements * bytesPerElement } : stage < 3 ? { bucketBytes: DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * bytesPerElement } : {}),
-    ...(num(zero.allgather_bucket_size) ? { allgatherBucketBytes: num(zero.allgather_bucket_size)! * DTYPE_BYTES[computeDtype ?? 'bf16'] } : {}),
+    ...(bucketElements
+      ? { bucketBytes: bucketElements * bytesPerElement }
+      : stage < 3
+        ? { bucketBytes: DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * bytesPerElement }
+        : {}),
+    ...(num(zero.allgather_bucket_size)
+      ? { allgatherBucketBytes: num(zero.allgather_bucket_size)! * DTYPE_BYTES[computeDtype ?? 'bf16'] }
+      : {}),
     ...(predivide ? { gradientPredivideFactor: predivide } : {}),
   };
-  if (!bucketElements && stage < 3) notes.push(`${stage === 0 ? 'allreduce' : 'reduce'}_bucket_size not set: DeepSpeed's default of 5e8 elements`);
+  if (!bucketElements && stage < 3)
+    notes.push(`${stage === 0 ? 'allreduce' : 'reduce'}_bucket_size not set: DeepSpeed's default of 5e8 elements`);
   const batch = num(c.train_batch_size);
   return {
     source: { format: 'deepspeed', file: doc.fileName },

@@ -10,7 +10,12 @@ export const HF_FAMILIES: readonly HfFamily[] = ['gpt2', 'bert', 'llama', 'mistr
 
 /** Architecture class prefixes, e.g. LlamaForCausalLM → llama. Longer prefixes first so Mixtral beats Mistral. */
 const ARCHITECTURE_PREFIXES: readonly [string, HfFamily][] = [
-  ['GPT2', 'gpt2'], ['Bert', 'bert'], ['Mixtral', 'mixtral'], ['Mistral', 'mistral'], ['Llama', 'llama'], ['Qwen2', 'qwen2'],
+  ['GPT2', 'gpt2'],
+  ['Bert', 'bert'],
+  ['Mixtral', 'mixtral'],
+  ['Mistral', 'mistral'],
+  ['Llama', 'llama'],
+  ['Qwen2', 'qwen2'],
 ];
 
 const positiveInt = (description: string): object => ({ type: 'integer', minimum: 1, description });
@@ -40,12 +45,29 @@ const SCHEMAS: Record<HfFamily, object> = {
   gpt2: {
     type: 'object',
     required: ['vocab_size', 'n_embd', 'n_layer'],
-    properties: { vocab_size: positiveInt('vocabulary size'), n_embd: positiveInt('model width'), n_layer: positiveInt('blocks'), n_head: positiveInt('heads'), n_positions: positiveInt('context'), n_ctx: positiveInt('context'), n_inner: nullableInt, architectures: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      vocab_size: positiveInt('vocabulary size'),
+      n_embd: positiveInt('model width'),
+      n_layer: positiveInt('blocks'),
+      n_head: positiveInt('heads'),
+      n_positions: positiveInt('context'),
+      n_ctx: positiveInt('context'),
+      n_inner: nullableInt,
+      architectures: { type: 'array', items: { type: 'string' } },
+    },
   },
   bert: {
     type: 'object',
     required: ['vocab_size', 'hidden_size', 'num_hidden_layers', 'intermediate_size'],
-    properties: { vocab_size: positiveInt('vocabulary size'), hidden_size: positiveInt('width'), num_hidden_layers: positiveInt('layers'), intermediate_size: positiveInt('MLP width'), max_position_embeddings: positiveInt('context'), type_vocab_size: positiveInt('segment types'), architectures: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      vocab_size: positiveInt('vocabulary size'),
+      hidden_size: positiveInt('width'),
+      num_hidden_layers: positiveInt('layers'),
+      intermediate_size: positiveInt('MLP width'),
+      max_position_embeddings: positiveInt('context'),
+      type_vocab_size: positiveInt('segment types'),
+      architectures: { type: 'array', items: { type: 'string' } },
+    },
   },
   llama: { type: 'object', required: DECODER_REQUIRED, properties: DECODER_PROPERTIES },
   mistral: { type: 'object', required: DECODER_REQUIRED, properties: DECODER_PROPERTIES },
@@ -55,18 +77,30 @@ const SCHEMAS: Record<HfFamily, object> = {
 
 /** True when a parsed JSON object looks like a Hugging Face model config rather than a training config. */
 export function looksLikeHfModelConfig(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && ('model_type' in value || 'architectures' in value);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    ('model_type' in value || 'architectures' in value)
+  );
 }
 
 function detectFamily(doc: PositionedDocument, config: Record<string, unknown>): HfFamily {
   const modelType = typeof config.model_type === 'string' ? config.model_type.toLowerCase() : undefined;
   if (modelType && (HF_FAMILIES as readonly string[]).includes(modelType)) return modelType as HfFamily;
-  const architectures = Array.isArray(config.architectures) ? config.architectures.filter((a): a is string => typeof a === 'string') : [];
+  const architectures = Array.isArray(config.architectures)
+    ? config.architectures.filter((a): a is string => typeof a === 'string')
+    : [];
   for (const architecture of architectures) {
     const match = ARCHITECTURE_PREFIXES.find(([prefix]) => architecture.startsWith(prefix));
     if (match) return match[1];
   }
-  const named = [modelType && `model_type '${modelType}'`, architectures.length > 0 && `architectures ${architectures.join(', ')}`].filter(Boolean).join(' and ');
+  const named = [
+    modelType && `model_type '${modelType}'`,
+    architectures.length > 0 && `architectures ${architectures.join(', ')}`,
+  ]
+    .filter(Boolean)
+    .join(' and ');
   const suggestion = modelType ? closestMatch(modelType, HF_FAMILIES) : undefined;
   const hint = suggestion ? ` (did you mean '${suggestion}'?)` : '';
   const message = `${named ? `unknown architecture: ${named}` : 'no model_type or architectures key: cannot tell which model this is'}${hint}; supported families: ${HF_FAMILIES.join(', ')}`;
@@ -76,7 +110,10 @@ function detectFamily(doc: PositionedDocument, config: Record<string, unknown>):
 
 function modelName(config: Record<string, unknown>, family: HfFamily, fileName: string): string {
   const path = typeof config._name_or_path === 'string' && config._name_or_path ? config._name_or_path : undefined;
-  const architecture = Array.isArray(config.architectures) && typeof config.architectures[0] === 'string' ? config.architectures[0] : family;
+  const architecture =
+    Array.isArray(config.architectures) && typeof config.architectures[0] === 'string'
+      ? config.architectures[0]
+      : family;
   return path ? `${path} (${architecture})` : `${fileName.split(/[\\/]/).slice(-2).join('/')} (${architecture})`;
 }
 
@@ -92,20 +129,41 @@ export function modelFromHfDocument(doc: PositionedDocument): ModelSpec {
   if (issues.length > 0) throw new ConfigError(doc.fileName, issues);
   const name = modelName(c, family, doc.fileName);
   const num = (key: string, fallback: number): number => (typeof c[key] === 'number' ? (c[key] as number) : fallback);
-  const bool = (key: string, fallback: boolean): boolean => (typeof c[key] === 'boolean' ? (c[key] as boolean) : fallback);
+  const bool = (key: string, fallback: boolean): boolean =>
+    typeof c[key] === 'boolean' ? (c[key] as boolean) : fallback;
   if (family === 'gpt2') {
     const hidden = num('n_embd', 768);
-    return gpt2Model(name, { vocab: num('vocab_size', 50257), positions: num('n_positions', num('n_ctx', 1024)), hidden, layers: num('n_layer', 12), inner: num('n_inner', 4 * hidden) });
+    return gpt2Model(name, {
+      vocab: num('vocab_size', 50257),
+      positions: num('n_positions', num('n_ctx', 1024)),
+      hidden,
+      layers: num('n_layer', 12),
+      inner: num('n_inner', 4 * hidden),
+    });
   }
   if (family === 'bert') {
     const architectures = Array.isArray(c.architectures) ? c.architectures.map(String) : [];
     const mlmHead = architectures.some((a) => /MaskedLM|PreTraining/.test(a));
-    return bertModel(name, { vocab: num('vocab_size', 30522), positions: num('max_position_embeddings', 512), typeVocab: num('type_vocab_size', 2), hidden: num('hidden_size', 768), layers: num('num_hidden_layers', 12), intermediate: num('intermediate_size', 3072), mlmHead });
+    return bertModel(name, {
+      vocab: num('vocab_size', 30522),
+      positions: num('max_position_embeddings', 512),
+      typeVocab: num('type_vocab_size', 2),
+      hidden: num('hidden_size', 768),
+      layers: num('num_hidden_layers', 12),
+      intermediate: num('intermediate_size', 3072),
+      mlmHead,
+    });
   }
   const hidden = num('hidden_size', 4096);
   const heads = num('num_attention_heads', 32);
   if (hidden % heads !== 0 && typeof c.head_dim !== 'number') {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['num_attention_heads'], `num_attention_heads: ${heads} does not divide hidden_size ${hidden}; set head_dim`)]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(
+        doc,
+        ['num_attention_heads'],
+        `num_attention_heads: ${heads} does not divide hidden_size ${hidden}; set head_dim`,
+      ),
+    ]);
   }
   const dims: DecoderDims = {
     family,
@@ -125,7 +183,13 @@ export function modelFromHfDocument(doc: PositionedDocument): ModelSpec {
     expertsPerToken: family === 'mixtral' ? num('num_experts_per_tok', 2) : undefined,
   };
   if (dims.heads % dims.kvHeads !== 0) {
-    throw new ConfigError(doc.fileName, [issueAtPath(doc, ['num_key_value_heads'], `num_key_value_heads: ${dims.kvHeads} does not divide num_attention_heads ${dims.heads}`)]);
+    throw new ConfigError(doc.fileName, [
+      issueAtPath(
+        doc,
+        ['num_key_value_heads'],
+        `num_key_value_heads: ${dims.kvHeads} does not divide num_attention_heads ${dims.heads}`,
+      ),
+    ]);
   }
   return decoderModel(name, dims);
 }

@@ -16,12 +16,24 @@ type Setting = 'nodes' | 'gpusPerNode' | 'tasksPerNode' | 'tasks';
 /** Flag spellings for each launcher, mapped to what they set. */
 const FLAGS: Record<Launcher, Record<string, Setting>> = {
   torchrun: { '--nproc_per_node': 'gpusPerNode', '--nproc-per-node': 'gpusPerNode', '--nnodes': 'nodes' },
-  srun: { '-N': 'nodes', '--nodes': 'nodes', '--gpus-per-node': 'gpusPerNode', '--ntasks-per-node': 'tasksPerNode', '-n': 'tasks', '--ntasks': 'tasks', '--gres': 'gpusPerNode' },
+  srun: {
+    '-N': 'nodes',
+    '--nodes': 'nodes',
+    '--gpus-per-node': 'gpusPerNode',
+    '--ntasks-per-node': 'tasksPerNode',
+    '-n': 'tasks',
+    '--ntasks': 'tasks',
+    '--gres': 'gpusPerNode',
+  },
 };
 
 function launcherOf(token: string, previous: string | undefined): Launcher | undefined {
   const base = token.split('/').pop() ?? token;
-  if (base === 'torchrun' || ((token === 'torch.distributed.run' || token === 'torch.distributed.launch') && previous === '-m')) return 'torchrun';
+  if (
+    base === 'torchrun' ||
+    ((token === 'torch.distributed.run' || token === 'torch.distributed.launch') && previous === '-m')
+  )
+    return 'torchrun';
   if (base === 'srun' || token === '#SBATCH') return 'srun';
   return undefined;
 }
@@ -39,13 +51,16 @@ function words(line: string, lineNumber: number): Token[] {
 
 function expand(text: string, variables: Map<string, string>): string | undefined {
   let unresolved = false;
-  const value = text.replace(/\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)/g, (_, braced: string | undefined, fallback: string | undefined, bare: string | undefined) => {
-    const found = variables.get((braced ?? bare)!);
-    if (found !== undefined) return found;
-    if (fallback !== undefined) return fallback;
-    unresolved = true;
-    return '';
-  });
+  const value = text.replace(
+    /\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)/g,
+    (_, braced: string | undefined, fallback: string | undefined, bare: string | undefined) => {
+      const found = variables.get((braced ?? bare)!);
+      if (found !== undefined) return found;
+      if (fallback !== undefined) return fallback;
+      unresolved = true;
+      return '';
+    },
+  );
   return unresolved ? undefined : value;
 }
 
@@ -62,7 +77,14 @@ export function parseLauncherScript(text: string, fileName: string): RunPart {
   // Launch scripts are small, like the config files; a huge one is refused before its lines are tokenised
   // (a 100 MB command line took about a minute).
   if (text.length > MAX_CONFIG_BYTES) {
-    throw new ConfigError(fileName, [{ message: `file is larger than ${MAX_CONFIG_BYTES / 1024} KiB; launch scripts are small`, line: 1, column: 1, path: [] }]);
+    throw new ConfigError(fileName, [
+      {
+        message: `file is larger than ${MAX_CONFIG_BYTES / 1024} KiB; launch scripts are small`,
+        line: 1,
+        column: 1,
+        path: [],
+      },
+    ]);
   }
   const variables = new Map<string, string>();
   const found = new Map<Setting, Located<number>>();
@@ -118,23 +140,49 @@ export function parseLauncherScript(text: string, fileName: string): RunPart {
       }
       const n = countOf(setting, flag, value);
       if (n === undefined) {
-        const issue: ConfigIssue = { message: `${flag}: expected a positive whole number, got '${value}'`, line: at.line, column: at.column, path: [flag] };
+        const issue: ConfigIssue = {
+          message: `${flag}: expected a positive whole number, got '${value}'`,
+          line: at.line,
+          column: at.column,
+          path: [flag],
+        };
         throw new ConfigError(fileName, [issue]);
       }
-      const limit = setting === 'nodes' ? 'nodes' : setting === 'gpusPerNode' || setting === 'tasksPerNode' ? 'gpusPerNode' : 'ranks';
+      const limit =
+        setting === 'nodes'
+          ? 'nodes'
+          : setting === 'gpusPerNode' || setting === 'tasksPerNode'
+            ? 'gpusPerNode'
+            : 'ranks';
       const overLimit = limitProblem(limit, flag, n);
-      if (overLimit) throw new ConfigError(fileName, [{ message: overLimit, line: at.line, column: at.column, path: [flag] }]);
+      if (overLimit)
+        throw new ConfigError(fileName, [{ message: overLimit, line: at.line, column: at.column, path: [flag] }]);
       found.set(setting, { value: n, line: at.line, column: at.column, file: fileName });
     }
   }
   if (formats.size === 0) {
-    throw new ConfigError(fileName, [{ message: 'no torchrun, python -m torch.distributed.run, srun or #SBATCH line found: cannot tell the world size', line: 1, column: 1, path: [] }]);
+    throw new ConfigError(fileName, [
+      {
+        message: 'no torchrun, python -m torch.distributed.run, srun or #SBATCH line found: cannot tell the world size',
+        line: 1,
+        column: 1,
+        path: [],
+      },
+    ]);
   }
   const nodes = found.get('nodes');
   let gpusPerNode = found.get('gpusPerNode') ?? found.get('tasksPerNode');
   const tasks = found.get('tasks');
   if (!gpusPerNode && tasks && nodes) {
-    if (tasks.value % nodes.value !== 0) throw new ConfigError(fileName, [{ message: `${tasks.value} tasks do not split evenly over ${nodes.value} nodes`, line: tasks.line!, column: tasks.column!, path: ['--ntasks'] }]);
+    if (tasks.value % nodes.value !== 0)
+      throw new ConfigError(fileName, [
+        {
+          message: `${tasks.value} tasks do not split evenly over ${nodes.value} nodes`,
+          line: tasks.line!,
+          column: tasks.column!,
+          path: ['--ntasks'],
+        },
+      ]);
     gpusPerNode = { ...tasks, value: tasks.value / nodes.value };
   }
   const format = formats.has('torchrun') ? 'torchrun' : 'srun';
@@ -149,5 +197,9 @@ export function parseLauncherScript(text: string, fileName: string): RunPart {
 
 /** True when the text looks like a launch script rather than YAML or JSON. */
 export function looksLikeLauncherScript(text: string, fileName: string): boolean {
-  return /\.(sh|bash|slurm|sbatch)$/i.test(fileName) || /^#!.*\b(ba)?sh\b/.test(text) || /(^|\s)(torchrun|srun)\s/m.test(text);
+  return (
+    /\.(sh|bash|slurm|sbatch)$/i.test(fileName) ||
+    /^#!.*\b(ba)?sh\b/.test(text) ||
+    /(^|\s)(torchrun|srun)\s/m.test(text)
+  );
 }

@@ -10,14 +10,31 @@ const matmul = (name: string, inputs: number, outputs: number, bias: boolean): P
   forwardFlopsPerToken: 2 * inputs * outputs,
 });
 const plain = (name: string, params: number): ParamTensor => ({ name, params, forwardFlopsPerToken: 0 });
-const attentionCore = (width: number): ParamTensor => ({ name: 'attention scores', params: 0, forwardFlopsPerToken: 0, forwardFlopsPerTokenPerSequenceToken: 4 * width });
+const attentionCore = (width: number): ParamTensor => ({
+  name: 'attention scores',
+  params: 0,
+  forwardFlopsPerToken: 0,
+  forwardFlopsPerTokenPerSequenceToken: 4 * width,
+});
 /** A head that reuses the embedding matrix: it costs FLOPs but owns no parameters of its own. */
-const tiedHead = (hidden: number, vocab: number): ParamTensor => ({ name: 'lm_head (tied to the embedding)', params: 0, forwardFlopsPerToken: 2 * hidden * vocab });
+const tiedHead = (hidden: number, vocab: number): ParamTensor => ({
+  name: 'lm_head (tied to the embedding)',
+  params: 0,
+  forwardFlopsPerToken: 2 * hidden * vocab,
+});
 
-export interface Gpt2Dims { vocab: number; positions: number; hidden: number; layers: number; inner: number }
+export interface Gpt2Dims {
+  vocab: number;
+  positions: number;
+  hidden: number;
+  layers: number;
+  inner: number;
+}
 
 export function gpt2Model(name: string, d: Gpt2Dims): ModelSpec {
-  const layers: LayerSpec[] = [{ name: 'embeddings', tensors: [plain('wte', d.vocab * d.hidden), plain('wpe', d.positions * d.hidden)] }];
+  const layers: LayerSpec[] = [
+    { name: 'embeddings', tensors: [plain('wte', d.vocab * d.hidden), plain('wpe', d.positions * d.hidden)] },
+  ];
   for (let i = 0; i < d.layers; i++) {
     layers.push({
       name: `h.${i}`,
@@ -36,14 +53,29 @@ export function gpt2Model(name: string, d: Gpt2Dims): ModelSpec {
   return { name, family: 'gpt2', layers, maxSequenceLength: d.positions };
 }
 
-export interface BertDims { vocab: number; positions: number; typeVocab: number; hidden: number; layers: number; intermediate: number; mlmHead: boolean }
+export interface BertDims {
+  vocab: number;
+  positions: number;
+  typeVocab: number;
+  hidden: number;
+  layers: number;
+  intermediate: number;
+  mlmHead: boolean;
+}
 
 export function bertModel(name: string, d: BertDims): ModelSpec {
   const h = d.hidden;
-  const layers: LayerSpec[] = [{
-    name: 'embeddings',
-    tensors: [plain('word_embeddings', d.vocab * h), plain('position_embeddings', d.positions * h), plain('token_type_embeddings', d.typeVocab * h), plain('LayerNorm', 2 * h)],
-  }];
+  const layers: LayerSpec[] = [
+    {
+      name: 'embeddings',
+      tensors: [
+        plain('word_embeddings', d.vocab * h),
+        plain('position_embeddings', d.positions * h),
+        plain('token_type_embeddings', d.typeVocab * h),
+        plain('LayerNorm', 2 * h),
+      ],
+    },
+  ];
   for (let i = 0; i < d.layers; i++) {
     layers.push({
       name: `encoder.layer.${i}`,
@@ -65,7 +97,11 @@ export function bertModel(name: string, d: BertDims): ModelSpec {
   if (d.mlmHead) {
     layers.push({
       name: 'cls.predictions',
-      tensors: [matmul('transform.dense', h, h, true), plain('transform.LayerNorm', 2 * h), { ...tiedHead(h, d.vocab), params: d.vocab, name: 'decoder (tied weight, own bias)' }],
+      tensors: [
+        matmul('transform.dense', h, h, true),
+        plain('transform.LayerNorm', 2 * h),
+        { ...tiedHead(h, d.vocab), params: d.vocab, name: 'decoder (tied weight, own bias)' },
+      ],
     });
   }
   return { name, family: 'bert', layers, maxSequenceLength: d.positions };
@@ -110,13 +146,21 @@ export function decoderModel(name: string, d: DecoderDims): ModelSpec {
       tensors.push(matmul('block_sparse_moe.gate', h, d.experts, false));
       for (let e = 0; e < d.experts; e++) {
         // Every expert holds parameters, but a token only pays for the experts its router picks.
-        for (const [part, inputs, outputs] of [['w1', h, d.intermediate], ['w3', h, d.intermediate], ['w2', d.intermediate, h]] as const) {
+        for (const [part, inputs, outputs] of [
+          ['w1', h, d.intermediate],
+          ['w3', h, d.intermediate],
+          ['w2', d.intermediate, h],
+        ] as const) {
           const t = matmul(`block_sparse_moe.experts.${e}.${part}`, inputs, outputs, false);
           tensors.push({ ...t, forwardFlopsPerToken: t.forwardFlopsPerToken * share });
         }
       }
     } else {
-      tensors.push(matmul('mlp.gate_proj', h, d.intermediate, d.mlpBias), matmul('mlp.up_proj', h, d.intermediate, d.mlpBias), matmul('mlp.down_proj', d.intermediate, h, d.mlpBias));
+      tensors.push(
+        matmul('mlp.gate_proj', h, d.intermediate, d.mlpBias),
+        matmul('mlp.up_proj', h, d.intermediate, d.mlpBias),
+        matmul('mlp.down_proj', d.intermediate, h, d.mlpBias),
+      );
     }
     layers.push({ name: `layers.${i}`, tensors });
   }
@@ -126,7 +170,13 @@ export function decoderModel(name: string, d: DecoderDims): ModelSpec {
 }
 
 /** A model known only by its size: `layers` equal blocks of 12·h² parameters plus embeddings, for quick what-ifs. */
-export function genericModel(name: string, parameters: number, layerCount: number, hidden: number, vocab: number): ModelSpec {
+export function genericModel(
+  name: string,
+  parameters: number,
+  layerCount: number,
+  hidden: number,
+  vocab: number,
+): ModelSpec {
   const embedding = vocab * hidden;
   const perLayer = Math.max(0, (parameters - 2 * embedding) / layerCount);
   const layers: LayerSpec[] = [{ name: 'embeddings', tensors: [plain('embeddings', embedding)] }];

@@ -2,7 +2,17 @@
 // errors that point at a line and column. Every config reader in the project (system files, training configs)
 // goes through here so that users see the same `file:line:col: message` errors everywhere.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { isMap, isPair, isScalar, isSeq, Lexer, LineCounter, parseDocument as parseYamlDocument, type Document, type Node } from 'yaml';
+import {
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  Lexer,
+  LineCounter,
+  parseDocument as parseYamlDocument,
+  type Document,
+  type Node,
+} from 'yaml';
 import { closestMatch } from './did-you-mean';
 import { findJsonSyntaxError } from './json-syntax';
 import { limitViolations } from './limits';
@@ -86,7 +96,8 @@ const LEXER_CONTROL_TOKENS = new Set(['\u{FEFF}', '\x02', '\x18', '\x1f']);
  * markers imply the same depth.
  */
 function findExcessiveNesting(text: string, lineCounter: LineCounter): ConfigIssue | undefined {
-  const tooDeep = (offset: number): ConfigIssue => issueAt(lineCounter, offset, `nesting deeper than ${MAX_CONFIG_DEPTH} levels`);
+  const tooDeep = (offset: number): ConfigIssue =>
+    issueAt(lineCounter, offset, `nesting deeper than ${MAX_CONFIG_DEPTH} levels`);
   const blockLimit = 4 * MAX_CONFIG_DEPTH;
   for (let start = 0; start < text.length; start = text.indexOf('\n', start) + 1 || text.length) {
     const prefix = /^[ \t-]*/.exec(text.slice(start, start + blockLimit + 1))?.[0] ?? '';
@@ -94,7 +105,8 @@ function findExcessiveNesting(text: string, lineCounter: LineCounter): ConfigIss
   }
   // Fewer brackets than the limit cannot nest past it, which spares ordinary files the lexing pass.
   let brackets = 0;
-  for (let i = 0; i < text.length && brackets <= MAX_CONFIG_DEPTH; i++) if (text[i] === '[' || text[i] === '{') brackets++;
+  for (let i = 0; i < text.length && brackets <= MAX_CONFIG_DEPTH; i++)
+    if (text[i] === '[' || text[i] === '{') brackets++;
   if (brackets <= MAX_CONFIG_DEPTH) return undefined;
   let depth = 0;
   let offset = 0;
@@ -125,7 +137,8 @@ export function parseDocument(source: string, fileName: string): PositionedDocum
   const fail = (issue: ConfigIssue): never => {
     throw new ConfigError(fileName, [issue]);
   };
-  if (text.length > MAX_CONFIG_BYTES) fail(issueAt(prescanCounter, 0, `file is larger than ${MAX_CONFIG_BYTES / 1024} KiB; config files are small`));
+  if (text.length > MAX_CONFIG_BYTES)
+    fail(issueAt(prescanCounter, 0, `file is larger than ${MAX_CONFIG_BYTES / 1024} KiB; config files are small`));
   const format = looksLikeJson(text, fileName) ? 'json' : 'yaml';
   if (format === 'json') {
     const syntax = findJsonSyntaxError(text, MAX_CONFIG_DEPTH);
@@ -148,13 +161,19 @@ export function parseDocument(source: string, fileName: string): PositionedDocum
   } catch (error) {
     // yaml throws a ReferenceError when aliases expand past maxAliasCount, and for aliases to unknown anchors.
     const reason = error instanceof Error ? error.message : String(error);
-    const message = /alias count/i.test(reason) ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT}); refusing to expand` : `invalid YAML: ${reason}`;
+    const message = /alias count/i.test(reason)
+      ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT}); refusing to expand`
+      : `invalid YAML: ${reason}`;
     fail(issueAt(lineCounter, 0, message));
   }
   const doc: PositionedDocument = { fileName, format, value, yaml, lineCounter };
   // Counts and sizes are held to the one table of limits here, where every config format passes, with positions.
   const overLimit = limitViolations(value);
-  if (overLimit.length > 0) throw new ConfigError(fileName, overLimit.map((o) => issueAtPath(doc, o.path, o.message, { key: false })));
+  if (overLimit.length > 0)
+    throw new ConfigError(
+      fileName,
+      overLimit.map((o) => issueAtPath(doc, o.path, o.message, { key: false })),
+    );
   return doc;
 }
 
@@ -164,7 +183,9 @@ function nodeAt(doc: PositionedDocument, path: ConfigPath, pairKey: boolean): No
   for (let i = 0; i < path.length; i++) {
     const step = path[i];
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(step));
+      const pair = node.items.find(
+        (p) => isPair(p) && (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(step),
+      );
       if (!pair) return node;
       if (pairKey && i === path.length - 1 && pair.key && typeof pair.key === 'object') return pair.key as Node;
       node = pair.value ?? pair.key;
@@ -178,13 +199,22 @@ function nodeAt(doc: PositionedDocument, path: ConfigPath, pairKey: boolean): No
 }
 
 /** The 1-based position of the value at `path` (or of its key, with `key: true`), or 1:1 when there is none. */
-export function positionOf(doc: PositionedDocument, path: ConfigPath, options: { key?: boolean } = {}): { line: number; column: number } {
+export function positionOf(
+  doc: PositionedDocument,
+  path: ConfigPath,
+  options: { key?: boolean } = {},
+): { line: number; column: number } {
   const node = nodeAt(doc, path, options.key ?? false);
   return positionAt(doc.lineCounter, node?.range?.[0] ?? 0);
 }
 
 /** Builds a ConfigIssue for `path`, for semantic checks made after schema validation. */
-export function issueAtPath(doc: PositionedDocument, path: ConfigPath, message: string, options: { key?: boolean; suggestion?: string } = {}): ConfigIssue {
+export function issueAtPath(
+  doc: PositionedDocument,
+  path: ConfigPath,
+  message: string,
+  options: { key?: boolean; suggestion?: string } = {},
+): ConfigIssue {
   return { message, path, suggestion: options.suggestion, ...positionOf(doc, path, options) };
 }
 
@@ -201,13 +231,24 @@ function pathFromPointer(pointer: string): (string | number)[] {
 }
 
 export function formatPath(path: ConfigPath): string {
-  return path.reduce<string>((out, step) => (typeof step === 'number' ? `${out}[${step}]` : out ? `${out}.${step}` : step), '');
+  return path.reduce<string>(
+    (out, step) => (typeof step === 'number' ? `${out}[${step}]` : out ? `${out}.${step}` : step),
+    '',
+  );
 }
 
-const TYPE_NAMES: Record<string, string> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'a mapping of keys', array: 'a list', null: 'null' };
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a mapping of keys',
+  array: 'a list',
+  null: 'null',
+};
 
 function shown(value: unknown): string {
-  const text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
@@ -226,24 +267,37 @@ function toIssue(doc: PositionedDocument, error: ErrorObject): ConfigIssue {
       const key = String(params.additionalProperty);
       const known = Object.keys((error.parentSchema?.properties as object | undefined) ?? {});
       const suggestion = closestMatch(key, known);
-      const hint = suggestion ? ` (did you mean '${suggestion}'?)` : known.length > 0 ? ` (expected one of: ${known.join(', ')})` : '';
+      const hint = suggestion
+        ? ` (did you mean '${suggestion}'?)`
+        : known.length > 0
+          ? ` (expected one of: ${known.join(', ')})`
+          : '';
       return issueAtPath(doc, [...path, key], `${where}unknown key '${key}'${hint}`, { key: true, suggestion });
     }
     case 'type': {
-      const types = String(params.type).split(',').map((t) => TYPE_NAMES[t] ?? t);
+      const types = String(params.type)
+        .split(',')
+        .map((t) => TYPE_NAMES[t] ?? t);
       return issueAtPath(doc, path, `${where}must be ${types.join(' or ')} (got ${shown(error.data)})`);
     }
     case 'enum': {
       const allowed = ((params.allowedValues as unknown[]) ?? []).map(String);
       const suggestion = typeof error.data === 'string' ? closestMatch(error.data, allowed) : undefined;
       const hint = suggestion ? ` (did you mean '${suggestion}'?)` : '';
-      return issueAtPath(doc, path, `${where}must be one of ${allowed.join(', ')}; got ${shown(error.data)}${hint}`, { suggestion });
+      return issueAtPath(doc, path, `${where}must be one of ${allowed.join(', ')}; got ${shown(error.data)}${hint}`, {
+        suggestion,
+      });
     }
     case 'exclusiveMinimum':
     case 'minimum':
     case 'maximum':
     case 'exclusiveMaximum': {
-      const words = { exclusiveMinimum: 'greater than', minimum: 'at least', maximum: 'at most', exclusiveMaximum: 'less than' }[error.keyword];
+      const words = {
+        exclusiveMinimum: 'greater than',
+        minimum: 'at least',
+        maximum: 'at most',
+        exclusiveMaximum: 'less than',
+      }[error.keyword];
       return issueAtPath(doc, path, `${where}must be ${words} ${String(params.limit)} (got ${shown(error.data)})`);
     }
     default:
@@ -275,13 +329,20 @@ export function validateAgainstSchema(doc: PositionedDocument, schema: object): 
     }
   }
   // A misspelt key also shows up as a missing one; the did-you-mean message already explains both.
-  const suggested = new Set(issues.filter((i) => i.suggestion !== undefined).map((i) => `${formatPath(i.path.slice(0, -1))}|${i.suggestion}`));
-  const explained = (issue: ConfigIssue): boolean => issue.missingKey !== undefined && suggested.has(`${formatPath(issue.path)}|${issue.missingKey}`);
+  const suggested = new Set(
+    issues.filter((i) => i.suggestion !== undefined).map((i) => `${formatPath(i.path.slice(0, -1))}|${i.suggestion}`),
+  );
+  const explained = (issue: ConfigIssue): boolean =>
+    issue.missingKey !== undefined && suggested.has(`${formatPath(issue.path)}|${issue.missingKey}`);
   return issues.filter((issue) => !explained(issue)).sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
 /** Parses and validates in one step, returning the typed value or throwing a ConfigError with every issue. */
-export function parseAndValidate<T>(text: string, fileName: string, schema: object): { value: T; doc: PositionedDocument } {
+export function parseAndValidate<T>(
+  text: string,
+  fileName: string,
+  schema: object,
+): { value: T; doc: PositionedDocument } {
   const doc = parseDocument(text, fileName);
   const issues = validateAgainstSchema(doc, schema);
   if (issues.length > 0) throw new ConfigError(fileName, issues);

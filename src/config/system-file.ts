@@ -29,10 +29,16 @@ export function loadSystemFile(text: string, fileName: string): { spec: SystemSp
     const names = knownGpuNames();
     const suggestion = closestMatch(spec.gpu, names);
     const hint = suggestion ? ` (did you mean '${suggestion}'?)` : '';
-    throw new ConfigError(fileName, [issueAtPath(doc, ['gpu'], `gpu: unknown GPU '${spec.gpu}'${hint}; known GPUs: ${names.join(', ')}`, { suggestion })]);
+    throw new ConfigError(fileName, [
+      issueAtPath(doc, ['gpu'], `gpu: unknown GPU '${spec.gpu}'${hint}; known GPUs: ${names.join(', ')}`, {
+        suggestion,
+      }),
+    ]);
   }
   if (spec.nodes > 1 && !spec.nic) {
-    throw new ConfigError(fileName, [issueAtPath(doc, ['nodes'], `nodes: ${spec.nodes} nodes need a 'nic' section (gbps and perNode) to connect them`)]);
+    throw new ConfigError(fileName, [
+      issueAtPath(doc, ['nodes'], `nodes: ${spec.nodes} nodes need a 'nic' section (gbps and perNode) to connect them`),
+    ]);
   }
   try {
     return { spec, system: resolveSystem(spec) };

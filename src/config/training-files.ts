@@ -31,7 +31,13 @@ export function readReference(ref: FileReference, files: FileReader): RunPart {
     text = files.read(path);
   } catch (error) {
     const what = { model: 'model config', system: 'system file', deepspeed: 'DeepSpeed config' }[ref.kind];
-    throw new ConfigError(ref.doc.fileName, [{ message: `cannot read ${what} '${ref.path}': ${(error as Error).message}`, path: ref.at, ...positionOf(ref.doc, ref.at) }]);
+    throw new ConfigError(ref.doc.fileName, [
+      {
+        message: `cannot read ${what} '${ref.path}': ${(error as Error).message}`,
+        path: ref.at,
+        ...positionOf(ref.doc, ref.at),
+      },
+    ]);
   }
   if (ref.kind === 'deepspeed') return parseDeepSpeedConfig(text, path);
   return ref.kind === 'model'
@@ -44,7 +50,8 @@ const looksLikePath = (arg: string): boolean => /[\\/]|\.(json|ya?ml)$/i.test(ar
 /** A model given by name (a preset) or by a config.json path. Throws an Error that says what was expected. */
 export function modelArgument(arg: string, files: FileReader): RunPart {
   if (modelPreset(arg)) return { source: { format: 'model-preset', file: arg }, modelPreset: { value: arg } };
-  if (!looksLikePath(arg)) throw new Error(`model '${arg}' is neither a model preset (${MODEL_PRESETS.join(', ')}) nor a config.json path`);
+  if (!looksLikePath(arg))
+    throw new Error(`model '${arg}' is neither a model preset (${MODEL_PRESETS.join(', ')}) nor a config.json path`);
   return { source: { format: 'hf-model', file: arg }, model: parseHfModelConfig(files.read(arg), arg) };
 }
 
@@ -52,7 +59,8 @@ export function modelArgument(arg: string, files: FileReader): RunPart {
 export function systemArgument(arg: string, files: FileReader): RunPart {
   const preset = Object.keys(PRESETS).find((name) => name.toLowerCase() === arg.toLowerCase());
   if (preset) return { source: { format: 'system-preset', file: preset }, systemPreset: { value: preset } };
-  if (!looksLikePath(arg)) throw new Error(`system '${arg}' is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a system file path`);
+  if (!looksLikePath(arg))
+    throw new Error(`system '${arg}' is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a system file path`);
   return { source: { format: 'system', file: arg }, system: parseSystemFile(files.read(arg), arg) };
 }
 

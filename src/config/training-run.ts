@@ -1,8 +1,18 @@
 // Assembles one TrainingRun from the parts config files contribute: later parts override earlier ones, gaps are
 // filled with defaults that are written down in `assumed`, and the batch arithmetic is checked across files.
 import {
-  DDP_DEFAULT_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES, DEEPSPEED_DEFAULT_BUCKET_ELEMENTS, DTYPE_BYTES, HOROVOD_DEFAULT_FUSION_BYTES,
-  findGpu, formatBytes, presetSystem, type SystemSpec, type TrainingRun, type TrainingSpec, type Wrapper,
+  DDP_DEFAULT_BUCKET_BYTES,
+  DDP_FIRST_BUCKET_BYTES,
+  DEEPSPEED_DEFAULT_BUCKET_ELEMENTS,
+  DTYPE_BYTES,
+  HOROVOD_DEFAULT_FUSION_BYTES,
+  findGpu,
+  formatBytes,
+  presetSystem,
+  type SystemSpec,
+  type TrainingRun,
+  type TrainingSpec,
+  type Wrapper,
 } from '../engine/index';
 import { limitProblem } from './limits';
 import { modelPreset } from './model-presets';
@@ -19,7 +29,9 @@ export const DEFAULT_MAX_SEQUENCE = 4096;
 /** Throws a positioned ConfigError at a located value (or at the file's top when it has no position). */
 export function failAt(where: Located<unknown> | undefined, fallbackFile: string, message: string): never {
   const file = where?.doc?.fileName ?? where?.file ?? fallbackFile;
-  const position = where?.doc ? positionOf(where.doc, where.at ?? [], { key: false }) : { line: where?.line ?? 1, column: where?.column ?? 1 };
+  const position = where?.doc
+    ? positionOf(where.doc, where.at ?? [], { key: false })
+    : { line: where?.line ?? 1, column: where?.column ?? 1 };
   const issue: ConfigIssue = { message, path: where?.at ?? [], ...position };
   throw new ConfigError(file, [issue]);
 }
@@ -34,7 +46,11 @@ function lastOf<T>(parts: readonly RunPart[], pick: (p: RunPart) => T | undefine
 
 function defaultBucketBytes(wrapper: Wrapper, gradBytes: number): { bytes: number; why: string } {
   if (wrapper === 'horovod') return { bytes: HOROVOD_DEFAULT_FUSION_BYTES, why: "Horovod's 64 MiB fusion threshold" };
-  if (wrapper.startsWith('zero')) return { bytes: DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * gradBytes, why: "DeepSpeed's reduce_bucket_size default of 5e8 elements" };
+  if (wrapper.startsWith('zero'))
+    return {
+      bytes: DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * gradBytes,
+      why: "DeepSpeed's reduce_bucket_size default of 5e8 elements",
+    };
   return { bytes: DDP_DEFAULT_BUCKET_BYTES, why: "DDP's bucket_cap_mb default" };
 }
 
@@ -55,7 +71,12 @@ function placeRanks(parts: readonly RunPart[], base: SystemSpec, file: string): 
     } else if (n === undefined && g === undefined) {
       if (world.value <= base.gpusPerNode) [n, g] = [1, world.value];
       else if (world.value % base.gpusPerNode === 0) [n, g] = [world.value / base.gpusPerNode, base.gpusPerNode];
-      else failAt(world, file, `${world.value} processes do not fill nodes of ${base.gpusPerNode} GPUs; say how many machines`);
+      else
+        failAt(
+          world,
+          file,
+          `${world.value} processes do not fill nodes of ${base.gpusPerNode} GPUs; say how many machines`,
+        );
     } else if (n! * g! !== world.value) {
       failAt(world, file, `${world.value} processes, but ${n} nodes × ${g} GPUs per node is ${n! * g!}`);
     }
@@ -71,7 +92,12 @@ function worldFromBatch(parts: readonly RunPart[], training: Partial<TrainingSpe
   const accumulation = training.gradAccumulationSteps;
   if (!global || micro === undefined || accumulation === undefined) return undefined;
   const world = global.value / (micro * accumulation);
-  if (!Number.isInteger(world) || world < 1) failAt(global, parts[0].source.file, `global batch ${global.value} is not a whole number of micro-batches of ${micro} × ${accumulation} accumulation steps`);
+  if (!Number.isInteger(world) || world < 1)
+    failAt(
+      global,
+      parts[0].source.file,
+      `global batch ${global.value} is not a whole number of micro-batches of ${micro} × ${accumulation} accumulation steps`,
+    );
   return { ...global, value: world };
 }
 
@@ -101,14 +127,27 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   }
   const derived = worldFromBatch(parts, training);
   if (derived) assumed.push(`world size ${derived.value} (train batch ÷ micro-batch ÷ accumulation steps)`);
-  const { nodes, gpusPerNode } = placeRanks(derived ? [...parts, { source: parts[0].source, worldSize: derived }] : parts, base, file);
+  const { nodes, gpusPerNode } = placeRanks(
+    derived ? [...parts, { source: parts[0].source, worldSize: derived }] : parts,
+    base,
+    file,
+  );
   let system: SystemSpec = base;
   if (nodes !== base.nodes || gpusPerNode !== base.gpusPerNode) {
-    system = (!inline && presetSystem(presetName?.value ?? DEFAULT_SYSTEM_PRESET, { nodes, gpusPerNode })) || { ...base, nodes, gpusPerNode };
+    system = (!inline && presetSystem(presetName?.value ?? DEFAULT_SYSTEM_PRESET, { nodes, gpusPerNode })) || {
+      ...base,
+      nodes,
+      gpusPerNode,
+    };
   }
   const world = system.nodes * system.gpusPerNode;
   const tooMany = limitProblem('ranks', `${system.nodes} nodes × ${system.gpusPerNode} GPUs per node`, world);
-  if (tooMany) failAt(lastOf(parts, (p) => p.nodes ?? p.worldSize ?? p.gpusPerNode), file, tooMany);
+  if (tooMany)
+    failAt(
+      lastOf(parts, (p) => p.nodes ?? p.worldSize ?? p.gpusPerNode),
+      file,
+      tooMany,
+    );
 
   const wrapper = training.wrapper ?? 'ddp';
   if (!training.wrapper) assumed.push('DDP data parallelism');
@@ -116,9 +155,12 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   const hasBf16 = (findGpu(system.gpu)?.bf16Tflops ?? 1) > 0;
   const gradDtype = training.gradDtype ?? (hasBf16 ? 'bf16' : 'fp16');
   if (!training.gradDtype) assumed.push(`${gradDtype} gradients`);
-  const computeDtype = training.computeDtype ?? (gradDtype === 'fp32' || gradDtype.startsWith('fp8') ? (hasBf16 ? 'bf16' : 'fp16') : gradDtype);
+  const computeDtype =
+    training.computeDtype ??
+    (gradDtype === 'fp32' || gradDtype.startsWith('fp8') ? (hasBf16 ? 'bf16' : 'fp16') : gradDtype);
   if (!training.computeDtype) assumed.push(`${computeDtype} matmuls`);
-  if (computeDtype === 'bf16' && !hasBf16) failAt(undefined, file, `${system.gpu} has no bf16 tensor cores; set the compute dtype to fp16`);
+  if (computeDtype === 'bf16' && !hasBf16)
+    failAt(undefined, file, `${system.gpu} has no bf16 tensor cores; set the compute dtype to fp16`);
   let bucketBytes = training.bucketBytes;
   if (bucketBytes === undefined) {
     const d = defaultBucketBytes(wrapper, DTYPE_BYTES[gradDtype]);
@@ -137,17 +179,28 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     const g = global.value;
     if (micro !== undefined && accumulation === undefined) {
       accumulation = g / (micro * world);
-      if (!Number.isInteger(accumulation) || accumulation < 1) failAt(global, file, `global batch ${g} is not a whole number of micro-batches of ${micro} on ${world} GPUs`);
+      if (!Number.isInteger(accumulation) || accumulation < 1)
+        failAt(global, file, `global batch ${g} is not a whole number of micro-batches of ${micro} on ${world} GPUs`);
     } else if (micro === undefined && accumulation !== undefined) {
       micro = g / (accumulation * world);
-      if (!Number.isInteger(micro) || micro < 1) failAt(global, file, `global batch ${g} does not divide into ${accumulation} accumulation steps on ${world} GPUs`);
+      if (!Number.isInteger(micro) || micro < 1)
+        failAt(
+          global,
+          file,
+          `global batch ${g} does not divide into ${accumulation} accumulation steps on ${world} GPUs`,
+        );
     } else if (micro === undefined && accumulation === undefined) {
       accumulation = 1;
       micro = g / world;
-      if (!Number.isInteger(micro) || micro < 1) failAt(global, file, `global batch ${g} does not divide over ${world} GPUs`);
+      if (!Number.isInteger(micro) || micro < 1)
+        failAt(global, file, `global batch ${g} does not divide over ${world} GPUs`);
       assumed.push('no gradient accumulation');
     } else if (micro! * accumulation! * world !== g) {
-      failAt(global, file, `global batch ${g} ≠ micro-batch ${micro} × accumulation ${accumulation} × ${world} GPUs = ${micro! * accumulation! * world}`);
+      failAt(
+        global,
+        file,
+        `global batch ${g} ≠ micro-batch ${micro} × accumulation ${accumulation} × ${world} GPUs = ${micro! * accumulation! * world}`,
+      );
     }
   }
   if (micro === undefined) {
@@ -159,7 +212,8 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     assumed.push('no gradient accumulation');
   }
   const efficiency = training.computeEfficiency ?? DEFAULT_COMPUTE_EFFICIENCY;
-  if (training.computeEfficiency === undefined) assumed.push(`compute at ${Math.round(efficiency * 100)}% of the GPU's peak matmul throughput`);
+  if (training.computeEfficiency === undefined)
+    assumed.push(`compute at ${Math.round(efficiency * 100)}% of the GPU's peak matmul throughput`);
   const reduceOp = training.reduceOp ?? 'avg';
   if (!training.reduceOp) assumed.push('gradients averaged across ranks');
 
@@ -179,9 +233,21 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     computeEfficiency: efficiency,
     algorithm: training.algorithm ?? 'auto',
     protocol: training.protocol ?? 'auto',
-    allgatherBucketBytes: training.allgatherBucketBytes ?? (wrapper === 'zero1' || wrapper === 'zero2' ? DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * DTYPE_BYTES[computeDtype] : undefined),
+    allgatherBucketBytes:
+      training.allgatherBucketBytes ??
+      (wrapper === 'zero1' || wrapper === 'zero2'
+        ? DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * DTYPE_BYTES[computeDtype]
+        : undefined),
     gradientPredivideFactor: training.gradientPredivideFactor,
   };
   const notes = parts.flatMap((p) => p.notes ?? []);
-  return { sources: parts.map((p) => p.source), model, training: spec, system, engine: lastOf(parts, (p) => p.engine) ?? 'simulated', assumed, notes };
+  return {
+    sources: parts.map((p) => p.source),
+    model,
+    training: spec,
+    system,
+    engine: lastOf(parts, (p) => p.engine) ?? 'simulated',
+    assumed,
+    notes,
+  };
 }

@@ -19,7 +19,6 @@ export interface DatasetDescription {
 
 const text = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : '');
 
-
 /**
  * GPUs each process of the run drove: nccl-tests' `-g N` when its command line is recorded, or all of a node's GPUs
  * when the command or description says it ran as a single process; undefined when neither says: the launch cost
@@ -52,7 +51,8 @@ export function systemFromDescription(dataset: DatasetDescription): SystemSpec |
   if (/bridge/.test(wiring)) intraNode = 'nvlink-bridge';
   else if (/cube.?mesh|hybrid mesh/.test(wiring)) intraNode = 'nvlink-mesh';
   else if (/nvswitch|nvlink switch/.test(wiring)) intraNode = 'nvswitch';
-  else if (/nvlink/.test(wiring) && !/no nvlink/.test(wiring)) intraNode = gpusPerNode > 4 || /sxm|gb200|b200|h200/i.test(gpu) ? 'nvswitch' : 'nvlink-bridge';
+  else if (/nvlink/.test(wiring) && !/no nvlink/.test(wiring))
+    intraNode = gpusPerNode > 4 || /sxm|gb200|b200|h200/i.test(gpu) ? 'nvswitch' : 'nvlink-bridge';
   else intraNode = 'pcie';
   const spec: { -readonly [K in keyof SystemSpec]: SystemSpec[K] } = { gpu, nodes, gpusPerNode, intraNode };
   if (isNcclVersion(dataset.nccl_version)) spec.ncclVersion = dataset.nccl_version;

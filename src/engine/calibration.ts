@@ -33,7 +33,9 @@ export interface DatasetComparison {
   readonly algorithm: Algorithm | 'auto';
 }
 
-interface RawRow { readonly [key: string]: unknown }
+interface RawRow {
+  readonly [key: string]: unknown;
+}
 
 function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
@@ -43,7 +45,11 @@ function num(value: unknown): number | undefined {
  * The measured busbw of each row. Times carry more digits than the printed busbw, so a measured time is preferred
  * (the faster of out-of-place and in-place: both time the same operation); derived times fall back to busbw.
  */
-export function measuredRows(dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown }): MeasuredRow[] {
+export function measuredRows(dataset: {
+  rows?: unknown;
+  derived_fields?: unknown;
+  total_ranks?: unknown;
+}): MeasuredRow[] {
   if (!Array.isArray(dataset.rows)) throw new EngineError('dataset has no rows array');
   const ranks = num(dataset.total_ranks);
   if (!ranks) throw new EngineError('dataset has no total_ranks');
@@ -53,7 +59,10 @@ export function measuredRows(dataset: { rows?: unknown; derived_fields?: unknown
   for (const row of dataset.rows as RawRow[]) {
     const bytes = num(row.bytes);
     if (!bytes) continue;
-    const times = (['time_us', 'inplace_time_us'] as const).filter((k) => !derived.has(k)).map((k) => num(row[k])).filter((t): t is number => t !== undefined);
+    const times = (['time_us', 'inplace_time_us'] as const)
+      .filter((k) => !derived.has(k))
+      .map((k) => num(row[k]))
+      .filter((t): t is number => t !== undefined);
     if (times.length > 0) {
       out.push({ bytes, busbwGBps: (bytes / (Math.min(...times) * 1e3)) * factor });
       continue;
@@ -92,22 +101,43 @@ export interface CompareOptions {
   readonly adjustTimeUs?: (timeUs: number, system: System) => number;
 }
 
-export function compareDataset(system: System, dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown }, options: CompareOptions = {}): DatasetComparison {
+export function compareDataset(
+  system: System,
+  dataset: { rows?: unknown; derived_fields?: unknown; total_ranks?: unknown; env?: unknown; suspect?: unknown },
+  options: CompareOptions = {},
+): DatasetComparison {
   const algorithm = forcedAlgorithm(dataset.env);
   const limits = ncclEnvLimits(dataset.env);
   const limited = limits.algorithms !== undefined || limits.protocols !== undefined;
   const include = options.includeBytes;
-  const rows: ComparedRow[] = measuredRows(dataset).filter((row) => include === undefined || include(row.bytes)).map((row) => {
-    // A run that restricted NCCL (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE=0) is compared with NCCL's choice under
-    // the same restriction.
-    const pick = limited ? ncclChoiceUnder(system, 'allreduce', row.bytes, 'fp32', limits) : undefined;
-    const result = simulateCollective(system, { bytes: row.bytes, dtype: 'fp32', algorithm: pick?.algorithm ?? 'auto', protocol: pick?.protocol ?? 'auto' });
-    const busbwGBps = options.adjustTimeUs ? (result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system) : result.busbwGBps;
-    const errorPct = (100 * (busbwGBps - row.busbwGBps)) / row.busbwGBps;
-    return { ...row, simulatedBusbwGBps: busbwGBps, errorPct, algorithm: result.algorithm, protocol: result.protocol };
-  });
+  const rows: ComparedRow[] = measuredRows(dataset)
+    .filter((row) => include === undefined || include(row.bytes))
+    .map((row) => {
+      // A run that restricted NCCL (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE=0) is compared with NCCL's choice under
+      // the same restriction.
+      const pick = limited ? ncclChoiceUnder(system, 'allreduce', row.bytes, 'fp32', limits) : undefined;
+      const result = simulateCollective(system, {
+        bytes: row.bytes,
+        dtype: 'fp32',
+        algorithm: pick?.algorithm ?? 'auto',
+        protocol: pick?.protocol ?? 'auto',
+      });
+      const busbwGBps = options.adjustTimeUs
+        ? (result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system)
+        : result.busbwGBps;
+      const errorPct = (100 * (busbwGBps - row.busbwGBps)) / row.busbwGBps;
+      return {
+        ...row,
+        simulatedBusbwGBps: busbwGBps,
+        errorPct,
+        algorithm: result.algorithm,
+        protocol: result.protocol,
+      };
+    });
   const largeMedianPct = median(rows.filter((r) => r.bytes >= LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));
   const smallMedianPct = median(rows.filter((r) => r.bytes < LARGE_MESSAGE_BYTES).map((r) => Math.abs(r.errorPct)));
-  const pass = (largeMedianPct === undefined || largeMedianPct <= LARGE_BOUND_PCT) && (smallMedianPct === undefined || smallMedianPct <= SMALL_BOUND_PCT);
+  const pass =
+    (largeMedianPct === undefined || largeMedianPct <= LARGE_BOUND_PCT) &&
+    (smallMedianPct === undefined || smallMedianPct <= SMALL_BOUND_PCT);
   return { rows, largeMedianPct, smallMedianPct, pass, suspect: dataset.suspect === true, algorithm };
 }

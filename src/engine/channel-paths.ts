@@ -44,7 +44,8 @@ function asSystem(system: SystemSpec | System): System {
 /** GPU vertex id of every rank: builders add each node's GPUs in local order, node after node. */
 function gpuIds(system: System): string[] {
   const ids = system.topology.vertices.filter((v) => v.kind === 'gpu').map((v) => v.id);
-  if (ids.length !== system.ranks) throw new EngineError(`topology of ${system.label} has ${ids.length} GPUs for ${system.ranks} ranks`);
+  if (ids.length !== system.ranks)
+    throw new EngineError(`topology of ${system.label} has ${ids.length} GPUs for ${system.ranks} ranks`);
   return ids;
 }
 
@@ -82,7 +83,12 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
       // ringRound spreads the channels over min(orders, channels) classes.
       const all = ringOrders(ctx);
       const orders = all.slice(0, Math.max(1, Math.min(ctx.channels, all.length)));
-      return orders.map((order, c) => ({ channel: c, kind: 'ring', vertices: order.map((r) => ids[r]), edges: n > 1 ? order.map((r, i) => [ids[r], ids[order[(i + 1) % order.length]]] as const) : [] }));
+      return orders.map((order, c) => ({
+        channel: c,
+        kind: 'ring',
+        vertices: order.map((r) => ids[r]),
+        edges: n > 1 ? order.map((r, i) => [ids[r], ids[order[(i + 1) % order.length]]] as const) : [],
+      }));
     }
     case 'tree': {
       const rotations = treeRotations(ctx);
@@ -108,7 +114,8 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
         if (system.nodes > 1 && ctx.kind === 'allreduce') {
           for (let node = 0; node < system.nodes; node++) {
             const up = binaryTreeParent(node, system.nodes, c);
-            if (up >= 0) for (let local = 0; local < g; local++) edges.push([ids[up * g + local], ids[node * g + local]]);
+            if (up >= 0)
+              for (let local = 0; local < g; local++) edges.push([ids[up * g + local], ids[node * g + local]]);
           }
         }
         return { channel: c, kind: 'tree', vertices: rootFirst(ids, edges), edges };
@@ -140,13 +147,21 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
 export function channelPlan(system: SystemSpec | System, request: CollectiveRequest): ChannelPlan {
   const resolved = asSystem(system);
   const bytes = request.bytes;
-  if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
+  if (!(bytes >= 0) || !Number.isFinite(bytes))
+    throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
   const kind = request.kind ?? 'allreduce';
   const dtype = request.dtype ?? 'fp32';
   if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
   const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
   const channels = channelsFor(resolved, pick.algorithm, pick.protocol, bytes);
-  const ctx: BuildContext = { system: resolved, algorithm: pick.algorithm, kind, bytes, protocol: pick.protocol, channels };
+  const ctx: BuildContext = {
+    system: resolved,
+    algorithm: pick.algorithm,
+    kind,
+    bytes,
+    protocol: pick.protocol,
+    channels,
+  };
   const patterns = classPatterns(ctx, gpuIds(resolved));
   const paths = Array.from({ length: channels }, (_, channel) => ({ ...patterns[channel % patterns.length], channel }));
   return { algorithm: pick.algorithm, protocol: pick.protocol, channels, paths };

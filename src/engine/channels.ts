@@ -17,9 +17,11 @@ function intraGBps(system: System): number {
   const spec = system.spec;
   if (spec.intraNode === 'uniform-ring') return spec.overrides?.linkGBps ?? 1;
   if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return ncclNvlinkGBps(spec, system.gpu);
-  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return ncclNvlinkGBps(spec, system.gpu) * K.nvlinkBridgeEfficiency(system.gpu.nvlinkGen);
+  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2)
+    return ncclNvlinkGBps(spec, system.gpu) * K.nvlinkBridgeEfficiency(system.gpu.nvlinkGen);
   let bw = pcieGBps(spec, system.gpu);
-  const perSocket = spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);
+  const perSocket =
+    spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);
   if (perSocket < system.gpusPerNode) bw = Math.min(bw, spec.overrides?.interSocketGBps ?? K.DEFAULT_INTER_SOCKET_GBPS);
   return bw;
 }
@@ -63,8 +65,12 @@ function netSearchInput(system: System): NetSearchInput {
   // of the effective rate (a congested NIC, a slow path found by calibrate) slows the links but leaves the graph.
   const spec = system.spec;
   return {
-    smVersion: system.gpu.smVersion, gpusPerNode: system.gpusPerNode, intraGBps: intraGBps(system),
-    nicGBps: (spec.nic?.gbps ?? 0) / 8, pcieGBps: K.PCIE_X16_GBPS[spec.pcieGen ?? system.gpu.pcieGen], nicGroups: [...groups.values()],
+    smVersion: system.gpu.smVersion,
+    gpusPerNode: system.gpusPerNode,
+    intraGBps: intraGBps(system),
+    nicGBps: (spec.nic?.gbps ?? 0) / 8,
+    pcieGBps: K.PCIE_X16_GBPS[spec.pcieGen ?? system.gpu.pcieGen],
+    nicGroups: [...groups.values()],
   };
 }
 

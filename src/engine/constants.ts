@@ -98,11 +98,36 @@ export const OVERLAP_SHARPNESS = 4;
  * ceiling of what one CTA (channel) can push, i.e. SM-side limits, not link limits.
  */
 type ArchTable = readonly (readonly [number, number, number])[];
-export const LL_MAX_GBPS: ArchTable = [[39, 39, 20.4], [87.7, 22.5, 19], [141, 45, 35], [282, 90, 70]];
-export const RING_LL128_PER_CHANNEL_GBPS: ArchTable = [[20, 20, 20], [20, 20, 20], [36.7, 36.7, 36.7], [40, 40, 40]];
-export const TREE_LL128_PER_CHANNEL_GBPS: ArchTable = [[20, 20, 20], [20, 20, 20], [36.7, 36.7, 29], [55.6, 31.67, 20]];
-export const TREE_PER_CHANNEL_GBPS: ArchTable = [[26.5, 18.5, 10], [24, 23.6, 17.8], [38.7, 41.4, 36], [70, 42.8, 24]];
-export const NVLS_TREE_PER_CHANNEL_GBPS: ArchTable = [[26.5, 18.5, 10], [24, 23.6, 17.8], [0, 57.7, 45.5], [0, 96, 80]];
+export const LL_MAX_GBPS: ArchTable = [
+  [39, 39, 20.4],
+  [87.7, 22.5, 19],
+  [141, 45, 35],
+  [282, 90, 70],
+];
+export const RING_LL128_PER_CHANNEL_GBPS: ArchTable = [
+  [20, 20, 20],
+  [20, 20, 20],
+  [36.7, 36.7, 36.7],
+  [40, 40, 40],
+];
+export const TREE_LL128_PER_CHANNEL_GBPS: ArchTable = [
+  [20, 20, 20],
+  [20, 20, 20],
+  [36.7, 36.7, 29],
+  [55.6, 31.67, 20],
+];
+export const TREE_PER_CHANNEL_GBPS: ArchTable = [
+  [26.5, 18.5, 10],
+  [24, 23.6, 17.8],
+  [38.7, 41.4, 36],
+  [70, 42.8, 24],
+];
+export const NVLS_TREE_PER_CHANNEL_GBPS: ArchTable = [
+  [26.5, 18.5, 10],
+  [24, 23.6, 17.8],
+  [0, 57.7, 45.5],
+  [0, 96, 80],
+];
 
 /**
  * NCCL's tree correction by message size (index log2(bytes/64), 64 B … 256 MiB): tree pipelines reach their
@@ -111,7 +136,10 @@ export const NVLS_TREE_PER_CHANNEL_GBPS: ArchTable = [[26.5, 18.5, 10], [24, 23.
 export const TREE_CORRECTION: Readonly<Record<Protocol, readonly number[]>> = {
   LL: [1, 1, 1, 1, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1, 1, 1, 1],
   LL128: [1, 1, 1, 1, 1, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1, 1, 1],
-  Simple: [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9],
+  Simple: [
+    0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9,
+    0.9,
+  ],
 };
 
 export function treeCorrection(protocol: Protocol, bytes: number): number {
@@ -139,7 +167,11 @@ export const PROXY_OP_US = 0.25;
  * Smallest pipeline chunk per channel by protocol: LL and LL128 forward each line as its flag arrives (cut-through,
  * so chunks are small); Simple moves whole slices (NCCL keeps tree/NVLS chunks ≥ 128 KiB).
  */
-export const MIN_PIPELINE_CHUNK_BYTES: Readonly<Record<Protocol, number>> = { LL: 4096, LL128: 16384, Simple: 128 * 1024 };
+export const MIN_PIPELINE_CHUNK_BYTES: Readonly<Record<Protocol, number>> = {
+  LL: 4096,
+  LL128: 16384,
+  Simple: 128 * 1024,
+};
 
 /** Chunks per pipeline stage that stand in for LL/LL128's line-by-line forwarding. */
 export const CUT_THROUGH_DEPTH = 8;
@@ -150,7 +182,11 @@ export function archIndex(smVersion: number): number {
 }
 
 /** Largest chunk one channel moves per pipeline step, bytes (NCCL buffers: Simple 4 MiB / 8 steps × 4; LL128 ≈ 4.7 MB / 8 × 4; LL 512 KiB / 8 × 4). */
-export const CHUNK_BYTES: Readonly<Record<Protocol, number>> = { LL: 256 * 1024, LL128: 2457600, Simple: 2 * 1024 * 1024 };
+export const CHUNK_BYTES: Readonly<Record<Protocol, number>> = {
+  LL: 256 * 1024,
+  LL128: 2457600,
+  Simple: 2 * 1024 * 1024,
+};
 /** Tree and NVLS pipeline chunk (NCCL_NVLS_CHUNKSIZE 128 KiB; tree chunks are cut to keep the pipeline deep). */
 export const PIPELINE_CHUNK_BYTES = 128 * 1024;
 

@@ -30,6 +30,15 @@ export { traceToChromeJson, type ChromeTrace } from './trace/chrome';
 export { channelPaths, channelPlan, type ChannelPath, type ChannelPlan } from './channel-paths';
 // The training-step model: buckets, the step schedule, its trace, what-ifs and sweeps.
 export * from './training/index';
-export { compareDataset, measuredRows, forcedAlgorithm, LARGE_BOUND_PCT, SMALL_BOUND_PCT, LARGE_MESSAGE_BYTES, type DatasetComparison, type ComparedRow } from './calibration';
+export {
+  compareDataset,
+  measuredRows,
+  forcedAlgorithm,
+  LARGE_BOUND_PCT,
+  SMALL_BOUND_PCT,
+  LARGE_MESSAGE_BYTES,
+  type DatasetComparison,
+  type ComparedRow,
+} from './calibration';
 export { systemFromDescription, gpusPerProcessFromDataset } from './calibration-system';
 export { gpuFromDescription } from './hardware/gpu-description';

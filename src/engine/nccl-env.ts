@@ -33,15 +33,29 @@ export function ncclEnvLimits(env: unknown): NcclEnvLimits {
   const vars = env && typeof env === 'object' ? (env as Record<string, unknown>) : {};
   let algorithms = parseList(vars.NCCL_ALGO, ALGORITHM_NAMES, ['ring', 'tree', 'nvls', 'nvlstree'] as Algorithm[]);
   if (String(vars.NCCL_NVLS_ENABLE ?? '') === '0') {
-    algorithms = new Set([...(algorithms ?? ['ring', 'tree', 'nvls', 'nvlstree'] as Algorithm[])].filter((a) => a !== 'nvls' && a !== 'nvlstree'));
+    algorithms = new Set(
+      [...(algorithms ?? (['ring', 'tree', 'nvls', 'nvlstree'] as Algorithm[]))].filter(
+        (a) => a !== 'nvls' && a !== 'nvlstree',
+      ),
+    );
   }
   const protocols = parseList(vars.NCCL_PROTO, PROTOCOL_NAMES, ['LL', 'LL128', 'Simple'] as Protocol[]);
   return { algorithms, protocols };
 }
 
 /** NCCL's pick under the limits, or undefined when they leave nothing (then NCCL would fall back to its default). */
-export function ncclChoiceUnder(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, limits: NcclEnvLimits): { algorithm: Algorithm; protocol: Protocol } | undefined {
-  const candidates = autoCandidates(system, kind, dtype).filter((c) => (!limits.algorithms || limits.algorithms.has(c.algorithm)) && (!limits.protocols || limits.protocols.has(c.protocol)));
+export function ncclChoiceUnder(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  dtype: Dtype,
+  limits: NcclEnvLimits,
+): { algorithm: Algorithm; protocol: Protocol } | undefined {
+  const candidates = autoCandidates(system, kind, dtype).filter(
+    (c) =>
+      (!limits.algorithms || limits.algorithms.has(c.algorithm)) &&
+      (!limits.protocols || limits.protocols.has(c.protocol)),
+  );
   let best: { algorithm: Algorithm; protocol: Protocol } | undefined;
   let bestUs = Infinity;
   for (const candidate of candidates) {

@@ -19,7 +19,13 @@ function isNccl(algorithm: Algorithm): algorithm is NcclAlgorithm {
  * tuner defaults to the system's release; the simulator's throughput ceilings pass the newest, whose NVLS formula
  * (multimem efficiency, two pipelined operations) describes the hardware better than older releases' did.
  */
-export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol, tuner: NcclTuner = system.tuner): number {
+export function ncclBusBwGBps(
+  system: System,
+  kind: CollectiveKind,
+  algorithm: Algorithm,
+  protocol: Protocol,
+  tuner: NcclTuner = system.tuner,
+): number {
   const { nodes } = system;
   const ppn = system.gpusPerNode;
   const arch = K.archIndex(system.gpu.smVersion);
@@ -39,7 +45,8 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
   if (algorithm === 'tree') {
     busBw = Math.min(0.92 * busBw, nCh * K.TREE_PER_CHANNEL_GBPS[arch][col]);
     if (protocol === 'LL') return Math.min(busBw / 3.8, llMax);
-    if (protocol === 'LL128') return Math.min(busBw * (nodes === 1 ? 7 / 9 : 120 / 128), nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
+    if (protocol === 'LL128')
+      return Math.min(busBw * (nodes === 1 ? 7 / 9 : 120 / 128), nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
     return busBw;
   }
   const nvls = search.nvls;
@@ -58,7 +65,13 @@ export function ncclBusBwGBps(system: System, kind: CollectiveKind, algorithm: A
 }
 
 /** NCCL's algbw from its bus bandwidth: Ring/NVLS × n/nSteps, Tree × 1/2. */
-export function ncclAlgBwGBps(system: System, kind: CollectiveKind, algorithm: Algorithm, protocol: Protocol, tuner: NcclTuner = system.tuner): number {
+export function ncclAlgBwGBps(
+  system: System,
+  kind: CollectiveKind,
+  algorithm: Algorithm,
+  protocol: Protocol,
+  tuner: NcclTuner = system.tuner,
+): number {
   const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
@@ -68,7 +81,13 @@ export function ncclAlgBwGBps(system: System, kind: CollectiveKind, algorithm: A
 }
 
 /** NCCL's predicted time for one (algorithm, protocol), µs, or Infinity when its model gives no bandwidth. */
-export function ncclPredictedUs(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol): number {
+export function ncclPredictedUs(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  algorithm: Algorithm,
+  protocol: Protocol,
+): number {
   if (!isNccl(algorithm)) return Infinity;
   const { nodes, ranks } = system;
   const ppn = system.gpusPerNode;
@@ -85,7 +104,8 @@ export function ncclPredictedUs(system: System, kind: CollectiveKind, bytes: num
     const interSteps = nodes > 1 ? 2 * (nodes - 1) : 0;
     latency = base + (nSteps - interSteps) * ringIntra + interSteps * interLat;
     const channels = searchGraph(system).channels;
-    if (protocol === 'Simple' && nodes > 1 && bytes / channels / ranks >= 64) latency *= system.gpu.smVersion >= 80 ? 1.4 : 1.9;
+    if (protocol === 'Simple' && nodes > 1 && bytes / channels / ranks >= 64)
+      latency *= system.gpu.smVersion >= 80 ? 1.4 : 1.9;
   } else if (algorithm === 'tree') {
     latency = base + 2 * ((ppn - 1) * intraLat + Math.log2(nodes) * interLat);
     algBw *= K.treeCorrection(protocol, bytes);

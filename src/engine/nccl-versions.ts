@@ -42,7 +42,8 @@ const HEAD_HW: NcclTuner['hwLatencyUs'] = {
 };
 
 const HEAD: NcclTuner = {
-  tables: '2.30', version: '2.30.7',
+  tables: '2.30',
+  version: '2.30.7',
   hwLatencyUs: HEAD_HW,
   stepLatencyUs: HEAD_HW,
   baseLatencyUs: { tree: [6.8, 14, 8.4], ring: [6.6, 14, 8.4], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
@@ -52,10 +53,19 @@ const HEAD: NcclTuner = {
 
 const V2_27_HW: NcclTuner['hwLatencyUs'] = { ...HEAD_HW, net: { ...HEAD_HW.net, nvlstree: [0, 0, 14] } };
 
-const V2_27: NcclTuner = { ...HEAD, tables: '2.27', version: '2.27.7', hwLatencyUs: V2_27_HW, stepLatencyUs: V2_27_HW, nvlsPipelined: false };
+const V2_27: NcclTuner = {
+  ...HEAD,
+  tables: '2.27',
+  version: '2.27.7',
+  hwLatencyUs: V2_27_HW,
+  stepLatencyUs: V2_27_HW,
+  nvlsPipelined: false,
+};
 
 const V2_21: NcclTuner = {
-  ...V2_27, tables: '2.21', version: '2.21.5',
+  ...V2_27,
+  tables: '2.21',
+  version: '2.21.5',
   hwLatencyUs: {
     nvlink: { ...V2_27_HW.nvlink, tree: [0.6, 1.25, 28] },
     pcie: { ...V2_27_HW.pcie, tree: [1, 1.9, 28] },
@@ -73,7 +83,9 @@ const V2_18_HW: NcclTuner['hwLatencyUs'] = {
 };
 
 const V2_18: NcclTuner = {
-  ...V2_21, tables: '2.18', version: '2.18.3',
+  ...V2_21,
+  tables: '2.18',
+  version: '2.18.3',
   hwLatencyUs: V2_18_HW,
   stepLatencyUs: V2_18_HW,
   baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0], nvls: [0, 0, 23], nvlstree: [0, 0, 23] },
@@ -115,12 +127,22 @@ export function ncclTuner(version?: string): NcclTuner {
 export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };
 
 /** NCCL's per-step latency for an algorithm on a link class, µs, as its cost model ranks with it. */
-export function hwLatencyUs(tuner: NcclTuner, cls: LatencyClass, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
+export function hwLatencyUs(
+  tuner: NcclTuner,
+  cls: LatencyClass,
+  algorithm: keyof AlgorithmRows,
+  protocol: Protocol,
+): number {
   return tuner.hwLatencyUs[cls][algorithm][PROTOCOL_INDEX[protocol]];
 }
 
 /** What the simulator charges for one step of the release's kernels, µs. */
-export function stepLatencyUs(tuner: NcclTuner, cls: LatencyClass, algorithm: keyof AlgorithmRows, protocol: Protocol): number {
+export function stepLatencyUs(
+  tuner: NcclTuner,
+  cls: LatencyClass,
+  algorithm: keyof AlgorithmRows,
+  protocol: Protocol,
+): number {
   return tuner.stepLatencyUs[cls][algorithm][PROTOCOL_INDEX[protocol]];
 }
 

@@ -15,7 +15,13 @@ export interface NearChoice {
 }
 
 /** NCCL's choice first, then every other pair its model rates within `factor` of it, fastest first. */
-export function nearTiedChoices(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, factor: number): NearChoice[] {
+export function nearTiedChoices(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  dtype: Dtype,
+  factor: number,
+): NearChoice[] {
   const rated = autoCandidates(system, kind, dtype)
     .map((c, order) => ({ ...c, ncclUs: ncclPredictedUs(system, kind, bytes, c.algorithm, c.protocol), order }))
     .filter((c) => Number.isFinite(c.ncclUs))
@@ -23,5 +29,7 @@ export function nearTiedChoices(system: System, kind: CollectiveKind, bytes: num
     .sort((a, b) => a.ncclUs - b.ncclUs || a.order - b.order);
   if (rated.length === 0) return [];
   const best = rated[0].ncclUs;
-  return rated.filter((c) => c.ncclUs <= best * factor).map(({ algorithm, protocol, ncclUs }) => ({ algorithm, protocol, ncclUs }));
+  return rated
+    .filter((c) => c.ncclUs <= best * factor)
+    .map(({ algorithm, protocol, ncclUs }) => ({ algorithm, protocol, ncclUs }));
 }

@@ -88,11 +88,13 @@ export function searchNetGraph(input: NetSearchInput, pattern: 'ring' | 'tree', 
     const speed = speeds[i];
     if (best.channels > 0 && speed / best.bwInter <= 0.49) break;
     const channels = channelsAt(input, speed, speed, maxChannels);
-    if (channels >= minChannels && channels * speed > best.channels * best.bwIntra) best = { channels, bwIntra: speed, bwInter: speed };
+    if (channels >= minChannels && channels * speed > best.channels * best.bwIntra)
+      best = { channels, bwIntra: speed, bwInter: speed };
     // NCCL stops at a solution that fills every channel or carries the node's whole intra-node bandwidth.
     if (best.channels > 0 && (best.channels === maxChannels || best.channels * best.bwInter >= input.intraGBps)) break;
   }
-  if (best.channels === 0) return { channels: 1, bwIntra: speeds[speeds.length - 1], bwInter: speeds[speeds.length - 1] };
+  if (best.channels === 0)
+    return { channels: 1, bwIntra: speeds[speeds.length - 1], bwInter: speeds[speeds.length - 1] };
   if (best.bwIntra >= 25 && !(input.smVersion > 80 && best.bwIntra < 50 && best.channels > 4)) {
     const doubled = Math.min(best.channels * 2, maxChannels);
     const factor = Math.ceil(doubled / best.channels);

@@ -14,7 +14,13 @@ import { gradient, loss, makeProblem, rankGradient, type LeastSquaresProblem } f
  * each rank divides by N before a SUM (pre-divide). `avg-then-divide`: averaged twice (AVG, or DDP, then /= N).
  */
 export type ScalingReduceOp = 'sum' | 'avg' | 'sum-then-divide' | 'premul-sum' | 'avg-then-divide';
-export const SCALING_REDUCE_OPS: readonly ScalingReduceOp[] = ['sum', 'avg', 'sum-then-divide', 'premul-sum', 'avg-then-divide'];
+export const SCALING_REDUCE_OPS: readonly ScalingReduceOp[] = [
+  'sum',
+  'avg',
+  'sum-then-divide',
+  'premul-sum',
+  'avg-then-divide',
+];
 
 /**
  * `fixed`: the configured LR as is. `linear-scaled`: LR × N, the linear scaling rule for an N× larger batch.
@@ -23,7 +29,12 @@ export const SCALING_REDUCE_OPS: readonly ScalingReduceOp[] = ['sum', 'avg', 'su
 export type ScalingLrRule = 'fixed' | 'linear-scaled' | 'sqrt-scaled' | 'constant' | 'linear' | 'sqrt';
 
 const LR_RULE_ALIASES: Readonly<Record<ScalingLrRule, 'fixed' | 'linear-scaled' | 'sqrt-scaled'>> = {
-  fixed: 'fixed', constant: 'fixed', 'linear-scaled': 'linear-scaled', linear: 'linear-scaled', 'sqrt-scaled': 'sqrt-scaled', sqrt: 'sqrt-scaled',
+  fixed: 'fixed',
+  constant: 'fixed',
+  'linear-scaled': 'linear-scaled',
+  linear: 'linear-scaled',
+  'sqrt-scaled': 'sqrt-scaled',
+  sqrt: 'sqrt-scaled',
 };
 
 /** The engine's collective op names are accepted too: premulsum is the pre-divided sum. */
@@ -83,7 +94,13 @@ const FEATURES = 8;
 const SAMPLES_PER_RANK = 32;
 
 /** How far the loss curves may drift apart from rounding alone, per reduction dtype (weights stay fp32). */
-const LOSS_TOLERANCE: Readonly<Record<Dtype, number>> = { fp32: 1e-3, fp16: 2e-2, bf16: 5e-2, fp8e4m3: 0.5, fp8e5m2: 0.5 };
+const LOSS_TOLERANCE: Readonly<Record<Dtype, number>> = {
+  fp32: 1e-3,
+  fp16: 2e-2,
+  bf16: 5e-2,
+  fp8e4m3: 0.5,
+  fp8e5m2: 0.5,
+};
 
 interface Reduction {
   readonly values: Float64Array;
@@ -91,13 +108,30 @@ interface Reduction {
 }
 
 /** Reduces the per-rank gradients the way `reduceOp` does, in `dtype`, through the numeric AllReduce. */
-function reduceGradients(grads: Float64Array[], options: Required<Pick<ScalingCheckOptions, 'reduceOp' | 'dtype' | 'algorithm'>> & { divisor: number }): Reduction {
+function reduceGradients(
+  grads: Float64Array[],
+  options: Required<Pick<ScalingCheckOptions, 'reduceOp' | 'dtype' | 'algorithm'>> & { divisor: number },
+): Reduction {
   const ranks = grads.length;
-  const ncclOp: ReduceOp = options.reduceOp === 'sum' || options.reduceOp === 'sum-then-divide' ? 'sum' : options.reduceOp === 'premul-sum' ? 'premulsum' : 'avg';
-  const result = reduceNumerically({ algorithm: options.algorithm, ranks, dtype: options.dtype, op: ncclOp, data: grads, scalar: 1 / ranks });
+  const ncclOp: ReduceOp =
+    options.reduceOp === 'sum' || options.reduceOp === 'sum-then-divide'
+      ? 'sum'
+      : options.reduceOp === 'premul-sum'
+        ? 'premulsum'
+        : 'avg';
+  const result = reduceNumerically({
+    algorithm: options.algorithm,
+    ranks,
+    dtype: options.dtype,
+    op: ncclOp,
+    data: grads,
+    scalar: 1 / ranks,
+  });
   const values = Float64Array.from(result.outputs[0]);
-  const postDivisor = options.reduceOp === 'sum-then-divide' ? options.divisor : options.reduceOp === 'avg-then-divide' ? ranks : 1;
-  if (postDivisor !== 1) for (let j = 0; j < values.length; j++) values[j] = roundToDtype(values[j] / postDivisor, options.dtype);
+  const postDivisor =
+    options.reduceOp === 'sum-then-divide' ? options.divisor : options.reduceOp === 'avg-then-divide' ? ranks : 1;
+  if (postDivisor !== 1)
+    for (let j = 0; j < values.length; j++) values[j] = roundToDtype(values[j] / postDivisor, options.dtype);
   return { values, overflowed: result.overflow !== null };
 }
 
@@ -110,17 +144,33 @@ function median(values: number[]): number {
 
 function validate(options: ScalingCheckOptions): void {
   const { ranks, steps, baseLr, divisor, gradientMagnitude } = options;
-  if (!Number.isInteger(ranks) || ranks < 1) throw new NumericOptionError(`ranks must be a positive integer, got ${ranks}`);
-  if (steps !== undefined && (!Number.isInteger(steps) || steps < 1 || steps > 10_000)) throw new NumericOptionError(`steps must be an integer in 1..10000, got ${steps}`);
-  if (baseLr !== undefined && !(baseLr > 0 && Number.isFinite(baseLr))) throw new NumericOptionError(`baseLr must be a positive number, got ${baseLr}`);
-  if (divisor !== undefined && !(divisor > 0 && Number.isFinite(divisor))) throw new NumericOptionError(`divisor must be a positive number, got ${divisor}`);
-  if (gradientMagnitude !== undefined && !(gradientMagnitude >= 0 && Number.isFinite(gradientMagnitude))) throw new NumericOptionError(`gradientMagnitude must be a number ≥ 0, got ${gradientMagnitude}`);
-  if (!SCALING_REDUCE_OPS.includes(REDUCE_OP_ALIASES[options.reduceOp] ?? options.reduceOp)) throw new NumericOptionError(`unknown reduceOp '${String(options.reduceOp)}' (expected ${SCALING_REDUCE_OPS.join(', ')})`);
-  if (!(options.lrRule in LR_RULE_ALIASES)) throw new NumericOptionError(`unknown lrRule '${String(options.lrRule)}' (expected ${Object.keys(LR_RULE_ALIASES).join(', ')})`);
+  if (!Number.isInteger(ranks) || ranks < 1)
+    throw new NumericOptionError(`ranks must be a positive integer, got ${ranks}`);
+  if (steps !== undefined && (!Number.isInteger(steps) || steps < 1 || steps > 10_000))
+    throw new NumericOptionError(`steps must be an integer in 1..10000, got ${steps}`);
+  if (baseLr !== undefined && !(baseLr > 0 && Number.isFinite(baseLr)))
+    throw new NumericOptionError(`baseLr must be a positive number, got ${baseLr}`);
+  if (divisor !== undefined && !(divisor > 0 && Number.isFinite(divisor)))
+    throw new NumericOptionError(`divisor must be a positive number, got ${divisor}`);
+  if (gradientMagnitude !== undefined && !(gradientMagnitude >= 0 && Number.isFinite(gradientMagnitude)))
+    throw new NumericOptionError(`gradientMagnitude must be a number ≥ 0, got ${gradientMagnitude}`);
+  if (!SCALING_REDUCE_OPS.includes(REDUCE_OP_ALIASES[options.reduceOp] ?? options.reduceOp))
+    throw new NumericOptionError(
+      `unknown reduceOp '${String(options.reduceOp)}' (expected ${SCALING_REDUCE_OPS.join(', ')})`,
+    );
+  if (!(options.lrRule in LR_RULE_ALIASES))
+    throw new NumericOptionError(
+      `unknown lrRule '${String(options.lrRule)}' (expected ${Object.keys(LR_RULE_ALIASES).join(', ')})`,
+    );
 }
 
 /** Scales the step-0 per-rank gradients to the user's magnitude and sums them in fp16, before any division. */
-function fp16Check(problem: LeastSquaresProblem, reduceOp: ScalingReduceOp, gradientMagnitude: number | undefined, divisor: number): ScalingCheckResult['fp16Overflow'] {
+function fp16Check(
+  problem: LeastSquaresProblem,
+  reduceOp: ScalingReduceOp,
+  gradientMagnitude: number | undefined,
+  divisor: number,
+): ScalingCheckResult['fp16Overflow'] {
   const start = new Float64Array(problem.features);
   const grads = Array.from({ length: problem.ranks }, (_, r) => rankGradient(problem, start, r));
   const largest = Math.max(...grads.map((g) => Math.max(...g.map(Math.abs))));
@@ -129,7 +179,12 @@ function fp16Check(problem: LeastSquaresProblem, reduceOp: ScalingReduceOp, grad
   const scaled = grads.map((g) => g.map((x) => x * scale));
   const summed = reduceNumerically({ algorithm: 'ring', ranks: problem.ranks, dtype: 'fp16', op: 'sum', data: scaled });
   const configured = reduceGradients(scaled, { reduceOp, dtype: 'fp16', algorithm: 'ring', divisor });
-  return { wouldOverflow: summed.overflow !== null, maxSummedMagnitude: summed.maxSummedMagnitude, gradientMagnitude: magnitude, configuredOpOverflows: configured.overflowed };
+  return {
+    wouldOverflow: summed.overflow !== null,
+    maxSummedMagnitude: summed.maxSummedMagnitude,
+    gradientMagnitude: magnitude,
+    configuredOpOverflows: configured.overflowed,
+  };
 }
 
 export function runScalingCheck(options: ScalingCheckOptions): ScalingCheckResult {
@@ -186,7 +241,15 @@ export function runScalingCheck(options: ScalingCheckOptions): ScalingCheckResul
   const finalLoss = dpCurve[dpCurve.length - 1];
   const finalReferenceLoss = referenceCurve[referenceCurve.length - 1];
   return {
-    ranks, reduceOp, lrRule, dtype, baseLr, steps, lrMultiplier, intendedMultiplier, excessMultiplier,
+    ranks,
+    reduceOp,
+    lrRule,
+    dtype,
+    baseLr,
+    steps,
+    lrMultiplier,
+    intendedMultiplier,
+    excessMultiplier,
     lossCurve: { dataParallel: dpCurve, reference: referenceCurve },
     maxLossGap,
     diverged: !Number.isFinite(finalLoss) || finalLoss > dpCurve[0],

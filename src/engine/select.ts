@@ -15,10 +15,12 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
     case 'tree':
       return kind === 'allreduce' ? undefined : 'tree runs AllReduce only';
     case 'nvls':
-      if (!system.fabric.nvlsCapable) return 'NVLS needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      if (!system.fabric.nvlsCapable)
+        return 'NVLS needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
       return system.nodes > 1 ? 'NVLS across nodes needs a multi-node NVLink domain; use nvlstree' : undefined;
     case 'nvlstree':
-      if (!system.fabric.nvlsCapable) return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      if (!system.fabric.nvlsCapable)
+        return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
       if (system.nodes < 2) return 'NVLSTree runs across nodes only';
       return kind === 'allreduce' ? undefined : 'NVLSTree runs AllReduce only';
     case 'hierarchical':
@@ -30,24 +32,33 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
 
 /** Why a protocol cannot run with an algorithm here, or undefined when it can. */
 export function protocolUnavailable(system: System, algorithm: Algorithm, protocol: Protocol): string | undefined {
-  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple') return 'NVLS runs the Simple protocol only';
+  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple')
+    return 'NVLS runs the Simple protocol only';
   if (protocol === 'LL128' && !system.fabric.idealised) {
-    if (system.fabric.intraClass !== 'nvlink') return 'LL128 needs NVLink between GPUs (128-byte stores are not atomic over PCIe)';
+    if (system.fabric.intraClass !== 'nvlink')
+      return 'LL128 needs NVLink between GPUs (128-byte stores are not atomic over PCIe)';
     if (system.gpu.smVersion < 70) return 'LL128 needs Volta or newer';
   }
   return undefined;
 }
 
 /** The pairs `auto` compares, in NCCL's order. */
-export function autoCandidates(system: System, kind: CollectiveKind, dtype: Dtype): { algorithm: Algorithm; protocol: Protocol }[] {
+export function autoCandidates(
+  system: System,
+  kind: CollectiveKind,
+  dtype: Dtype,
+): { algorithm: Algorithm; protocol: Protocol }[] {
   const out: { algorithm: Algorithm; protocol: Protocol }[] = [];
   for (const algorithm of NCCL_ORDER) {
     if (algorithmUnavailable(system, algorithm, kind)) continue;
     // NCCL makes FP8 rings over more than 8 ranks 1024× dearer, so it never picks them when anything else runs.
     if (algorithm === 'ring' && dtype.startsWith('fp8') && system.ranks > 8 && kind === 'allreduce') continue;
-    for (const protocol of PROTOCOL_ORDER) if (!protocolUnavailable(system, algorithm, protocol)) out.push({ algorithm, protocol });
+    for (const protocol of PROTOCOL_ORDER)
+      if (!protocolUnavailable(system, algorithm, protocol)) out.push({ algorithm, protocol });
   }
-  if (out.length === 0) for (const protocol of PROTOCOL_ORDER) if (!protocolUnavailable(system, 'ring', protocol)) out.push({ algorithm: 'ring', protocol });
+  if (out.length === 0)
+    for (const protocol of PROTOCOL_ORDER)
+      if (!protocolUnavailable(system, 'ring', protocol)) out.push({ algorithm: 'ring', protocol });
   return out;
 }
 

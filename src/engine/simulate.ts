@@ -8,7 +8,14 @@ import { buildTree } from './algorithms/tree';
 import type { BuildContext } from './algorithms/context';
 import { channelsFor } from './channels';
 import {
-  DTYPE_BYTES, type Algorithm, type CollectiveKind, type CollectiveRequest, type CollectiveResult, type Dtype, type Protocol, type SweepRow,
+  DTYPE_BYTES,
+  type Algorithm,
+  type CollectiveKind,
+  type CollectiveRequest,
+  type CollectiveResult,
+  type Dtype,
+  type Protocol,
+  type SweepRow,
 } from './collective-types';
 import * as K from './constants';
 import { EngineError } from './errors';
@@ -46,7 +53,14 @@ function busFactor(kind: CollectiveKind, ranks: number): number {
   return kind === 'allreduce' ? (2 * (ranks - 1)) / ranks : (ranks - 1) / ranks;
 }
 
-function schedule(system: System, kind: CollectiveKind, bytes: number, algorithm: Algorithm, protocol: Protocol, representative = true): Schedule {
+function schedule(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  algorithm: Algorithm,
+  protocol: Protocol,
+  representative = true,
+): Schedule {
   const channels = channelsFor(system, algorithm, protocol, bytes);
   // One node stands for all only when all nodes are the same; an edited (heterogeneous) system runs node by node.
   const uniform = representative && (system.nodes === 1 || nodesIdentical(system));
@@ -74,7 +88,14 @@ interface Choice {
 }
 
 /** Picks (algorithm, protocol) as NCCL does: the smallest time NCCL's model predicts, ties to the first in NCCL's order. */
-export function choose(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, algorithm: Algorithm | 'auto', protocol: Protocol | 'auto'): Choice {
+export function choose(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  dtype: Dtype,
+  algorithm: Algorithm | 'auto',
+  protocol: Protocol | 'auto',
+): Choice {
   let candidates: { algorithm: Algorithm; protocol: Protocol }[];
   if (algorithm === 'auto') {
     candidates = autoCandidates(system, kind, dtype);
@@ -115,32 +136,60 @@ export function choose(system: System, kind: CollectiveKind, bytes: number, dtyp
   return best;
 }
 
-export function simulateCollective(system: SystemSpec | System, request: CollectiveRequest, options: SimulateOptions = {}): CollectiveResult {
+export function simulateCollective(
+  system: SystemSpec | System,
+  request: CollectiveRequest,
+  options: SimulateOptions = {},
+): CollectiveResult {
   const resolved = asSystem(system);
   const kind = request.kind ?? 'allreduce';
   const bytes: Bytes = request.bytes;
-  if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
+  if (!(bytes >= 0) || !Number.isFinite(bytes))
+    throw new EngineError(`bytes must be a non-negative number, got ${bytes}`);
   const dtype = request.dtype ?? 'fp32';
   if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
   // sum, avg (ncclAvg divides on the fly) and premulsum (scales while loading) all fuse into the same pass, so the
   // op does not change the time; it is checked so a typo never passes silently.
-  if (request.op !== undefined && request.op !== 'sum' && request.op !== 'avg' && request.op !== 'premulsum') throw new EngineError(`unknown op '${String(request.op)}'; use sum, avg or premulsum`);
+  if (request.op !== undefined && request.op !== 'sum' && request.op !== 'avg' && request.op !== 'premulsum')
+    throw new EngineError(`unknown op '${String(request.op)}'; use sum, avg or premulsum`);
   const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
   const full = options.path === 'full';
   const reuse = pick.run !== undefined && !full && !request.trace;
   const plan = (reuse ? pick.plan : undefined) ?? schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full);
-  const run: RunResult = reuse ? pick.run! : runSchedule(resolved, plan, {
-    full,
-    trace: request.trace ? {
-      origin: 'simulated', title: `${kind} ${bytes} B on ${resolved.label}`, system: resolved.label, ranks: resolved.ranks,
-      facts: { algorithm: pick.algorithm, protocol: pick.protocol, channels: plan.channels, path: full ? 'full' : 'fast' },
-    } : undefined,
-  });
+  const run: RunResult = reuse
+    ? pick.run!
+    : runSchedule(resolved, plan, {
+        full,
+        trace: request.trace
+          ? {
+              origin: 'simulated',
+              title: `${kind} ${bytes} B on ${resolved.label}`,
+              system: resolved.label,
+              ranks: resolved.ranks,
+              facts: {
+                algorithm: pick.algorithm,
+                protocol: pick.protocol,
+                channels: plan.channels,
+                path: full ? 'full' : 'fast',
+              },
+            }
+          : undefined,
+      });
   const timeUs = overlapUs(resolved.launchUs, run.timeUs);
   const algbw = algbwGBps(bytes, timeUs);
   return {
-    kind, bytes, ranks: resolved.ranks, timeUs, algbwGBps: algbw, busbwGBps: algbw * busFactor(kind, resolved.ranks),
-    algorithm: pick.algorithm, protocol: pick.protocol, channels: plan.channels, phases: run.phases, trace: run.trace, spanCount: run.spanCount,
+    kind,
+    bytes,
+    ranks: resolved.ranks,
+    timeUs,
+    algbwGBps: algbw,
+    busbwGBps: algbw * busFactor(kind, resolved.ranks),
+    algorithm: pick.algorithm,
+    protocol: pick.protocol,
+    channels: plan.channels,
+    phases: run.phases,
+    trace: run.trace,
+    spanCount: run.spanCount,
   };
 }
 
@@ -160,14 +209,30 @@ export function sweepAllReduce(system: SystemSpec | System, options: SweepOption
   const factor = options.factor ?? 2;
   const dtype = options.dtype ?? 'fp32';
   if (!(factor > 1)) throw new EngineError(`factor must be greater than 1, got ${factor}`);
-  if (!(options.minBytes > 0) || !(options.maxBytes >= options.minBytes)) throw new EngineError('need 0 < minBytes ≤ maxBytes');
+  if (!(options.minBytes > 0) || !(options.maxBytes >= options.minBytes))
+    throw new EngineError('need 0 < minBytes ≤ maxBytes');
   const element = DTYPE_BYTES[dtype];
   const rows: SweepRow[] = [];
   for (let size = options.minBytes; size <= options.maxBytes; size *= factor) {
     const count = Math.max(1, Math.floor(size / element));
     const bytes = count * element;
-    const result = simulateCollective(resolved, { bytes, dtype, algorithm: options.algorithm, protocol: options.protocol, op: options.op });
-    rows.push({ bytes, count, dtype, timeUs: result.timeUs, algbwGBps: result.algbwGBps, busbwGBps: result.busbwGBps, algorithm: result.algorithm, protocol: result.protocol });
+    const result = simulateCollective(resolved, {
+      bytes,
+      dtype,
+      algorithm: options.algorithm,
+      protocol: options.protocol,
+      op: options.op,
+    });
+    rows.push({
+      bytes,
+      count,
+      dtype,
+      timeUs: result.timeUs,
+      algbwGBps: result.algbwGBps,
+      busbwGBps: result.busbwGBps,
+      algorithm: result.algorithm,
+      protocol: result.protocol,
+    });
   }
   return rows;
 }

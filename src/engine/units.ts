@@ -8,11 +8,20 @@ export type Micros = number;
 export type GBps = number;
 
 const BINARY_SUFFIXES: Record<string, number> = {
-  '': 1, b: 1,
-  k: 1024, kb: 1024, kib: 1024,
-  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2,
-  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3,
-  t: 1024 ** 4, tb: 1024 ** 4, tib: 1024 ** 4,
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
 };
 
 /**

@@ -14,9 +14,17 @@ export interface PythonAnalyzer {
    * Many files at once (the workspace check): each one's findings, judged across all of them. `pause` is awaited
    * between files, to report progress, yield to the event loop and cancel (by throwing).
    */
-  analyzeAll(files: readonly { path: string; text: string }[], options: ProgramOptions, pause: (index: number) => Promise<void>): Promise<Map<string, AnalysisResult>>;
+  analyzeAll(
+    files: readonly { path: string; text: string }[],
+    options: ProgramOptions,
+    pause: (index: number) => Promise<void>,
+  ): Promise<Map<string, AnalysisResult>>;
   /** Adds files to the program and learns their helpers, without publishing anything (background indexing). */
-  prepare(files: readonly { path: string; text: string }[], options: ProgramOptions, pause: (index: number) => Promise<void>): Promise<void>;
+  prepare(
+    files: readonly { path: string; text: string }[],
+    options: ProgramOptions,
+    pause: (index: number) => Promise<void>,
+  ): Promise<void>;
   /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
   analyzeDeepSpeed(text: string): AnalysisResult;
 }
@@ -31,7 +39,10 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
   const { createPythonParser } = await import('../analysis/parser');
   // One parser for the session: every analysed file reuses it.
-  const parser = await createPythonParser(vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath, vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath);
+  const parser = await createPythonParser(
+    vscode.Uri.joinPath(dist, 'tree-sitter.wasm').fsPath,
+    vscode.Uri.joinPath(dist, 'tree-sitter-python.wasm').fsPath,
+  );
   const analysis = await import('../analysis/index');
   // Messages name the world size and hints change what is shown, so new options start a new program (its cache
   // holds finished results); the files it knew carry over.
@@ -40,7 +51,8 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
     const key = `${options.worldSize ?? ''}:${options.hints}`;
     if (!program || program.key !== key) {
       const next = new analysis.Program(parser, { worldSize: options.worldSize, hints: options.hints });
-      for (const path of program?.program.paths ?? []) next.setFile(path, program!.program.textOf(path) ?? '', scopeOf(path));
+      for (const path of program?.program.paths ?? [])
+        next.setFile(path, program!.program.textOf(path) ?? '', scopeOf(path));
       program = { key, program: next };
     }
     return program.program;
@@ -71,5 +83,5 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
 /** The path inside its workspace folder, which decides whether a file is test code. */
 function scopeOf(path: string): string {
   const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(path));
-  return folder ? vscode.workspace.asRelativePath(vscode.Uri.file(path), false) : path.split(/[\\/]/).pop() ?? path;
+  return folder ? vscode.workspace.asRelativePath(vscode.Uri.file(path), false) : (path.split(/[\\/]/).pop() ?? path);
 }

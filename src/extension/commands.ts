@@ -44,15 +44,17 @@ export type CommandId = keyof typeof COMMANDS;
 
 export function registerCommands(ctx: Ctx): void {
   for (const [id, handler] of Object.entries(COMMANDS) as [CommandId, CommandHandler][]) {
-    ctx.push(vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-      const started = Date.now();
-      try {
-        await handler(ctx, ...args);
-        ctx.log.debug(`${id} finished in ${Date.now() - started} ms`);
-      } catch (error) {
-        reportError(ctx, id, error);
-      }
-    }));
+    ctx.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        const started = Date.now();
+        try {
+          await handler(ctx, ...args);
+          ctx.log.debug(`${id} finished in ${Date.now() - started} ms`);
+        } catch (error) {
+          reportError(ctx, id, error);
+        }
+      }),
+    );
   }
 }
 
@@ -67,17 +69,26 @@ interface PositionedError {
 function positioned(error: unknown): PositionedError | undefined {
   if (!(error instanceof Error)) return undefined;
   const e = error as Error & Partial<PositionedError>;
-  return typeof e.line === 'number' && typeof e.column === 'number' ? { message: e.message, line: e.line, column: e.column, file: e.file } : undefined;
+  return typeof e.line === 'number' && typeof e.column === 'number'
+    ? { message: e.message, line: e.line, column: e.column, file: e.file }
+    : undefined;
 }
 
 export function reportError(ctx: Ctx, id: string, error: unknown): void {
   // By name as well: errors from the lazy bundle are instances of its own copy of CancelledError.
-  if (error instanceof CancelledError || (error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError'))) {
+  if (
+    error instanceof CancelledError ||
+    (error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError'))
+  ) {
     ctx.log.info(`${id}: cancelled`);
     return;
   }
   const where = positioned(error);
-  const message = where?.file ? `${vscode.workspace.asRelativePath(where.file)}:${where.line}:${where.column}: ${where.message}` : error instanceof Error ? error.message : String(error);
+  const message = where?.file
+    ? `${vscode.workspace.asRelativePath(where.file)}:${where.line}:${where.column}: ${where.message}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
   ctx.log.error(`${id}: ${message}`);
   if (error instanceof Error && error.stack) ctx.log.debug(error.stack);
   const actions = where?.file ? ['Go to Error', 'Show Log'] : ['Show Log'];
@@ -85,7 +96,9 @@ export function reportError(ctx: Ctx, id: string, error: unknown): void {
     if (choice === 'Show Log') ctx.log.show(true);
     if (choice === 'Go to Error' && where?.file) {
       const position = new vscode.Position(Math.max(0, where.line - 1), Math.max(0, where.column - 1));
-      void vscode.window.showTextDocument(vscode.Uri.file(where.file), { selection: new vscode.Range(position, position) });
+      void vscode.window.showTextDocument(vscode.Uri.file(where.file), {
+        selection: new vscode.Range(position, position),
+      });
     }
   });
 }

@@ -41,7 +41,10 @@ export class Ctx implements vscode.Disposable {
     this.measurementWarnings = vscode.languages.createDiagnosticCollection('collective-profiler-measurements');
     this.current = this.readAndReport();
     this.disposables.push(
-      this.log, this.settingsChanged, this.systemChanged, this.measurementWarnings,
+      this.log,
+      this.settingsChanged,
+      this.systemChanged,
+      this.measurementWarnings,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('collectiveProfiler')) return;
         const systemBefore = systemKey(this.current);
@@ -49,7 +52,9 @@ export class Ctx implements vscode.Disposable {
         this.settingsChanged.fire(this.current);
         if (systemKey(this.current) !== systemBefore) this.systemDidChange();
       }),
-      vscode.workspace.onDidGrantWorkspaceTrust(() => this.log.info('Workspace trusted: Run on This Machine is now available.')),
+      vscode.workspace.onDidGrantWorkspaceTrust(() =>
+        this.log.info('Workspace trusted: Run on This Machine is now available.'),
+      ),
     );
   }
 

@@ -5,7 +5,13 @@ import * as vscode from 'vscode';
 import type { Ctx } from './context';
 import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
-import { findingsToDiagnostics, quickFixesAt, ruleDocsPath, type DiagnosticData, type RangeData } from './glue/diagnostics-map';
+import {
+  findingsToDiagnostics,
+  quickFixesAt,
+  ruleDocsPath,
+  type DiagnosticData,
+  type RangeData,
+} from './glue/diagnostics-map';
 import type { ProgramOptions, PythonAnalyzer } from './analysis-host';
 import type { Unanalysed } from '../analysis/types';
 import { configFormatOf } from './glue/lens-sites';
@@ -20,7 +26,10 @@ const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSev
 /** Python files, and DeepSpeed JSON configs for their pre-divide rule (CP007). */
 function analysable(document: vscode.TextDocument): boolean {
   if (document.languageId === 'python') return true;
-  return (document.languageId === 'json' || document.languageId === 'jsonc') && configFormatOf(document.fileName, document.getText()) === 'deepspeed';
+  return (
+    (document.languageId === 'json' || document.languageId === 'jsonc') &&
+    configFormatOf(document.fileName, document.getText()) === 'deepspeed'
+  );
 }
 
 const toRange = (r: RangeData) => new vscode.Range(r.startLine, r.startCharacter, r.endLine, r.endCharacter);
@@ -35,7 +44,9 @@ function uriOfProgramPath(path: string): vscode.Uri {
 }
 
 export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Disposable {
-  static readonly metadata: vscode.CodeActionProviderMetadata = { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] };
+  static readonly metadata: vscode.CodeActionProviderMetadata = {
+    providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
+  };
   readonly collection = vscode.languages.createDiagnosticCollection('collective-profiler');
   private readonly debouncer = new KeyedDebouncer();
   private readonly mapped = new Map<string, DiagnosticData[]>();
@@ -44,11 +55,16 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   /** Runs the background indexing again, once the analyzer is loaded. */
   private indexer: (() => void) | undefined;
 
-  constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly findings: FindingsStore,
+  ) {
     ctx.push(
       this.collection,
       vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d, 0)),
-      vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document, this.ctx.settings.diagnostics.debounceMs)),
+      vscode.workspace.onDidChangeTextDocument((e) =>
+        this.schedule(e.document, this.ctx.settings.diagnostics.debounceMs),
+      ),
       vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)),
       // New options (hints, the world size) start a new program: learn the workspace's helpers again.
       ctx.onDidChangeSettings(() => this.restart()),
@@ -59,14 +75,16 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
 
   /** Loads tree-sitter and the grammar once, when the first Python file needs them. */
   private getAnalyzer(): Promise<PythonAnalyzer> {
-    this.analyzer ??= import('./lazy').then(async (lazy) => {
-      const analyzer = await lazy.loadAnalyzer(this.ctx.extensionUri);
-      this.startIndexing(lazy.indexWorkspace, analyzer);
-      return analyzer;
-    }).catch((error) => {
-      this.analyzer = undefined;
-      throw error;
-    });
+    this.analyzer ??= import('./lazy')
+      .then(async (lazy) => {
+        const analyzer = await lazy.loadAnalyzer(this.ctx.extensionUri);
+        this.startIndexing(lazy.indexWorkspace, analyzer);
+        return analyzer;
+      })
+      .catch((error) => {
+        this.analyzer = undefined;
+        throw error;
+      });
     return this.analyzer;
   }
 
@@ -81,14 +99,19 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
         const indexed = await index(analyzer, await this.programOptions(), this.indexing.token, this.ctx.log);
         if (indexed > 0 && !this.indexing.token.isCancellationRequested) this.reanalyseOpen();
       } catch (error) {
-        if (!(error instanceof vscode.CancellationError)) this.ctx.log.warn(`Indexing the workspace for the gradient-scaling check failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!(error instanceof vscode.CancellationError))
+          this.ctx.log.warn(
+            `Indexing the workspace for the gradient-scaling check failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
       }
     })();
   }
 
   private schedule(document: vscode.TextDocument, delayMs: number): void {
     if (document.uri.scheme === 'output' || !analysable(document)) return;
-    this.debouncer.schedule(document.uri.toString(), delayMs, () => { void this.analyse(document); });
+    this.debouncer.schedule(document.uri.toString(), delayMs, () => {
+      void this.analyse(document);
+    });
   }
 
   private restart(): void {
@@ -117,15 +140,22 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     const version = document.version;
     const started = Date.now();
     const analyzer = await this.getAnalyzer();
-    const result = document.languageId === 'python' ? analyzer.analyze(programPath(document.uri), document.getText(), await this.programOptions()) : analyzer.analyzeDeepSpeed(document.getText());
+    const result =
+      document.languageId === 'python'
+        ? analyzer.analyze(programPath(document.uri), document.getText(), await this.programOptions())
+        : analyzer.analyzeDeepSpeed(document.getText());
     if (document.isClosed || document.version !== version) return [];
     for (const note of result.notes) this.ctx.log.debug(`${vscode.workspace.asRelativePath(document.uri)}: ${note}`);
-    const data = findingsToDiagnostics(result.findings, settings.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
+    const data = findingsToDiagnostics(result.findings, settings.rules, (code) =>
+      vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString(),
+    );
     const diagnostics = data.map((d) => this.toDiagnostic(d, document.uri));
     this.findings.set(document.uri, result.findings);
     this.mapped.set(document.uri.toString(), data);
     this.collection.set(document.uri, diagnostics);
-    this.ctx.log.trace(`Analysed ${vscode.workspace.asRelativePath(document.uri)} in ${Date.now() - started} ms: ${diagnostics.length} findings`);
+    this.ctx.log.trace(
+      `Analysed ${vscode.workspace.asRelativePath(document.uri)} in ${Date.now() - started} ms: ${diagnostics.length} findings`,
+    );
     return diagnostics;
   }
 
@@ -133,14 +163,26 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
    * Analyses files as one program (the workspace check): open documents with their editor text, the others as read
    * from disk. Publishes nothing; returns each file's diagnostics and what of it was not analysed.
    */
-  async analyseFiles(files: readonly { uri: vscode.Uri; text: string }[], pause: (index: number) => Promise<void>): Promise<Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>> {
+  async analyseFiles(
+    files: readonly { uri: vscode.Uri; text: string }[],
+    pause: (index: number) => Promise<void>,
+  ): Promise<Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>> {
     const analyzer = await this.getAnalyzer();
-    const results = await analyzer.analyzeAll(files.map((f) => ({ path: programPath(f.uri), text: f.text })), await this.programOptions(), pause);
+    const results = await analyzer.analyzeAll(
+      files.map((f) => ({ path: programPath(f.uri), text: f.text })),
+      await this.programOptions(),
+      pause,
+    );
     const out = new Map<string, { diagnostics: vscode.Diagnostic[]; unanalysed: readonly Unanalysed[] }>();
     for (const f of files) {
       const result = results.get(programPath(f.uri));
-      const data = findingsToDiagnostics(result?.findings ?? [], this.ctx.settings.diagnostics.rules, (code) => vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString());
-      out.set(f.uri.toString(), { diagnostics: data.map((d) => this.toDiagnostic(d, f.uri)), unanalysed: result?.unanalysed ?? [] });
+      const data = findingsToDiagnostics(result?.findings ?? [], this.ctx.settings.diagnostics.rules, (code) =>
+        vscode.Uri.joinPath(this.ctx.extensionUri, ruleDocsPath(code)).toString(),
+      );
+      out.set(f.uri.toString(), {
+        diagnostics: data.map((d) => this.toDiagnostic(d, f.uri)),
+        unanalysed: result?.unanalysed ?? [],
+      });
     }
     return out;
   }
@@ -161,20 +203,36 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
     diagnostic.source = d.source;
     diagnostic.code = { value: d.code.value, target: vscode.Uri.parse(d.code.target) };
     // The evidence chain (the reduction, the update, a helper in another file) as related information.
-    diagnostic.relatedInformation = d.related.map((r) => new vscode.DiagnosticRelatedInformation(new vscode.Location(r.file ? uriOfProgramPath(r.file) : uri, toRange(r.range)), r.message));
+    diagnostic.relatedInformation = d.related.map(
+      (r) =>
+        new vscode.DiagnosticRelatedInformation(
+          new vscode.Location(r.file ? uriOfProgramPath(r.file) : uri, toRange(r.range)),
+          r.message,
+        ),
+    );
     return diagnostic;
   }
 
   provideCodeActions(document: vscode.TextDocument, range: vscode.Range | vscode.Selection): vscode.CodeAction[] {
     const data = this.mapped.get(document.uri.toString()) ?? [];
     const findings = this.findings.get(document.uri);
-    const at = { startLine: range.start.line, startCharacter: range.start.character, endLine: range.end.line, endCharacter: range.end.character };
+    const at = {
+      startLine: range.start.line,
+      startCharacter: range.start.character,
+      endLine: range.end.line,
+      endCharacter: range.end.character,
+    };
     return quickFixesAt(findings, data, at).map((action) => {
       const fix = new vscode.CodeAction(action.title, vscode.CodeActionKind.QuickFix);
       fix.isPreferred = action.preferred;
       fix.edit = new vscode.WorkspaceEdit();
       for (const e of action.edits) fix.edit.replace(document.uri, toRange(e.range), e.newText);
-      fix.diagnostics = (this.collection.get(document.uri) ?? []).filter((d) => typeof d.code === 'object' && d.code.value === action.diagnostic.code.value && d.range.isEqual(toRange(action.diagnostic.range)));
+      fix.diagnostics = (this.collection.get(document.uri) ?? []).filter(
+        (d) =>
+          typeof d.code === 'object' &&
+          d.code.value === action.diagnostic.code.value &&
+          d.range.isEqual(toRange(action.diagnostic.range)),
+      );
       return fix;
     });
   }

@@ -32,11 +32,20 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const lenses = new CollectiveLensProvider(ctx, findings);
   ctx.push(vscode.languages.registerCodeLensProvider(LENS_SELECTOR, lenses));
   ctx.diagnostics = new ScalingDiagnostics(ctx, findings);
-  ctx.push(ctx.diagnostics, vscode.languages.registerCodeActionsProvider([{ language: 'python' }, { language: 'json' }, { language: 'jsonc' }], ctx.diagnostics, ScalingDiagnostics.metadata));
+  ctx.push(
+    ctx.diagnostics,
+    vscode.languages.registerCodeActionsProvider(
+      [{ language: 'python' }, { language: 'json' }, { language: 'jsonc' }],
+      ctx.diagnostics,
+      ScalingDiagnostics.metadata,
+    ),
+  );
   registerStatusBar(ctx);
   ctx.push(TraceEditorProvider.register(ctx));
   void vscode.commands.executeCommand('setContext', 'collectiveProfiler.hasTrace', false);
-  ctx.log.info(`Collective Profiler activated in ${Date.now() - started} ms (workspace ${ctx.trusted ? 'trusted' : 'untrusted: the native engine is off'}).`);
+  ctx.log.info(
+    `Collective Profiler activated in ${Date.now() - started} ms (workspace ${ctx.trusted ? 'trusted' : 'untrusted: the native engine is off'}).`,
+  );
   return { ctx };
 }
 

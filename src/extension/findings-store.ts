@@ -36,7 +36,13 @@ function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
   if (a.length !== b.length) return false;
   return a.every((f, i) => {
     const g = b[i];
-    return f.code === g.code && f.message === g.message && f.range.startLine === g.range.startLine && f.range.startColumn === g.range.startColumn
-      && f.range.endLine === g.range.endLine && f.range.endColumn === g.range.endColumn;
+    return (
+      f.code === g.code &&
+      f.message === g.message &&
+      f.range.startLine === g.range.startLine &&
+      f.range.startColumn === g.range.startColumn &&
+      f.range.endLine === g.range.endLine &&
+      f.range.endColumn === g.range.endColumn
+    );
   });
 }

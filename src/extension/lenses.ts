@@ -5,7 +5,15 @@ import { simulateCollective, sweepAllReduce, type CollectiveKind, type Collectiv
 import type { Ctx } from './context';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
-import { LATENCY_PROBE_BYTES, bucketBandwidth, bucketTitle, predictionTitle, predictionTooltip, profileTitle, profileTooltip } from './glue/lens-label';
+import {
+  LATENCY_PROBE_BYTES,
+  bucketBandwidth,
+  bucketTitle,
+  predictionTitle,
+  predictionTooltip,
+  profileTitle,
+  profileTooltip,
+} from './glue/lens-label';
 import { callSize, type CallSize } from './glue/call-size';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
@@ -13,14 +21,23 @@ import { ruleInfo } from '../analysis/rules';
 const MB = 1024 * 1024;
 
 class PredictionLens extends vscode.CodeLens {
-  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly site: PythonLensSite, readonly size: CallSize) {
+  constructor(
+    range: vscode.Range,
+    readonly uri: vscode.Uri,
+    readonly site: PythonLensSite,
+    readonly size: CallSize,
+  ) {
     super(range);
   }
 }
 
 /** A config's Profile lens: resolved with the simulated step time, in the worker. */
 class ProfileLens extends vscode.CodeLens {
-  constructor(range: vscode.Range, readonly uri: vscode.Uri, readonly version: number) {
+  constructor(
+    range: vscode.Range,
+    readonly uri: vscode.Uri,
+    readonly version: number,
+  ) {
     super(range);
   }
 }
@@ -29,7 +46,10 @@ class ProfileLens extends vscode.CodeLens {
 const PROFILE_LENS_TIMEOUT_MS = 15_000;
 
 class BucketLens extends vscode.CodeLens {
-  constructor(range: vscode.Range, readonly currentBytes: number) {
+  constructor(
+    range: vscode.Range,
+    readonly currentBytes: number,
+  ) {
     super(range);
   }
 }
@@ -42,11 +62,22 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   /** Profile lens titles keyed by config and its version; cleared with the system and the settings. */
   private readonly profiles = new Map<string, vscode.Command>();
 
-  constructor(private readonly ctx: Ctx, private readonly findings: FindingsStore) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly findings: FindingsStore,
+  ) {
     ctx.push(
       this.changed,
-      ctx.onDidChangeSystem(() => { this.cache.clear(); this.profiles.clear(); this.changed.fire(); }),
-      ctx.onDidChangeSettings(() => { this.cache.clear(); this.profiles.clear(); this.changed.fire(); }),
+      ctx.onDidChangeSystem(() => {
+        this.cache.clear();
+        this.profiles.clear();
+        this.changed.fire();
+      }),
+      ctx.onDidChangeSettings(() => {
+        this.cache.clear();
+        this.profiles.clear();
+        this.changed.fire();
+      }),
       findings.onDidChange(() => this.changed.fire()),
     );
   }
@@ -64,20 +95,36 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       for (const site of sites) {
         const range = new vscode.Range(site.line, site.column, site.line, site.endColumn);
         if (site.kind === 'bucket') {
-          if (lenses.bucketRecommendation) out.push(new BucketLens(range, site.bucketCapMb !== undefined ? site.bucketCapMb * MB : this.ctx.settings.defaultBucketBytes));
+          if (lenses.bucketRecommendation)
+            out.push(
+              new BucketLens(
+                range,
+                site.bucketCapMb !== undefined ? site.bucketCapMb * MB : this.ctx.settings.defaultBucketBytes,
+              ),
+            );
         } else if (lenses.collectives) {
           // The same size the Profile command and its panel use for this call (glue/call-size.ts).
-          out.push(new PredictionLens(range, document.uri, site, callSize(text, sites, site, this.ctx.settings.defaultBucketBytes)));
+          out.push(
+            new PredictionLens(
+              range,
+              document.uri,
+              site,
+              callSize(text, sites, site, this.ctx.settings.defaultBucketBytes),
+            ),
+          );
         }
       }
       if (lenses.scalingWarnings) {
         for (const finding of this.findings.get(document.uri)) {
           const range = new vscode.Range(finding.range.startLine, 0, finding.range.startLine, 0);
-          out.push(new vscode.CodeLens(range, {
-            title: `$(warning) ${finding.code}: ${ruleInfo(finding.code).title}`,
-            tooltip: finding.message,
-            command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri, finding.range.startLine],
-          }));
+          out.push(
+            new vscode.CodeLens(range, {
+              title: `$(warning) ${finding.code}: ${ruleInfo(finding.code).title}`,
+              tooltip: finding.message,
+              command: 'collectiveProfiler.showScalingCheck',
+              arguments: [document.uri, finding.range.startLine],
+            }),
+          );
         }
       }
       return out;
@@ -87,15 +134,41 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       // A whole training step can take a second to simulate for a large model, too long to block the extension
       // host: the lens resolves in the engine worker, and the click opens the full profile.
       out.push(new ProfileLens(top, document.uri, document.version));
-      out.push(new vscode.CodeLens(top, { title: 'Sweep buckets', command: 'collectiveProfiler.sweepBucketSize', arguments: [document.uri], tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model' }));
-      out.push(new vscode.CodeLens(top, { title: 'Scaling', command: 'collectiveProfiler.showScalingCheck', arguments: [document.uri], tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference' }));
+      out.push(
+        new vscode.CodeLens(top, {
+          title: 'Sweep buckets',
+          command: 'collectiveProfiler.sweepBucketSize',
+          arguments: [document.uri],
+          tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model',
+        }),
+      );
+      out.push(
+        new vscode.CodeLens(top, {
+          title: 'Scaling',
+          command: 'collectiveProfiler.showScalingCheck',
+          arguments: [document.uri],
+          tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference',
+        }),
+      );
       return out;
     }
     if (lenses.measurementFiles && (document.languageId === 'nccl-tests' || document.languageId === 'nccl-log')) {
       for (const site of measurementLensSites(document.languageId, text)) {
         const range = new vscode.Range(site.line, 0, site.line, 0);
-        out.push(new vscode.CodeLens(range, { title: `$(cloud-download) Import${site.test ? ` ${site.test}` : ''}`, command: 'collectiveProfiler.importMeasurements', arguments: [document.uri] }));
-        out.push(new vscode.CodeLens(range, { title: 'Compare with model', command: 'collectiveProfiler.compareWithModel', arguments: [document.uri] }));
+        out.push(
+          new vscode.CodeLens(range, {
+            title: `$(cloud-download) Import${site.test ? ` ${site.test}` : ''}`,
+            command: 'collectiveProfiler.importMeasurements',
+            arguments: [document.uri],
+          }),
+        );
+        out.push(
+          new vscode.CodeLens(range, {
+            title: 'Compare with model',
+            command: 'collectiveProfiler.compareWithModel',
+            arguments: [document.uri],
+          }),
+        );
       }
     }
     return out;
@@ -109,7 +182,11 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn(`Code lens: ${message}`);
-      lens.command = { title: '$(warning) no prediction (see the log)', tooltip: message, command: 'collectiveProfiler.showLog' };
+      lens.command = {
+        title: '$(warning) no prediction (see the log)',
+        tooltip: message,
+        command: 'collectiveProfiler.showLog',
+      };
     }
     return lens;
   }
@@ -117,17 +194,32 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   private async resolvePrediction(lens: PredictionLens): Promise<void> {
     const selected = await selectedSystem(this.ctx);
     if (!selected.ok) {
-      lens.command = { title: '$(warning) select a system to see predictions', tooltip: selected.error, command: 'collectiveProfiler.selectSystem' };
+      lens.command = {
+        title: '$(warning) select a system to see predictions',
+        tooltip: selected.error,
+        command: 'collectiveProfiler.selectSystem',
+      };
       return;
     }
     const bytes = lens.size.bytes;
     const results = lens.site.collectives.map((kind) => this.simulate(selected.label, selected.system, kind, bytes));
-    const floorUs = this.simulate(selected.label, selected.system, lens.site.collectives[0] ?? 'allreduce', LATENCY_PROBE_BYTES).timeUs;
-    const unit = lens.site.kind === 'collective' || lens.site.kind === 'jax' ? 'tensor' : lens.site.kind === 'fsdp' ? 'units' : 'buckets';
+    const floorUs = this.simulate(
+      selected.label,
+      selected.system,
+      lens.site.collectives[0] ?? 'allreduce',
+      LATENCY_PROBE_BYTES,
+    ).timeUs;
+    const unit =
+      lens.site.kind === 'collective' || lens.site.kind === 'jax'
+        ? 'tensor'
+        : lens.site.kind === 'fsdp'
+          ? 'units'
+          : 'buckets';
     lens.command = {
       title: predictionTitle(results, bytes, unit, floorUs),
       tooltip: predictionTooltip(selected.label, lens.size, results),
-      command: 'collectiveProfiler.profileAllReduceAtCursor', arguments: [lens.uri, lens.site.line],
+      command: 'collectiveProfiler.profileAllReduceAtCursor',
+      arguments: [lens.uri, lens.site.line],
     };
   }
 
@@ -139,7 +231,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       return;
     }
     const plain = (why: string): vscode.Command => ({
-      title: '$(pulse) Profile', command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri],
+      title: '$(pulse) Profile',
+      command: 'collectiveProfiler.profileTrainingConfig',
+      arguments: [lens.uri],
       tooltip: `Simulate the training step on its system: timeline, phase breakdown and busbw charts. (${why})`,
     });
     const abort = new AbortController();
@@ -148,13 +242,20 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     try {
       const { training } = await import('./lazy');
       const step = await training.stepSummary(this.ctx, lens.uri, abort.signal);
-      lens.command = { title: profileTitle(step), tooltip: profileTooltip(step), command: 'collectiveProfiler.profileTrainingConfig', arguments: [lens.uri] };
+      lens.command = {
+        title: profileTitle(step),
+        tooltip: profileTooltip(step),
+        command: 'collectiveProfiler.profileTrainingConfig',
+        arguments: [lens.uri],
+      };
       if (this.profiles.size > 100) this.profiles.clear();
       this.profiles.set(key, lens.command);
     } catch (error) {
       // A config the parser refuses already has its error in Problems; the lens still offers the full profile.
       const message = error instanceof Error ? error.message : String(error);
-      lens.command = plain(abort.signal.aborted ? 'no step estimate: it took too long or was cancelled' : `no step estimate: ${message}`);
+      lens.command = plain(
+        abort.signal.aborted ? 'no step estimate: it took too long or was cancelled' : `no step estimate: ${message}`,
+      );
     } finally {
       clearTimeout(timer);
       cancel?.dispose();
@@ -164,17 +265,30 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   private async resolveBucket(lens: BucketLens): Promise<void> {
     const selected = await selectedSystem(this.ctx);
     if (!selected.ok) {
-      lens.command = { title: '$(warning) select a system for a bucket recommendation', tooltip: selected.error, command: 'collectiveProfiler.selectSystem' };
+      lens.command = {
+        title: '$(warning) select a system for a bucket recommendation',
+        tooltip: selected.error,
+        command: 'collectiveProfiler.selectSystem',
+      };
       return;
     }
     const rows = sweepAllReduce(selected.system, { minBytes: MB, maxBytes: 1024 * MB, factor: 2 });
     const share = bucketBandwidth(rows, lens.currentBytes);
     lens.command = share
-      ? { title: bucketTitle(share), tooltip: `AllReduce busbw of this bucket size on ${selected.label}. Bandwidth alone does not pick a bucket: smaller buckets start communicating earlier in the backward pass. Click to sweep bucket_cap_mb through a training config's step model; its best size is the one with the lowest step time.`, command: 'collectiveProfiler.sweepBucketSize' }
+      ? {
+          title: bucketTitle(share),
+          tooltip: `AllReduce busbw of this bucket size on ${selected.label}. Bandwidth alone does not pick a bucket: smaller buckets start communicating earlier in the backward pass. Click to sweep bucket_cap_mb through a training config's step model; its best size is the one with the lowest step time.`,
+          command: 'collectiveProfiler.sweepBucketSize',
+        }
       : { title: 'no bucket recommendation', command: 'collectiveProfiler.showLog' };
   }
 
-  private simulate(label: string, system: Parameters<typeof simulateCollective>[0], kind: CollectiveKind, bytes: number): CollectiveResult {
+  private simulate(
+    label: string,
+    system: Parameters<typeof simulateCollective>[0],
+    kind: CollectiveKind,
+    bytes: number,
+  ): CollectiveResult {
     const key = `${label}|${kind}|${bytes}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
@@ -187,6 +301,10 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
 
 /** Where lenses are offered: Python, the two measurement languages, and JSON/YAML configs. */
 export const LENS_SELECTOR: vscode.DocumentSelector = [
-  { language: 'python' }, { language: 'nccl-tests' }, { language: 'nccl-log' },
-  { language: 'json', pattern: '**/*.json' }, { language: 'jsonc', pattern: '**/*.json' }, { language: 'yaml' },
+  { language: 'python' },
+  { language: 'nccl-tests' },
+  { language: 'nccl-log' },
+  { language: 'json', pattern: '**/*.json' },
+  { language: 'jsonc', pattern: '**/*.json' },
+  { language: 'yaml' },
 ];

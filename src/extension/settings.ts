@@ -10,7 +10,13 @@ export const RULE_SEVERITIES: readonly RuleSeverity[] = ['default', 'error', 'wa
 
 /** The code lens kinds, each switchable on its own. */
 export type LensKind = 'collectives' | 'bucketRecommendation' | 'scalingWarnings' | 'configFiles' | 'measurementFiles';
-export const LENS_KINDS: readonly LensKind[] = ['collectives', 'bucketRecommendation', 'scalingWarnings', 'configFiles', 'measurementFiles'];
+export const LENS_KINDS: readonly LensKind[] = [
+  'collectives',
+  'bucketRecommendation',
+  'scalingWarnings',
+  'configFiles',
+  'measurementFiles',
+];
 
 export type Launcher = 'direct' | 'torchrun';
 
@@ -58,7 +64,13 @@ export const DEFAULT_SETTINGS: Settings = {
   nodes: 1,
   ncclVersion: '',
   defaultBucketBytes: 25 * 1024 * 1024,
-  lenses: { collectives: true, bucketRecommendation: true, scalingWarnings: true, configFiles: true, measurementFiles: true },
+  lenses: {
+    collectives: true,
+    bucketRecommendation: true,
+    scalingWarnings: true,
+    configFiles: true,
+    measurementFiles: true,
+  },
   diagnostics: { enabled: true, debounceMs: 300, rules: {}, hints: false },
   native: { pythonPath: '', torchrunPath: '', launcher: 'direct', processes: 0, timeoutSeconds: 300 },
 };
@@ -71,23 +83,40 @@ const RULE_CODE = /^CP\d{3}$/;
  */
 export function readSettings(source: SettingsSource): { settings: Settings; problems: SettingProblem[] } {
   const problems: SettingProblem[] = [];
-  const pick = <T>(key: string, fallback: T, check: (v: unknown) => v is T, what: string, read: (k: string) => unknown = (k) => source.get(k)): T => {
+  const pick = <T>(
+    key: string,
+    fallback: T,
+    check: (v: unknown) => v is T,
+    what: string,
+    read: (k: string) => unknown = (k) => source.get(k),
+  ): T => {
     const raw = read(key);
     if (raw === undefined || raw === null) return fallback;
     if (check(raw)) return raw;
-    problems.push({ key: `collectiveProfiler.${key}`, message: `expected ${what}, got ${JSON.stringify(raw)}; using ${JSON.stringify(fallback)}` });
+    problems.push({
+      key: `collectiveProfiler.${key}`,
+      message: `expected ${what}, got ${JSON.stringify(raw)}; using ${JSON.stringify(fallback)}`,
+    });
     return fallback;
   };
   const isString = (v: unknown): v is string => typeof v === 'string';
   const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
-  const intIn = (min: number, max: number) => (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+  const intIn =
+    (min: number, max: number) =>
+    (v: unknown): v is number =>
+      typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
   const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
   const isLauncher = (v: unknown): v is Launcher => v === 'direct' || v === 'torchrun';
   // Executables come from the user's own settings only: a workspace must never choose what runs.
   const machine = (key: string): unknown => (source.globalValue ? source.globalValue(key) : source.get(key));
   // The reader for machine-scoped keys; passed to pick so a missing user value falls back to the default.
 
-  const system = pick('system', DEFAULT_SETTINGS.system, (v): v is string => isString(v) && v.trim().length > 0, 'a preset name or a file path').trim();
+  const system = pick(
+    'system',
+    DEFAULT_SETTINGS.system,
+    (v): v is string => isString(v) && v.trim().length > 0,
+    'a preset name or a file path',
+  ).trim();
   const lenses = { ...DEFAULT_SETTINGS.lenses };
   const lensesOn = pick('codeLens.enabled', true, isBool, 'true or false');
   for (const kind of LENS_KINDS) lenses[kind] = lensesOn && pick(`codeLens.${kind}`, true, isBool, 'true or false');
@@ -96,11 +125,22 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
   const rawRules = source.get('diagnostics.rules');
   if (rawRules !== undefined && rawRules !== null) {
     if (typeof rawRules !== 'object' || Array.isArray(rawRules)) {
-      problems.push({ key: 'collectiveProfiler.diagnostics.rules', message: 'expected an object such as { "CP006": "off" }' });
+      problems.push({
+        key: 'collectiveProfiler.diagnostics.rules',
+        message: 'expected an object such as { "CP006": "off" }',
+      });
     } else {
       for (const [code, severity] of Object.entries(rawRules)) {
-        if (!RULE_CODE.test(code)) problems.push({ key: `collectiveProfiler.diagnostics.rules.${code}`, message: `"${code}" is not a rule code (CP001…CP008)` });
-        else if (!RULE_SEVERITIES.includes(severity as RuleSeverity)) problems.push({ key: `collectiveProfiler.diagnostics.rules.${code}`, message: `severity must be one of ${RULE_SEVERITIES.join(', ')}` });
+        if (!RULE_CODE.test(code))
+          problems.push({
+            key: `collectiveProfiler.diagnostics.rules.${code}`,
+            message: `"${code}" is not a rule code (CP001…CP008)`,
+          });
+        else if (!RULE_SEVERITIES.includes(severity as RuleSeverity))
+          problems.push({
+            key: `collectiveProfiler.diagnostics.rules.${code}`,
+            message: `severity must be one of ${RULE_SEVERITIES.join(', ')}`,
+          });
         else rules[code] = severity as RuleSeverity;
       }
     }
@@ -110,7 +150,12 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
   const settings: Settings = {
     system,
     nodes: pick('nodes', 1, intIn(1, 65536), 'an integer from 1 to 65536'),
-    ncclVersion: pick('ncclVersion', '', (v): v is string => isString(v) && (v.trim() === '' || isNcclVersion(v)), 'an NCCL release such as "2.26.2", or ""').trim(),
+    ncclVersion: pick(
+      'ncclVersion',
+      '',
+      (v): v is string => isString(v) && (v.trim() === '' || isNcclVersion(v)),
+      'an NCCL release such as "2.26.2", or ""',
+    ).trim(),
     defaultBucketBytes: Math.round(bucketMB * 1024 * 1024),
     lenses,
     diagnostics: {
@@ -132,7 +177,19 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
 
 /** Setting keys (without the prefix) that the package manifest must declare; the manifest test checks both ways. */
 export const SETTING_KEYS: readonly string[] = [
-  'system', 'nodes', 'ncclVersion', 'defaultBucketMB', 'codeLens.enabled', ...LENS_KINDS.map((k) => `codeLens.${k}`),
-  'diagnostics.enabled', 'diagnostics.debounceMs', 'diagnostics.rules', 'diagnostics.hints',
-  'native.pythonPath', 'native.torchrunPath', 'native.launcher', 'native.processes', 'native.timeoutSeconds',
+  'system',
+  'nodes',
+  'ncclVersion',
+  'defaultBucketMB',
+  'codeLens.enabled',
+  ...LENS_KINDS.map((k) => `codeLens.${k}`),
+  'diagnostics.enabled',
+  'diagnostics.debounceMs',
+  'diagnostics.rules',
+  'diagnostics.hints',
+  'native.pythonPath',
+  'native.torchrunPath',
+  'native.launcher',
+  'native.processes',
+  'native.timeoutSeconds',
 ];

@@ -12,12 +12,17 @@ export function registerStatusBar(ctx: Ctx): vscode.StatusBarItem {
     const selected = await selectedSystem(ctx);
     item.text = statusBarText(selected.ok ? selected.label : '', ctx.settings.nodes, selected.ok);
     item.tooltip = selected.ok
-      ? new vscode.MarkdownString(`**Collective Profiler** predicts for **${selected.label}** (${selected.system.ranks} GPUs, ${selected.source}).\n\nClick to select another system.`)
+      ? new vscode.MarkdownString(
+          `**Collective Profiler** predicts for **${selected.label}** (${selected.system.ranks} GPUs, ${selected.source}).\n\nClick to select another system.`,
+        )
       : `The selected system cannot be used: ${selected.error}. Click to select another.`;
     item.backgroundColor = selected.ok ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
     item.show();
   };
-  ctx.push(item, ctx.onDidChangeSystem(() => void update()));
+  ctx.push(
+    item,
+    ctx.onDidChangeSystem(() => void update()),
+  );
   void update();
   return item;
 }

@@ -8,7 +8,13 @@ import type { Ctx } from './context';
 import { readUserFile } from './user-files';
 
 export type SelectedSystem =
-  | { readonly ok: true; readonly spec: SystemSpec; readonly system: System; readonly label: string; readonly source: string }
+  | {
+      readonly ok: true;
+      readonly spec: SystemSpec;
+      readonly system: System;
+      readonly label: string;
+      readonly source: string;
+    }
   | { readonly ok: false; readonly error: string; readonly source: string };
 
 export function presetNames(): string[] {
@@ -32,10 +38,16 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
   let result: SelectedSystem;
   try {
     if (choice.kind === 'preset') {
-      result = resolvePreset(choice.name, nodes, ctx.settings.ncclVersion)
-        ?? { ok: false, error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`, source: value };
+      result = resolvePreset(choice.name, nodes, ctx.settings.ncclVersion) ?? {
+        ok: false,
+        error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`,
+        source: value,
+      };
     } else {
-      const uri = ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path) ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path) : vscode.Uri.file(choice.path);
+      const uri =
+        ctx.workspaceRoot && !/^([a-zA-Z]:)?[\\/]/.test(choice.path)
+          ? vscode.Uri.joinPath(ctx.workspaceRoot, choice.path)
+          : vscode.Uri.file(choice.path);
       const text = new TextDecoder().decode(await readUserFile(uri, 'config'));
       // The YAML and schema libraries load only when a system file is used, not at activation.
       const { loadSystemFile } = await import('./lazy');
@@ -56,6 +68,9 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
 /** The selected system, or an error thrown with the reason (commands show it; lenses print it). */
 export async function requireSystem(ctx: Ctx): Promise<Extract<SelectedSystem, { ok: true }>> {
   const s = await selectedSystem(ctx);
-  if (!s.ok) throw new Error(`The selected system (${s.source}) cannot be used: ${s.error}. Run "Collective Profiler: Select System".`);
+  if (!s.ok)
+    throw new Error(
+      `The selected system (${s.source}) cannot be used: ${s.error}. Run "Collective Profiler: Select System".`,
+    );
   return s;
 }

@@ -31,7 +31,9 @@ export class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider<
       wired.dispose();
       if (this.ctx.panels.activeTraceView === wired) this.ctx.panels.setActiveTrace(undefined);
     });
-    panel.onDidChangeViewState((e) => { if (e.webviewPanel.active && wired.trace) this.ctx.panels.setActiveTrace(wired); });
+    panel.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active && wired.trace) this.ctx.panels.setActiveTrace(wired);
+    });
     try {
       const { loadTrace } = (await import('./lazy')).traceFiles;
       const { trace, warnings } = await loadTrace(document.uri);

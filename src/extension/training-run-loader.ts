@@ -23,22 +23,37 @@ export async function loadTrainingRun(ctx: Ctx, uri: vscode.Uri): Promise<Traini
   const parts: RunPart[] = [];
   const folder = vscode.Uri.joinPath(uri, '..');
   for (const ref of part.references ?? []) {
-    const target = /^([a-zA-Z]:)?[\\/]/.test(ref.path) ? vscode.Uri.file(ref.path) : vscode.Uri.joinPath(folder, ref.path);
+    const target = /^([a-zA-Z]:)?[\\/]/.test(ref.path)
+      ? vscode.Uri.file(ref.path)
+      : vscode.Uri.joinPath(folder, ref.path);
     let text: string;
     try {
       text = await readText(target);
     } catch (error) {
       // A missing model or system file is reported at the line that names it.
       const { line, column } = positionOf(ref.doc, ref.at);
-      throw new ConfigError(ref.doc.fileName, [{ message: `cannot read ${ref.kind === 'model' ? 'model config' : 'system file'} '${ref.path}': ${error instanceof Error ? error.message : String(error)}`, line, column, path: ref.at }]);
+      throw new ConfigError(ref.doc.fileName, [
+        {
+          message: `cannot read ${ref.kind === 'model' ? 'model config' : 'system file'} '${ref.path}': ${error instanceof Error ? error.message : String(error)}`,
+          line,
+          column,
+          path: ref.at,
+        },
+      ]);
     }
-    if (ref.kind === 'system') parts.push({ source: { format: 'system', file: target.fsPath }, system: parseSystemFile(text, target.fsPath) });
-    else parts.push({ source: { format: 'hf-model', file: target.fsPath }, model: parseHfModelConfig(text, target.fsPath) });
+    if (ref.kind === 'system')
+      parts.push({ source: { format: 'system', file: target.fsPath }, system: parseSystemFile(text, target.fsPath) });
+    else
+      parts.push({
+        source: { format: 'hf-model', file: target.fsPath },
+        model: parseHfModelConfig(text, target.fsPath),
+      });
   }
   const namesSystem = [...parts, part].some((p) => p.system || p.systemPreset);
   if (!namesSystem) {
     const selected = await selectedSystem(ctx);
-    if (selected.ok) parts.unshift({ source: { format: 'settings', file: 'collectiveProfiler.system' }, system: selected.spec });
+    if (selected.ok)
+      parts.unshift({ source: { format: 'settings', file: 'collectiveProfiler.system' }, system: selected.spec });
   }
   return assembleTrainingRun([...parts, part]);
 }

@@ -15,7 +15,8 @@ export async function checkUserFile(uri: vscode.Uri, kind: InputKind): Promise<n
   }
   const info = await vscode.workspace.fs.stat(uri);
   if ((info.type & vscode.FileType.File) === 0) throw new UserFileError(`'${uri.toString()}' is not a regular file`);
-  if (info.size > INPUT_LIMITS_BYTES[kind]) throw new UserFileError(`'${uri.toString()}' is over the limit for ${kind} files (docs/limits.md)`);
+  if (info.size > INPUT_LIMITS_BYTES[kind])
+    throw new UserFileError(`'${uri.toString()}' is over the limit for ${kind} files (docs/limits.md)`);
   return info.size;
 }
 

@@ -11,7 +11,12 @@ import { checkUserFile } from './user-files';
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const YIELD_EVERY_FILES = 10;
 
-export async function indexWorkspace(analyzer: PythonAnalyzer, options: ProgramOptions, token: vscode.CancellationToken, log: vscode.LogOutputChannel): Promise<number> {
+export async function indexWorkspace(
+  analyzer: PythonAnalyzer,
+  options: ProgramOptions,
+  token: vscode.CancellationToken,
+  log: vscode.LogOutputChannel,
+): Promise<number> {
   if (!vscode.workspace.workspaceFolders?.length) return 0;
   const started = Date.now();
   const uris = await vscode.workspace.findFiles('**/*.py', EXCLUDED_FOLDERS, MAX_FILES, token);
@@ -32,6 +37,8 @@ export async function indexWorkspace(analyzer: PythonAnalyzer, options: ProgramO
     if (token.isCancellationRequested) throw new vscode.CancellationError();
     if (index % YIELD_EVERY_FILES === YIELD_EVERY_FILES - 1) await yieldToEventLoop();
   });
-  log.info(`Indexed ${files.length} Python files of the workspace for the gradient-scaling check in ${Date.now() - started} ms.`);
+  log.info(
+    `Indexed ${files.length} Python files of the workspace for the gradient-scaling check in ${Date.now() - started} ms.`,
+  );
   return files.length;
 }

@@ -37,7 +37,12 @@ export const GA102_BRIDGE_LINE_GBPS_PER_LINK = 14.0625;
 export const PCIE_X16_LINE_GBPS: Readonly<Record<3 | 4 | 5 | 6, number>> = { 3: 15.75, 4: 31.5, 5: 63, 6: 121 };
 
 /** InfiniBand generations by 4x port rate (Gb/s), for naming the NIC a system file describes (hardware-facts §4.1). */
-export const INFINIBAND_GENERATION: Readonly<Record<number, string>> = { 100: 'EDR', 200: 'HDR', 400: 'NDR', 800: 'XDR' };
+export const INFINIBAND_GENERATION: Readonly<Record<number, string>> = {
+  100: 'EDR',
+  200: 'HDR',
+  400: 'NDR',
+  800: 'XDR',
+};
 
 /** Published InfiniBand port latency: 0.5 µs for EDR, 0.6 µs for HDR (hardware-facts §4.1); no NIC hop is faster. */
 export const MIN_NIC_LATENCY_US = 0.5;
@@ -58,17 +63,30 @@ const NCCL_AMD_INTER_SOCKET_GBPS = 16;
 
 /** The bound for one fittable parameter of this system; undefined where no hardware constrains it (a uniform ring). */
 export function boundFor(system: System, name: FittedParam): ParamBound | undefined {
-  const healthy = (line: number, part: string, source: string): ParamBound => ({ min: HEALTHY_LINE_RATE_FRACTION * line, max: line, part, lineRateGBps: line, source });
+  const healthy = (line: number, part: string, source: string): ParamBound => ({
+    min: HEALTHY_LINE_RATE_FRACTION * line,
+    max: line,
+    part,
+    lineRateGBps: line,
+    source,
+  });
   const pcieGen = system.spec.pcieGen ?? system.gpu.pcieGen;
   const pcieLine = PCIE_X16_LINE_GBPS[pcieGen];
   const multiNode = system.nodes > 1;
   switch (name) {
     case 'nvlinkGBpsPerLink': {
-      const line = system.gpu.smVersion === 86 ? GA102_BRIDGE_LINE_GBPS_PER_LINK : NVLINK_LINE_GBPS_PER_LINK[system.gpu.nvlinkGen];
-      return line ? healthy(line, 'NVLink', `NVLink ${system.gpu.nvlinkGen} line rate per link, one direction`) : undefined;
+      const line =
+        system.gpu.smVersion === 86 ? GA102_BRIDGE_LINE_GBPS_PER_LINK : NVLINK_LINE_GBPS_PER_LINK[system.gpu.nvlinkGen];
+      return line
+        ? healthy(line, 'NVLink', `NVLink ${system.gpu.nvlinkGen} line rate per link, one direction`)
+        : undefined;
     }
     case 'pcieGBps':
-      return healthy(pcieLine, multiNode ? 'GPU-to-NIC PCIe path' : 'PCIe path', `PCIe Gen${pcieGen} x16 line rate, one direction`);
+      return healthy(
+        pcieLine,
+        multiNode ? 'GPU-to-NIC PCIe path' : 'PCIe path',
+        `PCIe Gen${pcieGen} x16 line rate, one direction`,
+      );
     case 'nicGBps': {
       const gbps = system.spec.nic?.gbps;
       if (!gbps) return undefined;
@@ -76,15 +94,36 @@ export function boundFor(system: System, name: FittedParam): ParamBound | undefi
       return healthy(gbps / 8, 'NIC', `${gbps} Gb/s${generation ? ` (${generation})` : ''} NIC line rate`);
     }
     case 'interSocketGBps':
-      return { min: HEALTHY_LINE_RATE_FRACTION * NCCL_AMD_INTER_SOCKET_GBPS, max: pcieLine, part: 'inter-socket link', lineRateGBps: pcieLine, source: `GPU PCIe Gen${pcieGen} x16 line rate above, NCCL's AMD figure below` };
+      return {
+        min: HEALTHY_LINE_RATE_FRACTION * NCCL_AMD_INTER_SOCKET_GBPS,
+        max: pcieLine,
+        part: 'inter-socket link',
+        lineRateGBps: pcieLine,
+        source: `GPU PCIe Gen${pcieGen} x16 line rate above, NCCL's AMD figure below`,
+      };
     case 'nicLatencyUs':
-      return { min: MIN_NIC_LATENCY_US, max: Infinity, part: 'NIC latency', source: 'InfiniBand port latency (EDR 0.5 µs)' };
+      return {
+        min: MIN_NIC_LATENCY_US,
+        max: Infinity,
+        part: 'NIC latency',
+        source: 'InfiniBand port latency (EDR 0.5 µs)',
+      };
     case 'nvlinkLatencyUs':
-      return { min: MIN_NVLINK_LATENCY_US, max: Infinity, part: 'NVLink latency', source: 'NVLink wire and switch hop' };
+      return {
+        min: MIN_NVLINK_LATENCY_US,
+        max: Infinity,
+        part: 'NVLink latency',
+        source: 'NVLink wire and switch hop',
+      };
     case 'pcieLatencyUs':
       return { min: MIN_PCIE_LATENCY_US, max: Infinity, part: 'PCIe latency', source: 'PCIe wire and switch hop' };
     case 'launchUs':
-      return { min: 0, max: Infinity, part: 'launch cost', source: 'no published minimum; fitted only where the sizes depend on it' };
+      return {
+        min: 0,
+        max: Infinity,
+        part: 'launch cost',
+        source: 'no published minimum; fitted only where the sizes depend on it',
+      };
     default:
       // A uniform ring's link and the HBM figure describe no particular hardware here.
       return undefined;

@@ -4,9 +4,28 @@
 // re-picked between rounds; the fitted system is judged with normal selection, as `sweep` will run it.
 // Every fitted value stays inside the hardware's box (calibrate-bounds.ts): a run no value in it explains is
 // reported as such, naming the part that would have to be slower, instead of being fitted with invented hardware.
-import { simulateCollective, type Algorithm, type Protocol, type System, type SystemOverrides, type SystemSpec } from '../engine/index';
+import {
+  simulateCollective,
+  type Algorithm,
+  type Protocol,
+  type System,
+  type SystemOverrides,
+  type SystemSpec,
+} from '../engine/index';
 import { boundFor, type ParamBound } from './calibrate-bounds';
-import { CompareError, type CompareRow, achieved, asResolved, collectiveKindOf, compareMeasurement, dtypeOf, forcedAlgorithm, medianRelativeError, usableRows, withMeasuredNccl } from './compare';
+import {
+  CompareError,
+  type CompareRow,
+  achieved,
+  asResolved,
+  collectiveKindOf,
+  compareMeasurement,
+  dtypeOf,
+  forcedAlgorithm,
+  medianRelativeError,
+  usableRows,
+  withMeasuredNccl,
+} from './compare';
 import type { Measurement, MeasurementRow } from './import/model';
 
 type Param = keyof SystemOverrides;
@@ -40,7 +59,14 @@ export interface Unexplained {
   readonly fitErrorLarge: number;
   readonly fitErrorSmall: number;
   /** The parts pinned at a bound whose release explains most, best first, with the value the data asks for. */
-  readonly parts: readonly { readonly name: Param; readonly part: string; readonly wanted: number; readonly bound: number; readonly lineRateGBps?: number; /** How much releasing it lowers the mean |log error|. */ readonly gain: number }[];
+  readonly parts: readonly {
+    readonly name: Param;
+    readonly part: string;
+    readonly wanted: number;
+    readonly bound: number;
+    readonly lineRateGBps?: number;
+    /** How much releasing it lowers the mean |log error|. */ readonly gain: number;
+  }[];
 }
 
 /**
@@ -61,7 +87,8 @@ const IDENTIFIABLE_CHANGE = 0.05;
 /** The overrides that matter for this system, with the values it uses now. */
 function fittableParameters(system: System): Partial<Record<Param, number>> {
   const links = system.topology.links;
-  const first = (kinds: string[]): { GBps: number; latencyUs: number } | undefined => links.find((l) => kinds.includes(l.kind));
+  const first = (kinds: string[]): { GBps: number; latencyUs: number } | undefined =>
+    links.find((l) => kinds.includes(l.kind));
   const base: Partial<Record<Param, number>> = { launchUs: Math.max(system.launchUs, 0.5) };
   if (system.spec.intraNode === 'uniform-ring') {
     const link = links[0];
@@ -69,10 +96,15 @@ function fittableParameters(system: System): Partial<Record<Param, number>> {
     return base;
   }
   const nvlink = first(['nvlink', 'nvswitch']);
-  if (nvlink && system.gpu.nvlinkGBpsPerLink > 0) Object.assign(base, { nvlinkGBpsPerLink: system.gpu.nvlinkGBpsPerLink, nvlinkLatencyUs: Math.max(nvlink.latencyUs, 0.05) });
+  if (nvlink && system.gpu.nvlinkGBpsPerLink > 0)
+    Object.assign(base, {
+      nvlinkGBpsPerLink: system.gpu.nvlinkGBpsPerLink,
+      nvlinkLatencyUs: Math.max(nvlink.latencyUs, 0.05),
+    });
   const pcie = first(['pcie']);
   // Across nodes every GPU also reaches its NIC over PCIe (GPUDirect RDMA), a hop in series with the NIC.
-  if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie' || system.nodes > 1)) Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
+  if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie' || system.nodes > 1))
+    Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
   const socket = first(['inter-socket']);
   if (socket && (system.fabric.hostStaged || system.spec.intraNode === 'pcie')) base.interSocketGBps = socket.GBps;
   // The NIC's own link is the slowest network link; leaf-to-spine uplinks carry several NICs' worth.
@@ -111,14 +143,22 @@ function relativeErrors(rows: readonly CompareRow[]): number[] {
 export function partClause(p: Unexplained['parts'][number]): string {
   const unit = unitOf(p.name);
   const wanted = `${Number(p.wanted.toPrecision(3))} ${unit}`;
-  if (p.lineRateGBps === undefined) return `the ${p.part} would have to be ${wanted}, past its ${Number(p.bound.toPrecision(3))} µs floor`;
+  if (p.lineRateGBps === undefined)
+    return `the ${p.part} would have to be ${wanted}, past its ${Number(p.bound.toPrecision(3))} µs floor`;
   const share = (p.wanted / p.lineRateGBps).toFixed(2);
   const line = `${Number(p.lineRateGBps.toPrecision(4))} ${unit} line rate`;
-  const limit = p.wanted < p.bound ? `a healthy one runs at ${Number(p.bound.toPrecision(3))} ${unit} or more` : 'which no link exceeds';
+  const limit =
+    p.wanted < p.bound
+      ? `a healthy one runs at ${Number(p.bound.toPrecision(3))} ${unit} or more`
+      : 'which no link exceeds';
   return `the ${p.part} would have to run at ${wanted} (${share} of its ${line}; ${limit})`;
 }
 
-export function calibrateSystem(measurement: Measurement, given: SystemSpec, options: { maxRows?: number; minBytes?: number } = {}): CalibrationResult {
+export function calibrateSystem(
+  measurement: Measurement,
+  given: SystemSpec,
+  options: { maxRows?: number; minBytes?: number } = {},
+): CalibrationResult {
   const kind = collectiveKindOf(measurement);
   // The fit, and the file it writes, keep the NCCL release the measurement ran, as compare judges it.
   const start = withMeasuredNccl(asResolved(given), measurement);
@@ -126,11 +166,19 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   const before = medianRelativeError(compareMeasurement(measurement, start).rows);
   const forced = forcedAlgorithm(measurement);
   const fitMinBytes = options.minBytes ?? 0;
-  const rows = spread(usableRows(measurement).filter((r) => r.bytes >= fitMinBytes), options.maxRows ?? 24);
+  const rows = spread(
+    usableRows(measurement).filter((r) => r.bytes >= fitMinBytes),
+    options.maxRows ?? 24,
+  );
   if (rows.length === 0) throw new CompareError(`the measurement has no size of at least ${fitMinBytes} bytes to fit`);
   const choose = (system: System): { algorithm: Algorithm; protocol: Protocol }[] =>
     rows.map((row) => {
-      const r = simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...(forced ? { algorithm: forced } : {}) });
+      const r = simulateCollective(system, {
+        kind,
+        bytes: row.bytes,
+        dtype: dtypeOf(row),
+        ...(forced ? { algorithm: forced } : {}),
+      });
       return { algorithm: r.algorithm, protocol: r.protocol };
     });
   let choices = choose(start);
@@ -152,7 +200,8 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   const specFor = (logScales: number[]): SystemSpec => {
     const overrides: Record<string, number> = { ...(spec.overrides ?? {}) };
     names.forEach((name, i) => {
-      if (logScales[i] !== 0 || spec.overrides?.[name] !== undefined) overrides[name] = base[name]! * Math.exp(logScales[i]);
+      if (logScales[i] !== 0 || spec.overrides?.[name] !== undefined)
+        overrides[name] = base[name]! * Math.exp(logScales[i]);
     });
     return Object.keys(overrides).length > 0 ? { ...spec, overrides: overrides as SystemOverrides } : { ...spec };
   };
@@ -165,7 +214,12 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     } catch {
       return undefined;
     }
-    return rows.map((row, i) => Math.log(simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs / achieved(row).timeUs));
+    return rows.map((row, i) =>
+      Math.log(
+        simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs /
+          achieved(row).timeUs,
+      ),
+    );
   };
   // The mean absolute log error steers the search; the last rounds polish the median itself, the figure of merit.
   let polish = false;
@@ -188,11 +242,23 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   // A parameter the measured sizes barely depend on would only soak up what others explain (1 GiB rows "fitted"
   // with a millisecond launch cost), so it keeps its value.
   const startErrors = logErrors(x) ?? [];
-  const frozen = names.map((_, i) => [Math.log(4), -Math.log(4)].every((d) => {
-    const moved = logErrors(x.map((v, j) => (j === i ? d : v)));
-    return moved !== undefined && moved.every((e, r) => Math.abs(Math.exp(e - startErrors[r]) - 1) < IDENTIFIABLE_CHANGE);
-  }));
-  const steps = [Math.log(2), Math.log(1.3), Math.log(1.1), Math.log(1.03), Math.log(1.01), Math.log(1.03), Math.log(1.01)];
+  const frozen = names.map((_, i) =>
+    [Math.log(4), -Math.log(4)].every((d) => {
+      const moved = logErrors(x.map((v, j) => (j === i ? d : v)));
+      return (
+        moved !== undefined && moved.every((e, r) => Math.abs(Math.exp(e - startErrors[r]) - 1) < IDENTIFIABLE_CHANGE)
+      );
+    }),
+  );
+  const steps = [
+    Math.log(2),
+    Math.log(1.3),
+    Math.log(1.1),
+    Math.log(1.03),
+    Math.log(1.01),
+    Math.log(1.03),
+    Math.log(1.01),
+  ];
   const descend = (step: number): void => {
     for (let pass = 0; pass < 2; pass++) {
       let improved = false;
@@ -301,17 +367,35 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
           at = trial[i];
         }
       }
-      if (at !== x[i]) parts.push({ name, part: b.part, wanted: base[name]! * Math.exp(at), bound: direction < 0 ? b.min : b.max, ...(bandwidth ? { lineRateGBps: b.lineRateGBps } : {}), gain: reference - value });
+      if (at !== x[i])
+        parts.push({
+          name,
+          part: b.part,
+          wanted: base[name]! * Math.exp(at),
+          bound: direction < 0 ? b.min : b.max,
+          ...(bandwidth ? { lineRateGBps: b.lineRateGBps } : {}),
+          gain: reference - value,
+        });
     });
     parts.sort((a, b) => b.gain - a.gain);
     const misses = [
       Number.isNaN(fitErrorLarge) ? '' : `${percent(fitErrorLarge)} from 1 MiB`,
       Number.isNaN(fitErrorSmall) ? '' : `${percent(fitErrorSmall)} below`,
-    ].filter(Boolean).join(', ');
+    ]
+      .filter(Boolean)
+      .join(', ');
     const which = slower ? 'slower than any healthy system of this kind' : 'faster than any system of this kind can be';
-    const why = parts.length === 0
-      ? 'no single part at its bound explains it, so the model itself may be what is wrong here'
-      : `${partClause(parts[0])}${parts.length > 1 ? `; or else ${parts.slice(1).map((p) => `the ${p.part}`).join(', ')}` : ''}`;
+    const why =
+      parts.length === 0
+        ? 'no single part at its bound explains it, so the model itself may be what is wrong here'
+        : `${partClause(parts[0])}${
+            parts.length > 1
+              ? `; or else ${parts
+                  .slice(1)
+                  .map((p) => `the ${p.part}`)
+                  .join(', ')}`
+              : ''
+          }`;
     const sentence = `The measured run is ${which} at these sizes (best bounded fit: median |time error| ${misses}, beyond the model's ${percent(MODEL_UNCERTAINTY_LARGE)} from 1 MiB and ${percent(MODEL_UNCERTAINTY_SMALL)} below): ${why}.`;
     return { sentence, slower, fitErrorLarge, fitErrorSmall, parts };
   }
@@ -321,7 +405,9 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   const unexplained = explain(fittedRows.filter((r) => r.bytes >= fitMinBytes));
   const unfittedRows = compareMeasurement(measurement, start).rows;
   const smallError = (list: typeof fittedRows): number => medianRelativeError(list.filter((r) => r.bytes < MiB));
-  const smallSizeError = unfittedRows.some((r) => r.bytes < MiB) ? { before: smallError(unfittedRows), after: smallError(fittedRows) } : undefined;
+  const smallSizeError = unfittedRows.some((r) => r.bytes < MiB)
+    ? { before: smallError(unfittedRows), after: smallError(fittedRows) }
+    : undefined;
   let rejected: string | undefined;
   // A run nothing explains keeps its best bounded fit, for --force to write; the acceptance rules below are for
   // fits that explain the run.
@@ -330,8 +416,10 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   const fitSized = (list: typeof fittedRows): typeof fittedRows => list.filter((r) => r.bytes >= fitMinBytes);
   const fitBefore = medianRelativeError(fitSized(unfittedRows));
   if (unexplained) rejected = undefined;
-  else if (medianRelativeError(fitSized(fittedRows)) >= fitBefore) rejected = `no fit inside the hardware's bounds lowers the median error on the ${fitSized(unfittedRows).length} sizes fitted (${percent(fitBefore)})`;
-  else if (after > before + SMALL_SIZE_TOLERANCE) rejected = `the fit raises the median error over all sizes from ${percent(before)} to ${percent(after)}`;
+  else if (medianRelativeError(fitSized(fittedRows)) >= fitBefore)
+    rejected = `no fit inside the hardware's bounds lowers the median error on the ${fitSized(unfittedRows).length} sizes fitted (${percent(fitBefore)})`;
+  else if (after > before + SMALL_SIZE_TOLERANCE)
+    rejected = `the fit raises the median error over all sizes from ${percent(before)} to ${percent(after)}`;
   // A fit of the large sizes must not buy its error there with the small ones.
   else if (smallSizeError && smallSizeError.after > smallSizeError.before + SMALL_SIZE_TOLERANCE) {
     rejected = `the fit raises the median error below 1 MiB from ${percent(smallSizeError.before)} to ${percent(smallSizeError.after)}`;
@@ -345,9 +433,15 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
   names.forEach((name, i) => {
     if (x[i] !== 0) parameters[name] = { from: base[name]!, to: base[name]! * Math.exp(x[i]) };
   });
-  const rounded = Object.fromEntries(Object.entries(fitted.overrides ?? {}).map(([k, v]) => [k, Number((v as number).toPrecision(4))]));
+  const rounded = Object.fromEntries(
+    Object.entries(fitted.overrides ?? {}).map(([k, v]) => [k, Number((v as number).toPrecision(4))]),
+  );
   return {
-    system: { ...fitted, name: `${spec.name ?? start.label} (calibrated)`, ...(Object.keys(rounded).length > 0 ? { overrides: rounded as SystemOverrides } : {}) },
+    system: {
+      ...fitted,
+      name: `${spec.name ?? start.label} (calibrated)`,
+      ...(Object.keys(rounded).length > 0 ? { overrides: rounded as SystemOverrides } : {}),
+    },
     medianErrorBefore: before,
     medianErrorAfter: after,
     parameters,
@@ -355,7 +449,9 @@ export function calibrateSystem(measurement: Measurement, given: SystemSpec, opt
     evaluations,
     bounds,
     fitMinBytes,
-    ...(smallSizeError ? { smallSizeError: rejected ? { before: smallSizeError.before, after: smallSizeError.before } : smallSizeError } : {}),
+    ...(smallSizeError
+      ? { smallSizeError: rejected ? { before: smallSizeError.before, after: smallSizeError.before } : smallSizeError }
+      : {}),
     ...(rejected ? { rejected } : {}),
     ...(unexplained ? { unexplained } : {}),
   };

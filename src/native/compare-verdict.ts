@@ -4,7 +4,17 @@
 // imports compare, and because the fit costs seconds that the editor's quick comparison does not spend.
 import { formatBytes, type Algorithm, type Protocol, type SystemSpec } from '../engine/index';
 import { calibrateSystem, partClause } from './calibrate';
-import { achieved, asResolved, collectiveKindOf, dtypeOf, simulateIfRunnable, uncertaintyBand, usableRows, withMeasuredNccl, type CompareResult } from './compare';
+import {
+  achieved,
+  asResolved,
+  collectiveKindOf,
+  dtypeOf,
+  simulateIfRunnable,
+  uncertaintyBand,
+  usableRows,
+  withMeasuredNccl,
+  type CompareResult,
+} from './compare';
 import type { Measurement } from './import/model';
 import type { System } from '../engine/index';
 
@@ -43,10 +53,17 @@ function mostPlausible<P extends { gain: number; wanted: number; bound: number }
 }
 
 /** Undefined when nothing is flagged; else the part that would explain the flagged sizes, in one sentence. */
-export function explainFlagged(measurement: Measurement, spec: SystemSpec | System, result: CompareResult): CompareVerdict | undefined {
+export function explainFlagged(
+  measurement: Measurement,
+  spec: SystemSpec | System,
+  result: CompareResult,
+): CompareVerdict | undefined {
   const flagged = result.rows.filter((r) => r.flagged);
   if (flagged.length === 0) return undefined;
-  const sizes = flagged.length === 1 ? formatBytes(flagged[0].bytes) : `${formatBytes(flagged[0].bytes)}–${formatBytes(flagged[flagged.length - 1].bytes)}`;
+  const sizes =
+    flagged.length === 1
+      ? formatBytes(flagged[0].bytes)
+      : `${formatBytes(flagged[0].bytes)}–${formatBytes(flagged[flagged.length - 1].bytes)}`;
   const system = withMeasuredNccl(asResolved(spec), measurement);
   const kind = collectiveKindOf(measurement);
   // A pair other than the one judged against that the flagged sizes all match within the model's uncertainty
@@ -58,14 +75,20 @@ export function explainFlagged(measurement: Measurement, spec: SystemSpec | Syst
         // A pair NCCL's own log or NCCL_ALGO fixed is what ran; no other pair explains it.
         if (r.chosenBy !== 'model' || (r.algorithm === algorithm && r.protocol === protocol)) return false;
         const row = byBytes.get(r.bytes);
-        const simulated = row && simulateIfRunnable(system, { kind, bytes: r.bytes, dtype: dtypeOf(row), algorithm, protocol });
+        const simulated =
+          row && simulateIfRunnable(system, { kind, bytes: r.bytes, dtype: dtypeOf(row), algorithm, protocol });
         if (!row || !simulated) return false;
         const ratio = simulated.timeUs / achieved(row).timeUs;
         const bound = uncertaintyBand(r.bytes, system.nodes, system.spec.intraNode).bound;
         return ratio >= 1 - bound && ratio <= 1 + bound;
       });
       if (fits) {
-        return { cause: 'algorithm', part: 'algorithm NCCL chose', pair: { algorithm, protocol }, sentence: `The flagged sizes (${sizes}) are normal for ${algorithm}/${protocol}: the algorithm NCCL chose there, not the hardware, explains the gap (set NCCL_ALGO/NCCL_PROTO or check NCCL_DEBUG=INFO's tuning lines).` };
+        return {
+          cause: 'algorithm',
+          part: 'algorithm NCCL chose',
+          pair: { algorithm, protocol },
+          sentence: `The flagged sizes (${sizes}) are normal for ${algorithm}/${protocol}: the algorithm NCCL chose there, not the hardware, explains the gap (set NCCL_ALGO/NCCL_PROTO or check NCCL_DEBUG=INFO's tuning lines).`,
+        };
       }
     }
   }
@@ -73,15 +96,30 @@ export function explainFlagged(measurement: Measurement, spec: SystemSpec | Syst
   const top = mostPlausible(fit.unexplained?.parts ?? []);
   if (top) {
     const others = fit.unexplained!.parts.filter((p) => p !== top).map((p) => `the ${p.part}`);
-    return { cause: 'hardware', part: top.part, parameter: top.name, sentence: `The flagged sizes (${sizes}) point at the ${top.part}${PART_HINTS[top.part] ?? ''}: ${partClause(top)}${others.length > 0 ? `; or else ${others.join(', ')}` : ''}.` };
+    return {
+      cause: 'hardware',
+      part: top.part,
+      parameter: top.name,
+      sentence: `The flagged sizes (${sizes}) point at the ${top.part}${PART_HINTS[top.part] ?? ''}: ${partClause(top)}${others.length > 0 ? `; or else ${others.join(', ')}` : ''}.`,
+    };
   }
   if (!fit.unexplained) {
     // The bounded fit explains the sizes: a healthy system at the slow end of its box, most moved part first.
-    const moved = Object.entries(fit.parameters).filter(([, v]) => v && v.to < v.from).sort((a, b) => a[1]!.to / a[1]!.from - b[1]!.to / b[1]!.from)[0];
+    const moved = Object.entries(fit.parameters)
+      .filter(([, v]) => v && v.to < v.from)
+      .sort((a, b) => a[1]!.to / a[1]!.from - b[1]!.to / b[1]!.from)[0];
     const bound = moved ? fit.bounds[moved[0] as keyof typeof fit.bounds] : undefined;
     if (moved && bound) {
-      return { cause: 'hardware', part: bound.part, parameter: moved[0], sentence: `The flagged sizes (${sizes}) fit a system whose ${bound.part} runs at ${Number(moved[1]!.to.toPrecision(3))} GB/s, inside its healthy range but below what the system file describes: check the ${bound.part}.` };
+      return {
+        cause: 'hardware',
+        part: bound.part,
+        parameter: moved[0],
+        sentence: `The flagged sizes (${sizes}) fit a system whose ${bound.part} runs at ${Number(moved[1]!.to.toPrecision(3))} GB/s, inside its healthy range but below what the system file describes: check the ${bound.part}.`,
+      };
     }
   }
-  return { cause: 'unknown', sentence: `No single part below its healthy bound and no other algorithm explains the flagged sizes (${sizes}); the model itself may be what is wrong there.` };
+  return {
+    cause: 'unknown',
+    sentence: `No single part below its healthy bound and no other algorithm explains the flagged sizes (${sizes}); the model itself may be what is wrong there.`,
+  };
 }

@@ -2,7 +2,20 @@
 // flags the sizes where the measured bus bandwidth falls further below what the model expects than the model's own
 // uncertainty at that size allows (MODEL_UNCERTAINTY_BANDS), for every algorithm NCCL may have run there: its cost
 // model's choice, and the pairs it rates within 10 % of that.
-import { EngineError, nearTiedChoices, resolveSystem, withNcclVersion, simulateCollective, type Algorithm, type CollectiveKind, type Dtype, type Protocol, type System, type SystemSpec, type IntraNodeFabric } from '../engine/index';
+import {
+  EngineError,
+  nearTiedChoices,
+  resolveSystem,
+  withNcclVersion,
+  simulateCollective,
+  type Algorithm,
+  type CollectiveKind,
+  type Dtype,
+  type Protocol,
+  type System,
+  type SystemSpec,
+  type IntraNodeFabric,
+} from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 
 /** The flat ratio the README and the editor quoted before the uncertainty bands; `--threshold` still sets one. */
@@ -74,10 +87,20 @@ export const MODEL_UNCERTAINTY_BANDS: readonly UncertaintyBand[] = [
 export const UNCERTAINTY_K = 1;
 
 /** The band a size falls in, for a system of `nodes` nodes whose GPUs are joined by `intraNode`. */
-export function uncertaintyBand(bytes: number, nodes: number, intraNode: IntraNodeFabric = 'nvswitch'): UncertaintyBand {
+export function uncertaintyBand(
+  bytes: number,
+  nodes: number,
+  intraNode: IntraNodeFabric = 'nvswitch',
+): UncertaintyBand {
   const multiNode = nodes > 1;
   const fabric = fabricClassOf(intraNode);
-  return MODEL_UNCERTAINTY_BANDS.find((b) => b.multiNode === multiNode && (b.fabric === undefined || b.fabric === fabric) && bytes >= b.minBytes && bytes < b.maxBytes)!;
+  return MODEL_UNCERTAINTY_BANDS.find(
+    (b) =>
+      b.multiNode === multiNode &&
+      (b.fabric === undefined || b.fabric === fabric) &&
+      bytes >= b.minBytes &&
+      bytes < b.maxBytes,
+  )!;
 }
 
 /** The ratio measured/modelled busbw below which a size is flagged when no flat `--threshold` is given. */
@@ -129,12 +152,28 @@ export interface CompareResult {
   readonly flagged: number;
 }
 
-const KINDS: Partial<Record<Measurement['collective'], CollectiveKind>> = { allreduce: 'allreduce', allgather: 'allgather', reducescatter: 'reducescatter' };
-const DTYPES: Record<string, Dtype> = { float: 'fp32', float32: 'fp32', fp32: 'fp32', half: 'fp16', float16: 'fp16', fp16: 'fp16', bfloat16: 'bf16', bf16: 'bf16' };
+const KINDS: Partial<Record<Measurement['collective'], CollectiveKind>> = {
+  allreduce: 'allreduce',
+  allgather: 'allgather',
+  reducescatter: 'reducescatter',
+};
+const DTYPES: Record<string, Dtype> = {
+  float: 'fp32',
+  float32: 'fp32',
+  fp32: 'fp32',
+  half: 'fp16',
+  float16: 'fp16',
+  fp16: 'fp16',
+  bfloat16: 'bf16',
+  bf16: 'bf16',
+};
 
 export function collectiveKindOf(measurement: Measurement): CollectiveKind {
   const kind = KINDS[measurement.collective];
-  if (!kind) throw new CompareError(`the model covers all-reduce, all-gather and reduce-scatter; this measurement is ${measurement.collective}`);
+  if (!kind)
+    throw new CompareError(
+      `the model covers all-reduce, all-gather and reduce-scatter; this measurement is ${measurement.collective}`,
+    );
   return kind;
 }
 
@@ -174,32 +213,52 @@ export function asResolved(system: SystemSpec | System): System {
 export function withMeasuredNccl(system: System, measurement: Measurement): System {
   let spec = withNcclVersion(system.spec, measurement.meta.ncclVersion);
   const measured = measurement.meta.gpusPerProcess ?? measurement.meta.nGpus;
-  if (spec.gpusPerProcess === undefined && typeof measured === 'number' && Number.isInteger(measured) && measured >= 1 && measured <= spec.gpusPerNode) {
+  if (
+    spec.gpusPerProcess === undefined &&
+    typeof measured === 'number' &&
+    Number.isInteger(measured) &&
+    measured >= 1 &&
+    measured <= spec.gpusPerNode
+  ) {
     spec = { ...spec, gpusPerProcess: measured };
   }
   return spec === system.spec ? system : resolveSystem(spec);
 }
 
-export function compareMeasurement(measurement: Measurement, spec: SystemSpec | System, options: { threshold?: number } = {}): CompareResult {
+export function compareMeasurement(
+  measurement: Measurement,
+  spec: SystemSpec | System,
+  options: { threshold?: number } = {},
+): CompareResult {
   const system = withMeasuredNccl(asResolved(spec), measurement);
   const kind = collectiveKindOf(measurement);
   if (measurement.ranks !== system.ranks) {
-    throw new CompareError(`the measurement has ${measurement.ranks} ranks but the system ${system.label} has ${system.ranks}; adjust --nodes/--gpus-per-node or the system file`);
+    throw new CompareError(
+      `the measurement has ${measurement.ranks} ranks but the system ${system.label} has ${system.ranks}; adjust --nodes/--gpus-per-node or the system file`,
+    );
   }
   const algorithm = forcedAlgorithm(measurement);
   const logged = loggedChoices(measurement, kind);
   const rows = usableRows(measurement).map((row): CompareRow => {
     const dtype = dtypeOf(row);
     const ran = algorithm ? undefined : logged.get(row.bytes);
-    const predicted = (ran && simulateIfRunnable(system, { kind, bytes: row.bytes, dtype, ...ran }))
-      || simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
-    const chosenBy = algorithm ? 'NCCL_ALGO' : ran && predicted.algorithm === ran.algorithm && predicted.protocol === ran.protocol ? 'nccl-log' : 'model';
+    const predicted =
+      (ran && simulateIfRunnable(system, { kind, bytes: row.bytes, dtype, ...ran })) ||
+      simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
+    const chosenBy = algorithm
+      ? 'NCCL_ALGO'
+      : ran && predicted.algorithm === ran.algorithm && predicted.protocol === ran.protocol
+        ? 'nccl-log'
+        : 'model';
     const best = achieved(row);
     const threshold = options.threshold ?? flagRatioFor(row.bytes, system.nodes, system.spec.intraNode);
     // Times carry more digits than nccl-tests' two-decimal busbw, so the ratio comes from them.
     const ratio = predicted.timeUs / best.timeUs;
     const measuredBusbw = best.busbwGBps > 0 ? best.busbwGBps : predicted.busbwGBps * ratio;
-    const explainedBy = ratio < threshold && chosenBy === 'model' ? nearChoiceExplaining(system, kind, row.bytes, dtype, best.timeUs, threshold, predicted) : undefined;
+    const explainedBy =
+      ratio < threshold && chosenBy === 'model'
+        ? nearChoiceExplaining(system, kind, row.bytes, dtype, best.timeUs, threshold, predicted)
+        : undefined;
     return {
       bytes: row.bytes,
       measuredTimeUs: best.timeUs,
@@ -215,17 +274,34 @@ export function compareMeasurement(measurement: Measurement, spec: SystemSpec | 
       ...(explainedBy ? { explainedBy } : {}),
     };
   });
-  return { system: system.label, collective: kind, ranks: system.ranks, ...(options.threshold !== undefined ? { threshold: options.threshold } : {}), ncclVersion: system.tuner.version, rows, flagged: rows.filter((r) => r.flagged).length };
+  return {
+    system: system.label,
+    collective: kind,
+    ranks: system.ranks,
+    ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+    ncclVersion: system.tuner.version,
+    rows,
+    flagged: rows.filter((r) => r.flagged).length,
+  };
 }
 
-const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = { RING: 'ring', TREE: 'tree', NVLS: 'nvls', NVLS_TREE: 'nvlstree', NVLSTREE: 'nvlstree' };
+const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = {
+  RING: 'ring',
+  TREE: 'tree',
+  NVLS: 'nvls',
+  NVLS_TREE: 'nvlstree',
+  NVLSTREE: 'nvlstree',
+};
 const LOGGED_PROTOCOLS: Readonly<Record<string, Protocol>> = { LL: 'LL', LL128: 'LL128', SIMPLE: 'Simple' };
 
 /**
  * The pair NCCL logged for each size of this collective (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 8388608 Bytes -> Algo
  * RING proto SIMPLE"), first call first. Pairs the model does not have (CollNet, PAT) are left out.
  */
-export function loggedChoices(measurement: Measurement, kind: CollectiveKind): Map<number, { algorithm: Algorithm; protocol: Protocol }> {
+export function loggedChoices(
+  measurement: Measurement,
+  kind: CollectiveKind,
+): Map<number, { algorithm: Algorithm; protocol: Protocol }> {
   const out = new Map<number, { algorithm: Algorithm; protocol: Protocol }>();
   const lines = measurement.meta.tuningChoices;
   if (!Array.isArray(lines)) return out;
@@ -241,7 +317,10 @@ export function loggedChoices(measurement: Measurement, kind: CollectiveKind): M
 }
 
 /** The simulation of a pair NCCL ran, or undefined when the model cannot run that pair on this system. */
-export function simulateIfRunnable(system: System, request: Parameters<typeof simulateCollective>[1]): ReturnType<typeof simulateCollective> | undefined {
+export function simulateIfRunnable(
+  system: System,
+  request: Parameters<typeof simulateCollective>[1],
+): ReturnType<typeof simulateCollective> | undefined {
   try {
     return simulateCollective(system, request);
   } catch (error) {
@@ -251,20 +330,33 @@ export function simulateIfRunnable(system: System, request: Parameters<typeof si
 }
 
 /** The near-tied pair (other than the model's choice) for which the measured time is normal, with the best ratio. */
-function nearChoiceExplaining(system: System, kind: CollectiveKind, bytes: number, dtype: Dtype, measuredUs: number, threshold: number, chosen: { algorithm: Algorithm; protocol: string }): CompareRow['explainedBy'] {
+function nearChoiceExplaining(
+  system: System,
+  kind: CollectiveKind,
+  bytes: number,
+  dtype: Dtype,
+  measuredUs: number,
+  threshold: number,
+  chosen: { algorithm: Algorithm; protocol: string },
+): CompareRow['explainedBy'] {
   if (system.fabric.idealised) return undefined;
   let found: CompareRow['explainedBy'];
   for (const near of nearTiedChoices(system, kind, bytes, dtype, NEAR_TIE_FACTOR)) {
     if (near.algorithm === chosen.algorithm && near.protocol === chosen.protocol) continue;
-    const ratio = simulateCollective(system, { kind, bytes, dtype, algorithm: near.algorithm, protocol: near.protocol }).timeUs / measuredUs;
-    if (ratio >= threshold && (!found || ratio > found.ratio)) found = { algorithm: near.algorithm, protocol: near.protocol, ratio };
+    const ratio =
+      simulateCollective(system, { kind, bytes, dtype, algorithm: near.algorithm, protocol: near.protocol }).timeUs /
+      measuredUs;
+    if (ratio >= threshold && (!found || ratio > found.ratio))
+      found = { algorithm: near.algorithm, protocol: near.protocol, ratio };
   }
   return found;
 }
 
 /** Median of |predicted − measured| / measured over the rows: the calibration's figure of merit. */
 export function medianRelativeError(rows: readonly { measuredTimeUs: number; expectedTimeUs: number }[]): number {
-  const errors = rows.map((r) => Math.abs(r.expectedTimeUs - r.measuredTimeUs) / r.measuredTimeUs).sort((a, b) => a - b);
+  const errors = rows
+    .map((r) => Math.abs(r.expectedTimeUs - r.measuredTimeUs) / r.measuredTimeUs)
+    .sort((a, b) => a - b);
   if (errors.length === 0) return 0;
   const mid = Math.floor(errors.length / 2);
   return errors.length % 2 ? errors[mid] : (errors[mid - 1] + errors[mid]) / 2;

@@ -10,12 +10,18 @@ export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
     origin: 'native',
     title,
     ranks: world,
-    facts: { backend: run.env.backend, torch: run.env.torch, ...(run.env.ncclVersion ? { nccl: run.env.ncclVersion } : {}) },
+    facts: {
+      backend: run.env.backend,
+      torch: run.env.torch,
+      ...(run.env.ncclVersion ? { nccl: run.env.ncclVersion } : {}),
+    },
   });
   // A loop, not Math.min(...spread), which overflows the stack for runs of a few hundred thousand spans.
   let origin = Infinity;
   for (const s of run.spans) origin = Math.min(origin, s.startUs);
-  const sorted = [...run.spans].sort((a, b) => a.rank - b.rank || a.algorithm.localeCompare(b.algorithm) || a.startUs - b.startUs);
+  const sorted = [...run.spans].sort(
+    (a, b) => a.rank - b.rank || a.algorithm.localeCompare(b.algorithm) || a.startUs - b.startUs,
+  );
   for (const span of sorted) {
     const lane = builder.lane('rank', `rank ${span.rank} · ${span.algorithm}`, { rank: span.rank });
     const start = span.startUs - origin;
@@ -33,7 +39,11 @@ export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
       links: span.phase === 'reduce' ? [] : [`rank${span.rank}->rank${span.sendTo}`],
       startUs: start,
       endUs: Math.max(start, span.endUs - origin),
-      args: { algorithm: span.algorithm, messageBytes: span.messageBytes, peer: span.phase === 'reduce' ? span.rank : span.recvFrom },
+      args: {
+        algorithm: span.algorithm,
+        messageBytes: span.messageBytes,
+        peer: span.phase === 'reduce' ? span.rank : span.recvFrom,
+      },
     });
   }
   return builder.build();
@@ -58,7 +68,9 @@ export function nativeMeasurements(run: HarnessRun): Measurement[] {
         method,
         backend: run.env.backend,
         torch: run.env.torch,
-        verified: of.every((r) => r.unsupported !== undefined || (r.verified?.sum ?? false) && (r.verified?.avg ?? true)),
+        verified: of.every(
+          (r) => r.unsupported !== undefined || ((r.verified?.sum ?? false) && (r.verified?.avg ?? true)),
+        ),
         ...(unsupported ? { unsupported } : {}),
       },
     };

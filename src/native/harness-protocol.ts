@@ -56,7 +56,8 @@ export interface HarnessError {
   readonly message: string;
 }
 
-export type HarnessLine = HarnessEnv | HarnessResult | HarnessSpan | HarnessProgress | HarnessError | { readonly type: 'done' };
+export type HarnessLine =
+  HarnessEnv | HarnessResult | HarnessSpan | HarnessProgress | HarnessError | { readonly type: 'done' };
 
 const finite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
 const optionalFinite = (v: unknown): boolean => v === undefined || finite(v);
@@ -69,13 +70,33 @@ const text = (v: unknown): boolean => typeof v === 'string';
 function wellFormed(v: Record<string, unknown>): boolean {
   switch (v.type) {
     case 'env':
-      return text(v.python) && text(v.torch) && text(v.backend) && optionalFinite(v.gpuCount) && (v.worldSize === undefined || (Number.isInteger(v.worldSize) && (v.worldSize as number) >= 1));
+      return (
+        text(v.python) &&
+        text(v.torch) &&
+        text(v.backend) &&
+        optionalFinite(v.gpuCount) &&
+        (v.worldSize === undefined || (Number.isInteger(v.worldSize) && (v.worldSize as number) >= 1))
+      );
     case 'result':
-      return text(v.kind) && finite(v.bytes) && (v.bytes as number) >= 0 && optionalFinite(v.timeUs) && optionalFinite(v.algbwGBps) && optionalFinite(v.busbwGBps)
-        && (v.unsupported === undefined || text(v.unsupported)) && (v.verified === undefined || (typeof v.verified === 'object' && v.verified !== null));
+      return (
+        text(v.kind) &&
+        finite(v.bytes) &&
+        (v.bytes as number) >= 0 &&
+        optionalFinite(v.timeUs) &&
+        optionalFinite(v.algbwGBps) &&
+        optionalFinite(v.busbwGBps) &&
+        (v.unsupported === undefined || text(v.unsupported)) &&
+        (v.verified === undefined || (typeof v.verified === 'object' && v.verified !== null))
+      );
     case 'span':
-      return (v.algorithm === 'ring' || v.algorithm === 'tree') && (v.phase === 'exchange' || v.phase === 'reduce' || v.phase === 'broadcast')
-        && ['messageBytes', 'bytes', 'rank', 'step', 'startUs', 'endUs', 'sendTo', 'recvFrom'].every((k) => finite(v[k])) && (v.bytes as number) >= 0;
+      return (
+        (v.algorithm === 'ring' || v.algorithm === 'tree') &&
+        (v.phase === 'exchange' || v.phase === 'reduce' || v.phase === 'broadcast') &&
+        ['messageBytes', 'bytes', 'rank', 'step', 'startUs', 'endUs', 'sendTo', 'recvFrom'].every((k) =>
+          finite(v[k]),
+        ) &&
+        (v.bytes as number) >= 0
+      );
     case 'progress':
     case 'error':
     case 'done':
@@ -106,7 +127,10 @@ export interface HarnessRun {
 
 /** Reads rank 0's saved output (a multi-node run's `> collective-run.jsonl`) back into a run. */
 export function parseHarnessOutput(text: string): HarnessRun | undefined {
-  const lines = text.split('\n').map(parseHarnessLine).filter((l): l is HarnessLine => l !== undefined);
+  const lines = text
+    .split('\n')
+    .map(parseHarnessLine)
+    .filter((l): l is HarnessLine => l !== undefined);
   const env = lines.find((l): l is HarnessEnv => l.type === 'env');
   if (!env) return undefined;
   return {

@@ -9,7 +9,10 @@ import { importLargeTrace, largeFilePlan, tooLargeMessage, WHOLE_FILE_LIMIT_BYTE
 
 export class MeasurementFileError extends UserFileError {}
 
-export function importMeasurementFile(path: string, options: Omit<ImportOptions, 'gunzip' | 'fileName'> = {}): ImportResult {
+export function importMeasurementFile(
+  path: string,
+  options: Omit<ImportOptions, 'gunzip' | 'fileName'> = {},
+): ImportResult {
   let bytes: Uint8Array;
   let sizeBytes = 0;
   try {
@@ -18,7 +21,8 @@ export function importMeasurementFile(path: string, options: Omit<ImportOptions,
     closeSync(fd);
     sizeBytes = info.size;
     // Past the whole-file limit (a V8 string cannot hold it) a plain trace is streamed and anything else refused.
-    bytes = sizeBytes <= INPUT_LIMITS_BYTES.measurement ? readInputBytes(path, { kind: 'measurement' }) : new Uint8Array(0);
+    bytes =
+      sizeBytes <= INPUT_LIMITS_BYTES.measurement ? readInputBytes(path, { kind: 'measurement' }) : new Uint8Array(0);
   } catch (error) {
     if (error instanceof UserFileError) throw new MeasurementFileError(error.message, error.reason);
     throw error;
@@ -36,7 +40,13 @@ export function importMeasurementFile(path: string, options: Omit<ImportOptions,
         return gunzipSync(data, { maxOutputLength: WHOLE_FILE_LIMIT_BYTES });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-          throw new MeasurementFileError(tooLargeMessage(path, sizeBytes, 'it inflates past that limit, and a gzipped trace cannot be streamed. Inflate it (`gunzip -k`) and import the .json, which is streamed.'));
+          throw new MeasurementFileError(
+            tooLargeMessage(
+              path,
+              sizeBytes,
+              'it inflates past that limit, and a gzipped trace cannot be streamed. Inflate it (`gunzip -k`) and import the .json, which is streamed.',
+            ),
+          );
         }
         throw new MeasurementFileError(`'${path}' looks gzipped but does not inflate: ${(error as Error).message}`);
       }

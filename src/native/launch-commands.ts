@@ -24,8 +24,10 @@ export function shellQuote(word: string): string {
 function harnessTail(launch: ClusterLaunch): string[] {
   return [
     launch.harness ?? 'collective_harness.py',
-    '--backend', 'nccl',
-    '--sizes', launch.sizesBytes.join(','),
+    '--backend',
+    'nccl',
+    '--sizes',
+    launch.sizesBytes.join(','),
     ...(launch.bucketsBytes?.length ? ['--buckets', launch.bucketsBytes.join(',')] : []),
   ];
 }
@@ -33,9 +35,14 @@ function harnessTail(launch: ClusterLaunch): string[] {
 /** The torchrun line to run on every node (elastic rendezvous over c10d). */
 export function torchrunCommand(launch: ClusterLaunch): string {
   const words = [
-    launch.python ?? 'python3', '-m', 'torch.distributed.run',
-    `--nnodes=${launch.nodes}`, `--nproc_per_node=${launch.gpusPerNode}`,
-    '--rdzv_backend=c10d', `--rdzv_endpoint=${launch.rendezvous}`, `--rdzv_id=${launch.jobId ?? 'collective-profiler'}`,
+    launch.python ?? 'python3',
+    '-m',
+    'torch.distributed.run',
+    `--nnodes=${launch.nodes}`,
+    `--nproc_per_node=${launch.gpusPerNode}`,
+    '--rdzv_backend=c10d',
+    `--rdzv_endpoint=${launch.rendezvous}`,
+    `--rdzv_id=${launch.jobId ?? 'collective-profiler'}`,
     ...harnessTail(launch),
   ];
   return words.map(shellQuote).join(' ') + (launch.output ? ` > ${shellQuote(launch.output)}` : '');
@@ -46,6 +53,17 @@ export function srunCommand(launch: ClusterLaunch): string {
   const [host, port = '29500'] = launch.rendezvous.split(':');
   const env = `MASTER_ADDR=${host} MASTER_PORT=${port} RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID`;
   const inner = [`${env} exec`, ...[launch.python ?? 'python3', ...harnessTail(launch)].map(shellQuote)].join(' ');
-  const words = ['srun', `--nodes=${launch.nodes}`, `--ntasks-per-node=${launch.gpusPerNode}`, `--gpus-per-node=${launch.gpusPerNode}`, 'bash', '-c', inner];
-  return words.map((w, i) => (i === words.length - 1 ? shellQuote(w) : w)).join(' ') + (launch.output ? ` > ${shellQuote(launch.output)}` : '');
+  const words = [
+    'srun',
+    `--nodes=${launch.nodes}`,
+    `--ntasks-per-node=${launch.gpusPerNode}`,
+    `--gpus-per-node=${launch.gpusPerNode}`,
+    'bash',
+    '-c',
+    inner,
+  ];
+  return (
+    words.map((w, i) => (i === words.length - 1 ? shellQuote(w) : w)).join(' ') +
+    (launch.output ? ` > ${shellQuote(launch.output)}` : '')
+  );
 }

@@ -8,10 +8,21 @@
 // already takes: the system spec's overrides, the resolved System (launch time, link capacities, the NCCL tuner's
 // per-step latencies that only the simulator charges) and compareDataset's time hook (the host/device overlap).
 import {
-  compareDataset, launchPerProcessUs, resolveSystem, type DatasetComparison, type System, type SystemSpec,
+  compareDataset,
+  launchPerProcessUs,
+  resolveSystem,
+  type DatasetComparison,
+  type System,
+  type SystemSpec,
 } from '../engine/index';
 
-export type ConstantName = 'LAUNCH_PER_GPU_US' | 'OVERLAP_SHARPNESS' | 'intraStepLatencyScale(sm>=89)' | 'intraStepLatencyScale(sm<89)' | 'nvlinkBridgeEfficiency(NVLink4)' | 'HOST_MEMORY_GBPS';
+export type ConstantName =
+  | 'LAUNCH_PER_GPU_US'
+  | 'OVERLAP_SHARPNESS'
+  | 'intraStepLatencyScale(sm>=89)'
+  | 'intraStepLatencyScale(sm<89)'
+  | 'nvlinkBridgeEfficiency(NVLink4)'
+  | 'HOST_MEMORY_GBPS';
 
 export type ConstantValues = Readonly<Record<ConstantName, number>>;
 
@@ -51,33 +62,57 @@ const MiB = 1024 * KiB;
 
 export const FITTED_CONSTANTS: readonly FittedConstant[] = [
   {
-    name: 'LAUNCH_PER_GPU_US', unit: 'µs', meaning: 'host cost to launch one collective per GPU (a process pays it for each GPU it drives)',
-    fittedOn: /^(a100-8gpu|gb200-4gpu|rtx4090-8gpu)/, fitBytes: (b) => b <= 64 * KiB, range: [0.5, 20],
+    name: 'LAUNCH_PER_GPU_US',
+    unit: 'µs',
+    meaning: 'host cost to launch one collective per GPU (a process pays it for each GPU it drives)',
+    fittedOn: /^(a100-8gpu|gb200-4gpu|rtx4090-8gpu)/,
+    fitBytes: (b) => b <= 64 * KiB,
+    range: [0.5, 20],
     fallback: { value: 3.5, source: 'a CUDA kernel launch, 2–5 µs' },
   },
   {
-    name: 'OVERLAP_SHARPNESS', unit: '', meaning: 'p of the p-norm that combines host and device time (∞: a plain maximum)',
-    fittedOn: /^(a100-8gpu|gb200-4gpu)/, fitBytes: (b) => b >= 128 * KiB && b <= 8 * MiB, range: [1.5, 64],
+    name: 'OVERLAP_SHARPNESS',
+    unit: '',
+    meaning: 'p of the p-norm that combines host and device time (∞: a plain maximum)',
+    fittedOn: /^(a100-8gpu|gb200-4gpu)/,
+    fitBytes: (b) => b >= 128 * KiB && b <= 8 * MiB,
+    range: [1.5, 64],
     fallback: { value: Infinity, source: 'the host overlaps the device: time = max(host, device)' },
   },
   {
-    name: 'intraStepLatencyScale(sm>=89)', unit: '×', meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, Ada and newer",
-    fittedOn: /^(gb200-4gpu|rtx4090-8gpu|h100-16gpu-.*-ring)/, fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB, range: [0.5, 8],
+    name: 'intraStepLatencyScale(sm>=89)',
+    unit: '×',
+    meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, Ada and newer",
+    fittedOn: /^(gb200-4gpu|rtx4090-8gpu|h100-16gpu-.*-ring)/,
+    fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB,
+    range: [0.5, 8],
     fallback: { value: 1, source: "NCCL's own per-step latency (tuning.cc hwLat)" },
   },
   {
-    name: 'intraStepLatencyScale(sm<89)', unit: '×', meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, before Ada",
-    fittedOn: /^a100-8gpu/, fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB, range: [0.5, 8],
+    name: 'intraStepLatencyScale(sm<89)',
+    unit: '×',
+    meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, before Ada",
+    fittedOn: /^a100-8gpu/,
+    fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB,
+    range: [0.5, 8],
     fallback: { value: 1, source: "NCCL's own per-step latency (tuning.cc hwLat)" },
   },
   {
-    name: 'nvlinkBridgeEfficiency(NVLink4)', unit: '×', meaning: "share of NCCL's per-link NVLink figure an NVLink 4 bridge between PCIe cards delivers",
-    fittedOn: /^h100pcie-2gpu/, fitBytes: () => true, range: [0.2, 1.25],
+    name: 'nvlinkBridgeEfficiency(NVLink4)',
+    unit: '×',
+    meaning: "share of NCCL's per-link NVLink figure an NVLink 4 bridge between PCIe cards delivers",
+    fittedOn: /^h100pcie-2gpu/,
+    fitBytes: () => true,
+    range: [0.2, 1.25],
     fallback: { value: 1, source: "NCCL's per-link figure (topo.h, 20.6 GB/s on SM90)" },
   },
   {
-    name: 'HOST_MEMORY_GBPS', unit: 'GB/s', meaning: 'host DRAM bandwidth per socket for traffic staged without P2P',
-    fittedOn: /^rtx4090-8gpu.*nop2p/, fitBytes: (b) => b >= 16 * MiB, range: [30, 400],
+    name: 'HOST_MEMORY_GBPS',
+    unit: 'GB/s',
+    meaning: 'host DRAM bandwidth per socket for traffic staged without P2P',
+    fittedOn: /^rtx4090-8gpu.*nop2p/,
+    fitBytes: (b) => b >= 16 * MiB,
+    range: [30, 400],
     fallback: { value: 204.8, source: 'peak of 8 DDR4-3200 channels (EPYC 7542)' },
   },
 ];
@@ -116,12 +151,17 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
     const perLink = spec.overrides?.nvlinkGBpsPerLink ?? system.gpu.nvlinkGBpsPerLink;
     system = resolveSystem({ ...spec, overrides: { ...spec.overrides, nvlinkGBpsPerLink: perLink * bridge } });
   }
-  const launchUs = spec.overrides?.launchUs !== undefined || spec.intraNode === 'uniform-ring'
-    ? system.launchUs
-    : launchPerProcessUs(spec.gpusPerProcess ?? 1, values.LAUNCH_PER_GPU_US);
+  const launchUs =
+    spec.overrides?.launchUs !== undefined || spec.intraNode === 'uniform-ring'
+      ? system.launchUs
+      : launchPerProcessUs(spec.gpusPerProcess ?? 1, values.LAUNCH_PER_GPU_US);
   const host = values.HOST_MEMORY_GBPS / ENGINE_VALUES.HOST_MEMORY_GBPS;
-  const links = host === 1 ? system.topology.links : system.topology.links.map((l) => (l.kind === 'host' ? { ...l, GBps: l.GBps * host } : l));
-  const key: ConstantName = system.gpu.smVersion >= 89 ? 'intraStepLatencyScale(sm>=89)' : 'intraStepLatencyScale(sm<89)';
+  const links =
+    host === 1
+      ? system.topology.links
+      : system.topology.links.map((l) => (l.kind === 'host' ? { ...l, GBps: l.GBps * host } : l));
+  const key: ConstantName =
+    system.gpu.smVersion >= 89 ? 'intraStepLatencyScale(sm>=89)' : 'intraStepLatencyScale(sm<89)';
   const step = values[key] / ENGINE_VALUES[key];
   let tuner = system.tuner;
   if (step !== 1) {
@@ -134,18 +174,30 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
     }
     tuner = { ...tuner, stepLatencyUs: scaled };
   }
-  return { ...system, launchUs, tuner, topology: links === system.topology.links ? system.topology : { ...system.topology, links } };
+  return {
+    ...system,
+    launchUs,
+    tuner,
+    topology: links === system.topology.links ? system.topology : { ...system.topology, links },
+  };
 }
 
 /** Judges a dataset with the constants at `values`, on the sizes `includeBytes` admits. */
-export function compareWith(d: CalibrationDataset, values: ConstantValues, includeBytes?: (bytes: number) => boolean): DatasetComparison {
+export function compareWith(
+  d: CalibrationDataset,
+  values: ConstantValues,
+  includeBytes?: (bytes: number) => boolean,
+): DatasetComparison {
   const p = values.OVERLAP_SHARPNESS;
   // A simulated time is pNorm(launch, device, engine p); recover the device time and recombine with the refit p.
-  const adjustTimeUs = p === ENGINE_P ? undefined : (timeUs: number, system: System): number => {
-    const hostUs = system.launchUs;
-    const deviceUs = Math.max(0, timeUs ** ENGINE_P - hostUs ** ENGINE_P) ** (1 / ENGINE_P);
-    return pNorm(hostUs, deviceUs, p);
-  };
+  const adjustTimeUs =
+    p === ENGINE_P
+      ? undefined
+      : (timeUs: number, system: System): number => {
+          const hostUs = system.launchUs;
+          const deviceUs = Math.max(0, timeUs ** ENGINE_P - hostUs ** ENGINE_P) ** (1 / ENGINE_P);
+          return pNorm(hostUs, deviceUs, p);
+        };
   return compareDataset(variantSystem(d.spec, values), d.dataset, { includeBytes, adjustTimeUs });
 }
 
@@ -177,7 +229,11 @@ const round3 = (value: number): number => Number(value.toPrecision(3));
  * the constant's range, then a finer grid between the best point's neighbours. Deterministic; ties keep the
  * smaller value.
  */
-export function refitConstant(constant: FittedConstant, datasets: readonly CalibrationDataset[], values: ConstantValues): number {
+export function refitConstant(
+  constant: FittedConstant,
+  datasets: readonly CalibrationDataset[],
+  values: ConstantValues,
+): number {
   const score = (v: number): number => objective(constant, datasets, { ...values, [constant.name]: v });
   const coarse = logSpace(constant.range[0], constant.range[1], 17);
   const coarseScores = coarse.map(score);
@@ -210,7 +266,10 @@ export interface LeaveOneOutRow {
  * Refits, without `heldOut`, every constant fitted on it: two coordinate rounds, so constants refit together see
  * each other's refit values. Only the other datasets' rows are read.
  */
-export function refitWithout(heldOut: string, datasets: readonly CalibrationDataset[]): { values: ConstantValues; refits: RefitValue[] } {
+export function refitWithout(
+  heldOut: string,
+  datasets: readonly CalibrationDataset[],
+): { values: ConstantValues; refits: RefitValue[] } {
   const values: Record<ConstantName, number> = { ...ENGINE_VALUES };
   const held = datasets.find((d) => d.name === heldOut);
   const targets = held ? FITTED_CONSTANTS.filter((c) => supports(c, held)) : [];
@@ -221,10 +280,19 @@ export function refitWithout(heldOut: string, datasets: readonly CalibrationData
       const others = datasets.filter((d) => d.name !== heldOut && supports(constant, d));
       if (others.length === 0) {
         values[constant.name] = constant.fallback.value;
-        refits.set(constant.name, { constant: constant.name, value: constant.fallback.value, refitOn: [], fallback: constant.fallback.source });
+        refits.set(constant.name, {
+          constant: constant.name,
+          value: constant.fallback.value,
+          refitOn: [],
+          fallback: constant.fallback.source,
+        });
       } else {
         values[constant.name] = refitConstant(constant, others, values);
-        refits.set(constant.name, { constant: constant.name, value: values[constant.name], refitOn: others.map((d) => d.name) });
+        refits.set(constant.name, {
+          constant: constant.name,
+          value: values[constant.name],
+          refitOn: others.map((d) => d.name),
+        });
       }
     }
   }
@@ -243,6 +311,10 @@ export function leaveOneOut(datasets: readonly CalibrationDataset[]): LeaveOneOu
 export function refitAll(datasets: readonly CalibrationDataset[]): RefitValue[] {
   return FITTED_CONSTANTS.map((c) => {
     const on = datasets.filter((d) => supports(c, d));
-    return { constant: c.name, value: on.length > 0 ? refitConstant(c, on, ENGINE_VALUES) : c.fallback.value, refitOn: on.map((d) => d.name) };
+    return {
+      constant: c.name,
+      value: on.length > 0 ? refitConstant(c, on, ENGINE_VALUES) : c.fallback.value,
+      refitOn: on.map((d) => d.name),
+    };
   });
 }

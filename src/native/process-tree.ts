@@ -6,7 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-export function spawnGroup(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
+export function spawnGroup(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): ChildProcess {
   return spawn(command, args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

@@ -25,7 +25,8 @@ export function defaultHarnessPath(): string {
   if (chosen && chosen.trim() !== '') return chosen;
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   const candidates = [join(here, '..', 'harness'), join(here, '..', '..', 'harness'), join(process.cwd(), 'harness')];
-  for (const dir of candidates) if (existsSync(join(dir, 'collective_harness.py'))) return join(dir, 'collective_harness.py');
+  for (const dir of candidates)
+    if (existsSync(join(dir, 'collective_harness.py'))) return join(dir, 'collective_harness.py');
   return join(candidates[0], 'collective_harness.py');
 }
 
@@ -35,11 +36,20 @@ export function pythonCandidates(configured?: string): string[] {
   return [...new Set(list.filter((p): p is string => typeof p === 'string' && p.trim() !== ''))];
 }
 
-function run(python: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
+function run(
+  python: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
   return new Promise((resolve) => {
     execFile(python, args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       const missing = (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-      resolve({ code: error ? ((error as { code?: number }).code as number | null) ?? 1 : 0, stdout, stderr, missing });
+      resolve({
+        code: error ? (((error as { code?: number }).code as number | null) ?? 1) : 0,
+        stdout,
+        stderr,
+        missing,
+      });
     });
   });
 }
@@ -48,7 +58,9 @@ function run(python: string, args: string[], timeoutMs: number): Promise<{ code:
  * Returns the first candidate whose torch imports, with its environment. With an explicit `python`, only that
  * one is tried, so a wrong setting is reported rather than silently replaced.
  */
-export async function checkEnvironment(options: { python?: string; harness?: string; timeoutMs?: number } = {}): Promise<NativeEnvironment> {
+export async function checkEnvironment(
+  options: { python?: string; harness?: string; timeoutMs?: number } = {},
+): Promise<NativeEnvironment> {
   const harness = options.harness ?? defaultHarnessPath();
   const candidates = options.python ? [options.python] : pythonCandidates();
   const problems: string[] = [];
@@ -73,13 +85,25 @@ export async function checkEnvironment(options: { python?: string; harness?: str
         continue;
       }
       return {
-        python, pythonVersion: String(parsed.python), torch: String(parsed.torch), backend: parsed.backend === 'nccl' ? 'nccl' : 'gloo',
-        gpuCount: Number(parsed.gpuCount ?? 0), ncclVersion: (parsed.ncclVersion as string | null) ?? null,
-        cudaVersion: (parsed.cudaVersion as string | null) ?? null, gloo: Boolean(parsed.gloo), nccl: Boolean(parsed.nccl),
+        python,
+        pythonVersion: String(parsed.python),
+        torch: String(parsed.torch),
+        backend: parsed.backend === 'nccl' ? 'nccl' : 'gloo',
+        gpuCount: Number(parsed.gpuCount ?? 0),
+        ncclVersion: (parsed.ncclVersion as string | null) ?? null,
+        cudaVersion: (parsed.cudaVersion as string | null) ?? null,
+        gloo: Boolean(parsed.gloo),
+        nccl: Boolean(parsed.nccl),
       };
     }
-    problems.push(`${python}: ${parsed?.type === 'error' ? String(parsed.message) : (result.stderr.trim().split('\n').pop() ?? `exit ${result.code}`)}`);
+    problems.push(
+      `${python}: ${parsed?.type === 'error' ? String(parsed.message) : (result.stderr.trim().split('\n').pop() ?? `exit ${result.code}`)}`,
+    );
   }
-  if (!sawPython) throw new NativeRunError('no-python', `no Python interpreter found (tried ${candidates.join(', ')}); set the Python path`);
+  if (!sawPython)
+    throw new NativeRunError(
+      'no-python',
+      `no Python interpreter found (tried ${candidates.join(', ')}); set the Python path`,
+    );
   throw new NativeRunError('no-torch', `no Python with a working torch.distributed: ${problems.join('; ')}`);
 }

@@ -2,7 +2,15 @@
 // and guarantees that no process outlives the run: cancel and the hang watchdog kill every rank's process group.
 import type { ChildProcess } from 'node:child_process';
 import { NativeRunError, classifyFailure, tail } from './errors';
-import { parseHarnessLine, type HarnessRun, type HarnessEnv, type HarnessLine, type HarnessProgress, type HarnessResult, type HarnessSpan } from './harness-protocol';
+import {
+  parseHarnessLine,
+  type HarnessRun,
+  type HarnessEnv,
+  type HarnessLine,
+  type HarnessProgress,
+  type HarnessResult,
+  type HarnessSpan,
+} from './harness-protocol';
 import { freeLoopbackPort, killGroups, newRunToken, RUN_TOKEN_ENV, spawnGroup } from './process-tree';
 import { defaultHarnessPath } from './python';
 
@@ -39,7 +47,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const STDERR_DRAIN_MS = 500;
 
 /** Calls `then` once the stream has ended or closed, or after `limitMs`, whichever comes first. */
-function afterStreamEnds(stream: NodeJS.ReadableStream & { readableEnded?: boolean } | null | undefined, limitMs: number, then: () => void): void {
+function afterStreamEnds(
+  stream: (NodeJS.ReadableStream & { readableEnded?: boolean }) | null | undefined,
+  limitMs: number,
+  then: () => void,
+): void {
   if (!stream || stream.readableEnded) return then();
   let done = false;
   const finish = (): void => {
@@ -55,13 +67,19 @@ function afterStreamEnds(stream: NodeJS.ReadableStream & { readableEnded?: boole
 
 function harnessArgs(options: NativeRunOptions): string[] {
   return [
-    '--sizes', options.sizesBytes.join(','),
+    '--sizes',
+    options.sizesBytes.join(','),
     ...(options.bucketsBytes?.length ? ['--buckets', options.bucketsBytes.join(',')] : []),
-    '--algorithms', (options.algorithms ?? ['ring', 'tree']).join(','),
-    '--backend', options.backend ?? 'auto',
-    '--iters', String(options.iters ?? 5),
-    '--warmup', String(options.warmup ?? 1),
-    '--timeout-s', String(Math.max(10, Math.ceil((options.timeoutMs ?? 300_000) / 1000))),
+    '--algorithms',
+    (options.algorithms ?? ['ring', 'tree']).join(','),
+    '--backend',
+    options.backend ?? 'auto',
+    '--iters',
+    String(options.iters ?? 5),
+    '--warmup',
+    String(options.warmup ?? 1),
+    '--timeout-s',
+    String(Math.max(10, Math.ceil((options.timeoutMs ?? 300_000) / 1000))),
   ];
 }
 
@@ -73,7 +91,14 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
   const port = await freeLoopbackPort();
   const started = Date.now();
   const token = newRunToken();
-  const baseEnv = { ...process.env, ...options.env, MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), PYTHONUNBUFFERED: '1', [RUN_TOKEN_ENV]: token };
+  const baseEnv = {
+    ...process.env,
+    ...options.env,
+    MASTER_ADDR: '127.0.0.1',
+    MASTER_PORT: String(port),
+    PYTHONUNBUFFERED: '1',
+    [RUN_TOKEN_ENV]: token,
+  };
   const children: { child: ChildProcess; rank: number; stderr: string }[] = [];
   const launch = (args: string[], env: NodeJS.ProcessEnv, rank: number): void => {
     const child = spawnGroup(python, args, env);
@@ -81,10 +106,33 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
   };
   if (options.launcher === 'torchrun') {
-    launch(['-m', 'torch.distributed.run', `--nproc_per_node=${options.nproc}`, '--nnodes=1', '--master_addr=127.0.0.1', `--master_port=${port}`, harness, ...harnessArgs(options)], baseEnv, 0);
+    launch(
+      [
+        '-m',
+        'torch.distributed.run',
+        `--nproc_per_node=${options.nproc}`,
+        '--nnodes=1',
+        '--master_addr=127.0.0.1',
+        `--master_port=${port}`,
+        harness,
+        ...harnessArgs(options),
+      ],
+      baseEnv,
+      0,
+    );
   } else {
     for (let rank = 0; rank < options.nproc; rank++) {
-      launch([harness, ...harnessArgs(options)], { ...baseEnv, RANK: String(rank), WORLD_SIZE: String(options.nproc), LOCAL_RANK: String(rank), LOCAL_WORLD_SIZE: String(options.nproc) }, rank);
+      launch(
+        [harness, ...harnessArgs(options)],
+        {
+          ...baseEnv,
+          RANK: String(rank),
+          WORLD_SIZE: String(options.nproc),
+          LOCAL_RANK: String(rank),
+          LOCAL_WORLD_SIZE: String(options.nproc),
+        },
+        rank,
+      );
     }
   }
   const pids = children.map((c) => c.child.pid).filter((p): p is number => p !== undefined);
@@ -117,7 +165,16 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
     const onAbort = (): void => fail(new NativeRunError('cancelled', 'the run was cancelled; every rank was stopped'));
     options.signal?.addEventListener('abort', onAbort);
     const timeoutMs = Math.min(options.timeoutMs ?? 300_000, MAX_TIMER_MS);
-    const watchdog = setTimeout(() => fail(new NativeRunError('watchdog', `no result after ${Math.round(timeoutMs / 1000)} s: a collective hung, so all ${children.length} rank process groups were killed`)), timeoutMs);
+    const watchdog = setTimeout(
+      () =>
+        fail(
+          new NativeRunError(
+            'watchdog',
+            `no result after ${Math.round(timeoutMs / 1000)} s: a collective hung, so all ${children.length} rank process groups were killed`,
+          ),
+        ),
+      timeoutMs,
+    );
     for (const entry of children) {
       let buffered = '';
       entry.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -136,7 +193,11 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
         entry.stderr = (entry.stderr + chunk).slice(-STDERR_CAP);
       });
       entry.child.on('error', (error: NodeJS.ErrnoException) => {
-        fail(error.code === 'ENOENT' ? new NativeRunError('no-python', `Python not found at ${python}; set the Python path`) : new NativeRunError('launch', `could not start ${python}: ${error.message}`));
+        fail(
+          error.code === 'ENOENT'
+            ? new NativeRunError('no-python', `Python not found at ${python}; set the Python path`)
+            : new NativeRunError('launch', `could not start ${python}: ${error.message}`),
+        );
       });
       entry.child.on('exit', (code, signal) => {
         exited++;
@@ -147,7 +208,13 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
           afterStreamEnds(entry.child.stderr, STDERR_DRAIN_MS, () => {
             const known = classifyFailure(entry.stderr);
             const who = options.launcher === 'torchrun' ? 'torchrun' : `rank ${entry.rank}`;
-            fail(new NativeRunError(known?.kind ?? 'rank-died', `${who} died (${signal ? `signal ${signal}` : `exit code ${code}`})${known ? `: ${known.hint}` : ''}\n${tail(entry.stderr)}`, { rank: entry.rank, exitCode: code, signal, stderrTail: tail(entry.stderr) }));
+            fail(
+              new NativeRunError(
+                known?.kind ?? 'rank-died',
+                `${who} died (${signal ? `signal ${signal}` : `exit code ${code}`})${known ? `: ${known.hint}` : ''}\n${tail(entry.stderr)}`,
+                { rank: entry.rank, exitCode: code, signal, stderrTail: tail(entry.stderr) },
+              ),
+            );
           });
           return;
         }
@@ -171,7 +238,11 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
             wallMs: Date.now() - started,
           });
         };
-        const drained = Promise.all(children.map(({ child }) => new Promise<void>((done) => afterStreamEnds(child.stdout, STDERR_DRAIN_MS, done))));
+        const drained = Promise.all(
+          children.map(
+            ({ child }) => new Promise<void>((done) => afterStreamEnds(child.stdout, STDERR_DRAIN_MS, done)),
+          ),
+        );
         drained.then(() => killGroups(pids, undefined, token)).then(finish, finish);
       });
     }
@@ -179,6 +250,10 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
 }
 
 function errorFromHarness(line: { kind: string; rank?: number; message: string }, stderr: string): NativeRunError {
-  const kind = line.kind === 'no-torch' ? 'no-torch' : line.kind === 'nccl' ? 'nccl' : line.kind === 'cuda' ? 'cuda' : 'harness';
-  return new NativeRunError(kind, `${line.rank !== undefined ? `rank ${line.rank}: ` : ''}${line.message}`, { rank: line.rank, stderrTail: tail(stderr) });
+  const kind =
+    line.kind === 'no-torch' ? 'no-torch' : line.kind === 'nccl' ? 'nccl' : line.kind === 'cuda' ? 'cuda' : 'harness';
+  return new NativeRunError(kind, `${line.rank !== undefined ? `rank ${line.rank}: ` : ''}${line.message}`, {
+    rank: line.rank,
+    stderrTail: tail(stderr),
+  });
 }

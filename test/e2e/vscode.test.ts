@@ -5,10 +5,23 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { ROOT, clickUntilVisible, closeAllEditors, launchBrowser, missingPrerequisite, openFile, openWorkbench, runCommand, screenshot, startCodeServer, type CodeServer } from './harness';
+import {
+  ROOT,
+  clickUntilVisible,
+  closeAllEditors,
+  launchBrowser,
+  missingPrerequisite,
+  openFile,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  startCodeServer,
+  type CodeServer,
+} from './harness';
 
 const missing = missingPrerequisite();
-if (missing && process.env.REQUIRE_E2E === '1') throw new Error(`REQUIRE_E2E=1 but the end-to-end suite cannot run: ${missing}`);
+if (missing && process.env.REQUIRE_E2E === '1')
+  throw new Error(`REQUIRE_E2E=1 but the end-to-end suite cannot run: ${missing}`);
 if (missing) console.log(`# SKIPPED end-to-end suite: ${missing}`);
 
 const SHARED = join(ROOT, '..', 'shared');
@@ -58,7 +71,11 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   test('the sum-vs-average diagnostic appears in Problems at the right line, and its quick fix removes it', async () => {
     await openFile(page, 'train.py');
     await runCommand(page, 'View: Focus Problems');
-    await page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'CP001' }).first().waitFor({ timeout: 60_000 });
+    await page
+      .locator('.markers-panel .monaco-list-row')
+      .filter({ hasText: 'CP001' })
+      .first()
+      .waitFor({ timeout: 60_000 });
     const rows = await problems(page);
     await screenshot(page, '01-diagnostic');
     const row = rows.find((r) => r.includes('CP001'));
@@ -67,18 +84,38 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
 
     // Put the cursor on the flagged call and open the lightbulb's menu, as a person would; retry while the
     // extension host is still computing code actions.
-    const fix = page.locator('.action-widget .monaco-list-row').filter({ hasText: /ReduceOp\.AVG|world size/i }).first();
+    const fix = page
+      .locator('.action-widget .monaco-list-row')
+      .filter({ hasText: /ReduceOp\.AVG|world size/i })
+      .first();
     for (let attempt = 0; attempt < 4; attempt++) {
       await page.keyboard.press('Escape');
-      await page.locator('.monaco-editor .view-line').filter({ hasText: 'dist.all_reduce(param.grad)' }).first().click();
+      await page
+        .locator('.monaco-editor .view-line')
+        .filter({ hasText: 'dist.all_reduce(param.grad)' })
+        .first()
+        .click();
       const bulb = page.locator('.lightBulbWidget').first();
       if (await bulb.isVisible().catch(() => false)) await bulb.click();
       else await page.keyboard.press('Control+.');
-      if (await fix.waitFor({ timeout: 15_000 }).then(() => true, () => false)) break;
+      if (
+        await fix.waitFor({ timeout: 15_000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
     }
     await screenshot(page, '01-quick-fix-menu');
     await fix.click();
-    await page.waitForFunction(() => !Array.from(document.querySelectorAll('.markers-panel .monaco-list-row')).some((r) => r.textContent?.includes('CP001')), undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () =>
+        !Array.from(document.querySelectorAll('.markers-panel .monaco-list-row')).some((r) =>
+          r.textContent?.includes('CP001'),
+        ),
+      undefined,
+      { timeout: 30_000 },
+    );
     const editorText = await page.locator('.monaco-editor .view-lines').first().textContent();
     assert.match(editorText ?? '', /ReduceOp\.AVG|get_world_size/, 'the code changed');
     await screenshot(page, '01-fixed');
@@ -124,21 +161,31 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     // The config's Profile lens carries the step time, simulated in the engine worker.
     const profileLens = page.locator('.codelens-decoration a').filter({ hasText: 'Profile · step ≈' }).first();
     await profileLens.waitFor({ timeout: 60_000 });
-    assert.match((await profileLens.textContent()) ?? '', /Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed/);
+    assert.match(
+      (await profileLens.textContent()) ?? '',
+      /Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed/,
+    );
     await runCommand(page, 'Collective Profiler: Profile Training Config');
     const frame = webviewFrame(page);
     await frame.locator('canvas').first().waitFor({ timeout: 90_000 });
-    await frame.locator('body').filter({ hasText: /bus ?bandwidth|busbw/i }).waitFor({ timeout: 90_000 }).catch(() => undefined);
+    await frame
+      .locator('body')
+      .filter({ hasText: /bus ?bandwidth|busbw/i })
+      .waitFor({ timeout: 90_000 })
+      .catch(() => undefined);
     await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
     await screenshot(page, '03-charts');
     assert.match(text, /bus ?bandwidth|busbw/i, 'the charts panel shows a busbw chart');
-    const drawn = await frame.locator('canvas').first().evaluate((el: HTMLCanvasElement) => {
-      const data = el.getContext('2d')!.getImageData(0, 0, el.width, el.height).data;
-      let opaque = 0;
-      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
-      return opaque;
-    });
+    const drawn = await frame
+      .locator('canvas')
+      .first()
+      .evaluate((el: HTMLCanvasElement) => {
+        const data = el.getContext('2d')!.getImageData(0, 0, el.width, el.height).data;
+        let opaque = 0;
+        for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
+        return opaque;
+      });
     assert.ok(drawn > 500, `the busbw chart canvas is drawn (${drawn} opaque pixels)`);
   });
 
@@ -148,7 +195,10 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
     await lens.waitFor({ timeout: 60_000 });
     const before = (await lens.textContent()) ?? '';
-    const status = page.locator('.statusbar-item').filter({ hasText: /H100|NVSwitch|×/ }).first();
+    const status = page
+      .locator('.statusbar-item')
+      .filter({ hasText: /H100|NVSwitch|×/ })
+      .first();
     const statusBefore = (await status.textContent()) ?? '';
     await status.click();
     const input = page.locator('.quick-input-widget input');
@@ -157,14 +207,22 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 10_000 });
     await screenshot(page, '04-select-system');
     await page.keyboard.press('Enter');
-    await page.waitForFunction((old) => {
-      const items = Array.from(document.querySelectorAll('.statusbar-item')).map((e) => e.textContent ?? '');
-      return items.some((t) => t.includes('V100'));
-    }, statusBefore, { timeout: 30_000 });
-    await page.waitForFunction((old) => {
-      const lenses = Array.from(document.querySelectorAll('.codelens-decoration a')).map((e) => e.textContent ?? '');
-      return lenses.some((t) => t.includes('≈') && t !== old);
-    }, before, { timeout: 60_000 });
+    await page.waitForFunction(
+      (old) => {
+        const items = Array.from(document.querySelectorAll('.statusbar-item')).map((e) => e.textContent ?? '');
+        return items.some((t) => t.includes('V100') && t !== old);
+      },
+      statusBefore,
+      { timeout: 30_000 },
+    );
+    await page.waitForFunction(
+      (old) => {
+        const lenses = Array.from(document.querySelectorAll('.codelens-decoration a')).map((e) => e.textContent ?? '');
+        return lenses.some((t) => t.includes('≈') && t !== old);
+      },
+      before,
+      { timeout: 60_000 },
+    );
     const after = (await page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first().textContent()) ?? '';
     await screenshot(page, '04-system-changed');
     assert.notEqual(after, before, `lens changed from "${before}" to "${after}"`);
@@ -176,14 +234,27 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     // The lens sits above the first table; scroll to the top (and retry) in case the editor opened scrolled past it.
     await page.keyboard.press('Control+Home');
     const importLens = page.locator('.codelens-decoration a:visible').filter({ hasText: 'Import' }).first();
-    for (let attempt = 1; !(await importLens.waitFor({ timeout: 20_000 }).then(() => true, () => false)); attempt++) {
+    for (
+      let attempt = 1;
+      !(await importLens.waitFor({ timeout: 20_000 }).then(
+        () => true,
+        () => false,
+      ));
+      attempt++
+    ) {
       if (attempt === 3) throw new Error('no visible Import lens above the nccl-tests table');
       await page.locator('.monaco-editor .view-lines').first().click();
       await page.keyboard.press('Control+Home');
     }
     const frame = webviewFrame(page);
-    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens', () => server.logTail());
-    await frame.locator('body').filter({ hasText: /measured/i }).waitFor({ timeout: 60_000 }).catch(() => undefined);
+    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens', () =>
+      server.logTail(),
+    );
+    await frame
+      .locator('body')
+      .filter({ hasText: /measured/i })
+      .waitFor({ timeout: 60_000 })
+      .catch(() => undefined);
     await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
     await screenshot(page, '05-import');
@@ -196,12 +267,17 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await openFile(page, 'train.py');
     const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
     await lens.waitFor({ timeout: 60_000 });
-    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload', () => server.logTail());
+    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload', () =>
+      server.logTail(),
+    );
     await page.waitForTimeout(1500);
     await runCommand(page, 'Developer: Reload Window');
     await page.waitForTimeout(3000);
     await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
-    const tab = page.locator('.tabs-container .tab').filter({ hasText: /timeline/i }).first();
+    const tab = page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /timeline/i })
+      .first();
     await tab.waitFor({ timeout: 60_000 });
     await tab.click();
     const canvas = webviewFrame(page).locator('canvas.lanes');
@@ -232,7 +308,10 @@ describe('Collective Profiler in an untrusted workspace', { skip: missing !== un
   test('the native engine command is unavailable and says why', async () => {
     await openFile(page, 'train.py');
     await runCommand(page, 'Collective Profiler: Run on This Machine');
-    const toast = page.locator('.notification-toast, .notifications-toasts .monaco-list-row').filter({ hasText: /untrusted|Restricted/i }).first();
+    const toast = page
+      .locator('.notification-toast, .notifications-toasts .monaco-list-row')
+      .filter({ hasText: /untrusted|Restricted/i })
+      .first();
     await toast.waitFor({ timeout: 30_000 });
     const text = (await toast.innerText()).trim();
     await screenshot(page, '07-untrusted');

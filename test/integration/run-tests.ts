@@ -11,7 +11,13 @@ async function main(): Promise<void> {
       extensionTestsPath: path.join(__dirname, 'suite', 'index.js'),
       vscodeExecutablePath: process.env.VSCODE_PATH || undefined,
       version: process.env.VSCODE_VERSION || undefined,
-      launchArgs: [path.join(root, 'test', 'integration', 'fixture'), '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+      launchArgs: [
+        path.join(root, 'test', 'integration', 'fixture'),
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+      ],
     });
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);

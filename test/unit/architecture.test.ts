@@ -17,14 +17,62 @@ interface Rule {
 }
 
 const RULES: Record<Layer, Rule> = {
-  engine: { mayImport: ['engine'], node: false, vscode: false, packages: [], why: 'the engine is pure so the CLI, the extension and the webview all run it' },
-  protocol: { mayImport: ['engine'], node: false, vscode: false, packages: [], why: 'the protocol is shared by the host and the browser bundle' },
-  config: { mayImport: ['engine', 'config'], node: false, vscode: false, packages: ['yaml', 'ajv'], why: 'config parsing is text in, model out, so it runs anywhere' },
-  analysis: { mayImport: ['engine', 'config', 'analysis'], node: false, vscode: false, packages: ['web-tree-sitter'], why: 'analysis must run in the CLI and the extension alike; the parser is passed in' },
-  native: { mayImport: ['engine', 'config', 'native'], node: true, vscode: false, packages: [], why: 'the native runner spawns processes but must not depend on VS Code' },
-  cli: { mayImport: ['engine', 'config', 'analysis', 'native', 'cli'], node: true, vscode: false, packages: [], why: 'the CLI runs headless in CI' },
-  extension: { mayImport: ['engine', 'protocol', 'config', 'analysis', 'native', 'extension'], node: true, vscode: true, packages: [], why: 'only the extension talks to VS Code' },
-  webview: { mayImport: ['engine', 'protocol', 'webview'], node: false, vscode: false, packages: ['chart.js', '@vscode-elements/elements'], why: 'the webview is a browser bundle' },
+  engine: {
+    mayImport: ['engine'],
+    node: false,
+    vscode: false,
+    packages: [],
+    why: 'the engine is pure so the CLI, the extension and the webview all run it',
+  },
+  protocol: {
+    mayImport: ['engine'],
+    node: false,
+    vscode: false,
+    packages: [],
+    why: 'the protocol is shared by the host and the browser bundle',
+  },
+  config: {
+    mayImport: ['engine', 'config'],
+    node: false,
+    vscode: false,
+    packages: ['yaml', 'ajv'],
+    why: 'config parsing is text in, model out, so it runs anywhere',
+  },
+  analysis: {
+    mayImport: ['engine', 'config', 'analysis'],
+    node: false,
+    vscode: false,
+    packages: ['web-tree-sitter'],
+    why: 'analysis must run in the CLI and the extension alike; the parser is passed in',
+  },
+  native: {
+    mayImport: ['engine', 'config', 'native'],
+    node: true,
+    vscode: false,
+    packages: [],
+    why: 'the native runner spawns processes but must not depend on VS Code',
+  },
+  cli: {
+    mayImport: ['engine', 'config', 'analysis', 'native', 'cli'],
+    node: true,
+    vscode: false,
+    packages: [],
+    why: 'the CLI runs headless in CI',
+  },
+  extension: {
+    mayImport: ['engine', 'protocol', 'config', 'analysis', 'native', 'extension'],
+    node: true,
+    vscode: true,
+    packages: [],
+    why: 'only the extension talks to VS Code',
+  },
+  webview: {
+    mayImport: ['engine', 'protocol', 'webview'],
+    node: false,
+    vscode: false,
+    packages: ['chart.js', '@vscode-elements/elements'],
+    why: 'the webview is a browser bundle',
+  },
 };
 
 /** Known exceptions, each with a reason. Keep this empty; a new entry needs a note in ARCHITECTURE.md. */
@@ -52,7 +100,8 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(text: string): string[] {
   const specifiers: string[] = [];
-  const pattern = /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+  const pattern =
+    /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
   for (const m of text.matchAll(pattern)) specifiers.push(m[1] ?? m[2] ?? m[3] ?? m[4]);
   return specifiers;
 }
@@ -72,14 +121,26 @@ function violations(file: string, text = readFileSync(file, 'utf8')): string[] {
       if (!rule.node) found.push(`${where}: ${layer} must not use Node built-ins (${rule.why})`);
     } else if (spec.startsWith('.')) {
       const target = resolve(dirname(file), spec);
-      const targetLayer = layerOf(target.endsWith('.ts') ? target : `${target}.ts`) ?? layerOf(join(target, 'index.ts'));
+      const targetLayer =
+        layerOf(target.endsWith('.ts') ? target : `${target}.ts`) ?? layerOf(join(target, 'index.ts'));
       if (!targetLayer) continue;
-      if (!rule.mayImport.includes(targetLayer)) found.push(`${where}: ${layer} may import only ${rule.mayImport.join(', ')} (${rule.why})`);
+      if (!rule.mayImport.includes(targetLayer))
+        found.push(`${where}: ${layer} may import only ${rule.mayImport.join(', ')} (${rule.why})`);
       const targetRel = relative(ROOT, target).split(sep).join('/');
-      if (targetLayer === 'engine' && layer !== 'engine' && targetRel !== 'src/engine' && targetRel !== 'src/engine/index') {
+      if (
+        targetLayer === 'engine' &&
+        layer !== 'engine' &&
+        targetRel !== 'src/engine' &&
+        targetRel !== 'src/engine/index'
+      ) {
         found.push(`${where}: outside the engine, import only src/engine/index.ts`);
       }
-    } else if (!rule.packages.some((p) => spec === p || spec.startsWith(`${p}/`)) && layer !== 'extension' && layer !== 'cli' && layer !== 'native') {
+    } else if (
+      !rule.packages.some((p) => spec === p || spec.startsWith(`${p}/`)) &&
+      layer !== 'extension' &&
+      layer !== 'cli' &&
+      layer !== 'native'
+    ) {
       found.push(`${where}: ${layer} may use only the packages ${rule.packages.join(', ') || '(none)'} (${rule.why})`);
     }
   }
@@ -96,9 +157,16 @@ test('every layer imports only what ARCHITECTURE.md allows', () => {
 test('the engine uses no DOM or Node globals', () => {
   const offenders = sourceFiles(join(ROOT, 'src', 'engine')).filter((f) =>
     // Comments are prose ("a single process. Undefined ..."), so both kinds are removed before looking for globals.
-    /\b(document|window|process|Buffer|require)\s*[.(]/.test(readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')),
+    /\b(document|window|process|Buffer|require)\s*[.(]/.test(
+      readFileSync(f, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, ''),
+    ),
   );
-  assert.deepEqual(offenders.map((f) => relative(ROOT, f)), []);
+  assert.deepEqual(
+    offenders.map((f) => relative(ROOT, f)),
+    [],
+  );
 });
 
 test('the checker catches a forbidden import (self-test)', () => {
@@ -128,7 +196,9 @@ function reachable(roots: readonly string[]): Map<string, string> {
     for (const spec of importsOf(readFileSync(file, 'utf8'))) {
       if (!spec.startsWith('.')) continue;
       const base = resolve(dirname(file), spec);
-      const target = [`${base}.ts`, join(base, 'index.ts'), base].find((c) => c.endsWith('.ts') && statSync(c, { throwIfNoEntry: false })?.isFile());
+      const target = [`${base}.ts`, join(base, 'index.ts'), base].find(
+        (c) => c.endsWith('.ts') && statSync(c, { throwIfNoEntry: false })?.isFile(),
+      );
       if (target && !seen.has(target)) {
         seen.set(target, file);
         queue.push(target);
@@ -140,7 +210,10 @@ function reachable(roots: readonly string[]): Map<string, string> {
 
 test('the extension glue and the engine worker never reach vscode, even through another file', () => {
   // glue/ is what the unit tests run without VS Code, and the worker runs in a thread where vscode cannot load.
-  const roots = [...sourceFiles(join(ROOT, 'src', 'extension', 'glue')), ...sourceFiles(join(ROOT, 'src', 'extension', 'worker'))];
+  const roots = [
+    ...sourceFiles(join(ROOT, 'src', 'extension', 'glue')),
+    ...sourceFiles(join(ROOT, 'src', 'extension', 'worker')),
+  ];
   assert.ok(roots.length > 5, 'the walk found glue and worker files');
   const offenders = [...reachable(roots)]
     .filter(([file]) => importsOf(readFileSync(file, 'utf8')).includes('vscode'))

@@ -9,32 +9,59 @@ import { chartSpecs, timeAxis, LOG_TIME_SPREAD } from '../../webview/charts/char
 
 const COLOURS = { series: ['#111', '#222', '#333', '#444', '#555', '#666'], foreground: '#000', grid: '#ccc' };
 
-interface Axis { type?: string; title?: { display?: boolean; text?: string } }
+interface Axis {
+  type?: string;
+  title?: { display?: boolean; text?: string };
+}
 
 function axesOf(spec: ReturnType<typeof chartSpecs>[number]): Record<string, Axis> {
-  return ((spec.config.options as { scales?: Record<string, Axis> } | undefined)?.scales) ?? {};
+  return (spec.config.options as { scales?: Record<string, Axis> } | undefined)?.scales ?? {};
 }
 
 const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
 const DATA: ChartsData = {
   title: 't',
   sweeps: [{ label: 'model', rows }],
-  measured: [{ label: 'run', points: rows.map((r) => ({ bytes: r.bytes, timeUs: r.timeUs * 1.3, busbwGBps: r.busbwGBps / 1.3 })) }],
+  measured: [
+    {
+      label: 'run',
+      points: rows.map((r) => ({ bytes: r.bytes, timeUs: r.timeUs * 1.3, busbwGBps: r.busbwGBps / 1.3 })),
+    },
+  ],
   phases: [{ label: 'allreduce 4 B', bytes: 4, exchangeUs: 10, reduceUs: 2, broadcastUs: 8 }],
   comparisonBytes: 2 ** 20,
-  algorithms: [{ algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 }, { algorithm: 'ring', protocol: 'Simple', timeUs: 4000, busbwGBps: 300, chosen: true }],
-  bucketSweep: [1, 25, 1024].map((mb, i) => ({ bucketBytes: mb * 2 ** 20, stepTimeUs: [900, 700, 800][i], exposedCommUs: [400, 150, 300][i], recommended: i === 1 })),
-  nodeScaling: [{ nodes: 1, ranks: 8, timeUs: 100, busbwGBps: 300 }, { nodes: 2, ranks: 16, timeUs: 150, busbwGBps: 250 }],
-  scalingCheck: { steps: [0, 1], series: [{ label: 'sum', kind: 'sum', loss: [1, 0.5] }], model: 'Synthetic least-squares model: …' },
+  algorithms: [
+    { algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 },
+    { algorithm: 'ring', protocol: 'Simple', timeUs: 4000, busbwGBps: 300, chosen: true },
+  ],
+  bucketSweep: [1, 25, 1024].map((mb, i) => ({
+    bucketBytes: mb * 2 ** 20,
+    stepTimeUs: [900, 700, 800][i],
+    exposedCommUs: [400, 150, 300][i],
+    recommended: i === 1,
+  })),
+  nodeScaling: [
+    { nodes: 1, ranks: 8, timeUs: 100, busbwGBps: 300 },
+    { nodes: 2, ranks: 16, timeUs: 150, busbwGBps: 250 },
+  ],
+  scalingCheck: {
+    steps: [0, 1],
+    series: [{ label: 'sum', kind: 'sum', loss: [1, 0.5] }],
+    model: 'Synthetic least-squares model: …',
+  },
 };
 
 test('every axis of every chart is titled', () => {
   const specs = chartSpecs(DATA, COLOURS);
-  assert.deepEqual(specs.map((s) => s.id), ['busbw', 'time', 'phases', 'algorithms', 'buckets', 'scaling', 'loss']);
+  assert.deepEqual(
+    specs.map((s) => s.id),
+    ['busbw', 'time', 'phases', 'algorithms', 'buckets', 'scaling', 'loss'],
+  );
   for (const spec of specs) {
     const axes = axesOf(spec);
     assert.ok(Object.keys(axes).length >= 2, `${spec.id} has its axes set`);
-    for (const [name, axis] of Object.entries(axes)) assert.ok(axis.title?.display && axis.title.text, `${spec.id}.${name} is titled`);
+    for (const [name, axis] of Object.entries(axes))
+      assert.ok(axis.title?.display && axis.title.text, `${spec.id}.${name} is titled`);
   }
 });
 
@@ -55,6 +82,15 @@ test('a time axis is logarithmic exactly where the candidates differ by 100× or
   assert.equal(timeAxis([20, 4000]).type, 'logarithmic');
   assert.equal(timeAxis([20, 20 * LOG_TIME_SPREAD - 1]).type, 'linear');
   assert.equal(axesOf(chartSpecs(DATA, COLOURS).find((s) => s.id === 'algorithms')!).y.type, 'logarithmic');
-  const close = chartSpecs({ ...DATA, algorithms: [{ algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 }, { algorithm: 'tree', protocol: 'LL', timeUs: 30, busbwGBps: 1 }] }, COLOURS);
+  const close = chartSpecs(
+    {
+      ...DATA,
+      algorithms: [
+        { algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 },
+        { algorithm: 'tree', protocol: 'LL', timeUs: 30, busbwGBps: 1 },
+      ],
+    },
+    COLOURS,
+  );
   assert.equal(axesOf(close.find((s) => s.id === 'algorithms')!).y.type, 'linear');
 });

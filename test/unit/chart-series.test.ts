@@ -22,7 +22,14 @@ test('byte ticks label powers of two only, and plottable drops points a log axis
   assert.equal(byteTick(1024 * 1024), '1 MiB');
   assert.equal(byteTick(3000), '');
   assert.equal(byteTick(0), '');
-  assert.deepEqual(plottable([{ x: 0, y: 1 }, { x: 8, y: Number.NaN }, { x: 8, y: 2 }]), [{ x: 8, y: 2 }]);
+  assert.deepEqual(
+    plottable([
+      { x: 0, y: 1 },
+      { x: 8, y: Number.NaN },
+      { x: 8, y: 2 },
+    ]),
+    [{ x: 8, y: 2 }],
+  );
 });
 
 test('the recommended bucket is the marked one, else the fastest step', () => {
@@ -35,6 +42,9 @@ test('byte axes tick at powers of two, thinned to a readable count', () => {
   assert.deepEqual(powerOfTwoTicks(1000, 70_000), [1024, 2048, 4096, 8192, 16384, 32768, 65536]);
   const wide = powerOfTwoTicks(8, 2 ** 33);
   assert.ok(wide.length <= 12 && wide.length >= 6, `${wide.length} ticks`);
-  assert.ok(wide.every((t, i) => i === 0 || t / wide[i - 1] === wide[1] / wide[0]), 'evenly spaced on a log axis');
+  assert.ok(
+    wide.every((t, i) => i === 0 || t / wide[i - 1] === wide[1] / wide[0]),
+    'evenly spaced on a log axis',
+  );
   assert.deepEqual(powerOfTwoTicks(0, 10), []);
 });

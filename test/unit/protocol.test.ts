@@ -55,14 +55,38 @@ test('malformed and unknown messages are rejected with the reason', () => {
 test('arbitrary values never throw and only valid shapes pass (property)', () => {
   let tried = 0;
   fc.assert(
-    fc.property(fc.oneof(fc.anything(), fc.record({ type: fc.constantFrom('ready', 'openSource', 'selectSpan', 'requestRange', 'exportTrace', 'log', 'x'), panel: fc.anything(), file: fc.anything(), line: fc.anything(), spanIndex: fc.anything(), level: fc.anything(), message: fc.anything() }, { requiredKeys: ['type'] })), (value) => {
-      tried++;
-      const result = validateWebviewMessage(value);
-      if (!isValidationError(result)) {
-        assert.ok(VALID.some((v) => v.type === result.type), 'a passing message has a known type');
-        assert.equal(JSON.stringify(JSON.parse(JSON.stringify(result))), JSON.stringify(result), 'a passing message is plain JSON');
-      }
-    }),
+    fc.property(
+      fc.oneof(
+        fc.anything(),
+        fc.record(
+          {
+            type: fc.constantFrom('ready', 'openSource', 'selectSpan', 'requestRange', 'exportTrace', 'log', 'x'),
+            panel: fc.anything(),
+            file: fc.anything(),
+            line: fc.anything(),
+            spanIndex: fc.anything(),
+            level: fc.anything(),
+            message: fc.anything(),
+          },
+          { requiredKeys: ['type'] },
+        ),
+      ),
+      (value) => {
+        tried++;
+        const result = validateWebviewMessage(value);
+        if (!isValidationError(result)) {
+          assert.ok(
+            VALID.some((v) => v.type === result.type),
+            'a passing message has a known type',
+          );
+          assert.equal(
+            JSON.stringify(JSON.parse(JSON.stringify(result))),
+            JSON.stringify(result),
+            'a passing message is plain JSON',
+          );
+        }
+      },
+    ),
     { numRuns: 2000 },
   );
   assert.equal(tried, 2000);
@@ -71,9 +95,25 @@ test('arbitrary values never throw and only valid shapes pass (property)', () =>
 test('panel state from a reload keeps known fields and drops malformed ones', () => {
   assert.equal(validatePanelState(undefined), undefined);
   assert.equal(validatePanelState({ panel: 'shell' }), undefined);
-  assert.deepEqual(validatePanelState({ panel: 'timeline', viewStartUs: 3, viewEndUs: 'x', filter: 'ring', source: { uri: 'file:///a.json', label: 'a' }, selectedSpan: -2 }), {
-    panel: 'timeline', source: { uri: 'file:///a.json', label: 'a' }, viewStartUs: 3, viewEndUs: undefined, scrollTopPx: undefined, filter: 'ring', selectedSpan: undefined,
-  });
+  assert.deepEqual(
+    validatePanelState({
+      panel: 'timeline',
+      viewStartUs: 3,
+      viewEndUs: 'x',
+      filter: 'ring',
+      source: { uri: 'file:///a.json', label: 'a' },
+      selectedSpan: -2,
+    }),
+    {
+      panel: 'timeline',
+      source: { uri: 'file:///a.json', label: 'a' },
+      viewStartUs: 3,
+      viewEndUs: undefined,
+      scrollTopPx: undefined,
+      filter: 'ring',
+      selectedSpan: undefined,
+    },
+  );
   const charts = validatePanelState({ panel: 'charts', data: { title: 't' }, tab: 5 });
   assert.deepEqual(charts, { panel: 'charts', data: { title: 't' }, tab: undefined });
 });

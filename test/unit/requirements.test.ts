@@ -17,8 +17,12 @@ function withEnv(name: string, value: string | undefined, body: () => void): voi
 
 test('a missing input is a skip reason locally and an error under REQUIRE_SHARED=1', () => {
   const missing = '/nonexistent/shared/fixtures-real';
-  withEnv('REQUIRE_SHARED', undefined, () => assert.match(String(needShared(missing, 'the fixtures')), /the fixtures is absent/));
-  withEnv('REQUIRE_SHARED', '1', () => assert.throws(() => needShared(missing, 'the fixtures'), /REQUIRE_SHARED=1, but the fixtures is absent/));
+  withEnv('REQUIRE_SHARED', undefined, () =>
+    assert.match(String(needShared(missing, 'the fixtures')), /the fixtures is absent/),
+  );
+  withEnv('REQUIRE_SHARED', '1', () =>
+    assert.throws(() => needShared(missing, 'the fixtures'), /REQUIRE_SHARED=1, but the fixtures is absent/),
+  );
   withEnv('REQUIRE_SHARED', '1', () => assert.equal(needShared(import.meta.dirname), false));
 });
 

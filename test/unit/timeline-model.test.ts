@@ -19,24 +19,51 @@ const phase = (name: string): number => PHASES.indexOf(name as (typeof PHASES)[n
 
 function columns(spans: [lane: number, startUs: number, endUs: number, phase: string, bytes?: number][]) {
   return {
-    startUs: Float64Array.from(spans, (s) => s[1]), endUs: Float64Array.from(spans, (s) => s[2]), lane: Uint32Array.from(spans, (s) => s[0]),
-    phase: Uint8Array.from(spans, (s) => phase(s[3])), transferBytes: Float64Array.from(spans, (s) => s[4] ?? 0),
+    startUs: Float64Array.from(spans, (s) => s[1]),
+    endUs: Float64Array.from(spans, (s) => s[2]),
+    lane: Uint32Array.from(spans, (s) => s[0]),
+    phase: Uint8Array.from(spans, (s) => phase(s[3])),
+    transferBytes: Float64Array.from(spans, (s) => s[4] ?? 0),
   };
 }
 
 test('spans are grouped by row (ranks in rank order, then links) and sorted by start', () => {
-  const model = TimelineModel.fromColumns(META, LANES, columns([[3, 30, 40, 'reduce'], [7, 0, 10, 'exchange'], [5, 20, 25, 'broadcast'], [3, 5, 15, 'exchange'], [5, 0, 10, 'compute']]));
-  assert.deepEqual(model.rows.map((l) => l.label), ['rank 0', 'rank 1', 'gpu0->gpu1']);
+  const model = TimelineModel.fromColumns(
+    META,
+    LANES,
+    columns([
+      [3, 30, 40, 'reduce'],
+      [7, 0, 10, 'exchange'],
+      [5, 20, 25, 'broadcast'],
+      [3, 5, 15, 'exchange'],
+      [5, 0, 10, 'compute'],
+    ]),
+  );
+  assert.deepEqual(
+    model.rows.map((l) => l.label),
+    ['rank 0', 'rank 1', 'gpu0->gpu1'],
+  );
   assert.deepEqual([...model.rowOffsets], [0, 2, 4, 5]);
   assert.deepEqual([...model.start], [0, 20, 5, 30, 0]);
-  assert.deepEqual([0, 1, 2, 3, 4].map((k) => model.originalIndex(k)), [4, 2, 3, 0, 1]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4].map((k) => model.originalIndex(k)),
+    [4, 2, 3, 0, 1],
+  );
   assert.deepEqual([model.startUs, model.endUs], [0, 40]);
   assert.equal(model.rowOf(3), 1);
   assert.throws(() => TimelineModel.fromColumns(META, LANES, columns([[9, 0, 1, 'reduce']])), /unknown lane 9/);
 });
 
 test('hit testing finds the span under a time, the nearest within tolerance, and the shortest of overlapping ones', () => {
-  const model = TimelineModel.fromColumns(META, LANES, columns([[5, 0, 100, 'compute'], [5, 40, 45, 'exchange'], [5, 200, 210, 'reduce']]));
+  const model = TimelineModel.fromColumns(
+    META,
+    LANES,
+    columns([
+      [5, 0, 100, 'compute'],
+      [5, 40, 45, 'exchange'],
+      [5, 200, 210, 'reduce'],
+    ]),
+  );
   assert.equal(model.originalIndex(model.hitTest(0, 42, 0)), 1, 'the short exchange over the long compute');
   assert.equal(model.originalIndex(model.hitTest(0, 10, 0)), 0);
   assert.equal(model.hitTest(0, 150, 10), -1);
@@ -46,9 +73,17 @@ test('hit testing finds the span under a time, the nearest within tolerance, and
 
 test('range statistics count phase time and bytes over the rank rows, clipped to the range', () => {
   // Interleaved across lanes, so the bytes are read back through the model's permutation.
-  const model = TimelineModel.fromColumns(META, LANES, columns([
-    [7, 0, 10, 'exchange', 99_999], [3, 0, 10, 'exchange', 10_000], [5, 0, 10, 'exchange', 10_000], [3, 10, 20, 'reduce'], [5, 10, 20, 'reduce'],
-  ]));
+  const model = TimelineModel.fromColumns(
+    META,
+    LANES,
+    columns([
+      [7, 0, 10, 'exchange', 99_999],
+      [3, 0, 10, 'exchange', 10_000],
+      [5, 0, 10, 'exchange', 10_000],
+      [3, 10, 20, 'reduce'],
+      [5, 10, 20, 'reduce'],
+    ]),
+  );
   assert.notEqual(model.originalIndex(0), 0, 'the input was regrouped');
   const stats = model.rangeStats(5, 15);
   assert.equal(stats.ranks, 2);
@@ -57,23 +92,48 @@ test('range statistics count phase time and bytes over the rank rows, clipped to
   assert.equal(stats.transferredBytes, 10_000);
   assert.equal(stats.busbwGBps, 0.5);
   // A rank's stream lane (its reduce kernels) counts towards the phases, not as another rank.
-  const withStream = TimelineModel.fromColumns(META, [...LANES, { id: 9, kind: 'stream', label: 'rank 0 · reduce', node: 0, rank: 0 }],
-    columns([[5, 0, 10, 'exchange', 10_000], [9, 0, 10, 'reduce'], [3, 0, 10, 'exchange', 10_000]]));
+  const withStream = TimelineModel.fromColumns(
+    META,
+    [...LANES, { id: 9, kind: 'stream', label: 'rank 0 · reduce', node: 0, rank: 0 }],
+    columns([
+      [5, 0, 10, 'exchange', 10_000],
+      [9, 0, 10, 'reduce'],
+      [3, 0, 10, 'exchange', 10_000],
+    ]),
+  );
   const streamed = withStream.rangeStats(0, 10);
   assert.equal(streamed.ranks, 2);
   // Rank 0's exchange and reduce overlap, so they share its 10 µs; rank 1's exchange holds all of its 10 µs.
-  assert.deepEqual([streamed.phaseUs[phase('exchange')], streamed.phaseUs[phase('reduce')], streamed.idleUs], [15, 5, 0]);
+  assert.deepEqual(
+    [streamed.phaseUs[phase('exchange')], streamed.phaseUs[phase('reduce')], streamed.idleUs],
+    [15, 5, 0],
+  );
 });
 
 test('range statistics of a training step: a collective yields to its phases, its message bytes give algbw', () => {
   // Rank 0: a collective 0..20 holding exchange 0..10 and reduce 10..20, beside compute 0..5; rank 1: compute 0..10.
-  const model = TimelineModel.fromColumns(META, LANES, columns([
-    [5, 0, 20, 'collective', 40_000], [5, 0, 10, 'exchange'], [5, 10, 20, 'reduce'], [5, 0, 5, 'compute'], [3, 0, 10, 'compute'],
-  ]));
+  const model = TimelineModel.fromColumns(
+    META,
+    LANES,
+    columns([
+      [5, 0, 20, 'collective', 40_000],
+      [5, 0, 10, 'exchange'],
+      [5, 10, 20, 'reduce'],
+      [5, 0, 5, 'compute'],
+      [3, 0, 10, 'compute'],
+    ]),
+  );
   const stats = model.rangeStats(0, 20);
   assert.equal(stats.phaseUs[phase('collective')], 0, 'the container does not count twice');
-  assert.deepEqual([stats.phaseUs[phase('compute')], stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')], stats.idleUs], [12.5, 7.5, 10, 10]);
-  assert.equal(stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs, 2 * 20, 'phases and idle fill both ranks\' range');
+  assert.deepEqual(
+    [stats.phaseUs[phase('compute')], stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')], stats.idleUs],
+    [12.5, 7.5, 10, 10],
+  );
+  assert.equal(
+    stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs,
+    2 * 20,
+    "phases and idle fill both ranks' range",
+  );
   // Without links the exchange moved nothing measurable; the collective's 40 kB message over 2 ranks in 20 µs is 1 GB/s.
   assert.equal(stats.transferredBytes, 0);
   assert.equal(stats.collectiveBytes, 40_000);
@@ -81,7 +141,10 @@ test('range statistics of a training step: a collective yields to its phases, it
   const lines = rangeSummary(stats).map((l) => `${l.label}: ${l.text}`);
   assert.ok(lines.includes('algbw: 1.0 GB/s per rank over 2 ranks'), lines.join('\n'));
   assert.ok(!lines.some((l) => l.startsWith('busbw')), 'no busbw is claimed where no span crossed a link');
-  assert.equal(rangeSummary(model.rangeStats(30, 40)).find((l) => l.label === 'moved')?.text, 'no span in the range moved bytes');
+  assert.equal(
+    rangeSummary(model.rangeStats(30, 40)).find((l) => l.label === 'moved')?.text,
+    'no span in the range moved bytes',
+  );
 });
 
 test('zoomed out, level-of-detail buckets give the same columns as visiting every span', () => {
@@ -104,7 +167,10 @@ test('zoomed out, level-of-detail buckets give the same columns as visiting ever
   let same = 0;
   for (let c = 0; c < width; c++) if (viaLod.slot[c] === viaScan.slot[c]) same++;
   assert.ok(same >= width - 4, `${same} of ${width} columns agree (only boundary columns may differ)`);
-  assert.ok([...viaLod.slot].every((s) => s !== EMPTY), 'a busy row has no empty column when zoomed out');
+  assert.ok(
+    [...viaLod.slot].every((s) => s !== EMPTY),
+    'a busy row has no empty column when zoomed out',
+  );
 });
 
 test('the time scale maps both ways and puts ticks at round steps from the trace origin', () => {

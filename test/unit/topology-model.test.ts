@@ -16,8 +16,30 @@ test('utilisation is bytes carried over capacity during the trace, capped at 1',
   const builder = new TraceBuilder({ origin: 'test', title: 't', ranks: 3 });
   const lane = builder.lane('rank', 'rank 0', { rank: 0, node: 0 });
   // 10 µs at 100 GB/s is 1 MB of capacity: 0.5 MB is half; b->c at 50 GB/s gets 2 MB, more than it could carry.
-  builder.add({ lane, rank: 0, phase: 'exchange', step: 0, channel: 0, chunk: 0, bytes: 500_000, links: ['a->b'], startUs: 0, endUs: 10 });
-  builder.add({ lane, rank: 0, phase: 'exchange', step: 1, channel: 0, chunk: 0, bytes: 2_000_000, links: ['b->c'], startUs: 0, endUs: 10 });
+  builder.add({
+    lane,
+    rank: 0,
+    phase: 'exchange',
+    step: 0,
+    channel: 0,
+    chunk: 0,
+    bytes: 500_000,
+    links: ['a->b'],
+    startUs: 0,
+    endUs: 10,
+  });
+  builder.add({
+    lane,
+    rank: 0,
+    phase: 'exchange',
+    step: 1,
+    channel: 0,
+    chunk: 0,
+    bytes: 2_000_000,
+    links: ['b->c'],
+    startUs: 0,
+    endUs: 10,
+  });
   const { utilisation, bytes } = linkUtilisation(builder.build(), LINKS);
   assert.equal(utilisation.get('a->b'), 0.5);
   assert.equal(utilisation.get('b->c'), 1);
@@ -31,11 +53,51 @@ test('utilisation is bytes carried over capacity during the trace, capped at 1',
 test('a ring channel is recognised from the links its spans used', () => {
   const builder = new TraceBuilder({ origin: 'test', title: 't', ranks: 3 });
   const lane = builder.lane('rank', 'rank 0', { rank: 0, node: 0 });
-  for (const [i, link] of ['a->b', 'b->c', 'c->a'].entries()) builder.add({ lane, rank: 0, phase: 'exchange', step: i, channel: 1, chunk: 0, bytes: 1, links: [link], startUs: i, endUs: i + 1 });
-  builder.add({ lane, rank: 0, phase: 'exchange', step: 0, channel: 2, chunk: 0, bytes: 1, links: ['a->b', 'b->a'], startUs: 0, endUs: 1 });
-  builder.add({ lane, rank: 0, phase: 'exchange', step: 0, channel: 2, chunk: 0, bytes: 1, links: ['b->c'], startUs: 0, endUs: 1 });
+  for (const [i, link] of ['a->b', 'b->c', 'c->a'].entries())
+    builder.add({
+      lane,
+      rank: 0,
+      phase: 'exchange',
+      step: i,
+      channel: 1,
+      chunk: 0,
+      bytes: 1,
+      links: [link],
+      startUs: i,
+      endUs: i + 1,
+    });
+  builder.add({
+    lane,
+    rank: 0,
+    phase: 'exchange',
+    step: 0,
+    channel: 2,
+    chunk: 0,
+    bytes: 1,
+    links: ['a->b', 'b->a'],
+    startUs: 0,
+    endUs: 1,
+  });
+  builder.add({
+    lane,
+    rank: 0,
+    phase: 'exchange',
+    step: 0,
+    channel: 2,
+    chunk: 0,
+    bytes: 1,
+    links: ['b->c'],
+    startUs: 0,
+    endUs: 1,
+  });
   const channels = channelsFromTrace(builder.build(), LINKS);
-  assert.deepEqual(channels.map((c) => [c.channel, c.kind, c.edges?.length]), [[1, 'ring', 3], [2, 'tree', 3]]);
+  assert.deepEqual(
+    channels.map((c) => [c.channel, c.kind, c.edges?.length]),
+    [
+      [1, 'ring', 3],
+      [2, 'tree', 3],
+    ],
+  );
 });
 
 test('the layout puts GPUs above their switch inside each node, and the fabric below all nodes', () => {
@@ -52,8 +114,15 @@ test('the layout puts GPUs above their switch inside each node, and the fabric b
   const node1 = vertices.filter((v) => v.node === 1).map((v) => layout.positions.get(v.id)!.x);
   assert.ok(Math.min(...node1) > layout.nodes[1].x, 'node 1 vertices sit in node 1 box');
   // A ring trace over the engine's system uses some of these links.
-  const trace = simulateCollective(presetSystem('dgx-h100')!, { bytes: 2 ** 24, algorithm: 'ring', trace: true }).trace!;
+  const trace = simulateCollective(presetSystem('dgx-h100')!, {
+    bytes: 2 ** 24,
+    algorithm: 'ring',
+    trace: true,
+  }).trace!;
   const single = resolveSystem(presetSystem('dgx-h100')!);
   const { utilisation } = linkUtilisation(trace, single.topology.links);
-  assert.ok([...utilisation.values()].some((u) => u > 0.1), 'the ring keeps some links busy');
+  assert.ok(
+    [...utilisation.values()].some((u) => u > 0.1),
+    'the ring keeps some links busy',
+  );
 });

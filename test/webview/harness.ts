@@ -9,13 +9,19 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildPanelHtml, makeNonce } from '../../src/extension/panels/html';
 import type { PanelKind, ToWebview } from '../../src/protocol';
-// Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
+// Callbacks passed to page.evaluate run in the browser; this name exists there, not in Node's typings.
 declare const window: any;
-declare const document: any;
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const CHROME_PATH = process.env.CHROME_PATH || '/usr/bin/chromium';
-export const CHROME_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROME_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /** Why browser tests cannot run here, or undefined when they can. With REQUIRE_E2E=1 a missing browser is a failure. */
 export function chromiumMissing(): string | undefined {
@@ -27,14 +33,28 @@ export function chromiumMissing(): string | undefined {
 }
 
 export const DARK_THEME: Readonly<Record<string, string>> = {
-  '--vscode-font-family': 'sans-serif', '--vscode-font-size': '13px', '--vscode-editor-font-family': 'monospace',
-  '--vscode-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-editor-background': '#1e1e1e',
-  '--vscode-charts-blue': '#3794ff', '--vscode-charts-orange': '#d18616', '--vscode-charts-green': '#89d185',
-  '--vscode-charts-purple': '#b180d7', '--vscode-charts-yellow': '#cca700', '--vscode-charts-red': '#f14c4c',
-  '--vscode-charts-foreground': '#cccccc', '--vscode-charts-lines': '#808080', '--vscode-focusBorder': '#007fd4',
-  '--vscode-editorHoverWidget-background': '#252526', '--vscode-editorHoverWidget-foreground': '#cccccc',
-  '--vscode-editorHoverWidget-border': '#454545', '--vscode-panel-border': '#80808059', '--vscode-errorForeground': '#f48771',
-  '--vscode-textLink-foreground': '#3794ff', '--vscode-editor-selectionBackground': '#264f78',
+  '--vscode-font-family': 'sans-serif',
+  '--vscode-font-size': '13px',
+  '--vscode-editor-font-family': 'monospace',
+  '--vscode-foreground': '#cccccc',
+  '--vscode-descriptionForeground': '#9d9d9d',
+  '--vscode-editor-background': '#1e1e1e',
+  '--vscode-charts-blue': '#3794ff',
+  '--vscode-charts-orange': '#d18616',
+  '--vscode-charts-green': '#89d185',
+  '--vscode-charts-purple': '#b180d7',
+  '--vscode-charts-yellow': '#cca700',
+  '--vscode-charts-red': '#f14c4c',
+  '--vscode-charts-foreground': '#cccccc',
+  '--vscode-charts-lines': '#808080',
+  '--vscode-focusBorder': '#007fd4',
+  '--vscode-editorHoverWidget-background': '#252526',
+  '--vscode-editorHoverWidget-foreground': '#cccccc',
+  '--vscode-editorHoverWidget-border': '#454545',
+  '--vscode-panel-border': '#80808059',
+  '--vscode-errorForeground': '#f48771',
+  '--vscode-textLink-foreground': '#3794ff',
+  '--vscode-editor-selectionBackground': '#264f78',
 };
 
 /** Bundles a panel once per process, the way scripts/build.mjs does, into a temporary folder. */
@@ -43,7 +63,15 @@ async function bundle(panel: PanelKind): Promise<string> {
   const cached = bundleDirs.get(panel);
   if (cached) return cached;
   const dir = mkdtempSync(join(tmpdir(), `cp-webview-${panel}-`));
-  await esbuild.build({ entryPoints: [{ in: join(ROOT, 'webview', panel, 'main.ts'), out: panel }], outdir: dir, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [{ in: join(ROOT, 'webview', panel, 'main.ts'), out: panel }],
+    outdir: dir,
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+    logLevel: 'error',
+  });
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   bundleDirs.set(panel, dir);
   return dir;
@@ -61,7 +89,11 @@ export interface PanelPage {
   close(): Promise<void>;
 }
 
-export async function openPanel(panel: PanelKind, viewport = { width: 1200, height: 800 }, theme = DARK_THEME): Promise<PanelPage> {
+export async function openPanel(
+  panel: PanelKind,
+  viewport = { width: 1200, height: 800 },
+  theme = DARK_THEME,
+): Promise<PanelPage> {
   const dir = await bundle(panel);
   const nonce = makeNonce();
   let origin = '';
@@ -69,7 +101,9 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
     const url = request.url ?? '/';
     if (url === `/${panel}.html`) {
       response.writeHead(200, { 'content-type': 'text/html' });
-      response.end(buildPanelHtml({ panel, cspSource: origin, scriptUri: `${origin}/${panel}.js`, nonce, title: `Test ${panel}` }));
+      response.end(
+        buildPanelHtml({ panel, cspSource: origin, scriptUri: `${origin}/${panel}.js`, nonce, title: `Test ${panel}` }),
+      );
     } else if (/^\/[a-z]+\.js$/.test(url) && existsSync(join(dir, url.slice(1)))) {
       response.writeHead(200, { 'content-type': 'text/javascript' });
       response.end(readFileSync(join(dir, url.slice(1))));
@@ -87,7 +121,9 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
   // Script errors are collected so a page that never gets ready explains why.
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (m) => { if (m.type() === 'error' || process.env.WEBVIEW_DEBUG) errors.push(`console.${m.type()}: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || process.env.WEBVIEW_DEBUG) errors.push(`console.${m.type()}: ${m.text()}`);
+  });
   // A string, not a function: tsx would wrap a function's inner names in helpers the page does not have.
   await page.addInitScript(`(() => {
     const vars = ${JSON.stringify(theme)};
@@ -111,21 +147,32 @@ export async function openPanel(panel: PanelKind, viewport = { width: 1200, heig
   })();`);
   await page.goto(`${origin}/${panel}.html`);
   try {
-    await page.waitForFunction(() => ((window as unknown as { __posted: { type: string }[] }).__posted).some((m) => m.type === 'ready'), undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'),
+      undefined,
+      { timeout: 10_000 },
+    );
   } catch (error) {
     await browser.close();
     server.close();
-    throw new Error(`the ${panel} panel never posted "ready": ${errors.join('\n') || String(error)}`);
+    throw new Error(`the ${panel} panel never posted "ready": ${errors.join('\n') || String(error)}`, { cause: error });
   }
   return {
     page,
     // The message travels as a JSON string: Playwright's structured argument encoding is slow for large traces.
-    send: async (message) => { await page.evaluate((json) => window.dispatchEvent(new MessageEvent('message', { data: JSON.parse(json) })), JSON.stringify(message)); },
+    send: async (message) => {
+      await page.evaluate(
+        (json) => window.dispatchEvent(new MessageEvent('message', { data: JSON.parse(json) })),
+        JSON.stringify(message),
+      );
+    },
     posted: () => page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted),
     errors: () => errors,
     reload: async () => {
       await page.reload();
-      await page.waitForFunction(() => ((window as unknown as { __posted: { type: string }[] }).__posted).some((m) => m.type === 'ready'));
+      await page.waitForFunction(() =>
+        (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'),
+      );
     },
     cspViolations: () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp),
     close: async () => {

@@ -18,7 +18,9 @@ function hostileTrace(): Trace {
   return {
     metadata: { ...trace.metadata, title: `${SCRIPT} title`, system: PAYLOAD },
     lanes: trace.lanes.map((lane) => ({ ...lane, label: `${lane.label} ${PAYLOAD}` })),
-    spans: trace.spans.map((span) => span.source ? { ...span, source: { file: `/work/${PAYLOAD}.py`, line: 3 }, args: { [PAYLOAD]: SCRIPT } } : span),
+    spans: trace.spans.map((span) =>
+      span.source ? { ...span, source: { file: `/work/${PAYLOAD}.py`, line: 3 }, args: { [PAYLOAD]: SCRIPT } } : span,
+    ),
   };
 }
 
@@ -28,14 +30,22 @@ before(async () => {
   await panel.send({ type: 'trace', trace: hostileTrace() });
   await panel.page.waitForFunction(() => (window as any).collectiveProfilerTimeline.view.model !== undefined);
 });
-after(async () => { await panel?.close(); });
+after(async () => {
+  await panel?.close();
+});
 
 async function pointOn(row: number, timeUs: number): Promise<{ x: number; y: number }> {
   const box = (await panel.page.locator('canvas.lanes').boundingBox())!;
-  const [x, y] = await panel.page.evaluate(([row, timeUs]) => {
-    const { view } = (window as any).collectiveProfilerTimeline;
-    return [view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr, (view.axisHeightPx + (row + 0.5) * view.rowHeightPx) / view.dpr];
-  }, [row, timeUs]);
+  const [x, y] = await panel.page.evaluate(
+    ([row, timeUs]) => {
+      const { view } = (window as any).collectiveProfilerTimeline;
+      return [
+        view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr,
+        (view.axisHeightPx + (row + 0.5) * view.rowHeightPx) / view.dpr,
+      ];
+    },
+    [row, timeUs],
+  );
   return { x: box.x + x, y: box.y + y };
 }
 

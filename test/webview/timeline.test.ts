@@ -14,7 +14,9 @@ declare const requestAnimationFrame: any;
 const skip = chromiumMissing();
 let panel: PanelPage;
 const PHASE_HEX: Record<string, string> = {
-  exchange: DARK_THEME['--vscode-charts-blue'], reduce: DARK_THEME['--vscode-charts-orange'], broadcast: DARK_THEME['--vscode-charts-green'],
+  exchange: DARK_THEME['--vscode-charts-blue'],
+  reduce: DARK_THEME['--vscode-charts-orange'],
+  broadcast: DARK_THEME['--vscode-charts-green'],
   compute: DARK_THEME['--vscode-charts-purple'],
 };
 
@@ -25,7 +27,9 @@ before(async () => {
   await panel.page.waitForFunction(() => !document.querySelector('.message:not([hidden])'));
   await frame();
 });
-after(async () => { await panel?.close(); });
+after(async () => {
+  await panel?.close();
+});
 
 /** Waits until the view has drawn a frame after the last change. */
 async function frame(): Promise<void> {
@@ -37,21 +41,27 @@ async function frame(): Promise<void> {
  * span's name is drawn over it. One round trip for all points keeps the test fast.
  */
 async function pixelsAt(points: readonly (readonly [number, number])[]): Promise<[number, number, number][]> {
-  return panel.page.evaluate((points) => {
-    const { view } = (window as any).collectiveProfilerTimeline;
-    const ctx = view.canvas.getContext('2d');
-    return points.map(([row, timeUs]) => {
-      const x = Math.round(view.scale().timeToPx(view.model.startUs + timeUs));
-      const top = Math.round(view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx);
-      const data = ctx.getImageData(x - 3, top + 1, 7, view.rowHeightPx - 2).data;
-      const counts = new Map<string, number>();
-      for (let i = 0; i < data.length; i += 4) {
-        const key = `${data[i]},${data[i + 1]},${data[i + 2]}`;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
-      return [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0].split(',').map(Number);
-    });
-  }, points as [number, number][]) as Promise<[number, number, number][]>;
+  return panel.page.evaluate(
+    (points) => {
+      const { view } = (window as any).collectiveProfilerTimeline;
+      const ctx = view.canvas.getContext('2d');
+      return points.map(([row, timeUs]) => {
+        const x = Math.round(view.scale().timeToPx(view.model.startUs + timeUs));
+        const top = Math.round(view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx);
+        const data = ctx.getImageData(x - 3, top + 1, 7, view.rowHeightPx - 2).data;
+        const counts = new Map<string, number>();
+        for (let i = 0; i < data.length; i += 4) {
+          const key = `${data[i]},${data[i + 1]},${data[i + 2]}`;
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        }
+        return [...counts.entries()]
+          .sort((a, b) => b[1] - a[1])[0][0]
+          .split(',')
+          .map(Number);
+      });
+    },
+    points as [number, number][],
+  ) as Promise<[number, number, number][]>;
 }
 
 async function pixelAt(row: number, timeUs: number): Promise<[number, number, number]> {
@@ -59,19 +69,34 @@ async function pixelAt(row: number, timeUs: number): Promise<[number, number, nu
 }
 
 async function rows(): Promise<{ label: string; kind: string }[]> {
-  return panel.page.evaluate(() => (window as any).collectiveProfilerTimeline.view.model.rows.map((l: any) => ({ label: l.label, kind: l.kind })));
+  return panel.page.evaluate(() =>
+    (window as any).collectiveProfilerTimeline.view.model.rows.map((l: any) => ({ label: l.label, kind: l.kind })),
+  );
 }
 
 test('a trace renders with each phase colour in the right lanes', { skip }, async () => {
   const laneRows = await rows();
-  assert.deepEqual(laneRows.map((r) => r.label), ['node 0 · rank 0', 'node 0 · rank 1', 'gpu0->gpu1', 'gpu1->gpu2', 'node 1 · rank 2', 'node 1 · rank 3', 'gpu2->gpu3', 'gpu3->gpu0']);
+  assert.deepEqual(
+    laneRows.map((r) => r.label),
+    [
+      'node 0 · rank 0',
+      'node 0 · rank 1',
+      'gpu0->gpu1',
+      'gpu1->gpu2',
+      'node 1 · rank 2',
+      'node 1 · rank 3',
+      'gpu2->gpu3',
+      'gpu3->gpu0',
+    ],
+  );
   const points: [number, number][] = [];
   const expected: string[] = [];
   for (let row = 0; row < laneRows.length; row++) {
     for (let timeUs = 5; timeUs < COMPUTE_US + 6 * STEP_US; timeUs += 5) {
       let phase = expectedPhaseAt(timeUs);
       if (laneRows[row].kind === 'link' && (phase === 'compute' || phase === 'reduce')) phase = undefined;
-      if (phase === undefined || (timeUs - COMPUTE_US) % STEP_US === 0 || (timeUs - COMPUTE_US) % STEP_US === 20) continue;
+      if (phase === undefined || (timeUs - COMPUTE_US) % STEP_US === 0 || (timeUs - COMPUTE_US) % STEP_US === 20)
+        continue;
       points.push([row, timeUs]);
       expected.push(phase);
     }
@@ -83,7 +108,11 @@ test('a trace renders with each phase colour in the right lanes', { skip }, asyn
   const phaseOf = (colour: number[]): string =>
     Object.entries(PHASE_HEX).find(([, hex]) => rgb(hex).join() === colour.join())?.[0] ?? 'idle';
   colours.forEach((colour, i) => {
-    assert.equal(phaseOf(colour), expected[i], `${laneRows[points[i][0]].label} at ${points[i][1]} µs is ${colour.join()}`);
+    assert.equal(
+      phaseOf(colour),
+      expected[i],
+      `${laneRows[points[i][0]].label} at ${points[i][1]} µs is ${colour.join()}`,
+    );
   });
   const checked = colours.length;
   assert.ok(checked > 100, `checked ${checked} pixels`);
@@ -91,10 +120,11 @@ test('a trace renders with each phase colour in the right lanes', { skip }, asyn
 });
 
 test('pan and zoom change the pixels and the time range label', { skip }, async () => {
-  const snapshot = () => panel.page.evaluate(() => ({
-    label: document.querySelector('.range-label')!.textContent,
-    pixels: document.querySelector('canvas.lanes').toDataURL(),
-  }));
+  const snapshot = () =>
+    panel.page.evaluate(() => ({
+      label: document.querySelector('.range-label')!.textContent,
+      pixels: document.querySelector('canvas.lanes').toDataURL(),
+    }));
   const initial = await snapshot();
   assert.match(initial.label ?? '', /^0\.00 µs – 220 µs of 220 µs$/);
   const box = (await panel.page.locator('canvas.lanes').boundingBox())!;
@@ -129,16 +159,26 @@ test('pan and zoom change the pixels and the time range label', { skip }, async 
   assert.equal((await snapshot()).label, initial.label);
   const state = await panel.page.evaluate(() => (window as any).__state);
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await panel.page.evaluate(() => (window as any).__state)).panel, 'timeline', `state saved (${JSON.stringify(state)})`);
+  assert.equal(
+    (await panel.page.evaluate(() => (window as any).__state)).panel,
+    'timeline',
+    `state saved (${JSON.stringify(state)})`,
+  );
 });
 
 /** Moves the pointer over the centre of (row, time) in page coordinates. */
 async function pointAt(row: number, timeUs: number): Promise<{ x: number; y: number }> {
   const box = (await panel.page.locator('canvas.lanes').boundingBox())!;
-  const [x, y] = await panel.page.evaluate(([row, timeUs]) => {
-    const { view } = (window as any).collectiveProfilerTimeline;
-    return [view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr, (view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx + view.rowHeightPx / 2) / view.dpr];
-  }, [row, timeUs]);
+  const [x, y] = await panel.page.evaluate(
+    ([row, timeUs]) => {
+      const { view } = (window as any).collectiveProfilerTimeline;
+      return [
+        view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr,
+        (view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx + view.rowHeightPx / 2) / view.dpr,
+      ];
+    },
+    [row, timeUs],
+  );
   return { x: box.x + x, y: box.y + y };
 }
 
@@ -147,7 +187,16 @@ test('hovering a span shows its name, phase, bytes, link, bandwidth, step and ch
   await panel.page.mouse.move(at.x, at.y);
   await panel.page.waitForSelector('.tooltip:not([hidden])');
   const text = await panel.page.locator('.tooltip').innerText();
-  for (const fact of ['ring step 1 · rank 1', 'exchange', '8 MiB', 'gpu1->gpu2', 'GB/s', 'step\n1', 'channel\n0', 'node 0 · rank 1']) {
+  for (const fact of [
+    'ring step 1 · rank 1',
+    'exchange',
+    '8 MiB',
+    'gpu1->gpu2',
+    'GB/s',
+    'step\n1',
+    'channel\n0',
+    'node 0 · rank 1',
+  ]) {
     assert.ok(text.includes(fact), `tooltip has "${fact}":\n${text}`);
   }
   await panel.page.mouse.move(at.x, 2);
@@ -163,7 +212,11 @@ test('clicking a span selects it, shows details and asks the host to open its so
   assert.match(details, /\/work\/train\.py:12/);
   const posted = (await panel.posted()) as { type: string }[];
   assert.deepEqual(posted.filter((m) => m.type === 'selectSpan').at(-1), { type: 'selectSpan', spanIndex: 2 * 16 });
-  assert.deepEqual(posted.filter((m) => m.type === 'openSource').at(-1), { type: 'openSource', file: '/work/train.py', line: 12 });
+  assert.deepEqual(posted.filter((m) => m.type === 'openSource').at(-1), {
+    type: 'openSource',
+    file: '/work/train.py',
+    line: 12,
+  });
 });
 
 test('shift+drag selects a range and shows its busbw and phase shares', { skip }, async () => {
@@ -184,8 +237,12 @@ test('shift+drag selects a range and shows its busbw and phase shares', { skip }
   assert.match(text, /exchange\s+6\d\.\d %/);
   assert.match(text, /reduce\s+3\d\.\d %/);
   const range = ((await panel.posted()) as { type: string }[])
-    .filter((m) => m.type === 'requestRange').at(-1) as unknown as { startUs: number; endUs: number };
-  assert.ok(Math.abs(range.startUs - COMPUTE_US) < 2 && Math.abs(range.endUs - (COMPUTE_US + 90)) < 2, JSON.stringify(range));
+    .filter((m) => m.type === 'requestRange')
+    .at(-1) as unknown as { startUs: number; endUs: number };
+  assert.ok(
+    Math.abs(range.startUs - COMPUTE_US) < 2 && Math.abs(range.endUs - (COMPUTE_US + 90)) < 2,
+    JSON.stringify(range),
+  );
 });
 
 test('the search box dims spans that do not match and counts the matches', { skip }, async () => {
@@ -204,48 +261,67 @@ test('the search box dims spans that do not match and counts the matches', { ski
   assert.deepEqual(await panel.cspViolations(), []);
 });
 
-test('a ring AllReduce simulated by the engine renders each span in its phase colour on its lane', { skip }, async () => {
-  const result = simulateCollective(presetSystem('dgx-a100')!, { bytes: 256 * 1024 * 1024, algorithm: 'ring', protocol: 'Simple', trace: true });
-  await panel.send({ type: 'trace', trace: result.trace!, source: { uri: 'untitled:ring', label: 'ring' } });
-  await panel.page.waitForFunction((n) => (window as any).collectiveProfilerTimeline.view.model?.spanCount === n, result.trace!.spans.length);
-  await frame();
-  // Spans that no other span on their row overlaps, wide enough to sample: their centre must show their phase.
-  const samples = await panel.page.evaluate(() => {
-    const { view } = (window as any).collectiveProfilerTimeline;
-    const { model } = view;
-    const scale = view.scale();
-    const out: [number, number, number][] = [];
-    const visibleRows = Math.floor((view.canvas.height - view.axisHeightPx) / view.rowHeightPx);
-    for (let row = 0; row < Math.min(model.rows.length, visibleRows); row++) {
-      const from = model.rowOffsets[row];
-      const to = model.rowOffsets[row + 1];
-      for (let i = from; i < to; i++) {
-        const alone = (i === from || model.end[i - 1] <= model.start[i]) && (i + 1 === to || model.start[i + 1] >= model.end[i]);
-        if (alone && scale.timeToPx(model.end[i]) - scale.timeToPx(model.start[i]) >= 12) out.push([row, (model.start[i] + model.end[i]) / 2 - model.startUs, model.phase[i]]);
+test(
+  'a ring AllReduce simulated by the engine renders each span in its phase colour on its lane',
+  { skip },
+  async () => {
+    const result = simulateCollective(presetSystem('dgx-a100')!, {
+      bytes: 256 * 1024 * 1024,
+      algorithm: 'ring',
+      protocol: 'Simple',
+      trace: true,
+    });
+    await panel.send({ type: 'trace', trace: result.trace!, source: { uri: 'untitled:ring', label: 'ring' } });
+    await panel.page.waitForFunction(
+      (n) => (window as any).collectiveProfilerTimeline.view.model?.spanCount === n,
+      result.trace!.spans.length,
+    );
+    await frame();
+    // Spans that no other span on their row overlaps, wide enough to sample: their centre must show their phase.
+    const samples = (await panel.page.evaluate(() => {
+      const { view } = (window as any).collectiveProfilerTimeline;
+      const { model } = view;
+      const scale = view.scale();
+      const out: [number, number, number][] = [];
+      const visibleRows = Math.floor((view.canvas.height - view.axisHeightPx) / view.rowHeightPx);
+      for (let row = 0; row < Math.min(model.rows.length, visibleRows); row++) {
+        const from = model.rowOffsets[row];
+        const to = model.rowOffsets[row + 1];
+        for (let i = from; i < to; i++) {
+          const alone =
+            (i === from || model.end[i - 1] <= model.start[i]) && (i + 1 === to || model.start[i + 1] >= model.end[i]);
+          if (alone && scale.timeToPx(model.end[i]) - scale.timeToPx(model.start[i]) >= 12)
+            out.push([row, (model.start[i] + model.end[i]) / 2 - model.startUs, model.phase[i]]);
+        }
       }
-    }
-    return out;
-  }) as [number, number, number][];
-  assert.ok(samples.length >= 20, `found ${samples.length} isolated spans to check`);
-  const colours = await pixelsAt(samples.map(([row, timeUs]) => [row, timeUs] as const));
-  const phaseRows = new Set<string>();
-  samples.forEach(([row, timeUs, phase], i) => {
-    const name = PHASES[phase];
-    assert.deepEqual(colours[i], rgb(PHASE_HEX[name]), `row ${row} at ${timeUs.toFixed(1)} µs should be ${name}`);
-    phaseRows.add(name);
-  });
-  assert.ok(phaseRows.has('exchange') && phaseRows.has('reduce'), `phases seen: ${[...phaseRows].join(', ')}`);
-});
+      return out;
+    })) as [number, number, number][];
+    assert.ok(samples.length >= 20, `found ${samples.length} isolated spans to check`);
+    const colours = await pixelsAt(samples.map(([row, timeUs]) => [row, timeUs] as const));
+    const phaseRows = new Set<string>();
+    samples.forEach(([row, timeUs, phase], i) => {
+      const name = PHASES[phase];
+      assert.deepEqual(colours[i], rgb(PHASE_HEX[name]), `row ${row} at ${timeUs.toFixed(1)} µs should be ${name}`);
+      phaseRows.add(name);
+    });
+    assert.ok(phaseRows.has('exchange') && phaseRows.has('reduce'), `phases seen: ${[...phaseRows].join(', ')}`);
+  },
+);
 
 test('a trace streamed in chunks by the host shows once its last chunk arrives', { skip }, async () => {
   const trace = handBuiltTrace();
   const messages = traceMessages(trace, { uri: 'untitled:chunks', label: 'chunks' }, 7);
   assert.ok(messages.length > 5 && messages[0].type === 'traceBegin');
   for (const message of messages.slice(0, -1)) await panel.send(message);
-  assert.match(await panel.page.locator('.message').textContent() ?? '', /Receiving spans… \d+ of 64/);
+  assert.match((await panel.page.locator('.message').textContent()) ?? '', /Receiving spans… \d+ of 64/);
   await panel.send(messages.at(-1)!);
-  await panel.page.waitForFunction(() => (window as any).collectiveProfilerTimeline.view.model.metadata.title === 'hand-built ring AllReduce');
-  assert.equal(await panel.page.evaluate(() => (window as any).collectiveProfilerTimeline.view.model.spanCount), trace.spans.length);
+  await panel.page.waitForFunction(
+    () => (window as any).collectiveProfilerTimeline.view.model.metadata.title === 'hand-built ring AllReduce',
+  );
+  assert.equal(
+    await panel.page.evaluate(() => (window as any).collectiveProfilerTimeline.view.model.spanCount),
+    trace.spans.length,
+  );
   assert.equal(await panel.page.locator('.message').isHidden(), true);
   await frame();
   assert.deepEqual(await pixelAt(0, 20), rgb(PHASE_HEX.compute));
@@ -261,9 +337,15 @@ test('after a reload the same trace reopens at the saved view, filter and scroll
   await panel.reload();
   await panel.send({ type: 'trace', trace: handBuiltTrace(), source });
   await panel.page.waitForFunction(() => window.collectiveProfilerTimeline.view.model !== undefined);
-  const restored = await panel.page.evaluate(() => ({ view: window.collectiveProfilerTimeline.view.view, matches: document.querySelector('.match-count').textContent }));
+  const restored = await panel.page.evaluate(() => ({
+    view: window.collectiveProfilerTimeline.view.view,
+    matches: document.querySelector('.match-count').textContent,
+  }));
   assert.deepEqual(restored, { view: { startUs: 60, endUs: 120 }, matches: '24 matches' });
   // A different trace starts from the whole view.
   await panel.send({ type: 'trace', trace: handBuiltTrace(), source: { uri: 'untitled:other', label: 'other' } });
-  assert.deepEqual(await panel.page.evaluate(() => window.collectiveProfilerTimeline.view.view), { startUs: 0, endUs: 220 });
+  assert.deepEqual(await panel.page.evaluate(() => window.collectiveProfilerTimeline.view.view), {
+    startUs: 0,
+    endUs: 220,
+  });
 });

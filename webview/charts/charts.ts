@@ -1,14 +1,39 @@
 // One chart.js chart per kind of data in a ChartsData message, coloured from the VS Code theme.
 import {
-  BarController, BarElement, CategoryScale, Chart, Legend, LineController, LineElement, LinearScale, LogarithmicScale,
-  PointElement, ScatterController, Tooltip, type ChartConfiguration, type Plugin, type Scale,
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  LogarithmicScale,
+  PointElement,
+  ScatterController,
+  Tooltip,
+  type ChartConfiguration,
+  type Plugin,
+  type Scale,
 } from 'chart.js';
 import { formatBytes, formatMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { themeVar } from '../shared/theme';
 import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints, type SwitchPoint } from './series';
 
-Chart.register(BarController, BarElement, CategoryScale, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
+Chart.register(
+  BarController,
+  BarElement,
+  CategoryScale,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  LogarithmicScale,
+  PointElement,
+  ScatterController,
+  Tooltip,
+);
 
 export interface ChartSpec {
   readonly id: string;
@@ -17,7 +42,14 @@ export interface ChartSpec {
   readonly config: ChartConfiguration;
 }
 
-const PALETTE_VARS = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+const PALETTE_VARS = [
+  '--vscode-charts-blue',
+  '--vscode-charts-orange',
+  '--vscode-charts-green',
+  '--vscode-charts-purple',
+  '--vscode-charts-red',
+  '--vscode-charts-yellow',
+];
 const FALLBACKS = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
 
 export interface ThemeColours {
@@ -35,7 +67,10 @@ export function themeColours(): ThemeColours {
 }
 
 /** Draws a dashed vertical line and a label where the tuner switches algorithm or protocol. */
-function switchPointPlugin(points: readonly SwitchPoint[], colour: string): Plugin & { points: readonly SwitchPoint[] } {
+function switchPointPlugin(
+  points: readonly SwitchPoint[],
+  colour: string,
+): Plugin & { points: readonly SwitchPoint[] } {
   return {
     id: 'switchPoints',
     points,
@@ -63,8 +98,11 @@ function switchPointPlugin(points: readonly SwitchPoint[], colour: string): Plug
 
 /** A log byte axis ticked at powers of two (a log axis would otherwise tick at 1, 2, 5 × 10^k, not sizes). */
 const bytesAxis = (title: string) => ({
-  type: 'logarithmic' as const, title: { display: true, text: title },
-  afterBuildTicks: (axis: Scale) => { axis.ticks = powerOfTwoTicks(axis.min, axis.max).map((value) => ({ value })); },
+  type: 'logarithmic' as const,
+  title: { display: true, text: title },
+  afterBuildTicks: (axis: Scale) => {
+    axis.ticks = powerOfTwoTicks(axis.min, axis.max).map((value) => ({ value }));
+  },
   ticks: { callback: (v: number | string) => byteTick(Number(v)), autoSkip: false, maxRotation: 0 },
 });
 
@@ -86,20 +124,42 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
   const specs: ChartSpec[] = [];
   if (data.sweeps?.length || data.measured?.length) {
     const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
-      type: 'line', label: series.label, borderColor: c[i % c.length], backgroundColor: c[i % c.length], pointRadius: 2,
+      type: 'line',
+      label: series.label,
+      borderColor: c[i % c.length],
+      backgroundColor: c[i % c.length],
+      pointRadius: 2,
       data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.busbwGBps }))),
     }));
-    (data.measured ?? []).forEach((series, i) => datasets.push({
-      type: 'scatter' as 'line', label: `${series.label} (measured)`, borderColor: c[(i + 3) % c.length], backgroundColor: c[(i + 3) % c.length],
-      pointRadius: 5, borderWidth: 2, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
-    }));
+    (data.measured ?? []).forEach((series, i) =>
+      datasets.push({
+        type: 'scatter' as 'line',
+        label: `${series.label} (measured)`,
+        borderColor: c[(i + 3) % c.length],
+        backgroundColor: c[(i + 3) % c.length],
+        pointRadius: 5,
+        borderWidth: 2,
+        pointStyle: 'crossRot',
+        showLine: false,
+        data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
+      }),
+    );
     const points = data.sweeps?.[0] ? switchPoints(data.sweeps[0].rows) : [];
     specs.push({
-      id: 'busbw', title: 'Bus bandwidth vs message size',
+      id: 'busbw',
+      title: 'Bus bandwidth vs message size',
       config: {
-        type: 'line', data: { datasets }, plugins: [switchPointPlugin(points, colours.foreground)],
-        options: { parsing: false, scales: { x: bytesAxis('message size (bytes)'), y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true } },
-          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } } },
+        type: 'line',
+        data: { datasets },
+        plugins: [switchPointPlugin(points, colours.foreground)],
+        options: {
+          parsing: false,
+          scales: {
+            x: bytesAxis('message size (bytes)'),
+            y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
+          },
+          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } },
+        },
       },
     });
   }
@@ -107,75 +167,217 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     // Time per call on log-log axes: the small, latency-bound sizes that a linear busbw axis flattens to 0 GB/s
     // are read here, where they differ in µs.
     const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
-      type: 'line', label: series.label, borderColor: c[i % c.length], backgroundColor: c[i % c.length], pointRadius: 2,
+      type: 'line',
+      label: series.label,
+      borderColor: c[i % c.length],
+      backgroundColor: c[i % c.length],
+      pointRadius: 2,
       data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.timeUs }))),
     }));
-    (data.measured ?? []).forEach((series, i) => datasets.push({
-      type: 'scatter' as 'line', label: `${series.label} (measured)`, borderColor: c[(i + 3) % c.length], backgroundColor: c[(i + 3) % c.length],
-      pointRadius: 5, borderWidth: 2, pointStyle: 'crossRot', showLine: false, data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.timeUs }))),
-    }));
+    (data.measured ?? []).forEach((series, i) =>
+      datasets.push({
+        type: 'scatter' as 'line',
+        label: `${series.label} (measured)`,
+        borderColor: c[(i + 3) % c.length],
+        backgroundColor: c[(i + 3) % c.length],
+        pointRadius: 5,
+        borderWidth: 2,
+        pointStyle: 'crossRot',
+        showLine: false,
+        data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.timeUs }))),
+      }),
+    );
     specs.push({
-      id: 'time', title: 'Time per call vs message size',
+      id: 'time',
+      title: 'Time per call vs message size',
       config: {
-        type: 'line', data: { datasets },
-        options: { parsing: false, scales: { x: bytesAxis('message size (bytes)'), y: { type: 'logarithmic', title: { display: true, text: 'time per call (µs, log)' } } },
-          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)), label: (item) => `${item.dataset.label}: ${formatMicros(Number(item.parsed.y))}` } } } },
+        type: 'line',
+        data: { datasets },
+        options: {
+          parsing: false,
+          scales: {
+            x: bytesAxis('message size (bytes)'),
+            y: { type: 'logarithmic', title: { display: true, text: 'time per call (µs, log)' } },
+          },
+          plugins: {
+            tooltip: {
+              callbacks: {
+                title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)),
+                label: (item) => `${item.dataset.label}: ${formatMicros(Number(item.parsed.y))}`,
+              },
+            },
+          },
+        },
       },
     });
   }
   if (data.phases?.length) {
     const labels = data.phases.map((r) => r.label);
-    const phase = (label: string, colour: string, key: 'exchangeUs' | 'reduceUs' | 'broadcastUs') =>
-      ({ label, backgroundColor: colour, data: data.phases!.map((r) => r[key]) });
+    const phase = (label: string, colour: string, key: 'exchangeUs' | 'reduceUs' | 'broadcastUs') => ({
+      label,
+      backgroundColor: colour,
+      data: data.phases!.map((r) => r[key]),
+    });
     specs.push({
-      id: 'phases', title: 'Phase breakdown',
-      config: { type: 'bar', data: { labels, datasets: [phase('exchange', c[0], 'exchangeUs'), phase('reduce', c[1], 'reduceUs'), phase('broadcast', c[2], 'broadcastUs')] },
-        options: { scales: { x: { stacked: true, title: { display: true, text: 'collective and size' } }, y: { stacked: true, title: { display: true, text: 'time (µs)' } } } } },
+      id: 'phases',
+      title: 'Phase breakdown',
+      config: {
+        type: 'bar',
+        data: {
+          labels,
+          datasets: [
+            phase('exchange', c[0], 'exchangeUs'),
+            phase('reduce', c[1], 'reduceUs'),
+            phase('broadcast', c[2], 'broadcastUs'),
+          ],
+        },
+        options: {
+          scales: {
+            x: { stacked: true, title: { display: true, text: 'collective and size' } },
+            y: { stacked: true, title: { display: true, text: 'time (µs)' } },
+          },
+        },
+      },
     });
   }
   if (data.algorithms?.length) {
     const rows = data.algorithms;
     specs.push({
-      id: 'algorithms', title: `Algorithm comparison${data.comparisonBytes ? ` at ${formatBytes(data.comparisonBytes)}` : ''}`,
-      config: { type: 'bar', data: { labels: rows.map((r) => `${r.algorithm}/${r.protocol}${r.chosen ? ' ★' : ''}`),
-        datasets: [{ label: 'time (µs)', data: rows.map((r) => r.timeUs), backgroundColor: rows.map((r) => (r.chosen ? c[2] : c[0])) }] },
-        options: { plugins: { legend: { display: false }, tooltip: { callbacks: { label: (item) => `${formatMicros(rows[item.dataIndex].timeUs)} · ${rows[item.dataIndex].busbwGBps.toFixed(1)} GB/s busbw` } } },
-          scales: { x: { title: { display: true, text: 'algorithm/protocol (★ NCCL\'s choice)' } }, y: timeAxis(rows.map((r) => r.timeUs)) } } },
+      id: 'algorithms',
+      title: `Algorithm comparison${data.comparisonBytes ? ` at ${formatBytes(data.comparisonBytes)}` : ''}`,
+      config: {
+        type: 'bar',
+        data: {
+          labels: rows.map((r) => `${r.algorithm}/${r.protocol}${r.chosen ? ' ★' : ''}`),
+          datasets: [
+            {
+              label: 'time (µs)',
+              data: rows.map((r) => r.timeUs),
+              backgroundColor: rows.map((r) => (r.chosen ? c[2] : c[0])),
+            },
+          ],
+        },
+        options: {
+          plugins: {
+            legend: { display: false },
+            tooltip: {
+              callbacks: {
+                label: (item) =>
+                  `${formatMicros(rows[item.dataIndex].timeUs)} · ${rows[item.dataIndex].busbwGBps.toFixed(1)} GB/s busbw`,
+              },
+            },
+          },
+          scales: {
+            x: { title: { display: true, text: "algorithm/protocol (★ NCCL's choice)" } },
+            y: timeAxis(rows.map((r) => r.timeUs)),
+          },
+        },
+      },
     });
   }
   if (data.bucketSweep?.length) {
     const rows = data.bucketSweep;
     const best = recommendedIndex(rows);
     specs.push({
-      id: 'buckets', title: `Bucket-size sweep${best >= 0 ? ` · recommended ${formatBytes(rows[best].bucketBytes)}, step ${formatMicros(rows[best].stepTimeUs)}` : ''}`,
+      id: 'buckets',
+      title: `Bucket-size sweep${best >= 0 ? ` · recommended ${formatBytes(rows[best].bucketBytes)}, step ${formatMicros(rows[best].stepTimeUs)}` : ''}`,
       verdict: data.bucketAdvice,
-      config: { type: 'line', data: { datasets: [
-        { label: 'step time (ms)', borderColor: c[0], backgroundColor: c[0], data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
-          pointRadius: rows.map((_, i) => (i === best ? 6 : 2)) },
-        { label: 'exposed communication (ms)', borderColor: c[1], backgroundColor: c[1], data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })) },
-      ] }, options: { parsing: false, scales: { x: bytesAxis('bucket size (bucket_cap_mb)'), y: { title: { display: true, text: 'time per step (ms)' }, beginAtZero: true } } } },
+      config: {
+        type: 'line',
+        data: {
+          datasets: [
+            {
+              label: 'step time (ms)',
+              borderColor: c[0],
+              backgroundColor: c[0],
+              data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
+              pointRadius: rows.map((_, i) => (i === best ? 6 : 2)),
+            },
+            {
+              label: 'exposed communication (ms)',
+              borderColor: c[1],
+              backgroundColor: c[1],
+              data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })),
+            },
+          ],
+        },
+        options: {
+          parsing: false,
+          scales: {
+            x: bytesAxis('bucket size (bucket_cap_mb)'),
+            y: { title: { display: true, text: 'time per step (ms)' }, beginAtZero: true },
+          },
+        },
+      },
     });
   }
   if (data.nodeScaling?.length) {
     const rows = data.nodeScaling;
     specs.push({
-      id: 'scaling', title: 'Scaling with node count',
-      config: { type: 'line', data: { datasets: [
-        { label: 'busbw (GB/s)', borderColor: c[0], backgroundColor: c[0], yAxisID: 'y', data: rows.map((r) => ({ x: r.nodes, y: r.busbwGBps })) },
-        { label: 'time (µs)', borderColor: c[1], backgroundColor: c[1], yAxisID: 'time', data: rows.map((r) => ({ x: r.nodes, y: r.timeUs })) },
-      ] }, options: { parsing: false, scales: { x: { type: 'logarithmic', title: { display: true, text: 'nodes' }, ticks: { callback: (v: number | string) => (Number.isInteger(Math.log2(Number(v))) ? String(v) : '') } },
-        y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true }, time: { position: 'right', title: { display: true, text: 'time (µs)' }, grid: { drawOnChartArea: false } } } } },
+      id: 'scaling',
+      title: 'Scaling with node count',
+      config: {
+        type: 'line',
+        data: {
+          datasets: [
+            {
+              label: 'busbw (GB/s)',
+              borderColor: c[0],
+              backgroundColor: c[0],
+              yAxisID: 'y',
+              data: rows.map((r) => ({ x: r.nodes, y: r.busbwGBps })),
+            },
+            {
+              label: 'time (µs)',
+              borderColor: c[1],
+              backgroundColor: c[1],
+              yAxisID: 'time',
+              data: rows.map((r) => ({ x: r.nodes, y: r.timeUs })),
+            },
+          ],
+        },
+        options: {
+          parsing: false,
+          scales: {
+            x: {
+              type: 'logarithmic',
+              title: { display: true, text: 'nodes' },
+              ticks: { callback: (v: number | string) => (Number.isInteger(Math.log2(Number(v))) ? String(v) : '') },
+            },
+            y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
+            time: { position: 'right', title: { display: true, text: 'time (µs)' }, grid: { drawOnChartArea: false } },
+          },
+        },
+      },
     });
   }
   if (data.scalingCheck) {
     const { steps, series, verdict, model } = data.scalingCheck;
     const colourOf = { sum: c[4], avg: c[2], reference: c[0], other: c[3] } as const;
     specs.push({
-      id: 'loss', title: 'Gradient scaling: loss curves of a synthetic least-squares model', verdict: [verdict, model].filter(Boolean).join(' '),
-      config: { type: 'line', data: { labels: steps.map(String), datasets: series.map((s) => ({
-        label: s.label, data: [...s.loss], borderColor: colourOf[s.kind], backgroundColor: colourOf[s.kind], pointRadius: 0,
-        borderDash: s.kind === 'reference' ? [6, 4] : undefined,
-      })) }, options: { scales: { x: { title: { display: true, text: 'SGD step' } }, y: { type: 'logarithmic', title: { display: true, text: 'loss (mean squared error, log)' } } } } },
+      id: 'loss',
+      title: 'Gradient scaling: loss curves of a synthetic least-squares model',
+      verdict: [verdict, model].filter(Boolean).join(' '),
+      config: {
+        type: 'line',
+        data: {
+          labels: steps.map(String),
+          datasets: series.map((s) => ({
+            label: s.label,
+            data: [...s.loss],
+            borderColor: colourOf[s.kind],
+            backgroundColor: colourOf[s.kind],
+            pointRadius: 0,
+            borderDash: s.kind === 'reference' ? [6, 4] : undefined,
+          })),
+        },
+        options: {
+          scales: {
+            x: { title: { display: true, text: 'SGD step' } },
+            y: { type: 'logarithmic', title: { display: true, text: 'loss (mean squared error, log)' } },
+          },
+        },
+      },
     });
   }
   return specs;

@@ -35,21 +35,36 @@ function draw(data: ChartsData): void {
   message.textContent = message.hidden ? '' : 'There is nothing to chart in this result.';
   message.className = 'message';
   // Notes (what a file holds, where it was measured) come first: the charts are read against them.
-  const noteCards = notes.map((note) => el('section', { class: 'card note', 'data-note': note.title },
-    el('h2', {}, note.title), el('ul', {}, ...note.lines.map((line) => el('li', {}, line)))));
-  grid.replaceChildren(...noteCards, ...specs.map((spec) => {
-    const canvas = el('canvas', { 'aria-label': spec.title, role: 'img' });
-    const card = el('section', { class: 'card', 'data-chart': spec.id }, el('h2', {}, spec.title));
-    if (spec.verdict) card.append(el('p', { class: 'verdict' }, spec.verdict));
-    card.append(el('div', { class: 'plot' }, canvas));
-    try {
-      charts.set(spec.id, new Chart(canvas, spec.config));
-    } catch (error) {
-      card.append(el('p', { class: 'message error' }, `This chart could not be drawn: ${error instanceof Error ? error.message : String(error)}`));
-      log('error', `chart ${spec.id} failed: ${String(error)}`);
-    }
-    return card;
-  }));
+  const noteCards = notes.map((note) =>
+    el(
+      'section',
+      { class: 'card note', 'data-note': note.title },
+      el('h2', {}, note.title),
+      el('ul', {}, ...note.lines.map((line) => el('li', {}, line))),
+    ),
+  );
+  grid.replaceChildren(
+    ...noteCards,
+    ...specs.map((spec) => {
+      const canvas = el('canvas', { 'aria-label': spec.title, role: 'img' });
+      const card = el('section', { class: 'card', 'data-chart': spec.id }, el('h2', {}, spec.title));
+      if (spec.verdict) card.append(el('p', { class: 'verdict' }, spec.verdict));
+      card.append(el('div', { class: 'plot' }, canvas));
+      try {
+        charts.set(spec.id, new Chart(canvas, spec.config));
+      } catch (error) {
+        card.append(
+          el(
+            'p',
+            { class: 'message error' },
+            `This chart could not be drawn: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
+        log('error', `chart ${spec.id} failed: ${String(error)}`);
+      }
+      return card;
+    }),
+  );
   saveState({ panel: 'charts', data });
 }
 
@@ -62,7 +77,9 @@ onHostMessage((msg) => {
     message.hidden = false;
   }
 });
-onThemeChange(() => { if (current) draw(current); });
+onThemeChange(() => {
+  if (current) draw(current);
+});
 
 const saved = loadState<ChartsState>('charts');
 if (saved?.data) draw(saved.data);

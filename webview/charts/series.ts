@@ -15,7 +15,8 @@ export function switchPoints(rows: readonly SweepRow[]): SwitchPoint[] {
   for (let i = 1; i < sorted.length; i++) {
     const before = sorted[i - 1];
     const now = sorted[i];
-    if (now.algorithm !== before.algorithm || now.protocol !== before.protocol) points.push({ bytes: now.bytes, label: `${now.algorithm}/${now.protocol}` });
+    if (now.algorithm !== before.algorithm || now.protocol !== before.protocol)
+      points.push({ bytes: now.bytes, label: `${now.algorithm}/${now.protocol}` });
   }
   return points;
 }
@@ -30,7 +31,9 @@ export function recommendedIndex(rows: readonly { stepTimeUs: number; recommende
   const marked = rows.findIndex((r) => r.recommended);
   if (marked >= 0) return marked;
   let best = -1;
-  rows.forEach((r, i) => { if (best < 0 || r.stepTimeUs < rows[best].stepTimeUs) best = i; });
+  rows.forEach((r, i) => {
+    if (best < 0 || r.stepTimeUs < rows[best].stepTimeUs) best = i;
+  });
   return best;
 }
 

@@ -3,7 +3,11 @@
 type Attributes = Readonly<Record<string, string>>;
 
 /** Creates an element with attributes and children; strings become text nodes. */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
   for (const child of children) element.append(typeof child === 'string' ? document.createTextNode(child) : child);

@@ -29,7 +29,10 @@ function drawColor(css: string, fallback: string): [number, number, number, numb
 
 /** The value of a theme variable such as --vscode-charts-blue, or '' when the theme does not define it. */
 export function themeVar(name: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || getComputedStyle(document.body).getPropertyValue(name).trim();
+  return (
+    getComputedStyle(document.documentElement).getPropertyValue(name).trim() ||
+    getComputedStyle(document.body).getPropertyValue(name).trim()
+  );
 }
 
 /** Packs a colour into the little-endian ABGR word an ImageData's Uint32Array view expects. */

@@ -15,9 +15,10 @@ let api: VsCodeApi | undefined;
 function vscode(): VsCodeApi {
   if (!api) {
     // Outside VS Code (a plain browser page) the panel still works, it just has nobody to talk to.
-    api = typeof acquireVsCodeApi === 'function'
-      ? acquireVsCodeApi()
-      : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
+    api =
+      typeof acquireVsCodeApi === 'function'
+        ? acquireVsCodeApi()
+        : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
   }
   return api;
 }
@@ -33,7 +34,9 @@ export function log(level: 'info' | 'warn' | 'error', message: string): void {
 
 export function loadState<T extends PanelState>(panel: T['panel']): T | undefined {
   const state = vscode().getState();
-  return typeof state === 'object' && state !== null && (state as PanelState).panel === panel ? (state as T) : undefined;
+  return typeof state === 'object' && state !== null && (state as PanelState).panel === panel
+    ? (state as T)
+    : undefined;
 }
 
 export function saveState(state: PanelState): void {
@@ -48,7 +51,10 @@ export function onHostMessage(handler: (message: ToWebview) => void): void {
     try {
       handler(data as ToWebview);
     } catch (error) {
-      log('error', `webview failed to handle "${data.type}": ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+      log(
+        'error',
+        `webview failed to handle "${data.type}": ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
     }
   });
 }

@@ -51,16 +51,31 @@ export function renderTooltip(tooltip: HTMLElement, model: TimelineModel, sorted
 }
 
 /** The details section for a selected span, with a link to its source line when it has one. */
-export function renderSpanDetails(model: TimelineModel, sorted: number, openSource: (file: string, line: number) => void): HTMLElement {
+export function renderSpanDetails(
+  model: TimelineModel,
+  sorted: number,
+  openSource: (file: string, line: number) => void,
+): HTMLElement {
   const span = model.spanAt(sorted);
-  const section = el('section', { class: 'span-details' }, el('h3', {}, 'Selected span'), el('div', { class: 'name' }, spanTitle(model, sorted)));
+  const section = el(
+    'section',
+    { class: 'span-details' },
+    el('h3', {}, 'Selected span'),
+    el('div', { class: 'name' }, spanTitle(model, sorted)),
+  );
   const facts = spanFacts(model, sorted).filter(([label]) => label !== 'source');
   const list = factList(facts);
   if (span?.source) {
     const { file, line } = span.source;
-    const link = el('a', { class: 'source', role: 'link', tabindex: '0', title: 'Open the source line' }, `${file}:${line}`);
+    const link = el(
+      'a',
+      { class: 'source', role: 'link', tabindex: '0', title: 'Open the source line' },
+      `${file}:${line}`,
+    );
     link.addEventListener('click', () => openSource(file, line));
-    link.addEventListener('keydown', (e) => { if (e.key === 'Enter') openSource(file, line); });
+    link.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') openSource(file, line);
+    });
     list.append(el('dt', {}, 'source'), el('dd', {}, link));
   }
   section.append(list);

@@ -17,7 +17,9 @@ const CLICK_SLOP_CSS = 3;
 
 export function attachInteraction(view: TimelineView, callbacks: InteractionCallbacks): void {
   const canvas = view.canvas;
-  let drag: { mode: 'pan' | 'range'; x: number; y: number; lastX: number; lastY: number; moved: boolean; anchorUs: number } | undefined;
+  let drag:
+    | { mode: 'pan' | 'range'; x: number; y: number; lastX: number; lastY: number; moved: boolean; anchorUs: number }
+    | undefined;
   let pointerX = -1;
 
   const devicePoint = (event: MouseEvent): [number, number] => [event.offsetX * view.dpr, event.offsetY * view.dpr];
@@ -27,7 +29,15 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
     canvas.focus();
     const [x, y] = devicePoint(event);
     const mode = event.shiftKey || y < view.axisHeightPx ? 'range' : 'pan';
-    drag = { mode, x: event.clientX, y: event.clientY, lastX: event.clientX, lastY: event.clientY, moved: false, anchorUs: view.scale().pxToTime(x) };
+    drag = {
+      mode,
+      x: event.clientX,
+      y: event.clientY,
+      lastX: event.clientX,
+      lastY: event.clientY,
+      moved: false,
+      anchorUs: view.scale().pxToTime(x),
+    };
     canvas.setPointerCapture(event.pointerId);
     canvas.style.cursor = mode === 'pan' ? 'grabbing' : 'col-resize';
   });
@@ -66,38 +76,62 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
 
   canvas.addEventListener('pointerleave', () => callbacks.hover(-1, 0, 0));
 
-  canvas.addEventListener('wheel', (event) => {
-    event.preventDefault();
-    const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? canvas.clientHeight : 1;
-    const dx = event.deltaX * unit;
-    const dy = event.deltaY * unit;
-    if (event.ctrlKey || event.metaKey) {
-      // Trackpad pinch arrives as ctrl+wheel with small deltas; a mouse notch is about 100.
-      view.zoomAt(Math.pow(1.002, dy), devicePoint(event)[0]);
-    } else if (event.shiftKey) {
-      view.panByPx((dx || dy) * view.dpr);
-    } else {
-      if (dx !== 0) view.panByPx(dx * view.dpr);
-      if (dy !== 0) view.scrollByPx(dy * view.dpr);
-    }
-  }, { passive: false });
+  canvas.addEventListener(
+    'wheel',
+    (event) => {
+      event.preventDefault();
+      const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? canvas.clientHeight : 1;
+      const dx = event.deltaX * unit;
+      const dy = event.deltaY * unit;
+      if (event.ctrlKey || event.metaKey) {
+        // Trackpad pinch arrives as ctrl+wheel with small deltas; a mouse notch is about 100.
+        view.zoomAt(Math.pow(1.002, dy), devicePoint(event)[0]);
+      } else if (event.shiftKey) {
+        view.panByPx((dx || dy) * view.dpr);
+      } else {
+        if (dx !== 0) view.panByPx(dx * view.dpr);
+        if (dy !== 0) view.scrollByPx(dy * view.dpr);
+      }
+    },
+    { passive: false },
+  );
 
   const onKey = (event: KeyboardEvent): void => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     // Keys typed into the search box or another control are theirs, not the timeline's.
     const target = event.target;
-    if (target instanceof HTMLElement && target !== canvas && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName.startsWith('VSCODE-'))) return;
+    if (
+      target instanceof HTMLElement &&
+      target !== canvas &&
+      (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName.startsWith('VSCODE-'))
+    )
+      return;
     const scale = view.scale();
     const anchorPx = pointerX >= scale.leftPx ? pointerX : scale.leftPx + scale.widthPx / 2;
     switch (event.key.toLowerCase()) {
-      case 'w': view.zoomAt(KEY_ZOOM_FACTOR, anchorPx); break;
-      case 's': view.zoomAt(1 / KEY_ZOOM_FACTOR, anchorPx); break;
-      case 'a': view.panByPx(-KEY_PAN_FRACTION * scale.widthPx); break;
-      case 'd': view.panByPx(KEY_PAN_FRACTION * scale.widthPx); break;
-      case 'arrowup': view.scrollByPx(-view.rowHeightPx); break;
-      case 'arrowdown': view.scrollByPx(view.rowHeightPx); break;
-      case 'escape': callbacks.clearSelection(); break;
-      default: return;
+      case 'w':
+        view.zoomAt(KEY_ZOOM_FACTOR, anchorPx);
+        break;
+      case 's':
+        view.zoomAt(1 / KEY_ZOOM_FACTOR, anchorPx);
+        break;
+      case 'a':
+        view.panByPx(-KEY_PAN_FRACTION * scale.widthPx);
+        break;
+      case 'd':
+        view.panByPx(KEY_PAN_FRACTION * scale.widthPx);
+        break;
+      case 'arrowup':
+        view.scrollByPx(-view.rowHeightPx);
+        break;
+      case 'arrowdown':
+        view.scrollByPx(view.rowHeightPx);
+        break;
+      case 'escape':
+        callbacks.clearSelection();
+        break;
+      default:
+        return;
     }
     event.preventDefault();
   };

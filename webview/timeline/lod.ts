@@ -29,8 +29,15 @@ export interface RowLod {
  * `scratch` is reused across lanes to keep allocation out of the loop; it grows as needed.
  */
 export function buildRowLod(
-  startUs: Float64Array, endUs: Float64Array, phase: Uint8Array, from: number, to: number,
-  originUs: number, endOfTraceUs: number, phaseCount: number, scratch: { perPhase: Float32Array },
+  startUs: Float64Array,
+  endUs: Float64Array,
+  phase: Uint8Array,
+  from: number,
+  to: number,
+  originUs: number,
+  endOfTraceUs: number,
+  phaseCount: number,
+  scratch: { perPhase: Float32Array },
 ): RowLod | null {
   const count = to - from;
   if (count < LOD_MIN_SPANS || !(endOfTraceUs > originUs)) return null;
@@ -68,7 +75,10 @@ export function buildRowLod(
       for (const p of present) {
         const us = perPhase[b * phaseCount + p];
         total += us;
-        if (us > bestUs) { bestUs = us; best = p; }
+        if (us > bestUs) {
+          bestUs = us;
+          best = p;
+        }
       }
       busyUs[b] = total;
       dominant[b] = best;
@@ -78,7 +88,8 @@ export function buildRowLod(
     // Halve the resolution in place: bucket b of the next level sums buckets 2b and 2b + 1 of this one.
     const next = perPhase.subarray(0, (n >> 1) * phaseCount);
     for (let b = 0; b < n >> 1; b++) {
-      for (const p of present) next[b * phaseCount + p] = perPhase[2 * b * phaseCount + p] + perPhase[(2 * b + 1) * phaseCount + p];
+      for (const p of present)
+        next[b * phaseCount + p] = perPhase[2 * b * phaseCount + p] + perPhase[(2 * b + 1) * phaseCount + p];
     }
     perPhase = next;
   }

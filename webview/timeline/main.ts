@@ -13,15 +13,24 @@ import { TimelineModel, type SpanColumns } from './model';
 import { Overview } from './overview';
 import { TimelineView } from './view';
 
-const HINT = 'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.';
+const HINT =
+  'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.';
 
 const app = document.getElementById('app')!;
 const title = el('span', { class: 'title' }, 'Trace timeline');
 const rangeLabel = el('span', { class: 'range-label muted', 'aria-live': 'polite' });
-const filter = el('vscode-textfield', { class: 'filter', placeholder: 'Search spans (name, phase, lane)', 'aria-label': 'Search spans' }) as HTMLElement & { value: string };
+const filter = el('vscode-textfield', {
+  class: 'filter',
+  placeholder: 'Search spans (name, phase, lane)',
+  'aria-label': 'Search spans',
+}) as HTMLElement & { value: string };
 const matchCount = el('span', { class: 'match-count muted' });
 const reset = el('vscode-button', { secondary: '', icon: 'screen-full', title: 'Show the whole trace' }, 'Reset zoom');
-const exportButton = el('vscode-button', { secondary: '', icon: 'export', title: 'Export as Chrome/Perfetto JSON' }, 'Export…');
+const exportButton = el(
+  'vscode-button',
+  { secondary: '', icon: 'export', title: 'Export as Chrome/Perfetto JSON' },
+  'Export…',
+);
 const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': 'Trace overview' });
 const lanesCanvas = el('canvas', { class: 'lanes', tabindex: '0', 'aria-label': 'Trace timeline: W/S zoom, A/D pan' });
 const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
@@ -29,22 +38,32 @@ const details = el('div', { class: 'details' }, el('span', { class: 'muted' }, H
 const message = el('div', { class: 'message' }, 'Waiting for a trace…');
 app.append(
   el('div', { class: 'toolbar' }, title, rangeLabel, filter, matchCount, reset, exportButton),
-  overviewCanvas, el('div', { class: 'lanes-wrap' }, lanesCanvas, tooltip), message, details,
+  overviewCanvas,
+  el('div', { class: 'lanes-wrap' }, lanesCanvas, tooltip),
+  message,
+  details,
 );
 
 const view = new TimelineView(lanesCanvas);
 const overview = new Overview(overviewCanvas, view);
 let source: TraceSource | undefined;
 let saved = loadState<TimelineState>('timeline');
-let pending: { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; totalSpans: number; source?: TraceSource } | undefined;
+let pending:
+  | { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; totalSpans: number; source?: TraceSource }
+  | undefined;
 let stateTimer: number | undefined;
 
 function persist(): void {
   window.clearTimeout(stateTimer);
   stateTimer = window.setTimeout(() => {
     saveState({
-      panel: 'timeline', source, viewStartUs: view.view.startUs, viewEndUs: view.view.endUs, scrollTopPx: view.scrollTopPx,
-      filter: filter.value || undefined, selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
+      panel: 'timeline',
+      source,
+      viewStartUs: view.view.startUs,
+      viewEndUs: view.view.endUs,
+      scrollTopPx: view.scrollTopPx,
+      filter: filter.value || undefined,
+      selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
     });
   }, 250);
 }
@@ -58,8 +77,10 @@ view.onViewChange = () => {
 function showDetails(): void {
   const model = view.model;
   const sections: HTMLElement[] = [];
-  if (model && view.selected >= 0) sections.push(renderSpanDetails(model, view.selected, (file, line) => post({ type: 'openSource', file, line })));
-  if (model && view.range) sections.push(renderRangeStats(model.rangeStats(view.range.startUs, view.range.endUs), (p) => view.phaseCss(p)));
+  if (model && view.selected >= 0)
+    sections.push(renderSpanDetails(model, view.selected, (file, line) => post({ type: 'openSource', file, line })));
+  if (model && view.range)
+    sections.push(renderRangeStats(model.rangeStats(view.range.startUs, view.range.endUs), (p) => view.phaseCss(p)));
   details.replaceChildren(...(sections.length > 0 ? sections : [el('span', { class: 'muted' }, HINT)]));
 }
 
@@ -73,7 +94,10 @@ attachInteraction(view, {
     tooltip.hidden = false;
     const box = lanesCanvas.getBoundingClientRect();
     const left = Math.min(clientX - box.left + 14, box.width - tooltip.offsetWidth - 4);
-    const top = clientY - box.top + 16 + tooltip.offsetHeight > box.height ? clientY - box.top - tooltip.offsetHeight - 8 : clientY - box.top + 16;
+    const top =
+      clientY - box.top + 16 + tooltip.offsetHeight > box.height
+        ? clientY - box.top - tooltip.offsetHeight - 8
+        : clientY - box.top + 16;
     tooltip.style.left = `${Math.max(0, left)}px`;
     tooltip.style.top = `${Math.max(0, top)}px`;
   },
@@ -113,7 +137,11 @@ function applyFilter(): void {
     const { mask, count } = model.matchMask((sorted, row) => {
       if (rowMatches[row] || phaseMatches[model.phase[sorted]]) return true;
       const span = model.spanAt(sorted);
-      return span !== undefined && ((span.name?.toLowerCase().includes(query) ?? false) || (span.source?.file.toLowerCase().includes(query) ?? false));
+      return (
+        span !== undefined &&
+        ((span.name?.toLowerCase().includes(query) ?? false) ||
+          (span.source?.file.toLowerCase().includes(query) ?? false))
+      );
     });
     view.mask = mask;
     matchCount.textContent = `${formatCount(count)} match${count === 1 ? '' : 'es'}`;
@@ -156,9 +184,16 @@ function show(model: TimelineModel, from?: TraceSource): void {
   title.textContent = model.metadata.title || 'Trace timeline';
   // The facts (predicted time, what was mirrored or cut) are what the drawing is to be read against.
   const facts = Object.entries(model.metadata.facts ?? {}).map(([key, value]) => `${key}: ${String(value)}`);
-  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`, ...facts].filter(Boolean).join(' · ');
+  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`, ...facts]
+    .filter(Boolean)
+    .join(' · ');
   const restore = saved && saved.source?.uri !== undefined && saved.source.uri === from?.uri ? saved : undefined;
-  view.setModel(model, restore?.viewStartUs !== undefined && restore.viewEndUs !== undefined ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs } : undefined);
+  view.setModel(
+    model,
+    restore?.viewStartUs !== undefined && restore.viewEndUs !== undefined
+      ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs }
+      : undefined,
+  );
   view.scrollTopPx = 0;
   if (restore?.scrollTopPx) view.scrollByPx(restore.scrollTopPx);
   filter.value = restore?.filter ?? '';
@@ -187,7 +222,9 @@ function showTrace(trace: Trace, from?: TraceSource): void {
 
 function handle(msg: ToWebview): void {
   switch (msg.type) {
-    case 'trace': showTrace(msg.trace, msg.source); break;
+    case 'trace':
+      showTrace(msg.trace, msg.source);
+      break;
     case 'traceBegin':
       pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], totalSpans: msg.totalSpans, source: msg.source };
       showMessage(`Receiving ${formatCount(msg.totalSpans)} spans…`, false);
@@ -198,13 +235,22 @@ function handle(msg: ToWebview): void {
       showMessage(`Receiving spans… ${formatCount(pending.spans.length)} of ${formatCount(pending.totalSpans)}`, false);
       break;
     case 'traceEnd':
-      if (pending) showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);
+      if (pending)
+        showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);
       pending = undefined;
       break;
-    case 'reveal': view.setView({ startUs: msg.startUs, endUs: msg.endUs }); break;
-    case 'theme': view.refreshTheme(); overview.rebuild(); break;
-    case 'error': showMessage(msg.message, true); break;
-    default: break;
+    case 'reveal':
+      view.setView({ startUs: msg.startUs, endUs: msg.endUs });
+      break;
+    case 'theme':
+      view.refreshTheme();
+      overview.rebuild();
+      break;
+    case 'error':
+      showMessage(msg.message, true);
+      break;
+    default:
+      break;
   }
 }
 
@@ -216,14 +262,22 @@ onHostMessage((msg) => {
     log('error', message.textContent ?? '');
   }
 });
-onThemeChange(() => { view.refreshTheme(); overview.rebuild(); });
-new ResizeObserver(() => { view.resize(); overview.rebuild(); }).observe(lanesCanvas);
+onThemeChange(() => {
+  view.refreshTheme();
+  overview.rebuild();
+});
+new ResizeObserver(() => {
+  view.resize();
+  overview.rebuild();
+}).observe(lanesCanvas);
 
 // A handle for tests and the benchmark: they feed spans generated in the page through the same model and view.
 Object.assign(window, {
   collectiveProfilerTimeline: {
     view,
-    loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void { show(TimelineModel.fromColumns(metadata, lanes, columns)); },
+    loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void {
+      show(TimelineModel.fromColumns(metadata, lanes, columns));
+    },
   },
 });
 post({ type: 'ready', panel: 'timeline' });

@@ -1,6 +1,14 @@
 // The timeline's data: spans as typed arrays grouped by display row and sorted by start time, so the visible
 // window of a row is a binary search away, plus each row's level-of-detail pyramid.
-import { PHASES, type Lane, type LaneKind, type Phase, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
+import {
+  PHASES,
+  type Lane,
+  type LaneKind,
+  type Phase,
+  type Span,
+  type Trace,
+  type TraceMetadata,
+} from '../../src/engine/index';
 import { buildRowLod, type RowLod } from './lod';
 import { computeRangeStats, type RangeStats } from './range-stats';
 
@@ -62,7 +70,9 @@ export class TimelineModel {
     this.startUs = Number.isFinite(lo) ? lo : 0;
     this.endUs = hi > this.startUs ? hi : this.startUs + 1;
     const scratch = { perPhase: new Float32Array(0) };
-    this.lods = rows.map((_, r) => buildRowLod(start, end, phase, rowOffsets[r], rowOffsets[r + 1], this.startUs, this.endUs, PHASE_COUNT, scratch));
+    this.lods = rows.map((_, r) =>
+      buildRowLod(start, end, phase, rowOffsets[r], rowOffsets[r + 1], this.startUs, this.endUs, PHASE_COUNT, scratch),
+    );
   }
 
   get spanCount(): number {
@@ -72,8 +82,11 @@ export class TimelineModel {
   static fromTrace(trace: Trace): TimelineModel {
     const n = trace.spans.length;
     const columns = {
-      startUs: new Float64Array(n), endUs: new Float64Array(n), lane: new Uint32Array(n),
-      phase: new Uint8Array(n), transferBytes: new Float64Array(n),
+      startUs: new Float64Array(n),
+      endUs: new Float64Array(n),
+      lane: new Uint32Array(n),
+      phase: new Uint8Array(n),
+      transferBytes: new Float64Array(n),
     };
     const phaseIndex = new Map<Phase, number>(PHASES.map((p, i) => [p, i]));
     trace.spans.forEach((span, i) => {
@@ -89,12 +102,24 @@ export class TimelineModel {
   }
 
   /** Groups the spans by row and sorts each row by start; input already in that order is used without a copy. */
-  static fromColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns, spans?: readonly Span[]): TimelineModel {
-    const rows = [...lanes].sort((a, b) =>
-      (a.node ?? Infinity) - (b.node ?? Infinity) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.rank ?? 0) - (b.rank ?? 0) || a.id - b.id);
+  static fromColumns(
+    metadata: TraceMetadata,
+    lanes: readonly Lane[],
+    columns: SpanColumns,
+    spans?: readonly Span[],
+  ): TimelineModel {
+    const rows = [...lanes].sort(
+      (a, b) =>
+        (a.node ?? Infinity) - (b.node ?? Infinity) ||
+        KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+        (a.rank ?? 0) - (b.rank ?? 0) ||
+        a.id - b.id,
+    );
     const maxLaneId = lanes.reduce((m, l) => Math.max(m, l.id), 0);
     const rowOfLane = new Int32Array(maxLaneId + 1).fill(-1);
-    rows.forEach((lane, r) => { rowOfLane[lane.id] = r; });
+    rows.forEach((lane, r) => {
+      rowOfLane[lane.id] = r;
+    });
     // Locals rather than property reads keep these million-iteration loops monomorphic and fast.
     const { startUs, endUs, lane, phase, transferBytes } = columns;
     const n = startUs.length;
@@ -114,7 +139,17 @@ export class TimelineModel {
     const offsets = new Uint32Array(rows.length + 1);
     for (let r = 0; r < rows.length; r++) offsets[r + 1] = offsets[r] + counts[r + 1];
     if (inOrder) {
-      return new TimelineModel(metadata, rows, offsets, startUs, endUs, phase, transferBytes && transferBytes.length === n ? transferBytes : null, null, spans);
+      return new TimelineModel(
+        metadata,
+        rows,
+        offsets,
+        startUs,
+        endUs,
+        phase,
+        transferBytes && transferBytes.length === n ? transferBytes : null,
+        null,
+        spans,
+      );
     }
     // Counting sort by row: a permutation first, then one gather loop per column. Separate monomorphic loops
     // read with a fixed stride the prefetcher follows; scattering every column at once thrashes the cache.
@@ -134,10 +169,14 @@ export class TimelineModel {
       let sorted = true;
       for (let k = from + 1; k < to && sorted; k++) sorted = sortedStart[k] >= sortedStart[k - 1];
       if (sorted) continue;
-      const permutation = Array.from({ length: to - from }, (_, k) => from + k).sort((a, b) => sortedStart[a] - sortedStart[b] || a - b);
+      const permutation = Array.from({ length: to - from }, (_, k) => from + k).sort(
+        (a, b) => sortedStart[a] - sortedStart[b] || a - b,
+      );
       const reorder = <T extends Float64Array | Uint8Array | Uint32Array>(column: T): void => {
         const copy = column.slice(from, to);
-        permutation.forEach((source, k) => { column[from + k] = copy[source - from]; });
+        permutation.forEach((source, k) => {
+          column[from + k] = copy[source - from];
+        });
       };
       reorder(sortedStart);
       reorder(sortedEnd);
@@ -145,7 +184,17 @@ export class TimelineModel {
       reorder(order);
     }
     // Bytes stay in input order (read through `order`): only range statistics need them, so no copy up front.
-    return new TimelineModel(metadata, rows, offsets, sortedStart, sortedEnd, sortedPhase, transferBytes && transferBytes.length === n ? transferBytes : null, order, spans);
+    return new TimelineModel(
+      metadata,
+      rows,
+      offsets,
+      sortedStart,
+      sortedEnd,
+      sortedPhase,
+      transferBytes && transferBytes.length === n ? transferBytes : null,
+      order,
+      spans,
+    );
   }
 
   /** Index in the original span list of the span at a sorted position. */
@@ -178,9 +227,13 @@ export class TimelineModel {
     let bestDistance = Infinity;
     const last = this.rowOffsets[row + 1];
     for (let i = this.firstVisible(row, timeUs - toleranceUs); i < last && this.start[i] <= timeUs + toleranceUs; i++) {
-      const distance = timeUs < this.start[i] ? this.start[i] - timeUs : timeUs > this.end[i] ? timeUs - this.end[i] : 0;
+      const distance =
+        timeUs < this.start[i] ? this.start[i] - timeUs : timeUs > this.end[i] ? timeUs - this.end[i] : 0;
       // Among overlapping spans the shortest wins, so a short span drawn over a long one can be picked.
-      if (distance < bestDistance || (distance === 0 && best >= 0 && this.end[i] - this.start[i] < this.end[best] - this.start[best])) {
+      if (
+        distance < bestDistance ||
+        (distance === 0 && best >= 0 && this.end[i] - this.start[i] < this.end[best] - this.start[best])
+      ) {
         best = i;
         bestDistance = distance;
       }
@@ -191,12 +244,20 @@ export class TimelineModel {
   /** Phase time, idle time and bandwidth of a time range over the rank rows (see range-stats.ts). */
   rangeStats(startUs: number, endUs: number): RangeStats {
     const bytes = this.transferBytes;
-    return computeRangeStats({
-      rows: this.rows, rowOffsets: this.rowOffsets, start: this.start, end: this.end, phase: this.phase,
-      ranksInMetadata: this.metadata.ranks,
-      bytesAt: (sorted) => (bytes ? bytes[this.originalIndex(sorted)] : 0),
-      firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
-    }, startUs, endUs);
+    return computeRangeStats(
+      {
+        rows: this.rows,
+        rowOffsets: this.rowOffsets,
+        start: this.start,
+        end: this.end,
+        phase: this.phase,
+        ranksInMetadata: this.metadata.ranks,
+        bytesAt: (sorted) => (bytes ? bytes[this.originalIndex(sorted)] : 0),
+        firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
+      },
+      startUs,
+      endUs,
+    );
   }
 
   /** Marks each sorted position whose span matches; used to dim everything else. */
@@ -205,7 +266,10 @@ export class TimelineModel {
     let count = 0;
     for (let r = 0; r < this.rows.length; r++) {
       for (let i = this.rowOffsets[r]; i < this.rowOffsets[r + 1]; i++) {
-        if (matches(i, r)) { mask[i] = 1; count++; }
+        if (matches(i, r)) {
+          mask[i] = 1;
+          count++;
+        }
       }
     }
     return { mask, count };

@@ -10,20 +10,32 @@ export class Overview {
   private cache: ImageBitmap | HTMLCanvasElement | undefined;
   private readonly scratch = new ColumnScratch();
 
-  constructor(readonly canvas: HTMLCanvasElement, private readonly view: TimelineView) {
+  constructor(
+    readonly canvas: HTMLCanvasElement,
+    private readonly view: TimelineView,
+  ) {
     this.ctx = canvas.getContext('2d')!;
     let dragging = false;
     const moveTo = (event: PointerEvent): void => {
       const model = this.view.model;
       if (!model) return;
-      const fraction = (event.offsetX * this.dpr - this.view.labelWidthPx) / Math.max(1, canvas.width - this.view.labelWidthPx);
+      const fraction =
+        (event.offsetX * this.dpr - this.view.labelWidthPx) / Math.max(1, canvas.width - this.view.labelWidthPx);
       const centerUs = model.startUs + Math.max(0, Math.min(1, fraction)) * (model.endUs - model.startUs);
       const half = (this.view.view.endUs - this.view.view.startUs) / 2;
       this.view.setView({ startUs: centerUs - half, endUs: centerUs + half });
     };
-    canvas.addEventListener('pointerdown', (e) => { dragging = true; canvas.setPointerCapture(e.pointerId); moveTo(e); });
-    canvas.addEventListener('pointermove', (e) => { if (dragging) moveTo(e); });
-    canvas.addEventListener('pointerup', () => { dragging = false; });
+    canvas.addEventListener('pointerdown', (e) => {
+      dragging = true;
+      canvas.setPointerCapture(e.pointerId);
+      moveTo(e);
+    });
+    canvas.addEventListener('pointermove', (e) => {
+      if (dragging) moveTo(e);
+    });
+    canvas.addEventListener('pointerup', () => {
+      dragging = false;
+    });
   }
 
   private get dpr(): number {
@@ -46,7 +58,8 @@ export class Overview {
     const window = { startUs: model.startUs, endUs: model.endUs, width: plotWidth };
     for (let row = 0; row < model.rows.length; row++) {
       columnsForRow(model, row, window, null, this.scratch);
-      for (let c = 0; c < plotWidth; c++) if (this.scratch.slot[c] !== EMPTY) counts[c * PHASE_COUNT + this.scratch.slot[c]]++;
+      for (let c = 0; c < plotWidth; c++)
+        if (this.scratch.slot[c] !== EMPTY) counts[c * PHASE_COUNT + this.scratch.slot[c]]++;
     }
     // Stack the phases bottom-up in each column, written as pixels: thousands of fillRect calls cost more.
     const cache = document.createElement('canvas');

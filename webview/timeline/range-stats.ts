@@ -5,7 +5,9 @@
 import { PHASES, formatBytes, formatMicros, type Lane } from '../../src/engine/index';
 
 const COLLECTIVE = PHASES.indexOf('collective');
-const COLLECTIVE_PARTS = new Set(['exchange', 'reduce', 'broadcast'].map((p) => PHASES.indexOf(p as (typeof PHASES)[number])));
+const COLLECTIVE_PARTS = new Set(
+  ['exchange', 'reduce', 'broadcast'].map((p) => PHASES.indexOf(p as (typeof PHASES)[number])),
+);
 
 export interface RangeStats {
   readonly startUs: number;
@@ -73,7 +75,10 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
         const from = Math.max(startUs, source.start[i]);
         const to = Math.min(endUs, source.end[i]);
         if (to <= from) continue;
-        edges.push({ timeUs: from, phase: source.phase[i], delta: 1 }, { timeUs: to, phase: source.phase[i], delta: -1 });
+        edges.push(
+          { timeUs: from, phase: source.phase[i], delta: 1 },
+          { timeUs: to, phase: source.phase[i], delta: -1 },
+        );
         const bytes = source.bytesAt(i);
         const spanUs = source.end[i] - source.start[i];
         if (bytes > 0 && spanUs > 0) {
@@ -85,11 +90,21 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
     }
     idleUs += shareOut(edges, startUs, endUs, phaseUs);
   }
-  const ranks = Math.max(1, groups.length > 0 && source.rows.some((l) => l.rank !== undefined) ? groups.length : source.ranksInMetadata);
+  const ranks = Math.max(
+    1,
+    groups.length > 0 && source.rows.some((l) => l.rank !== undefined) ? groups.length : source.ranksInMetadata,
+  );
   const perRankPerUs = (bytes: number): number => (durationUs > 0 ? bytes / ranks / (durationUs * 1e3) : 0);
   return {
-    startUs, endUs, phaseUs, idleUs, ranks, transferredBytes, collectiveBytes,
-    busbwGBps: perRankPerUs(transferredBytes), algbwGBps: perRankPerUs(collectiveBytes),
+    startUs,
+    endUs,
+    phaseUs,
+    idleUs,
+    ranks,
+    transferredBytes,
+    collectiveBytes,
+    busbwGBps: perRankPerUs(transferredBytes),
+    algbwGBps: perRankPerUs(collectiveBytes),
   };
 }
 
@@ -97,7 +112,12 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
  * Walks one rank's edges in time order and gives each stretch to the phases active in it, equally. A collective
  * span yields to its own exchange, reduce and broadcast spans, which say more. Returns the idle time.
  */
-function shareOut(edges: { timeUs: number; phase: number; delta: number }[], startUs: number, endUs: number, phaseUs: Float64Array): number {
+function shareOut(
+  edges: { timeUs: number; phase: number; delta: number }[],
+  startUs: number,
+  endUs: number,
+  phaseUs: Float64Array,
+): number {
   edges.sort((a, b) => a.timeUs - b.timeUs);
   const active = new Int32Array(PHASES.length);
   let idleUs = 0;
@@ -153,9 +173,11 @@ export function rangeSummary(stats: RangeStats): RangeLine[] {
     lines.push({ label: 'collectives', text: `${formatBytes(stats.collectiveBytes)} of messages` });
     lines.push({ label: 'algbw', text: `${stats.algbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
   }
-  if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0) lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
+  if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0)
+    lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
   const totalUs = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
-  const share = (us: number): string => `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(us / stats.ranks)} per rank`;
+  const share = (us: number): string =>
+    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(us / stats.ranks)} per rank`;
   PHASES.forEach((name, p) => {
     if (stats.phaseUs[p] > 0) lines.push({ label: name, text: share(stats.phaseUs[p]), phase: p });
   });

@@ -38,7 +38,13 @@ export interface RowWindow {
  * Fills scratch.slot with the slot shown in each pixel column of `row` (EMPTY where nothing runs).
  * Uses the row's level-of-detail buckets when a column spans at least one bucket and no filter is active.
  */
-export function columnsForRow(model: TimelineModel, row: number, view: RowWindow, mask: Uint8Array | null, scratch: ColumnScratch): number {
+export function columnsForRow(
+  model: TimelineModel,
+  row: number,
+  view: RowWindow,
+  mask: Uint8Array | null,
+  scratch: ColumnScratch,
+): number {
   const { width } = view;
   const coverage = scratch.coverage;
   coverage.fill(0, 0, width * SLOTS);
@@ -83,7 +89,8 @@ export function columnsForRow(model: TimelineModel, row: number, view: RowWindow
         continue;
       }
       const lastColumn = Math.min(width - 1, Math.ceil(x1) - 1);
-      for (let c = Math.floor(x0); c <= lastColumn; c++) coverage[c * SLOTS + slot] += Math.min(x1, c + 1) - Math.max(x0, c);
+      for (let c = Math.floor(x0); c <= lastColumn; c++)
+        coverage[c * SLOTS + slot] += Math.min(x1, c + 1) - Math.max(x0, c);
     }
   }
   const slots = scratch.slot;
@@ -95,7 +102,10 @@ export function columnsForRow(model: TimelineModel, row: number, view: RowWindow
     for (let s = 0; s < SLOTS; s++) {
       const value = coverage[base + s];
       total += value;
-      if (value > bestCoverage) { bestCoverage = value; best = s; }
+      if (value > bestCoverage) {
+        bestCoverage = value;
+        best = s;
+      }
     }
     slots[c] = total >= threshold ? best : EMPTY;
   }
@@ -103,7 +113,14 @@ export function columnsForRow(model: TimelineModel, row: number, view: RowWindow
 }
 
 /** Paints scratch.slot as pixel rows [top, bottom) of the target, using `palette` (one packed colour per slot). */
-export function paintRow(target: RasterTarget, top: number, bottom: number, background: number, palette: Uint32Array, scratch: ColumnScratch): void {
+export function paintRow(
+  target: RasterTarget,
+  top: number,
+  bottom: number,
+  background: number,
+  palette: Uint32Array,
+  scratch: ColumnScratch,
+): void {
   const { width } = target;
   const line = scratch.line;
   const slots = scratch.slot;

@@ -46,7 +46,8 @@ export class TimeScale {
     const stepUs = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
     const timesUs: number[] = [];
     const first = Math.ceil((this.startUs - originUs) / stepUs);
-    for (let k = first; originUs + k * stepUs <= this.endUs && timesUs.length < 1000; k++) timesUs.push(originUs + k * stepUs);
+    for (let k = first; originUs + k * stepUs <= this.endUs && timesUs.length < 1000; k++)
+      timesUs.push(originUs + k * stepUs);
     return { stepUs, timesUs };
   }
 }

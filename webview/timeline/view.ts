@@ -54,11 +54,17 @@ export class TimelineView {
     const colours = PHASES.map((p) => phaseColor(p));
     const dimmed = mix(background, foreground, 0.18);
     const slots = new Uint32Array(PHASE_COUNT + 1);
-    colours.forEach((c, i) => { slots[i] = packRgba(c); });
+    colours.forEach((c, i) => {
+      slots[i] = packRgba(c);
+    });
     slots[DIMMED_SLOT] = packRgba(dimmed);
     this.palette = {
-      background, backgroundPacked: packRgba(background), stripe: packRgba(mix(background, foreground, 0.04)),
-      foreground: cssRgba(foreground), muted: cssRgba(mix(background, foreground, 0.6)), slots,
+      background,
+      backgroundPacked: packRgba(background),
+      stripe: packRgba(mix(background, foreground, 0.04)),
+      foreground: cssRgba(foreground),
+      muted: cssRgba(mix(background, foreground, 0.6)),
+      slots,
       slotCss: [...colours, dimmed].map((c) => cssRgba(c)),
       selection: cssRgba(resolveColor(themeVar('--vscode-editor-selectionBackground'), '#264f78'), 0.35),
       border: cssRgba(resolveColor(themeVar('--vscode-focusBorder'), '#007fd4')),
@@ -96,7 +102,13 @@ export class TimelineView {
     const widthUs = (model.endUs - model.startUs) / 64;
     for (let round = 0; round < 4; round++) {
       for (let row = 0; row < Math.min(model.rows.length, 16); row++) {
-        columnsForRow(model, row, { startUs: model.startUs + round * widthUs, endUs: model.startUs + (round + 1) * widthUs, width: 1000 }, null, scratch);
+        columnsForRow(
+          model,
+          row,
+          { startUs: model.startUs + round * widthUs, endUs: model.startUs + (round + 1) * widthUs, width: 1000 },
+          null,
+          scratch,
+        );
       }
     }
   }
@@ -105,12 +117,23 @@ export class TimelineView {
     return this.model ? { startUs: this.model.startUs, endUs: this.model.endUs } : { startUs: 0, endUs: 1 };
   }
 
-  get labelWidthPx(): number { return Math.round(LABEL_WIDTH_CSS * this.dpr); }
-  get axisHeightPx(): number { return Math.round(AXIS_HEIGHT_CSS * this.dpr); }
-  get rowHeightPx(): number { return Math.round(ROW_HEIGHT_CSS * this.dpr); }
+  get labelWidthPx(): number {
+    return Math.round(LABEL_WIDTH_CSS * this.dpr);
+  }
+  get axisHeightPx(): number {
+    return Math.round(AXIS_HEIGHT_CSS * this.dpr);
+  }
+  get rowHeightPx(): number {
+    return Math.round(ROW_HEIGHT_CSS * this.dpr);
+  }
 
   scale(): TimeScale {
-    return new TimeScale(this.view.startUs, this.view.endUs, this.labelWidthPx, Math.max(1, this.canvas.width - this.labelWidthPx));
+    return new TimeScale(
+      this.view.startUs,
+      this.view.endUs,
+      this.labelWidthPx,
+      Math.max(1, this.canvas.width - this.labelWidthPx),
+    );
   }
 
   setView(view: ViewWindow): void {
@@ -184,13 +207,16 @@ export class TimelineView {
     const plotWidth = canvas.width - labelWidth;
     const plotHeight = canvas.height - axisHeight;
     if (plotWidth <= 0 || plotHeight <= 0) return;
-    if (!this.image || this.image.width !== plotWidth || this.image.height !== plotHeight) this.image = ctx.createImageData(plotWidth, plotHeight);
+    if (!this.image || this.image.width !== plotWidth || this.image.height !== plotHeight)
+      this.image = ctx.createImageData(plotWidth, plotHeight);
     const pixels = new Uint32Array(this.image.data.buffer);
     pixels.fill(palette.backgroundPacked);
     const model = this.model;
     const rowHeight = this.rowHeightPx;
     const firstRow = Math.floor(this.scrollTopPx / rowHeight);
-    const lastRow = model ? Math.min(model.rows.length - 1, Math.floor((this.scrollTopPx + plotHeight) / rowHeight)) : -1;
+    const lastRow = model
+      ? Math.min(model.rows.length - 1, Math.floor((this.scrollTopPx + plotHeight) / rowHeight))
+      : -1;
     let visited = 0;
     if (model) {
       this.scratch.resize(plotWidth);
@@ -198,9 +224,17 @@ export class TimelineView {
       const window = { startUs: this.view.startUs, endUs: this.view.endUs, width: plotWidth };
       for (let row = firstRow; row <= lastRow; row++) {
         const top = row * rowHeight - this.scrollTopPx;
-        if (row % 2 === 1) pixels.fill(palette.stripe, Math.max(0, top) * plotWidth, Math.min(plotHeight, top + rowHeight) * plotWidth);
+        if (row % 2 === 1)
+          pixels.fill(palette.stripe, Math.max(0, top) * plotWidth, Math.min(plotHeight, top + rowHeight) * plotWidth);
         visited += columnsForRow(model, row, window, this.mask, this.scratch);
-        paintRow(target, top + 1, top + rowHeight - 1, row % 2 === 1 ? palette.stripe : palette.backgroundPacked, palette.slots, this.scratch);
+        paintRow(
+          target,
+          top + 1,
+          top + rowHeight - 1,
+          row % 2 === 1 ? palette.stripe : palette.backgroundPacked,
+          palette.slots,
+          this.scratch,
+        );
       }
     }
     ctx.putImageData(this.image, labelWidth, axisHeight);
@@ -234,7 +268,12 @@ export class TimelineView {
       const x1 = scale.timeToPx(model.end[this.selected]);
       ctx.strokeStyle = palette.border;
       ctx.lineWidth = 2 * this.dpr;
-      ctx.strokeRect(x0 - this.dpr, axisHeight + row * rowHeight - this.scrollTopPx, Math.max(2 * this.dpr, x1 - x0 + 2 * this.dpr), rowHeight);
+      ctx.strokeRect(
+        x0 - this.dpr,
+        axisHeight + row * rowHeight - this.scrollTopPx,
+        Math.max(2 * this.dpr, x1 - x0 + 2 * this.dpr),
+        rowHeight,
+      );
     }
     ctx.restore();
     // Lane labels, with a rule between nodes.

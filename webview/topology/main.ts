@@ -11,7 +11,10 @@ import { heatColour, renderTopology } from './render';
 
 const app = document.getElementById('app')!;
 const title = el('span', { class: 'title' }, 'Topology');
-const channelSelect = el('vscode-single-select', { class: 'channel', 'aria-label': 'Channel overlay' }) as HTMLElement & { value: string };
+const channelSelect = el('vscode-single-select', {
+  class: 'channel',
+  'aria-label': 'Channel overlay',
+}) as HTMLElement & { value: string };
 const legend = el('span', { class: 'legend' });
 const wrap = el('div', { class: 'topology-wrap' });
 const message = el('div', { class: 'message' }, 'Waiting for a topology…');
@@ -27,11 +30,13 @@ interface Shown {
 let shown: Shown | undefined;
 
 function drawLegend(): void {
-  legend.replaceChildren(...[0, 0.25, 0.5, 0.75, 1].map((u) => {
-    const swatch = el('span', { class: 'swatch' });
-    swatch.style.background = heatColour(u === 0 ? 0 : u);
-    return el('span', {}, swatch, u === 0 ? 'idle' : `${u * 100} %`);
-  }));
+  legend.replaceChildren(
+    ...[0, 0.25, 0.5, 0.75, 1].map((u) => {
+      const swatch = el('span', { class: 'swatch' });
+      swatch.style.background = heatColour(u === 0 ? 0 : u);
+      return el('span', {}, swatch, u === 0 ? 'idle' : `${u * 100} %`);
+    }),
+  );
 }
 
 function draw(): void {
@@ -40,14 +45,22 @@ function draw(): void {
   title.textContent = data.label;
   message.hidden = true;
   drawLegend();
-  wrap.replaceChildren(renderTopology({ data, utilisation, bytes, channel: channels.find((c) => c.channel === channel) }));
+  wrap.replaceChildren(
+    renderTopology({ data, utilisation, bytes, channel: channels.find((c) => c.channel === channel) }),
+  );
 }
 
 function show(data: TopologyData, channel = -1): void {
   const computed = data.trace ? linkUtilisation(data.trace, data.links) : undefined;
   const utilisation = new Map(Object.entries(data.utilisation ?? {}).filter(([, v]) => Number.isFinite(v)));
   const channels = data.channels ?? (data.trace ? channelsFromTrace(data.trace, data.links) : []);
-  const current: Shown = { data, utilisation: data.utilisation ? utilisation : computed?.utilisation ?? utilisation, bytes: computed?.bytes ?? new Map(), channels, channel };
+  const current: Shown = {
+    data,
+    utilisation: data.utilisation ? utilisation : (computed?.utilisation ?? utilisation),
+    bytes: computed?.bytes ?? new Map(),
+    channels,
+    channel,
+  };
   shown = current;
   channelSelect.replaceChildren(
     el('vscode-option', { value: '-1' }, 'No channel overlay'),
@@ -56,7 +69,11 @@ function show(data: TopologyData, channel = -1): void {
   channelSelect.value = String(channel);
   draw();
   // The state keeps what is needed to redraw, without the trace, which may be large.
-  saveState({ panel: 'topology', channel, data: { ...data, trace: undefined, utilisation: Object.fromEntries(current.utilisation), channels } });
+  saveState({
+    panel: 'topology',
+    channel,
+    data: { ...data, trace: undefined, utilisation: Object.fromEntries(current.utilisation), channels },
+  });
 }
 
 channelSelect.addEventListener('change', () => {

@@ -4,7 +4,10 @@ import type { Trace } from '../../src/engine/index';
 import type { ChannelPath, TopologyLink, TopologyVertex } from '../../src/protocol';
 
 /** Bytes carried and share of capacity used per link id over the trace's duration, in [0, 1]. */
-export function linkUtilisation(trace: Trace, links: readonly TopologyLink[]): { utilisation: Map<string, number>; bytes: Map<string, number> } {
+export function linkUtilisation(
+  trace: Trace,
+  links: readonly TopologyLink[],
+): { utilisation: Map<string, number>; bytes: Map<string, number> } {
   const bytes = new Map<string, number>();
   let startUs = Infinity;
   let endUs = -Infinity;
@@ -38,18 +41,20 @@ export function channelsFromTrace(trace: Trace, links: readonly TopologyLink[]):
       channel.set(id, [link.from, link.to]);
     }
   }
-  return [...edges.entries()].sort((a, b) => a[0] - b[0]).map(([channel, map]) => {
-    const list = [...map.values()];
-    const out = new Map<string, number>();
-    const into = new Map<string, number>();
-    for (const [from, to] of list) {
-      out.set(from, (out.get(from) ?? 0) + 1);
-      into.set(to, (into.get(to) ?? 0) + 1);
-    }
-    const vertices = [...new Set(list.flat())];
-    const ring = vertices.every((v) => out.get(v) === 1 && into.get(v) === 1);
-    return { channel, kind: ring ? 'ring' : 'tree', vertices, edges: list };
-  });
+  return [...edges.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([channel, map]) => {
+      const list = [...map.values()];
+      const out = new Map<string, number>();
+      const into = new Map<string, number>();
+      for (const [from, to] of list) {
+        out.set(from, (out.get(from) ?? 0) + 1);
+        into.set(to, (into.get(to) ?? 0) + 1);
+      }
+      const vertices = [...new Set(list.flat())];
+      const ring = vertices.every((v) => out.get(v) === 1 && into.get(v) === 1);
+      return { channel, kind: ring ? 'ring' : 'tree', vertices, edges: list };
+    });
 }
 
 export interface Point {
@@ -67,7 +72,14 @@ export interface Layout {
   readonly fabricSpacing: number;
 }
 
-const LAYER: Readonly<Record<TopologyVertex['kind'], number>> = { gpu: 0, switch: 1, 'pcie-switch': 1, cpu: 2, host: 2, nic: 2 };
+const LAYER: Readonly<Record<TopologyVertex['kind'], number>> = {
+  gpu: 0,
+  switch: 1,
+  'pcie-switch': 1,
+  cpu: 2,
+  host: 2,
+  nic: 2,
+};
 const NODE_WIDTH = 420;
 const NODE_HEIGHT = 230;
 const GAP = 24;
@@ -86,7 +98,9 @@ export function layoutTopology(vertices: readonly TopologyVertex[], columns = 4)
     const members = vertices.filter((v) => v.node === node);
     for (let layer = 0; layer < 3; layer++) {
       const inLayer = members.filter((v) => LAYER[v.kind] === layer);
-      inLayer.forEach((v, i) => positions.set(v.id, { x: x + ((i + 0.5) * NODE_WIDTH) / inLayer.length, y: y + 40 + layer * 75 }));
+      inLayer.forEach((v, i) =>
+        positions.set(v.id, { x: x + ((i + 0.5) * NODE_WIDTH) / inLayer.length, y: y + 40 + layer * 75 }),
+      );
     }
   });
   const rows = Math.ceil(nodeIds.length / cols);
@@ -94,11 +108,20 @@ export function layoutTopology(vertices: readonly TopologyVertex[], columns = 4)
   const width = GAP + cols * (NODE_WIDTH + GAP);
   const fabricY = GAP + rows * (NODE_HEIGHT + GAP) + FABRIC_HEIGHT / 2;
   fabric.forEach((v, i) => positions.set(v.id, { x: ((i + 0.5) * width) / fabric.length, y: fabricY }));
-  return { positions, nodes, width, height: fabricY + (fabric.length > 0 ? FABRIC_HEIGHT / 2 : 0) + GAP, fabricSpacing: width / Math.max(1, fabric.length) };
+  return {
+    positions,
+    nodes,
+    width,
+    height: fabricY + (fabric.length > 0 ? FABRIC_HEIGHT / 2 : 0) + GAP,
+    fabricSpacing: width / Math.max(1, fabric.length),
+  };
 }
 
 /** One drawn line per pair of vertices: the two directions of a link share it, showing the busier one. */
-export function undirectedLinks(links: readonly TopologyLink[], utilisation: ReadonlyMap<string, number>): { a: string; b: string; links: TopologyLink[]; utilisation: number }[] {
+export function undirectedLinks(
+  links: readonly TopologyLink[],
+  utilisation: ReadonlyMap<string, number>,
+): { a: string; b: string; links: TopologyLink[]; utilisation: number }[] {
   const pairs = new Map<string, { a: string; b: string; links: TopologyLink[]; utilisation: number }>();
   for (const link of links) {
     const [a, b] = link.from < link.to ? [link.from, link.to] : [link.to, link.from];

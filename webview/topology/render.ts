@@ -7,7 +7,11 @@ import { layoutTopology, undirectedLinks, type Point } from './model';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<string, string | number> = {}, title?: string): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string | number> = {},
+  title?: string,
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
   if (title !== undefined) {
@@ -29,11 +33,20 @@ export function heatColour(utilisation: number): string {
 }
 
 const VERTEX_SIZE: Readonly<Record<TopologyVertex['kind'], [number, number]>> = {
-  gpu: [34, 22], switch: [120, 18], 'pcie-switch': [40, 14], cpu: [40, 16], host: [40, 16], nic: [22, 12],
+  gpu: [34, 22],
+  switch: [120, 18],
+  'pcie-switch': [40, 14],
+  cpu: [40, 16],
+  host: [40, 16],
+  nic: [22, 12],
 };
 const VERTEX_COLOUR_VAR: Readonly<Record<TopologyVertex['kind'], [string, string]>> = {
-  gpu: ['--vscode-charts-blue', '#3794ff'], switch: ['--vscode-charts-purple', '#b180d7'], 'pcie-switch': ['--vscode-charts-foreground', '#cccccc'],
-  cpu: ['--vscode-charts-foreground', '#cccccc'], host: ['--vscode-charts-foreground', '#cccccc'], nic: ['--vscode-charts-orange', '#d18616'],
+  gpu: ['--vscode-charts-blue', '#3794ff'],
+  switch: ['--vscode-charts-purple', '#b180d7'],
+  'pcie-switch': ['--vscode-charts-foreground', '#cccccc'],
+  cpu: ['--vscode-charts-foreground', '#cccccc'],
+  host: ['--vscode-charts-foreground', '#cccccc'],
+  nic: ['--vscode-charts-orange', '#d18616'],
 };
 
 function shortLabel(label: string): string {
@@ -42,7 +55,12 @@ function shortLabel(label: string): string {
 }
 
 function linkTitle(pair: { links: TopologyLink[]; utilisation: number }, bytes: ReadonlyMap<string, number>): string {
-  return pair.links.map((l) => `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${(100 * (pair.utilisation)).toFixed(0)} % busy${bytes.get(l.id) ? ` · ${formatBytes(bytes.get(l.id)!)}` : ''}`).join('\n');
+  return pair.links
+    .map(
+      (l) =>
+        `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${(100 * pair.utilisation).toFixed(0)} % busy${bytes.get(l.id) ? ` · ${formatBytes(bytes.get(l.id)!)}` : ''}`,
+    )
+    .join('\n');
 }
 
 export interface RenderInput {
@@ -55,21 +73,45 @@ export interface RenderInput {
 export function renderTopology(input: RenderInput): SVGSVGElement {
   const { data } = input;
   const layout = layoutTopology(data.vertices);
-  const root = svg('svg', { class: 'topology', viewBox: `0 0 ${layout.width} ${layout.height}`, preserveAspectRatio: 'xMidYMid meet', role: 'img' });
+  const root = svg('svg', {
+    class: 'topology',
+    viewBox: `0 0 ${layout.width} ${layout.height}`,
+    preserveAspectRatio: 'xMidYMid meet',
+    role: 'img',
+  });
   root.setAttribute('aria-label', data.label);
   const foreground = cssRgba(resolveColor(themeVar('--vscode-foreground'), '#cccccc'));
   const muted = cssRgba(resolveColor(themeVar('--vscode-descriptionForeground'), '#9d9d9d'));
   const background = cssRgba(resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e'));
   const highlight = cssRgba(resolveColor(themeVar('--vscode-focusBorder'), '#007fd4'));
   const defs = svg('defs');
-  const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' });
+  const marker = svg('marker', {
+    id: 'arrow',
+    viewBox: '0 0 10 10',
+    refX: 9,
+    refY: 5,
+    markerWidth: 6,
+    markerHeight: 6,
+    orient: 'auto-start-reverse',
+  });
   marker.append(svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: highlight }));
   defs.append(marker);
   root.append(defs);
 
   const frames = svg('g', { class: 'nodes' });
   for (const box of layout.nodes) {
-    frames.append(svg('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6, fill: 'none', stroke: muted, 'stroke-opacity': 0.5 }));
+    frames.append(
+      svg('rect', {
+        x: box.x,
+        y: box.y,
+        width: box.width,
+        height: box.height,
+        rx: 6,
+        fill: 'none',
+        stroke: muted,
+        'stroke-opacity': 0.5,
+      }),
+    );
     const caption = svg('text', { x: box.x + 8, y: box.y + 14, fill: muted, 'font-size': 11 });
     caption.textContent = `node ${box.node}`;
     frames.append(caption);
@@ -83,16 +125,29 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
     const b = at(pair.b);
     if (!a || !b) continue;
     const GBps = Math.max(...pair.links.map((l) => l.GBps));
-    links.append(svg('line', {
-      x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: heatColour(pair.utilisation), 'stroke-width': 1 + Math.log10(1 + GBps),
-      'data-link': pair.links.map((l) => l.id).join(' '), 'data-utilisation': pair.utilisation.toFixed(3),
-    }, linkTitle(pair, input.bytes)));
+    links.append(
+      svg(
+        'line',
+        {
+          x1: a.x,
+          y1: a.y,
+          x2: b.x,
+          y2: b.y,
+          stroke: heatColour(pair.utilisation),
+          'stroke-width': 1 + Math.log10(1 + GBps),
+          'data-link': pair.links.map((l) => l.id).join(' '),
+          'data-utilisation': pair.utilisation.toFixed(3),
+        },
+        linkTitle(pair, input.bytes),
+      ),
+    );
   }
   root.append(links);
 
   if (input.channel) {
     const overlay = svg('g', { class: 'channel-overlay', 'data-channel': input.channel.channel });
-    const edges = input.channel.edges ?? input.channel.vertices.map((v, i, all) => [v, all[(i + 1) % all.length]] as const);
+    const edges =
+      input.channel.edges ?? input.channel.vertices.map((v, i, all) => [v, all[(i + 1) % all.length]] as const);
     for (const [from, to] of edges) {
       const a = at(from);
       const b = at(to);
@@ -103,7 +158,22 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
       const length = Math.hypot(dx, dy) || 1;
       const ox = (-dy / length) * 4;
       const oy = (dx / length) * 4;
-      overlay.append(svg('line', { x1: a.x + ox, y1: a.y + oy, x2: b.x + ox - (dx / length) * 12, y2: b.y + oy - (dy / length) * 12, stroke: highlight, 'stroke-width': 2, 'marker-end': 'url(#arrow)', 'stroke-dasharray': '5 3' }, `channel ${input.channel.channel}: ${from} → ${to}`));
+      overlay.append(
+        svg(
+          'line',
+          {
+            x1: a.x + ox,
+            y1: a.y + oy,
+            x2: b.x + ox - (dx / length) * 12,
+            y2: b.y + oy - (dy / length) * 12,
+            stroke: highlight,
+            'stroke-width': 2,
+            'marker-end': 'url(#arrow)',
+            'stroke-dasharray': '5 3',
+          },
+          `channel ${input.channel.channel}: ${from} → ${to}`,
+        ),
+      );
     }
     root.append(overlay);
   }
@@ -115,8 +185,23 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
     const [fullWidth, h] = VERTEX_SIZE[vertex.kind] ?? [30, 16];
     const w = vertex.node < 0 ? Math.min(fullWidth, layout.fabricSpacing - 8) : fullWidth;
     const [variable, fallback] = VERTEX_COLOUR_VAR[vertex.kind] ?? VERTEX_COLOUR_VAR.cpu;
-    const group = svg('g', { class: `vertex ${vertex.kind}`, 'data-vertex': vertex.id }, `${vertex.label} (${vertex.kind})`);
-    group.append(svg('rect', { x: p.x - w / 2, y: p.y - h / 2, width: w, height: h, rx: 3, fill: background, stroke: cssRgba(resolveColor(themeVar(variable), fallback)), 'stroke-width': 1.5 }));
+    const group = svg(
+      'g',
+      { class: `vertex ${vertex.kind}`, 'data-vertex': vertex.id },
+      `${vertex.label} (${vertex.kind})`,
+    );
+    group.append(
+      svg('rect', {
+        x: p.x - w / 2,
+        y: p.y - h / 2,
+        width: w,
+        height: h,
+        rx: 3,
+        fill: background,
+        stroke: cssRgba(resolveColor(themeVar(variable), fallback)),
+        'stroke-width': 1.5,
+      }),
+    );
     if (vertex.kind === 'gpu' || vertex.kind === 'switch') {
       const text = svg('text', { x: p.x, y: p.y + 4, fill: foreground, 'font-size': 9, 'text-anchor': 'middle' });
       text.textContent = shortLabel(vertex.label);

@@ -19,7 +19,7 @@ export const calibrateCommand: CliCommand = {
     'coordinate descent on the log error of predicted vs measured times, then reports the median error before',
     'and after. Without --out the fitted system is printed.',
     '',
-    'Every fitted value stays physical: bandwidths between 0.7 of their line rate and the line rate (the NIC\'s',
+    "Every fitted value stays physical: bandwidths between 0.7 of their line rate and the line rate (the NIC's",
     'from the system file, NVLink and PCIe from their generation), latencies at or above published minimums.',
     'A fit that raises the median error below 1 MiB is rejected and the unfitted system kept.',
     '',
@@ -31,14 +31,17 @@ export const calibrateCommand: CliCommand = {
     '  --system <preset|file>   The starting system (default: as for compare)',
     '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
-    '  --nccl <version>         Follow this NCCL release\'s choices (default: the measurement\'s, else 2.30)',
+    "  --nccl <version>         Follow this NCCL release's choices (default: the measurement's, else 2.30)",
     '  --out <file>             Write the fitted system file here (refuses to overwrite without --force)',
     '  --fit-min-bytes <size>   Fit only sizes of at least this many bytes (every size is still judged)',
     '  --force                  Overwrite --out, and write the best bounded fit even when it explains nothing',
     '  --json                   Print {system, medianErrorBefore, medianErrorAfter, parameters, unidentified}',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'out', 'fit-min-bytes'], switches: ['json', 'force'] });
+    const { flags, positional } = parseFlags(args, {
+      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'out', 'fit-min-bytes'],
+      switches: ['json', 'force'],
+    });
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
     const path = positional[0];
     const outTarget = outputFlag(flags, 'out', { force: flags.has('force'), allowStdout: false });
@@ -47,34 +50,63 @@ export const calibrateCommand: CliCommand = {
     const { system } = systemForMeasurement(flags, measurement, path);
     const minText = flagValue(flags, 'fit-min-bytes');
     const minBytes = minText === undefined ? undefined : sizeFlag('fit-min-bytes', minText);
-    const result = asUsageError(() => calibrateSystem(measurement, system.spec, minBytes === undefined ? {} : { minBytes }));
+    const result = asUsageError(() =>
+      calibrateSystem(measurement, system.spec, minBytes === undefined ? {} : { minBytes }),
+    );
     const text = `${JSON.stringify(result.system, null, 2)}\n`;
     // A fit that explains nothing is not a system anyone has: it is kept from files unless asked for.
     const write = !result.unexplained || flags.has('force');
     if (outTarget && write) writeOutput(outTarget, text);
     const code = result.unexplained ? 1 : 0;
     if (flags.has('json')) {
-      io.stdout(JSON.stringify({
-        system: result.system, medianErrorBefore: result.medianErrorBefore, medianErrorAfter: result.medianErrorAfter, parameters: result.parameters,
-        unidentified: result.unidentified, evaluations: result.evaluations, bounds: result.bounds, fitMinBytes: result.fitMinBytes,
-        ...(result.smallSizeError ? { smallSizeError: result.smallSizeError } : {}), ...(result.rejected ? { rejected: result.rejected } : {}),
-        ...(result.unexplained ? { unexplained: result.unexplained } : {}), ...(out && write ? { out } : {}),
-      }, null, 2));
+      io.stdout(
+        JSON.stringify(
+          {
+            system: result.system,
+            medianErrorBefore: result.medianErrorBefore,
+            medianErrorAfter: result.medianErrorAfter,
+            parameters: result.parameters,
+            unidentified: result.unidentified,
+            evaluations: result.evaluations,
+            bounds: result.bounds,
+            fitMinBytes: result.fitMinBytes,
+            ...(result.smallSizeError ? { smallSizeError: result.smallSizeError } : {}),
+            ...(result.rejected ? { rejected: result.rejected } : {}),
+            ...(result.unexplained ? { unexplained: result.unexplained } : {}),
+            ...(out && write ? { out } : {}),
+          },
+          null,
+          2,
+        ),
+      );
       return code;
     }
-    const lines = [`# median error ${(result.medianErrorBefore * 100).toFixed(1)} % -> ${(result.medianErrorAfter * 100).toFixed(1)} % on ${measurement.rows.length} sizes`];
+    const lines = [
+      `# median error ${(result.medianErrorBefore * 100).toFixed(1)} % -> ${(result.medianErrorAfter * 100).toFixed(1)} % on ${measurement.rows.length} sizes`,
+    ];
     if (result.fitMinBytes > 0) lines.push(`# fitted on sizes >= ${result.fitMinBytes} B`);
-    if (result.smallSizeError) lines.push(`# below 1 MiB: ${(result.smallSizeError.before * 100).toFixed(1)} % -> ${(result.smallSizeError.after * 100).toFixed(1)} %`);
+    if (result.smallSizeError)
+      lines.push(
+        `# below 1 MiB: ${(result.smallSizeError.before * 100).toFixed(1)} % -> ${(result.smallSizeError.after * 100).toFixed(1)} %`,
+      );
     for (const [name, p] of Object.entries(result.parameters)) {
       const bound = result.bounds[name as keyof typeof result.bounds];
-      const range = bound ? `   (bounds ${Number(bound.min.toPrecision(4))} .. ${Number.isFinite(bound.max) ? Number(bound.max.toPrecision(4)) : '∞'}: ${bound.source})` : '';
+      const range = bound
+        ? `   (bounds ${Number(bound.min.toPrecision(4))} .. ${Number.isFinite(bound.max) ? Number(bound.max.toPrecision(4)) : '∞'}: ${bound.source})`
+        : '';
       lines.push(`#   ${name.padEnd(18)} ${p!.from.toPrecision(4).padStart(10)} -> ${p!.to.toPrecision(4)}${range}`);
     }
-    if (result.unidentified.length > 0) lines.push(`# not fitted (a factor of 4 either way moves no measured size by 5 %): ${result.unidentified.join(', ')}`);
+    if (result.unidentified.length > 0)
+      lines.push(
+        `# not fitted (a factor of 4 either way moves no measured size by 5 %): ${result.unidentified.join(', ')}`,
+      );
     if (result.rejected) lines.push(`# fit rejected, the unfitted system stands: ${result.rejected}`);
     if (result.unexplained) {
       io.stderr(`${result.unexplained.sentence}\n`);
-      if (!write) lines.push(`# no system ${out ? `written to ${out}` : 'printed'}: pass --force to ${out ? 'write' : 'print'} the best bounded fit anyway`);
+      if (!write)
+        lines.push(
+          `# no system ${out ? `written to ${out}` : 'printed'}: pass --force to ${out ? 'write' : 'print'} the best bounded fit anyway`,
+        );
     }
     const shown = write ? (out ? `\n# wrote ${out}` : `\n${text}`) : '';
     io.stdout(`${lines.join('\n')}${shown}`);

@@ -2,7 +2,23 @@
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
-import { analyzeDeepSpeedConfig, analyzePython, isRuleCode, Program, type AnalysisOptions, mayHaveFindings, parseCorpusHeader, confusionTable, formatConfusionTable, RULES, type AnalysisResult, type CorpusOutcome, type Finding, type RuleCode, type Unanalysed } from '../../analysis/index';
+import {
+  analyzeDeepSpeedConfig,
+  analyzePython,
+  isRuleCode,
+  Program,
+  type AnalysisOptions,
+  mayHaveFindings,
+  parseCorpusHeader,
+  confusionTable,
+  formatConfusionTable,
+  RULES,
+  type AnalysisResult,
+  type CorpusOutcome,
+  type Finding,
+  type RuleCode,
+  type Unanalysed,
+} from '../../analysis/index';
 import { readInputBytes } from '../../native/files/input-file';
 import { UserFileError } from '../../native/files/file-errors';
 import { terminalInline } from '../terminal-text';
@@ -11,7 +27,17 @@ import { loadPythonParser } from '../python-parser';
 import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
-const SKIP_DIRS = new Set(['node_modules', '.git', '.venv', 'venv', '__pycache__', '.tox', 'site-packages', 'dist', 'build']);
+const SKIP_DIRS = new Set([
+  'node_modules',
+  '.git',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.tox',
+  'site-packages',
+  'dist',
+  'build',
+]);
 
 /** Python files and DeepSpeed configs under the given paths, in a stable order. */
 export function collectFiles(paths: readonly string[]): string[] {
@@ -56,7 +82,10 @@ export function readSource(path: string): { text: string; notes: string[] } {
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), notes: [] };
   } catch {
-    return { text: new TextDecoder('utf-8').decode(bytes), notes: ['the file is not valid UTF-8; undecodable bytes were replaced'] };
+    return {
+      text: new TextDecoder('utf-8').decode(bytes),
+      notes: ['the file is not valid UTF-8; undecodable bytes were replaced'],
+    };
   }
 }
 
@@ -85,7 +114,10 @@ function readChecked(path: string): { text: string; notes: string[] } | { result
 
 function withReadNotes(r: AnalysisResult, text: string, notes: readonly string[]): AnalysisResult {
   // Replaced bytes matter only in a file the rules read: a file that calls no trigger has none to hide.
-  const decoding: Unanalysed[] = notes.length > 0 && mayHaveFindings(text) ? notes.map((message) => ({ reason: 'not-utf8', whole: false, message })) : [];
+  const decoding: Unanalysed[] =
+    notes.length > 0 && mayHaveFindings(text)
+      ? notes.map((message) => ({ reason: 'not-utf8', whole: false, message }))
+      : [];
   const unanalysed = [...decoding, ...(r.unanalysed ?? [])];
   return { findings: r.findings, notes: [...notes, ...r.notes], ...(unanalysed.length > 0 ? { unanalysed } : {}) };
 }
@@ -94,7 +126,11 @@ function withReadNotes(r: AnalysisResult, text: string, notes: readonly string[]
  * The Python files checked together, as one program: a summing helper in one file is judged at its callers in the
  * others (see analysis/program.ts). Files are named by their path relative to the working folder, as printed.
  */
-async function checkProgram(files: readonly string[], roots: readonly string[], options: AnalysisOptions): Promise<Map<string, AnalysisResult>> {
+async function checkProgram(
+  files: readonly string[],
+  roots: readonly string[],
+  options: AnalysisOptions,
+): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await loadPythonParser(), options);
   const reads = new Map<string, { text: string; notes: string[] }>();
   const shownOf = (file: string) => relative(process.cwd(), file) || file;
@@ -118,28 +154,47 @@ async function checkProgram(files: readonly string[], roots: readonly string[], 
 
 /** Files whose syntax errors Python itself accepts: their skipped statements are what tree-sitter cannot read. */
 function confirmSyntaxErrors(results: FileFindings[], paths: readonly string[]): void {
-  const asked = results.map((r, i) => ({ i, path: paths[i] })).filter(({ i, path }) => path.endsWith('.py') && results[i].unanalysed?.some((u) => u.reason === 'syntax-error'));
+  const asked = results
+    .map((r, i) => ({ i, path: paths[i] }))
+    .filter(({ i, path }) => path.endsWith('.py') && results[i].unanalysed?.some((u) => u.reason === 'syntax-error'));
   const answer = pythonAccepts(asked.map((a) => a.path));
   if (!answer) return;
   asked.forEach(({ i }, k) => {
     if (!answer.valid[k]) return;
     const r = results[i];
-    results[i] = { ...r, unanalysed: r.unanalysed!.map((u) => (u.reason === 'syntax-error' ? { ...u, reason: 'unparsed', message: rewordAsUnparsed(u.message, answer.version) } : u)) };
+    results[i] = {
+      ...r,
+      unanalysed: r.unanalysed!.map((u) =>
+        u.reason === 'syntax-error'
+          ? { ...u, reason: 'unparsed', message: rewordAsUnparsed(u.message, answer.version) }
+          : u,
+      ),
+    };
   });
 }
 
 function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
   const parse = (name: string): RuleCode[] =>
-    (flags.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toUpperCase()).filter((v) => v !== '').map((v) => {
-      if (!isRuleCode(v)) throw new UsageError(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
-      return v;
-    });
+    (flags.get(name) ?? [])
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim().toUpperCase())
+      .filter((v) => v !== '')
+      .map((v) => {
+        if (!isRuleCode(v))
+          throw new UsageError(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
+        return v;
+      });
   const only = parse('rule');
   const ignored = parse('ignore');
   return (f) => (only.length === 0 || only.includes(f.code)) && !ignored.includes(f.code);
 }
 
-async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean, io: CliIo, json: boolean): Promise<number> {
+async function runCorpus(
+  dirs: readonly string[],
+  keep: (f: Finding) => boolean,
+  io: CliIo,
+  json: boolean,
+): Promise<number> {
   const outcomes: CorpusOutcome[] = [];
   const misses: string[] = [];
   for (const file of collectFiles(dirs).filter((f) => f.endsWith('.py'))) {
@@ -150,13 +205,26 @@ async function runCorpus(dirs: readonly string[], keep: (f: Finding) => boolean,
     const found = result.findings.filter(keep).map((f) => ({ code: f.code, line: f.range.startLine + 1 }));
     const outcome = { file, expected, found };
     outcomes.push(outcome);
-    const ok = expected.code === 'none' ? found.length === 0 : found.length === 1 && found[0].code === expected.code && found[0].line === expected.line;
-    if (!ok) misses.push(`${file}: expected ${expected.code}${expected.line ? `@${expected.line}` : ''}, found ${found.map((f) => `${f.code}@${f.line}`).join(' ') || 'nothing'}`);
+    const ok =
+      expected.code === 'none'
+        ? found.length === 0
+        : found.length === 1 && found[0].code === expected.code && found[0].line === expected.line;
+    if (!ok)
+      misses.push(
+        `${file}: expected ${expected.code}${expected.line ? `@${expected.line}` : ''}, found ${found.map((f) => `${f.code}@${f.line}`).join(' ') || 'nothing'}`,
+      );
   }
   if (outcomes.length === 0) throw new UsageError(`no labelled files (# expect: headers) under ${dirs.join(', ')}`);
   const rows = confusionTable(outcomes);
   if (json) io.stdout(JSON.stringify({ files: outcomes.length, rows, misses }, null, 2));
-  else io.stdout([`${outcomes.length} labelled files`, formatConfusionTable(rows), ...(misses.length ? ['', 'Mismatches:', ...misses] : [])].join('\n'));
+  else
+    io.stdout(
+      [
+        `${outcomes.length} labelled files`,
+        formatConfusionTable(rows),
+        ...(misses.length ? ['', 'Mismatches:', ...misses] : []),
+      ].join('\n'),
+    );
   return misses.length === 0 ? 0 : 1;
 }
 
@@ -191,7 +259,11 @@ export const checkCommand: CliCommand = {
     'Exit status: 0 no findings, 1 findings or files not fully analysed (or corpus mismatches), 2 usage error.',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['rule', 'ignore', 'world-size', 'corpus'], switches: ['json', 'sarif', 'exit-zero', 'hints'], repeatable: ['rule', 'ignore', 'corpus'] });
+    const { flags, positional } = parseFlags(args, {
+      values: ['rule', 'ignore', 'world-size', 'corpus'],
+      switches: ['json', 'sarif', 'exit-zero', 'hints'],
+      repeatable: ['rule', 'ignore', 'corpus'],
+    });
     const keep = selectRules(flags);
     const json = flags.has('json');
     if (json && flags.has('sarif')) throw new UsageError('--json and --sarif are exclusive');
@@ -200,17 +272,23 @@ export const checkCommand: CliCommand = {
     if (positional.length === 0) throw new UsageError('check needs at least one file or folder');
     const ws = flags.get('world-size')?.[0];
     const worldSize = ws === undefined ? undefined : Number(ws);
-    if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1)) throw new UsageError(`--world-size ${ws}: expected a positive integer`);
+    if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1))
+      throw new UsageError(`--world-size ${ws}: expected a positive integer`);
     const files = collectFiles(positional);
     const options = { worldSize, hints: flags.has('hints') };
-    const program = await checkProgram(files, positional.map((p) => resolve(p)), options);
+    const program = await checkProgram(
+      files,
+      positional.map((p) => resolve(p)),
+      options,
+    );
     const results: FileFindings[] = [];
     for (const file of files) {
       const shown = relative(process.cwd(), file) || file;
       const result = program.get(file) ?? (await checkFile(file, options));
       // What was not analysed is reported with the findings (below); other notes go to stderr now.
       const skipped = new Set((result.unanalysed ?? []).map((u) => u.message));
-      for (const note of result.notes) if (!skipped.has(note)) io.stderr(`${terminalInline(shown)}: note: ${terminalInline(note)}`);
+      for (const note of result.notes)
+        if (!skipped.has(note)) io.stderr(`${terminalInline(shown)}: note: ${terminalInline(note)}`);
       results.push({ file: shown, findings: result.findings.filter(keep), unanalysed: result.unanalysed });
     }
     confirmSyntaxErrors(results, files);
@@ -220,7 +298,10 @@ export const checkCommand: CliCommand = {
     if (json) io.stdout(JSON.stringify(toJson(results), null, 2));
     else if (flags.has('sarif')) io.stdout(JSON.stringify(toSarif(results, '0.1.0'), null, 2));
     else for (const line of humanLines(results)) io.stdout(line);
-    if (!json && !flags.has('sarif')) io.stderr(`${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}${notFully ? `; ${notFully}` : ''}`);
+    if (!json && !flags.has('sarif'))
+      io.stderr(
+        `${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}${notFully ? `; ${notFully}` : ''}`,
+      );
     else if (notFully) io.stderr(notFully);
     return (count > 0 || partial > 0) && !flags.has('exit-zero') ? 1 : 0;
   },

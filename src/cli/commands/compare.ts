@@ -9,7 +9,13 @@ import { flagValue, numberFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
 import { loadMeasurementFile } from './import';
 
-function table(result: CompareResult, verdict: CompareVerdict | undefined, path: string, source: string, assumptions: readonly string[]): string {
+function table(
+  result: CompareResult,
+  verdict: CompareVerdict | undefined,
+  path: string,
+  source: string,
+  assumptions: readonly string[],
+): string {
   const out = [
     `# ${path}: ${result.collective} on ${result.ranks} ranks vs the model of ${result.system} (${source}), NCCL ${result.ncclVersion}'s choices`,
     `#${'size'.padStart(11)} ${'measured'.padStart(10)} ${'expected'.padStart(10)} ${'ratio'.padStart(6)}`,
@@ -18,20 +24,30 @@ function table(result: CompareResult, verdict: CompareVerdict | undefined, path:
   for (const r of result.rows) {
     const note = r.flagged
       ? `  << below ${Math.round(r.threshold * 100)} % of the model${result.threshold === undefined ? ' (its uncertainty here)' : ''}`
-      : r.explainedBy ? `  normal for ${r.explainedBy.algorithm}/${r.explainedBy.protocol} (${r.explainedBy.ratio.toFixed(2)}), which NCCL ${result.ncclVersion} rates near ${r.algorithm}/${r.protocol}` : '';
-    out.push(` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`);
+      : r.explainedBy
+        ? `  normal for ${r.explainedBy.algorithm}/${r.explainedBy.protocol} (${r.explainedBy.ratio.toFixed(2)}), which NCCL ${result.ncclVersion} rates near ${r.algorithm}/${r.protocol}`
+        : '';
+    out.push(
+      ` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`,
+    );
   }
   const logged = result.rows.filter((r) => r.chosenBy === 'nccl-log').length;
-  if (logged > 0) out.push(`# ${logged} of ${result.rows.length} sizes judged against the algorithm and protocol NCCL logged for them`);
+  if (logged > 0)
+    out.push(
+      `# ${logged} of ${result.rows.length} sizes judged against the algorithm and protocol NCCL logged for them`,
+    );
   for (const note of assumptions) out.push(`# assumed: ${note}`);
-  out.push(`# ${result.flagged} of ${result.rows.length} sizes flagged; median |model − measured| / measured time: ${(medianRelativeError(result.rows) * 100).toFixed(1)} %`);
+  out.push(
+    `# ${result.flagged} of ${result.rows.length} sizes flagged; median |model − measured| / measured time: ${(medianRelativeError(result.rows) * 100).toFixed(1)} %`,
+  );
   if (verdict) out.push(`# verdict: ${verdict.sentence}`);
   return out.join('\n');
 }
 
 export const compareCommand: CliCommand = {
   name: 'compare',
-  summary: 'Compare a measurement with the model of its system and flag sizes below what the model\'s uncertainty allows',
+  summary:
+    "Compare a measurement with the model of its system and flag sizes below what the model's uncertainty allows",
   usage: [
     'Usage: collective-profiler compare <measured> [--system <preset|file>] [--json] [--threshold <r>]',
     '',
@@ -43,34 +59,81 @@ export const compareCommand: CliCommand = {
     '  --system <preset|file>   The system the measurement ran on (a preset is scaled to the measured ranks)',
     '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
     '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
-    '  --nccl <version>         Rank algorithms as this NCCL release does (default: the measurement\'s, else 2.30)',
+    "  --nccl <version>         Rank algorithms as this NCCL release does (default: the measurement's, else 2.30)",
     `  --threshold <r>          Flag sizes whose measured busbw is below r × expected (default: per size band, 1 − ${UNCERTAINTY_K} × the model's uncertainty)`,
     '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, threshold, explainedBy?}], flagged, verdict?}',
     '',
-    'The model\'s uncertainty per size band (single or multi node; < 1 MiB, 1-64 MiB, >= 64 MiB) is the worst shortfall',
+    "The model's uncertainty per size band (single or multi node; < 1 MiB, 1-64 MiB, >= 64 MiB) is the worst shortfall",
     'of the healthy published runs (docs/calibration.md). A flagged run gets a verdict: the part (NIC, GPU-to-NIC PCIe',
     'path, NVLink) whose release below its healthy bound explains the flagged sizes, as calibrate finds it, or the',
     'algorithm NCCL chose when another pair matches them.',
     '',
-    'A size is flagged when it is below the threshold for NCCL\'s modelled choice and for every pair NCCL\'s cost model',
+    "A size is flagged when it is below the threshold for NCCL's modelled choice and for every pair NCCL's cost model",
     'rates within 10 % of it (explainedBy names the pair it is normal for); where an NCCL_DEBUG log names the pair',
     'NCCL ran at a size, that pair is the expectation (chosenBy: nccl-log). The cost model is that of the NCCL',
     'release the measurement names (ncclVersion in a system file overrides it), else the newest known.',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'threshold'], switches: ['json'] });
+    const { flags, positional } = parseFlags(args, {
+      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'threshold'],
+      switches: ['json'],
+    });
     if (positional.length !== 1) throw new UsageError('compare takes exactly one measured file');
     const path = positional[0];
     const given = flagValue(flags, 'threshold');
-    const threshold = given === undefined ? undefined : numberFlag('threshold', given, (v) => v > 0 && v <= 1, 'must be a ratio in (0, 1]');
+    const threshold =
+      given === undefined
+        ? undefined
+        : numberFlag('threshold', given, (v) => v > 0 && v <= 1, 'must be a ratio in (0, 1]');
     const measurement = comparableMeasurement(loadMeasurementFile(path, flagValue(flags, 'gpu')), path);
     const { system, source } = systemForMeasurement(flags, measurement, path);
-    const result = asUsageError(() => compareMeasurement(measurement, system, threshold === undefined ? {} : { threshold }));
+    const result = asUsageError(() =>
+      compareMeasurement(measurement, system, threshold === undefined ? {} : { threshold }),
+    );
     const verdict = asUsageError(() => explainFlagged(measurement, system, result));
     if (flags.has('json')) {
-      const rows = result.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.measuredBusbwGBps, expectedBusbwGBps: r.expectedBusbwGBps, ratio: r.ratio, flagged: r.flagged, threshold: r.threshold, measuredTimeUs: r.measuredTimeUs, expectedTimeUs: r.expectedTimeUs, algorithm: r.algorithm, protocol: r.protocol, chosenBy: r.chosenBy, ...(r.explainedBy ? { explainedBy: r.explainedBy } : {}) }));
-      io.stdout(JSON.stringify({ system: result.system, systemSource: source, ncclVersion: result.ncclVersion, collective: result.collective, ranks: result.ranks, ...(threshold === undefined ? {} : { threshold }), rows, flagged: result.flagged, ...(verdict ? { verdict } : {}), medianError: medianRelativeError(result.rows) }, null, 2));
-    } else io.stdout(table(result, verdict, path, source, source.startsWith('described by') ? ((measurement.meta.assumptions as string[] | undefined) ?? []) : []));
+      const rows = result.rows.map((r) => ({
+        bytes: r.bytes,
+        measuredBusbwGBps: r.measuredBusbwGBps,
+        expectedBusbwGBps: r.expectedBusbwGBps,
+        ratio: r.ratio,
+        flagged: r.flagged,
+        threshold: r.threshold,
+        measuredTimeUs: r.measuredTimeUs,
+        expectedTimeUs: r.expectedTimeUs,
+        algorithm: r.algorithm,
+        protocol: r.protocol,
+        chosenBy: r.chosenBy,
+        ...(r.explainedBy ? { explainedBy: r.explainedBy } : {}),
+      }));
+      io.stdout(
+        JSON.stringify(
+          {
+            system: result.system,
+            systemSource: source,
+            ncclVersion: result.ncclVersion,
+            collective: result.collective,
+            ranks: result.ranks,
+            ...(threshold === undefined ? {} : { threshold }),
+            rows,
+            flagged: result.flagged,
+            ...(verdict ? { verdict } : {}),
+            medianError: medianRelativeError(result.rows),
+          },
+          null,
+          2,
+        ),
+      );
+    } else
+      io.stdout(
+        table(
+          result,
+          verdict,
+          path,
+          source,
+          source.startsWith('described by') ? ((measurement.meta.assumptions as string[] | undefined) ?? []) : [],
+        ),
+      );
     return result.flagged > 0 ? 1 : 0;
   },
 };

@@ -14,13 +14,20 @@ export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
   try {
     return importMeasurementFile(path, gpu ? { gpu } : {});
   } catch (error) {
-    if (error instanceof MeasurementParseError || error instanceof MeasurementFileError) throw new UsageError(error.message);
+    if (error instanceof MeasurementParseError || error instanceof MeasurementFileError)
+      throw new UsageError(error.message);
     throw error;
   }
 }
 
 function jsonRows(m: Measurement): object[] {
-  return m.rows.map((r) => ({ bytes: r.bytes, timeUs: r.timeUs, algbwGBps: r.algbwGBps, busbwGBps: r.busbwGBps, ...(r.wrong !== undefined ? { wrong: r.wrong } : {}) }));
+  return m.rows.map((r) => ({
+    bytes: r.bytes,
+    timeUs: r.timeUs,
+    algbwGBps: r.algbwGBps,
+    busbwGBps: r.busbwGBps,
+    ...(r.wrong !== undefined ? { wrong: r.wrong } : {}),
+  }));
 }
 
 /** The `--json` shape: {kind, ranks, rows, system?} for measurements, {kind, ranks, spans} for traces. */
@@ -32,22 +39,42 @@ export function importJson(result: ImportResult): object {
     ranks: first?.ranks ?? result.trace?.metadata.ranks ?? 0,
     rows: first ? jsonRows(first) : [],
     ...(result.system ? { system: result.system } : {}),
-    ...(result.measurements.length > 1 ? { measurements: result.measurements.map((m) => ({ collective: m.collective, ranks: m.ranks, rows: jsonRows(m) })) } : {}),
+    ...(result.measurements.length > 1
+      ? {
+          measurements: result.measurements.map((m) => ({
+            collective: m.collective,
+            ranks: m.ranks,
+            rows: jsonRows(m),
+          })),
+        }
+      : {}),
     meta: first?.meta ?? {},
     warnings: result.warnings,
   };
   if (!result.trace) return base;
-  const spans = result.trace.spans.map((s) => ({ rank: s.rank, phase: s.phase, name: s.name, bytes: s.bytes, startUs: s.startUs, endUs: s.endUs, ...(s.args ? { args: s.args } : {}) }));
+  const spans = result.trace.spans.map((s) => ({
+    rank: s.rank,
+    phase: s.phase,
+    name: s.name,
+    bytes: s.bytes,
+    startUs: s.startUs,
+    endUs: s.endUs,
+    ...(s.args ? { args: s.args } : {}),
+  }));
   return { ...base, spans };
 }
 
 function summary(result: ImportResult, path: string): string {
   const out = [`${path}: ${result.kind}`];
   for (const m of result.measurements) {
-    out.push(`  ${m.collective} on ${m.ranks} ranks: ${m.rows.length} sizes${m.meta.ncclVersion ? `, NCCL ${String(m.meta.ncclVersion)}` : ''}`);
+    out.push(
+      `  ${m.collective} on ${m.ranks} ranks: ${m.rows.length} sizes${m.meta.ncclVersion ? `, NCCL ${String(m.meta.ncclVersion)}` : ''}`,
+    );
     for (const r of m.rows) {
       const wrong = r.wrong ? `  #wrong ${r.wrong}` : '';
-      out.push(`    ${formatBytes(r.bytes).padStart(10)}  ${formatMicros(r.timeUs).padStart(10)}  algbw ${r.algbwGBps.toFixed(2).padStart(8)} GB/s  busbw ${r.busbwGBps.toFixed(2).padStart(8)} GB/s${wrong}`);
+      out.push(
+        `    ${formatBytes(r.bytes).padStart(10)}  ${formatMicros(r.timeUs).padStart(10)}  algbw ${r.algbwGBps.toFixed(2).padStart(8)} GB/s  busbw ${r.busbwGBps.toFixed(2).padStart(8)} GB/s${wrong}`,
+      );
     }
   }
   if (result.trace) out.push(`  trace: ${result.trace.spans.length} spans on ${result.trace.lanes.length} lanes`);
@@ -73,13 +100,18 @@ export const importCommand: CliCommand = {
     '  --force                Overwrite existing output files',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['trace', 'gpu', 'write-system'], switches: ['json', 'force'] });
-    if (positional.length === 0) throw new UsageError('import needs a file (several PyTorch profiler traces, one per rank, are merged)');
+    const { flags, positional } = parseFlags(args, {
+      values: ['trace', 'gpu', 'write-system'],
+      switches: ['json', 'force'],
+    });
+    if (positional.length === 0)
+      throw new UsageError('import needs a file (several PyTorch profiler traces, one per rank, are merged)');
     const path = positional.length === 1 ? positional[0] : `${positional.length} files`;
     const force = flags.has('force');
     const traceTarget = outputFlag(flags, 'trace', { force, allowStdout: true });
     const systemTarget = outputFlag(flags, 'write-system', { force, allowStdout: true });
-    if (traceTarget?.stdout && systemTarget?.stdout) throw new UsageError('--trace and --write-system cannot both go to stdout');
+    if (traceTarget?.stdout && systemTarget?.stdout)
+      throw new UsageError('--trace and --write-system cannot both go to stdout');
     const loaded = positional.map((name) => ({ name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) }));
     let result: ImportResult;
     try {
@@ -89,15 +121,19 @@ export const importCommand: CliCommand = {
       throw error;
     }
     if (traceTarget) {
-      if (!result.trace) throw new UsageError(`${path} is a ${result.kind} file and has no per-rank timing to write as a trace`);
+      if (!result.trace)
+        throw new UsageError(`${path} is a ${result.kind} file and has no per-rank timing to write as a trace`);
       writeOutput(traceTarget, JSON.stringify(traceToChromeJson(result.trace)));
     }
     if (systemTarget) {
-      if (!result.system) throw new UsageError(`${path} does not describe a system (only NCCL logs and calibration JSON do)`);
+      if (!result.system)
+        throw new UsageError(`${path} does not describe a system (only NCCL logs and calibration JSON do)`);
       writeOutput(systemTarget, `${JSON.stringify(result.system, null, 2)}\n`);
     }
     // With an output on stdout, the summary goes to stderr so stdout holds only that output.
-    (traceTarget?.stdout || systemTarget?.stdout ? io.stderr : io.stdout)(flags.has('json') ? JSON.stringify(importJson(result), null, 2) : summary(result, path));
+    (traceTarget?.stdout || systemTarget?.stdout ? io.stderr : io.stdout)(
+      flags.has('json') ? JSON.stringify(importJson(result), null, 2) : summary(result, path),
+    );
     return 0;
   },
 };

@@ -11,4 +11,15 @@ import { checkCommand } from './check';
 import { validateCommand } from './validate';
 import { profileCommand } from './profile';
 
-export const COMMANDS: CliCommand[] = [verifyCommand, simulateCommand, sweepCommand, runCommand, importCommand, compareCommand, calibrateCommand, validateCommand, checkCommand, profileCommand];
+export const COMMANDS: CliCommand[] = [
+  verifyCommand,
+  simulateCommand,
+  sweepCommand,
+  runCommand,
+  importCommand,
+  compareCommand,
+  calibrateCommand,
+  validateCommand,
+  checkCommand,
+  profileCommand,
+];

@@ -2,8 +2,21 @@
 // Accelerate, a model config.json or a torchrun/srun script), prints the summary, and optionally writes the
 // step trace, applies what-ifs, and sweeps the bucket size or the node count.
 import {
-  applyWhatIf, canonicalWhatIfKey, EngineError, NumericOptionError, parseAssignment, parseSweep, PRESETS, resolveSystem, simulateTrainingStep, stepTrace, sweepTraining,
-  traceToChromeJson, WHAT_IF_KEYS, type SweepRange, type TrainingRun,
+  applyWhatIf,
+  canonicalWhatIfKey,
+  EngineError,
+  NumericOptionError,
+  parseAssignment,
+  parseSweep,
+  PRESETS,
+  resolveSystem,
+  simulateTrainingStep,
+  stepTrace,
+  sweepTraining,
+  traceToChromeJson,
+  WHAT_IF_KEYS,
+  type SweepRange,
+  type TrainingRun,
 } from '../../engine/index';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, parseFlags, type CliCommand } from '../command';
@@ -21,7 +34,8 @@ function engine<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof EngineError || error instanceof NumericOptionError || error instanceof RangeError) throw new UsageError(error.message);
+    if (error instanceof EngineError || error instanceof NumericOptionError || error instanceof RangeError)
+      throw new UsageError(error.message);
     throw error;
   }
 }
@@ -32,7 +46,12 @@ function checkedSweep(text: string, run: TrainingRun): SweepRange {
   const limit = limitForKey(range.key);
   for (const value of range.values) {
     if (limit) enforceLimit(limit, `--sweep ${range.key}`, value);
-    if (range.key === 'nodes') enforceLimit('ranks', `--sweep nodes=${value} × ${run.system.gpusPerNode} GPUs per node`, value * run.system.gpusPerNode);
+    if (range.key === 'nodes')
+      enforceLimit(
+        'ranks',
+        `--sweep nodes=${value} × ${run.system.gpusPerNode} GPUs per node`,
+        value * run.system.gpusPerNode,
+      );
   }
   return range;
 }
@@ -42,9 +61,14 @@ function applyWhatIfs(run: TrainingRun, assignments: readonly string[]): Trainin
   for (const text of assignments) {
     const { key, value } = engine(() => parseAssignment(text));
     const limit = limitForKey(canonicalWhatIfKey(key));
-    if (limit && value.trim() !== '' && !Number.isNaN(Number(value))) enforceLimit(limit, `--what-if ${key}`, Number(value));
+    if (limit && value.trim() !== '' && !Number.isNaN(Number(value)))
+      enforceLimit(limit, `--what-if ${key}`, Number(value));
     // A system file is read here, where files can be read; presets go through the engine like any knob.
-    if (key.toLowerCase() === 'system' && !Object.keys(PRESETS).some((p) => p.toLowerCase() === value.toLowerCase()) && /[\\/.]/.test(value)) {
+    if (
+      key.toLowerCase() === 'system' &&
+      !Object.keys(PRESETS).some((p) => p.toLowerCase() === value.toLowerCase()) &&
+      /[\\/.]/.test(value)
+    ) {
       const source = readInputText(value, { kind: 'config', what: '--what-if system' });
       const system = asUsageError(() => parseSystemFile(source, value));
       out = { ...out, system };
@@ -83,7 +107,12 @@ export const profileCommand: CliCommand = {
       switches: ['json'],
       repeatable: ['what-if'],
     });
-    if (positional.length !== 1) throw new UsageError(positional.length === 0 ? 'profile needs a config file, e.g. profile examples/ds_config.json' : `unexpected argument '${positional[1]}'`);
+    if (positional.length !== 1)
+      throw new UsageError(
+        positional.length === 0
+          ? 'profile needs a config file, e.g. profile examples/ds_config.json'
+          : `unexpected argument '${positional[1]}'`,
+      );
     const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
     const nodes = flagValue(flags, 'nodes');
     const gpusPerNode = flagValue(flags, 'gpus-per-node');
@@ -91,30 +120,54 @@ export const profileCommand: CliCommand = {
       model: flagValue(flags, 'model'),
       system: flagValue(flags, 'system'),
       nodes: nodes !== undefined ? positiveIntegerFlag('nodes', nodes, 'nodes') : undefined,
-      gpusPerNode: gpusPerNode !== undefined ? positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') : undefined,
+      gpusPerNode:
+        gpusPerNode !== undefined ? positiveIntegerFlag('gpus-per-node', gpusPerNode, 'gpusPerNode') : undefined,
     });
     const run = applyWhatIfs(loaded.run, flags.get('what-if') ?? []);
-    enforceLimit('ranks', `${run.system.nodes} nodes × ${run.system.gpusPerNode} GPUs per node`, run.system.nodes * run.system.gpusPerNode);
+    enforceLimit(
+      'ranks',
+      `${run.system.nodes} nodes × ${run.system.gpusPerNode} GPUs per node`,
+      run.system.nodes * run.system.gpusPerNode,
+    );
     const system = engine(() => resolveSystem(run.system));
     const step = engine(() => simulateTrainingStep(run, { system }));
     const sweepText_ = flagValue(flags, 'sweep');
-    const sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
+    const sweep =
+      sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
     const scaling = engine(() => profileScalingCheck(run));
     const json = flags.has('json');
-    const extra: Record<string, unknown> = { format: loaded.format, whatIf: flags.get('what-if') ?? [], scalingCheck: scalingCheckJson(scaling) };
+    const extra: Record<string, unknown> = {
+      format: loaded.format,
+      whatIf: flags.get('what-if') ?? [],
+      scalingCheck: scalingCheckJson(scaling),
+    };
     if (sweep) {
-      extra.sweep = sweep.points.map((p) => ({ value: p.value, stepTimeMs: Math.round(p.stepTimeUs) / 1000, exposedCommMs: Math.round(p.exposedCommUs) / 1000, collectives: p.collectives, scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000 }));
+      extra.sweep = sweep.points.map((p) => ({
+        value: p.value,
+        stepTimeMs: Math.round(p.stepTimeUs) / 1000,
+        exposedCommMs: Math.round(p.exposedCommUs) / 1000,
+        collectives: p.collectives,
+        scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000,
+      }));
       extra.best = sweep.best;
       extra.recommendation = sweep.recommendation;
     }
     const sources = run.sources.map((s) => `${s.file} (${s.format})`).join(' + ');
     // With the trace on stdout, the profile goes to stderr so stdout stays one JSON document.
-    (traceTarget?.stdout ? io.stderr : io.stdout)(json ? JSON.stringify(profileJson(run, step, extra), null, 2) : profileText(run, step, sources) + `\n${scalingCheckText(scaling)}` + (sweep ? `\n${sweepText(sweep)}` : ''));
+    (traceTarget?.stdout ? io.stderr : io.stdout)(
+      json
+        ? JSON.stringify(profileJson(run, step, extra), null, 2)
+        : profileText(run, step, sources) + `\n${scalingCheckText(scaling)}` + (sweep ? `\n${sweepText(sweep)}` : ''),
+    );
 
     if (traceTarget !== undefined) {
       const ranksText = flagValue(flags, 'trace-ranks');
       const ranks = ranksText !== undefined ? positiveIntegerFlag('trace-ranks', ranksText, 'traceRanks') : undefined;
-      const trace = stepTrace(step, { ranks, title: `training step · ${run.model.name}`, gpusPerNode: run.system.gpusPerNode });
+      const trace = stepTrace(step, {
+        ranks,
+        title: `training step · ${run.model.name}`,
+        gpusPerNode: run.system.gpusPerNode,
+      });
       writeOutput(traceTarget, JSON.stringify(traceToChromeJson(trace)));
       const note = `trace: ${trace.spans.length} spans on ${trace.lanes.length} lanes written to ${traceTarget.stdout ? 'stdout' : traceTarget.label} (open it in https://ui.perfetto.dev)`;
       (json || traceTarget.stdout ? io.stderr : io.stdout)(note);

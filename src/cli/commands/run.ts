@@ -25,8 +25,12 @@ const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const USER_ERROR_KINDS: ReadonlySet<string> = new Set(['no-python', 'no-torch', 'no-distributed']);
 
 function table(run: NativeRunResult): string {
-  const out = [`# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`];
-  out.push(`#${'size'.padStart(11)} ${'label'.padStart(7)} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`);
+  const out = [
+    `# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`,
+  ];
+  out.push(
+    `#${'size'.padStart(11)} ${'label'.padStart(7)} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`,
+  );
   const keys = [...new Set(run.results.map((r) => `${r.label}:${r.bytes}`))];
   for (const key of keys) {
     const of = run.results.filter((r) => `${r.label}:${r.bytes}` === key);
@@ -36,7 +40,9 @@ function table(run: NativeRunResult): string {
     };
     const fused = of.find((r) => r.kind === 'fused');
     const verified = of.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
-    out.push(` ${formatBytes(of[0].bytes).padStart(11)} ${of[0].label.padStart(7)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`);
+    out.push(
+      ` ${formatBytes(of[0].bytes).padStart(11)} ${of[0].label.padStart(7)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
+    );
   }
   const unsupported = run.results.find((r) => r.unsupported)?.unsupported;
   if (unsupported) out.push(`# rs+ag n/a: ${unsupported}`);
@@ -47,7 +53,15 @@ function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: num
   const nodes = positiveIntegerFlag('nodes', flagValue(flags, 'nodes') ?? '2', 'nodes');
   const gpusPerNode = positiveIntegerFlag('gpus-per-node', flagValue(flags, 'gpus-per-node') ?? '8', 'gpusPerNode');
   const rendezvous = flagValue(flags, 'rendezvous') ?? '$MASTER_ADDR:29500';
-  const launch = { nodes, gpusPerNode, rendezvous, sizesBytes: sizes, bucketsBytes: buckets, python: flagValue(flags, 'python'), output: 'collective-run.jsonl' };
+  const launch = {
+    nodes,
+    gpusPerNode,
+    rendezvous,
+    sizesBytes: sizes,
+    bucketsBytes: buckets,
+    python: flagValue(flags, 'python'),
+    output: 'collective-run.jsonl',
+  };
   return [
     '# On every node (torchrun rendezvous):',
     torchrunCommand(launch),
@@ -61,7 +75,10 @@ function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: num
 
 async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number> {
   // The output path is checked first: a run takes minutes, and its results must not be lost to a bad path.
-  const traceTarget = flags.has('print-launch') || flags.has('env-check') ? undefined : outputFlag(flags, 'trace', { force: flags.has('force'), allowStdout: true });
+  const traceTarget =
+    flags.has('print-launch') || flags.has('env-check')
+      ? undefined
+      : outputFlag(flags, 'trace', { force: flags.has('force'), allowStdout: true });
   const sizes = sizeList('sizes', flagValue(flags, 'sizes') ?? '1M');
   let buckets = flagValue(flags, 'buckets') ? sizeList('buckets', flagValue(flags, 'buckets')!) : [];
   const config = flagValue(flags, 'config');
@@ -79,15 +96,27 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
       if (error instanceof NativeRunError) throw new UsageError(error.message);
       throw error;
     }
-    io.stdout(flags.has('json') ? JSON.stringify(env, null, 2) : `python ${env.python} (${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs, NCCL ${env.ncclVersion ?? 'n/a'}`);
+    io.stdout(
+      flags.has('json')
+        ? JSON.stringify(env, null, 2)
+        : `python ${env.python} (${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs, NCCL ${env.ncclVersion ?? 'n/a'}`,
+    );
     return 0;
   }
   // Every count is checked before the environment check, which starts Python and can take seconds.
   const nprocText = flagValue(flags, 'nproc');
   const givenNproc = nprocText === undefined ? undefined : positiveIntegerFlag('nproc', nprocText, 'processes');
-  const timeoutS = numberFlag('timeout', flagValue(flags, 'timeout') ?? '300', (v) => v > 0, 'must be a positive number of seconds', 'timeoutSeconds');
+  const timeoutS = numberFlag(
+    'timeout',
+    flagValue(flags, 'timeout') ?? '300',
+    (v) => v > 0,
+    'must be a positive number of seconds',
+    'timeoutSeconds',
+  );
   const iters = positiveIntegerFlag('iters', flagValue(flags, 'iters') ?? '5', 'iterations');
-  const algorithms = (flagValue(flags, 'algorithms') ?? 'ring,tree').split(',').map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const));
+  const algorithms = (flagValue(flags, 'algorithms') ?? 'ring,tree')
+    .split(',')
+    .map((a) => choiceFlag('algorithms', a, ['ring', 'tree'] as const));
   const launcher = choiceFlag('launcher', flagValue(flags, 'launcher') ?? 'direct', ['direct', 'torchrun'] as const);
   const backend = choiceFlag('backend', flagValue(flags, 'backend') ?? 'auto', ['auto', 'gloo', 'nccl'] as const);
   // SIGINT, SIGTERM and SIGHUP alike stop every rank's process tree before the CLI exits, from here on: a signal
@@ -104,21 +133,48 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
     if (received) throw new NativeRunError('cancelled', `stopped by ${received} before the ranks started`);
     const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
     const run = await runNative({
-      nproc, sizesBytes: sizes, bucketsBytes: buckets, python: env.python, timeoutMs: timeoutS * 1000, signal: controller.signal,
-      iters, algorithms, launcher, backend,
-      onProgress: (p) => { if (!flags.has('json') && p.bytes !== undefined) io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(p.bytes)}`); },
+      nproc,
+      sizesBytes: sizes,
+      bucketsBytes: buckets,
+      python: env.python,
+      timeoutMs: timeoutS * 1000,
+      signal: controller.signal,
+      iters,
+      algorithms,
+      launcher,
+      backend,
+      onProgress: (p) => {
+        if (!flags.has('json') && p.bytes !== undefined)
+          io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(p.bytes)}`);
+      },
     });
     const trace = nativeTrace(run, `native all_reduce, ${nproc} ranks`);
     if (traceTarget) writeOutput(traceTarget, JSON.stringify(traceToChromeJson(trace)));
     const ok = run.results.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
     if (flags.has('json')) {
       const measurements = nativeMeasurements(run);
-      (traceTarget?.stdout ? io.stderr : io.stdout)(JSON.stringify({ kind: 'native', ranks: nproc, env: run.env, rows: measurements[0]?.rows ?? [], measurements, results: run.results, spans: trace.spans.length }, null, 2));
+      (traceTarget?.stdout ? io.stderr : io.stdout)(
+        JSON.stringify(
+          {
+            kind: 'native',
+            ranks: nproc,
+            env: run.env,
+            rows: measurements[0]?.rows ?? [],
+            measurements,
+            results: run.results,
+            spans: trace.spans.length,
+          },
+          null,
+          2,
+        ),
+      );
     } else (traceTarget?.stdout ? io.stderr : io.stdout)(table(run));
     return ok ? 0 : 1;
   } catch (error) {
     if (!(error instanceof NativeRunError)) throw error;
-    io.stderr(`error (${error.kind}): ${received ? `stopped by ${received}; every rank's process tree was killed` : error.message}`);
+    io.stderr(
+      `error (${error.kind}): ${received ? `stopped by ${received}; every rank's process tree was killed` : error.message}`,
+    );
     // A signal ends the CLI as the signal would have (128 + its number); an environment without Python or torch
     // is an input problem (2); a run that failed is 1.
     if (received) return 128 + (osConstants.signals[received] ?? 15);
@@ -154,12 +210,31 @@ export const runCommand: CliCommand = {
   ].join('\n'),
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['engine', 'nproc', 'iters', 'algorithms', 'sizes', 'buckets', 'config', 'python', 'launcher', 'backend', 'timeout', 'trace', 'nodes', 'gpus-per-node', 'rendezvous'],
+      values: [
+        'engine',
+        'nproc',
+        'iters',
+        'algorithms',
+        'sizes',
+        'buckets',
+        'config',
+        'python',
+        'launcher',
+        'backend',
+        'timeout',
+        'trace',
+        'nodes',
+        'gpus-per-node',
+        'rendezvous',
+      ],
       switches: ['json', 'env-check', 'print-launch', 'force'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
     const engine = flagValue(flags, 'engine') ?? 'native';
-    if (engine !== 'native') throw new UsageError(`--engine '${engine}': run drives the native engine only; use simulate or sweep for the simulator`);
+    if (engine !== 'native')
+      throw new UsageError(
+        `--engine '${engine}': run drives the native engine only; use simulate or sweep for the simulator`,
+      );
     return execute(flags, io);
   },
 };

@@ -33,11 +33,22 @@ export function simulateJson(result: CollectiveResult): object {
 }
 
 function describe(system: System, request: CollectiveRequest, result: CollectiveResult): string {
-  const phaseText = (['exchange', 'reduce', 'broadcast'] as const).map((p) => `${p} ${formatMicros(result.phases[p])}`).join('   ');
+  const phaseText = (['exchange', 'reduce', 'broadcast'] as const)
+    .map((p) => `${p} ${formatMicros(result.phases[p])}`)
+    .join('   ');
   const rows: [string, string][] = [
-    ['system', `${system.label} (${system.ranks} ranks, ${system.nodes} node${system.nodes === 1 ? '' : 's'} × ${system.gpusPerNode} GPUs)`],
-    ['collective', `${result.kind} of ${formatBytes(result.bytes)} (${result.bytes} B), ${request.dtype ?? 'fp32'}, op ${request.op ?? 'sum'}`],
-    ['algorithm', `${result.algorithm} / ${result.protocol}, ${result.channels} channel${result.channels === 1 ? '' : 's'}${request.algorithm && request.algorithm !== 'auto' ? '' : `, as NCCL ${system.tuner.version} would choose`}`],
+    [
+      'system',
+      `${system.label} (${system.ranks} ranks, ${system.nodes} node${system.nodes === 1 ? '' : 's'} × ${system.gpusPerNode} GPUs)`,
+    ],
+    [
+      'collective',
+      `${result.kind} of ${formatBytes(result.bytes)} (${result.bytes} B), ${request.dtype ?? 'fp32'}, op ${request.op ?? 'sum'}`,
+    ],
+    [
+      'algorithm',
+      `${result.algorithm} / ${result.protocol}, ${result.channels} channel${result.channels === 1 ? '' : 's'}${request.algorithm && request.algorithm !== 'auto' ? '' : `, as NCCL ${system.tuner.version} would choose`}`,
+    ],
     ['time', `${formatMicros(result.timeUs)} (${result.timeUs.toFixed(2)} µs)`],
     ['algbw', `${result.algbwGBps.toFixed(2)} GB/s`],
     ['busbw', `${result.busbwGBps.toFixed(2)} GB/s`],
@@ -69,10 +80,23 @@ export const simulateCommand: CliCommand = {
   },
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'bytes', 'algo', 'proto', 'dtype', 'op', 'collective', 'trace'],
+      values: [
+        'system',
+        'nodes',
+        'gpus-per-node',
+        'nccl',
+        'bytes',
+        'algo',
+        'proto',
+        'dtype',
+        'op',
+        'collective',
+        'trace',
+      ],
       switches: ['json'],
     });
-    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'; simulate takes only flags`);
+    if (positional.length > 0)
+      throw new UsageError(`unexpected argument '${positional[0]}'; simulate takes only flags`);
     const system = loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
     const kindText = flagValue(flags, 'collective') ?? 'allreduce';
     const kind = KINDS.find((k) => k === kindText.toLowerCase());
@@ -104,7 +128,10 @@ export const simulateCommand: CliCommand = {
         text = JSON.stringify(traceToChromeJson(result.trace));
       } catch (error) {
         // V8 strings stop at about 512 MiB; a trace that large cannot be written as one JSON document.
-        if (error instanceof RangeError) throw new UsageError(`the trace of ${result.spanCount} spans is too large for one JSON file; simulate fewer ranks or bytes`);
+        if (error instanceof RangeError)
+          throw new UsageError(
+            `the trace of ${result.spanCount} spans is too large for one JSON file; simulate fewer ranks or bytes`,
+          );
         throw error;
       }
       writeOutput(traceTarget, text);

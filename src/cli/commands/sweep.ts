@@ -8,11 +8,24 @@ import { loadSystem } from '../load-system';
 import { catalogueHelp, collectiveOptions, scalingFlags, SYSTEM_FLAG_HELP } from '../collective-flags';
 
 /** nccl-tests' names for the element types, so the `type` column reads the same as all_reduce_perf's. */
-const NCCL_TYPE_NAMES: Record<Dtype, string> = { fp32: 'float', fp16: 'half', bf16: 'bfloat16', fp8e4m3: 'f8e4m3', fp8e5m2: 'f8e5m2' };
+const NCCL_TYPE_NAMES: Record<Dtype, string> = {
+  fp32: 'float',
+  fp16: 'half',
+  bf16: 'bfloat16',
+  fp8e4m3: 'f8e4m3',
+  fp8e5m2: 'f8e5m2',
+};
 
 /** The `--json` row shape promised in the README. */
 export function sweepJsonRow(row: SweepRow): object {
-  return { bytes: row.bytes, timeUs: row.timeUs, algbwGBps: row.algbwGBps, busbwGBps: row.busbwGBps, algorithm: row.algorithm, protocol: row.protocol };
+  return {
+    bytes: row.bytes,
+    timeUs: row.timeUs,
+    algbwGBps: row.algbwGBps,
+    busbwGBps: row.busbwGBps,
+    algorithm: row.algorithm,
+    protocol: row.protocol,
+  };
 }
 
 /** Formats rows like all_reduce_perf's out-of-place columns, with the algorithm and protocol the engine picked. */
@@ -27,7 +40,18 @@ export function formatSweepTable(system: System, rows: readonly SweepRow[]): str
   ];
   for (const row of rows) {
     const time = row.timeUs >= 1e6 ? row.timeUs.toExponential(3) : row.timeUs.toFixed(2);
-    out.push(line([String(row.bytes), String(row.count), NCCL_TYPE_NAMES[row.dtype], time, row.algbwGBps.toFixed(2), row.busbwGBps.toFixed(2), row.algorithm, row.protocol]));
+    out.push(
+      line([
+        String(row.bytes),
+        String(row.count),
+        NCCL_TYPE_NAMES[row.dtype],
+        time,
+        row.algbwGBps.toFixed(2),
+        row.busbwGBps.toFixed(2),
+        row.algorithm,
+        row.protocol,
+      ]),
+    );
   }
   const averageBusbw = rows.length > 0 ? rows.reduce((sum, r) => sum + r.busbwGBps, 0) / rows.length : 0;
   out.push(`# Avg bus bandwidth    : ${averageBusbw.toFixed(4)}`);
@@ -56,7 +80,18 @@ export const sweepCommand: CliCommand = {
   },
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'min-bytes', 'max-bytes', 'factor', 'algo', 'proto', 'dtype'],
+      values: [
+        'system',
+        'nodes',
+        'gpus-per-node',
+        'nccl',
+        'min-bytes',
+        'max-bytes',
+        'factor',
+        'algo',
+        'proto',
+        'dtype',
+      ],
       switches: ['json'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'; sweep takes only flags`);
@@ -65,14 +100,25 @@ export const sweepCommand: CliCommand = {
     const maxBytes = sizeFlag('max-bytes', flagValue(flags, 'max-bytes') ?? '8G');
     if (minBytes > maxBytes) throw new UsageError(`--min-bytes (${minBytes}) is larger than --max-bytes (${maxBytes})`);
     const factorText = flagValue(flags, 'factor');
-    const factor = factorText === undefined ? 2 : numberFlag('factor', factorText, (f) => f > 1, 'must be a number greater than 1');
+    const factor =
+      factorText === undefined ? 2 : numberFlag('factor', factorText, (f) => f > 1, 'must be a number greater than 1');
     // A tiny factor over a wide range would print millions of rows; nobody wants that by accident.
     const steps = Math.floor(Math.log(maxBytes / minBytes) / Math.log(factor)) + 1;
-    if (steps > LIMITS.sweepPoints.max) throw new UsageError(`--factor ${factor} from ${minBytes} to ${maxBytes} bytes gives ${steps} sizes, over the limit of ${LIMITS.sweepPoints.max} (docs/limits.md); use a larger factor`);
+    if (steps > LIMITS.sweepPoints.max)
+      throw new UsageError(
+        `--factor ${factor} from ${minBytes} to ${maxBytes} bytes gives ${steps} sizes, over the limit of ${LIMITS.sweepPoints.max} (docs/limits.md); use a larger factor`,
+      );
     const { algorithm, protocol, dtype } = collectiveOptions(flags);
     let rows: SweepRow[];
     try {
-      rows = sweepAllReduce(system, { minBytes, maxBytes, factor, ...(dtype ? { dtype } : {}), ...(algorithm ? { algorithm } : {}), ...(protocol ? { protocol } : {}) });
+      rows = sweepAllReduce(system, {
+        minBytes,
+        maxBytes,
+        factor,
+        ...(dtype ? { dtype } : {}),
+        ...(algorithm ? { algorithm } : {}),
+        ...(protocol ? { protocol } : {}),
+      });
     } catch (error) {
       if (error instanceof EngineError) throw new UsageError(error.message);
       throw error;

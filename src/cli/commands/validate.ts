@@ -4,7 +4,15 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readInputText } from '../../native/files/input-file';
 import { basename, join, resolve } from 'node:path';
 import {
-  compareDataset, EngineError, withNcclVersion, LARGE_BOUND_PCT, resolveSystem, SMALL_BOUND_PCT, systemFromDescription, type DatasetComparison, type SystemSpec,
+  compareDataset,
+  EngineError,
+  withNcclVersion,
+  LARGE_BOUND_PCT,
+  resolveSystem,
+  SMALL_BOUND_PCT,
+  systemFromDescription,
+  type DatasetComparison,
+  type SystemSpec,
 } from '../../engine/index';
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
@@ -28,27 +36,39 @@ function defaultCalibrationDir(): string {
 }
 
 function datasetFiles(dir: string): string[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--calibration-dir '${dir}' is not a folder`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UsageError(`--calibration-dir '${dir}' is not a folder`);
   const inner = join(dir, 'nccl-tests');
   const folder = existsSync(inner) && statSync(inner).isDirectory() ? inner : dir;
-  const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort().map((f) => join(folder, f));
+  const files = readdirSync(folder)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => join(folder, f));
   if (files.length === 0) throw new UsageError(`no dataset (*.json) in '${folder}'`);
   return files;
 }
 
 /** The hand-written system file for a dataset, or one read from the dataset's own hardware description. */
-function systemFor(datasetPath: string, dataset: Record<string, unknown>, systemsDir: string): { spec: SystemSpec; source: string } {
+function systemFor(
+  datasetPath: string,
+  dataset: Record<string, unknown>,
+  systemsDir: string,
+): { spec: SystemSpec; source: string } {
   const path = join(systemsDir, basename(datasetPath));
   if (existsSync(path)) {
     try {
-      return { spec: parseSystemFile(readInputText(path, { kind: 'config', what: 'system file' }), path), source: path };
+      return {
+        spec: parseSystemFile(readInputText(path, { kind: 'config', what: 'system file' }), path),
+        source: path,
+      };
     } catch (error) {
       if (error instanceof ConfigError) throw new UsageError(error.toString());
       throw error;
     }
   }
   const derived = systemFromDescription(dataset);
-  if (!derived) throw new UsageError(`${basename(datasetPath)}: no system file at ${path}, and its description names no known GPU`);
+  if (!derived)
+    throw new UsageError(`${basename(datasetPath)}: no system file at ${path}, and its description names no known GPU`);
   return { spec: derived, source: 'derived from the dataset description' };
 }
 
@@ -61,7 +81,13 @@ interface LoadedDataset extends CalibrationDataset {
 export function loadDatasets(calibrationDir: string, systemsDir: string): LoadedDataset[] {
   const fixtures = loadFixtureDatasets(calibrationDir, systemsDir).map((f) => {
     const { spec, source } = systemFor(`${f.name}.json`, f.dataset, systemsDir);
-    return { name: f.name, file: f.file, dataset: f.dataset, spec: withNcclVersion(spec, f.dataset.nccl_version), systemSource: source };
+    return {
+      name: f.name,
+      file: f.file,
+      dataset: f.dataset,
+      spec: withNcclVersion(spec, f.dataset.nccl_version),
+      systemSource: source,
+    };
   });
   const published = datasetFiles(calibrationDir).map((file) => {
     let dataset: Record<string, unknown>;
@@ -72,7 +98,13 @@ export function loadDatasets(calibrationDir: string, systemsDir: string): Loaded
       throw new UsageError(`${file}: not valid JSON (${(error as Error).message})`);
     }
     const { spec, source } = systemFor(file, dataset, systemsDir);
-    return { name: basename(file, '.json'), file, dataset, spec: withNcclVersion(spec, dataset.nccl_version), systemSource: source };
+    return {
+      name: basename(file, '.json'),
+      file,
+      dataset,
+      spec: withNcclVersion(spec, dataset.nccl_version),
+      systemSource: source,
+    };
   });
   return [...published, ...fixtures].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -88,10 +120,18 @@ function judged<T>(d: LoadedDataset, body: () => T): T {
 }
 
 function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
-  return datasets.map((d) => judged(d, () => {
-    const system = resolveSystem(d.spec);
-    return { dataset: d.name, systemSource: d.systemSource, label: system.label, ranks: system.ranks, comparison: compareDataset(system, d.dataset) };
-  }));
+  return datasets.map((d) =>
+    judged(d, () => {
+      const system = resolveSystem(d.spec);
+      return {
+        dataset: d.name,
+        systemSource: d.systemSource,
+        label: system.label,
+        ranks: system.ranks,
+        comparison: compareDataset(system, d.dataset),
+      };
+    }),
+  );
 }
 
 export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
@@ -99,19 +139,32 @@ export function validateAll(calibrationDir: string, systemsDir: string): Validat
 }
 
 /** Both judgements of every dataset: with the engine's constants, and with those fitted on it refit without it. */
-export function validateLeaveOneOut(calibrationDir: string, systemsDir: string): { rows: ValidationRow[]; loo: LeaveOneOutRow[] } {
+export function validateLeaveOneOut(
+  calibrationDir: string,
+  systemsDir: string,
+): { rows: ValidationRow[]; loo: LeaveOneOutRow[] } {
   const datasets = loadDatasets(calibrationDir, systemsDir);
   const rows = validateLoaded(datasets);
-  const byName = new Map(leaveOneOut(datasets.map((d) => judged(d, () => { resolveSystem(d.spec); return d; }))).map((r) => [r.dataset, r]));
+  const byName = new Map(
+    leaveOneOut(
+      datasets.map((d) =>
+        judged(d, () => {
+          resolveSystem(d.spec);
+          return d;
+        }),
+      ),
+    ).map((r) => [r.dataset, r]),
+  );
   return { rows, loo: datasets.map((d) => byName.get(d.name)!) };
 }
 
-const refitText = (r: RefitValue): string => `${r.constant}=${r.value}${r.fallback ? ' (only this dataset supports it: hardware facts)' : ''}`;
+const refitText = (r: RefitValue): string =>
+  `${r.constant}=${r.value}${r.fallback ? ' (only this dataset supports it: hardware facts)' : ''}`;
 
 export function formatLeaveOneOut(rows: readonly ValidationRow[], loo: readonly LeaveOneOutRow[]): string {
   const width = Math.max(...rows.map((r) => r.dataset.length), 7);
   const lines = [
-    'Median |busbw error| per dataset: in-sample (the engine\'s constants) and leave-one-out (every constant fitted',
+    "Median |busbw error| per dataset: in-sample (the engine's constants) and leave-one-out (every constant fitted",
     'on the dataset refit without it; where no other dataset supports one, the hardware facts alone)',
     `${'dataset'.padEnd(width)}  ${'≥1MiB in'.padStart(9)}  ${'≥1MiB LOO'.padStart(9)}  ${'<1MiB in'.padStart(9)}  ${'<1MiB LOO'.padStart(9)}  LOO verdict  refit without it`,
   ];
@@ -119,11 +172,16 @@ export function formatLeaveOneOut(rows: readonly ValidationRow[], loo: readonly 
     const a = row.comparison;
     const b = loo[i].leaveOneOut;
     const verdict = a.suspect ? 'suspect' : b.pass ? 'PASS' : 'FAIL';
-    const refits = loo[i].refits.length === 0 ? '— (no constant fitted on it)' : loo[i].refits.map(refitText).join('; ');
-    lines.push(`${row.dataset.padEnd(width)}  ${pct(a.largeMedianPct).padStart(9)}  ${pct(b.largeMedianPct).padStart(9)}  ${pct(a.smallMedianPct).padStart(9)}  ${pct(b.smallMedianPct).padStart(9)}  ${verdict.padEnd(11)}  ${refits}`);
+    const refits =
+      loo[i].refits.length === 0 ? '— (no constant fitted on it)' : loo[i].refits.map(refitText).join('; ');
+    lines.push(
+      `${row.dataset.padEnd(width)}  ${pct(a.largeMedianPct).padStart(9)}  ${pct(b.largeMedianPct).padStart(9)}  ${pct(a.smallMedianPct).padStart(9)}  ${pct(b.smallMedianPct).padStart(9)}  ${verdict.padEnd(11)}  ${refits}`,
+    );
   });
   const judgedRows = loo.filter((r) => !r.leaveOneOut.suspect);
-  lines.push(`${judgedRows.filter((r) => r.leaveOneOut.pass).length}/${judgedRows.length} judged datasets pass leave-one-out (${rows.filter((r) => !r.comparison.suspect && r.comparison.pass).length} in-sample)`);
+  lines.push(
+    `${judgedRows.filter((r) => r.leaveOneOut.pass).length}/${judgedRows.length} judged datasets pass leave-one-out (${rows.filter((r) => !r.comparison.suspect && r.comparison.pass).length} in-sample)`,
+  );
   return lines.join('\n');
 }
 
@@ -138,7 +196,9 @@ export function formatValidation(rows: readonly ValidationRow[]): string {
   for (const row of rows) {
     const c = row.comparison;
     const verdict = c.suspect ? 'suspect (not judged)' : c.pass ? 'PASS' : 'FAIL';
-    lines.push(`${row.dataset.padEnd(width)}  ${String(row.ranks).padStart(5)}  ${pct(c.largeMedianPct).padStart(7)}  ${pct(c.smallMedianPct).padStart(7)}  ${verdict}`);
+    lines.push(
+      `${row.dataset.padEnd(width)}  ${String(row.ranks).padStart(5)}  ${pct(c.largeMedianPct).padStart(7)}  ${pct(c.smallMedianPct).padStart(7)}  ${verdict}`,
+    );
   }
   const judged = rows.filter((r) => !r.comparison.suspect);
   lines.push(`${judged.filter((r) => r.comparison.pass).length}/${judged.length} judged datasets pass`);
@@ -162,7 +222,10 @@ export const validateCommand: CliCommand = {
     'Exit code 1 when a judged dataset fails (in-sample).',
   ].join('\n'),
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { values: ['calibration-dir', 'systems-dir'], switches: ['json', 'leave-one-out'] });
+    const { flags, positional } = parseFlags(args, {
+      values: ['calibration-dir', 'systems-dir'],
+      switches: ['json', 'leave-one-out'],
+    });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
@@ -171,14 +234,36 @@ export const validateCommand: CliCommand = {
       if (flags.has('json')) {
         // Per-row figures too: compare's uncertainty bands are derived from the leave-one-out rows.
         const summary = (c: DatasetComparison) => ({
-          largeMedianPct: c.largeMedianPct ?? null, smallMedianPct: c.smallMedianPct ?? null, pass: c.pass,
-          rows: c.rows.map((r) => ({ bytes: r.bytes, measuredBusbwGBps: r.busbwGBps, simulatedBusbwGBps: r.simulatedBusbwGBps, errorPct: r.errorPct })),
+          largeMedianPct: c.largeMedianPct ?? null,
+          smallMedianPct: c.smallMedianPct ?? null,
+          pass: c.pass,
+          rows: c.rows.map((r) => ({
+            bytes: r.bytes,
+            measuredBusbwGBps: r.busbwGBps,
+            simulatedBusbwGBps: r.simulatedBusbwGBps,
+            errorPct: r.errorPct,
+          })),
         });
-        io.stdout(JSON.stringify(rows.map((r, i) => ({
-          dataset: r.dataset, system: r.label, ranks: r.ranks, suspect: r.comparison.suspect,
-          inSample: summary(r.comparison), leaveOneOut: summary(loo[i].leaveOneOut),
-          refits: loo[i].refits.map((x) => ({ constant: x.constant, value: Number.isFinite(x.value) ? x.value : null, refitOn: x.refitOn, fallback: x.fallback ?? null })),
-        })), null, 2));
+        io.stdout(
+          JSON.stringify(
+            rows.map((r, i) => ({
+              dataset: r.dataset,
+              system: r.label,
+              ranks: r.ranks,
+              suspect: r.comparison.suspect,
+              inSample: summary(r.comparison),
+              leaveOneOut: summary(loo[i].leaveOneOut),
+              refits: loo[i].refits.map((x) => ({
+                constant: x.constant,
+                value: Number.isFinite(x.value) ? x.value : null,
+                refitOn: x.refitOn,
+                fallback: x.fallback ?? null,
+              })),
+            })),
+            null,
+            2,
+          ),
+        );
       } else {
         io.stdout(formatLeaveOneOut(rows, loo));
       }
@@ -186,12 +271,31 @@ export const validateCommand: CliCommand = {
     }
     const rows = validateAll(calibrationDir, systemsDir);
     if (flags.has('json')) {
-      io.stdout(JSON.stringify(rows.map((r) => ({
-        dataset: r.dataset, system: r.label, systemSource: r.systemSource, ranks: r.ranks, algorithm: r.comparison.algorithm,
-        largeMedianPct: r.comparison.largeMedianPct ?? null, smallMedianPct: r.comparison.smallMedianPct ?? null,
-        suspect: r.comparison.suspect, pass: r.comparison.pass,
-        rows: r.comparison.rows.map((x) => ({ bytes: x.bytes, measuredBusbwGBps: x.busbwGBps, simulatedBusbwGBps: x.simulatedBusbwGBps, errorPct: x.errorPct, algorithm: x.algorithm, protocol: x.protocol })),
-      })), null, 2));
+      io.stdout(
+        JSON.stringify(
+          rows.map((r) => ({
+            dataset: r.dataset,
+            system: r.label,
+            systemSource: r.systemSource,
+            ranks: r.ranks,
+            algorithm: r.comparison.algorithm,
+            largeMedianPct: r.comparison.largeMedianPct ?? null,
+            smallMedianPct: r.comparison.smallMedianPct ?? null,
+            suspect: r.comparison.suspect,
+            pass: r.comparison.pass,
+            rows: r.comparison.rows.map((x) => ({
+              bytes: x.bytes,
+              measuredBusbwGBps: x.busbwGBps,
+              simulatedBusbwGBps: x.simulatedBusbwGBps,
+              errorPct: x.errorPct,
+              algorithm: x.algorithm,
+              protocol: x.protocol,
+            })),
+          })),
+          null,
+          2,
+        ),
+      );
     } else {
       io.stdout(formatValidation(rows));
     }

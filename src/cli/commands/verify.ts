@@ -1,6 +1,14 @@
 // `verify`: reduces synthetic gradients numerically in the chosen algorithm's order and dtype, and reports what
 // nccl-tests' correctness check would: the largest error, #wrong, and any overflow. Exit 1 when something is wrong.
-import { ALGORITHMS, DTYPES, FORMATS, NumericOptionError, reduceNumerically, type NumericReductionResult, type ReduceOp } from '../../engine/index';
+import {
+  ALGORITHMS,
+  DTYPES,
+  FORMATS,
+  NumericOptionError,
+  reduceNumerically,
+  type NumericReductionResult,
+  type ReduceOp,
+} from '../../engine/index';
 import { UsageError, parseFlags, type CliCommand } from '../command';
 import { choiceFlag, enforceLimit, flagValue, numberFlag, positiveIntegerFlag, requiredFlag } from '../flag-values';
 
@@ -9,7 +17,11 @@ const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
 /** The `--json` shape: the result without the buffers. */
 export function verifyJson(result: NumericReductionResult): object {
   const { outputs: _outputs, reference: _reference, ...summary } = result;
-  return { ...summary, maxFinite: FORMATS[result.dtype].maxFinite, pass: result.overflow === null && result.wrong === 0 };
+  return {
+    ...summary,
+    maxFinite: FORMATS[result.dtype].maxFinite,
+    pass: result.overflow === null && result.wrong === 0,
+  };
 }
 
 function readable(value: number): string {
@@ -28,8 +40,13 @@ export function formatVerify(result: NumericReductionResult, magnitude: number, 
     `  largest |sum|     ${readable(result.maxSummedMagnitude)} before any scaling (${result.dtype} holds up to ${readable(maxFinite)})`,
     `  ranks identical   ${result.allRanksIdentical ? 'yes' : 'no: ranks hold different results'}`,
   ];
-  if ((result.algorithm === 'nvls' || result.algorithm === 'nvlstree') && (result.op !== 'sum' || result.dtype.startsWith('fp8'))) {
-    lines.push(`  note              NCCL runs NVLS only for sum on fp32/fp16/bf16; it would pick ring or tree for this ${result.op} in ${result.dtype}`);
+  if (
+    (result.algorithm === 'nvls' || result.algorithm === 'nvlstree') &&
+    (result.op !== 'sum' || result.dtype.startsWith('fp8'))
+  ) {
+    lines.push(
+      `  note              NCCL runs NVLS only for sum on fp32/fp16/bf16; it would pick ring or tree for this ${result.op} in ${result.dtype}`,
+    );
   }
   if (result.overflow !== null) {
     lines.push(
@@ -51,17 +68,17 @@ export const verifyCommand: CliCommand = {
   usage: [
     'Usage: collective-profiler verify --ranks <N> [options]',
     '',
-    'Runs the AllReduce on real buffers, one per rank, in the algorithm\'s order of operations and in the dtype',
+    "Runs the AllReduce on real buffers, one per rank, in the algorithm's order of operations and in the dtype",
     '(fp16, bf16 and fp8 rounding emulated), and checks it against a float64 reference. Exit 1 on overflow or #wrong > 0.',
     '',
     'Options:',
     '  --ranks <N>              Number of ranks (required)',
     `  --dtype <type>           ${DTYPES.join(' | ')} (default fp32)`,
-    '  --op <op>                sum | avg | premulsum (default sum); avg is NCCL\'s ncclAvg (inputs × 1/N, then sum)',
-    '  --scalar <x>             premulsum\'s scalar (default 1/N: the pre-divided sum)',
+    "  --op <op>                sum | avg | premulsum (default sum); avg is NCCL's ncclAvg (inputs × 1/N, then sum)",
+    "  --scalar <x>             premulsum's scalar (default 1/N: the pre-divided sum)",
     `  --algo <name>            ${ALGORITHMS.join(' | ')} (default ring)`,
     '  --elements <n>           Elements per rank (default 4096)',
-    '  --magnitude <x>          RMS of each rank\'s gradient elements (default 1e2, loss-scaled fp16 gradients)',
+    "  --magnitude <x>          RMS of each rank's gradient elements (default 1e2, loss-scaled fp16 gradients)",
     '  --correlation <c>        Share of the gradient common to all ranks, 0..1 (default 0.5)',
     '  --gpus-per-node <G>      Node size for tree, nvlstree and hierarchical (default: largest divisor of N up to 8)',
     '  --channels <C>           Channels the buffer is split over (default 2 for tree/nvlstree, else 1)',
@@ -70,7 +87,19 @@ export const verifyCommand: CliCommand = {
   ].join('\n'),
   async run(args, io) {
     const { flags, positional } = parseFlags(args, {
-      values: ['ranks', 'dtype', 'op', 'scalar', 'algo', 'elements', 'magnitude', 'correlation', 'gpus-per-node', 'channels', 'seed'],
+      values: [
+        'ranks',
+        'dtype',
+        'op',
+        'scalar',
+        'algo',
+        'elements',
+        'magnitude',
+        'correlation',
+        'gpus-per-node',
+        'channels',
+        'seed',
+      ],
       switches: ['json'],
     });
     if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
@@ -82,8 +111,10 @@ export const verifyCommand: CliCommand = {
     const elements = optional('elements', (t) => positiveIntegerFlag('elements', t, 'elements')) ?? 4096;
     // Every element is reduced on every rank in software: the product is what costs time and memory.
     enforceLimit('rankElements', `--ranks ${ranks} × --elements ${elements}`, ranks * elements);
-    const magnitude = optional('magnitude', (t) => numberFlag('magnitude', t, (v) => v >= 0, 'must be a number ≥ 0')) ?? 100;
-    const seed = optional('seed', (t) => numberFlag('seed', t, (v) => Number.isInteger(v), 'must be a whole number')) ?? 1;
+    const magnitude =
+      optional('magnitude', (t) => numberFlag('magnitude', t, (v) => v >= 0, 'must be a number ≥ 0')) ?? 100;
+    const seed =
+      optional('seed', (t) => numberFlag('seed', t, (v) => Number.isInteger(v), 'must be a whole number')) ?? 1;
     let result: NumericReductionResult;
     try {
       result = reduceNumerically({
@@ -91,11 +122,15 @@ export const verifyCommand: CliCommand = {
         magnitude,
         seed,
         algorithm: optional('algo', (t) => choiceFlag('algo', t, ALGORITHMS)) ?? 'ring',
-        dtype: optional('dtype', (t) => choiceFlag('dtype', t, DTYPES, { float: 'fp32', half: 'fp16', bfloat16: 'bf16' })) ?? 'fp32',
+        dtype:
+          optional('dtype', (t) => choiceFlag('dtype', t, DTYPES, { float: 'fp32', half: 'fp16', bfloat16: 'bf16' })) ??
+          'fp32',
         op: optional('op', (t) => choiceFlag('op', t, OPS, { average: 'avg', predivide: 'premulsum' })) ?? 'sum',
         scalar: optional('scalar', (t) => numberFlag('scalar', t, () => true, 'must be a number')),
         elements,
-        correlation: optional('correlation', (t) => numberFlag('correlation', t, (v) => v >= 0 && v <= 1, 'must be between 0 and 1')),
+        correlation: optional('correlation', (t) =>
+          numberFlag('correlation', t, (v) => v >= 0 && v <= 1, 'must be between 0 and 1'),
+        ),
         gpusPerNode: optional('gpus-per-node', (t) => positiveIntegerFlag('gpus-per-node', t, 'gpusPerNode')),
         channels: optional('channels', (t) => positiveIntegerFlag('channels', t, 'channels')),
       });

@@ -90,7 +90,10 @@ export function proxyUs(ctx: BuildContext): number {
  * free when each channel arrives and pay only their own synchronisation. (A ring's steps are barriers, so there
  * every network step pays the queue again.)
  */
-export function pipelineStageLatenciesUs(ctx: BuildContext, stagePaths: readonly (readonly (readonly number[])[])[]): number[] {
+export function pipelineStageLatenciesUs(
+  ctx: BuildContext,
+  stagePaths: readonly (readonly (readonly number[])[])[],
+): number[] {
   let queued = false;
   return stagePaths.map((paths) => {
     const us = stepLatencyUs(ctx, paths, false);
@@ -112,7 +115,13 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
   let interCount = 0;
   for (const path of paths) {
     const us = stepLatencyUs(ctx, [path]);
-    if (pathClass(ctx, path) === 'net') { inter += us; interCount++; } else { intra += us; intraCount++; }
+    if (pathClass(ctx, path) === 'net') {
+      inter += us;
+      interCount++;
+    } else {
+      intra += us;
+      intraCount++;
+    }
   }
   if (interCount === 0) return intraCount > 0 ? intra / intraCount : 0;
   if (intraCount === 0) return inter / interCount;
@@ -123,10 +132,14 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
 
 /** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
 export function syncUs(ctx: BuildContext, cls: LinkClass): number {
-  const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
+  const row =
+    ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
-  const scale = cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : K.STEP_LATENCY_SCALE;
+  const scale =
+    cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring'
+      ? K.intraStepLatencyScale(ctx.system.gpu.smVersion)
+      : K.STEP_LATENCY_SCALE;
   return releaseStepUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;
 }
 
@@ -167,18 +180,41 @@ function computeChannelCap(ctx: BuildContext): number {
 
 /** A point-to-point flow of one channel class; `reduce` charges the receiver's memory for the reduction. */
 export function transfer(
-  ctx: BuildContext, from: number, to: number, payload: number,
-  opts: { weight: number; channel: number; channelStride: number; chunk: number; phase: Phase; reduce: boolean; path?: readonly number[]; chargeMemory?: boolean },
+  ctx: BuildContext,
+  from: number,
+  to: number,
+  payload: number,
+  opts: {
+    weight: number;
+    channel: number;
+    channelStride: number;
+    chunk: number;
+    phase: Phase;
+    reduce: boolean;
+    path?: readonly number[];
+    chargeMemory?: boolean;
+  },
 ): Flow {
   const path = opts.path ?? ctx.system.fabric.route(from, to);
   const reduce = opts.reduce && !ctx.system.fabric.idealised;
   const charge = reduce && opts.chargeMemory !== false;
   const wire = wireBytes(ctx, payload);
   const resources = charge ? [...path, memoryResource(ctx.system, to)] : path;
-  const coefficients = charge ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)] : undefined;
+  const coefficients = charge
+    ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)]
+    : undefined;
   return {
-    rank: from, peer: to, bytes: wire, resources, coefficients, weight: opts.weight, channel: opts.channel,
-    channelStride: opts.channelStride, capGBps: channelCapGBps(ctx), chunk: opts.chunk, phase: opts.phase,
+    rank: from,
+    peer: to,
+    bytes: wire,
+    resources,
+    coefficients,
+    weight: opts.weight,
+    channel: opts.channel,
+    channelStride: opts.channelStride,
+    capGBps: channelCapGBps(ctx),
+    chunk: opts.chunk,
+    phase: opts.phase,
     reduceBytes: reduce ? payload : 0,
   };
 }

@@ -13,10 +13,20 @@ export function buildDirect(ctx: BuildContext): Schedule {
   for (let from = 0; from < n; from++) {
     for (let to = 0; to < n; to++) {
       if (to === from) continue;
-      flows.push(transfer(ctx, from, to, payload, { weight: ctx.channels, channel: 0, channelStride: 1, chunk: 0, phase: reduce ? 'exchange' : 'broadcast', reduce }));
+      flows.push(
+        transfer(ctx, from, to, payload, {
+          weight: ctx.channels,
+          channel: 0,
+          channelStride: 1,
+          chunk: 0,
+          phase: reduce ? 'exchange' : 'broadcast',
+          reduce,
+        }),
+      );
       if (from === 0) paths.push(ctx.system.fabric.route(from, to));
     }
   }
-  const rounds = n > 1 ? [{ flows, latencyUs: stepLatencyUs(ctx, paths), repeat: 1, phase: flows[0].phase, step: 0 }] : [];
+  const rounds =
+    n > 1 ? [{ flows, latencyUs: stepLatencyUs(ctx, paths), repeat: 1, phase: flows[0].phase, step: 0 }] : [];
   return { rounds, setupUs: setupUs(ctx), channels: ctx.channels };
 }

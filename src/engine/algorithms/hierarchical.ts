@@ -4,11 +4,27 @@ import type { Flow, Round, Schedule } from '../sim/schedule';
 import { meanStepLatencyUs, symmetricRails, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
 
-function ringStep(ctx: BuildContext, pairs: [number, number][], payload: number, reduce: boolean, step: number, repeat: number): Round {
+function ringStep(
+  ctx: BuildContext,
+  pairs: [number, number][],
+  payload: number,
+  reduce: boolean,
+  step: number,
+  repeat: number,
+): Round {
   const flows: Flow[] = [];
   const paths: (readonly number[])[] = [];
   for (const [from, to] of pairs) {
-    flows.push(transfer(ctx, from, to, payload, { weight: ctx.channels, channel: 0, channelStride: 1, chunk: 0, phase: reduce ? 'exchange' : 'broadcast', reduce }));
+    flows.push(
+      transfer(ctx, from, to, payload, {
+        weight: ctx.channels,
+        channel: 0,
+        channelStride: 1,
+        chunk: 0,
+        phase: reduce ? 'exchange' : 'broadcast',
+        reduce,
+      }),
+    );
     if (paths.length < 64) paths.push(ctx.system.fabric.route(from, to));
   }
   return { flows, latencyUs: meanStepLatencyUs(ctx, paths), repeat, phase: reduce ? 'exchange' : 'broadcast', step };
@@ -33,11 +49,20 @@ export function buildHierarchical(ctx: BuildContext): Schedule {
   const shard = ctx.bytes / g;
   const doReduce = ctx.kind !== 'allgather';
   const doGather = ctx.kind !== 'reducescatter';
-  if (g > 1 && doReduce) { rounds.push(ringStep(ctx, intra, shard / C, true, step, g - 1)); step += g - 1; }
+  if (g > 1 && doReduce) {
+    rounds.push(ringStep(ctx, intra, shard / C, true, step, g - 1));
+    step += g - 1;
+  }
   if (nodes > 1) {
     const piece = shard / nodes / C;
-    if (doReduce) { rounds.push(ringStep(ctx, inter, piece, true, step, nodes - 1)); step += nodes - 1; }
-    if (doGather) { rounds.push(ringStep(ctx, inter, piece, false, step, nodes - 1)); step += nodes - 1; }
+    if (doReduce) {
+      rounds.push(ringStep(ctx, inter, piece, true, step, nodes - 1));
+      step += nodes - 1;
+    }
+    if (doGather) {
+      rounds.push(ringStep(ctx, inter, piece, false, step, nodes - 1));
+      step += nodes - 1;
+    }
   }
   if (g > 1 && doGather) rounds.push(ringStep(ctx, intra, shard / C, false, step, g - 1));
   return { rounds, setupUs: setupUs(ctx), channels: C };

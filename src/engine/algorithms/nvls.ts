@@ -5,7 +5,16 @@
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
 import type { Phase } from '../trace/model';
-import { channelClasses, pathLatencyUs, pipelineStageLatenciesUs, symmetricRails, syncUs, transfer, wireBytes, type BuildContext } from './context';
+import {
+  channelClasses,
+  pathLatencyUs,
+  pipelineStageLatenciesUs,
+  symmetricRails,
+  syncUs,
+  transfer,
+  wireBytes,
+  type BuildContext,
+} from './context';
 import { ncclAlgBwGBps } from '../nccl-model';
 import { DEFAULT_TUNER } from '../nccl-versions';
 import { engineResource } from '../sim/run';
@@ -14,16 +23,34 @@ import { setupUs } from './setup';
 import { binaryTreeParent } from './tree';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
 
-function switchFlow(ctx: BuildContext, rank: number, payload: number, dir: 'up' | 'down', phase: Phase, weight: number, channel: number, stride: number, engine = false): Flow {
+function switchFlow(
+  ctx: BuildContext,
+  rank: number,
+  payload: number,
+  dir: 'up' | 'down',
+  phase: Phase,
+  weight: number,
+  channel: number,
+  stride: number,
+  engine = false,
+): Flow {
   const link = dir === 'up' ? ctx.system.fabric.switchUplink(rank) : ctx.system.fabric.switchDownlink(rank);
   const efficiency = ctx.system.fabric.idealised ? 1 : K.nvlsEfficiency(ctx.system.gpu.smVersion);
   const withEngine = engine && !ctx.system.fabric.idealised;
   return {
     represents: symmetricRails(ctx) ? ctx.system.nodes : 1,
-    rank, peer: rank, bytes: wireBytes(ctx, payload),
+    rank,
+    peer: rank,
+    bytes: wireBytes(ctx, payload),
     resources: withEngine ? [link, engineResource(ctx.system, rank)] : [link],
-    coefficients: withEngine ? [1 / efficiency, 1] : [1 / efficiency], weight, channel,
-    channelStride: stride, capGBps: Infinity, chunk: 0, phase, reduceBytes: 0,
+    coefficients: withEngine ? [1 / efficiency, 1] : [1 / efficiency],
+    weight,
+    channel,
+    channelStride: stride,
+    capGBps: Infinity,
+    chunk: 0,
+    phase,
+    reduceBytes: 0,
   };
 }
 
@@ -35,7 +62,10 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const weights = channelClasses(ctx.channels, trees);
   const perChannel = ctx.bytes / ctx.channels;
   // Across nodes NCCL sizes NVLSTree chunks per head (nvls-tree-chunks.ts); one node keeps the NVLS chunk.
-  const chunks = multiNode && kind === 'allreduce' ? nvlsTreeChunks(ctx.bytes, system.nodes, ctx.channels, g) : Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
+  const chunks =
+    multiNode && kind === 'allreduce'
+      ? nvlsTreeChunks(ctx.bytes, system.nodes, ctx.channels, g)
+      : Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
   const chunk = perChannel / chunks;
   const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
   const symmetric = symmetricRails(ctx);
@@ -72,24 +102,44 @@ export function buildNvls(ctx: BuildContext): Schedule {
         const parent = binaryTreeParent(node, system.nodes, c);
         if (parent < 0) continue;
         const d = depthOf(node);
-        while (up.length < d) { up.push([]); down.push([]); paths.push([]); }
+        while (up.length < d) {
+          up.push([]);
+          down.push([]);
+          paths.push([]);
+        }
         for (let local = 0; local < (symmetric ? 1 : g); local++) {
           const from = node * g + local;
           const to = parent * g + local;
           const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
           const represents = symmetric ? g : 1;
-          up[d - 1].push({ ...transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }), represents });
-          down[d - 1].push({ ...transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }), represents });
+          up[d - 1].push({
+            ...transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }),
+            represents,
+          });
+          down[d - 1].push({
+            ...transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }),
+            represents,
+          });
           if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
         }
       }
     }
     const depth = up.length;
-    const order = [...Array.from({ length: depth }, (_, i) => depth - i), ...Array.from({ length: depth }, (_, i) => i + 1)];
-    const latencies = pipelineStageLatenciesUs(ctx, order.map((d) => paths[d - 1]));
+    const order = [
+      ...Array.from({ length: depth }, (_, i) => depth - i),
+      ...Array.from({ length: depth }, (_, i) => i + 1),
+    ];
+    const latencies = pipelineStageLatenciesUs(
+      ctx,
+      order.map((d) => paths[d - 1]),
+    );
     order.forEach((d, i) => {
       const reducing = i < depth;
-      stages.push({ flows: reducing ? up[d - 1] : down[d - 1], phase: reducing ? 'exchange' : 'broadcast', latencyUs: latencies[i] });
+      stages.push({
+        flows: reducing ? up[d - 1] : down[d - 1],
+        phase: reducing ? 'exchange' : 'broadcast',
+        latencyUs: latencies[i],
+      });
     });
   }
   if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
@@ -99,6 +149,11 @@ export function buildNvls(ctx: BuildContext): Schedule {
   // The engine carries every multimem write a GPU issues (its whole buffer for the reduction, its shard for the
   // broadcast), so its capacity is NCCL's algbw ceiling times those bytes per byte of buffer.
   const writesPerByte = (kind !== 'allgather' ? 1 : 0) + (kind !== 'reducescatter' ? 1 / g : 0);
-  let engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple', DEFAULT_TUNER) * writesPerByte;
-  return { rounds: pipelineRounds(stages, chunks), setupUs: setup, channels: ctx.channels, engineGBps: engine > 0 ? engine : undefined };
+  const engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple', DEFAULT_TUNER) * writesPerByte;
+  return {
+    rounds: pipelineRounds(stages, chunks),
+    setupUs: setup,
+    channels: ctx.channels,
+    engineGBps: engine > 0 ? engine : undefined,
+  };
 }

@@ -32,7 +32,14 @@ export function ringNicSlot(ctx: BuildContext, c: number): number {
   return Math.floor(c / ctx.system.gpusPerNode);
 }
 
-function ringRound(ctx: BuildContext, orders: number[][], payload: number, reduce: boolean, step: number, repeat: number): Round {
+function ringRound(
+  ctx: BuildContext,
+  orders: number[][],
+  payload: number,
+  reduce: boolean,
+  step: number,
+  repeat: number,
+): Round {
   const weights = channelClasses(ctx.channels, orders.length);
   const flows: Flow[] = [];
   let latencyUs = 0;
@@ -45,7 +52,15 @@ function ringRound(ctx: BuildContext, orders: number[][], payload: number, reduc
       const from = order[i];
       const to = order[(i + 1) % order.length];
       const path = ctx.system.fabric.route(from, to, slot);
-      const flow = transfer(ctx, from, to, payload, { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0, phase, reduce, path });
+      const flow = transfer(ctx, from, to, payload, {
+        weight: weights[c],
+        channel: c,
+        channelStride: weights.length,
+        chunk: 0,
+        phase,
+        reduce,
+        path,
+      });
       flows.push(flow);
       paths.push(path);
     }
@@ -61,7 +76,8 @@ export function buildRing(ctx: BuildContext): Schedule {
   const rounds: Round[] = [];
   if (n > 1) {
     if (ctx.kind !== 'allgather') rounds.push(ringRound(ctx, orders, payload, true, 0, n - 1));
-    if (ctx.kind !== 'reducescatter') rounds.push(ringRound(ctx, orders, payload, false, ctx.kind === 'allgather' ? 0 : n - 1, n - 1));
+    if (ctx.kind !== 'reducescatter')
+      rounds.push(ringRound(ctx, orders, payload, false, ctx.kind === 'allgather' ? 0 : n - 1, n - 1));
   }
   return { rounds, setupUs: setupUs(ctx), channels: ctx.channels };
 }

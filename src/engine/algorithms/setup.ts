@@ -6,6 +6,7 @@ import { baseLatencyUs } from '../nccl-versions';
 
 export function setupUs(ctx: BuildContext): number {
   if (ctx.system.fabric.idealised) return 0;
-  const row = ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
+  const row =
+    ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
   return baseLatencyUs(ctx.system.tuner, row, ctx.protocol) * K.STEP_LATENCY_SCALE;
 }

@@ -79,7 +79,9 @@ function representativeNodes(nodes: number, trees: number): Set<number> {
  */
 export function treeRotations(ctx: BuildContext): number {
   const { system } = ctx;
-  return system.nodes > 1 ? Math.min(Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode)) : 1;
+  return system.nodes > 1
+    ? Math.min(Math.max(1, Math.floor(ctx.channels / 2)), Math.max(1, system.fabric.nicsPerNode))
+    : 1;
 }
 
 /**
@@ -124,25 +126,57 @@ export function buildTree(ctx: BuildContext): Schedule {
       if (chosenNodes && (interNode ? rotation !== 0 : !chosenNodes.has(Math.floor(r / g)))) continue;
       const d = depth[r];
       maxDepth = Math.max(maxDepth, d);
-      while (up.length < d) { up.push([]); down.push([]); upPaths.push([]); }
+      while (up.length < d) {
+        up.push([]);
+        down.push([]);
+        upPaths.push([]);
+      }
       const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
       const upPath = system.fabric.route(r, parent[r], slot);
-      up[d - 1].push(transfer(ctx, r, parent[r], 1, { ...opts, phase: 'exchange', reduce: true, chargeMemory: !representative, path: upPath }));
-      down[d - 1].push(transfer(ctx, parent[r], r, 1, { ...opts, phase: 'broadcast', reduce: false, path: system.fabric.route(parent[r], r, slot) }));
+      up[d - 1].push(
+        transfer(ctx, r, parent[r], 1, {
+          ...opts,
+          phase: 'exchange',
+          reduce: true,
+          chargeMemory: !representative,
+          path: upPath,
+        }),
+      );
+      down[d - 1].push(
+        transfer(ctx, parent[r], r, 1, {
+          ...opts,
+          phase: 'broadcast',
+          reduce: false,
+          path: system.fabric.route(parent[r], r, slot),
+        }),
+      );
       // One path per kind (inside a node, across nodes) is enough to price a stage's latency.
-      if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => (p.length > 2) === interNode)) upPaths[d - 1].push(upPath);
+      if (upPaths[d - 1].length < 2 && !upPaths[d - 1].some((p) => p.length > 2 === interNode))
+        upPaths[d - 1].push(upPath);
     }
   }
   const stages: Stage[] = [];
   // LL and LL128 forward line by line (cut-through): model them as a pipeline deep enough that its fill is small.
   if (ctx.protocol !== 'Simple') chunks = Math.max(chunks, K.CUT_THROUGH_DEPTH * 2 * maxDepth);
   const payload = perChannel / chunks;
-  for (const list of [...up, ...down]) for (let i = 0; i < list.length; i++) list[i] = { ...list[i], bytes: list[i].bytes * payload, reduceBytes: list[i].reduceBytes * payload };
-  const order = [...Array.from({ length: maxDepth }, (_, i) => maxDepth - i), ...Array.from({ length: maxDepth }, (_, i) => i + 1)];
-  const latencies = pipelineStageLatenciesUs(ctx, order.map((d) => upPaths[d - 1]));
+  for (const list of [...up, ...down])
+    for (let i = 0; i < list.length; i++)
+      list[i] = { ...list[i], bytes: list[i].bytes * payload, reduceBytes: list[i].reduceBytes * payload };
+  const order = [
+    ...Array.from({ length: maxDepth }, (_, i) => maxDepth - i),
+    ...Array.from({ length: maxDepth }, (_, i) => i + 1),
+  ];
+  const latencies = pipelineStageLatenciesUs(
+    ctx,
+    order.map((d) => upPaths[d - 1]),
+  );
   order.forEach((d, i) => {
     const reducing = i < maxDepth;
-    stages.push({ flows: reducing ? up[d - 1] : down[d - 1], phase: reducing ? 'exchange' : 'broadcast', latencyUs: latencies[i] });
+    stages.push({
+      flows: reducing ? up[d - 1] : down[d - 1],
+      phase: reducing ? 'exchange' : 'broadcast',
+      latencyUs: latencies[i],
+    });
   });
   return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };
 }

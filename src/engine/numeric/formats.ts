@@ -28,9 +28,24 @@ export interface FloatFormat {
   readonly overflowValue: number;
 }
 
-function format(dtype: Dtype, exponentBits: number, mantissaBits: number, maxFinite: number, overflowValue: number): FloatFormat {
+function format(
+  dtype: Dtype,
+  exponentBits: number,
+  mantissaBits: number,
+  maxFinite: number,
+  overflowValue: number,
+): FloatFormat {
   const bias = 2 ** (exponentBits - 1) - 1;
-  return { dtype, exponentBits, mantissaBits, bias, minExponent: 1 - bias, maxFinite, unitRoundoff: 2 ** -(mantissaBits + 1), overflowValue };
+  return {
+    dtype,
+    exponentBits,
+    mantissaBits,
+    bias,
+    minExponent: 1 - bias,
+    maxFinite,
+    unitRoundoff: 2 ** -(mantissaBits + 1),
+    overflowValue,
+  };
 }
 
 export const FORMATS: Readonly<Record<Dtype, FloatFormat>> = {
@@ -115,14 +130,16 @@ function roundMagnitude(magnitude: number, fmt: FloatFormat): number {
 export function roundToDtype(x: number, dtype: Dtype, mode: OverflowMode = 'ieee'): number {
   if (dtype === 'fp32') {
     const rounded = Math.fround(x);
-    if (mode === 'saturate' && !Number.isFinite(rounded) && Number.isFinite(x)) return Math.sign(x) * FORMATS.fp32.maxFinite;
+    if (mode === 'saturate' && !Number.isFinite(rounded) && Number.isFinite(x))
+      return Math.sign(x) * FORMATS.fp32.maxFinite;
     return rounded;
   }
   const fmt = FORMATS[dtype];
   if (Math.fround(x) === x) {
     // A float32 value needs no first rounding, so the fast bit-level path is exact.
     const rounded = roundThroughFloat32(x, fmt);
-    if (mode === 'saturate' && Number.isFinite(x) && !Number.isFinite(rounded)) return x < 0 ? -fmt.maxFinite : fmt.maxFinite;
+    if (mode === 'saturate' && Number.isFinite(x) && !Number.isFinite(rounded))
+      return x < 0 ? -fmt.maxFinite : fmt.maxFinite;
     return rounded;
   }
   return roundToFormat(x, fmt, mode);

@@ -49,7 +49,8 @@ export interface ReductionPlan {
 export class NumericOptionError extends Error {}
 
 function positiveInteger(value: number | undefined, name: string): void {
-  if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new NumericOptionError(`${name} must be a positive integer, got ${value}`);
+  if (value !== undefined && (!Number.isInteger(value) || value < 1))
+    throw new NumericOptionError(`${name} must be a positive integer, got ${value}`);
 }
 
 /** The largest node size up to 8 that divides the rank count, so any rank count has a valid layout. */
@@ -61,32 +62,48 @@ export function defaultGpusPerNode(ranks: number): number {
 
 export function planReduction(options: NumericReductionOptions): ReductionPlan {
   const { algorithm, ranks, dtype, op } = options;
-  if (!ALGORITHMS.includes(algorithm)) throw new NumericOptionError(`unknown algorithm '${String(algorithm)}' (expected ${ALGORITHMS.join(', ')})`);
-  if (!DTYPES.includes(dtype)) throw new NumericOptionError(`unknown dtype '${String(dtype)}' (expected ${DTYPES.join(', ')})`);
-  if (op !== 'sum' && op !== 'avg' && op !== 'premulsum') throw new NumericOptionError(`unknown op '${String(op)}' (expected sum, avg, premulsum)`);
+  if (!ALGORITHMS.includes(algorithm))
+    throw new NumericOptionError(`unknown algorithm '${String(algorithm)}' (expected ${ALGORITHMS.join(', ')})`);
+  if (!DTYPES.includes(dtype))
+    throw new NumericOptionError(`unknown dtype '${String(dtype)}' (expected ${DTYPES.join(', ')})`);
+  if (op !== 'sum' && op !== 'avg' && op !== 'premulsum')
+    throw new NumericOptionError(`unknown op '${String(op)}' (expected sum, avg, premulsum)`);
   positiveInteger(ranks, 'ranks');
   positiveInteger(options.gpusPerNode, 'gpusPerNode');
   positiveInteger(options.channels, 'channels');
   positiveInteger(options.elements, 'elements');
   const gpusPerNode = options.gpusPerNode ?? defaultGpusPerNode(ranks);
-  if (ranks % gpusPerNode !== 0) throw new NumericOptionError(`ranks (${ranks}) must be a multiple of gpusPerNode (${gpusPerNode})`);
-  if (options.scalar !== undefined && !Number.isFinite(options.scalar)) throw new NumericOptionError(`scalar must be finite, got ${options.scalar}`);
-  if (options.magnitude !== undefined && !(options.magnitude >= 0 && Number.isFinite(options.magnitude))) throw new NumericOptionError(`magnitude must be a finite number ≥ 0, got ${options.magnitude}`);
-  if (options.correlation !== undefined && !(options.correlation >= 0 && options.correlation <= 1)) throw new NumericOptionError(`correlation must be in [0, 1], got ${options.correlation}`);
+  if (ranks % gpusPerNode !== 0)
+    throw new NumericOptionError(`ranks (${ranks}) must be a multiple of gpusPerNode (${gpusPerNode})`);
+  if (options.scalar !== undefined && !Number.isFinite(options.scalar))
+    throw new NumericOptionError(`scalar must be finite, got ${options.scalar}`);
+  if (options.magnitude !== undefined && !(options.magnitude >= 0 && Number.isFinite(options.magnitude)))
+    throw new NumericOptionError(`magnitude must be a finite number ≥ 0, got ${options.magnitude}`);
+  if (options.correlation !== undefined && !(options.correlation >= 0 && options.correlation <= 1))
+    throw new NumericOptionError(`correlation must be in [0, 1], got ${options.correlation}`);
 
   let raw: readonly ArrayLike<number>[];
   if (options.data !== undefined) {
-    if (options.data.length !== ranks) throw new NumericOptionError(`data has ${options.data.length} buffers for ${ranks} ranks`);
+    if (options.data.length !== ranks)
+      throw new NumericOptionError(`data has ${options.data.length} buffers for ${ranks} ranks`);
     const length = options.data[0]?.length ?? 0;
     if (length === 0) throw new NumericOptionError('data buffers are empty');
     options.data.forEach((buffer, r) => {
-      if (buffer.length !== length) throw new NumericOptionError(`data buffer of rank ${r} has ${buffer.length} elements, rank 0 has ${length}`);
+      if (buffer.length !== length)
+        throw new NumericOptionError(`data buffer of rank ${r} has ${buffer.length} elements, rank 0 has ${length}`);
     });
-    if (options.elements !== undefined && options.elements !== length) throw new NumericOptionError(`elements (${options.elements}) differs from the data's length (${length})`);
+    if (options.elements !== undefined && options.elements !== length)
+      throw new NumericOptionError(`elements (${options.elements}) differs from the data's length (${length})`);
     raw = options.data;
   } else {
     if (options.elements === undefined) throw new NumericOptionError('elements is required when no data is given');
-    raw = syntheticGradients({ ranks, elements: options.elements, seed: options.seed ?? 1, magnitude: options.magnitude, correlation: options.correlation });
+    raw = syntheticGradients({
+      ranks,
+      elements: options.elements,
+      seed: options.seed ?? 1,
+      magnitude: options.magnitude,
+      correlation: options.correlation,
+    });
   }
   const elements = raw[0].length;
   const inputOverflowAt = new Uint8Array(elements);
@@ -99,7 +116,14 @@ export function planReduction(options: NumericReductionOptions): ReductionPlan {
     return rounded;
   });
   return {
-    algorithm, ranks, gpusPerNode, dtype, op, elements, inputs, inputOverflowAt,
+    algorithm,
+    ranks,
+    gpusPerNode,
+    dtype,
+    op,
+    elements,
+    inputs,
+    inputOverflowAt,
     channels: options.channels ?? (algorithm === 'tree' || algorithm === 'nvlstree' ? 2 : 1),
     scalar: premulScalar(op, dtype, ranks, options.scalar),
     exactScale: exactScale(op, ranks, options.scalar),

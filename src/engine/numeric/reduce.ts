@@ -116,9 +116,21 @@ export function reduceNumerically(options: NumericReductionOptions): NumericRedu
     if (elementWrong) wrong += 1;
   }
   return {
-    algorithm: plan.algorithm, dtype: plan.dtype, op: plan.op, ranks: plan.ranks, gpusPerNode: plan.gpusPerNode,
-    channels: plan.channels, elements: plan.elements, scalar: plan.scalar,
-    maxAbsError, maxRelError, wrong, allRanksIdentical, maxSummedMagnitude, outputs, reference,
+    algorithm: plan.algorithm,
+    dtype: plan.dtype,
+    op: plan.op,
+    ranks: plan.ranks,
+    gpusPerNode: plan.gpusPerNode,
+    channels: plan.channels,
+    elements: plan.elements,
+    scalar: plan.scalar,
+    maxAbsError,
+    maxRelError,
+    wrong,
+    allRanksIdentical,
+    maxSummedMagnitude,
+    outputs,
+    reference,
     overflow: overflowCount > 0 ? { count: overflowCount, firstIndex: firstOverflow, inInputs } : null,
   };
 }

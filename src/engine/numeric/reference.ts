@@ -21,7 +21,12 @@ function ringSum(arith: DtypeArithmetic, members: number, chunk: number, own: (m
 }
 
 /** The switch's sum: accumulate in the wider accumulator in member order, round once to the dtype. */
-function switchSum(plan: ReductionPlan, arith: DtypeArithmetic, members: readonly number[], own: (rank: number) => number): number {
+function switchSum(
+  plan: ReductionPlan,
+  arith: DtypeArithmetic,
+  members: readonly number[],
+  own: (rank: number) => number,
+): number {
   const accumulator = new DtypeArithmetic(plan.dtype === 'fp8e4m3' || plan.dtype === 'fp8e5m2' ? 'fp16' : 'fp32');
   let acc = accumulator.round(own(members[0]));
   for (let i = 1; i < members.length; i++) acc = accumulator.add(acc, own(members[i]));
@@ -51,7 +56,13 @@ function elementValue(plan: ReductionPlan, shapes: Shapes, arith: DtypeArithmeti
     case 'nvls':
       return switchSum(plan, arith, shapes.allRanks, own);
     case 'nvlstree': {
-      const nodeSum = (m: number) => switchSum(plan, arith, Array.from({ length: gpusPerNode }, (_, l) => m * gpusPerNode + l), own);
+      const nodeSum = (m: number) =>
+        switchSum(
+          plan,
+          arith,
+          Array.from({ length: gpusPerNode }, (_, l) => m * gpusPerNode + l),
+          own,
+        );
       const level = shapes.nodeTrees[tree];
       return subtreeSum(arith, level, level.root, nodeSum);
     }
@@ -73,7 +84,11 @@ function elementValue(plan: ReductionPlan, shapes: Shapes, arith: DtypeArithmeti
  * What `rank` ends up with after an AllReduce with `algorithm`, computed element by element in the algorithm's
  * order of operations. Every algorithm but `direct` gives all ranks the same buffer.
  */
-export function sequentialReference(algorithm: Algorithm, options: Omit<NumericReductionOptions, 'algorithm'>, rank = 0): Float64Array {
+export function sequentialReference(
+  algorithm: Algorithm,
+  options: Omit<NumericReductionOptions, 'algorithm'>,
+  rank = 0,
+): Float64Array {
   const plan = planReduction({ ...options, algorithm });
   const arith = new DtypeArithmetic(plan.dtype);
   const nodes = plan.ranks / plan.gpusPerNode;

@@ -16,7 +16,10 @@ export function splitRange(range: ElementRange, parts: number): ElementRange[] {
   const length = range.end - range.start;
   const out: ElementRange[] = [];
   for (let i = 0; i < parts; i++) {
-    out.push({ start: range.start + Math.floor((i * length) / parts), end: range.start + Math.floor(((i + 1) * length) / parts) });
+    out.push({
+      start: range.start + Math.floor((i * length) / parts),
+      end: range.start + Math.floor(((i + 1) * length) / parts),
+    });
   }
   return out;
 }

@@ -34,7 +34,13 @@ function load(run: Run, rank: number, e: number): number {
  * later step it adds its own value to what it received and passes it on, so chunk c starts at member c+1 and ends,
  * complete, at member c. `value(member, e)` gives a member's contribution; the finished chunk c lands in out[c].
  */
-function ringReduceScatter(run: Run, members: number, range: ElementRange, value: (member: number, e: number) => number, out: Float64Array[]): void {
+function ringReduceScatter(
+  run: Run,
+  members: number,
+  range: ElementRange,
+  value: (member: number, e: number) => number,
+  out: Float64Array[],
+): void {
   const chunks = splitRange(range, members);
   if (members === 1) {
     for (let e = range.start; e < range.end; e++) out[0][e] = value(0, e);
@@ -52,7 +58,8 @@ function ringReduceScatter(run: Run, members: number, range: ElementRange, value
     for (let i = 0; i < members; i++) {
       const received = messages[(i + members - 1) % members];
       const chunk = chunks[(i + members - step) % members];
-      const target = step < members ? new Float64Array(chunk.end - chunk.start) : out[i].subarray(chunk.start, chunk.end);
+      const target =
+        step < members ? new Float64Array(chunk.end - chunk.start) : out[i].subarray(chunk.start, chunk.end);
       for (let e = chunk.start; e < chunk.end; e++) {
         target[e - chunk.start] = run.arith.add(value(i, e), received[e - chunk.start]);
         note(run, e);
@@ -75,7 +82,13 @@ function ringAllGather(members: number, range: ElementRange, buffers: Float64Arr
 }
 
 /** Reduce up a tree (each rank: own + children in order), then broadcast the root's result back down. */
-function treeAllReduce(run: Run, tree: RankTree, range: ElementRange, value: (vertex: number, e: number) => number, out: Float64Array[]): void {
+function treeAllReduce(
+  run: Run,
+  tree: RankTree,
+  range: ElementRange,
+  value: (vertex: number, e: number) => number,
+  out: Float64Array[],
+): void {
   const sent = new Map<number, Float64Array>();
   for (const vertex of childrenFirst(tree)) {
     const partial = new Float64Array(range.end - range.start);
@@ -91,7 +104,8 @@ function treeAllReduce(run: Run, tree: RankTree, range: ElementRange, value: (ve
   }
   const order = childrenFirst(tree).reverse();
   out[tree.root].set(sent.get(tree.root)!, range.start);
-  for (const vertex of order) for (const child of tree.down[vertex]) out[child].set(out[vertex].subarray(range.start, range.end), range.start);
+  for (const vertex of order)
+    for (const child of tree.down[vertex]) out[child].set(out[vertex].subarray(range.start, range.end), range.start);
 }
 
 /**
@@ -133,8 +147,15 @@ export function simulateReduction(plan: ReductionPlan): { outputs: Float64Array[
 }
 
 function runAlgorithm(
-  algorithm: Algorithm, run: Run, range: ElementRange, tree: 0 | 1, outputs: Float64Array[],
-  ownInput: (rank: number, e: number) => number, ranks: number, gpusPerNode: number, nodes: number,
+  algorithm: Algorithm,
+  run: Run,
+  range: ElementRange,
+  tree: 0 | 1,
+  outputs: Float64Array[],
+  ownInput: (rank: number, e: number) => number,
+  ranks: number,
+  gpusPerNode: number,
+  nodes: number,
 ): void {
   switch (algorithm) {
     case 'ring':
@@ -150,7 +171,8 @@ function runAlgorithm(
       const all = Array.from({ length: ranks }, (_, r) => r);
       splitRange(range, ranks).forEach((slice, owner) => {
         for (let e = slice.start; e < slice.end; e++) outputs[owner][e] = switchReduce(run, accumulator, all, e);
-        for (let r = 0; r < ranks; r++) if (r !== owner) outputs[r].set(outputs[owner].subarray(slice.start, slice.end), slice.start);
+        for (let r = 0; r < ranks; r++)
+          if (r !== owner) outputs[r].set(outputs[owner].subarray(slice.start, slice.end), slice.start);
       });
       return;
     }
@@ -164,7 +186,8 @@ function runAlgorithm(
       }
       const nodeResults = Array.from({ length: nodes }, () => new Float64Array(run.plan.elements));
       treeAllReduce(run, nodeTree(nodes, tree), range, (m, e) => nodeSums[m][e], nodeResults);
-      for (let r = 0; r < ranks; r++) outputs[r].set(nodeResults[Math.floor(r / gpusPerNode)].subarray(range.start, range.end), range.start);
+      for (let r = 0; r < ranks; r++)
+        outputs[r].set(nodeResults[Math.floor(r / gpusPerNode)].subarray(range.start, range.end), range.start);
       return;
     }
     case 'hierarchical': {
@@ -181,7 +204,8 @@ function runAlgorithm(
         ringReduceScatter(run, nodes, slice, (m, e) => peers[m][e], peers);
         ringAllGather(nodes, slice, peers);
       });
-      for (let m = 0; m < nodes; m++) ringAllGather(gpusPerNode, range, outputs.slice(m * gpusPerNode, (m + 1) * gpusPerNode));
+      for (let m = 0; m < nodes; m++)
+        ringAllGather(gpusPerNode, range, outputs.slice(m * gpusPerNode, (m + 1) * gpusPerNode));
       return;
     }
     case 'direct':

@@ -60,7 +60,8 @@ export function syntheticGradients(options: SyntheticGradientOptions): Float64Ar
   for (let r = 0; r < options.ranks; r++) {
     const buffer = new Float64Array(options.elements);
     // Gradients come out of float32 kernels, so the synthetic ones are float32 values too.
-    for (let e = 0; e < options.elements; e++) buffer[e] = Math.fround(sharedWeight * shared[e] + noiseWeight * gaussian());
+    for (let e = 0; e < options.elements; e++)
+      buffer[e] = Math.fround(sharedWeight * shared[e] + noiseWeight * gaussian());
     buffers.push(buffer);
   }
   return buffers;

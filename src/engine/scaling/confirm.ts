@@ -43,16 +43,35 @@ function formatMultiplier(value: number): string {
  * (default 8, the local GPU count, the most common wrong divisor). Returns undefined for codes that are not a
  * learning-rate multiplier (CP006 is a backend problem, CP007 depends on the DeepSpeed settings).
  */
-export function confirmFinding(code: string, ranks: number, options: { divisor?: number; baseLr?: number; steps?: number } = {}): FindingConfirmation | undefined {
+export function confirmFinding(
+  code: string,
+  ranks: number,
+  options: { divisor?: number; baseLr?: number; steps?: number } = {},
+): FindingConfirmation | undefined {
   const pattern = PATTERNS[code.toUpperCase()];
   if (pattern === undefined) return undefined;
   const divisor = pattern.reduceOp === 'sum-then-divide' ? (options.divisor ?? Math.min(ranks, 8)) : undefined;
-  const check = runScalingCheck({ ranks, reduceOp: pattern.reduceOp, lrRule: pattern.lrRule, divisor, baseLr: options.baseLr, steps: options.steps });
+  const check = runScalingCheck({
+    ranks,
+    reduceOp: pattern.reduceOp,
+    lrRule: pattern.lrRule,
+    divisor,
+    baseLr: options.baseLr,
+    steps: options.steps,
+  });
   // A linear-scaled LR is intended to be N× the base; the bug is what comes on top, but CP005's message names the
   // total (N²) effect against the configured base LR, so that is what is reported for it.
   const multiplier = pattern.lrRule === 'linear-scaled' ? check.lrMultiplier : check.excessMultiplier;
   const summary =
     `Ran ${pattern.describe}${divisor === undefined ? '' : ` (÷ ${divisor})`} on ${ranks} simulated ranks: the effective learning rate is ${formatMultiplier(multiplier)} ` +
     `the configured one${check.diverged ? ', and training diverged' : check.matchesReference ? '' : ', and the loss departs from the single-process run'}.`;
-  return { code: code.toUpperCase(), ranks, reduceOp: pattern.reduceOp, lrRule: pattern.lrRule, multiplier, summary, check };
+  return {
+    code: code.toUpperCase(),
+    ranks,
+    reduceOp: pattern.reduceOp,
+    lrRule: pattern.lrRule,
+    multiplier,
+    summary,
+    check,
+  };
 }

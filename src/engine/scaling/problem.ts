@@ -13,7 +13,12 @@ export interface LeastSquaresProblem {
 }
 
 /** y = X·w* + 0.1·noise with standard normal X and w*, deterministic for the seed. */
-export function makeProblem(ranks: number, samplesPerRank: number, features: number, seed: number): LeastSquaresProblem {
+export function makeProblem(
+  ranks: number,
+  samplesPerRank: number,
+  features: number,
+  seed: number,
+): LeastSquaresProblem {
   const gaussian = seededGaussian(seed);
   const truth = Float64Array.from({ length: features }, () => gaussian());
   const samples = ranks * samplesPerRank;
@@ -32,7 +37,12 @@ export function makeProblem(ranks: number, samplesPerRank: number, features: num
 }
 
 /** Mean over rows [first, first + count) of ½(x·w − y)², the loss PyTorch's MSE-with-mean computes up to a factor. */
-export function loss(problem: LeastSquaresProblem, weights: ArrayLike<number>, first = 0, count = problem.ranks * problem.samplesPerRank): number {
+export function loss(
+  problem: LeastSquaresProblem,
+  weights: ArrayLike<number>,
+  first = 0,
+  count = problem.ranks * problem.samplesPerRank,
+): number {
   let total = 0;
   for (let i = first; i < first + count; i++) {
     let residual = -problem.targets[i];
@@ -43,7 +53,12 @@ export function loss(problem: LeastSquaresProblem, weights: ArrayLike<number>, f
 }
 
 /** Gradient of `loss` over the same rows: (1/count)·Xᵀ(Xw − y), in float64. */
-export function gradient(problem: LeastSquaresProblem, weights: ArrayLike<number>, first = 0, count = problem.ranks * problem.samplesPerRank): Float64Array {
+export function gradient(
+  problem: LeastSquaresProblem,
+  weights: ArrayLike<number>,
+  first = 0,
+  count = problem.ranks * problem.samplesPerRank,
+): Float64Array {
   const out = new Float64Array(problem.features);
   for (let i = first; i < first + count; i++) {
     let residual = -problem.targets[i];

@@ -23,7 +23,10 @@ export class ComponentSolver {
   private scratch = new Float64Array(1024);
 
   /** `resourceCount` bounds every resource id the flows may use. */
-  constructor(private readonly capacityGBps: (resource: number) => number, resourceCount: number) {
+  constructor(
+    private readonly capacityGBps: (resource: number) => number,
+    resourceCount: number,
+  ) {
     this.localId = new Int32Array(resourceCount).fill(-1);
   }
 

@@ -85,7 +85,8 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
       frozen[f] = active[f] ? 0 : 1;
       if (!active[f]) continue;
       unfrozen++;
-      for (let k = flows.start[f]; k < flows.start[f + 1]; k++) demand[localOf[k]] += flows.coefficient[k] * flows.weight[f];
+      for (let k = flows.start[f]; k < flows.start[f + 1]; k++)
+        demand[localOf[k]] += flows.coefficient[k] * flows.weight[f];
     }
     while (unfrozen > 0) {
       let share = Infinity;
@@ -99,7 +100,11 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
         }
       }
       let capFlow = -1;
-      for (let f = 0; f < n; f++) if (!frozen[f] && flows.capRate[f] < share) { share = flows.capRate[f]; capFlow = f; }
+      for (let f = 0; f < n; f++)
+        if (!frozen[f] && flows.capRate[f] < share) {
+          share = flows.capRate[f];
+          capFlow = f;
+        }
       const byCap = capFlow >= 0;
       if (!byCap && tight < 0) throw new Error('a flow crosses no resource');
       // Fix the rate of every flow held by the tightest constraint and take its use off the other resources.

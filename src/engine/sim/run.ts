@@ -66,7 +66,8 @@ function pack(flows: readonly Flow[]): FlowSet {
 function expand(round: Round): Flow[] {
   const out: Flow[] = [];
   for (const flow of round.flows) {
-    for (let i = 0; i < flow.weight; i++) out.push({ ...flow, weight: 1, channel: flow.channel + i * flow.channelStride });
+    for (let i = 0; i < flow.weight; i++)
+      out.push({ ...flow, weight: 1, channel: flow.channel + i * flow.channelStride });
   }
   return out;
 }
@@ -74,7 +75,8 @@ function expand(round: Round): Flow[] {
 export function runSchedule(system: System, schedule: Schedule, options: RunOptions): RunResult {
   const links = system.topology.links;
   const engineGBps = schedule.engineGBps ?? Infinity;
-  const capacity = (r: number): number => (r < links.length ? links[r].GBps : r < links.length + system.ranks ? system.hbmGBps : engineGBps);
+  const capacity = (r: number): number =>
+    r < links.length ? links[r].GBps : r < links.length + system.ranks ? system.hbmGBps : engineGBps;
   const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];
@@ -99,7 +101,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       const duration = round.latencyUs + result.durationUs;
       let reduceUs = 0;
       for (let f = 0; f < flows.length; f++) {
-        if (flows[f].reduceBytes > 0) reduceUs = Math.max(reduceUs, (flows[f].reduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
+        if (flows[f].reduceBytes > 0)
+          reduceUs = Math.max(reduceUs, (flows[f].reduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
       }
       reduceUs = Math.min(reduceUs, result.durationUs);
       const shares = phaseShares(flows);
@@ -117,7 +120,16 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
           for (let f = 0; f < flows.length && builder.spanCount < MAX_TRACE_SPANS; f++) {
-            emitSpans(builder, system, flows[f], round.step + rep + r, start, result.finishUs[f], rankLanes, reduceLanes);
+            emitSpans(
+              builder,
+              system,
+              flows[f],
+              round.step + rep + r,
+              start,
+              result.finishUs[f],
+              rankLanes,
+              reduceLanes,
+            );
           }
         }
       }
@@ -143,25 +155,54 @@ function phaseShares(flows: readonly Flow[]): { exchange: number; reduce: number
 }
 
 function emitSpans(
-  builder: TraceBuilder, system: System, flow: Flow, step: number, startUs: number, finishUs: number,
-  rankLanes: number[], reduceLanes: number[],
+  builder: TraceBuilder,
+  system: System,
+  flow: Flow,
+  step: number,
+  startUs: number,
+  finishUs: number,
+  rankLanes: number[],
+  reduceLanes: number[],
 ): void {
   const links = system.topology.links;
   const linkIds = flow.resources.filter((r) => r < links.length).map((r) => links[r].id);
   builder.add({
-    lane: rankLanes[flow.rank], rank: flow.rank, phase: flow.phase, name: `${flow.phase} → rank ${flow.peer}`,
-    step, channel: flow.channel, chunk: flow.chunk, bytes: flow.bytes * flow.weight, links: linkIds,
-    startUs, endUs: startUs + finishUs, args: { copies: flow.weight, peer: flow.peer },
+    lane: rankLanes[flow.rank],
+    rank: flow.rank,
+    phase: flow.phase,
+    name: `${flow.phase} → rank ${flow.peer}`,
+    step,
+    channel: flow.channel,
+    chunk: flow.chunk,
+    bytes: flow.bytes * flow.weight,
+    links: linkIds,
+    startUs,
+    endUs: startUs + finishUs,
+    args: { copies: flow.weight, peer: flow.peer },
   });
   if (flow.reduceBytes > 0) {
     if (reduceLanes[flow.peer] === undefined) {
-      reduceLanes[flow.peer] = builder.lane('stream', `rank ${flow.peer} · reduce`, { rank: flow.peer, node: Math.floor(flow.peer / system.gpusPerNode) });
+      reduceLanes[flow.peer] = builder.lane('stream', `rank ${flow.peer} · reduce`, {
+        rank: flow.peer,
+        node: Math.floor(flow.peer / system.gpusPerNode),
+      });
     }
-    const reduceUs = Math.min(finishUs, (flow.reduceBytes * flow.weight * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
+    const reduceUs = Math.min(
+      finishUs,
+      (flow.reduceBytes * flow.weight * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3),
+    );
     builder.add({
-      lane: reduceLanes[flow.peer], rank: flow.peer, phase: 'reduce', name: `reduce from rank ${flow.rank}`,
-      step, channel: flow.channel, chunk: flow.chunk, bytes: flow.reduceBytes * flow.weight, links: [],
-      startUs: startUs + finishUs - reduceUs, endUs: startUs + finishUs,
+      lane: reduceLanes[flow.peer],
+      rank: flow.peer,
+      phase: 'reduce',
+      name: `reduce from rank ${flow.rank}`,
+      step,
+      channel: flow.channel,
+      chunk: flow.chunk,
+      bytes: flow.reduceBytes * flow.weight,
+      links: [],
+      startUs: startUs + finishUs - reduceUs,
+      endUs: startUs + finishUs,
     });
   }
 }

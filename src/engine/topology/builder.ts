@@ -20,8 +20,10 @@ export class TopologyBuilder {
 
   /** Adds both directions of a full-duplex link (each pair is added once) and returns [forward, backward] indices. */
   duplex(a: string, b: string, GBps: GBps, latencyUs: Micros, kind: LinkKind): [number, number] {
-    if (!(GBps > 0) || !Number.isFinite(GBps)) throw new EngineError(`link ${a}↔${b} needs a positive bandwidth, got ${GBps} GB/s`);
-    if (!(latencyUs >= 0) || !Number.isFinite(latencyUs)) throw new EngineError(`link ${a}↔${b} needs a non-negative latency, got ${latencyUs} µs`);
+    if (!(GBps > 0) || !Number.isFinite(GBps))
+      throw new EngineError(`link ${a}↔${b} needs a positive bandwidth, got ${GBps} GB/s`);
+    if (!(latencyUs >= 0) || !Number.isFinite(latencyUs))
+      throw new EngineError(`link ${a}↔${b} needs a non-negative latency, got ${latencyUs} µs`);
     return [this.add(a, b, GBps, latencyUs, kind), this.add(b, a, GBps, latencyUs, kind)];
   }
 

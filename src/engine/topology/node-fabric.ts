@@ -48,7 +48,8 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   const nvlinkUs = spec.overrides?.nvlinkLatencyUs ?? K.NVLINK_HOP_US;
   const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
   const pcie = pcieGBps(spec, gpu);
-  const interSocket = positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS;
+  const interSocket =
+    positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS;
 
   // A PCIe tree carries PCIe-only traffic and the fallback between GPUs without NVLink. On an NVSwitch node all GPU
   // traffic is NVLink and each NIC sits beside its GPU, so the tree is left out (it would carry nothing).
@@ -57,24 +58,38 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   const defaultPerSocket = g >= 4 ? Math.ceil(g / 2) : g;
   const perSocket = spec.gpusPerSocket ?? defaultPerSocket;
   const perSwitch = spec.gpusPerPcieSwitch ?? (fabric === 'pcie' ? 0 : Math.min(2, g));
-  if (!Number.isInteger(perSocket) || perSocket < 1) throw new EngineError(`gpusPerSocket must be a positive integer, got ${perSocket}`);
-  if (!Number.isInteger(perSwitch) || perSwitch < 0) throw new EngineError(`gpusPerPcieSwitch must be a non-negative integer, got ${perSwitch}`);
+  if (!Number.isInteger(perSocket) || perSocket < 1)
+    throw new EngineError(`gpusPerSocket must be a positive integer, got ${perSocket}`);
+  if (!Number.isInteger(perSwitch) || perSwitch < 0)
+    throw new EngineError(`gpusPerPcieSwitch must be a non-negative integer, got ${perSwitch}`);
   const sockets = pcieTree ? Math.ceil(g / perSocket) : 0;
-  const cpuIds = Array.from({ length: sockets }, (_, s) => b.vertex(`${p}cpu${s}`, 'cpu', `node ${node} · CPU ${s}`, node));
-  for (let s = 0; s < sockets; s++) for (let t = s + 1; t < sockets; t++) b.duplex(cpuIds[s], cpuIds[t], interSocket, K.INTER_SOCKET_HOP_US, 'inter-socket');
+  const cpuIds = Array.from({ length: sockets }, (_, s) =>
+    b.vertex(`${p}cpu${s}`, 'cpu', `node ${node} · CPU ${s}`, node),
+  );
+  for (let s = 0; s < sockets; s++)
+    for (let t = s + 1; t < sockets; t++)
+      b.duplex(cpuIds[s], cpuIds[t], interSocket, K.INTER_SOCKET_HOP_US, 'inter-socket');
   const hostStaged = fabric === 'pcie' && spec.p2p === false;
-  const hostIds = hostStaged ? cpuIds.map((cpu, s) => {
-    const host = b.vertex(`${p}host${s}`, 'host', `node ${node} · host memory ${s}`, node);
-    b.duplex(cpu, host, K.HOST_MEMORY_GBPS, K.HOST_STAGING_HOP_US, 'host');
-    return host;
-  }) : [];
+  const hostIds = hostStaged
+    ? cpuIds.map((cpu, s) => {
+        const host = b.vertex(`${p}host${s}`, 'host', `node ${node} · host memory ${s}`, node);
+        b.duplex(cpu, host, K.HOST_MEMORY_GBPS, K.HOST_STAGING_HOP_US, 'host');
+        return host;
+      })
+    : [];
   // parents[g] is the chain of vertices from the GPU up to its root complex.
   const chains: string[][] = [];
   for (let i = 0; i < g && pcieTree; i++) {
     // A PCIe switch hangs off one root complex: the socket of the first GPU behind it.
-    const socket = perSwitch > 0 ? Math.floor((Math.floor(i / perSwitch) * perSwitch) / perSocket) : Math.floor(i / perSocket);
+    const socket =
+      perSwitch > 0 ? Math.floor((Math.floor(i / perSwitch) * perSwitch) / perSocket) : Math.floor(i / perSocket);
     if (perSwitch > 0) {
-      const sw = b.vertex(`${p}pcisw${Math.floor(i / perSwitch)}`, 'pcie-switch', `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`, node);
+      const sw = b.vertex(
+        `${p}pcisw${Math.floor(i / perSwitch)}`,
+        'pcie-switch',
+        `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`,
+        node,
+      );
       b.duplex(gpuIds[i], sw, pcie, pcieUs, 'pcie');
       // One uplink per switch, added with the switch's first GPU.
       if (i % perSwitch === 0) b.duplex(sw, cpuIds[socket], pcie, pcieUs, 'pcie');
@@ -104,7 +119,11 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
       return [...toCpu, memory, memory, ...fromCpu];
     }
     let common = -1;
-    for (let i = 0; i < up.length; i++) if (down.includes(up[i])) { common = i; break; }
+    for (let i = 0; i < up.length; i++)
+      if (down.includes(up[i])) {
+        common = i;
+        break;
+      }
     if (common >= 0) {
       const j = down.indexOf(up[common]);
       return walk([...up.slice(0, common + 1), ...down.slice(0, j).reverse()]);
@@ -116,7 +135,8 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   let uplink: number[] = [];
   let downlink: number[] = [];
   if (fabric === 'nvswitch') {
-    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined) throw new EngineError(`${gpu.name} has no NVLink, so it cannot sit on an NVSwitch`);
+    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined)
+      throw new EngineError(`${gpu.name} has no NVLink, so it cannot sit on an NVSwitch`);
     const sw = b.vertex(`${p}nvsw`, 'switch', `node ${node} · NVSwitch`, node);
     const port = nvlinkPortGBps(spec, gpu);
     const pairs = gpuIds.map((id) => b.duplex(id, sw, port, nvlinkUs, 'nvswitch'));
@@ -125,17 +145,25 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   } else if (fabric === 'nvlink-mesh') {
     if (g > 8) throw new EngineError(`an NVLink hybrid cube-mesh holds at most 8 GPUs, got gpusPerNode ${g}`);
     const perLink = nvlinkPortGBps(spec, gpu) / Math.max(1, gpu.nvlinkLinks);
-    for (let x = 0; x < g; x++) for (let y = x + 1; y < g; y++) {
-      const count = DGX1_NVLINKS[x][y];
-      if (count === 0) continue;
-      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[y], perLink * count, nvlinkUs, 'nvlink');
-      direct.set(x * g + y, fwd);
-      direct.set(y * g + x, back);
-    }
+    for (let x = 0; x < g; x++)
+      for (let y = x + 1; y < g; y++) {
+        const count = DGX1_NVLINKS[x][y];
+        if (count === 0) continue;
+        const [fwd, back] = b.duplex(gpuIds[x], gpuIds[y], perLink * count, nvlinkUs, 'nvlink');
+        direct.set(x * g + y, fwd);
+        direct.set(y * g + x, back);
+      }
   } else if (fabric === 'nvlink-bridge') {
-    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined) throw new EngineError(`${gpu.name} has no NVLink, so it cannot be bridged`);
+    if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined)
+      throw new EngineError(`${gpu.name} has no NVLink, so it cannot be bridged`);
     for (let x = 0; x + 1 < g; x += 2) {
-      const [fwd, back] = b.duplex(gpuIds[x], gpuIds[x + 1], nvlinkPortGBps(spec, gpu) * K.nvlinkBridgeEfficiency(gpu.nvlinkGen), nvlinkUs, 'nvlink');
+      const [fwd, back] = b.duplex(
+        gpuIds[x],
+        gpuIds[x + 1],
+        nvlinkPortGBps(spec, gpu) * K.nvlinkBridgeEfficiency(gpu.nvlinkGen),
+        nvlinkUs,
+        'nvlink',
+      );
       direct.set(x * g + x + 1, fwd);
       direct.set((x + 1) * g + x, back);
     }

@@ -14,7 +14,8 @@ import { markNodesIdentical } from './uniform';
 const NODES_PER_LEAF = 32;
 
 function checkInteger(value: unknown, what: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new EngineError(`${what} must be an integer ≥ ${min}, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+    throw new EngineError(`${what} must be an integer ≥ ${min}, got ${String(value)}`);
   return value;
 }
 
@@ -41,21 +42,28 @@ export function resolveSystem(spec: SystemSpec): System {
   const hbmGBps = spec.overrides?.hbmGBps ?? gpu.hbmGBps;
   if (!(hbmGBps > 0)) throw new EngineError(`overrides.hbmGBps must be positive, got ${hbmGBps}`);
   const gpusPerProcess = checkInteger(spec.gpusPerProcess ?? 1, 'gpusPerProcess', 1);
-  if (gpusPerProcess > gpusPerNode) throw new EngineError(`gpusPerProcess (${gpusPerProcess}) cannot exceed gpusPerNode (${gpusPerNode}): a process drives GPUs of one node`);
+  if (gpusPerProcess > gpusPerNode)
+    throw new EngineError(
+      `gpusPerProcess (${gpusPerProcess}) cannot exceed gpusPerNode (${gpusPerNode}): a process drives GPUs of one node`,
+    );
   // The launch cost is the process's, whatever the node count: one process launches the kernels of every GPU it
   // drives in turn, and the processes launch in parallel.
-  const launchUs = spec.overrides?.launchUs ?? (spec.intraNode === 'uniform-ring' ? 0 : launchPerProcessUs(gpusPerProcess, K.LAUNCH_PER_GPU_US));
+  const launchUs =
+    spec.overrides?.launchUs ??
+    (spec.intraNode === 'uniform-ring' ? 0 : launchPerProcessUs(gpusPerProcess, K.LAUNCH_PER_GPU_US));
   if (!(launchUs >= 0)) throw new EngineError(`overrides.launchUs must be ≥ 0, got ${launchUs}`);
   const short = gpu.name.replace(/-SXM$/, '');
   const fabricLabel = FABRIC_LABEL[spec.intraNode] ?? spec.intraNode;
-  if (spec.intraNode === 'uniform-ring') return uniformRing(spec, gpu, ranks, hbmGBps, launchUs, `${ranks}× ${short} ${fabricLabel}`);
+  if (spec.intraNode === 'uniform-ring')
+    return uniformRing(spec, gpu, ranks, hbmGBps, launchUs, `${ranks}× ${short} ${fabricLabel}`);
 
   const b = new TopologyBuilder();
   const nodeFabrics: NodeFabric[] = [];
   for (let n = 0; n < nodes; n++) nodeFabrics.push(buildNode(b, spec, gpu, n));
 
   const nvlsCapable = spec.intraNode === 'nvswitch' && gpu.smVersion >= 90 && gpusPerNode >= 2;
-  if (spec.nvls === true && !nvlsCapable) throw new EngineError(`nvls needs an NVSwitch and a Hopper or newer GPU (${gpu.name} on ${spec.intraNode})`);
+  if (spec.nvls === true && !nvlsCapable)
+    throw new EngineError(`nvls needs an NVSwitch and a Hopper or newer GPU (${gpu.name} on ${spec.intraNode})`);
   const nvls = spec.nvls ?? nvlsCapable;
 
   let nicsPerNode = 0;
@@ -74,9 +82,11 @@ export function resolveSystem(spec: SystemSpec): System {
     const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
     const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
     const oversubscription = spec.network?.oversubscription ?? 1;
-    if (!(oversubscription >= 1) || !Number.isFinite(oversubscription)) throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
+    if (!(oversubscription >= 1) || !Number.isFinite(oversubscription))
+      throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
     const switchUs = spec.network?.switchLatencyUs ?? K.NETWORK_SWITCH_HOP_US;
-    if (!(switchUs >= 0) || !Number.isFinite(switchUs)) throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
+    if (!(switchUs >= 0) || !Number.isFinite(switchUs))
+      throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
     // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
     const pcie = pcieGBps(spec, gpu);
     const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
@@ -110,7 +120,13 @@ export function resolveSystem(spec: SystemSpec): System {
       for (let l = 0; l < leaves; l++) {
         const leaf = b.vertex(`rail${r}.leaf${l}`, 'switch', `rail ${r} leaf ${l}`, -1);
         leafIds[r].push(leaf);
-        const [up, down] = b.duplex(leaf, spine, (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription, switchUs, 'network');
+        const [up, down] = b.duplex(
+          leaf,
+          spine,
+          (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription,
+          switchUs,
+          'network',
+        );
         leafUp[r].push(up);
         leafDown[r].push(down);
       }
@@ -142,16 +158,20 @@ export function resolveSystem(spec: SystemSpec): System {
         const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
         const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
         if (n > 0) continue;
-        group.gpus.forEach((g, i) => group.nics.forEach((r, j) => {
-          toNic.set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
-          fromNic.set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
-        }));
+        group.gpus.forEach((g, i) =>
+          group.nics.forEach((r, j) => {
+            toNic.set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
+            fromNic.set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
+          }),
+        );
       }
       if (n === 0) linksPerNode = b.links.length - nodeStart;
       // A builder change that broke the constant stride would silently misroute; fail loudly instead.
-      else if (b.links.length - nodeStart !== linksPerNode) throw new Error(`node ${n} added ${b.links.length - nodeStart} NIC links, node 0 added ${linksPerNode}`);
+      else if (b.links.length - nodeStart !== linksPerNode)
+        throw new Error(`node ${n} added ${b.links.length - nodeStart} NIC links, node 0 added ${linksPerNode}`);
     }
-    if (firstNodeLink + nodes * linksPerNode !== b.links.length) throw new Error('NIC links are not laid out node by node');
+    if (firstNodeLink + nodes * linksPerNode !== b.links.length)
+      throw new Error('NIC links are not laid out node by node');
     netRoute = (x, y, slot) => {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
@@ -204,11 +224,30 @@ export function resolveSystem(spec: SystemSpec): System {
   };
   // One spec built every node, so the fast path may let node 0 stand for all (see uniform.ts).
   markNodesIdentical(b.links);
-  return { spec, gpu, ranks, nodes, gpusPerNode, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs, tuner: ncclTuner(spec.ncclVersion) };
+  return {
+    spec,
+    gpu,
+    ranks,
+    nodes,
+    gpusPerNode,
+    label,
+    topology: { vertices: b.vertices, links: b.links },
+    fabric,
+    hbmGBps,
+    launchUs,
+    tuner: ncclTuner(spec.ncclVersion),
+  };
 }
 
 /** N GPUs on one ring of identical links: the textbook case the analytic formula describes. */
-function uniformRing(spec: SystemSpec, gpu: NonNullable<ReturnType<typeof findGpu>>, ranks: number, hbmGBps: number, launchUs: number, label: string): System {
+function uniformRing(
+  spec: SystemSpec,
+  gpu: NonNullable<ReturnType<typeof findGpu>>,
+  ranks: number,
+  hbmGBps: number,
+  launchUs: number,
+  label: string,
+): System {
   const GBps = spec.overrides?.linkGBps;
   const latencyUs = spec.overrides?.linkLatencyUs ?? 0;
   if (GBps === undefined) throw new EngineError('a uniform-ring system needs overrides.linkGBps');
@@ -248,5 +287,17 @@ function uniformRing(spec: SystemSpec, gpu: NonNullable<ReturnType<typeof findGp
     idealised: true,
     ringOrders: [Array.from({ length: ranks }, (_, i) => i)],
   };
-  return { spec, gpu, ranks, nodes: 1, gpusPerNode: ranks, label, topology: { vertices: b.vertices, links: b.links }, fabric, hbmGBps, launchUs, tuner: ncclTuner(spec.ncclVersion) };
+  return {
+    spec,
+    gpu,
+    ranks,
+    nodes: 1,
+    gpusPerNode: ranks,
+    label,
+    topology: { vertices: b.vertices, links: b.links },
+    fabric,
+    hbmGBps,
+    launchUs,
+    tuner: ncclTuner(spec.ncclVersion),
+  };
 }

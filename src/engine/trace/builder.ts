@@ -22,7 +22,8 @@ export class TraceBuilder {
   add(span: Span): void {
     if (!(span.lane >= 0 && span.lane < this.lanes.length)) throw new Error(`span on unknown lane ${span.lane}`);
     if (!Number.isFinite(span.startUs) || !Number.isFinite(span.endUs)) throw new Error('span time is not finite');
-    if (span.endUs < span.startUs) throw new Error(`span ends (${span.endUs} µs) before it starts (${span.startUs} µs)`);
+    if (span.endUs < span.startUs)
+      throw new Error(`span ends (${span.endUs} µs) before it starts (${span.startUs} µs)`);
     if (span.bytes < 0) throw new Error('span has negative bytes');
     this.spans.push(span);
   }

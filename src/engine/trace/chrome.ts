@@ -30,7 +30,15 @@ export function traceToChromeJson(trace: Trace): ChromeTrace {
       tid: span.lane,
       ts: span.startUs,
       dur: Math.max(0, span.endUs - span.startUs),
-      args: { rank: span.rank, step: span.step, channel: span.channel, chunk: span.chunk, bytes: span.bytes, links: span.links.join(' '), ...(span.args ?? {}) },
+      args: {
+        rank: span.rank,
+        step: span.step,
+        channel: span.channel,
+        chunk: span.chunk,
+        bytes: span.bytes,
+        links: span.links.join(' '),
+        ...(span.args ?? {}),
+      },
     });
   }
   return { traceEvents: events, displayTimeUnit: 'ms', otherData: { ...trace.metadata } };

@@ -5,7 +5,15 @@ import type { Bytes, Micros } from '../units';
 /** The three steps of an AllReduce, plus the compute and idle time around them in a training step. */
 export type Phase = 'exchange' | 'reduce' | 'broadcast' | 'compute' | 'collective' | 'optimizer' | 'other';
 
-export const PHASES: readonly Phase[] = ['exchange', 'reduce', 'broadcast', 'compute', 'collective', 'optimizer', 'other'];
+export const PHASES: readonly Phase[] = [
+  'exchange',
+  'reduce',
+  'broadcast',
+  'compute',
+  'collective',
+  'optimizer',
+  'other',
+];
 
 /** What a lane draws: one rank's GPU stream, a link's traffic, or a node summary. */
 export type LaneKind = 'rank' | 'link' | 'node' | 'stream';

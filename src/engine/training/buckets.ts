@@ -46,7 +46,14 @@ export function flattenModel(model: ModelSpec, sequenceLength: number): FlatMode
     }
   });
   layerStart[model.layers.length] = count;
-  return { layerOfTensor, params, forwardFlopsPerToken: flops, layerStart, layerNames: model.layers.map((l) => l.name), totalParams };
+  return {
+    layerOfTensor,
+    params,
+    forwardFlopsPerToken: flops,
+    layerStart,
+    layerNames: model.layers.map((l) => l.name),
+    totalParams,
+  };
 }
 
 export interface GradientBucket {
@@ -63,7 +70,12 @@ export interface GradientBucket {
  * uses the cap (Horovod, DeepSpeed). The first limit never exceeds the cap, so a larger cap can only merge buckets:
  * the bucket count never grows as the cap grows.
  */
-export function assignBuckets(flat: FlatModel, bytesPerParam: number, capBytes: Bytes, firstBucketBytes: Bytes): GradientBucket[] {
+export function assignBuckets(
+  flat: FlatModel,
+  bytesPerParam: number,
+  capBytes: Bytes,
+  firstBucketBytes: Bytes,
+): GradientBucket[] {
   if (!(capBytes > 0)) throw new RangeError(`bucket cap must be positive (got ${capBytes} bytes)`);
   const buckets: GradientBucket[] = [];
   const firstLimit = firstBucketBytes > 0 ? Math.min(firstBucketBytes, capBytes) : capBytes;

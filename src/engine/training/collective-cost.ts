@@ -25,7 +25,13 @@ const NO_COMM: PhaseTimes = { exchange: 0, reduce: 0, broadcast: 0 };
  * Prices one collective. The default runs the simulator; a caller with measurements (the native engine, an
  * imported nccl-tests table) can price collectives from those instead.
  */
-export type CollectivePricer = (system: System, kind: CollectiveKind, bytes: Bytes, dtype: Dtype, options: CostOptions) => CollectiveCost;
+export type CollectivePricer = (
+  system: System,
+  kind: CollectiveKind,
+  bytes: Bytes,
+  dtype: Dtype,
+  options: CostOptions,
+) => CollectiveCost;
 
 export const simulatedPrice: CollectivePricer = (system, kind, bytes, dtype, options) => {
   const result = simulateCollective(system, {
@@ -73,7 +79,8 @@ export class CollectiveCoster {
   }
 
   cost(kind: CollectiveKind, bytes: Bytes, dtype: Dtype): CollectiveCost {
-    if (this.system.ranks <= 1 || bytes <= 0) return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
+    if (this.system.ranks <= 1 || bytes <= 0)
+      return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
     const hit = this.cache.get(`${kind}|${dtype}|${bytes}`);
     if (hit || !this.interpolate) return hit ?? this.exact(kind, bytes, dtype);
     // Bracket log2(bytes) between exponents lo and hi, halving while the anchors disagree on the algorithm.
@@ -85,7 +92,11 @@ export class CollectiveCoster {
     if (bytes === loBytes) return this.exact(kind, bytes, dtype);
     let lo = this.exact(kind, loBytes, dtype);
     let hi = this.exact(kind, hiBytes, dtype);
-    for (let depth = 0; depth < MAX_ANCHOR_REFINEMENT && (lo.algorithm !== hi.algorithm || lo.protocol !== hi.protocol); depth++) {
+    for (
+      let depth = 0;
+      depth < MAX_ANCHOR_REFINEMENT && (lo.algorithm !== hi.algorithm || lo.protocol !== hi.protocol);
+      depth++
+    ) {
       const midExp = (loExp + hiExp) / 2;
       const midBytes = Math.round(2 ** midExp);
       if (midBytes === bytes) return this.exact(kind, bytes, dtype);
@@ -101,7 +112,11 @@ export class CollectiveCoster {
       timeUs: mix(lo.timeUs, hi.timeUs),
       algorithm: named.algorithm,
       protocol: named.protocol,
-      phases: { exchange: mix(lo.phases.exchange, hi.phases.exchange), reduce: mix(lo.phases.reduce, hi.phases.reduce), broadcast: mix(lo.phases.broadcast, hi.phases.broadcast) },
+      phases: {
+        exchange: mix(lo.phases.exchange, hi.phases.exchange),
+        reduce: mix(lo.phases.reduce, hi.phases.reduce),
+        broadcast: mix(lo.phases.broadcast, hi.phases.broadcast),
+      },
     };
   }
 }

@@ -29,7 +29,19 @@ function addPhases(builder: TraceBuilder, lane: number, rank: number, c: StepCol
     const share = c.phases[phase] / total;
     if (share <= 0) continue;
     const end = phase === 'broadcast' ? c.endUs : Math.min(c.endUs, at + share * duration);
-    builder.add({ lane, rank, phase, name: `${phase} · ${c.label}`, step: -1, channel: 0, chunk: c.index, bytes: c.bytes, links: [], startUs: at, endUs: Math.max(at, end) });
+    builder.add({
+      lane,
+      rank,
+      phase,
+      name: `${phase} · ${c.label}`,
+      step: -1,
+      channel: 0,
+      chunk: c.index,
+      bytes: c.bytes,
+      links: [],
+      startUs: at,
+      endUs: Math.max(at, end),
+    });
     at = Math.max(at, end);
   }
 }
@@ -46,7 +58,10 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
       'step time (µs)': Math.round(step.stepTimeUs),
       'exposed communication (µs)': Math.round(step.exposedCommUs),
       'overlap %': Math.round(step.overlapPct * 10) / 10,
-      'ranks shown': shownRanks < step.worldSize ? `${shownRanks} of ${step.worldSize} (every rank runs the same schedule)` : shownRanks,
+      'ranks shown':
+        shownRanks < step.worldSize
+          ? `${shownRanks} of ${step.worldSize} (every rank runs the same schedule)`
+          : shownRanks,
     },
   });
   for (let rank = 0; rank < shownRanks; rank++) {
@@ -55,7 +70,20 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
     const commLane = builder.lane('stream', `rank ${rank} · communication`, { rank, node });
     for (const span of step.compute) {
       const phase: Phase = span.kind === 'optimizer' ? 'optimizer' : 'compute';
-      builder.add({ lane: computeLane, rank, phase, name: span.label, step: -1, channel: 0, chunk: span.microStep, bytes: 0, links: [], startUs: span.startUs, endUs: span.endUs, args: { microStep: span.microStep } });
+      builder.add({
+        lane: computeLane,
+        rank,
+        phase,
+        name: span.label,
+        step: -1,
+        channel: 0,
+        chunk: span.microStep,
+        bytes: 0,
+        links: [],
+        startUs: span.startUs,
+        endUs: span.endUs,
+        args: { microStep: span.microStep },
+      });
     }
     for (const c of step.collectives) {
       builder.add({
@@ -70,7 +98,13 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
         links: [],
         startUs: c.startUs,
         endUs: c.endUs,
-        args: { algorithm: c.algorithm, protocol: c.protocol, readyUs: Math.round(c.readyUs * 1000) / 1000, waitedUs: Math.round((c.startUs - c.readyUs) * 1000) / 1000, microStep: c.microStep },
+        args: {
+          algorithm: c.algorithm,
+          protocol: c.protocol,
+          readyUs: Math.round(c.readyUs * 1000) / 1000,
+          waitedUs: Math.round((c.startUs - c.readyUs) * 1000) / 1000,
+          microStep: c.microStep,
+        },
       });
       addPhases(builder, commLane, rank, c);
     }

@@ -3,7 +3,14 @@
 // inputs are ready and the stream is free; compute waits only where it needs a collective's output (gathered
 // parameters before a layer, reduced gradients before the optimizer). All ranks run the same schedule, so one
 // rank's timeline stands for all of them.
-import { DTYPE_BYTES, type CollectiveKind, type Dtype, type PhaseTimes, type Algorithm, type Protocol } from '../collective-types';
+import {
+  DTYPE_BYTES,
+  type CollectiveKind,
+  type Dtype,
+  type PhaseTimes,
+  type Algorithm,
+  type Protocol,
+} from '../collective-types';
 import type { Bytes, Micros } from '../units';
 import { resolveSystem } from '../topology/resolve';
 import type { System } from '../topology/model';
@@ -102,20 +109,44 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
   const paramBytesPerParam = DTYPE_BYTES[t.computeDtype];
   const tokens = t.microBatchSize * t.sequenceLength;
   const flopsPerUs = peakTflops(system, t.computeDtype) * 1e6 * t.computeEfficiency;
-  if (!(flopsPerUs > 0)) throw new RangeError('the GPU has no throughput for this dtype, or the efficiency is not positive');
+  if (!(flopsPerUs > 0))
+    throw new RangeError('the GPU has no throughput for this dtype, or the efficiency is not positive');
   const layerCount = flat.layerStart.length - 1;
 
-  const coster = options.coster ?? new CollectiveCoster(system, { algorithm: t.algorithm, protocol: t.protocol, op: t.reduceOp }, options.price);
+  const coster =
+    options.coster ??
+    new CollectiveCoster(system, { algorithm: t.algorithm, protocol: t.protocol, op: t.reduceOp }, options.price);
   const simulationsBefore = coster.simulations;
   const collectives: StepCollective[] = [];
   const compute: ComputeSpan[] = [];
   let commFree = 0;
-  const issue = (kind: CollectiveKind, purpose: StepCollective['purpose'], label: string, bytes: Bytes, dtype: Dtype, readyUs: Micros, microStep: number): Micros => {
+  const issue = (
+    kind: CollectiveKind,
+    purpose: StepCollective['purpose'],
+    label: string,
+    bytes: Bytes,
+    dtype: Dtype,
+    readyUs: Micros,
+    microStep: number,
+  ): Micros => {
     const cost = coster.cost(kind, bytes, dtype);
     const startUs = Math.max(commFree, readyUs);
     const endUs = startUs + cost.timeUs;
     commFree = endUs;
-    collectives.push({ index: collectives.length, kind, purpose, label, bytes, microStep, readyUs, startUs, endUs, algorithm: cost.algorithm, protocol: cost.protocol, phases: cost.phases });
+    collectives.push({
+      index: collectives.length,
+      kind,
+      purpose,
+      label,
+      bytes,
+      microStep,
+      readyUs,
+      startUs,
+      endUs,
+      algorithm: cost.algorithm,
+      protocol: cost.protocol,
+      phases: cost.phases,
+    });
     return endUs;
   };
 
@@ -134,7 +165,15 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
   // FSDP under no_sync accumulate locally and reduce once, on the last micro-step.
   const reduceEveryMicroStep = t.wrapper === 'zero2' || t.wrapper === 'zero3';
   const gatherLayer = (l: number, readyUs: Micros, m: number, pass: string): Micros =>
-    issue('allgather', 'parameters', `${pass} gather ${flat.layerNames[l]}`, layerParams[l] * paramBytesPerParam, t.computeDtype, readyUs, m);
+    issue(
+      'allgather',
+      'parameters',
+      `${pass} gather ${flat.layerNames[l]}`,
+      layerParams[l] * paramBytesPerParam,
+      t.computeDtype,
+      readyUs,
+      m,
+    );
 
   let now = 0;
   let forwardUs = 0;
@@ -149,7 +188,13 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
       if (sharded && l + 1 < layerCount) gathered = gatherLayer(l + 1, start, m, 'forward');
       now = start + layerForwardUs[l];
       forwardUs += layerForwardUs[l];
-      compute.push({ kind: 'forward', label: `forward ${flat.layerNames[l]}`, microStep: m, startUs: start, endUs: now });
+      compute.push({
+        kind: 'forward',
+        label: `forward ${flat.layerNames[l]}`,
+        microStep: m,
+        startUs: start,
+        endUs: now,
+      });
     }
     // Backward, last layer first; DDP-style buckets go out as soon as their last gradient is written.
     let nextBucket = 0;
@@ -163,10 +208,24 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
         tensorReadyUs[i] = now;
       }
       backwardUs += now - start;
-      compute.push({ kind: 'backward', label: `backward ${flat.layerNames[l]}`, microStep: m, startUs: start, endUs: now });
+      compute.push({
+        kind: 'backward',
+        label: `backward ${flat.layerNames[l]}`,
+        microStep: m,
+        startUs: start,
+        endUs: now,
+      });
       if (!sync) continue;
       if (sharded) {
-        issue('reducescatter', 'gradients', `reduce-scatter ${flat.layerNames[l]}`, layerParams[l] * gradBytesPerParam, t.gradDtype, now, m);
+        issue(
+          'reducescatter',
+          'gradients',
+          `reduce-scatter ${flat.layerNames[l]}`,
+          layerParams[l] * gradBytesPerParam,
+          t.gradDtype,
+          now,
+          m,
+        );
       } else if (t.overlapComm) {
         while (nextBucket < buckets.length && buckets[nextBucket].lastTensor >= flat.layerStart[l]) {
           const b = buckets[nextBucket++];
@@ -183,13 +242,27 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
   now = Math.max(now, commFree);
   const fullOptimizerUs = (flat.totalParams * ADAM_HBM_BYTES_PER_PARAM) / (system.gpu.hbmGBps * 1e3);
   const optimizerUs = zeroOptimizer ? fullOptimizerUs / ranks : fullOptimizerUs;
-  compute.push({ kind: 'optimizer', label: 'optimizer step', microStep: t.gradAccumulationSteps - 1, startUs: now, endUs: now + optimizerUs });
+  compute.push({
+    kind: 'optimizer',
+    label: 'optimizer step',
+    microStep: t.gradAccumulationSteps - 1,
+    startUs: now,
+    endUs: now + optimizerUs,
+  });
   now += optimizerUs;
   if (t.wrapper === 'zero1' || t.wrapper === 'zero2') {
     // ZeRO-1/2 keep full parameters, so every rank gathers the updated shards before the next forward.
     const pieceBytes = t.allgatherBucketBytes ?? flat.totalParams * paramBytesPerParam;
     chunkSizes(flat.totalParams * paramBytesPerParam, pieceBytes).forEach((bytes, i) => {
-      issue('allgather', 'parameters', `gather updated parameters ${i}`, bytes, t.computeDtype, now, t.gradAccumulationSteps - 1);
+      issue(
+        'allgather',
+        'parameters',
+        `gather updated parameters ${i}`,
+        bytes,
+        t.computeDtype,
+        now,
+        t.gradAccumulationSteps - 1,
+      );
     });
     now = Math.max(now, commFree);
   }

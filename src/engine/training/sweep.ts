@@ -63,32 +63,63 @@ function widestEfficient(points: readonly SweepPoint[]): number {
 export function sweepTraining(run: TrainingRun, range: SweepRange, price?: CollectivePricer): TrainingSweep {
   const flat = flattenModel(run.model, run.training.sequenceLength);
   // Bucket sizes do not change the system, so one coster (and its cache of priced sizes) serves every point.
-  const coster = range.key === 'bucket_cap_mb'
-    ? new CollectiveCoster(resolveSystem(run.system), { algorithm: run.training.algorithm, protocol: run.training.protocol, op: run.training.reduceOp }, price)
-    : undefined;
+  const coster =
+    range.key === 'bucket_cap_mb'
+      ? new CollectiveCoster(
+          resolveSystem(run.system),
+          { algorithm: run.training.algorithm, protocol: run.training.protocol, op: run.training.reduceOp },
+          price,
+        )
+      : undefined;
   const points = range.values.map((value): SweepPoint => {
     const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price, coster });
-    return { value, stepTimeUs: step.stepTimeUs, exposedCommUs: step.exposedCommUs, collectives: step.collectives.length, scalingEfficiency: step.scalingEfficiency };
+    return {
+      value,
+      stepTimeUs: step.stepTimeUs,
+      exposedCommUs: step.exposedCommUs,
+      collectives: step.collectives.length,
+      scalingEfficiency: step.scalingEfficiency,
+    };
   });
   const index = range.key === 'nodes' ? widestEfficient(points) : bestIndex(points.map((p) => p.stepTimeUs));
   const best = points[index];
   const atEdge = points.length > 1 && (index === 0 || index === points.length - 1);
-  return { key: range.key, points, best: best.value, bestAt: atEdge ? 'edge' : 'interior', recommendation: recommend(run, range.key, points, index, atEdge) };
+  return {
+    key: range.key,
+    points,
+    best: best.value,
+    bestAt: atEdge ? 'edge' : 'interior',
+    recommendation: recommend(run, range.key, points, index, atEdge),
+  };
 }
 
-function recommend(run: TrainingRun, key: SweepRange['key'], points: readonly SweepPoint[], index: number, atEdge: boolean): string {
+function recommend(
+  run: TrainingRun,
+  key: SweepRange['key'],
+  points: readonly SweepPoint[],
+  index: number,
+  atEdge: boolean,
+): string {
   const best = points[index];
   if (key === 'nodes') {
     const last = points[points.length - 1];
-    const keeps = best.scalingEfficiency >= EFFICIENT_SCALING ? `${best.value} node(s) is the most that keep ${EFFICIENT_SCALING * 100}% efficiency` : `no node count keeps ${EFFICIENT_SCALING * 100}% efficiency`;
-    return `scaling efficiency falls from ${(points[0].scalingEfficiency * 100).toFixed(1)}% at ${points[0].value} node(s) to ${(last.scalingEfficiency * 100).toFixed(1)}% at ${last.value}; ` +
-      `${keeps} (step ${formatMicros(best.stepTimeUs)}; the per-GPU batch stays fixed, so the global batch grows with the nodes)`;
+    const keeps =
+      best.scalingEfficiency >= EFFICIENT_SCALING
+        ? `${best.value} node(s) is the most that keep ${EFFICIENT_SCALING * 100}% efficiency`
+        : `no node count keeps ${EFFICIENT_SCALING * 100}% efficiency`;
+    return (
+      `scaling efficiency falls from ${(points[0].scalingEfficiency * 100).toFixed(1)}% at ${points[0].value} node(s) to ${(last.scalingEfficiency * 100).toFixed(1)}% at ${last.value}; ` +
+      `${keeps} (step ${formatMicros(best.stepTimeUs)}; the per-GPU batch stays fixed, so the global batch grows with the nodes)`
+    );
   }
   const currentMb = run.training.bucketBytes / (1024 * 1024);
   const current = points.find((p) => Math.abs(p.value - currentMb) < 1e-9);
-  const gain = current ? ` (${(((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1)}% faster than the current ${formatBytes(run.training.bucketBytes)})` : '';
+  const gain = current
+    ? ` (${(((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1)}% faster than the current ${formatBytes(run.training.bucketBytes)})`
+    : '';
   const flat = Math.max(...points.map((p) => p.stepTimeUs)) <= best.stepTimeUs * (1 + TIE_TOLERANCE);
-  if (flat) return `bucket size barely matters here (every value within ${TIE_TOLERANCE * 100}%); keep bucket_cap_mb=${currentMb}`;
+  if (flat)
+    return `bucket size barely matters here (every value within ${TIE_TOLERANCE * 100}%); keep bucket_cap_mb=${currentMb}`;
   const edge = atEdge ? `; the curve still falls at the ${index === 0 ? 'low' : 'high'} end, so try a wider range` : '';
   return `set bucket_cap_mb=${best.value}: step ${formatMicros(best.stepTimeUs)}, exposed communication ${formatMicros(best.exposedCommUs)}${gain}${edge}`;
 }

@@ -103,7 +103,8 @@ export function modelParameters(model: ModelSpec): number {
 export function modelForwardFlopsPerToken(model: ModelSpec, sequenceLength: number): number {
   let total = 0;
   for (const layer of model.layers) {
-    for (const tensor of layer.tensors) total += tensor.forwardFlopsPerToken + (tensor.forwardFlopsPerTokenPerSequenceToken ?? 0) * sequenceLength;
+    for (const tensor of layer.tensors)
+      total += tensor.forwardFlopsPerToken + (tensor.forwardFlopsPerTokenPerSequenceToken ?? 0) * sequenceLength;
   }
   return total;
 }

@@ -1,6 +1,14 @@
 // What-if knobs: `key=value` edits to a TrainingRun, and the sweep ranges `key=lo..hi`. Keys use the names
 // people know from their configs (bucket_cap_mb, nodes) with a few aliases.
-import { ALGORITHMS, DTYPES, PROTOCOLS, type Algorithm, type Dtype, type Protocol, type ReduceOp } from '../collective-types';
+import {
+  ALGORITHMS,
+  DTYPES,
+  PROTOCOLS,
+  type Algorithm,
+  type Dtype,
+  type Protocol,
+  type ReduceOp,
+} from '../collective-types';
 import { EngineError } from '../errors';
 import { findGpu } from '../hardware/gpus';
 import { presetSystem, PRESETS } from '../topology/presets';
@@ -9,21 +17,49 @@ import { LR_RULES, WRAPPERS, type LrRule, type TrainingRun, type TrainingSpec, t
 const MiB = 1024 * 1024;
 
 const ALIASES: Readonly<Record<string, string>> = {
-  bucket: 'bucket_cap_mb', bucket_mb: 'bucket_cap_mb', bucket_cap: 'bucket_cap_mb',
-  node: 'nodes', num_machines: 'nodes', nnodes: 'nodes',
-  gpus: 'gpus_per_node', nproc_per_node: 'gpus_per_node', gpuspernode: 'gpus_per_node',
-  grad_dtype: 'dtype', gradient_dtype: 'dtype', communication_data_type: 'dtype',
-  algo: 'algorithm', proto: 'protocol',
-  micro_batch: 'micro_batch_size', train_micro_batch_size_per_gpu: 'micro_batch_size',
-  grad_accum: 'gradient_accumulation_steps', accumulation: 'gradient_accumulation_steps',
-  seq_len: 'sequence_length', seq: 'sequence_length',
-  efficiency: 'compute_efficiency', op: 'reduce_op', lr: 'lr_rule',
+  bucket: 'bucket_cap_mb',
+  bucket_mb: 'bucket_cap_mb',
+  bucket_cap: 'bucket_cap_mb',
+  node: 'nodes',
+  num_machines: 'nodes',
+  nnodes: 'nodes',
+  gpus: 'gpus_per_node',
+  nproc_per_node: 'gpus_per_node',
+  gpuspernode: 'gpus_per_node',
+  grad_dtype: 'dtype',
+  gradient_dtype: 'dtype',
+  communication_data_type: 'dtype',
+  algo: 'algorithm',
+  proto: 'protocol',
+  micro_batch: 'micro_batch_size',
+  train_micro_batch_size_per_gpu: 'micro_batch_size',
+  grad_accum: 'gradient_accumulation_steps',
+  accumulation: 'gradient_accumulation_steps',
+  seq_len: 'sequence_length',
+  seq: 'sequence_length',
+  efficiency: 'compute_efficiency',
+  op: 'reduce_op',
+  lr: 'lr_rule',
 };
 
 export const WHAT_IF_KEYS: readonly string[] = [
-  'bucket_cap_mb', 'nodes', 'gpus_per_node', 'system', 'gpu', 'dtype', 'compute_dtype', 'algorithm', 'protocol',
-  'micro_batch_size', 'gradient_accumulation_steps', 'sequence_length', 'wrapper', 'reduce_op', 'lr_rule',
-  'compute_efficiency', 'overlap_comm',
+  'bucket_cap_mb',
+  'nodes',
+  'gpus_per_node',
+  'system',
+  'gpu',
+  'dtype',
+  'compute_dtype',
+  'algorithm',
+  'protocol',
+  'micro_batch_size',
+  'gradient_accumulation_steps',
+  'sequence_length',
+  'wrapper',
+  'reduce_op',
+  'lr_rule',
+  'compute_efficiency',
+  'overlap_comm',
 ];
 
 export function canonicalWhatIfKey(key: string): string {
@@ -58,7 +94,10 @@ export function applyWhatIf(run: TrainingRun, rawKey: string, text: string): Tra
       return { ...run, system: { ...run.system, gpusPerNode: positive(key, text, true) } };
     case 'system': {
       const system = presetSystem(text, { nodes: run.system.nodes });
-      if (!system) throw new EngineError(`system=${text}: unknown preset; presets: ${Object.keys(PRESETS).join(', ')} (or pass a system file with --system)`);
+      if (!system)
+        throw new EngineError(
+          `system=${text}: unknown preset; presets: ${Object.keys(PRESETS).join(', ')} (or pass a system file with --system)`,
+        );
       return { ...run, system };
     }
     case 'gpu': {
@@ -117,7 +156,8 @@ export interface SweepRange {
 export function parseSweep(text: string): SweepRange {
   const { key: rawKey, value } = parseAssignment(text);
   const key = canonicalWhatIfKey(rawKey);
-  if (key !== 'bucket_cap_mb' && key !== 'nodes') throw new EngineError(`cannot sweep '${rawKey}'; sweep bucket_cap_mb or nodes`);
+  if (key !== 'bucket_cap_mb' && key !== 'nodes')
+    throw new EngineError(`cannot sweep '${rawKey}'; sweep bucket_cap_mb or nodes`);
   const integer = key === 'nodes';
   if (value.includes(',')) {
     const values = value.split(',').map((v) => positive(key, v.trim(), integer));

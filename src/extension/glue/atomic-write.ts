@@ -3,7 +3,12 @@
 // What stays here is the extension's own question: whether an existing file may be replaced.
 import { stat } from 'node:fs/promises';
 
-export { TEMP_MARKER, removeStaleTemps, tempPathFor, writeOutputFileAsync as writeFileAtomic } from '../../native/files/output-file';
+export {
+  TEMP_MARKER,
+  removeStaleTemps,
+  tempPathFor,
+  writeOutputFileAsync as writeFileAtomic,
+} from '../../native/files/output-file';
 
 /** What to do before writing to a path the user chose. */
 export type OverwriteDecision = 'write' | 'ask' | 'refuse';

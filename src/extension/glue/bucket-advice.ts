@@ -47,9 +47,10 @@ export function bucketAdvice(sweep: TrainingSweep, currentBytes: number): Bucket
   const current = points.reduce((a, b) => (Math.abs(b.value - currentMb) < Math.abs(a.value - currentMb) ? b : a));
   const change = current.stepTimeUs > best.stepTimeUs * (1 + TIE_TOLERANCE);
   const chosen = change ? best : current;
-  const edge = change && (best === points[points.length - 1] || best === points[0])
-    ? `; it is at the ${best === points[0] ? 'low' : 'high'} end of the sweep, so the best may lie beyond it`
-    : '';
+  const edge =
+    change && (best === points[points.length - 1] || best === points[0])
+      ? `; it is at the ${best === points[0] ? 'low' : 'high'} end of the sweep, so the best may lie beyond it`
+      : '';
   const text = change
     ? `set bucket_cap_mb=${formatBucketMb(best.value)}: step ${formatMicros(best.stepTimeUs)} against ${formatMicros(current.stepTimeUs)} at the current ${formatBucketMb(current.value)} ` +
       `(${(((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1)}% faster, exposed communication ${formatMicros(best.exposedCommUs)})${edge}`
@@ -57,12 +58,22 @@ export function bucketAdvice(sweep: TrainingSweep, currentBytes: number): Bucket
       ? `keep bucket_cap_mb=${formatBucketMb(current.value)}: step ${formatMicros(current.stepTimeUs)}, the fastest of the sweep`
       : `keep bucket_cap_mb=${formatBucketMb(current.value)}: step ${formatMicros(current.stepTimeUs)}; no swept size is more than ${TIE_TOLERANCE * 100}% faster ` +
         `(the fastest, bucket_cap_mb=${formatBucketMb(best.value)}, takes ${formatMicros(best.stepTimeUs)})`;
-  return { recommendedMb: chosen.value, recommendedStepUs: chosen.stepTimeUs, currentMb: current.value, currentStepUs: current.stepTimeUs, change, text };
+  return {
+    recommendedMb: chosen.value,
+    recommendedStepUs: chosen.stepTimeUs,
+    currentMb: current.value,
+    currentStepUs: current.stepTimeUs,
+    change,
+    text,
+  };
 }
 
 /** The sweep's points as chart rows, bucket_cap_mb in bytes as DDP counts them (MiB), the advised one marked. */
 export function bucketSweepRows(sweep: TrainingSweep, advice: BucketAdvice): BucketSweepRow[] {
   return sweep.points.map((p) => ({
-    bucketBytes: Math.round(p.value * MiB), stepTimeUs: p.stepTimeUs, exposedCommUs: p.exposedCommUs, recommended: p.value === advice.recommendedMb,
+    bucketBytes: Math.round(p.value * MiB),
+    stepTimeUs: p.stepTimeUs,
+    exposedCommUs: p.exposedCommUs,
+    recommended: p.value === advice.recommendedMb,
   }));
 }

@@ -1,10 +1,23 @@
 // Builds the charts panel's data from engine results. Pure: the engine is called with the resolved system, and
 // the output is the protocol's ChartsData, so the tests check the numbers the panel will draw.
 import {
-  ALGORITHMS, PROTOCOLS, EngineError, simulateCollective, sweepAllReduce,
-  type Bytes, type CollectiveResult, type System, type SweepRow,
+  ALGORITHMS,
+  PROTOCOLS,
+  EngineError,
+  simulateCollective,
+  sweepAllReduce,
+  type Bytes,
+  type CollectiveResult,
+  type System,
+  type SweepRow,
 } from '../../engine/index';
-import type { AlgorithmComparisonRow, MeasuredSeries, NodeScalingRow, PhaseBreakdownRow, SweepSeries } from '../../protocol';
+import type {
+  AlgorithmComparisonRow,
+  MeasuredSeries,
+  NodeScalingRow,
+  PhaseBreakdownRow,
+  SweepSeries,
+} from '../../protocol';
 import { formatBucket } from './lens-label';
 
 export const SWEEP_MIN_BYTES: Bytes = 8;
@@ -12,7 +25,9 @@ export const SWEEP_MAX_BYTES: Bytes = 8 * 1024 ** 3;
 
 /** The model's auto curve plus one curve per algorithm the system can run, over 8 B … 8 GiB. */
 export function sweepSeries(system: System, minBytes = SWEEP_MIN_BYTES, maxBytes = SWEEP_MAX_BYTES): SweepSeries[] {
-  const series: SweepSeries[] = [{ label: 'auto (what NCCL would pick)', rows: sweepAllReduce(system, { minBytes, maxBytes, factor: 2 }) }];
+  const series: SweepSeries[] = [
+    { label: 'auto (what NCCL would pick)', rows: sweepAllReduce(system, { minBytes, maxBytes, factor: 2 }) },
+  ];
   for (const algorithm of ALGORITHMS) {
     let rows: SweepRow[];
     try {
@@ -34,7 +49,13 @@ export function compareAlgorithmsAt(system: System, bytes: Bytes): AlgorithmComp
     for (const protocol of PROTOCOLS) {
       try {
         const r = simulateCollective(system, { bytes, algorithm, protocol });
-        rows.push({ algorithm, protocol, timeUs: r.timeUs, busbwGBps: r.busbwGBps, chosen: algorithm === auto.algorithm && protocol === auto.protocol });
+        rows.push({
+          algorithm,
+          protocol,
+          timeUs: r.timeUs,
+          busbwGBps: r.busbwGBps,
+          chosen: algorithm === auto.algorithm && protocol === auto.protocol,
+        });
       } catch (error) {
         if (!(error instanceof EngineError)) throw error;
       }
@@ -44,7 +65,13 @@ export function compareAlgorithmsAt(system: System, bytes: Bytes): AlgorithmComp
 }
 
 export function phaseRow(label: string, result: CollectiveResult): PhaseBreakdownRow {
-  return { label, bytes: result.bytes, exchangeUs: result.phases.exchange, reduceUs: result.phases.reduce, broadcastUs: result.phases.broadcast };
+  return {
+    label,
+    bytes: result.bytes,
+    exchangeUs: result.phases.exchange,
+    reduceUs: result.phases.reduce,
+    broadcastUs: result.phases.broadcast,
+  };
 }
 
 /** Phase breakdown over a ladder of sizes around a bucket size, so the chart shows where latency stops mattering. */
@@ -54,7 +81,11 @@ export function phaseLadder(system: System, centreBytes: Bytes): PhaseBreakdownR
 }
 
 /** How one collective's time and busbw change as nodes are added to a preset-shaped system. */
-export function nodeScaling(build: (nodes: number) => System | undefined, bytes: Bytes, maxNodes = 128): NodeScalingRow[] {
+export function nodeScaling(
+  build: (nodes: number) => System | undefined,
+  bytes: Bytes,
+  maxNodes = 128,
+): NodeScalingRow[] {
   const rows: NodeScalingRow[] = [];
   for (let nodes = 1; nodes <= maxNodes; nodes *= 2) {
     const system = build(nodes);
@@ -66,6 +97,14 @@ export function nodeScaling(build: (nodes: number) => System | undefined, bytes:
 }
 
 /** Measured rows as a chart series; rows without a positive time are dropped. */
-export function measuredSeries(label: string, rows: readonly { bytes: number; timeUs: number; busbwGBps: number }[]): MeasuredSeries {
-  return { label, points: rows.filter((r) => r.timeUs > 0 && r.bytes > 0).map((r) => ({ bytes: r.bytes, timeUs: r.timeUs, busbwGBps: r.busbwGBps })) };
+export function measuredSeries(
+  label: string,
+  rows: readonly { bytes: number; timeUs: number; busbwGBps: number }[],
+): MeasuredSeries {
+  return {
+    label,
+    points: rows
+      .filter((r) => r.timeUs > 0 && r.bytes > 0)
+      .map((r) => ({ bytes: r.bytes, timeUs: r.timeUs, busbwGBps: r.busbwGBps })),
+  };
 }

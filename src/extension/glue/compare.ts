@@ -25,7 +25,10 @@ export const TIME_JUDGED_BELOW_BYTES = 1024 * 1024;
 const TIME_JUDGED_BELOW_GBPS = 1;
 
 function judged(r: FlaggedRow, systemLabel: string): string {
-  const byTime = (r.bytes < TIME_JUDGED_BELOW_BYTES || r.expectedBusbwGBps < TIME_JUDGED_BELOW_GBPS) && r.measuredTimeUs !== undefined && r.expectedTimeUs !== undefined;
+  const byTime =
+    (r.bytes < TIME_JUDGED_BELOW_BYTES || r.expectedBusbwGBps < TIME_JUDGED_BELOW_GBPS) &&
+    r.measuredTimeUs !== undefined &&
+    r.expectedTimeUs !== undefined;
   if (byTime) {
     const slower = r.measuredTimeUs! / r.expectedTimeUs!;
     return `${size(r.bytes)}: ${formatMicros(r.measuredTimeUs!)}, ${slower.toFixed(1)}× the ${formatMicros(r.expectedTimeUs!)} the model expects on ${systemLabel}`;
@@ -39,7 +42,14 @@ export interface RowWarning {
   readonly message: string;
 }
 
-const size = (bytes: number) => (bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${+(bytes / 2 ** 20).toFixed(2)} MiB` : bytes >= 1024 ? `${+(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`);
+const size = (bytes: number) =>
+  bytes >= 2 ** 30
+    ? `${+(bytes / 2 ** 30).toFixed(2)} GiB`
+    : bytes >= 2 ** 20
+      ? `${+(bytes / 2 ** 20).toFixed(2)} MiB`
+      : bytes >= 1024
+        ? `${+(bytes / 1024).toFixed(1)} KiB`
+        : `${bytes} B`;
 
 /** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
 export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold?: number): RowWarning[] {
@@ -55,14 +65,20 @@ export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, th
  * A preset describes one box; a measurement may span several. The preset is stretched to the measured ranks
  * (nodes from the file, GPUs per node = ranks ÷ nodes) as the CLI's compare does. Undefined when it cannot be.
  */
-export function presetScaling(ranks: number, nodes: number | undefined): { nodes: number; gpusPerNode: number } | undefined {
+export function presetScaling(
+  ranks: number,
+  nodes: number | undefined,
+): { nodes: number; gpusPerNode: number } | undefined {
   const n = nodes && nodes > 0 ? nodes : 1;
   return ranks > 0 && ranks % n === 0 ? { nodes: n, gpusPerNode: ranks / n } : undefined;
 }
 
 /** The GPU family in a device name ("NVIDIA A100-SXM4-40GB" → "A100"), for telling a mismatched system apart. */
 export function gpuFamily(name: string): string | undefined {
-  return /\b(GB200|GH200|B200|H200|H100|A100|A10|L40S|V100|RTX ?\d{4}|T4|K80|MI\d{3})/i.exec(name)?.[1].replace(/\s/g, '').toUpperCase();
+  return /\b(GB200|GH200|B200|H200|H100|A100|A10|L40S|V100|RTX ?\d{4}|T4|K80|MI\d{3})/i
+    .exec(name)?.[1]
+    .replace(/\s/g, '')
+    .toUpperCase();
 }
 
 /** A note when the measured GPUs are not the system's, because then a low ratio says nothing about health. */
@@ -79,10 +95,19 @@ export function gpuMismatch(measuredGpuNames: readonly string[], spec: SystemSpe
  * are taken as NVLink-connected, others as PCIe, and the network as the description reader's default, which the
  * caller states as assumed. Undefined when the file names no GPU the catalogue knows, or the ranks do not divide.
  */
-export function systemFromMeasuredGpu(gpuNames: readonly string[], ranks: number, nodes: number): SystemSpec | undefined {
+export function systemFromMeasuredGpu(
+  gpuNames: readonly string[],
+  ranks: number,
+  nodes: number,
+): SystemSpec | undefined {
   const name = gpuNames.find((n) => gpuFromDescription(n) !== undefined);
   if (!name || !(ranks > 0) || !(nodes > 0) || ranks % nodes !== 0) return undefined;
   const gpusPerNode = ranks / nodes;
   const nvlink = /sxm|hbm3|b200|h200|gb200/i.test(name) && gpusPerNode > 1;
-  return systemFromDescription({ gpu: name, gpus_per_node: gpusPerNode, nodes, interconnect: nvlink ? 'nvlink' : 'pcie' });
+  return systemFromDescription({
+    gpu: name,
+    gpus_per_node: gpusPerNode,
+    nodes,
+    interconnect: nvlink ? 'nvlink' : 'pcie',
+  });
 }

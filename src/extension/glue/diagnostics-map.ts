@@ -45,7 +45,10 @@ export function toRange(range: SourceRange): RangeData {
   const c = Math.max(0, Math.floor(range.startColumn));
   let el = Math.max(0, Math.floor(range.endLine));
   let ec = Math.max(0, Math.floor(range.endColumn));
-  if (el < l || (el === l && ec < c)) { el = l; ec = c; }
+  if (el < l || (el === l && ec < c)) {
+    el = l;
+    ec = c;
+  }
   return { startLine: l, startCharacter: c, endLine: el, endCharacter: ec };
 }
 
@@ -68,7 +71,11 @@ export function findingsToDiagnostics(
       message: finding.message,
       source: 'Collective Profiler',
       code: { value: finding.code, target: docsTarget(finding.code) },
-      related: (finding.related ?? []).map((r) => ({ range: toRange(r.range), message: r.message, ...(r.file ? { file: r.file } : {}) })),
+      related: (finding.related ?? []).map((r) => ({
+        range: toRange(r.range),
+        message: r.message,
+        ...(r.file ? { file: r.file } : {}),
+      })),
       findingIndex,
     });
   });
@@ -84,14 +91,21 @@ export interface CodeActionData {
 
 function overlaps(a: RangeData, b: RangeData): boolean {
   const before = (l1: number, c1: number, l2: number, c2: number) => l1 < l2 || (l1 === l2 && c1 <= c2);
-  return before(a.startLine, a.startCharacter, b.endLine, b.endCharacter) && before(b.startLine, b.startCharacter, a.endLine, a.endCharacter);
+  return (
+    before(a.startLine, a.startCharacter, b.endLine, b.endCharacter) &&
+    before(b.startLine, b.startCharacter, a.endLine, a.endCharacter)
+  );
 }
 
 /**
  * The quick fixes for the diagnostics that touch `range` (the cursor or selection), one code action per fix. The
  * first fix of a finding is preferred (the analysis lists its best fix first), so Ctrl+. applies it directly.
  */
-export function quickFixesAt(findings: readonly FindingInput[], diagnostics: readonly DiagnosticData[], range: RangeData): CodeActionData[] {
+export function quickFixesAt(
+  findings: readonly FindingInput[],
+  diagnostics: readonly DiagnosticData[],
+  range: RangeData,
+): CodeActionData[] {
   const actions: CodeActionData[] = [];
   for (const diagnostic of diagnostics) {
     if (!overlaps(diagnostic.range, range)) continue;

@@ -15,10 +15,16 @@ export function formatFileSize(bytes: number): string {
 }
 
 /** Undefined when the file may be read; otherwise the refusal, naming the size, the limit and a way forward. */
-export function refuseLargeFile(name: string, sizeBytes: number, limitBytes: number, what: 'trace' | 'measurement'): string | undefined {
+export function refuseLargeFile(
+  name: string,
+  sizeBytes: number,
+  limitBytes: number,
+  what: 'trace' | 'measurement',
+): string | undefined {
   if (sizeBytes <= limitBytes) return undefined;
-  const forward = what === 'trace'
-    ? 'Open it in Perfetto (ui.perfetto.dev), which streams large traces, or record fewer steps (a shorter profiler schedule) and open that.'
-    : 'Split it (for example with `split -l`) or keep only the runs you need, and import those.';
+  const forward =
+    what === 'trace'
+      ? 'Open it in Perfetto (ui.perfetto.dev), which streams large traces, or record fewer steps (a shorter profiler schedule) and open that.'
+      : 'Split it (for example with `split -l`) or keep only the runs you need, and import those.';
   return `${name} is ${formatFileSize(sizeBytes)}; the timeline reads ${what}s up to ${formatFileSize(limitBytes)} without freezing the editor. ${forward}`;
 }

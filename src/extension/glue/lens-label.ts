@@ -1,14 +1,28 @@
 // The words on a code lens: the predicted cost of a site's collectives on the selected system, and the bucket
 // sweep's recommendation. Pure formatting and arithmetic over engine results, so the tests pin the wording.
 import type { CallSize } from './call-size';
-import { formatMicros, type Algorithm, type CollectiveKind, type CollectiveResult, type Protocol, type SweepRow } from '../../engine/index';
+import {
+  formatMicros,
+  type Algorithm,
+  type CollectiveKind,
+  type CollectiveResult,
+  type Protocol,
+  type SweepRow,
+} from '../../engine/index';
 
 const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
-  ring: 'Ring', tree: 'Tree', nvls: 'NVLS', nvlstree: 'NVLSTree', hierarchical: 'Hierarchical', direct: 'Direct',
+  ring: 'Ring',
+  tree: 'Tree',
+  nvls: 'NVLS',
+  nvlstree: 'NVLSTree',
+  hierarchical: 'Hierarchical',
+  direct: 'Direct',
 };
 
 const KIND_NAMES: Readonly<Record<CollectiveKind, string>> = {
-  allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather',
+  allreduce: 'all-reduce',
+  reducescatter: 'reduce-scatter',
+  allgather: 'all-gather',
 };
 
 /** "25 MB", "1.5 MB", "512 KB": bucket sizes as DDP counts them (1 MB = 2^20 bytes), which is what users type. */
@@ -42,12 +56,18 @@ export function isLatencyBound(timeUs: number, latencyFloorUs: number | undefine
  * FSDP's pair reads "≈ 3.1 ms (reduce-scatter 1.6 ms + all-gather 1.5 ms) · … for 25 MB units"; a call that is
  * latency-bound (see isLatencyBound, given the 8-byte time) reads "≈ 25.5 µs · latency-bound · Tree/LL for a 4 B tensor".
  */
-export function predictionTitle(results: readonly CollectiveResult[], bucketBytes: number, unit: 'buckets' | 'tensor' | 'units', latencyFloorUs?: number): string {
+export function predictionTitle(
+  results: readonly CollectiveResult[],
+  bucketBytes: number,
+  unit: 'buckets' | 'tensor' | 'units',
+  latencyFloorUs?: number,
+): string {
   if (results.length === 0) return 'no prediction';
   const total = results.reduce((s, r) => s + r.timeUs, 0);
   const first = results[0];
   const what = unit === 'tensor' ? `a ${formatBucket(bucketBytes)} tensor` : `${formatBucket(bucketBytes)} ${unit}`;
-  const split = results.length > 1 ? ` (${results.map((r) => `${KIND_NAMES[r.kind]} ${formatMicros(r.timeUs)}`).join(' + ')})` : '';
+  const split =
+    results.length > 1 ? ` (${results.map((r) => `${KIND_NAMES[r.kind]} ${formatMicros(r.timeUs)}`).join(' + ')})` : '';
   const rate = isLatencyBound(first.timeUs, latencyFloorUs) ? 'latency-bound' : `${formatGBps(first.busbwGBps)} busbw`;
   return `≈ ${formatMicros(total)}${split} · ${rate} · ${algoProto(first.algorithm, first.protocol)} for ${what}`;
 }
@@ -57,7 +77,14 @@ export function profileTitle(step: { stepTimeUs: number; exposedCommUs: number }
   return `$(pulse) Profile · step ≈ ${formatMicros(step.stepTimeUs)} · ${formatMicros(step.exposedCommUs)} communication exposed`;
 }
 
-export function profileTooltip(step: { stepTimeUs: number; computeUs: number; exposedCommUs: number; overlapPct: number; collectives: number; systemLabel: string }): string {
+export function profileTooltip(step: {
+  stepTimeUs: number;
+  computeUs: number;
+  exposedCommUs: number;
+  overlapPct: number;
+  collectives: number;
+  systemLabel: string;
+}): string {
   return [
     `One training step on ${step.systemLabel}, simulated: ${formatMicros(step.stepTimeUs)}.`,
     `Compute ${formatMicros(step.computeUs)}; ${step.collectives} collectives, ${step.overlapPct.toFixed(0)}% of their time hidden behind backward; ${formatMicros(step.exposedCommUs)} exposed.`,
@@ -67,8 +94,15 @@ export function profileTooltip(step: { stepTimeUs: number; computeUs: number; ex
 
 /** The hover text of a prediction lens: what was assumed, so nobody mistakes a default for a measurement. */
 export function predictionTooltip(systemLabel: string, size: CallSize, results: readonly CollectiveResult[]): string {
-  const phases = results.map((r) => `${KIND_NAMES[r.kind]}: exchange ${formatMicros(r.phases.exchange)}, reduce ${formatMicros(r.phases.reduce)}, broadcast ${formatMicros(r.phases.broadcast)}, ${r.channels} channels`);
-  return [`Predicted by the simulated engine on ${systemLabel}, ${results[0]?.ranks ?? '?'} ranks; size ${formatBucket(size.bytes)}: ${size.why}.`, ...phases, 'Click to profile and open the timeline.'].join('\n');
+  const phases = results.map(
+    (r) =>
+      `${KIND_NAMES[r.kind]}: exchange ${formatMicros(r.phases.exchange)}, reduce ${formatMicros(r.phases.reduce)}, broadcast ${formatMicros(r.phases.broadcast)}, ${r.channels} channels`,
+  );
+  return [
+    `Predicted by the simulated engine on ${systemLabel}, ${results[0]?.ranks ?? '?'} ranks; size ${formatBucket(size.bytes)}: ${size.why}.`,
+    ...phases,
+    'Click to profile and open the timeline.',
+  ].join('\n');
 }
 
 /** What a bucket size achieves in AllReduce bandwidth, against the best size of the sweep. */
@@ -88,7 +122,10 @@ export function bucketBandwidth(rows: readonly SweepRow[], currentBytes: number)
   for (let i = 0; i < rows.length; i++) {
     if (rows[i].bytes >= currentBytes) {
       const prev = rows[i - 1];
-      if (!prev) { current = rows[i].busbwGBps; break; }
+      if (!prev) {
+        current = rows[i].busbwGBps;
+        break;
+      }
       const t = (Math.log(currentBytes) - Math.log(prev.bytes)) / (Math.log(rows[i].bytes) - Math.log(prev.bytes));
       current = prev.busbwGBps + t * (rows[i].busbwGBps - prev.busbwGBps);
       break;

@@ -31,12 +31,38 @@ const collectiveOf = (name: string): CollectiveKind[] =>
 // Each regex captures the callee in group 1 and ends at the opening parenthesis, so definitions
 // (`def all_reduce(`) and attribute reads without a call are not matched.
 const PATTERNS: readonly Pattern[] = [
-  { kind: 'collective', regex: /(?<![\w.])((?:torch\.distributed|dist|[A-Za-z_]\w*)\.(?:all_reduce(?:_coalesced)?|reduce_scatter(?:_tensor)?|_reduce_scatter_base|all_gather(?:_into_tensor)?|_all_gather_base))\s*\(/g, collectives: collectiveOf },
-  { kind: 'collective', regex: /(?<![\w.])((?:all_reduce|reduce_scatter_tensor|all_gather_into_tensor))\s*\(/g, collectives: collectiveOf },
-  { kind: 'horovod', regex: /(?<![\w.])((?:hvd|horovod\.torch|horovod\.tensorflow)\.DistributedOptimizer)\s*\(/g, collectives: () => ['allreduce'] },
-  { kind: 'ddp', regex: /(?<![\w])((?:[\w.]+\.)?(?:DistributedDataParallel|DDP))\s*\(/g, collectives: () => ['allreduce'] },
-  { kind: 'fsdp', regex: /(?<![\w])((?:[\w.]+\.)?(?:FullyShardedDataParallel|FSDP|fully_shard))\s*\(/g, collectives: () => ['reducescatter', 'allgather'] },
-  { kind: 'jax', regex: /(?<![\w.])((?:jax\.)?lax\.(?:psum|pmean|psum_scatter|all_gather))\s*\(/g, collectives: (n) => (/psum_scatter/.test(n) ? ['reducescatter'] : /all_gather/.test(n) ? ['allgather'] : ['allreduce']) },
+  {
+    kind: 'collective',
+    regex:
+      /(?<![\w.])((?:torch\.distributed|dist|[A-Za-z_]\w*)\.(?:all_reduce(?:_coalesced)?|reduce_scatter(?:_tensor)?|_reduce_scatter_base|all_gather(?:_into_tensor)?|_all_gather_base))\s*\(/g,
+    collectives: collectiveOf,
+  },
+  {
+    kind: 'collective',
+    regex: /(?<![\w.])((?:all_reduce|reduce_scatter_tensor|all_gather_into_tensor))\s*\(/g,
+    collectives: collectiveOf,
+  },
+  {
+    kind: 'horovod',
+    regex: /(?<![\w.])((?:hvd|horovod\.torch|horovod\.tensorflow)\.DistributedOptimizer)\s*\(/g,
+    collectives: () => ['allreduce'],
+  },
+  {
+    kind: 'ddp',
+    regex: /(?<![\w])((?:[\w.]+\.)?(?:DistributedDataParallel|DDP))\s*\(/g,
+    collectives: () => ['allreduce'],
+  },
+  {
+    kind: 'fsdp',
+    regex: /(?<![\w])((?:[\w.]+\.)?(?:FullyShardedDataParallel|FSDP|fully_shard))\s*\(/g,
+    collectives: () => ['reducescatter', 'allgather'],
+  },
+  {
+    kind: 'jax',
+    regex: /(?<![\w.])((?:jax\.)?lax\.(?:psum|pmean|psum_scatter|all_gather))\s*\(/g,
+    collectives: (n) =>
+      /psum_scatter/.test(n) ? ['reducescatter'] : /all_gather/.test(n) ? ['allgather'] : ['allreduce'],
+  },
   { kind: 'deepspeed', regex: /(?<![\w.])(deepspeed\.initialize)\s*\(/g, collectives: () => ['allreduce'] },
 ];
 
@@ -58,7 +84,10 @@ export function codeOnlyLines(text: string): string[] {
     while (i < line.length) {
       if (open) {
         const end = line.indexOf(open, i);
-        if (end < 0) { parts.push(' '.repeat(line.length - i)); i = line.length; break; }
+        if (end < 0) {
+          parts.push(' '.repeat(line.length - i));
+          break;
+        }
         parts.push(' '.repeat(end - i), open);
         i = end + open.length;
         open = undefined;
@@ -66,13 +95,24 @@ export function codeOnlyLines(text: string): string[] {
       }
       special.lastIndex = i;
       const found = special.exec(line);
-      if (!found) { parts.push(line.slice(i)); break; }
+      if (!found) {
+        parts.push(line.slice(i));
+        break;
+      }
       parts.push(line.slice(i, found.index));
       i = found.index;
       const ch = line[i];
-      if (ch === '#') { parts.push(' '.repeat(line.length - i)); break; }
+      if (ch === '#') {
+        parts.push(' '.repeat(line.length - i));
+        break;
+      }
       const triple = line.startsWith(ch.repeat(3), i) ? ch.repeat(3) : undefined;
-      if (triple) { parts.push(triple); i += 3; open = triple; continue; }
+      if (triple) {
+        parts.push(triple);
+        i += 3;
+        open = triple;
+        continue;
+      }
       let j = i + 1;
       while (j < line.length && line[j] !== ch) j += line[j] === '\\' ? 2 : 1;
       parts.push(ch + ' '.repeat(Math.max(0, Math.min(j, line.length) - i - 1)) + (j < line.length ? ch : ''));
@@ -83,7 +123,8 @@ export function codeOnlyLines(text: string): string[] {
 }
 
 /** A line without any of these words cannot hold a lens site, so the per-pattern search skips it. */
-const ANY_SITE = /all_reduce|reduce_scatter|all_gather|_base\b|DistributedDataParallel|DDP|FSDP|FullyShardedDataParallel|fully_shard|DistributedOptimizer|psum|pmean|deepspeed\.initialize|bucket_cap_mb/;
+const ANY_SITE =
+  /all_reduce|reduce_scatter|all_gather|_base\b|DistributedDataParallel|DDP|FSDP|FullyShardedDataParallel|fully_shard|DistributedOptimizer|psum|pmean|deepspeed\.initialize|bucket_cap_mb/;
 
 /** Follows a call from its opening parenthesis to the matching one (at most `maxLines` lines on). */
 function callText(lines: readonly string[], line: number, column: number, maxLines = 40): string {
@@ -118,16 +159,34 @@ export function pythonLensSites(text: string): PythonLensSite[] {
         const callee = m[1];
         let bucketCapMb: number | undefined;
         if (pattern.kind === 'ddp') {
-          const bucket = /\bbucket_cap_mb\s*=\s*([0-9]+(?:\.[0-9]+)?)/.exec(callText(lines, index, column + callee.length));
+          const bucket = /\bbucket_cap_mb\s*=\s*([0-9]+(?:\.[0-9]+)?)/.exec(
+            callText(lines, index, column + callee.length),
+          );
           if (bucket) bucketCapMb = Number(bucket[1]);
         }
-        sites.push({ kind: pattern.kind, line: index, column, endColumn: column + callee.length, collectives: pattern.collectives(callee), callee, bucketCapMb });
+        sites.push({
+          kind: pattern.kind,
+          line: index,
+          column,
+          endColumn: column + callee.length,
+          collectives: pattern.collectives(callee),
+          callee,
+          bucketCapMb,
+        });
       }
     }
     for (const m of line.matchAll(BUCKET)) {
       const value = m[2];
       const column = m.index ?? 0;
-      sites.push({ kind: 'bucket', line: index, column, endColumn: column + m[1].length, collectives: ['allreduce'], callee: 'bucket_cap_mb', bucketCapMb: value !== undefined ? Number(value) : undefined });
+      sites.push({
+        kind: 'bucket',
+        line: index,
+        column,
+        endColumn: column + m[1].length,
+        collectives: ['allreduce'],
+        callee: 'bucket_cap_mb',
+        bucketCapMb: value !== undefined ? Number(value) : undefined,
+      });
     }
   });
   // A DDP wrapper is also written `DDP(` after `from ... import DistributedDataParallel as DDP`; both match the
@@ -143,8 +202,17 @@ export function configFormatOf(fileName: string, text: string): ConfigFormat | u
   const base = fileName.split(/[\\/]/).pop() ?? fileName;
   if (/\.collective\.(ya?ml|json)$/i.test(base)) return 'collective';
   const head = text.slice(0, 65_536);
-  if (/\.json$/i.test(base) && /"(train_micro_batch_size_per_gpu|train_batch_size|zero_optimization|gradient_accumulation_steps)"\s*:/.test(head)) return 'deepspeed';
-  if (/\.ya?ml$/i.test(base) && /^\s*distributed_type\s*:/m.test(head) && /^\s*(num_processes|mixed_precision|compute_environment)\s*:/m.test(head)) return 'accelerate';
+  if (
+    /\.json$/i.test(base) &&
+    /"(train_micro_batch_size_per_gpu|train_batch_size|zero_optimization|gradient_accumulation_steps)"\s*:/.test(head)
+  )
+    return 'deepspeed';
+  if (
+    /\.ya?ml$/i.test(base) &&
+    /^\s*distributed_type\s*:/m.test(head) &&
+    /^\s*(num_processes|mixed_precision|compute_environment)\s*:/m.test(head)
+  )
+    return 'accelerate';
   return undefined;
 }
 
@@ -166,7 +234,8 @@ export function measurementLensSites(languageId: string, text: string): Measurem
   const lines = text.split(/\r?\n/);
   const sites: MeasurementLensSite[] = [];
   const hasInfo = lines.some((l) => /\bNCCL (INFO|WARN)\b/.test(l));
-  const format: MeasurementFormat = languageId === 'nccl-log' || (languageId !== 'nccl-tests' && hasInfo) ? 'nccl-log' : 'nccl-tests';
+  const format: MeasurementFormat =
+    languageId === 'nccl-log' || (languageId !== 'nccl-tests' && hasInfo) ? 'nccl-log' : 'nccl-tests';
   let lastBanner = -10;
   lines.forEach((line, index) => {
     const body = line.replace(/^\[\d+,\d+\]<(stdout|stderr)>:/, '');
@@ -177,6 +246,7 @@ export function measurementLensSites(languageId: string, text: string): Measurem
       lastBanner = index;
     }
   });
-  if (sites.length === 0 && (hasInfo || languageId === 'nccl-tests' || languageId === 'nccl-log')) sites.push({ line: 0, format });
+  if (sites.length === 0 && (hasInfo || languageId === 'nccl-tests' || languageId === 'nccl-log'))
+    sites.push({ line: 0, format });
   return sites;
 }

@@ -18,7 +18,11 @@ export type DispatchOutcome = 'handled' | 'invalid' | 'unhandled' | 'failed';
  * Returns the function to pass to `webview.onDidReceiveMessage`. It resolves with what happened, which the tests
  * read; VS Code ignores the result. A handler that throws is logged as an error and does not break the panel.
  */
-export function createMessageDispatcher(panel: string, handlers: MessageHandlers, log: DispatchLog): (raw: unknown) => Promise<DispatchOutcome> {
+export function createMessageDispatcher(
+  panel: string,
+  handlers: MessageHandlers,
+  log: DispatchLog,
+): (raw: unknown) => Promise<DispatchOutcome> {
   return async (raw: unknown) => {
     const result = validateWebviewMessage(raw);
     if (isValidationError(result)) {
@@ -31,7 +35,9 @@ export function createMessageDispatcher(panel: string, handlers: MessageHandlers
       await handler(result);
       return 'handled';
     } catch (error) {
-      log.error(`[${panel}] handling "${result.type}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      log.error(
+        `[${panel}] handling "${result.type}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return 'failed';
     }
   };

@@ -39,12 +39,17 @@ export function drawnCollectiveTrace(system: System, result: CollectiveResult): 
     // (simulateCollective's smooth maximum of host and device time): every rank waits for it alike.
     if (!truncated && gapUs > tolerance) spans.push(localSpan(lane, PACING_SPAN_NAME, drawnEndUs, result.timeUs));
   }
-  const facts: Record<string, string | number> = { ...(trace.metadata.facts ?? {}), 'predicted (µs)': round(result.timeUs) };
+  const facts: Record<string, string | number> = {
+    ...(trace.metadata.facts ?? {}),
+    'predicted (µs)': round(result.timeUs),
+  };
   if (truncated && gapUs > tolerance) {
-    facts['drawn'] = `the first ${trace.spans.length} spans, to ${round(drawnEndUs)} µs of the predicted ${round(result.timeUs)} µs`;
+    facts['drawn'] =
+      `the first ${trace.spans.length} spans, to ${round(drawnEndUs)} µs of the predicted ${round(result.timeUs)} µs`;
   }
   if (mirrored.mirroredRanks > 0) {
-    facts['mirrored ranks'] = `${mirrored.mirroredRanks} ranks drawn from the rank they mirror (the simulator ran one rank per symmetric class)`;
+    facts['mirrored ranks'] =
+      `${mirrored.mirroredRanks} ranks drawn from the rank they mirror (the simulator ran one rank per symmetric class)`;
   }
   return { metadata: { ...trace.metadata, facts }, lanes, spans };
 }
@@ -54,7 +59,19 @@ function round(us: number): number {
 }
 
 function localSpan(lane: Lane, name: string, startUs: number, endUs: number): Span {
-  return { lane: lane.id, rank: lane.rank!, phase: 'other', name, step: -1, channel: 0, chunk: -1, bytes: 0, links: [], startUs, endUs };
+  return {
+    lane: lane.id,
+    rank: lane.rank!,
+    phase: 'other',
+    name,
+    step: -1,
+    channel: 0,
+    chunk: -1,
+    bytes: 0,
+    links: [],
+    startUs,
+    endUs,
+  };
 }
 
 interface Mirrored {
@@ -92,7 +109,7 @@ function mirrorEmptyRanks(system: System, trace: Trace): Mirrored {
     const dLocal = (target % perNode) - (source % perNode);
     const mapRank = (rank: number): number => {
       const node = (((Math.floor(rank / perNode) + dNode) % nodes) + nodes) % nodes;
-      return node * perNode + ((((rank % perNode) + dLocal) % perNode) + perNode) % perNode;
+      return node * perNode + (((((rank % perNode) + dLocal) % perNode) + perNode) % perNode);
     };
     const streamOf = new Map<number, number>();
     for (const span of spansByRank.get(source)!) {
@@ -102,14 +119,22 @@ function mirrorEmptyRanks(system: System, trace: Trace): Mirrored {
         if (!streamOf.has(span.lane)) {
           const from = trace.lanes.find((l) => l.id === span.lane)!;
           const id = nextLaneId++;
-          lanes.push({ id, kind: from.kind, label: from.label.replace(`rank ${source}`, `rank ${target}`), rank: target, node: Math.floor(target / perNode) });
+          lanes.push({
+            id,
+            kind: from.kind,
+            label: from.label.replace(`rank ${source}`, `rank ${target}`),
+            rank: target,
+            node: Math.floor(target / perNode),
+          });
           streamOf.set(span.lane, id);
         }
         laneId = streamOf.get(span.lane)!;
       }
       const peer = typeof span.args?.peer === 'number' ? mapRank(span.args.peer) : undefined;
       spans.push({
-        ...span, lane: laneId, rank: target,
+        ...span,
+        lane: laneId,
+        rank: target,
         name: span.name?.replace(/rank (\d+)/g, (_, r: string) => `rank ${mapRank(Number(r))}`),
         links: moveLinks(system, span.links, { dNode, dLocal, nodes, perNode }, linkIds, linkIndex, target, peer),
         args: { ...(span.args ?? {}), ...(peer !== undefined ? { peer } : {}), 'mirrors rank': source },
@@ -121,9 +146,15 @@ function mirrorEmptyRanks(system: System, trace: Trace): Mirrored {
 }
 
 /** A rank with spans on the target's node, else the rank in the target's position on the nearest node with spans. */
-function mirrorSource(target: number, perNode: number, nodes: number, spansByRank: ReadonlyMap<number, readonly Span[]>): number | undefined {
+function mirrorSource(
+  target: number,
+  perNode: number,
+  nodes: number,
+  spansByRank: ReadonlyMap<number, readonly Span[]>,
+): number | undefined {
   const node = Math.floor(target / perNode);
-  for (let local = 0; local < perNode; local++) if (spansByRank.has(node * perNode + local)) return node * perNode + local;
+  for (let local = 0; local < perNode; local++)
+    if (spansByRank.has(node * perNode + local)) return node * perNode + local;
   for (let distance = 1; distance < nodes; distance++) {
     for (const other of [node - distance, node + distance]) {
       const candidate = other * perNode + (target % perNode);
@@ -141,17 +172,32 @@ interface Shift {
 }
 
 function moveLinks(
-  system: System, links: readonly string[], shift: Shift, linkIds: ReadonlySet<string>, linkIndex: ReadonlyMap<string, number>, rank: number, peer: number | undefined,
+  system: System,
+  links: readonly string[],
+  shift: Shift,
+  linkIds: ReadonlySet<string>,
+  linkIndex: ReadonlyMap<string, number>,
+  rank: number,
+  peer: number | undefined,
 ): readonly string[] {
   if (links.length === 0) return links;
   const wrap = (value: number, modulo: number): number => ((value % modulo) + modulo) % modulo;
   const nics = Math.max(1, system.fabric.nicsPerNode);
-  const moved = links.map((id) => id
-    .replace(/\bn(\d+)\.(gpu|nicsw|nic)(\d+)/g, (_, node: string, kind: string, index: string) =>
-      `n${wrap(Number(node) + shift.dNode, shift.nodes)}.${kind}${wrap(Number(index) + shift.dLocal, kind === 'gpu' ? shift.perNode : nics)}`)
-    .replace(/\brail(\d+)\./g, (_, rail: string) => `rail${wrap(Number(rail) + shift.dLocal, nics)}.`));
+  const moved = links.map((id) =>
+    id
+      .replace(
+        /\bn(\d+)\.(gpu|nicsw|nic)(\d+)/g,
+        (_, node: string, kind: string, index: string) =>
+          `n${wrap(Number(node) + shift.dNode, shift.nodes)}.${kind}${wrap(Number(index) + shift.dLocal, kind === 'gpu' ? shift.perNode : nics)}`,
+      )
+      .replace(/\brail(\d+)\./g, (_, rail: string) => `rail${wrap(Number(rail) + shift.dLocal, nics)}.`),
+  );
   if (moved.every((id) => linkIds.has(id))) return moved;
   if (peer === undefined || peer === rank) return [];
   const links2 = system.topology.links;
-  return system.fabric.route(rank, peer).filter((i) => i < links2.length).map((i) => links2[i].id).filter((id) => linkIndex.has(id));
+  return system.fabric
+    .route(rank, peer)
+    .filter((i) => i < links2.length)
+    .map((i) => links2[i].id)
+    .filter((id) => linkIndex.has(id));
 }

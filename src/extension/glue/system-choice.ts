@@ -2,8 +2,7 @@
 // the quick pick are tested without VS Code.
 
 export type SystemChoice =
-  | { readonly kind: 'preset'; readonly name: string }
-  | { readonly kind: 'file'; readonly path: string };
+  { readonly kind: 'preset'; readonly name: string } | { readonly kind: 'file'; readonly path: string };
 
 /** A value with a path separator or a YAML/JSON extension is a file; anything else must be a preset name. */
 export function parseSystemChoice(value: string): SystemChoice {
@@ -26,7 +25,15 @@ export interface SystemPickItem {
 }
 
 /** Quick pick entries: every preset with its resolved label, the current one first and marked. */
-export function systemPickItems(presets: readonly { name: string; label: string }[], current: string): SystemPickItem[] {
-  const items = presets.map((p) => ({ label: p.name, description: p.label, value: p.name, picked: p.name === current.toLowerCase() }));
+export function systemPickItems(
+  presets: readonly { name: string; label: string }[],
+  current: string,
+): SystemPickItem[] {
+  const items = presets.map((p) => ({
+    label: p.name,
+    description: p.label,
+    value: p.name,
+    picked: p.name === current.toLowerCase(),
+  }));
   return [...items.filter((i) => i.picked), ...items.filter((i) => !i.picked)];
 }

@@ -1,8 +1,15 @@
 // Builds the topology panel's data: the system's vertices and links, the trace that heat-colours them when it is
 // of this system, and the ring or tree of every channel. Pure, so the tests check what the panel will draw.
 import {
-  ALGORITHMS, PROTOCOLS, EngineError, channelPlan,
-  type Algorithm, type Bytes, type Protocol, type System, type Trace,
+  ALGORITHMS,
+  PROTOCOLS,
+  EngineError,
+  channelPlan,
+  type Algorithm,
+  type Bytes,
+  type Protocol,
+  type System,
+  type Trace,
 } from '../../engine/index';
 import type { ChannelPath, TopologyData } from '../../protocol';
 
@@ -35,7 +42,8 @@ function fact<T extends string>(trace: Trace | undefined, key: string, allowed: 
  */
 export function topologyData(input: TopologyInput): TopologyData {
   const { system, label, bytes } = input;
-  const fits = input.trace && input.trace.metadata.system === label && input.trace.spans.length <= MAX_TOPOLOGY_TRACE_SPANS;
+  const fits =
+    input.trace && input.trace.metadata.system === label && input.trace.spans.length <= MAX_TOPOLOGY_TRACE_SPANS;
   const trace = fits ? input.trace : undefined;
   const algorithm: Algorithm | undefined = fact(trace, 'algorithm', ALGORITHMS);
   const protocol: Protocol | undefined = fact(trace, 'protocol', PROTOCOLS);

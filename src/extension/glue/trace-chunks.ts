@@ -7,8 +7,11 @@ export const CHUNK_SPANS = 50_000;
 
 export function traceMessages(trace: Trace, source?: TraceSource, chunkSpans = CHUNK_SPANS): ToWebview[] {
   if (trace.spans.length <= chunkSpans) return [{ type: 'trace', trace, source }];
-  const out: ToWebview[] = [{ type: 'traceBegin', metadata: trace.metadata, lanes: trace.lanes, totalSpans: trace.spans.length, source }];
-  for (let i = 0; i < trace.spans.length; i += chunkSpans) out.push({ type: 'traceChunk', spans: trace.spans.slice(i, i + chunkSpans) });
+  const out: ToWebview[] = [
+    { type: 'traceBegin', metadata: trace.metadata, lanes: trace.lanes, totalSpans: trace.spans.length, source },
+  ];
+  for (let i = 0; i < trace.spans.length; i += chunkSpans)
+    out.push({ type: 'traceChunk', spans: trace.spans.slice(i, i + chunkSpans) });
   out.push({ type: 'traceEnd' });
   return out;
 }

@@ -28,11 +28,13 @@ const PHASE_WORDS: readonly [RegExp, Phase][] = [
 ];
 
 /** Profiler categories say what an event is better than its name: a cuDNN "ReduceSplitK" kernel is compute. */
-const PROFILER_CATEGORIES = /^(kernel|gpu_op|cpu_op|cuda_runtime|cuda_driver|python_function|user_annotation|gpu_memcpy|gpu_memset|ac2g)$/i;
+const PROFILER_CATEGORIES =
+  /^(kernel|gpu_op|cpu_op|cuda_runtime|cuda_driver|python_function|user_annotation|gpu_memcpy|gpu_memset|ac2g)$/i;
 
 export function phaseOf(name: string, cat: string): Phase {
   const library = PHASE_WORDS[0][0];
-  if (PROFILER_CATEGORIES.test(cat) && !library.test(name)) return /^(kernel|gpu_op|cpu_op)$/i.test(cat) ? 'compute' : 'other';
+  if (PROFILER_CATEGORIES.test(cat) && !library.test(name))
+    return /^(kernel|gpu_op|cpu_op)$/i.test(cat) ? 'compute' : 'other';
   return PHASE_WORDS.find(([re]) => re.test(name) || re.test(cat))?.[1] ?? 'other';
 }
 
@@ -43,13 +45,30 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** Reads a trace file; throws MeasurementParseError with a line and column for anything that is not a trace. */
-export function readTraceFile(text: string, fileName: string): { trace: Trace; format: TraceFileFormat; warnings: string[] } {
+export function readTraceFile(
+  text: string,
+  fileName: string,
+): { trace: Trace; format: TraceFileFormat; warnings: string[] } {
   const doc = parseJsonText(text, fileName);
   if (isRecord(doc) && isRecord(doc[EMBED_KEY])) {
-    return { trace: embeddedTrace(doc[EMBED_KEY] as Record<string, unknown>, fileName), format: 'collective-profiler', warnings: [] };
+    return {
+      trace: embeddedTrace(doc[EMBED_KEY] as Record<string, unknown>, fileName),
+      format: 'collective-profiler',
+      warnings: [],
+    };
   }
-  const events = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.traceEvents) ? doc.traceEvents : undefined;
-  if (!events) throw new MeasurementParseError('not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)', 1, 1, fileName);
+  const events = Array.isArray(doc)
+    ? doc
+    : isRecord(doc) && Array.isArray(doc.traceEvents)
+      ? doc.traceEvents
+      : undefined;
+  if (!events)
+    throw new MeasurementParseError(
+      'not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)',
+      1,
+      1,
+      fileName,
+    );
   return { ...chromeEventsToTrace(events, fileName), format: 'chrome' };
 }
 
@@ -61,23 +80,40 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
   }
   const metadata = raw.metadata as unknown as Trace['metadata'];
   const builder = new TraceBuilder({
-    origin: String(metadata.origin ?? 'file'), title: String(metadata.title ?? fileName), system: typeof metadata.system === 'string' ? metadata.system : undefined,
-    ranks: finite(metadata.ranks) ?? 0, facts: isRecord(metadata.facts) ? metadata.facts as Record<string, string | number> : undefined,
+    origin: String(metadata.origin ?? 'file'),
+    title: String(metadata.title ?? fileName),
+    system: typeof metadata.system === 'string' ? metadata.system : undefined,
+    ranks: finite(metadata.ranks) ?? 0,
+    facts: isRecord(metadata.facts) ? (metadata.facts as Record<string, string | number>) : undefined,
   });
   const laneIds = new Map<number, number>();
   for (const lane of raw.lanes as unknown[]) {
-    if (!isRecord(lane) || finite(lane.id) === undefined || typeof lane.label !== 'string') throw new MeasurementParseError('a lane needs an id and a label', 1, 1, fileName);
+    if (!isRecord(lane) || finite(lane.id) === undefined || typeof lane.label !== 'string')
+      throw new MeasurementParseError('a lane needs an id and a label', 1, 1, fileName);
     const kind = lane.kind === 'link' || lane.kind === 'node' || lane.kind === 'stream' ? lane.kind : 'rank';
-    laneIds.set(lane.id as number, builder.lane(kind, lane.label, { node: finite(lane.node), rank: finite(lane.rank) }));
+    laneIds.set(
+      lane.id as number,
+      builder.lane(kind, lane.label, { node: finite(lane.node), rank: finite(lane.rank) }),
+    );
   }
   (raw.spans as unknown[]).forEach((span, index) => {
     if (!isRecord(span)) throw new MeasurementParseError(`span ${index} is not an object`, 1, 1, fileName);
     const lane = laneIds.get(span.lane as number);
-    if (lane === undefined) throw new MeasurementParseError(`span ${index} is on unknown lane ${String(span.lane)}`, 1, 1, fileName);
+    if (lane === undefined)
+      throw new MeasurementParseError(`span ${index} is on unknown lane ${String(span.lane)}`, 1, 1, fileName);
     try {
-      builder.add({ ...(span as unknown as Trace['spans'][number]), lane, links: Array.isArray(span.links) ? span.links.map(String) : [] });
+      builder.add({
+        ...(span as unknown as Trace['spans'][number]),
+        lane,
+        links: Array.isArray(span.links) ? span.links.map(String) : [],
+      });
     } catch (error) {
-      throw new MeasurementParseError(`span ${index}: ${error instanceof Error ? error.message : String(error)}`, 1, 1, fileName);
+      throw new MeasurementParseError(
+        `span ${index}: ${error instanceof Error ? error.message : String(error)}`,
+        1,
+        1,
+        fileName,
+      );
     }
   });
   return builder.build();
@@ -87,7 +123,10 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
  * Converts Chrome trace events: complete events (ph "X") and begin/end pairs (ph "B"/"E") become spans on one lane
  * per process and thread, named by the trace's own process_name/thread_name metadata. Timestamps are µs already.
  */
-export function chromeEventsToTrace(events: readonly unknown[], fileName: string): { trace: Trace; warnings: string[] } {
+export function chromeEventsToTrace(
+  events: readonly unknown[],
+  fileName: string,
+): { trace: Trace; warnings: string[] } {
   const warnings: string[] = [];
   const names = new Map<string, string>();
   // JSON.parse gives every event its own copy of its name; a trace repeats a few kernel names millions of times,
@@ -104,12 +143,23 @@ export function chromeEventsToTrace(events: readonly unknown[], fileName: string
     if (e.name === 'process_name') names.set(`p${String(e.pid)}`, e.args.name);
     if (e.name === 'thread_name') names.set(`t${String(e.pid)}:${String(e.tid)}`, e.args.name);
   }
-  type Complete = { pid: string; tid: string; name: string; cat: string; start: number; end: number; args: Record<string, unknown> };
+  type Complete = {
+    pid: string;
+    tid: string;
+    name: string;
+    cat: string;
+    start: number;
+    end: number;
+    args: Record<string, unknown>;
+  };
   const spans: Complete[] = [];
   const open = new Map<string, Complete[]>();
   let skipped = 0;
   for (const e of events) {
-    if (!isRecord(e)) { skipped++; continue; }
+    if (!isRecord(e)) {
+      skipped++;
+      continue;
+    }
     const ts = finite(e.ts);
     const pid = String(e.pid ?? 0);
     const tid = String(e.tid ?? 0);
@@ -133,12 +183,19 @@ export function chromeEventsToTrace(events: readonly unknown[], fileName: string
     }
   }
   if (skipped > 0) warnings.push(`${skipped} events were not complete spans and were skipped`);
-  if (spans.length === 0) throw new MeasurementParseError('the trace has no complete ("X") or begin/end events to show', 1, 1, fileName);
+  if (spans.length === 0)
+    throw new MeasurementParseError('the trace has no complete ("X") or begin/end events to show', 1, 1, fileName);
   // A loop, not Math.min(...spread): a trace may hold millions of events.
   let origin = Infinity;
   for (const s of spans) origin = Math.min(origin, s.start);
-  const builder = new TraceBuilder({ origin: 'imported:chrome', title: fileName.split(/[\\/]/).pop() ?? fileName, ranks: new Set(spans.map((s) => s.pid)).size });
-  const laneOrder = [...new Set(spans.map((s) => `${s.pid}:${s.tid}`))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const builder = new TraceBuilder({
+    origin: 'imported:chrome',
+    title: fileName.split(/[\\/]/).pop() ?? fileName,
+    ranks: new Set(spans.map((s) => s.pid)).size,
+  });
+  const laneOrder = [...new Set(spans.map((s) => `${s.pid}:${s.tid}`))].sort((a, b) =>
+    a.localeCompare(b, undefined, { numeric: true }),
+  );
   const lanes = new Map<string, number>();
   laneOrder.forEach((key, index) => {
     const [pid, tid] = key.split(':');
@@ -149,8 +206,17 @@ export function chromeEventsToTrace(events: readonly unknown[], fileName: string
     const phase = phaseOf(s.name, s.cat);
     const bytes = finite(s.args.bytes) ?? 0;
     builder.add({
-      lane: lanes.get(`${s.pid}:${s.tid}`)!, rank: Number(s.pid) || 0, phase, name: intern(s.name), step: -1, channel: 0, chunk: 0, bytes: Math.max(0, bytes),
-      links: NO_LINKS, startUs: s.start - origin, endUs: s.end - origin,
+      lane: lanes.get(`${s.pid}:${s.tid}`)!,
+      rank: Number(s.pid) || 0,
+      phase,
+      name: intern(s.name),
+      step: -1,
+      channel: 0,
+      chunk: 0,
+      bytes: Math.max(0, bytes),
+      links: NO_LINKS,
+      startUs: s.start - origin,
+      endUs: s.end - origin,
     });
   }
   return { trace: builder.build(), warnings };

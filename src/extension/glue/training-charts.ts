@@ -1,18 +1,26 @@
 // Chart data from the training-step model: phase breakdown per bucket collective and the gradient-scaling
 // check's loss curves (the bucket-size sweep's rows are in bucket-advice.ts). Pure.
 import {
-  confirmFinding, runScalingCheck,
-  type Dtype, type LrRule, type ReduceOp, type ScalingCheckResult, type ScalingReduceOp, type StepResult,
+  confirmFinding,
+  runScalingCheck,
+  type Dtype,
+  type LrRule,
+  type ReduceOp,
+  type ScalingCheckResult,
+  type ScalingReduceOp,
+  type StepResult,
 } from '../../engine/index';
 import type { PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
-
-const MiB = 1024 * 1024;
 
 /** One row per collective of the step (the first micro-step's, to keep the chart readable), in issue order. */
 export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow[] {
   const first = step.collectives.filter((c) => c.microStep === step.collectives[0]?.microStep);
   return first.slice(0, maxRows).map((c) => ({
-    label: c.label, bytes: c.bytes, exchangeUs: c.phases.exchange, reduceUs: c.phases.reduce, broadcastUs: c.phases.broadcast,
+    label: c.label,
+    bytes: c.bytes,
+    exchangeUs: c.phases.exchange,
+    reduceUs: c.phases.reduce,
+    broadcastUs: c.phases.broadcast,
   }));
 }
 
@@ -20,14 +28,19 @@ export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow
 const finiteOrNaN = (values: readonly number[]) => values.map((v) => (Number.isFinite(v) ? v : Number.NaN));
 
 const SERIES_KIND: Readonly<Record<ScalingReduceOp, 'sum' | 'avg' | 'other'>> = {
-  sum: 'sum', avg: 'avg', 'premul-sum': 'avg', 'sum-then-divide': 'other', 'avg-then-divide': 'other',
+  sum: 'sum',
+  avg: 'avg',
+  'premul-sum': 'avg',
+  'sum-then-divide': 'other',
+  'avg-then-divide': 'other',
 };
 
 /**
  * The curves come from the engine's scaling check, not from the user's model: the words travel with the chart, as a
  * summed run can converge faster than an averaged one on this small convex problem and still be wrong.
  */
-export const SYNTHETIC_MODEL = 'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, ' +
+export const SYNTHETIC_MODEL =
+  'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, ' +
   'reducing gradients with the op under test. The curves show how the reduction scales each update (the effective learning rate), ' +
   'not how your network trains: on this convex problem a larger step can even converge faster.';
 
@@ -46,13 +59,18 @@ export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCh
   let verdict: string;
   if (subject.kind === 'finding' && confirmFinding(subject.code, ranks)) {
     const confirmation = confirmFinding(subject.code, ranks)!;
-    runs.push({ label: `${subject.code}: ${confirmation.reduceOp}`, kind: SERIES_KIND[confirmation.reduceOp], result: confirmation.check });
+    runs.push({
+      label: `${subject.code}: ${confirmation.reduceOp}`,
+      kind: SERIES_KIND[confirmation.reduceOp],
+      result: confirmation.check,
+    });
     verdict = confirmation.summary;
   } else if (subject.kind === 'config') {
     const reduceOp: ScalingReduceOp = subject.reduceOp === 'premulsum' ? 'premul-sum' : subject.reduceOp;
     const result = runScalingCheck({ ranks, reduceOp, lrRule: subject.lrRule, dtype: subject.dtype });
     runs.push({ label: `configured: ${reduceOp}, ${result.lrRule} LR`, kind: SERIES_KIND[reduceOp], result });
-    verdict = `The configured reduction gives an effective learning rate of ${Number(result.lrMultiplier.toPrecision(3))}× the base ` +
+    verdict =
+      `The configured reduction gives an effective learning rate of ${Number(result.lrMultiplier.toPrecision(3))}× the base ` +
       `(intended ${Number(result.intendedMultiplier.toPrecision(3))}×)${result.matchesReference ? ', matching the single-process run' : result.diverged ? ', and training diverges' : ', and the loss departs from the single-process run'}` +
       `${result.fp16Overflow.wouldOverflow ? '; an fp16 sum before division would overflow at this world size' : ''}.`;
   } else {
@@ -60,12 +78,20 @@ export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCh
     runs.push({ label: 'sum (all_reduce SUM, no division)', kind: 'sum', result: sum });
     verdict = `Summed gradients over ${ranks} ranks act as a ${Number(sum.lrMultiplier.toPrecision(3))}× learning rate${sum.diverged ? ' and diverge' : ''}; averaged ones match the single-process run.`;
   }
-  if (!runs.some((r) => r.kind === 'avg')) runs.push({ label: 'average (ReduceOp.AVG)', kind: 'avg', result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }) });
+  if (!runs.some((r) => r.kind === 'avg'))
+    runs.push({
+      label: 'average (ReduceOp.AVG)',
+      kind: 'avg',
+      result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }),
+    });
   const reference = runs[0].result.lossCurve.reference;
   return {
     model: SYNTHETIC_MODEL,
     steps: reference.map((_, i) => i),
-    series: [...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })), { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) }],
+    series: [
+      ...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })),
+      { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) },
+    ],
     verdict,
   };
 }

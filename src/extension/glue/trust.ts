@@ -24,11 +24,20 @@ export interface ExecutableInspection {
   readonly workspaceFolderValue?: unknown;
 }
 
-export function executableFromSettings(inspection: ExecutableInspection): { path: string | undefined; ignored: string | undefined } {
-  const path = typeof inspection.globalValue === 'string' && inspection.globalValue.trim() ? inspection.globalValue.trim() : undefined;
-  const fromWorkspace = [inspection.workspaceValue, inspection.workspaceFolderValue].find((v) => typeof v === 'string' && v.trim());
-  const ignored = fromWorkspace !== undefined
-    ? `Ignored ${inspection.key} = ${JSON.stringify(fromWorkspace)} from the workspace settings: executables are taken only from your user settings.`
-    : undefined;
+export function executableFromSettings(inspection: ExecutableInspection): {
+  path: string | undefined;
+  ignored: string | undefined;
+} {
+  const path =
+    typeof inspection.globalValue === 'string' && inspection.globalValue.trim()
+      ? inspection.globalValue.trim()
+      : undefined;
+  const fromWorkspace = [inspection.workspaceValue, inspection.workspaceFolderValue].find(
+    (v) => typeof v === 'string' && v.trim(),
+  );
+  const ignored =
+    fromWorkspace !== undefined
+      ? `Ignored ${inspection.key} = ${JSON.stringify(fromWorkspace)} from the workspace settings: executables are taken only from your user settings.`
+      : undefined;
   return { path, ignored };
 }

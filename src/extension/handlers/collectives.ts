@@ -1,7 +1,14 @@
 // Commands about single collectives on the selected system: profile the one at the cursor, sweep sizes, compare
 // algorithms, show the topology. All run the simulated engine, so they work in untrusted workspaces too.
 import * as vscode from 'vscode';
-import { parseBytes, presetSystem, resolveSystem, simulateCollective, formatBytes, type CollectiveKind } from '../../engine/index';
+import {
+  parseBytes,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  formatBytes,
+  type CollectiveKind,
+} from '../../engine/index';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { pythonLensSites, type PythonLensSite } from '../glue/lens-sites';
@@ -18,7 +25,11 @@ const MB = 1024 * 1024;
  * The call the cursor is on: a site on the cursor's line (the rightmost one starting at or before the cursor's
  * column, when a line holds two), else the nearest one above it, else the first in the file.
  */
-export function siteAt(sites: readonly PythonLensSite[], line: number, column = Number.MAX_SAFE_INTEGER): PythonLensSite | undefined {
+export function siteAt(
+  sites: readonly PythonLensSite[],
+  line: number,
+  column = Number.MAX_SAFE_INTEGER,
+): PythonLensSite | undefined {
   const collectives = sites.filter((s) => s.kind !== 'bucket');
   const onLine = collectives.filter((s) => s.line === line);
   if (onLine.length > 0) return onLine.filter((s) => s.column <= column).pop() ?? onLine[0];
@@ -44,7 +55,7 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   const editor = pythonEditor();
   const document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : editor?.document;
   const fromLens = typeof line === 'number';
-  const cursorLine = fromLens ? line : editor?.selection.active.line ?? 0;
+  const cursorLine = fromLens ? line : (editor?.selection.active.line ?? 0);
   const cursorColumn = fromLens ? undefined : editor?.selection.active.character;
   const text = document?.getText() ?? '';
   const sites = document ? pythonLensSites(text) : [];
@@ -59,18 +70,38 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   // Every rank drawn, from the launch to the predicted time, so the timeline agrees with the lens.
   const trace = drawnCollectiveTrace(selected.system, first);
   const title = `${site?.callee ?? 'all_reduce'} · ${formatBytes(bytes)}${size.source === 'default' ? ' (assumed)' : ''} on ${selected.label}`;
-  const withSource = where ? { ...trace, metadata: { ...trace.metadata, title }, spans: trace.spans.map((s) => (s.source ? s : { ...s, source: where })) } : { ...trace, metadata: { ...trace.metadata, title } };
+  const withSource = where
+    ? {
+        ...trace,
+        metadata: { ...trace.metadata, title },
+        spans: trace.spans.map((s) => (s.source ? s : { ...s, source: where })),
+      }
+    : { ...trace, metadata: { ...trace.metadata, title } };
   await ctx.panels.showTrace(withSource);
-  ctx.panels.showCharts({
-    title, system: selected.label,
-    phases: [...results.map((r) => phaseRow(`${r.kind} ${formatBytes(bytes)}`, r)), ...phaseLadder(selected.system, bytes)],
-  }, { background: true });
-  ctx.log.info(`${title}: ${first.timeUs.toFixed(1)} µs, ${first.busbwGBps.toFixed(1)} GB/s busbw, ${algoProto(first.algorithm, first.protocol)}, ${first.spanCount} spans; size: ${size.why}`);
+  ctx.panels.showCharts(
+    {
+      title,
+      system: selected.label,
+      phases: [
+        ...results.map((r) => phaseRow(`${r.kind} ${formatBytes(bytes)}`, r)),
+        ...phaseLadder(selected.system, bytes),
+      ],
+    },
+    { background: true },
+  );
+  ctx.log.info(
+    `${title}: ${first.timeUs.toFixed(1)} µs, ${first.busbwGBps.toFixed(1)} GB/s busbw, ${algoProto(first.algorithm, first.protocol)}, ${first.spanCount} spans; size: ${size.why}`,
+  );
 }
 
 export async function sweepMessageSizes(ctx: Ctx): Promise<void> {
   const selected = await requireSystem(ctx);
-  ctx.panels.showCharts({ title: `AllReduce sweep on ${selected.label}`, system: selected.label, sweeps: sweepSeries(selected.system), nodeScaling: scalingRows(ctx, ctx.settings.defaultBucketBytes) });
+  ctx.panels.showCharts({
+    title: `AllReduce sweep on ${selected.label}`,
+    system: selected.label,
+    sweeps: sweepSeries(selected.system),
+    nodeScaling: scalingRows(ctx, ctx.settings.defaultBucketBytes),
+  });
 }
 
 /** Node scaling for presets (they scale with --nodes); a system file describes fixed hardware and gets none. */
@@ -88,15 +119,23 @@ export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void>
   let bytes = typeof size === 'number' ? size : undefined;
   if (bytes === undefined) {
     const answer = await vscode.window.showInputBox({
-      title: 'Compare Algorithms', prompt: `Message size for the comparison on ${selected.label} (e.g. 64MiB, 1G, 4096)`,
+      title: 'Compare Algorithms',
+      prompt: `Message size for the comparison on ${selected.label} (e.g. 64MiB, 1G, 4096)`,
       value: `${ctx.settings.defaultBucketBytes / MB}MiB`,
-      validateInput: (text) => (parseBytes(text) && parseBytes(text)! > 0 ? undefined : 'A size such as 8, 4KiB, 25MiB or 1G'),
+      validateInput: (text) =>
+        parseBytes(text) && parseBytes(text)! > 0 ? undefined : 'A size such as 8, 4KiB, 25MiB or 1G',
     });
     if (answer === undefined) return;
     bytes = parseBytes(answer)!;
   }
   const rows = compareAlgorithmsAt(selected.system, bytes);
-  ctx.panels.showCharts({ title: `Algorithms for ${formatBytes(bytes)} on ${selected.label}`, system: selected.label, comparisonBytes: bytes, algorithms: rows, sweeps: sweepSeries(selected.system) });
+  ctx.panels.showCharts({
+    title: `Algorithms for ${formatBytes(bytes)} on ${selected.label}`,
+    system: selected.label,
+    comparisonBytes: bytes,
+    algorithms: rows,
+    sweeps: sweepSeries(selected.system),
+  });
 }
 
 export async function showTopology(ctx: Ctx): Promise<void> {
@@ -104,5 +143,7 @@ export async function showTopology(ctx: Ctx): Promise<void> {
   // The trace colours the links by utilisation (topologyData keeps it only when it is of this system and of
   // moderate size); the channels' rings or trees are laid out for the selected bucket size.
   const trace = ctx.panels.activeTraceView?.trace;
-  ctx.panels.showTopology(topologyData({ system: selected.system, label: selected.label, bytes: ctx.settings.defaultBucketBytes, trace }));
+  ctx.panels.showTopology(
+    topologyData({ system: selected.system, label: selected.label, bytes: ctx.settings.defaultBucketBytes, trace }),
+  );
 }

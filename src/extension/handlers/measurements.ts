@@ -22,8 +22,9 @@ async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined
   const active = vscode.window.activeTextEditor?.document;
   if (active && ['nccl-tests', 'nccl-log'].includes(active.languageId)) return active.uri;
   const picked = await vscode.window.showOpenDialog({
-    canSelectMany: false, openLabel: 'Import',
-    filters: { 'Measurements': ['txt', 'log', 'out', 'json', 'gz'], 'All files': ['*'] },
+    canSelectMany: false,
+    openLabel: 'Import',
+    filters: { Measurements: ['txt', 'log', 'out', 'json', 'gz'], 'All files': ['*'] },
   });
   return picked?.[0];
 }
@@ -42,7 +43,10 @@ export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<Loaded
   // An open editor may hold unsaved edits; import what the user sees.
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   const bytes = open ? new TextEncoder().encode(open.getText()) : await vscode.workspace.fs.readFile(uri);
-  const result = importMeasurementBytes(bytes, { fileName: uri.fsPath, gunzip: (b) => gunzipSync(b, { maxOutputLength: MAX_MEASUREMENT_BYTES }) });
+  const result = importMeasurementBytes(bytes, {
+    fileName: uri.fsPath,
+    gunzip: (b) => gunzipSync(b, { maxOutputLength: MAX_MEASUREMENT_BYTES }),
+  });
   for (const w of result.warnings) ctx.log.warn(`${name}: ${w}`);
   // Only NCCL_DEBUG output (never gzipped) is read again for its facts.
   const facts = isGzip(bytes) ? undefined : ncclFactsOf(result, new TextDecoder('utf-8').decode(bytes));
@@ -52,7 +56,10 @@ export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<Loaded
 /** The charts panel's text cards for a measurement: where it ran, what it holds, what its NCCL log says. */
 function measurementNotes(view: MeasurementView, comparedWith?: string): ChartsNote[] {
   return [
-    { title: 'Measurement', lines: [view.hardware, `holds: ${view.contents}`, ...(comparedWith ? [comparedWith] : [])] },
+    {
+      title: 'Measurement',
+      lines: [view.hardware, `holds: ${view.contents}`, ...(comparedWith ? [comparedWith] : [])],
+    },
     ...view.sections,
   ];
 }
@@ -62,21 +69,38 @@ function measurementNotes(view: MeasurementView, comparedWith?: string): ChartsN
  * else one built from the GPU the file names (when the catalogue knows it; the interconnect is then assumed);
  * else the selected preset stretched to the measured ranks, said to be an assumption.
  */
-async function comparisonSystem(ctx: Ctx, result: ImportResult, measurement: Measurement, view: MeasurementView): Promise<{ system: System; label: string; note: string }> {
+async function comparisonSystem(
+  ctx: Ctx,
+  result: ImportResult,
+  measurement: Measurement,
+  view: MeasurementView,
+): Promise<{ system: System; label: string; note: string }> {
   if (result.system) {
     try {
       const system = resolveSystem(result.system);
-      return { system, label: `${system.label} (from the log)`, note: `compared with ${system.label}, the system the log describes` };
+      return {
+        system,
+        label: `${system.label} (from the log)`,
+        note: `compared with ${system.label}, the system the log describes`,
+      };
     } catch (error) {
-      ctx.log.warn(`The system described by the log cannot be simulated (${error instanceof Error ? error.message : String(error)}); using the selected one.`);
+      ctx.log.warn(
+        `The system described by the log cannot be simulated (${error instanceof Error ? error.message : String(error)}); using the selected one.`,
+      );
     }
   }
   const nodes = Number(measurement.meta.nodes ?? 0) || 1;
-  const named = Array.isArray(measurement.meta.gpuNames) ? (measurement.meta.gpuNames as readonly string[]).map(String) : [];
+  const named = Array.isArray(measurement.meta.gpuNames)
+    ? (measurement.meta.gpuNames as readonly string[]).map(String)
+    : [];
   const fromFile = systemFromMeasuredGpu(named, measurement.ranks, nodes);
   if (fromFile) {
     const system = resolveSystem(fromFile);
-    return { system, label: `${system.label} (GPU from the file)`, note: `compared with ${system.label}: the file's ${named[0]} as the catalogue's ${fromFile.gpu}; interconnect and network assumed` };
+    return {
+      system,
+      label: `${system.label} (GPU from the file)`,
+      note: `compared with ${system.label}: the file's ${named[0]} as the catalogue's ${fromFile.gpu}; interconnect and network assumed`,
+    };
   }
   const selected = await requireSystem(ctx);
   const choice = parseSystemChoice(ctx.settings.system);
@@ -86,13 +110,19 @@ async function comparisonSystem(ctx: Ctx, result: ImportResult, measurement: Mea
   const why = view.measuredOn
     ? `the model's catalogue has no ${named[0] ?? 'such GPU'}`
     : 'the file does not name its hardware';
-  return { system, label: `${system.label} (assumed)`, note: `compared with the selected ${system.label} as an assumption: ${why}` };
+  return {
+    system,
+    label: `${system.label} (assumed)`,
+    note: `compared with the selected ${system.label} as an assumption: ${why}`,
+  };
 }
 
 export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void> {
   const file = await pickMeasurementFile(uri);
   if (!file) return;
-  const loaded = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () => loadMeasurement(ctx, file));
+  const loaded = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () =>
+    loadMeasurement(ctx, file),
+  );
   // The imported trace is kept in the extension's storage (no source given), so a reload can restore it even
   // though the measurement file itself is not a trace file.
   if (loaded.result.trace) await ctx.panels.showTrace(loaded.result.trace);
@@ -115,11 +145,15 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   const name = file.path.split('/').pop() ?? '';
   // Corrupted, failed or cut-off runs are errors in the editor whatever else the file holds.
   const errors = view.errors.map((e) => diagnostic(e.line, e.message, vscode.DiagnosticSeverity.Error));
-  const measurement = result.measurements.find((m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective));
+  const measurement = result.measurements.find(
+    (m) => m.rows.length > 0 && ['allreduce', 'allgather', 'reducescatter'].includes(m.collective),
+  );
   if (!measurement) {
     ctx.measurementWarnings.set(file, errors);
     ctx.panels.showCharts({ title: `${name}: what the file holds`, notes: measurementNotes(view) });
-    void vscode.window.showInformationMessage(`${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model; it holds ${view.contents}. ${view.hardware}.`);
+    void vscode.window.showInformationMessage(
+      `${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model; it holds ${view.contents}. ${view.hardware}.`,
+    );
     return;
   }
   const { system, label, note } = await comparisonSystem(ctx, result, measurement, view);
@@ -131,20 +165,40 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   const minBytes = Math.max(1, Math.min(...sizes));
   const model = sweepAllReduce(system, { minBytes, maxBytes: Math.max(minBytes * 2, Math.max(...sizes)), factor: 2 });
   ctx.panels.showCharts({
-    title: `${name}: measured vs model on ${label}`, system: label,
+    title: `${name}: measured vs model on ${label}`,
+    system: label,
     notes: measurementNotes(view, note),
     sweeps: [{ label: `model: ${label}`, rows: model }],
-    measured: result.measurements.filter((m) => m.rows.length > 0).map((m, i, all) => measuredSeries(`measured: ${m.collective}${all.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`, m.rows)),
+    measured: result.measurements
+      .filter((m) => m.rows.length > 0)
+      .map((m, i, all) =>
+        measuredSeries(
+          `measured: ${m.collective}${all.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`,
+          m.rows,
+        ),
+      ),
   });
-  ctx.measurementWarnings.set(file, [...errors, ...rowWarnings(rows, label, compared.threshold).map((w) => diagnostic(w.line, w.message, vscode.DiagnosticSeverity.Warning))]);
+  ctx.measurementWarnings.set(file, [
+    ...errors,
+    ...rowWarnings(rows, label, compared.threshold).map((w) =>
+      diagnostic(w.line, w.message, vscode.DiagnosticSeverity.Warning),
+    ),
+  ]);
   const flagged = rows.filter((r) => r.flagged);
-  const verdict = flagged.length === 0
-    ? `${name}: every measured size is within the model's uncertainty of its busbw on ${label}.`
-    : `${name}: ${flagged.length} of ${rows.length} sizes fall below what the model's uncertainty allows on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}% of the model's busbw).`;
+  const verdict =
+    flagged.length === 0
+      ? `${name}: every measured size is within the model's uncertainty of its busbw on ${label}.`
+      : `${name}: ${flagged.length} of ${rows.length} sizes fall below what the model's uncertainty allows on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}% of the model's busbw).`;
   // Sizes below the threshold of NCCL's modelled choice but normal for a pair NCCL rates near it: NCCL took that pair.
   const explained = rows.filter((r) => r.explainedBy);
-  const explanation = explained.length === 0 ? '' : ` ${explained.length === 1 ? '1 size runs' : `${explained.length} sizes run`} as the model expects of ${[...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', ')}, which NCCL ${compared.ncclVersion} rates near its choice.`;
-  const invalid = errors.length > 0 ? ` ${errors.length} problem${errors.length === 1 ? '' : 's'} in the run itself (see Problems).` : '';
+  const explanation =
+    explained.length === 0
+      ? ''
+      : ` ${explained.length === 1 ? '1 size runs' : `${explained.length} sizes run`} as the model expects of ${[...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', ')}, which NCCL ${compared.ncclVersion} rates near its choice.`;
+  const invalid =
+    errors.length > 0
+      ? ` ${errors.length} problem${errors.length === 1 ? '' : 's'} in the run itself (see Problems).`
+      : '';
   const summary = `${verdict}${explanation} ${view.hardware[0].toUpperCase()}${view.hardware.slice(1)}; ${note}.${invalid}`;
   ctx.log.info(summary);
   void vscode.window.showInformationMessage(summary);

@@ -26,24 +26,38 @@ export async function runOnThisMachine(ctx: Ctx): Promise<void> {
   await withCancellableProgress('Collective Profiler: native run', async (signal, report) => {
     report('checking Python and torch…');
     const env = await checkEnvironment({ python: native.pythonPath || undefined, harness });
-    ctx.log.info(`Native environment: ${env.python} (Python ${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs${env.ncclVersion ? `, NCCL ${env.ncclVersion}` : ''}`);
+    ctx.log.info(
+      `Native environment: ${env.python} (Python ${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs${env.ncclVersion ? `, NCCL ${env.ncclVersion}` : ''}`,
+    );
     const nproc = native.processes > 0 ? native.processes : env.gpuCount > 0 ? env.gpuCount : 4;
     if (native.launcher === 'torchrun' && native.torchrunPath) {
-      ctx.log.info(`torchrun is started as "${env.python} -m torch.distributed.run"; collectiveProfiler.native.torchrunPath is not used for local runs.`);
+      ctx.log.info(
+        `torchrun is started as "${env.python} -m torch.distributed.run"; collectiveProfiler.native.torchrunPath is not used for local runs.`,
+      );
     }
     report(`${nproc} ranks on ${env.backend}…`);
     const run = await runNative({
-      nproc, sizesBytes: NATIVE_SIZES, python: env.python, harness, launcher: native.launcher,
-      timeoutMs: native.timeoutSeconds * 1000, signal,
-      onProgress: (p) => report(`${p.label ?? 'measuring'} (${p.done}/${p.total})`, p.total > 0 ? p.done / p.total : undefined),
+      nproc,
+      sizesBytes: NATIVE_SIZES,
+      python: env.python,
+      harness,
+      launcher: native.launcher,
+      timeoutMs: native.timeoutSeconds * 1000,
+      signal,
+      onProgress: (p) =>
+        report(`${p.label ?? 'measuring'} (${p.done}/${p.total})`, p.total > 0 ? p.done / p.total : undefined),
       onSpawn: (pid) => ctx.log.debug(`native rank process ${pid} started`),
     });
     const title = `native · ${nproc} ranks · ${env.backend}`;
     await ctx.panels.showTrace(nativeTrace(run, title));
     ctx.panels.showCharts({
       title: `${title}: measured`,
-      measured: nativeMeasurements(run).map((m) => measuredSeries(`measured: ${m.collective} · ${String(m.meta.method ?? m.kind)}`, m.rows)),
+      measured: nativeMeasurements(run).map((m) =>
+        measuredSeries(`measured: ${m.collective} · ${String(m.meta.method ?? m.kind)}`, m.rows),
+      ),
     });
-    ctx.log.info(`Native run finished in ${(run.wallMs / 1000).toFixed(1)} s with ${run.results.length} results and ${run.spans.length} spans.`);
+    ctx.log.info(
+      `Native run finished in ${(run.wallMs / 1000).toFixed(1)} s with ${run.results.length} results and ${run.spans.length} spans.`,
+    );
   });
 }

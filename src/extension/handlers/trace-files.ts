@@ -30,19 +30,29 @@ export async function loadTrace(uri: vscode.Uri): Promise<{ trace: Trace; warnin
 export async function openTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   let target = uri instanceof vscode.Uri ? uri : undefined;
   if (!target) {
-    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Open Trace', filters: { 'Chrome / Perfetto trace': ['json', 'gz'], 'All files': ['*'] } });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      openLabel: 'Open Trace',
+      filters: { 'Chrome / Perfetto trace': ['json', 'gz'], 'All files': ['*'] },
+    });
     if (!picked?.[0]) return;
     target = picked[0];
   }
   const file = target;
-  const { trace, warnings } = await withCancellableProgress(`Opening ${file.path.split('/').pop()}`, () => loadTrace(file));
+  const { trace, warnings } = await withCancellableProgress(`Opening ${file.path.split('/').pop()}`, () =>
+    loadTrace(file),
+  );
   for (const w of warnings) ctx.log.warn(`${file.fsPath}: ${w}`);
   await ctx.panels.showTrace(trace, { uri: file.toString(), label: file.path.split('/').pop() ?? file.fsPath });
 }
 
 /** A file name from the trace title: letters, digits, dots and dashes only. */
 export function suggestedTraceName(title: string): string {
-  const base = title.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'trace';
+  const base =
+    title
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'trace';
   return `${base}.cptrace.json`;
 }
 
@@ -58,7 +68,8 @@ export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   let confirmed = false;
   if (!target) {
     target = await vscode.window.showSaveDialog({
-      defaultUri: vscode.Uri.joinPath(folder, suggestedTraceName(trace.metadata.title)), saveLabel: 'Export Trace',
+      defaultUri: vscode.Uri.joinPath(folder, suggestedTraceName(trace.metadata.title)),
+      saveLabel: 'Export Trace',
       filters: { 'Chrome / Perfetto trace (opens in the timeline too)': ['json'] },
     });
     if (!target) return;
@@ -67,13 +78,23 @@ export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   const decision = await overwriteDecision(target.fsPath, confirmed);
   if (decision === 'refuse') throw new Error(`${target.fsPath} is not a regular file; choose another name.`);
   if (decision === 'ask') {
-    const yes = await vscode.window.showWarningMessage(`${target.fsPath} exists. Replace it?`, { modal: true }, 'Replace');
+    const yes = await vscode.window.showWarningMessage(
+      `${target.fsPath} exists. Replace it?`,
+      { modal: true },
+      'Replace',
+    );
     if (yes !== 'Replace') return;
   }
   await writeFileAtomic(target.fsPath, serializeTraceFile(trace));
   ctx.log.info(`Exported ${trace.spans.length} spans to ${target.fsPath}`);
   // Not awaited: the command is done when the file is written, whether or not the user reads the message.
   const written = target;
-  void vscode.window.showInformationMessage(`Exported the trace to ${vscode.workspace.asRelativePath(written)}. It opens in Perfetto and in the timeline.`, 'Reveal')
-    .then((open) => { if (open) void vscode.commands.executeCommand('revealFileInOS', written); });
+  void vscode.window
+    .showInformationMessage(
+      `Exported the trace to ${vscode.workspace.asRelativePath(written)}. It opens in Perfetto and in the timeline.`,
+      'Reveal',
+    )
+    .then((open) => {
+      if (open) void vscode.commands.executeCommand('revealFileInOS', written);
+    });
 }

@@ -20,15 +20,27 @@ async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg;
   const doc = vscode.window.activeTextEditor?.document;
   if (doc && configFormatOf(doc.fileName, doc.getText())) return doc.uri;
-  const found = await vscode.workspace.findFiles('**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml}}', '**/node_modules/**', 200);
+  const found = await vscode.workspace.findFiles(
+    '**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml}}',
+    '**/node_modules/**',
+    200,
+  );
   if (found.length === 1) return found[0];
   const picked = await vscode.window.showQuickPick(
-    [...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })), { label: '$(folder-opened) Browse…', uri: undefined }],
+    [
+      ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })),
+      { label: '$(folder-opened) Browse…', uri: undefined },
+    ],
     { title: 'Which training config?' },
   );
   if (!picked) return undefined;
   if (picked.uri) return picked.uri;
-  return (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Training configs': ['yaml', 'yml', 'json', 'sh'] } }))?.[0];
+  return (
+    await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      filters: { 'Training configs': ['yaml', 'yml', 'json', 'sh'] },
+    })
+  )?.[0];
 }
 
 /** The engine worker next to the bundles; long simulations run there so they can be cancelled. */
@@ -43,13 +55,21 @@ export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<vo
   await withCancellableProgress(`Profiling ${name}`, async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
     report('simulating the training step…');
-    const { step, trace, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'profileStep', run, title: `${name} on ${resolveSystem(run.system).label}` }, signal);
+    const { step, trace, systemLabel } = await runEngineTask(
+      workerPath(ctx),
+      { kind: 'profileStep', run, title: `${name} on ${resolveSystem(run.system).label}` },
+      signal,
+    );
     await ctx.panels.showTrace(trace);
     ctx.panels.showCharts({
-      title: `${name}: ${formatMicros(step.stepTimeUs)} per step on ${systemLabel}`, system: systemLabel,
-      phases: stepPhaseRows(step), sweeps: sweepSeries(resolveSystem(run.system)),
+      title: `${name}: ${formatMicros(step.stepTimeUs)} per step on ${systemLabel}`,
+      system: systemLabel,
+      phases: stepPhaseRows(step),
+      sweeps: sweepSeries(resolveSystem(run.system)),
     });
-    ctx.log.info(`${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives`);
+    ctx.log.info(
+      `${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives`,
+    );
     for (const a of run.assumed) ctx.log.info(`${name}: assumed ${a}`);
   });
 }
@@ -67,10 +87,19 @@ export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
   await withCancellableProgress(`Sweeping bucket sizes for ${name}`, async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
     report('bucket_cap_mb from 1 to 1024 MB and the current value…');
-    const { sweep, systemLabel } = await runEngineTask(workerPath(ctx), { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) }, signal);
+    const { sweep, systemLabel } = await runEngineTask(
+      workerPath(ctx),
+      { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) },
+      signal,
+    );
     // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
     const advice = bucketAdvice(sweep, run.training.bucketBytes);
-    ctx.panels.showCharts({ title: `${name}: bucket-size sweep`, system: systemLabel, bucketSweep: bucketSweepRows(sweep, advice), bucketAdvice: advice.text });
+    ctx.panels.showCharts({
+      title: `${name}: bucket-size sweep`,
+      system: systemLabel,
+      bucketSweep: bucketSweepRows(sweep, advice),
+      bucketAdvice: advice.text,
+    });
     ctx.log.info(`${name}: ${advice.text}`);
     void vscode.window.showInformationMessage(`${name}: ${advice.text}`);
   });
@@ -89,7 +118,12 @@ export async function showScalingCheck(ctx: Ctx, uri?: unknown, line?: unknown):
   } else if (uri instanceof vscode.Uri) {
     const run = await loadTrainingRun(ctx, uri);
     ranks = resolveSystem(run.system).ranks;
-    subject = { kind: 'config', reduceOp: run.training.reduceOp, lrRule: run.training.lrRule, dtype: run.training.gradDtype };
+    subject = {
+      kind: 'config',
+      reduceOp: run.training.reduceOp,
+      lrRule: run.training.lrRule,
+      dtype: run.training.gradDtype,
+    };
   }
   ranks ??= (await requireSystem(ctx)).system.ranks;
   const curves = scalingCurves(ranks, subject);

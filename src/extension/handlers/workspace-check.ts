@@ -11,7 +11,8 @@ import { checkUserFile } from '../user-files';
 import { UserFileError } from '../../native/files/file-errors';
 
 /** Folders that hold other people's code or generated files; their findings are not the user's to fix. */
-export const EXCLUDED_FOLDERS = '**/{node_modules,.venv,venv,env,.env,site-packages,.git,__pycache__,build,dist,.tox,.mypy_cache}/**';
+export const EXCLUDED_FOLDERS =
+  '**/{node_modules,.venv,venv,env,.env,site-packages,.git,__pycache__,build,dist,.tox,.mypy_cache}/**';
 export const MAX_FILES = 5000;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
@@ -49,13 +50,25 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
         continue;
       }
       if (sizeBytes > MAX_FILE_BYTES) {
-        partial.push({ uri, unanalysed: [{ reason: 'too-large', whole: true, message: `${(sizeBytes / 1e6).toFixed(1)} MB is past the 5 MB analysis limit; skipped` }] });
+        partial.push({
+          uri,
+          unanalysed: [
+            {
+              reason: 'too-large',
+              whole: true,
+              message: `${(sizeBytes / 1e6).toFixed(1)} MB is past the 5 MB analysis limit; skipped`,
+            },
+          ],
+        });
         continue;
       }
       const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
       const read = open ? { text: open.getText(), replaced: false } : decode(await vscode.workspace.fs.readFile(uri));
       // Replaced bytes matter only in a file the rules read: one that calls no trigger has none to hide.
-      if (read.replaced && mayHaveFindings(read.text)) skipped.set(uri.toString(), [{ reason: 'not-utf8', whole: false, message: 'the file is not valid UTF-8; undecodable bytes were replaced' }]);
+      if (read.replaced && mayHaveFindings(read.text))
+        skipped.set(uri.toString(), [
+          { reason: 'not-utf8', whole: false, message: 'the file is not valid UTF-8; undecodable bytes were replaced' },
+        ]);
       inputs.push({ uri, text: read.text });
       if (index % 20 === 19) await yieldToEventLoop();
     }
@@ -64,7 +77,8 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
       if (index % 20 !== 0) return;
       // The program may also hold files of an earlier check, so the index can run past this check's files.
       const input = inputs[index];
-      if (input) report(`analysing ${vscode.workspace.asRelativePath(input.uri)}`, 0.5 + (index + 1) / inputs.length / 2);
+      if (input)
+        report(`analysing ${vscode.workspace.asRelativePath(input.uri)}`, 0.5 + (index + 1) / inputs.length / 2);
       await yieldToEventLoop();
     });
     for (const { uri } of inputs) {
@@ -85,25 +99,45 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
     return;
   }
   for (const { uri, unanalysed } of partial) {
-    for (const u of unanalysed) ctx.log.warn(`${u.whole ? 'Not analysed' : 'Partly analysed'}: ${vscode.workspace.asRelativePath(uri)}${u.line === undefined ? '' : `:${u.line + 1}`}: ${u.message}`);
+    for (const u of unanalysed)
+      ctx.log.warn(
+        `${u.whole ? 'Not analysed' : 'Partly analysed'}: ${vscode.workspace.asRelativePath(uri)}${u.line === undefined ? '' : `:${u.line + 1}`}: ${u.message}`,
+      );
   }
   const summary = workspaceSummary({ checked, moreThanLimit, withFindings, counts, partial: partial.length });
   ctx.log.info(summary);
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const actions = [...(total > 0 ? ['Show Problems'] : []), ...(partial.length > 0 ? ['Show Log'] : [])];
-  const choice = await (moreThanLimit || partial.length > 0 ? vscode.window.showWarningMessage(summary, ...actions) : vscode.window.showInformationMessage(summary, ...actions));
+  const choice = await (moreThanLimit || partial.length > 0
+    ? vscode.window.showWarningMessage(summary, ...actions)
+    : vscode.window.showInformationMessage(summary, ...actions));
   if (choice === 'Show Problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
   else if (choice === 'Show Log') void vscode.commands.executeCommand('collectiveProfiler.showLog');
 }
 
 /** The notification's sentence: findings, files not fully analysed, and the file limit when it was reached. */
-export function workspaceSummary(s: { checked: number; moreThanLimit: boolean; withFindings: number; counts: ReadonlyMap<string, number>; partial: number }): string {
+export function workspaceSummary(s: {
+  checked: number;
+  moreThanLimit: boolean;
+  withFindings: number;
+  counts: ReadonlyMap<string, number>;
+  partial: number;
+}): string {
   const total = [...s.counts.values()].reduce((a, b) => a + b, 0);
-  const byCode = [...s.counts].sort().map(([code, n]) => `${code} ×${n}`).join(', ');
+  const byCode = [...s.counts]
+    .sort()
+    .map(([code, n]) => `${code} ×${n}`)
+    .join(', ');
   const n = s.moreThanLimit ? `the first ${s.checked.toLocaleString('en-US')}` : `${s.checked}`;
-  const head = total === 0 ? `Gradient scaling: no findings in ${n} Python files` : `Gradient scaling: ${total} finding${total === 1 ? '' : 's'} in ${s.withFindings} of ${n} files (${byCode})`;
-  const partial = s.partial === 0 ? '' : `; ${s.partial} file${s.partial === 1 ? '' : 's'} not fully analysed (see the log)`;
-  const limit = s.moreThanLimit ? `; there are more than ${MAX_FILES.toLocaleString('en-US')} Python files, so check a folder from the Explorer for the rest` : '';
+  const head =
+    total === 0
+      ? `Gradient scaling: no findings in ${n} Python files`
+      : `Gradient scaling: ${total} finding${total === 1 ? '' : 's'} in ${s.withFindings} of ${n} files (${byCode})`;
+  const partial =
+    s.partial === 0 ? '' : `; ${s.partial} file${s.partial === 1 ? '' : 's'} not fully analysed (see the log)`;
+  const limit = s.moreThanLimit
+    ? `; there are more than ${MAX_FILES.toLocaleString('en-US')} Python files, so check a folder from the Explorer for the rest`
+    : '';
   return `${head}${partial}${limit}.`;
 }
 

@@ -39,11 +39,13 @@ const escapeHtml = (value: string): string =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
 function checkInputs(options: PanelHtmlOptions): void {
-  if (!/^[A-Za-z0-9+/]{16,}={0,2}$/.test(options.nonce)) throw new Error('the nonce must be at least 16 base64 characters');
+  if (!/^[A-Za-z0-9+/]{16,}={0,2}$/.test(options.nonce))
+    throw new Error('the nonce must be at least 16 base64 characters');
   // VS Code gives one or more source expressions ("'self' https://*.vscode-cdn.net" in code-server). Each must be
   // 'self' or a bare host/scheme source: a semicolon, comma or other quote would let it add directives or keywords.
   const sources = options.cspSource.split(' ');
-  if (!sources.every((s) => s === "'self'" || /^[^\s;,'"]+$/.test(s))) throw new Error(`invalid CSP source ${JSON.stringify(options.cspSource)}`);
+  if (!sources.every((s) => s === "'self'" || /^[^\s;,'"]+$/.test(s)))
+    throw new Error(`invalid CSP source ${JSON.stringify(options.cspSource)}`);
   for (const uri of [options.scriptUri, options.codiconsUri]) {
     if (uri !== undefined && /["<>\s]/.test(uri)) throw new Error(`invalid resource URI ${JSON.stringify(uri)}`);
   }

@@ -17,9 +17,11 @@ export class PanelManager implements vscode.Disposable {
 
   constructor(private readonly ctx: Ctx) {
     for (const kind of Object.keys(VIEW_TYPES) as PanelKind[]) {
-      this.disposables.push(vscode.window.registerWebviewPanelSerializer(VIEW_TYPES[kind], {
-        deserializeWebviewPanel: (panel, state) => this.restore(kind, panel, state),
-      }));
+      this.disposables.push(
+        vscode.window.registerWebviewPanelSerializer(VIEW_TYPES[kind], {
+          deserializeWebviewPanel: (panel, state) => this.restore(kind, panel, state),
+        }),
+      );
     }
   }
 
@@ -58,10 +60,15 @@ export class PanelManager implements vscode.Disposable {
       existing.panel.reveal(undefined, true);
       return existing.wired;
     }
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPES[kind], PANEL_TITLES[kind], { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-      ...webviewOptions(this.ctx.extensionUri),
-      retainContextWhenHidden: kind === 'timeline',
-    });
+    const panel = vscode.window.createWebviewPanel(
+      VIEW_TYPES[kind],
+      PANEL_TITLES[kind],
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        ...webviewOptions(this.ctx.extensionUri),
+        retainContextWhenHidden: kind === 'timeline',
+      },
+    );
     return this.adopt(kind, panel);
   }
 
@@ -69,7 +76,9 @@ export class PanelManager implements vscode.Disposable {
     panel.iconPath = vscode.Uri.joinPath(this.ctx.extensionUri, 'media', 'icon.png');
     const wired = new WiredWebview(this.ctx, kind, panel.webview);
     this.open.set(kind, { panel, wired });
-    panel.onDidChangeViewState((e) => { if (e.webviewPanel.active && wired.trace) this.setActiveTrace(wired); });
+    panel.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active && wired.trace) this.setActiveTrace(wired);
+    });
     panel.onDidDispose(() => {
       wired.dispose();
       this.open.delete(kind);
@@ -90,7 +99,10 @@ export class PanelManager implements vscode.Disposable {
       if (state.panel === 'timeline' && state.source) {
         const uri = vscode.Uri.parse(state.source.uri, true);
         if (uri.scheme !== 'file') throw new Error(`cannot reload a trace from ${uri.scheme}:`);
-        const trace = readTraceFile(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), uri.fsPath).trace;
+        const trace = readTraceFile(
+          new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)),
+          uri.fsPath,
+        ).trace;
         wired.showTrace(trace, state.source);
         this.setActiveTrace(wired);
       } else if (state.panel === 'charts' && state.data) {
@@ -117,13 +129,18 @@ export class PanelManager implements vscode.Disposable {
       await this.pruneStore(folder, 20);
       return { uri: file.toString(), label: trace.metadata.title };
     } catch (error) {
-      this.ctx.log.warn(`Could not keep the trace for reloads: ${error instanceof Error ? error.message : String(error)}`);
+      this.ctx.log.warn(
+        `Could not keep the trace for reloads: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return undefined;
     }
   }
 
   private async pruneStore(folder: vscode.Uri, keep: number): Promise<void> {
-    const entries = (await vscode.workspace.fs.readDirectory(folder)).map(([n]) => n).filter((n) => n.endsWith('.cptrace.json')).sort();
+    const entries = (await vscode.workspace.fs.readDirectory(folder))
+      .map(([n]) => n)
+      .filter((n) => n.endsWith('.cptrace.json'))
+      .sort();
     for (const name of entries.slice(0, Math.max(0, entries.length - keep))) {
       await vscode.workspace.fs.delete(vscode.Uri.joinPath(folder, name)).then(undefined, () => undefined);
     }

@@ -32,10 +32,14 @@ export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions 
 
 function themeKind(): Extract<ToWebview, { type: 'theme' }>['kind'] {
   switch (vscode.window.activeColorTheme.kind) {
-    case vscode.ColorThemeKind.Light: return 'light';
-    case vscode.ColorThemeKind.HighContrast: return 'high-contrast';
-    case vscode.ColorThemeKind.HighContrastLight: return 'high-contrast-light';
-    default: return 'dark';
+    case vscode.ColorThemeKind.Light:
+      return 'light';
+    case vscode.ColorThemeKind.HighContrast:
+      return 'high-contrast';
+    case vscode.ColorThemeKind.HighContrastLight:
+      return 'high-contrast-light';
+    default:
+      return 'dark';
   }
 }
 
@@ -70,12 +74,19 @@ export class WiredWebview implements vscode.Disposable {
       openSource: (m) => openSource(ctx, m.file, m.line),
       selectSpan: (m) => ctx.log.debug(`[${kind}] selected span ${m.spanIndex}`),
       requestRange: (m) => ctx.log.debug(`[${kind}] selected ${m.startUs.toFixed(1)}–${m.endUs.toFixed(1)} µs`),
-      exportTrace: () => { void vscode.commands.executeCommand('collectiveProfiler.exportTrace'); },
+      exportTrace: () => {
+        void vscode.commands.executeCommand('collectiveProfiler.exportTrace');
+      },
       ...extraHandlers,
     };
-    const dispatch = createMessageDispatcher(kind, handlers, { warn: (m) => ctx.log.warn(m), error: (m) => ctx.log.error(m) });
+    const dispatch = createMessageDispatcher(kind, handlers, {
+      warn: (m) => ctx.log.warn(m),
+      error: (m) => ctx.log.error(m),
+    });
     this.disposables.push(
-      webview.onDidReceiveMessage((raw) => { void dispatch(raw); }),
+      webview.onDidReceiveMessage((raw) => {
+        void dispatch(raw);
+      }),
       vscode.window.onDidChangeActiveColorTheme(() => this.post({ type: 'theme', kind: themeKind() })),
     );
   }
@@ -122,5 +133,8 @@ async function openSource(ctx: Ctx, file: string, line: number): Promise<void> {
     return;
   }
   const position = new vscode.Position(Math.max(0, line - 1), 0);
-  await vscode.window.showTextDocument(vscode.Uri.file(absolute), { selection: new vscode.Range(position, position), viewColumn: vscode.ViewColumn.One });
+  await vscode.window.showTextDocument(vscode.Uri.file(absolute), {
+    selection: new vscode.Range(position, position),
+    viewColumn: vscode.ViewColumn.One,
+  });
 }

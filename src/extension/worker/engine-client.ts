@@ -28,12 +28,16 @@ export function runEngineTask<K extends EngineTask['kind']>(
     };
     const onAbort = () => finish(() => reject(new CancelledError()));
     signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (reply: WorkerReply) => finish(() => {
-      if (reply.ok) resolve(reply.result as Extract<EngineTaskResult, { kind: K }>);
-      else reject(Object.assign(new Error(reply.message), { name: reply.name }));
-    }));
+    worker.once('message', (reply: WorkerReply) =>
+      finish(() => {
+        if (reply.ok) resolve(reply.result as Extract<EngineTaskResult, { kind: K }>);
+        else reject(Object.assign(new Error(reply.message), { name: reply.name }));
+      }),
+    );
     worker.once('error', (error) => finish(() => reject(error)));
-    worker.once('exit', (code) => finish(() => reject(new Error(`the engine worker stopped (exit code ${code}) before answering`))));
+    worker.once('exit', (code) =>
+      finish(() => reject(new Error(`the engine worker stopped (exit code ${code}) before answering`))),
+    );
     worker.postMessage(task);
   });
 }

@@ -15,8 +15,13 @@ function run(task: EngineTask): EngineTaskResult {
     case 'stepSummary': {
       const step = simulateTrainingStep(task.run);
       return {
-        kind: 'stepSummary', stepTimeUs: step.stepTimeUs, computeUs: step.computeUs, exposedCommUs: step.exposedCommUs,
-        overlapPct: step.overlapPct, collectives: step.collectives.length, systemLabel: resolveSystem(task.run.system).label,
+        kind: 'stepSummary',
+        stepTimeUs: step.stepTimeUs,
+        computeUs: step.computeUs,
+        exposedCommUs: step.exposedCommUs,
+        overlapPct: step.overlapPct,
+        collectives: step.collectives.length,
+        systemLabel: resolveSystem(task.run.system).label,
       };
     }
     case 'sweep': {
@@ -31,7 +36,11 @@ parentPort?.on('message', (task: EngineTask) => {
   try {
     reply = { ok: true, result: run(task) };
   } catch (error) {
-    reply = { ok: false, name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) };
+    reply = {
+      ok: false,
+      name: error instanceof Error ? error.name : 'Error',
+      message: error instanceof Error ? error.message : String(error),
+    };
   }
   parentPort!.postMessage(reply);
 });

@@ -57,7 +57,11 @@ export function openInput(path: string, options: InputOptions): { fd: number; in
   const limit = INPUT_LIMITS_BYTES[options.kind];
   if (info.size > limit) {
     closeSync(fd);
-    throw refused(path, options, `${formatLimitBytes(info.size)}, over the ${formatLimitBytes(limit)} limit for ${options.kind} files (docs/limits.md)`);
+    throw refused(
+      path,
+      options,
+      `${formatLimitBytes(info.size)}, over the ${formatLimitBytes(limit)} limit for ${options.kind} files (docs/limits.md)`,
+    );
   }
   return { fd, info };
 }
@@ -75,7 +79,12 @@ export function readInputBytes(path: string, options: InputOptions): Buffer {
       const n = readSync(fd, buffer, 0, buffer.length, null);
       if (n === 0) break;
       total += n;
-      if (total > limit) throw refused(path, options, `grew past the ${formatLimitBytes(limit)} limit for ${options.kind} files while it was read`);
+      if (total > limit)
+        throw refused(
+          path,
+          options,
+          `grew past the ${formatLimitBytes(limit)} limit for ${options.kind} files while it was read`,
+        );
       chunks.push(Buffer.from(buffer.subarray(0, n)));
       if (buffer.length < CHUNK_BYTES) buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     }

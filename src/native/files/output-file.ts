@@ -3,7 +3,19 @@
 // nothing. The data then goes to a temporary file in the same folder, is flushed to disk, its size is checked,
 // and only then is it renamed over the target: a full disk, a kill or a crash leaves the old file whole.
 // Devices, FIFOs, sockets and folders are refused, never replaced; `-` streams to stdout where a command allows.
-import { closeSync, fstatSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UserFileError, kindOfPath, reasonOf } from './file-errors';
@@ -78,7 +90,11 @@ export function checkOutputPath(path: string, options: OutputCheckOptions = {}):
   try {
     folderInfo = statSync(folder);
   } catch (error) {
-    fail(options, path, (error as NodeJS.ErrnoException).code === 'ENOENT' ? `the folder '${folder}' does not exist` : reasonOf(error));
+    fail(
+      options,
+      path,
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? `the folder '${folder}' does not exist` : reasonOf(error),
+    );
   }
   if (!folderInfo.isDirectory()) fail(options, path, `'${folder}' is not a folder`);
   const probe = tempPathFor(target);
@@ -155,7 +171,11 @@ export type OutputData = string | Uint8Array | Iterable<string | Uint8Array> | A
  * Writes `data` (a string, bytes, or chunks from an iterable, for big traces) to `path` atomically, checking the
  * path first: the extension's writer. `onTempCreated` lets tests observe the temporary file before the rename.
  */
-export async function writeOutputFileAsync(path: string, data: OutputData, options: OutputCheckOptions & { onTempCreated?: (tempPath: string) => void } = {}): Promise<void> {
+export async function writeOutputFileAsync(
+  path: string,
+  data: OutputData,
+  options: OutputCheckOptions & { onTempCreated?: (tempPath: string) => void } = {},
+): Promise<void> {
   const target = checkOutputPath(path, { ...options, allowStdout: false });
   const replacing = existing(target.path) !== undefined;
   const temp = tempPathFor(target.path);

@@ -7,22 +7,47 @@ import { lineOfKey, parseJsonText } from './json-text';
 import { MeasurementParseError, normalizeCollective, type Measurement, type MeasurementRow } from './model';
 
 export function looksLikeCalibrationJson(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows) && 'total_ranks' in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Array.isArray((value as { rows?: unknown }).rows) &&
+    'total_ranks' in value
+  );
 }
 
 const numOrUndef = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-export function parseCalibrationJson(text: string, fileName?: string): { measurements: Measurement[]; warnings: string[] } {
+export function parseCalibrationJson(
+  text: string,
+  fileName?: string,
+): { measurements: Measurement[]; warnings: string[] } {
   const doc = parseJsonText(text, fileName) as Record<string, unknown>;
-  if (!looksLikeCalibrationJson(doc)) throw new MeasurementParseError('not a calibration JSON file: needs "rows" and "total_ranks"', 1, 1, fileName);
+  if (!looksLikeCalibrationJson(doc))
+    throw new MeasurementParseError('not a calibration JSON file: needs "rows" and "total_ranks"', 1, 1, fileName);
   const ranks = numOrUndef(doc.total_ranks);
-  if (!ranks || ranks < 1) throw new MeasurementParseError('"total_ranks" must be a positive number', lineOfKey(text, 'total_ranks'), 1, fileName);
+  if (!ranks || ranks < 1)
+    throw new MeasurementParseError(
+      '"total_ranks" must be a positive number',
+      lineOfKey(text, 'total_ranks'),
+      1,
+      fileName,
+    );
   const warnings: string[] = [];
   const rows: MeasurementRow[] = [];
   (doc.rows as Record<string, unknown>[]).forEach((r, i) => {
     const bytes = numOrUndef(r.bytes);
-    const out = { timeUs: numOrUndef(r.time_us), algbwGBps: numOrUndef(r.algbw_GBps), busbwGBps: numOrUndef(r.busbw_GBps), wrong: numOrUndef(r.wrong) };
-    const inp = { timeUs: numOrUndef(r.inplace_time_us), algbwGBps: numOrUndef(r.inplace_algbw_GBps), busbwGBps: numOrUndef(r.inplace_busbw_GBps), wrong: numOrUndef(r.inplace_wrong) };
+    const out = {
+      timeUs: numOrUndef(r.time_us),
+      algbwGBps: numOrUndef(r.algbw_GBps),
+      busbwGBps: numOrUndef(r.busbw_GBps),
+      wrong: numOrUndef(r.wrong),
+    };
+    const inp = {
+      timeUs: numOrUndef(r.inplace_time_us),
+      algbwGBps: numOrUndef(r.inplace_algbw_GBps),
+      busbwGBps: numOrUndef(r.inplace_busbw_GBps),
+      wrong: numOrUndef(r.inplace_wrong),
+    };
     const main = out.timeUs !== undefined ? out : inp;
     if (bytes === undefined || main.timeUs === undefined) {
       warnings.push(`row ${i + 1} has no bytes or time; skipped`);
@@ -37,7 +62,14 @@ export function parseCalibrationJson(text: string, fileName?: string): { measure
       ...(main.wrong !== undefined ? { wrong: main.wrong } : {}),
       ...(numOrUndef(r.count) !== undefined ? { count: numOrUndef(r.count) } : {}),
       ...(main === out && inp.timeUs !== undefined
-        ? { inPlace: { timeUs: inp.timeUs, algbwGBps: inp.algbwGBps ?? 0, busbwGBps: inp.busbwGBps ?? 0, ...(inp.wrong !== undefined ? { wrong: inp.wrong } : {}) } }
+        ? {
+            inPlace: {
+              timeUs: inp.timeUs,
+              algbwGBps: inp.algbwGBps ?? 0,
+              busbwGBps: inp.busbwGBps ?? 0,
+              ...(inp.wrong !== undefined ? { wrong: inp.wrong } : {}),
+            },
+          }
         : {}),
       line: lineOfKey(text, 'bytes', nthIndex(text, '"bytes"', i)),
     });
@@ -56,7 +88,10 @@ export function parseCalibrationJson(text: string, fileName?: string): { measure
       suspect: doc.suspect === true,
       ncclVersion: typeof doc.nccl_version === 'string' ? doc.nccl_version : null,
       source: String(doc.source ?? ''),
-      ncclAlgo: typeof (doc.env as Record<string, unknown> | undefined)?.NCCL_ALGO === 'string' ? String((doc.env as Record<string, string>).NCCL_ALGO) : null,
+      ncclAlgo:
+        typeof (doc.env as Record<string, unknown> | undefined)?.NCCL_ALGO === 'string'
+          ? String((doc.env as Record<string, string>).NCCL_ALGO)
+          : null,
       systemGuessed: guess !== undefined,
       ...gpusPerProcessSpec(doc, numOrUndef(doc.gpus_per_node) ?? ranks),
     },
@@ -90,7 +125,15 @@ function guessSystem(doc: Record<string, unknown>, ranks: number, warnings: stri
   const gpusPerNode = numOrUndef(doc.gpus_per_node) ?? Math.round(ranks / nodes);
   const interconnect = String(doc.interconnect ?? '').toLowerCase();
   const noNvlink = /no nvlink/.test(interconnect);
-  const intraNode: IntraNodeFabric = noNvlink ? 'pcie' : /nvswitch|nvlink switch/.test(interconnect) ? 'nvswitch' : /bridge/.test(interconnect) ? 'nvlink-bridge' : /nvlink/.test(interconnect) ? 'nvlink-mesh' : 'pcie';
+  const intraNode: IntraNodeFabric = noNvlink
+    ? 'pcie'
+    : /nvswitch|nvlink switch/.test(interconnect)
+      ? 'nvswitch'
+      : /bridge/.test(interconnect)
+        ? 'nvlink-bridge'
+        : /nvlink/.test(interconnect)
+          ? 'nvlink-mesh'
+          : 'pcie';
   const nicText = String(doc.nic ?? '');
   const nicGbps = /(\d+)\s*Gb\/s/.exec(nicText);
   const nicCount = /(\d+)\s*x\s/i.exec(nicText);
@@ -101,7 +144,12 @@ function guessSystem(doc: Record<string, unknown>, ranks: number, warnings: stri
     gpusPerNode,
     ...gpusPerProcessSpec(doc, gpusPerNode),
     intraNode,
-    ...(intraNode === 'pcie' && /no.?p2p|p2p (?:is )?(?:disabled|off)/.test(`${interconnect} ${String(doc.description ?? '').toLowerCase()}`) ? { p2p: false } : {}),
-    ...(nodes > 1 ? { nic: { gbps: nicGbps ? Number(nicGbps[1]) : 400, perNode: nicCount ? Number(nicCount[1]) : gpusPerNode } } : {}),
+    ...(intraNode === 'pcie' &&
+    /no.?p2p|p2p (?:is )?(?:disabled|off)/.test(`${interconnect} ${String(doc.description ?? '').toLowerCase()}`)
+      ? { p2p: false }
+      : {}),
+    ...(nodes > 1
+      ? { nic: { gbps: nicGbps ? Number(nicGbps[1]) : 400, perNode: nicCount ? Number(nicCount[1]) : gpusPerNode } }
+      : {}),
   };
 }

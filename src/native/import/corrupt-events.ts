@@ -22,7 +22,12 @@ function median(values: number[]): number {
 export function dropImplausible<T extends TimedEvent>(events: readonly T[]): { kept: T[]; dropped: number } {
   const finite = events.filter((e) => Number.isFinite(e.startUs) && Number.isFinite(e.durationUs));
   const center = median(finite.map((e) => e.startUs));
-  const kept = finite.filter((e) => Math.abs(e.startUs - center) <= MAX_PLAUSIBLE_SPREAD_US && e.durationUs >= 0 && e.durationUs <= MAX_PLAUSIBLE_SPREAD_US);
+  const kept = finite.filter(
+    (e) =>
+      Math.abs(e.startUs - center) <= MAX_PLAUSIBLE_SPREAD_US &&
+      e.durationUs >= 0 &&
+      e.durationUs <= MAX_PLAUSIBLE_SPREAD_US,
+  );
   return { kept, dropped: events.length - kept.length };
 }
 

@@ -1,12 +1,18 @@
 // Parses DeepSpeed's comms_logger output: verbose per-call lines and the log_summary() table (with or without
 // debug caller names). DeepSpeed prints sizes with binary units (KB = 1024 B) and bandwidths in Gbps.
 import {
-  MeasurementParseError, normalizeCollective, splitLines,
-  type CollectiveName, type Measurement, type MeasurementRow,
+  MeasurementParseError,
+  normalizeCollective,
+  splitLines,
+  type CollectiveName,
+  type Measurement,
+  type MeasurementRow,
 } from './model';
 
-const VERBOSE = /comm op: (\S+) \| time \(ms\): ([\d.]+) \| msg size: ([\d.]+) (\w+) \| algbw \(Gbps\): ([\d.]+)\s+\| busbw \(Gbps\): ([\d.]+)/;
-const SUMMARY_HEADER = /^Comm\. Op\s+Message Size\s+Count\s+Total Latency\(ms\)\s+Avg Latency\(ms\)\s+tput_avg \(Gbps\)\s+busbw_avg \(Gbps\)/;
+const VERBOSE =
+  /comm op: (\S+) \| time \(ms\): ([\d.]+) \| msg size: ([\d.]+) (\w+) \| algbw \(Gbps\): ([\d.]+)\s+\| busbw \(Gbps\): ([\d.]+)/;
+const SUMMARY_HEADER =
+  /^Comm\. Op\s+Message Size\s+Count\s+Total Latency\(ms\)\s+Avg Latency\(ms\)\s+tput_avg \(Gbps\)\s+busbw_avg \(Gbps\)/;
 const SUMMARY_ROW = /^\s+([\d.]+) (\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$/;
 const UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
 
@@ -86,7 +92,12 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
     collective: normalizeCollective(op),
     ranks,
     rows: entry.rows,
-    meta: { op, calls: entry.calls, callers: [...entry.callers], format: entry.rows.some((r) => r.calls !== undefined) ? 'summary' : 'verbose' },
+    meta: {
+      op,
+      calls: entry.calls,
+      callers: [...entry.callers],
+      format: entry.rows.some((r) => r.calls !== undefined) ? 'summary' : 'verbose',
+    },
   }));
   return { measurements, warnings };
 }
@@ -96,7 +107,8 @@ function inferRanks(ops: { collective: CollectiveName; rows: MeasurementRow[] }[
     for (const row of rows) {
       if (row.algbwGBps < 1 || row.busbwGBps <= 0) continue;
       const ratio = row.busbwGBps / row.algbwGBps;
-      if (['allgather', 'reducescatter', 'alltoall'].includes(collective) && ratio < 1) return Math.round(1 / (1 - ratio));
+      if (['allgather', 'reducescatter', 'alltoall'].includes(collective) && ratio < 1)
+        return Math.round(1 / (1 - ratio));
       if (collective === 'allreduce' && ratio > 1 && ratio < 2) return Math.round(2 / (2 - ratio));
     }
   }

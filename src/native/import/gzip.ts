@@ -10,7 +10,10 @@ export async function gunzipWithStreams(bytes: Uint8Array): Promise<Uint8Array> 
 }
 
 /** Like importMeasurementBytes, inflating gzip with DecompressionStream when no gunzip function is given. */
-export async function importMeasurementBytesAsync(bytes: Uint8Array, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importMeasurementBytesAsync(
+  bytes: Uint8Array,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   if (isGzip(bytes) && !options.gunzip) {
     const inflated = await gunzipWithStreams(bytes);
     return importMeasurementBytes(inflated, options);

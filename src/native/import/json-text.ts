@@ -8,10 +8,16 @@ export function parseJsonText(text: string, fileName?: string): unknown {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const lineCol = /line (\d+) column (\d+)/.exec(message);
-    if (lineCol) throw new MeasurementParseError(`invalid JSON: ${message}`, Number(lineCol[1]), Number(lineCol[2]), fileName);
+    if (lineCol)
+      throw new MeasurementParseError(`invalid JSON: ${message}`, Number(lineCol[1]), Number(lineCol[2]), fileName);
     const pos = /position (\d+)/.exec(message);
     const { line, column } = positionOf(text, pos ? Number(pos[1]) : text.length);
-    throw new MeasurementParseError(`invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`, line, column, fileName);
+    throw new MeasurementParseError(
+      `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`,
+      line,
+      column,
+      fileName,
+    );
   }
 }
 

@@ -4,7 +4,15 @@
 // launched it. Takes JSON text; gzipped files are inflated by the caller.
 import { TraceBuilder, type Trace } from '../../engine/index';
 import { parseJsonText } from './json-text';
-import { MeasurementParseError, dtypeBytes, normalizeCollective, rowFromTime, type CollectiveName, type Measurement, type MeasurementRow } from './model';
+import {
+  MeasurementParseError,
+  dtypeBytes,
+  normalizeCollective,
+  rowFromTime,
+  type CollectiveName,
+  type Measurement,
+  type MeasurementRow,
+} from './model';
 import { dropImplausible, droppedWarning } from './corrupt-events';
 
 interface KinetoEvent {
@@ -33,21 +41,35 @@ export interface NcclKernel {
   readonly name: string;
 }
 
-const KERNEL = /^nccl(?:Dev)?Kernel_([A-Za-z]+?)(?:_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT))?(?:_(LL128|LL|SIMPLE))?(?:_(Sum|Prod|Min|Max|Avg|PreMulSum|SumPostDiv))?(?:_(\w+?))?\(/;
+const KERNEL =
+  /^nccl(?:Dev)?Kernel_([A-Za-z]+?)(?:_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT))?(?:_(LL128|LL|SIMPLE))?(?:_(Sum|Prod|Min|Max|Avg|PreMulSum|SumPostDiv))?(?:_(\w+?))?\(/;
 
 /** Splits an NCCL kernel name into its parts; RCCL's ncclDevKernel_Generic names none of them. */
-export function parseNcclKernelName(name: string): { collective: CollectiveName; algorithm?: string; protocol?: string; op?: string; dtype?: string } | undefined {
+export function parseNcclKernelName(
+  name: string,
+): { collective: CollectiveName; algorithm?: string; protocol?: string; op?: string; dtype?: string } | undefined {
   const m = KERNEL.exec(name);
   if (!m) return undefined;
   if (m[1] === 'Generic') return { collective: 'unknown' };
-  return { collective: normalizeCollective(m[1]), algorithm: m[2]?.toLowerCase(), protocol: m[3] === 'SIMPLE' ? 'Simple' : m[3], op: m[4]?.toLowerCase(), dtype: m[5] };
+  return {
+    collective: normalizeCollective(m[1]),
+    algorithm: m[2]?.toLowerCase(),
+    protocol: m[3] === 'SIMPLE' ? 'Simple' : m[3],
+    op: m[4]?.toLowerCase(),
+    dtype: m[5],
+  };
 }
 
 export function looksLikeKineto(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Array.isArray((value as { traceEvents?: unknown }).traceEvents);
 }
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const num = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 /** A count of ranks: a whole number from 1 to 2^24; anything else (0, 2.5, 1e308 in a corrupt trace) is no count. */
 const rankCount = (v: unknown): number | undefined => {
   const n = num(v);
@@ -69,7 +91,8 @@ function bytesFromArgs(args: Record<string, unknown>, collective: CollectiveName
 function bytesFromDims(args: Record<string, unknown>): number | undefined {
   const dims = args['Input Dims'];
   const types = args['Input type'];
-  if (!Array.isArray(dims) || !Array.isArray(dims[0]) || dims[0].length === 0 || !Array.isArray(types)) return undefined;
+  if (!Array.isArray(dims) || !Array.isArray(dims[0]) || dims[0].length === 0 || !Array.isArray(types))
+    return undefined;
   const elem = dtypeBytes(str(types[0]));
   if (elem === undefined) return undefined;
   return sizeOrUndefined((dims[0] as unknown[]).reduce<number>((p, d) => p * (num(d) ?? 0), 1) * elem);
@@ -81,9 +104,13 @@ function sizeOrUndefined(bytes: number): number | undefined {
 }
 
 /** Takes the JSON text, or the already parsed document (so a caller that sniffed the format parses only once). */
-export function parseKineto(source: string | object, fileName?: string): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
+export function parseKineto(
+  source: string | object,
+  fileName?: string,
+): { measurements: Measurement[]; trace: Trace; kernels: NcclKernel[]; warnings: string[] } {
   const doc = typeof source === 'string' ? parseJsonText(source, fileName) : source;
-  if (!looksLikeKineto(doc)) throw new MeasurementParseError('not a PyTorch profiler trace: no "traceEvents" array', 1, 1, fileName);
+  if (!looksLikeKineto(doc))
+    throw new MeasurementParseError('not a PyTorch profiler trace: no "traceEvents" array', 1, 1, fileName);
   const root = doc as { traceEvents: KinetoEvent[]; distributedInfo?: Record<string, unknown> };
   const info = root.distributedInfo ?? {};
   const rank = num(info.rank) ?? 0;
@@ -103,7 +130,8 @@ export function parseKineto(source: string | object, fileName?: string): { measu
     } else if (e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') {
       const corr = num(args.correlation);
       if (corr !== undefined) launches.set(corr, e);
-    } else if (e.cat === 'user_annotation' && typeof e.name === 'string' && e.name.startsWith('nccl:')) annotations.push(e);
+    } else if (e.cat === 'user_annotation' && typeof e.name === 'string' && e.name.startsWith('nccl:'))
+      annotations.push(e);
   }
   const annotationIndex = indexAnnotations(annotations);
   let kernels: NcclKernel[] = [];
@@ -121,9 +149,13 @@ export function parseKineto(source: string | object, fileName?: string): { measu
     const args = e.args ?? {};
     const named = str(args['Collective name']);
     const comms = paramComms.get(num(args['External id']) ?? NaN);
-    const collective = parsed.collective !== 'unknown' ? parsed.collective : normalizeCollective(named ?? str(comms?.['Collective name']) ?? '');
+    const collective =
+      parsed.collective !== 'unknown'
+        ? parsed.collective
+        : normalizeCollective(named ?? str(comms?.['Collective name']) ?? '');
     let bytes = bytesFromArgs(args, collective) ?? (comms ? bytesFromArgs(comms, collective) : undefined);
-    if (bytes === undefined) bytes = bytesFromEnclosingAnnotation(launches.get(num(args.correlation) ?? NaN), annotationIndex);
+    if (bytes === undefined)
+      bytes = bytesFromEnclosingAnnotation(launches.get(num(args.correlation) ?? NaN), annotationIndex);
     kernels.push({
       rank,
       stream: String(num(args.stream) ?? e.tid ?? 0),
@@ -144,28 +176,53 @@ export function parseKineto(source: string | object, fileName?: string): { measu
   corrupt += plausible.dropped;
   if (kernels.length === 0 && corrupt === 0) warnings.push('the trace holds no NCCL kernels (only CPU-side events?)');
   const unsized = kernels.filter((k) => k.bytes === undefined).length;
-  if (unsized > 0) warnings.push(`${unsized} of ${kernels.length} NCCL kernels have no size (no collective args or record_param_comms)`);
-  const cpu = dropImplausible(cpuComms.map((e) => {
-    const args = e.args ?? {};
-    const collective = normalizeCollective(str(args['Collective name']) ?? '');
-    return { rank, collective, bytes: bytesFromArgs(args, collective), startUs: num(e.ts) ?? NaN, durationUs: e.dur === undefined ? 0 : num(e.dur) ?? NaN };
-  }));
+  if (unsized > 0)
+    warnings.push(
+      `${unsized} of ${kernels.length} NCCL kernels have no size (no collective args or record_param_comms)`,
+    );
+  const cpu = dropImplausible(
+    cpuComms.map((e) => {
+      const args = e.args ?? {};
+      const collective = normalizeCollective(str(args['Collective name']) ?? '');
+      return {
+        rank,
+        collective,
+        bytes: bytesFromArgs(args, collective),
+        startUs: num(e.ts) ?? NaN,
+        durationUs: e.dur === undefined ? 0 : (num(e.dur) ?? NaN),
+      };
+    }),
+  );
   const cpuOps = cpu.kept;
   corrupt += cpu.dropped;
   if (corrupt > 0) warnings.push(droppedWarning(corrupt, 'NCCL events'));
   // The profiler records the devices it saw (deviceProperties): the hardware the measurement ran on, which a
   // comparison must use or say it did not.
   const gpuNames = deviceNames((doc as { deviceProperties?: unknown }).deviceProperties);
-  const measurements = toMeasurements(kernels, worldSize, info).map((m) => (gpuNames.length > 0 ? { ...m, meta: { ...m.meta, gpuNames } } : m));
+  const measurements = toMeasurements(kernels, worldSize, info).map((m) =>
+    gpuNames.length > 0 ? { ...m, meta: { ...m.meta, gpuNames } } : m,
+  );
   const trace = toTrace(kernels, cpuOps, worldSize, fileName);
-  const withDevices = gpuNames.length > 0 ? { ...trace, metadata: { ...trace.metadata, facts: { ...(trace.metadata.facts ?? {}), gpus: gpuNames.join(', ') } } } : trace;
+  const withDevices =
+    gpuNames.length > 0
+      ? {
+          ...trace,
+          metadata: { ...trace.metadata, facts: { ...(trace.metadata.facts ?? {}), gpus: gpuNames.join(', ') } },
+        }
+      : trace;
   return { measurements, trace: withDevices, kernels, warnings };
 }
 
 /** Distinct device names of a Kineto trace's deviceProperties, in their order. */
 function deviceNames(properties: unknown): string[] {
   if (!Array.isArray(properties)) return [];
-  const names = properties.map((p) => (typeof p === 'object' && p !== null && typeof (p as { name?: unknown }).name === 'string' ? (p as { name: string }).name.trim() : '')).filter(Boolean);
+  const names = properties
+    .map((p) =>
+      typeof p === 'object' && p !== null && typeof (p as { name?: unknown }).name === 'string'
+        ? (p as { name: string }).name.trim()
+        : '',
+    )
+    .filter(Boolean);
   return [...new Set(names)];
 }
 
@@ -175,7 +232,10 @@ function deviceNames(properties: unknown): string[] {
  * annotated calls took 11 s).
  */
 interface AnnotationIndex {
-  readonly byThread: Map<string, { starts: number[]; ends: number[]; maxEnds: number[]; order: number[]; events: KinetoEvent[] }>;
+  readonly byThread: Map<
+    string,
+    { starts: number[]; ends: number[]; maxEnds: number[]; order: number[]; events: KinetoEvent[] }
+  >;
 }
 
 /** Thread ids compare strictly (7 and "7" are different threads), as the trace's own values. */
@@ -196,7 +256,13 @@ function indexAnnotations(annotations: readonly KinetoEvent[]): AnnotationIndex 
     list.sort((x, y) => x.start - y.start || x.order - y.order);
     const maxEnds: number[] = [];
     list.forEach((x, i) => maxEnds.push(Math.max(x.end, i > 0 ? maxEnds[i - 1] : -Infinity)));
-    byThread.set(key, { starts: list.map((x) => x.start), ends: list.map((x) => x.end), maxEnds, order: list.map((x) => x.order), events: list.map((x) => x.event) });
+    byThread.set(key, {
+      starts: list.map((x) => x.start),
+      ends: list.map((x) => x.end),
+      maxEnds,
+      order: list.map((x) => x.order),
+      events: list.map((x) => x.event),
+    });
   }
   return { byThread };
 }
@@ -235,14 +301,20 @@ function toMeasurements(kernels: NcclKernel[], worldSize: number, info: Record<s
     if (times) times.push(k.durationUs);
     else sizes.set(k.bytes, [k.durationUs]);
   }
-  const ranksOf = (c: CollectiveName): number => kernels.find((k) => k.collective === c && k.groupSize)?.groupSize ?? worldSize;
+  const ranksOf = (c: CollectiveName): number =>
+    kernels.find((k) => k.collective === c && k.groupSize)?.groupSize ?? worldSize;
   const all: CollectiveName[] = [...new Set(kernels.map((k) => k.collective))];
   return all.map((collective) => {
     const sizes = byCollective.get(collective) ?? new Map<number, number[]>();
-    const rows: MeasurementRow[] = [...sizes].sort((a, b) => a[0] - b[0]).map(([bytes, times]) => {
-      const sorted = [...times].sort((a, b) => a - b);
-      return { ...rowFromTime(bytes, sorted[Math.floor(sorted.length / 2)], collective, ranksOf(collective)), calls: times.length };
-    });
+    const rows: MeasurementRow[] = [...sizes]
+      .sort((a, b) => a[0] - b[0])
+      .map(([bytes, times]) => {
+        const sorted = [...times].sort((a, b) => a - b);
+        return {
+          ...rowFromTime(bytes, sorted[Math.floor(sorted.length / 2)], collective, ranksOf(collective)),
+          calls: times.length,
+        };
+      });
     const of = kernels.filter((k) => k.collective === collective);
     return {
       kind: 'kineto' as const,
@@ -285,18 +357,41 @@ function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number,
     if (!drawable(c.startUs, c.durationUs)) continue;
     const lane = builder.lane('rank', `rank ${c.rank} · CPU`, { rank: c.rank });
     builder.add({
-      lane, rank: c.rank, phase: 'other', name: `record_param_comms ${c.collective}`, step: -1, channel: 0, chunk: 0,
-      bytes: c.bytes ?? 0, links: [], startUs: c.startUs - origin, endUs: c.startUs - origin + c.durationUs,
+      lane,
+      rank: c.rank,
+      phase: 'other',
+      name: `record_param_comms ${c.collective}`,
+      step: -1,
+      channel: 0,
+      chunk: 0,
+      bytes: c.bytes ?? 0,
+      links: [],
+      startUs: c.startUs - origin,
+      endUs: c.startUs - origin + c.durationUs,
     });
   }
   for (const k of kernels) {
     if (!drawable(k.startUs, k.durationUs)) continue;
     const lane = builder.lane('rank', `rank ${k.rank} · stream ${k.stream}`, { rank: k.rank });
     builder.add({
-      lane, rank: k.rank, phase: 'collective', name: `${k.collective} ${k.algorithm ?? ''} ${k.protocol ?? ''}`.trim(),
-      step: -1, channel: 0, chunk: 0, bytes: k.bytes ?? 0, links: [],
-      startUs: k.startUs - origin, endUs: k.startUs - origin + k.durationUs,
-      args: { kernel: k.name, ...(k.algorithm ? { algorithm: k.algorithm } : {}), ...(k.protocol ? { protocol: k.protocol } : {}), ...(k.op ? { op: k.op } : {}), ...(k.dtype ? { dtype: k.dtype } : {}) },
+      lane,
+      rank: k.rank,
+      phase: 'collective',
+      name: `${k.collective} ${k.algorithm ?? ''} ${k.protocol ?? ''}`.trim(),
+      step: -1,
+      channel: 0,
+      chunk: 0,
+      bytes: k.bytes ?? 0,
+      links: [],
+      startUs: k.startUs - origin,
+      endUs: k.startUs - origin + k.durationUs,
+      args: {
+        kernel: k.name,
+        ...(k.algorithm ? { algorithm: k.algorithm } : {}),
+        ...(k.protocol ? { protocol: k.protocol } : {}),
+        ...(k.op ? { op: k.op } : {}),
+        ...(k.dtype ? { dtype: k.dtype } : {}),
+      },
     });
   }
   return builder.build();

@@ -7,24 +7,46 @@ export class MergeError extends Error {}
 
 export function mergeRankTraces(results: readonly { name: string; result: ImportResult }[]): ImportResult {
   const notTraces = results.filter((r) => r.result.kind !== 'kineto' || !r.result.trace);
-  if (notTraces.length > 0) throw new MergeError(`only PyTorch profiler traces can be merged; ${notTraces.map((r) => `${r.name} is ${r.result.kind}`).join(', ')}`);
+  if (notTraces.length > 0)
+    throw new MergeError(
+      `only PyTorch profiler traces can be merged; ${notTraces.map((r) => `${r.name} is ${r.result.kind}`).join(', ')}`,
+    );
   const origins = results.map((r) => Number(r.result.trace!.metadata.facts?.originUs ?? 0));
   const start = Math.min(...origins);
   const ranks = Math.max(...results.map((r) => r.result.trace!.metadata.ranks));
-  const builder = new TraceBuilder({ origin: 'imported:kineto', title: `Kineto, ${results.length} files`, ranks, facts: { originUs: start } });
+  const builder = new TraceBuilder({
+    origin: 'imported:kineto',
+    title: `Kineto, ${results.length} files`,
+    ranks,
+    facts: { originUs: start },
+  });
   const seenRanks = new Set<number>();
   results.forEach(({ result }, i) => {
     const trace = result.trace!;
     const shift = origins[i] - start;
-    const laneMap = new Map(trace.lanes.map((lane) => [lane.id, builder.lane(lane.kind, lane.label, { ...(lane.rank !== undefined ? { rank: lane.rank } : {}), ...(lane.node !== undefined ? { node: lane.node } : {}) })]));
+    const laneMap = new Map(
+      trace.lanes.map((lane) => [
+        lane.id,
+        builder.lane(lane.kind, lane.label, {
+          ...(lane.rank !== undefined ? { rank: lane.rank } : {}),
+          ...(lane.node !== undefined ? { node: lane.node } : {}),
+        }),
+      ]),
+    );
     for (const span of trace.spans) {
       seenRanks.add(span.rank);
       builder.add({ ...span, lane: laneMap.get(span.lane)!, startUs: span.startUs + shift, endUs: span.endUs + shift });
     }
   });
   const warnings = results.flatMap(({ name, result }) => result.warnings.map((w) => `${name}: ${w}`));
-  if (seenRanks.size < results.length) warnings.push(`${results.length} files but only ${seenRanks.size} distinct ranks: some files are the same rank`);
-  return { kind: 'kineto', measurements: mergeMeasurements(results.map((r) => r.result.measurements)), trace: builder.build(), warnings };
+  if (seenRanks.size < results.length)
+    warnings.push(`${results.length} files but only ${seenRanks.size} distinct ranks: some files are the same rank`);
+  return {
+    kind: 'kineto',
+    measurements: mergeMeasurements(results.map((r) => r.result.measurements)),
+    trace: builder.build(),
+    warnings,
+  };
 }
 
 function median(values: number[]): number {
@@ -33,10 +55,17 @@ function median(values: number[]): number {
 }
 
 function mergeMeasurements(perRank: readonly (readonly Measurement[])[]): Measurement[] {
-  const byCollective = new Map<CollectiveName, { ranks: number; times: Map<number, number[]>; meta: Measurement['meta'] }>();
+  const byCollective = new Map<
+    CollectiveName,
+    { ranks: number; times: Map<number, number[]>; meta: Measurement['meta'] }
+  >();
   for (const measurements of perRank) {
     for (const m of measurements) {
-      const entry = byCollective.get(m.collective) ?? { ranks: m.ranks, times: new Map<number, number[]>(), meta: m.meta };
+      const entry = byCollective.get(m.collective) ?? {
+        ranks: m.ranks,
+        times: new Map<number, number[]>(),
+        meta: m.meta,
+      };
       byCollective.set(m.collective, entry);
       for (const row of m.rows) {
         const list = entry.times.get(row.bytes);
@@ -46,7 +75,12 @@ function mergeMeasurements(perRank: readonly (readonly Measurement[])[]): Measur
     }
   }
   return [...byCollective].map(([collective, entry]) => {
-    const rows: MeasurementRow[] = [...entry.times].sort((a, b) => a[0] - b[0]).map(([bytes, times]) => ({ ...rowFromTime(bytes, median(times), collective, entry.ranks), calls: times.length }));
+    const rows: MeasurementRow[] = [...entry.times]
+      .sort((a, b) => a[0] - b[0])
+      .map(([bytes, times]) => ({
+        ...rowFromTime(bytes, median(times), collective, entry.ranks),
+        calls: times.length,
+      }));
     return { kind: 'kineto', collective, ranks: entry.ranks, rows, meta: { ...entry.meta, files: perRank.length } };
   });
 }

@@ -7,8 +7,18 @@ import type { SystemSpec, Trace } from '../../engine/index';
 export type MeasurementKind = 'nccl-tests' | 'nccl-log' | 'kineto' | 'deepspeed' | 'calibration-json' | 'native';
 
 export type CollectiveName =
-  | 'allreduce' | 'allgather' | 'reducescatter' | 'broadcast' | 'reduce' | 'alltoall'
-  | 'sendrecv' | 'gather' | 'scatter' | 'hypercube' | 'barrier' | 'unknown';
+  | 'allreduce'
+  | 'allgather'
+  | 'reducescatter'
+  | 'broadcast'
+  | 'reduce'
+  | 'alltoall'
+  | 'sendrecv'
+  | 'gather'
+  | 'scatter'
+  | 'hypercube'
+  | 'barrier'
+  | 'unknown';
 
 /** One timed size, out-of-place unless the source gave only in-place numbers (then those). */
 export interface MeasurementRow {
@@ -21,7 +31,12 @@ export interface MeasurementRow {
   readonly count?: number;
   readonly dtype?: string;
   /** The in-place twin, when the source has both. */
-  readonly inPlace?: { readonly timeUs: number; readonly algbwGBps: number; readonly busbwGBps: number; readonly wrong?: number };
+  readonly inPlace?: {
+    readonly timeUs: number;
+    readonly algbwGBps: number;
+    readonly busbwGBps: number;
+    readonly wrong?: number;
+  };
   /** Old nccl-tests layouts report the largest absolute error instead of a count. */
   readonly maxError?: number;
   /** How many calls a summary row stands for (DeepSpeed's log_summary). */
@@ -65,10 +80,34 @@ export class MeasurementParseError extends Error {
 
 /** Element sizes of the dtype names nccl-tests, PyTorch and DeepSpeed print. */
 const DTYPE_BYTES: Record<string, number> = {
-  int8: 1, uint8: 1, char: 1, 'signed char': 1, bool: 1, fp8: 1, f8e4m3: 1, f8e5m2: 1, float8: 1,
-  int32: 4, uint32: 4, int: 4, float: 4, float32: 4, fp32: 4,
-  int64: 8, uint64: 8, long: 8, double: 8, float64: 8, fp64: 8,
-  half: 2, float16: 2, fp16: 2, bfloat16: 2, bf16: 2, short: 2, int16: 2,
+  int8: 1,
+  uint8: 1,
+  char: 1,
+  'signed char': 1,
+  bool: 1,
+  fp8: 1,
+  f8e4m3: 1,
+  f8e5m2: 1,
+  float8: 1,
+  int32: 4,
+  uint32: 4,
+  int: 4,
+  float: 4,
+  float32: 4,
+  fp32: 4,
+  int64: 8,
+  uint64: 8,
+  long: 8,
+  double: 8,
+  float64: 8,
+  fp64: 8,
+  half: 2,
+  float16: 2,
+  fp16: 2,
+  bfloat16: 2,
+  bf16: 2,
+  short: 2,
+  int16: 2,
 };
 
 export function dtypeBytes(name: string | undefined): number | undefined {
@@ -78,13 +117,33 @@ export function dtypeBytes(name: string | undefined): number | undefined {
 
 /** Maps nccl-tests binaries, PyTorch op names and DeepSpeed op names onto one collective vocabulary. */
 export function normalizeCollective(name: string): CollectiveName {
-  const key = name.toLowerCase().replace(/^(nccl:|c10d::)/, '').replace(/_perf(_mpi)?$/, '').replace(/[^a-z]/g, '');
+  const key = name
+    .toLowerCase()
+    .replace(/^(nccl:|c10d::)/, '')
+    .replace(/_perf(_mpi)?$/, '')
+    .replace(/[^a-z]/g, '');
   const table: Record<string, CollectiveName> = {
-    allreduce: 'allreduce', allreducecoalesced: 'allreduce', allgather: 'allgather', allgatherbase: 'allgather',
-    allgatherintotensor: 'allgather', allgathercoalesced: 'allgather', reducescatter: 'reducescatter',
-    reducescatterbase: 'reducescatter', reducescattertensor: 'reducescatter', broadcast: 'broadcast', reduce: 'reduce',
-    alltoall: 'alltoall', alltoallbase: 'alltoall', alltoallsingle: 'alltoall', sendrecv: 'sendrecv', send: 'sendrecv',
-    recv: 'sendrecv', gather: 'gather', scatter: 'scatter', hypercube: 'hypercube', barrier: 'barrier',
+    allreduce: 'allreduce',
+    allreducecoalesced: 'allreduce',
+    allgather: 'allgather',
+    allgatherbase: 'allgather',
+    allgatherintotensor: 'allgather',
+    allgathercoalesced: 'allgather',
+    reducescatter: 'reducescatter',
+    reducescatterbase: 'reducescatter',
+    reducescattertensor: 'reducescatter',
+    broadcast: 'broadcast',
+    reduce: 'reduce',
+    alltoall: 'alltoall',
+    alltoallbase: 'alltoall',
+    alltoallsingle: 'alltoall',
+    sendrecv: 'sendrecv',
+    send: 'sendrecv',
+    recv: 'sendrecv',
+    gather: 'gather',
+    scatter: 'scatter',
+    hypercube: 'hypercube',
+    barrier: 'barrier',
   };
   return table[key] ?? 'unknown';
 }

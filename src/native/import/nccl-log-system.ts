@@ -4,7 +4,6 @@ import { gpuFromDescription, isNcclVersion, type IntraNodeFabric, type SystemSpe
 import type { NcclLogFacts } from './nccl-log';
 import { LIMITS, limitProblem } from '../../config/limits';
 
-
 export interface SystemFromLog {
   readonly system: SystemSpec;
   /** Everything guessed rather than read, said in words so the user can correct it. */
@@ -12,7 +11,10 @@ export interface SystemFromLog {
 }
 
 /** Builds a SystemSpec from log facts; `gpu` (a catalogue name) overrides what the log says. */
-export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; fileName?: string } = {}): SystemFromLog {
+export function systemFromNcclLog(
+  facts: NcclLogFacts,
+  options: { gpu?: string; fileName?: string } = {},
+): SystemFromLog {
   const assumptions: string[] = [];
   let gpu = options.gpu;
   if (!gpu) {
@@ -29,18 +31,27 @@ export function systemFromNcclLog(facts: NcclLogFacts, options: { gpu?: string; 
   }
   // Counts past the limits (docs/limits.md) are corrupt lines, not machines: they are dropped with a note, so the
   // system written is one that simulate accepts.
-  const plausible = (value: number | undefined, limit: 'ranks' | 'nodes' | 'gpusPerNode', what: string): number | undefined => {
+  const plausible = (
+    value: number | undefined,
+    limit: 'ranks' | 'nodes' | 'gpusPerNode',
+    what: string,
+  ): number | undefined => {
     if (value === undefined || limitProblem(limit, what, value) === undefined) return value;
     assumptions.push(`${limitProblem(limit, what, value)}; ignored as corrupt`);
     return undefined;
   };
-  const ranks = plausible(facts.ranks, 'ranks', 'nRanks') ?? Math.max(1, Math.min(facts.gpuNames.length, LIMITS.ranks.max));
-  let nodes = plausible(facts.nodes, 'nodes', 'nodes') ?? (facts.hosts.length > 0 ? Math.min(facts.hosts.length, LIMITS.nodes.max) : 1);
+  const ranks =
+    plausible(facts.ranks, 'ranks', 'nRanks') ?? Math.max(1, Math.min(facts.gpuNames.length, LIMITS.ranks.max));
+  let nodes =
+    plausible(facts.nodes, 'nodes', 'nodes') ??
+    (facts.hosts.length > 0 ? Math.min(facts.hosts.length, LIMITS.nodes.max) : 1);
   if (ranks % nodes !== 0) {
     assumptions.push(`${ranks} ranks do not divide over ${nodes} hosts; assumed one node`);
     nodes = 1;
   }
-  const gpusPerNode = plausible(facts.localRanks, 'gpusPerNode', 'localRanks') ?? Math.min(Math.max(1, Math.round(ranks / nodes)), LIMITS.gpusPerNode.max);
+  const gpusPerNode =
+    plausible(facts.localRanks, 'gpusPerNode', 'localRanks') ??
+    Math.min(Math.max(1, Math.round(ranks / nodes)), LIMITS.gpusPerNode.max);
   const p2pDisabled = facts.env.NCCL_P2P_DISABLE === '1';
   const usesP2p = facts.transports.some((t) => /^P2P/.test(t));
   const nvlinkSeen = facts.topologyLinks.some((l) => l.kind === 'NVL');

@@ -45,13 +45,29 @@ const LOG_PREFIX = /^(?:\[\d+,\d+\]<\w+>:)?([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\
 /** A debug log, not an nccl-tests table with a stray "Launch mode" line: several NCCL lines or a version line. */
 export function looksLikeNcclLog(text: string): boolean {
   const head = text.slice(0, 400_000);
-  return (head.match(/ NCCL (?:INFO|WARN) /g) ?? []).length >= 5 || /^(?:\[\d+,\d+\]<stdout>:)?NCCL version \d/m.test(head) || /NCCL INFO NCCL version/.test(head);
+  return (
+    (head.match(/ NCCL (?:INFO|WARN) /g) ?? []).length >= 5 ||
+    /^(?:\[\d+,\d+\]<stdout>:)?NCCL version \d/m.test(head) ||
+    /NCCL INFO NCCL version/.test(head)
+  );
 }
 
 export function parseNcclLogFacts(text: string): NcclLogFacts {
   const facts: NcclLogFacts = {
-    hosts: [], gpuNames: [], topologyLinks: [], hasNvSwitch: false, graphPatterns: [], rings: [], trees: [],
-    transports: [], nics: [], gdrdma: false, env: {}, tuning: {}, choices: [], infoLines: 0,
+    hosts: [],
+    gpuNames: [],
+    topologyLinks: [],
+    hasNvSwitch: false,
+    graphPatterns: [],
+    rings: [],
+    trees: [],
+    transports: [],
+    nics: [],
+    gdrdma: false,
+    env: {},
+    tuning: {},
+    choices: [],
+    infoLines: 0,
   };
   // Spliced lines produce fake host names once or twice; real hosts print many lines each.
   const hosts = new Map<string, number>();
@@ -68,7 +84,11 @@ export function parseNcclLogFacts(text: string): NcclLogFacts {
     }
     let m: RegExpExecArray | null;
     if ((m = /NCCL version (\d+\.\d+\.\d+)(\S*)/.exec(line))) facts.version ??= m[1] + m[2];
-    if ((m = /#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$/.exec(line))) {
+    if (
+      (m = /#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$/.exec(
+        line,
+      ))
+    ) {
       hosts.set(m[1], (hosts.get(m[1]) ?? 0) + 3);
       gpuNames.add(m[2]);
     }
@@ -78,19 +98,30 @@ export function parseNcclLogFacts(text: string): NcclLogFacts {
       facts.localRanks = Number(m[3]);
     } else if ((m = /\bn[Rr]anks[ =](\d+)/.exec(line))) facts.ranks ??= Number(m[1]);
     if ((m = /(NCCL_\w+) set by environment to (\S+)/.exec(line))) facts.env[m[1]] = m[2].replace(/\.$/, '');
-    if ((m = /\b(NVL|PCI|NET|SYS|NVB|C2C)\[(\d+(?:\.\d+)?)\]/.exec(line))) facts.topologyLinks.push({ kind: m[1], GBps: Number(m[2]) });
+    if ((m = /\b(NVL|PCI|NET|SYS|NVB|C2C)\[(\d+(?:\.\d+)?)\]/.exec(line)))
+      facts.topologyLinks.push({ kind: m[1], GBps: Number(m[2]) });
     if (/\bNVS\/|\+ NVL\[[\d.]+\] - NVS/.test(line)) facts.hasNvSwitch = true;
-    if ((m = /Pattern (\d+), crossNic \d+, nChannels (\d+), (?:bw|speed) ([\d.]+)\/([\d.]+), type (\S+?),/.exec(line))) {
-      facts.graphPatterns.push({ pattern: Number(m[1]), nChannels: Number(m[2]), bwIntraGBps: Number(m[3]), bwInterGBps: Number(m[4]), type: m[5] });
+    if (
+      (m = /Pattern (\d+), crossNic \d+, nChannels (\d+), (?:bw|speed) ([\d.]+)\/([\d.]+), type (\S+?),/.exec(line))
+    ) {
+      facts.graphPatterns.push({
+        pattern: Number(m[1]),
+        nChannels: Number(m[2]),
+        bwIntraGBps: Number(m[3]),
+        bwInterGBps: Number(m[4]),
+        type: m[5],
+      });
     }
-    if ((m = /Channel (\d+)\/(\d+) :((?:\s+\d+)+)\s*$/.exec(line)) && Number(m[2]) > 0) facts.channels = Math.max(facts.channels ?? 0, Number(m[2]));
+    if ((m = /Channel (\d+)\/(\d+) :((?:\s+\d+)+)\s*$/.exec(line)) && Number(m[2]) > 0)
+      facts.channels = Math.max(facts.channels ?? 0, Number(m[2]));
     if ((m = /(\d+) coll channels, (?:(\d+) collnet channels, )?(\d+) nvls channels/.exec(line))) {
       facts.collChannels = Number(m[1]);
       facts.nvlsChannels = Number(m[3]);
     }
     if (/NVLS multicast support is available/.test(line)) facts.nvlsAvailable = true;
     if (/NVLS multicast support is not available/.test(line)) facts.nvlsAvailable ??= false;
-    if ((m = /Ring (\d+) : ([\d ->]+\d)/.exec(line)) && facts.rings.length < 64) facts.rings.push(`${m[1]}: ${m[2].trim()}`);
+    if ((m = /Ring (\d+) : ([\d ->]+\d)/.exec(line)) && facts.rings.length < 64)
+      facts.rings.push(`${m[1]}: ${m[2].trim()}`);
     if ((m = /Trees ((?:\[\d+\] \S+\s*)+)/.exec(line)) && facts.trees.length < 64) facts.trees.push(m[1].trim());
     if ((m = / via ([A-Za-z0-9][\w/ .-]{0,60}?)\s*$/.exec(line))) {
       transports.add(m[1]);
@@ -132,13 +163,30 @@ function readTuningLine(
 ): { algorithms: string[]; protocols: string[] } | undefined {
   const body = line.replace(/^.*?NCCL INFO/, '');
   const algo = /^\s*Algorithm\s*\|(.*)$/.exec(body);
-  if (algo) return { algorithms: algo[1].split('|').map((s) => s.trim()).filter((s) => s !== ''), protocols: [] };
+  if (algo)
+    return {
+      algorithms: algo[1]
+        .split('|')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+      protocols: [],
+    };
   if (!group) return undefined;
   const proto = /^\s*Protocol\s*\|(.*)$/.exec(body);
-  if (proto) return { ...group, protocols: proto[1].split('|').map((s) => s.trim()).filter((s) => s !== '') };
+  if (proto)
+    return {
+      ...group,
+      protocols: proto[1]
+        .split('|')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    };
   const row = /^\s*(Broadcast|Reduce|AllGather|ReduceScatter|AllReduce)\s*\|(.*)$/.exec(body);
   if (!row) return group;
-  const cells = row[2].split('|').map((s) => s.trim()).filter((s) => s !== '');
+  const cells = row[2]
+    .split('|')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const perAlgo = 3;
   cells.forEach((cell, i) => {
     const algorithm = group.algorithms[Math.floor(i / perAlgo)];

@@ -14,7 +14,12 @@ function pick(o: Obj, ...names: string[]): unknown {
   for (const [k, v] of Object.entries(o)) if (wanted.includes(norm(k))) return v;
   return undefined;
 }
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const num = (v: unknown): number | undefined =>
+  typeof v === 'number'
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 
 function resultArray(doc: Obj): Obj[] | undefined {
   for (const key of ['results', 'rows', 'data', 'tests', 'measurements']) {
@@ -33,13 +38,18 @@ function side(r: Obj, ...keys: string[]): Obj | undefined {
   return isObj(v) ? v : undefined;
 }
 
-export function parseNcclTestsJson(text: string, fileName?: string): { measurements: Measurement[]; warnings: string[] } {
+export function parseNcclTestsJson(
+  text: string,
+  fileName?: string,
+): { measurements: Measurement[]; warnings: string[] } {
   const doc = parseJsonText(text, fileName);
   if (!isObj(doc)) throw new MeasurementParseError('expected a JSON object', 1, 1, fileName);
   const results = resultArray(doc);
   if (!results) throw new MeasurementParseError('no results array with "size" entries found', 1, 1, fileName);
   const config = side(doc, 'config', 'parameters', 'args') ?? doc;
-  const name = String(pick(doc, 'collective', 'test', 'name', 'benchmark') ?? pick(config, 'collective', 'test', 'name') ?? '');
+  const name = String(
+    pick(doc, 'collective', 'test', 'name', 'benchmark') ?? pick(config, 'collective', 'test', 'name') ?? '',
+  );
   const devices = pick(doc, 'devices', 'ranks');
   const warnings: string[] = [];
   const rows: MeasurementRow[] = results.map((r, i) => {
@@ -47,7 +57,8 @@ export function parseNcclTestsJson(text: string, fileName?: string): { measureme
     const inp = side(r, 'in_place', 'inplace', 'ip');
     const bytes = num(pick(r, 'size', 'bytes'));
     const timeUs = num(pick(out, 'time', 'time_us', 'timeUs'));
-    if (bytes === undefined || timeUs === undefined) throw new MeasurementParseError(`result ${i + 1} lacks "size" or "time"`, 1, 1, fileName);
+    if (bytes === undefined || timeUs === undefined)
+      throw new MeasurementParseError(`result ${i + 1} lacks "size" or "time"`, 1, 1, fileName);
     const wrong = num(pick(out, 'wrong', '#wrong', 'errors'));
     const inTime = inp ? num(pick(inp, 'time', 'time_us')) : undefined;
     return {
@@ -59,18 +70,35 @@ export function parseNcclTestsJson(text: string, fileName?: string): { measureme
       dtype: String(pick(r, 'type', 'datatype', 'dtype') ?? ''),
       ...(wrong !== undefined ? { wrong } : {}),
       ...(inp && inTime !== undefined
-        ? { inPlace: { timeUs: inTime, algbwGBps: num(pick(inp, 'algbw')) ?? 0, busbwGBps: num(pick(inp, 'busbw')) ?? 0, ...(num(pick(inp, 'wrong', '#wrong')) !== undefined ? { wrong: num(pick(inp, 'wrong', '#wrong')) } : {}) } }
+        ? {
+            inPlace: {
+              timeUs: inTime,
+              algbwGBps: num(pick(inp, 'algbw')) ?? 0,
+              busbwGBps: num(pick(inp, 'busbw')) ?? 0,
+              ...(num(pick(inp, 'wrong', '#wrong')) !== undefined ? { wrong: num(pick(inp, 'wrong', '#wrong')) } : {}),
+            },
+          }
         : {}),
     };
   });
   let ranks = num(pick(doc, 'nranks', 'world_size', 'nRanks')) ?? (Array.isArray(devices) ? devices.length : undefined);
   if (ranks === undefined) {
-    const big = rows.find((r) => r.count && r.dtype && dtypeBytes(r.dtype) && r.bytes > r.count * (dtypeBytes(r.dtype) ?? 1));
+    const big = rows.find(
+      (r) => r.count && r.dtype && dtypeBytes(r.dtype) && r.bytes > r.count * (dtypeBytes(r.dtype) ?? 1),
+    );
     ranks = big ? Math.round(big.bytes / (big.count! * dtypeBytes(big.dtype)!)) : 1;
     warnings.push('the report does not state the rank count; inferred it from the sizes');
   }
   return {
-    measurements: [{ kind: 'nccl-tests', collective: normalizeCollective(name || 'all_reduce'), ranks, rows, meta: { format: 'json', test: name } }],
+    measurements: [
+      {
+        kind: 'nccl-tests',
+        collective: normalizeCollective(name || 'all_reduce'),
+        ranks,
+        rows,
+        meta: { format: 'json', test: name },
+      },
+    ],
     warnings,
   };
 }

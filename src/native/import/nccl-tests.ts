@@ -3,12 +3,20 @@
 // 2025+ layout with a version banner and `Collective test starting/concluded` lines. Open MPI `--tag-output`
 // prefixes and NCCL INFO lines inside the table are skipped; several tests in one log become several measurements.
 import {
-  MeasurementParseError, busbwFactor, dtypeBytes, normalizeCollective, splitLines,
-  type CollectiveName, type Measurement, type MeasurementRow, type MetaValue,
+  MeasurementParseError,
+  busbwFactor,
+  dtypeBytes,
+  normalizeCollective,
+  splitLines,
+  type CollectiveName,
+  type Measurement,
+  type MeasurementRow,
+  type MetaValue,
 } from './model';
 
 const MPI_PREFIX = /^\[\d+,\d+\]<(?:stdout|stderr)>:/;
-const RANK_LINE = /^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$/;
+const RANK_LINE =
+  /^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$/;
 const NTHREAD_LINE = /^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)/;
 const BANNER_LINE = /^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?/;
 const STARTING_LINE = /^#\s*Collective test starting:\s*(\S+)/;
@@ -50,15 +58,20 @@ export interface NcclTestsParseOptions {
 }
 
 export function looksLikeNcclTests(text: string): boolean {
-  return /^(?:\[\d+,\d+\]<stdout>:)?#\s+(?:nThread\s+\d+|\s*size\s+count)/m.test(text) ||
-    /^(?:\[\d+,\d+\]<stdout>:)?#\s+size\s+count/m.test(text);
+  return (
+    /^(?:\[\d+,\d+\]<stdout>:)?#\s+(?:nThread\s+\d+|\s*size\s+count)/m.test(text) ||
+    /^(?:\[\d+,\d+\]<stdout>:)?#\s+size\s+count/m.test(text)
+  );
 }
 
 /** Longest line read; nccl-tests lines are under 200 characters, MPI prefixes and glued NCCL lines included. */
 const MAX_LINE_CHARS = 64 * 1024;
 
 /** Parses every test block in the text. Throws MeasurementParseError when no table is present or a cell is malformed. */
-export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}): { measurements: Measurement[]; warnings: string[] } {
+export function parseNcclTests(
+  text: string,
+  options: NcclTestsParseOptions = {},
+): { measurements: Measurement[]; warnings: string[] } {
   const lines = splitLines(text);
   const blocks: Block[] = [];
   const warnings: string[] = [];
@@ -76,7 +89,9 @@ export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}
     // No header, banner or row comes near this length; skipping such a line keeps the per-line regexes cheap
     // (a 100 MB line of cells took minutes to split, and one long token made the glued-line regex quadratic).
     if (raw.length > MAX_LINE_CHARS) {
-      warnings.push(`line ${lineNo} is ${raw.length.toLocaleString('en-US')} characters long, too long for nccl-tests output; skipped`);
+      warnings.push(
+        `line ${lineNo} is ${raw.length.toLocaleString('en-US')} characters long, too long for nccl-tests output; skipped`,
+      );
       continue;
     }
     const prefix = MPI_PREFIX.exec(raw);
@@ -142,10 +157,13 @@ export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}
     const fragment = beforeGluedNcclLine(line);
     if (fragment.trim() === '') continue;
     if (pending.length === 0 && !/^\s*\d+\s/.test(fragment)) continue;
-    for (const match of fragment.matchAll(/\S+/g)) pending.push({ text: match[0], column: column0 + (match.index ?? 0) + 1, line: lineNo });
+    for (const match of fragment.matchAll(/\S+/g))
+      pending.push({ text: match[0], column: column0 + (match.index ?? 0) + 1, line: lineNo });
     if (pending.length < block.columns.length) continue;
     if (pending.length > block.columns.length) {
-      warnings.push(`line ${pending[0].line}: table row has ${pending.length} cells, the header has ${block.columns.length}; row skipped`);
+      warnings.push(
+        `line ${pending[0].line}: table row has ${pending.length} cells, the header has ${block.columns.length}; row skipped`,
+      );
     } else {
       const row = parseRow(pending, block.columns, options.fileName);
       // A row with nan or inf where a number belongs is dropped and counted, so it cannot skew the fit or the plot.
@@ -157,10 +175,16 @@ export function parseNcclTests(text: string, options: NcclTestsParseOptions = {}
     }
     pending = [];
   }
-  if (pending.length > 0) warnings.push(`line ${pending[0].line}: the last table row is incomplete (the file looks truncated); row skipped`);
+  if (pending.length > 0)
+    warnings.push(`line ${pending[0].line}: the last table row is incomplete (the file looks truncated); row skipped`);
   flush();
   if (blocks.length === 0) {
-    throw new MeasurementParseError('no nccl-tests table found (expected a "#  size  count  type ..." header line)', 1, 1, options.fileName);
+    throw new MeasurementParseError(
+      'no nccl-tests table found (expected a "#  size  count  type ..." header line)',
+      1,
+      1,
+      options.fileName,
+    );
   }
   const measurements = blocks.map((b) => toMeasurement(b, options.fileName, infoNcclVersion, warnings));
   return { measurements, warnings };
@@ -189,7 +213,11 @@ interface Cell {
 /** nan and inf as C's printf writes them: a measurement that went wrong, not a format the importer misreads. */
 const NON_FINITE = /^[-+]?(nan|inf(inity)?)$/i;
 
-function parseRow(cells: Cell[], columns: string[], fileName: string | undefined): { row: MeasurementRow; type: Block['rowTypes'][number] } | undefined {
+function parseRow(
+  cells: Cell[],
+  columns: string[],
+  fileName: string | undefined,
+): { row: MeasurementRow; type: Block['rowTypes'][number] } | undefined {
   if (cells.some((cell) => NON_FINITE.test(cell.text))) return undefined;
   const lineNo = cells[0].line;
   const at = (name: string, occurrence: number): Cell | undefined => {
@@ -203,7 +231,12 @@ function parseRow(cells: Cell[], columns: string[], fileName: string | undefined
     if (optional && /^n\/a$/i.test(cell.text)) return undefined;
     const value = Number(cell.text);
     if (!Number.isFinite(value)) {
-      throw new MeasurementParseError(`expected a number in column "${name}", found "${cell.text}"`, cell.line, cell.column, fileName);
+      throw new MeasurementParseError(
+        `expected a number in column "${name}", found "${cell.text}"`,
+        cell.line,
+        cell.column,
+        fileName,
+      );
     }
     return value;
   };
@@ -241,7 +274,11 @@ function parseRow(cells: Cell[], columns: string[], fileName: string | undefined
 /** Works out the collective: the banner, then the file name, then the table's own shape. */
 function inferCollective(block: Block, fileName: string | undefined): CollectiveName {
   if (block.collectiveName) return normalizeCollective(block.collectiveName);
-  const hint = fileName ? /(all_?reduce|all_?gather|reduce_?scatter|broadcast|sendrecv|alltoall|hypercube|scatter|gather|reduce)(?:_perf)?/i.exec(fileName.split(/[\\/]/).pop() ?? '') : null;
+  const hint = fileName
+    ? /(all_?reduce|all_?gather|reduce_?scatter|broadcast|sendrecv|alltoall|hypercube|scatter|gather|reduce)(?:_perf)?/i.exec(
+        fileName.split(/[\\/]/).pop() ?? '',
+      )
+    : null;
   if (hint) return normalizeCollective(hint[1]);
   const cols = block.columns ?? [];
   const sample = [...block.rowTypes].reverse().find((t) => t.count > 0);
@@ -269,7 +306,12 @@ function inferRanks(block: Block, collective: CollectiveName): number {
   return Number(block.header.nGpus ?? 1) * Number(block.header.nThread ?? 1);
 }
 
-function toMeasurement(block: Block, fileName: string | undefined, infoNcclVersion: string | undefined, warnings: string[]): Measurement {
+function toMeasurement(
+  block: Block,
+  fileName: string | undefined,
+  infoNcclVersion: string | undefined,
+  warnings: string[],
+): Measurement {
   const collective = inferCollective(block, fileName);
   const ranks = inferRanks(block, collective);
   const hosts = new Set([...block.ranks.values()].map((r) => r.host));
@@ -277,9 +319,12 @@ function toMeasurement(block: Block, fileName: string | undefined, infoNcclVersi
   const truncated = block.avgBusbwGBps === undefined;
   if (truncated) warnings.push(`the ${collective} table has no "# Avg bus bandwidth" summary: the output is truncated`);
   const wrongRows = block.rows.filter((r) => (r.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0).length;
-  if (wrongRows > 0) warnings.push(`${wrongRows} ${collective} sizes report #wrong > 0: the data was corrupted in transit`);
-  if (block.corruptRows > 0) warnings.push(`${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs)`);
-  if (block.validation && block.validation !== 'OK') warnings.push(`validation ${block.validation}: ${block.outOfBounds} out-of-bounds values`);
+  if (wrongRows > 0)
+    warnings.push(`${wrongRows} ${collective} sizes report #wrong > 0: the data was corrupted in transit`);
+  if (block.corruptRows > 0)
+    warnings.push(`${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs)`);
+  if (block.validation && block.validation !== 'OK')
+    warnings.push(`validation ${block.validation}: ${block.outOfBounds} out-of-bounds values`);
   const factor = busbwFactor(collective, ranks);
   const meta: Record<string, MetaValue> = {
     ...block.header,
@@ -290,7 +335,9 @@ function toMeasurement(block: Block, fileName: string | undefined, infoNcclVersi
     busbwFactor: factor,
     wrongRows,
     ...(block.testsVersion ? { ncclTestsVersion: block.testsVersion } : {}),
-    ...((block.ncclVersion ?? infoNcclVersion) ? { ncclVersion: (block.ncclVersion ?? infoNcclVersion) as string } : {}),
+    ...((block.ncclVersion ?? infoNcclVersion)
+      ? { ncclVersion: (block.ncclVersion ?? infoNcclVersion) as string }
+      : {}),
     ...(block.avgBusbwGBps !== undefined ? { avgBusbwGBps: block.avgBusbwGBps } : {}),
     ...(block.validation ? { validation: block.validation, outOfBounds: block.outOfBounds ?? 0 } : {}),
     ...(block.collectiveName ? { test: block.collectiveName } : {}),

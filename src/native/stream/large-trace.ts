@@ -46,7 +46,18 @@ type Event = Record<string, unknown>;
 const isRecord = (v: unknown): v is Event => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The arguments the Kineto importer reads; the rest (grid, block, occupancy…) is dropped on the way in. */
-const KEPT_ARGS = ['External id', 'correlation', 'stream', 'dtype', 'In msg nelems', 'Out msg nelems', 'Group size', 'Collective name', 'Input Dims', 'Input type'];
+const KEPT_ARGS = [
+  'External id',
+  'correlation',
+  'stream',
+  'dtype',
+  'In msg nelems',
+  'Out msg nelems',
+  'Group size',
+  'Collective name',
+  'Input Dims',
+  'Input type',
+];
 
 function trimmed(e: Event): Event {
   const args: Event = {};
@@ -62,9 +73,24 @@ function isNcclEvent(e: Event): boolean {
 }
 
 /** Streams a file's events through `onEvent`; returns the small top-level values (distributedInfo…). */
-function scanFile(path: string, wants: (text: string) => boolean, onEvent: (e: Event) => void): Record<string, unknown> {
+function scanFile(
+  path: string,
+  wants: (text: string) => boolean,
+  onEvent: (e: Event) => void,
+): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
-  const scanner = new TraceEventScanner({ wants, event: (v) => { if (isRecord(v)) onEvent(v); }, metadata: (k, v) => { metadata[k] = v; } }, path);
+  const scanner = new TraceEventScanner(
+    {
+      wants,
+      event: (v) => {
+        if (isRecord(v)) onEvent(v);
+      },
+      metadata: (k, v) => {
+        metadata[k] = v;
+      },
+    },
+    path,
+  );
   const decoder = new StringDecoder('utf8');
   const buffer = Buffer.alloc(CHUNK_BYTES);
   const fd = openSync(path, 'r');
@@ -91,17 +117,35 @@ export function importLargeTrace(path: string): ImportResult {
   const kept: Event[] = [];
   let dropped = 0;
   // Most events are compute kernels and CPU ops; a substring test skips them without parsing.
-  const metadata = scanFile(path, (text) => text.includes('nccl') || text.includes('record_param_comms'), (e) => {
-    if (!isNcclEvent(e)) return;
-    if (kept.length < MAX_KEPT_EVENTS) kept.push(trimmed(e));
-    else dropped++;
-  });
+  const metadata = scanFile(
+    path,
+    (text) => text.includes('nccl') || text.includes('record_param_comms'),
+    (e) => {
+      if (!isNcclEvent(e)) return;
+      if (kept.length < MAX_KEPT_EVENTS) kept.push(trimmed(e));
+      else dropped++;
+    },
+  );
   const hasAnnotations = kept.some((e) => e.cat === 'user_annotation');
-  const unsized = new Set(kept.filter((e) => e.cat === 'kernel' && isRecord(e.args) && !('In msg nelems' in e.args)).map((e) => (e.args as Event).correlation));
+  const unsized = new Set(
+    kept
+      .filter((e) => e.cat === 'kernel' && isRecord(e.args) && !('In msg nelems' in e.args))
+      .map((e) => (e.args as Event).correlation),
+  );
   if (hasAnnotations && unsized.size > 0) {
-    scanFile(path, (text) => text.includes('cuda_'), (e) => {
-      if ((e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') && isRecord(e.args) && unsized.has(e.args.correlation) && kept.length < MAX_KEPT_EVENTS) kept.push(trimmed(e));
-    });
+    scanFile(
+      path,
+      (text) => text.includes('cuda_'),
+      (e) => {
+        if (
+          (e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') &&
+          isRecord(e.args) &&
+          unsized.has(e.args.correlation) &&
+          kept.length < MAX_KEPT_EVENTS
+        )
+          kept.push(trimmed(e));
+      },
+    );
   }
   // deviceProperties names the GPUs the trace ran on; the whole-file import reads it too.
   const doc = {
@@ -113,11 +157,18 @@ export function importLargeTrace(path: string): ImportResult {
   try {
     result = parseKineto(JSON.stringify(doc), path);
   } catch (error) {
-    if (error instanceof MeasurementParseError) throw new MeasurementParseError(error.message.replace(/^.*?\d+:\d+: /, ''), 1, 1, path);
+    if (error instanceof MeasurementParseError)
+      throw new MeasurementParseError(error.message.replace(/^.*?\d+:\d+: /, ''), 1, 1, path);
     throw error;
   }
-  const warnings = [`streamed: the file is over ${formatSize(WHOLE_FILE_LIMIT_BYTES)}, so only its NCCL events were kept`, ...result.warnings];
-  if (dropped > 0) warnings.push(`only the first ${MAX_KEPT_EVENTS.toLocaleString('en-US')} NCCL events were imported; ${dropped.toLocaleString('en-US')} more were skipped (record fewer profiler steps for the rest)`);
+  const warnings = [
+    `streamed: the file is over ${formatSize(WHOLE_FILE_LIMIT_BYTES)}, so only its NCCL events were kept`,
+    ...result.warnings,
+  ];
+  if (dropped > 0)
+    warnings.push(
+      `only the first ${MAX_KEPT_EVENTS.toLocaleString('en-US')} NCCL events were imported; ${dropped.toLocaleString('en-US')} more were skipped (record fewer profiler steps for the rest)`,
+    );
   return { kind: 'kineto', measurements: result.measurements, trace: result.trace, warnings };
 }
 
@@ -125,10 +176,22 @@ export function importLargeTrace(path: string): ImportResult {
 export function largeFilePlan(path: string, sizeBytes: number): { readonly refuse?: string } {
   const head = sniff(path);
   if (head.length > 2 && head[0] === 0x1f && head[1] === 0x8b) {
-    return { refuse: tooLargeMessage(path, sizeBytes, 'a gzipped trace cannot be streamed. Inflate it (`gunzip -k`) and import the .json, which is streamed, or record fewer profiler steps.') };
+    return {
+      refuse: tooLargeMessage(
+        path,
+        sizeBytes,
+        'a gzipped trace cannot be streamed. Inflate it (`gunzip -k`) and import the .json, which is streamed, or record fewer profiler steps.',
+      ),
+    };
   }
   if (!startsLikeJson(head)) {
-    return { refuse: tooLargeMessage(path, sizeBytes, 'only Chrome/Kineto traces that large are streamed. Split the file (for example `split -l 1000000`) or keep the runs you need, and import those.') };
+    return {
+      refuse: tooLargeMessage(
+        path,
+        sizeBytes,
+        'only Chrome/Kineto traces that large are streamed. Split the file (for example `split -l 1000000`) or keep the runs you need, and import those.',
+      ),
+    };
   }
   return {};
 }

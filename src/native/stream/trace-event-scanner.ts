@@ -46,7 +46,10 @@ export class TraceEventScanner {
   private sawEvents = false;
   events = 0;
 
-  constructor(private readonly sink: ScannerSink, private readonly fileName?: string) {}
+  constructor(
+    private readonly sink: ScannerSink,
+    private readonly fileName?: string,
+  ) {}
 
   private fail(message: string, line = this.line, column = 1): never {
     throw new MeasurementParseError(message, line, column, this.fileName);
@@ -68,7 +71,6 @@ export class TraceEventScanner {
         const m = STRING_END.exec(chunk);
         if (!m) {
           if (this.keyParts) this.keyParts.push(chunk.slice(i));
-          i = chunk.length;
           break;
         }
         const at = m.index;
@@ -84,7 +86,12 @@ export class TraceEventScanner {
           }
           continue;
         }
-        if (ch === '\n') this.fail('unterminated string (strings cannot span lines)', this.line, this.consumed + at - this.lineStart + 1);
+        if (ch === '\n')
+          this.fail(
+            'unterminated string (strings cannot span lines)',
+            this.line,
+            this.consumed + at - this.lineStart + 1,
+          );
         if (this.keyParts) {
           this.keyParts.push(chunk.slice(i, at));
           this.key = this.keyParts.join('');
@@ -99,7 +106,6 @@ export class TraceEventScanner {
       const m = pattern.exec(chunk);
       if (!m) {
         if (this.top === 'unknown' && /\S/.test(chunk.slice(i))) this.notATrace(chunk.slice(i).trim()[0]);
-        i = chunk.length;
         break;
       }
       const at = m.index;
@@ -139,7 +145,8 @@ export class TraceEventScanner {
             this.startCapture('metadata', at);
             captureFrom = at;
           }
-          if (this.top === 'object' && this.depth === 1 && this.key === 'traceEvents' && ch === '[') this.sawEvents = true;
+          if (this.top === 'object' && this.depth === 1 && this.key === 'traceEvents' && ch === '[')
+            this.sawEvents = true;
           this.depth++;
           if (this.depth === 1 && this.top === 'object') this.expectKey = true;
           break;
@@ -178,7 +185,12 @@ export class TraceEventScanner {
     if (this.oversized) return;
     this.capturedChars += text.length;
     if (this.capturedChars > MAX_EVENT_CHARS) {
-      if (this.captureKind === 'event') this.fail(`an event longer than ${MAX_EVENT_CHARS / 1024 / 1024} MiB; this is not a trace event`, this.captureLine, this.captureColumn);
+      if (this.captureKind === 'event')
+        this.fail(
+          `an event longer than ${MAX_EVENT_CHARS / 1024 / 1024} MiB; this is not a trace event`,
+          this.captureLine,
+          this.captureColumn,
+        );
       this.oversized = true;
       this.captured = [];
       return;
@@ -201,7 +213,11 @@ export class TraceEventScanner {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      this.fail(`invalid JSON in ${kind === 'event' ? 'a trace event' : `"${this.key}"`}: ${(error as Error).message.replace(/ in JSON at position \d+.*$/, '')}`, line, column);
+      this.fail(
+        `invalid JSON in ${kind === 'event' ? 'a trace event' : `"${this.key}"`}: ${(error as Error).message.replace(/ in JSON at position \d+.*$/, '')}`,
+        line,
+        column,
+      );
     }
     if (kind === 'event') {
       this.events++;
@@ -213,7 +229,13 @@ export class TraceEventScanner {
 
   /** Call after the last chunk: checks that the document was complete and held a trace. */
   end(): void {
-    if (this.inString || this.depth !== 0) this.fail('the trace ends in the middle of the JSON (truncated file?)', this.line, this.consumed - this.lineStart + 1);
-    if (!this.sawEvents) this.fail('not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)', 1, 1);
+    if (this.inString || this.depth !== 0)
+      this.fail(
+        'the trace ends in the middle of the JSON (truncated file?)',
+        this.line,
+        this.consumed - this.lineStart + 1,
+      );
+    if (!this.sawEvents)
+      this.fail('not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)', 1, 1);
   }
 }

@@ -9,7 +9,11 @@ const folder = () => vscode.workspace.workspaceFolders![0].uri;
 const fixture = (name: string) => vscode.Uri.joinPath(folder(), name);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -26,11 +30,15 @@ suite('Collective Profiler in VS Code', () => {
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension, `${EXTENSION_ID} is installed`);
     await extension.activate();
-    await vscode.workspace.getConfiguration('collectiveProfiler').update('system', 'dgx-h100', vscode.ConfigurationTarget.Workspace);
+    await vscode.workspace
+      .getConfiguration('collectiveProfiler')
+      .update('system', 'dgx-h100', vscode.ConfigurationTarget.Workspace);
   });
 
   test('every contributed command is registered', async () => {
-    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: { command: string }[] } };
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+      contributes: { commands: { command: string }[] };
+    };
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = pkg.contributes.commands.map((c) => c.command).filter((id) => !registered.has(id));
     assert.deepEqual(missing, []);
@@ -51,11 +59,18 @@ suite('Collective Profiler in VS Code', () => {
   test('the quick fix removes the finding', async () => {
     const uri = fixture('train.py');
     const diagnostic = vscode.languages.getDiagnostics(uri).find((d) => codeOf(d) === 'CP001')!;
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, diagnostic.range, vscode.CodeActionKind.QuickFix.value);
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      uri,
+      diagnostic.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const fix = actions.find((a) => a.isPreferred) ?? actions[0];
     assert.ok(fix?.edit, `a quick fix is offered (${actions.map((a) => a.title).join(', ')})`);
     assert.ok(await vscode.workspace.applyEdit(fix.edit));
-    await until('CP001 to go away', () => (vscode.languages.getDiagnostics(uri).some((d) => codeOf(d) === 'CP001') ? undefined : true));
+    await until('CP001 to go away', () =>
+      vscode.languages.getDiagnostics(uri).some((d) => codeOf(d) === 'CP001') ? undefined : true,
+    );
     await vscode.commands.executeCommand('workbench.action.files.revert');
   });
 
@@ -78,22 +93,48 @@ suite('Collective Profiler in VS Code', () => {
   });
 
   test('the bucket_cap_mb lens gives the sweep recommendation', async () => {
-    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', fixture('ddp_train.py'), 50);
-    assert.ok(lenses.some((l) => l.command?.title.startsWith('Bucket sweep:')), lenses.map((l) => l.command?.title).join(' | '));
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      fixture('ddp_train.py'),
+      50,
+    );
+    assert.ok(
+      lenses.some((l) => l.command?.title.startsWith('Bucket sweep:')),
+      lenses.map((l) => l.command?.title).join(' | '),
+    );
   });
 
   test('config and measurement files get their lenses', async () => {
-    const config = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', fixture('ds_config.json'), 10);
-    assert.deepEqual(config.map((l) => l.command?.command).sort(), ['collectiveProfiler.profileTrainingConfig', 'collectiveProfiler.showScalingCheck', 'collectiveProfiler.sweepBucketSize']);
+    const config = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      fixture('ds_config.json'),
+      10,
+    );
+    assert.deepEqual(config.map((l) => l.command?.command).sort(), [
+      'collectiveProfiler.profileTrainingConfig',
+      'collectiveProfiler.showScalingCheck',
+      'collectiveProfiler.sweepBucketSize',
+    ]);
     const doc = await vscode.workspace.openTextDocument(fixture('all_reduce_perf.txt'));
     assert.equal(doc.languageId, 'nccl-tests');
-    const measured = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri, 10);
-    assert.deepEqual(measured.map((l) => l.command?.command).sort(), ['collectiveProfiler.compareWithModel', 'collectiveProfiler.importMeasurements']);
+    const measured = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      doc.uri,
+      10,
+    );
+    assert.deepEqual(measured.map((l) => l.command?.command).sort(), [
+      'collectiveProfiler.compareWithModel',
+      'collectiveProfiler.importMeasurements',
+    ]);
   });
 
   test('profiling the collective at the cursor opens the timeline and enables Export Trace', async () => {
     await vscode.commands.executeCommand('collectiveProfiler.profileAllReduceAtCursor', fixture('train.py'), 13);
-    await until('the timeline panel', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.label === 'Collective Timeline') || undefined);
+    await until(
+      'the timeline panel',
+      () =>
+        vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.label === 'Collective Timeline') || undefined,
+    );
   });
 
   test('Export Trace writes the shown trace as Chrome JSON that reopens in the timeline', async () => {

@@ -3,8 +3,16 @@
 // @vscode/test-electron exit non-zero. Kept here instead of a mocha dependency: the suite needs nothing more.
 type Fn = () => unknown | Promise<unknown>;
 
-interface Case { readonly title: string; readonly fn: Fn; readonly timeoutMs: number }
-interface Suite { readonly title: string; readonly setup: Fn[]; readonly cases: Case[] }
+interface Case {
+  readonly title: string;
+  readonly fn: Fn;
+  readonly timeoutMs: number;
+}
+interface Suite {
+  readonly title: string;
+  readonly setup: Fn[];
+  readonly cases: Case[];
+}
 
 const suites: Suite[] = [];
 let current: Suite | undefined;
@@ -29,7 +37,18 @@ export function test(title: string, fn: Fn, timeoutMs = 30_000): void {
 function withTimeout(fn: Fn, ms: number, what: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
-    Promise.resolve().then(fn).then((v) => { clearTimeout(timer); resolve(v); }, (e) => { clearTimeout(timer); reject(e); });
+    Promise.resolve()
+      .then(fn)
+      .then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
   });
 }
 
@@ -41,7 +60,7 @@ export async function runAll(log: (line: string) => void = console.log): Promise
     try {
       for (const setup of s.setup) await withTimeout(setup, 60_000, `${s.title} setup`);
     } catch (error) {
-      log(`    ✗ setup failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+      log(`    ✗ setup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       failed += s.cases.length;
       continue;
     }
@@ -53,7 +72,7 @@ export async function runAll(log: (line: string) => void = console.log): Promise
         log(`    ✓ ${c.title} (${Date.now() - started} ms)`);
       } catch (error) {
         failed++;
-        log(`    ✗ ${c.title}\n      ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+        log(`    ✗ ${c.title}\n      ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       }
     }
   }

@@ -58,7 +58,10 @@ test('CP008: backward in one method, the step in another that returns early on a
   // Both branches of `backward` miss the same division: one finding, on the first, and none on the wrapper call.
   assert.deepEqual(summary(findings), ['CP008@6']);
   assert.match(findings[0].message, /`update_freq` micro-batches.*`update_freq`× the configured one/);
-  assert.deepEqual(findings[0].related.map((r) => r.range.startLine + 1), [14, 10, 16]);
+  assert.deepEqual(
+    findings[0].related.map((r) => r.range.startLine + 1),
+    [14, 10, 16],
+  );
   // The count is local to `update_params`, so no edit at the backward could divide by it.
   assert.deepEqual(findings[0].fixes, []);
 });
@@ -66,7 +69,10 @@ test('CP008: backward in one method, the step in another that returns early on a
 test('CP008 across methods is silent where the loss is divided, the counter is not a micro-step count, or there is no gate', async () => {
   const silent = [
     // The fix: the backward method divides by the count the object holds.
-    AGENT.replace("    def backward(self, loss):\n", "    def backward(self, loss):\n        loss = loss / self.opt['update_freq']\n"),
+    AGENT.replace(
+      '    def backward(self, loss):\n',
+      "    def backward(self, loss):\n        loss = loss / self.opt['update_freq']\n",
+    ),
     // The caller divides before handing the loss over, inline or in an assignment before the call.
     AGENT.replace('self.backward(loss)', "self.backward(loss / self.opt['update_freq'])"),
     AGENT.replace('self.backward(loss)', 'loss = loss / self.grad_accum_steps\n        self.backward(loss)'),
@@ -87,7 +93,10 @@ test('CP008: a loop divides the loss a helper returns by K only after the helper
   const findings = await analyze(RETURNED);
   assert.deepEqual(summary(findings), ['CP008@9']);
   assert.match(findings[0].message, /`n_micro_batches` micro-batches.*`n_micro_batches`× the configured one/);
-  assert.deepEqual(findings[0].related.map((r) => r.range.startLine + 1), [17, 18, 20]);
+  assert.deepEqual(
+    findings[0].related.map((r) => r.range.startLine + 1),
+    [17, 18, 20],
+  );
   assert.match(findings[0].related[1].message, /divided by `n_micro_batches` only after its backward ran/);
   assert.deepEqual(findings[0].fixes, []);
 });
@@ -95,21 +104,33 @@ test('CP008: a loop divides the loss a helper returns by K only after the helper
 test('CP008 for a returned loss is silent where the helper divides, may not run backward, or the loop is not K long', async () => {
   const silent = [
     // The fix: the count is passed down and divides before backward.
-    RETURNED.replace('def _loss_and_backward(self, batch, do_backward=True):', 'def _loss_and_backward(self, batch, do_backward=True, n_micro_batches=1):')
+    RETURNED.replace(
+      'def _loss_and_backward(self, batch, do_backward=True):',
+      'def _loss_and_backward(self, batch, do_backward=True, n_micro_batches=1):',
+    )
       .replace('(valid_tokens + 1e-8)\n', '(valid_tokens + 1e-8)\n        loss = loss / n_micro_batches\n')
-      .replace('self._loss_and_backward(batch=micro_batch) / n_micro_batches', 'self._loss_and_backward(batch=micro_batch, n_micro_batches=n_micro_batches)'),
+      .replace(
+        'self._loss_and_backward(batch=micro_batch) / n_micro_batches',
+        'self._loss_and_backward(batch=micro_batch, n_micro_batches=n_micro_batches)',
+      ),
     // A normaliser computed by the caller (a token count over all micro-batches) reaches the helper.
     RETURNED.replace('self._loss_and_backward(batch=micro_batch)', 'self._loss_and_backward(micro_batch, total_tokens)')
       .replace('def _loss_and_backward(self, batch, do_backward=True):', 'def _loss_and_backward(self, batch, total):')
       .replace('(valid_tokens + 1e-8)', '(total + 1e-8)'),
     // The caller turns the backward off (evaluation).
-    RETURNED.replace('self._loss_and_backward(batch=micro_batch)', 'self._loss_and_backward(batch=micro_batch, do_backward=False)'),
+    RETURNED.replace(
+      'self._loss_and_backward(batch=micro_batch)',
+      'self._loss_and_backward(batch=micro_batch, do_backward=False)',
+    ),
     // The loop does not run n_micro_batches times.
     RETURNED.replace('for micro_batch in micro_batches:', 'for micro_batch in micro_batches[:2]:'),
     // A step per micro-batch inside the loop.
     RETURNED.replace('step_loss += loss.item()', 'step_loss += loss.item()\n            self.optimizer.step()'),
     // The returned value is only logged, never divided.
-    RETURNED.replace('self._loss_and_backward(batch=micro_batch) / n_micro_batches', 'self._loss_and_backward(batch=micro_batch)'),
+    RETURNED.replace(
+      'self._loss_and_backward(batch=micro_batch) / n_micro_batches',
+      'self._loss_and_backward(batch=micro_batch)',
+    ),
   ];
   for (const text of silent) {
     assert.notEqual(text, RETURNED);

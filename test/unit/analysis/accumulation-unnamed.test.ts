@@ -28,8 +28,14 @@ const HELPER_STEP = py`
 test('CP008: backward on a call result in a range(K) loop, the step in a helper of the file called after it', async () => {
   const findings = await analyze(HELPER_STEP);
   assert.deepEqual(summary(findings), ['CP008@15']);
-  assert.match(findings[0].message, /`grad_accum_steps` micro-batches.*`model\(inputs, targets, window\)` is not divided/);
-  assert.deepEqual(findings[0].related.map((r) => r.range.startLine + 1), [13, 16]);
+  assert.match(
+    findings[0].message,
+    /`grad_accum_steps` micro-batches.*`model\(inputs, targets, window\)` is not divided/,
+  );
+  assert.deepEqual(
+    findings[0].related.map((r) => r.range.startLine + 1),
+    [13, 16],
+  );
   const fixed = applyEdits(HELPER_STEP, findings[0].fixes[0].edits);
   assert.match(fixed, /\(model\(inputs, targets, window\) \/ grad_accum_steps\)\.backward\(\)/);
   assert.ok(await parsesCleanly(fixed));
@@ -39,15 +45,27 @@ test('CP008: backward on a call result in a range(K) loop, the step in a helper 
 test('CP008 on a call result stays silent where anything in reach may normalise it, or the helper does not step', async () => {
   const silent = [
     // Divided inside the backward's receiver (the fix as written in modded-nanogpt 29aefcfd).
-    HELPER_STEP.replace('model(inputs, targets, window).backward()', '(model(inputs, targets, window) / grad_accum_steps).backward()'),
+    HELPER_STEP.replace(
+      'model(inputs, targets, window).backward()',
+      '(model(inputs, targets, window) / grad_accum_steps).backward()',
+    ),
     // An argument carrying a normaliser computed earlier.
-    HELPER_STEP.replace('        inputs, targets = next(train_loader)', '        inputs, targets = next(train_loader)\n        window = targets.numel() / total_tokens'),
+    HELPER_STEP.replace(
+      '        inputs, targets = next(train_loader)',
+      '        inputs, targets = next(train_loader)\n        window = targets.numel() / total_tokens',
+    ),
     // The count passed to the call.
     HELPER_STEP.replace('model(inputs, targets, window)', 'model(inputs, targets, grad_accum_steps)'),
     // A method of a value computed here (a per-token loss averaged by the caller): not a call's own loss.
-    HELPER_STEP.replace('        model(inputs, targets, window).backward()', '        per_token = model(inputs, targets, window)\n        per_token.mean().backward()'),
+    HELPER_STEP.replace(
+      '        model(inputs, targets, window).backward()',
+      '        per_token = model(inputs, targets, window)\n        per_token.mean().backward()',
+    ),
     // The helper rescales the accumulated gradients before its step.
-    HELPER_STEP.replace('    if step % 2 == 0:', '    for p in model.parameters():\n        p.grad.div_(grad_accum_steps)\n    if step % 2 == 0:'),
+    HELPER_STEP.replace(
+      '    if step % 2 == 0:',
+      '    for p in model.parameters():\n        p.grad.div_(grad_accum_steps)\n    if step % 2 == 0:',
+    ),
     // The helper only logs: no step after the loop.
     HELPER_STEP.replace(/optimizers\[1\]\.step\(\)/, 'print(step)').replace(/optimizer\.step\(\)/, 'print(optimizer)'),
   ];

@@ -32,8 +32,14 @@ const MODULO_STEP = py`
 test('CP008: backward in a range(K) micro-step loop, one step after it, the loss not divided by K', async () => {
   const findings = await analyze(MICRO_STEP_LOOP);
   assert.deepEqual(summary(findings), ['CP008@6']);
-  assert.match(findings[0].message, /`gradient_accumulation_steps` micro-batches.*`loss` is not divided.*`gradient_accumulation_steps`× the configured one/);
-  assert.deepEqual(findings[0].related.map((r) => r.range.startLine + 1), [2, 7]);
+  assert.match(
+    findings[0].message,
+    /`gradient_accumulation_steps` micro-batches.*`loss` is not divided.*`gradient_accumulation_steps`× the configured one/,
+  );
+  assert.deepEqual(
+    findings[0].related.map((r) => r.range.startLine + 1),
+    [2, 7],
+  );
   const fixed = applyEdits(MICRO_STEP_LOOP, findings[0].fixes[0].edits);
   assert.match(fixed, /scaler\.scale\(loss \/ gradient_accumulation_steps\)\.backward\(\)/);
   assert.ok(await parsesCleanly(fixed));
@@ -67,11 +73,17 @@ test('CP008 is silent where the loss is normalised, summed, the count unnamed, o
   const silent = [
     // Divided by the count (the fix), or by anything else the analysis cannot tell apart (a token count).
     MICRO_STEP_LOOP.replace('scaler.scale(loss)', 'scaler.scale(loss / gradient_accumulation_steps)'),
-    MICRO_STEP_LOOP.replace('logits, loss = model(X, Y)', 'logits, loss = model(X, Y)\n            loss = loss / num_tokens'),
+    MICRO_STEP_LOOP.replace(
+      'logits, loss = model(X, Y)',
+      'logits, loss = model(X, Y)\n            loss = loss / num_tokens',
+    ),
     // A sum over samples: summing micro-batch sums is the sum over the larger batch.
     MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = loss_fn(logits, targets, reduction="sum")'),
     // The count goes into the loss computation, which may normalise by it.
-    MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = compute_loss(logits, targets, gradient_accumulation_iters)'),
+    MODULO_STEP.replace(
+      'loss = loss_fn(logits, targets)',
+      'loss = compute_loss(logits, targets, gradient_accumulation_iters)',
+    ),
     // A loop whose bound does not say it counts micro-batches (sequence chunks, GAN critic steps).
     MICRO_STEP_LOOP.replace('range(gradient_accumulation_steps)', 'range(n_chunks)'),
     // The step inside the loop: one step per backward.
@@ -83,16 +95,28 @@ test('CP008 is silent where the loss is normalised, summed, the count unnamed, o
 test('CP008 knows the backward calls that divide by the accumulation count themselves', async () => {
   const silent = [
     // Accelerate divides in backward when the Accelerator knows the count, and inside accumulate().
-    MODULO_STEP.replace('def train(', 'accelerator = Accelerator(gradient_accumulation_steps=gradient_accumulation_iters)\ndef train(').replace('fabric.backward(loss)', 'accelerator.backward(loss)'),
-    MODULO_STEP.replace('        fabric.backward(loss)', '        with accelerator.accumulate(model):\n            accelerator.backward(loss)'),
+    MODULO_STEP.replace(
+      'def train(',
+      'accelerator = Accelerator(gradient_accumulation_steps=gradient_accumulation_iters)\ndef train(',
+    ).replace('fabric.backward(loss)', 'accelerator.backward(loss)'),
+    MODULO_STEP.replace(
+      '        fabric.backward(loss)',
+      '        with accelerator.accumulate(model):\n            accelerator.backward(loss)',
+    ),
     // A DeepSpeed engine scales the loss by its own gradient_accumulation_steps.
     MODULO_STEP.replace('fabric.backward(loss)', 'model_engine.backward(loss)'),
     // The loss given by keyword, already divided (ColossalAI's booster).
-    MODULO_STEP.replace('loss = loss_fn(logits, targets)', 'loss = loss_fn(logits, targets) / gradient_accumulation_iters').replace('fabric.backward(loss)', 'booster.backward(loss=loss, optimizer=optimizer)'),
+    MODULO_STEP.replace(
+      'loss = loss_fn(logits, targets)',
+      'loss = loss_fn(logits, targets) / gradient_accumulation_iters',
+    ).replace('fabric.backward(loss)', 'booster.backward(loss=loss, optimizer=optimizer)'),
   ];
   for (const text of silent) assert.deepEqual(summary(await analyze(text)), [], text);
   // An Accelerator built without the count divides by 1: the sum stays.
-  const plain = MODULO_STEP.replace('def train(', 'accelerator = Accelerator(mixed_precision="fp16")\ndef train(').replace('fabric.backward(loss)', 'accelerator.backward(loss)');
+  const plain = MODULO_STEP.replace(
+    'def train(',
+    'accelerator = Accelerator(mixed_precision="fp16")\ndef train(',
+  ).replace('fabric.backward(loss)', 'accelerator.backward(loss)');
   assert.deepEqual(summary(await analyze(plain)), ['CP008@7']);
 });
 
@@ -127,14 +151,23 @@ test('CP008 is silent where the accumulated gradients are rescaled before the st
   assert.deepEqual(summary(await analyze(text.replace(/ *multiply_grads\(.*\n/, ''))), ['CP008@3']);
   const rescaled = [
     text,
-    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad.div_(sample_size)'),
-    text.replace('multiply_grads(optim, world_size / sample_size)', 'for p in model.parameters():\n            p.grad *= world_size / sample_size'),
+    text.replace(
+      'multiply_grads(optim, world_size / sample_size)',
+      'for p in model.parameters():\n            p.grad.div_(sample_size)',
+    ),
+    text.replace(
+      'multiply_grads(optim, world_size / sample_size)',
+      'for p in model.parameters():\n            p.grad *= world_size / sample_size',
+    ),
     text.replace(/multiply_grads\(.*\n *scaler\.step\(optim\)/, 'scaler.step(optim, scale=sample_size)'),
   ];
   for (const variant of rescaled.slice(1)) assert.notEqual(variant, text);
   for (const variant of rescaled) assert.deepEqual(summary(await analyze(variant)), [], variant);
   // Unscaling AMP's loss scale is not a rescale by the micro-step count.
-  assert.deepEqual(summary(await analyze(text.replace('multiply_grads(optim, world_size / sample_size)', 'scaler.unscale_(optim)'))), ['CP008@3']);
+  assert.deepEqual(
+    summary(await analyze(text.replace('multiply_grads(optim, world_size / sample_size)', 'scaler.unscale_(optim)'))),
+    ['CP008@3'],
+  );
 });
 
 test('CP008: backward on each item of a micro-batch collection, one step after the loop; K is its length', async () => {
@@ -155,11 +188,20 @@ test('CP008: backward on each item of a micro-batch collection, one step after t
   assert.ok(await parsesCleanly(fixed));
   assert.deepEqual(await analyze(fixed), []);
   // An iterator has no length: the finding stands, without a fix.
-  const iterated = text.replace('micro_batches = batch.split(micro_batch_size)', 'micro_batches = iter_micro_batches(batch, micro_batch_size)');
-  assert.deepEqual((await analyze(iterated)).map((f) => [f.code, f.fixes.length]), [['CP008', 0]]);
+  const iterated = text.replace(
+    'micro_batches = batch.split(micro_batch_size)',
+    'micro_batches = iter_micro_batches(batch, micro_batch_size)',
+  );
+  assert.deepEqual(
+    (await analyze(iterated)).map((f) => [f.code, f.fixes.length]),
+    [['CP008', 0]],
+  );
   const silent = [
     // A count over all micro-batches, computed before the loop, may normalise each loss.
-    text.replace('    for micro_batch', '    total_tokens = sum(mb["mask"].sum() for mb in micro_batches)\n    for micro_batch'),
+    text.replace(
+      '    for micro_batch',
+      '    total_tokens = sum(mb["mask"].sum() for mb in micro_batches)\n    for micro_batch',
+    ),
     // The collection is not named as micro-batches (sequence chunks, a data loader).
     text.replace(/micro_batches/g, 'chunks'),
     // A step per item.

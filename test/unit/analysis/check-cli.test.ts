@@ -18,13 +18,16 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-check-'));
 const buggy = join(dir, 'train.py');
-writeFileSync(buggy, py`
+writeFileSync(
+  buggy,
+  py`
   import torch.distributed as dist
 
   def sync(model):
       for p in model.parameters():
           dist.all_reduce(p.grad)
-`);
+`,
+);
 const clean = join(dir, 'clean.py');
 writeFileSync(clean, 'import torch\nprint(torch.ones(2))\n');
 writeFileSync(join(dir, 'ds_config.json'), '{"prescale_gradients": true, "gradient_predivide_factor": 2.0}\n');
@@ -32,7 +35,10 @@ writeFileSync(join(dir, 'ds_config.json'), '{"prescale_gradients": true, "gradie
 test('linter lines path:line:col code message, exit 1 with findings', async () => {
   const r = await run([buggy, '--world-size', '8']);
   assert.equal(r.code, 1);
-  assert.match(r.out, /train\.py:5:9 CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./);
+  assert.match(
+    r.out,
+    /train\.py:5:9 CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./,
+  );
   assert.match(r.err, /1 finding in 1 file/);
 });
 
@@ -77,12 +83,16 @@ test('usage errors: no paths, a missing path, an unknown rule, both formats', as
   await assert.rejects(run([buggy, '--world-size', 'eight']), /positive integer/);
 });
 
-test('--corpus prints the confusion table and exits 0 when every label matches', { skip: needShared(SHARED_CORPUS, 'the shared corpus') }, async () => {
-  const r = await run(['--corpus', SHARED_CORPUS, '--corpus', EXTRA_CORPUS]);
-  assert.equal(r.code, 0, r.out);
-  assert.match(r.out, /label +files +TP +FP +FN +precision +recall/);
-  assert.match(r.out, /sum-bug +\d+ +\d+ +0 +0 +1\.00 +1\.00/);
-});
+test(
+  '--corpus prints the confusion table and exits 0 when every label matches',
+  { skip: needShared(SHARED_CORPUS, 'the shared corpus') },
+  async () => {
+    const r = await run(['--corpus', SHARED_CORPUS, '--corpus', EXTRA_CORPUS]);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /label +files +TP +FP +FN +precision +recall/);
+    assert.match(r.out, /sum-bug +\d+ +\d+ +0 +0 +1\.00 +1\.00/);
+  },
+);
 
 test('folders with broken symbolic links and link cycles are walked without failing', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cp-links-'));

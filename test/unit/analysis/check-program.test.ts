@@ -18,7 +18,9 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 const dir = mkdtempSync(join(tmpdir(), 'cp-program-'));
 mkdirSync(join(dir, 'pkg', 'utils'), { recursive: true });
 mkdirSync(join(dir, 'tests'));
-writeFileSync(join(dir, 'pkg', 'utils', 'distributed.py'), py`
+writeFileSync(
+  join(dir, 'pkg', 'utils', 'distributed.py'),
+  py`
   import torch.distributed as dist
 
   def reduce_gradients(model, _type='sum'):
@@ -26,8 +28,11 @@ writeFileSync(join(dir, 'pkg', 'utils', 'distributed.py'), py`
           dist.all_reduce(param.grad.data)
           if _type == 'avg':
               param.grad.data /= dist.get_world_size()
-`);
-writeFileSync(join(dir, 'train.py'), py`
+`,
+);
+writeFileSync(
+  join(dir, 'train.py'),
+  py`
   from pkg.utils.distributed import reduce_gradients
 
   def train(model, optimizer, loader):
@@ -35,15 +40,19 @@ writeFileSync(join(dir, 'train.py'), py`
           model(x, y).backward()
           reduce_gradients(model)
           optimizer.step()
-`);
+`,
+);
 // The same sum in a test is a hint.
-writeFileSync(join(dir, 'tests', 'test_sync.py'), py`
+writeFileSync(
+  join(dir, 'tests', 'test_sync.py'),
+  py`
   import torch.distributed as dist
   def test_sync(model, optimizer):
       for p in model.parameters():
           dist.all_reduce(p.grad)
       optimizer.step()
-`);
+`,
+);
 const shown = (...parts: string[]) => relative(process.cwd(), join(dir, ...parts));
 
 test('a folder is one program: the helper is reported at its caller, with the evidence indented below', async () => {
@@ -58,14 +67,30 @@ test('a folder is one program: the helper is reported at its caller, with the ev
 
 test('--json names the related file; --sarif carries the evidence as a codeFlow', async () => {
   const items = JSON.parse((await run([dir, '--json'])).out) as { file: string; related: { file?: string }[] }[];
-  assert.deepEqual(items.map((i) => i.file), [shown('train.py')]);
-  assert.deepEqual(items[0].related.map((x) => x.file), [undefined, shown('pkg', 'utils', 'distributed.py')]);
+  assert.deepEqual(
+    items.map((i) => i.file),
+    [shown('train.py')],
+  );
+  assert.deepEqual(
+    items[0].related.map((x) => x.file),
+    [undefined, shown('pkg', 'utils', 'distributed.py')],
+  );
   const sarif = JSON.parse((await run([dir, '--sarif'])).out);
-  const flow = sarif.runs[0].results[0].codeFlows[0].threadFlows[0].locations.map((l: { location: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } } }) => `${l.location.physicalLocation.artifactLocation.uri}:${l.location.physicalLocation.region.startLine}`);
-  assert.deepEqual(flow, [`${shown('train.py')}:6`, `${shown('train.py')}:7`, `${shown('pkg', 'utils', 'distributed.py')}:5`]);
+  const flow = sarif.runs[0].results[0].codeFlows[0].threadFlows[0].locations.map(
+    (l: { location: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } } }) =>
+      `${l.location.physicalLocation.artifactLocation.uri}:${l.location.physicalLocation.region.startLine}`,
+  );
+  assert.deepEqual(flow, [
+    `${shown('train.py')}:6`,
+    `${shown('train.py')}:7`,
+    `${shown('pkg', 'utils', 'distributed.py')}:5`,
+  ]);
 });
 
 test('--hints also reports what is suspected: the sum in test code', async () => {
   const items = JSON.parse((await run([dir, '--json', '--hints'])).out) as { file: string; code: string }[];
-  assert.deepEqual(items.map((i) => `${i.file} ${i.code}`).sort(), [`${shown('tests', 'test_sync.py')} CP001`, `${shown('train.py')} CP001`]);
+  assert.deepEqual(items.map((i) => `${i.file} ${i.code}`).sort(), [
+    `${shown('tests', 'test_sync.py')} CP001`,
+    `${shown('train.py')} CP001`,
+  ]);
 });

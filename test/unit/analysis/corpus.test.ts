@@ -2,7 +2,12 @@
 // exactly; `none` files must give nothing. Prints the confusion table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confusionTable, formatConfusionTable, parseCorpusHeader, type CorpusOutcome } from '../../../src/analysis/index';
+import {
+  confusionTable,
+  formatConfusionTable,
+  parseCorpusHeader,
+  type CorpusOutcome,
+} from '../../../src/analysis/index';
 import { analyze, EXTRA_CORPUS, pythonFiles, SHARED_CORPUS, summary } from './helpers';
 import { needShared } from '../requirements';
 
@@ -12,24 +17,33 @@ async function checkFolder(t: { diagnostic(message: string): void }, dir: string
     const expected = parseCorpusHeader(file.text);
     assert.ok(expected, `${file.name} has no # expect: header`);
     const findings = await analyze(file.text, { worldSize: expected.worldSize });
-    outcomes.push({ file: file.name, expected, found: findings.map((f) => ({ code: f.code, line: f.range.startLine + 1 })) });
+    outcomes.push({
+      file: file.name,
+      expected,
+      found: findings.map((f) => ({ code: f.code, line: f.range.startLine + 1 })),
+    });
     const want = expected.code === 'none' ? [] : [`${expected.code}@${expected.line}`];
     assert.deepEqual(summary(findings), want, `${file.name}: ${findings.map((f) => f.message).join(' | ')}`);
   }
   return outcomes;
 }
 
-test('shared corpus: every labelled example gives exactly the expected finding', { skip: needShared(SHARED_CORPUS, 'the shared corpus') }, async (t) => {
-  const outcomes = await checkFolder(t, SHARED_CORPUS);
-  assert.ok(outcomes.length >= 14, `expected the 14 shared examples, found ${outcomes.length}`);
-  t.diagnostic(`\n${formatConfusionTable(confusionTable(outcomes))}`);
-});
+test(
+  'shared corpus: every labelled example gives exactly the expected finding',
+  { skip: needShared(SHARED_CORPUS, 'the shared corpus') },
+  async (t) => {
+    const outcomes = await checkFolder(t, SHARED_CORPUS);
+    assert.ok(outcomes.length >= 14, `expected the 14 shared examples, found ${outcomes.length}`);
+    t.diagnostic(`\n${formatConfusionTable(confusionTable(outcomes))}`);
+  },
+);
 
 test('extra corpus: hand-written realistic cases (positives and negatives) all match', async (t) => {
   const outcomes = await checkFolder(t, EXTRA_CORPUS);
   assert.ok(outcomes.length >= 20, 'at least 20 extra cases');
   const labels = new Set(outcomes.map((o) => o.expected.label));
-  for (const label of ['sum-bug', 'double-average', 'wrong-divisor', 'average-ok', 'not-gradient']) assert.ok(labels.has(label), `extra corpus covers ${label}`);
+  for (const label of ['sum-bug', 'double-average', 'wrong-divisor', 'average-ok', 'not-gradient'])
+    assert.ok(labels.has(label), `extra corpus covers ${label}`);
   t.diagnostic(`\n${formatConfusionTable(confusionTable(outcomes))}`);
 });
 
@@ -49,7 +63,15 @@ test('confusion table counts true and false positives per label', () => {
 });
 
 test('corpus headers: code, label and line are read; files without a header are not labelled', () => {
-  assert.deepEqual(parseCorpusHeader('# expect: CP004 (sum-bug)\n# line: 28\nimport jax\n'), { code: 'CP004', label: 'sum-bug', line: 28 });
-  assert.deepEqual(parseCorpusHeader('# expect: none (not-gradient: no finding)\n# line: none\n'), { code: 'none', label: 'not-gradient', line: undefined });
+  assert.deepEqual(parseCorpusHeader('# expect: CP004 (sum-bug)\n# line: 28\nimport jax\n'), {
+    code: 'CP004',
+    label: 'sum-bug',
+    line: 28,
+  });
+  assert.deepEqual(parseCorpusHeader('# expect: none (not-gradient: no finding)\n# line: none\n'), {
+    code: 'none',
+    label: 'not-gradient',
+    line: undefined,
+  });
   assert.equal(parseCorpusHeader('import torch\n'), undefined);
 });

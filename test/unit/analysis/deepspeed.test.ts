@@ -19,7 +19,10 @@ test('prescale_gradients with a pre-divide factor: the factor is ignored, report
   assert.equal(f.code, 'CP007');
   assert.deepEqual([f.range.startLine, f.range.startColumn], [4, 2]);
   assert.match(f.message, /gradient_predivide_factor 8 has no effect with prescale_gradients: true/);
-  assert.deepEqual(f.related.map((r) => r.range.startLine), [3]);
+  assert.deepEqual(
+    f.related.map((r) => r.range.startLine),
+    [3],
+  );
   for (const fix of f.fixes) {
     const fixed = applyEdits(CONFIG, fix.edits);
     assert.doesNotThrow(() => JSON.parse(fixed));

@@ -6,7 +6,10 @@ import { applyEdits } from '../../../src/analysis/index';
 import { analyze, EXTRA_CORPUS, parsesCleanly, pythonFiles, SHARED_CORPUS } from './helpers';
 import { needShared } from '../requirements';
 
-for (const [name, dir] of [['shared corpus', SHARED_CORPUS], ['extra corpus', EXTRA_CORPUS]] as const) {
+for (const [name, dir] of [
+  ['shared corpus', SHARED_CORPUS],
+  ['extra corpus', EXTRA_CORPUS],
+] as const) {
   test(`${name}: every offered fix parses and removes its finding`, async (t) => {
     const files = pythonFiles(dir);
     const absent = files.length === 0 && needShared(dir);
@@ -18,9 +21,16 @@ for (const [name, dir] of [['shared corpus', SHARED_CORPUS], ['extra corpus', EX
         for (const fix of finding.fixes) {
           const fixed = applyEdits(file.text, fix.edits);
           assert.notEqual(fixed, file.text, `${file.name}: "${fix.title}" changes nothing`);
-          assert.ok(await parsesCleanly(fixed), `${file.name}: "${fix.title}" leaves code that does not parse:\n${fixed}`);
+          assert.ok(
+            await parsesCleanly(fixed),
+            `${file.name}: "${fix.title}" leaves code that does not parse:\n${fixed}`,
+          );
           const again = (await analyze(fixed)).filter((f) => f.code === finding.code);
-          assert.deepEqual(again.map((f) => f.range.startLine + 1), [], `${file.name}: "${fix.title}" still has ${finding.code}:\n${fixed}`);
+          assert.deepEqual(
+            again.map((f) => f.range.startLine + 1),
+            [],
+            `${file.name}: "${fix.title}" still has ${finding.code}:\n${fixed}`,
+          );
           applied++;
         }
       }
@@ -33,7 +43,8 @@ for (const [name, dir] of [['shared corpus', SHARED_CORPUS], ['extra corpus', EX
 test('every finding on a bug example offers at least one fix', async () => {
   const missing: string[] = [];
   for (const file of [...pythonFiles(SHARED_CORPUS), ...pythonFiles(EXTRA_CORPUS)]) {
-    for (const f of await analyze(file.text)) if (f.fixes.length === 0) missing.push(`${file.name} ${f.code}@${f.range.startLine + 1}`);
+    for (const f of await analyze(file.text))
+      if (f.fixes.length === 0) missing.push(`${file.name} ${f.code}@${f.range.startLine + 1}`);
   }
   assert.deepEqual(missing, []);
 });

@@ -239,7 +239,10 @@ const CASES: Case[] = [
   },
   {
     name: 'the same buckets divided by dp = the sequence-data-parallel size / sp',
-    text: BUCKETS.replace('DIVISOR', 'dist.get_world_size(group=group) / state.get_sequence_parallel_world_size()').replace('  # mark', ''),
+    text: BUCKETS.replace(
+      'DIVISOR',
+      'dist.get_world_size(group=group) / state.get_sequence_parallel_world_size()',
+    ).replace('  # mark', ''),
   },
   {
     name: 'an average over the data-parallel group divided again by its size is a double division, not a wrong divisor',
@@ -300,7 +303,9 @@ const CASES: Case[] = [
 
 for (const c of CASES) {
   test(`group sizes: ${c.name}`, async () => {
-    const expected = c.text.split('\n').flatMap((line, i) => (/#!\s*$/.test(line) ? [`${c.code ?? 'CP003'}@${i + 1}`] : []));
+    const expected = c.text
+      .split('\n')
+      .flatMap((line, i) => (/#!\s*$/.test(line) ? [`${c.code ?? 'CP003'}@${i + 1}`] : []));
     const findings = await analyze(c.text);
     assert.deepEqual(summary(findings), expected, findings.map((f) => f.message).join('\n'));
   });
@@ -317,8 +322,30 @@ test('group sizes: a finding says what was summed, over which group, the divisor
 });
 
 test('group sizes: dimension arithmetic', () => {
-  assert.equal(formatDims(multiplyDims(new Map([['dp', 1], ['sp', 1]]), new Map([['sp', 1]]), -1)), 'dp');
+  assert.equal(
+    formatDims(
+      multiplyDims(
+        new Map([
+          ['dp', 1],
+          ['sp', 1],
+        ]),
+        new Map([['sp', 1]]),
+        -1,
+      ),
+    ),
+    'dp',
+  );
   assert.equal(formatDims(new Map([['sp', -1]])), '1/sp');
-  assert.equal(formatDims(replicaDims(new Map([['dp', 1], ['sp', 1]]))), 'dp');
+  assert.equal(
+    formatDims(
+      replicaDims(
+        new Map([
+          ['dp', 1],
+          ['sp', 1],
+        ]),
+      ),
+    ),
+    'dp',
+  );
   assert.equal(formatDims(replicaDims(new Map([['edp', 1]]))), 'dp×cp');
 });

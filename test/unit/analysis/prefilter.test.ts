@@ -18,8 +18,13 @@ function triggerNames(): string[] {
   for (const file of ['reductions.ts', 'implicit.ts', 'losses.ts']) {
     let source = readFileSync(join(REPO, 'src', 'analysis', file), 'utf8');
     // In losses.ts only backwardSites starts a rule; its other names describe the loss.
-    if (file === 'losses.ts') source = source.slice(source.indexOf('backwardSites('), source.indexOf('\n  }\n', source.indexOf('backwardSites(')));
-    for (const m of source.matchAll(/\/\^\(([\w|]+)\)\$\/\.test\((?:name|s\.calleeName\([^)]*\))\)/g)) for (const n of m[1].split('|')) names.add(n);
+    if (file === 'losses.ts')
+      source = source.slice(
+        source.indexOf('backwardSites('),
+        source.indexOf('\n  }\n', source.indexOf('backwardSites(')),
+      );
+    for (const m of source.matchAll(/\/\^\(([\w|]+)\)\$\/\.test\((?:name|s\.calleeName\([^)]*\))\)/g))
+      for (const n of m[1].split('|')) names.add(n);
     for (const m of source.matchAll(/\bname [!=]== '(\w+)'/g)) names.add(m[1]);
   }
   return [...names].sort();
@@ -34,7 +39,10 @@ test('every call name a rule starts from passes the prefilter', () => {
 });
 
 test('files that call no trigger are skipped; a mention in text alone is not a call', () => {
-  assert.equal(mayHaveFindings('import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n'), false);
+  assert.equal(
+    mayHaveFindings('import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n'),
+    false,
+  );
   assert.equal(mayHaveFindings('# we all_reduce elsewhere\nx = "backward"\n'), false);
   assert.equal(mayHaveFindings('loss.backward()\n'), true);
   assert.equal(mayHaveFindings('dist.all_reduce (t)\n'), true);
@@ -59,7 +67,15 @@ test('the raw-cursor copy of the module equals the TreeCursor copy of each state
   const p = await parser();
   for (const text of [...corpus.slice(0, 20).map((f) => f.text), trainingScript(1000)]) {
     const tree = p.parse(text)!;
-    const module: PyNode = { type: 'module', named: true, field: null, start: 0, end: text.length, children: [], parent: null };
+    const module: PyNode = {
+      type: 'module',
+      named: true,
+      field: null,
+      start: 0,
+      end: text.length,
+      children: [],
+      parent: null,
+    };
     copyModule(tree, p.language!, module);
     const slow = tree.rootNode.children.map((top) => {
       const cursor = top!.walk();

@@ -39,7 +39,10 @@ test('a summing helper of another file is judged at the call that uses its defau
   assert.deepEqual(summary(results.get('pkg/utils/distributed.py')!.findings), []);
   const findings = results.get('tools/train.py')!.findings;
   assert.deepEqual(summary(findings), ['CP001@8']);
-  assert.match(findings[0].message, /`reduce_gradients` \(pkg\/utils\/distributed\.py:6\) sums the gradients of `model`'s parameters over all ranks/);
+  assert.match(
+    findings[0].message,
+    /`reduce_gradients` \(pkg\/utils\/distributed\.py:6\) sums the gradients of `model`'s parameters over all ranks/,
+  );
   assert.ok(findings[0].related.some((r) => r.file === 'pkg/utils/distributed.py' && r.range.startLine === 5));
   assert.ok(findings[0].related.some((r) => r.file === undefined && /optimizer\.step/.test(r.message)));
 });
@@ -47,12 +50,22 @@ test('a summing helper of another file is judged at the call that uses its defau
 test('the caller that averages, divides afterwards or passes the averaging flag leaves both files clean', async () => {
   const variants = [
     TRAIN.replace('reduce_gradients(model)', "reduce_gradients(model, _type='avg')"),
-    TRAIN.replace('reduce_gradients(model)\n', 'reduce_gradients(model)\n        for p in model.parameters():\n            p.grad /= dist.get_world_size()\n'),
+    TRAIN.replace(
+      'reduce_gradients(model)\n',
+      'reduce_gradients(model)\n        for p in model.parameters():\n            p.grad /= dist.get_world_size()\n',
+    ),
     TRAIN.replace('loss.backward()', '(loss / dist.get_world_size()).backward()'),
   ];
   for (const train of variants) {
-    const results = await analyzeAll({ 'pkg/utils/distributed.py': HELPER, 'tools/train.py': `import torch.distributed as dist\n${train}` });
-    assert.deepEqual([...results.values()].flatMap((r) => summary(r.findings)), [], train);
+    const results = await analyzeAll({
+      'pkg/utils/distributed.py': HELPER,
+      'tools/train.py': `import torch.distributed as dist\n${train}`,
+    });
+    assert.deepEqual(
+      [...results.values()].flatMap((r) => summary(r.findings)),
+      [],
+      train,
+    );
   }
 });
 
@@ -87,18 +100,26 @@ test('module names resolve by path suffix, relative imports by folder, and ambig
 test('findings in test code are hints: shown with the hints option only', async () => {
   const { analyzePython } = await import('../../../src/analysis/index');
   const p = await parser();
-  for (const path of ['tests/distributed/test_sync.py', 'pkg/sync_test.py', 'pkg/testing/_internal/common.py', 'conftest.py']) {
+  for (const path of [
+    'tests/distributed/test_sync.py',
+    'pkg/sync_test.py',
+    'pkg/testing/_internal/common.py',
+    'conftest.py',
+  ]) {
     assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), [], path);
     assert.deepEqual(summary(analyzePython(p, HELPER, { path, hints: true }).findings), ['CP001@6'], path);
   }
-  for (const path of ['pkg/utils/distributed.py', 'contest/train.py', 'latest_model.py']) assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), ['CP001@6'], path);
+  for (const path of ['pkg/utils/distributed.py', 'contest/train.py', 'latest_model.py'])
+    assert.deepEqual(summary(analyzePython(p, HELPER, { path }).findings), ['CP001@6'], path);
 });
 
 test('prepareAsync learns the helpers of files nobody opened, so analysing one caller judges the call', async () => {
   const program = new Program(await parser());
   program.setFile('pkg/utils/distributed.py', HELPER);
   let paused = 0;
-  await program.prepareAsync(async () => { paused++; });
+  await program.prepareAsync(async () => {
+    paused++;
+  });
   assert.equal(paused, 1);
   program.setFile('tools/train.py', TRAIN);
   assert.deepEqual(summary(program.analyzeFile('tools/train.py').findings), ['CP001@8']);

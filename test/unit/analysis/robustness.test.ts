@@ -28,8 +28,13 @@ test('a syntax error elsewhere in the file still leaves the finding in the part 
   const text = `${SUM_BUG}\n\ndef broken(:\n    return )\n`;
   const r = analyzePython(await parser(), text);
   assert.deepEqual(summary(r.findings), ['CP001@5']);
-  assert.deepEqual(r.notes, ['syntax error at line 8: lines 8-9 not analysed; findings come from the rest of the file']);
-  assert.deepEqual(r.unanalysed?.map((u) => [u.reason, u.whole, u.line]), [['syntax-error', false, 7]]);
+  assert.deepEqual(r.notes, [
+    'syntax error at line 8: lines 8-9 not analysed; findings come from the rest of the file',
+  ]);
+  assert.deepEqual(
+    r.unanalysed?.map((u) => [u.reason, u.whole, u.line]),
+    [['syntax-error', false, 7]],
+  );
 });
 
 test('garbage text gives no findings and no exception', async () => {
@@ -43,7 +48,10 @@ test('garbage text gives no findings and no exception', async () => {
 test('pathological nesting is cut off instead of overflowing the stack', async () => {
   const deep = `lr = ${'('.repeat(3000)}1${')'.repeat(3000)}\n${'lr = ' + 'f('.repeat(2000) + '1' + ')'.repeat(2000)}\n${SUM_BUG}`;
   const r = analyzePython(await parser(), deep);
-  assert.deepEqual(summary(r.findings).map((s) => s.split('@')[0]), ['CP001']);
+  assert.deepEqual(
+    summary(r.findings).map((s) => s.split('@')[0]),
+    ['CP001'],
+  );
   assert.match(r.notes.join('\n'), /nested too deeply/);
 });
 
@@ -66,7 +74,10 @@ test('files over the size limit are skipped with a note', async () => {
 test('bytes that are not UTF-8 are decoded with replacement characters and a note', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-utf8-'));
   const path = join(dir, 'latin1.py');
-  writeFileSync(path, Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from(`\n${SUM_BUG}`)]));
+  writeFileSync(
+    path,
+    Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from(`\n${SUM_BUG}`)]),
+  );
   const { text, notes } = readSource(path);
   assert.match(notes[0], /not valid UTF-8/);
   assert.ok(text.includes('\uFFFD'));

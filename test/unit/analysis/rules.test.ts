@@ -17,31 +17,43 @@ test('messages give N× (world size) when the world size is unknown and a number
   const [unknown] = await analyze(SUM);
   assert.match(unknown.message, /N× \(world size\)/);
   const [known] = await analyze(SUM, { worldSize: 8 });
-  assert.equal(known.message, '`dist.all_reduce` sums `p.grad` over all ranks (the default group); no division by that group\'s size follows. The effective learning rate is 8× the configured one.');
+  assert.equal(
+    known.message,
+    "`dist.all_reduce` sums `p.grad` over all ranks (the default group); no division by that group's size follows. The effective learning rate is 8× the configured one.",
+  );
 });
 
 test('averaging twice states 1/N, a wrong divisor states the ratio', async () => {
-  const twice = await analyze(py`
+  const twice = await analyze(
+    py`
     import torch.distributed as dist
     def sync(model):
         for p in model.parameters():
             dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
             p.grad /= dist.get_world_size()
-  `, { worldSize: 4 });
+  `,
+    { worldSize: 4 },
+  );
   assert.match(twice[0].message, /1\/4 of the configured one/);
-  const wrong = await analyze(py`
+  const wrong = await analyze(
+    py`
     import torch.distributed as dist
     def sync(model):
         for p in model.parameters():
             dist.all_reduce(p.grad)
             p.grad /= 8
-  `, { worldSize: 16 });
+  `,
+    { worldSize: 16 },
+  );
   assert.equal(wrong[0].code, 'CP003');
   assert.match(wrong[0].message, /hard-coded 8.*2×/);
 });
 
 test('ignore comments silence the named code on that line only', async () => {
-  const silenced = SUM.replace('dist.all_reduce(p.grad)', 'dist.all_reduce(p.grad)  # collective-profiler: ignore[CP001]');
+  const silenced = SUM.replace(
+    'dist.all_reduce(p.grad)',
+    'dist.all_reduce(p.grad)  # collective-profiler: ignore[CP001]',
+  );
   assert.deepEqual(await analyze(silenced), []);
   const other = SUM.replace('dist.all_reduce(p.grad)', 'dist.all_reduce(p.grad)  # collective-profiler: ignore[CP002]');
   assert.deepEqual(summary(await analyze(other)), ['CP001@5']);
@@ -95,7 +107,10 @@ test('every rule has a stable code, a name and a docs page', async () => {
   const { existsSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { REPO } = await import('./helpers');
-  assert.deepEqual(RULES.map((r) => r.code), ['CP001', 'CP002', 'CP003', 'CP004', 'CP005', 'CP006', 'CP007', 'CP008']);
+  assert.deepEqual(
+    RULES.map((r) => r.code),
+    ['CP001', 'CP002', 'CP003', 'CP004', 'CP005', 'CP006', 'CP007', 'CP008'],
+  );
   for (const r of RULES) {
     assert.match(r.name, /^[a-z0-9-]+$/);
     assert.ok(existsSync(join(REPO, 'docs', 'rules', `${r.code}.md`)), `docs/rules/${r.code}.md`);

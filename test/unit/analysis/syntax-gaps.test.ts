@@ -49,7 +49,8 @@ const MISREAD: Record<string, string> = {
 
 /** Newer syntax that tree-sitter-python 0.25 reads correctly; kept here so a grammar change cannot regress it. */
 const MODERN: Record<string, string> = {
-  'match statements': 'def f(cmd):\n    match cmd:\n        case [x, *rest] if x:\n            return rest\n        case {"a": 1, **kw}:\n            return kw\n        case Point(x=0) | None:\n            pass\n        case _:\n            pass\n',
+  'match statements':
+    'def f(cmd):\n    match cmd:\n        case [x, *rest] if x:\n            return rest\n        case {"a": 1, **kw}:\n            return kw\n        case Point(x=0) | None:\n            pass\n        case _:\n            pass\n',
   'except*': 'try:\n    pass\nexcept* (TypeError, KeyError) as eg:\n    pass\n',
   'PEP 646 star annotations': 'def f(*args: *Ts) -> tuple[*Ts]:\n    pass\ny = a[*b]\n',
   'walrus in comprehensions': 'ys = [y for x in data if (y := f(x)) is not None]\n',
@@ -71,20 +72,29 @@ const INVALID: Record<string, { text: string; line: number }> = {
 
 /** True when the local python3 (when there is one) parses every text with `ast.parse`; undefined without one. */
 function pythonAccepts(texts: readonly string[]): boolean[] | undefined {
-  const script = 'import ast, json, sys\nout = []\nfor t in json.load(sys.stdin):\n    try:\n        ast.parse(t); out.append(True)\n    except SyntaxError:\n        out.append(False)\nprint(json.dumps(out))';
+  const script =
+    'import ast, json, sys\nout = []\nfor t in json.load(sys.stdin):\n    try:\n        ast.parse(t); out.append(True)\n    except SyntaxError:\n        out.append(False)\nprint(json.dumps(out))';
   const r = spawnSync('python3', ['-c', script], { input: JSON.stringify(texts), encoding: 'utf8', timeout: 20_000 });
   return r.status === 0 ? (JSON.parse(r.stdout) as boolean[]) : undefined;
 }
 
-test('the snippets are what they claim: Python accepts the misread and modern ones and rejects the invalid ones', { skip: pythonAccepts(['x = 1']) ? false : 'no python3' }, async () => {
-  const valid = [...Object.values(MISREAD), ...Object.values(MODERN).filter((t) => !/^type |def f\[/m.test(t))];
-  assert.ok(pythonAccepts(valid)!.every(Boolean));
-  assert.ok(pythonAccepts(Object.values(INVALID).map((c) => c.text))!.every((ok) => !ok));
-});
+test(
+  'the snippets are what they claim: Python accepts the misread and modern ones and rejects the invalid ones',
+  { skip: pythonAccepts(['x = 1']) ? false : 'no python3' },
+  async () => {
+    const valid = [...Object.values(MISREAD), ...Object.values(MODERN).filter((t) => !/^type |def f\[/m.test(t))];
+    assert.ok(pythonAccepts(valid)!.every(Boolean));
+    assert.ok(pythonAccepts(Object.values(INVALID).map((c) => c.text))!.every((ok) => !ok));
+  },
+);
 
 for (const [name, text] of Object.entries(MISREAD)) {
   test(`valid Python tree-sitter misreads is not a syntax error: ${name}`, async () => {
-    assert.equal(await parsesCleanly(text), false, 'tree-sitter-python still misreads this (if it parses now, the repair may go)');
+    assert.equal(
+      await parsesCleanly(text),
+      false,
+      'tree-sitter-python still misreads this (if it parses now, the repair may go)',
+    );
     assert.equal(await parsesCleanly(repairKnownGaps(text)), true);
     assert.equal(repairKnownGaps(text).length, text.length);
     const r = analyzePython(await parser(), `${SUM_BUG}\n${text}`);
@@ -118,7 +128,7 @@ test('the repair leaves strings, comments outside brackets and products alone', 
   assert.equal(repairKnownGaps(text), 'x = a * (b)\ny = "*(", \'*[\'  # *(\nz = [1,   2]  # kept\n');
 });
 
-test('an error that spans the file in tree-sitter\'s recovery costs only its own statement', async () => {
+test("an error that spans the file in tree-sitter's recovery costs only its own statement", async () => {
   const text = `${SUM_BUG}\n\nclass Broken:\n    def f(self)\n        return 1\n\n\ndef g():\n    return 2\n`;
   const r = analyzePython(await parser(), text);
   assert.deepEqual(summary(r.findings), ['CP001@5']);

@@ -36,29 +36,46 @@ test('the generator is deterministic, so a cached file is reused only when it is
   assert.equal(readFileSync(join(dir, 'a.json'), 'utf8'), readFileSync(join(dir, 'b.json'), 'utf8'));
 });
 
-const NEEDS_BUNDLE = existsSync(join(ROOT, 'dist', 'extension.js')) ? false : 'dist/extension.js is missing: run npm run build';
+const NEEDS_BUNDLE = existsSync(join(ROOT, 'dist', 'extension.js'))
+  ? false
+  : 'dist/extension.js is missing: run npm run build';
 
-test('the host-memory child opens a trace through Open Trace and posts it to the timeline', { skip: NEEDS_BUNDLE }, async () => {
-  const result = await measureHostMemory(20_000);
-  assert.equal(result.spans, 20_000);
-  assert.equal(result.lanes, 64);
-  // 20,000 spans stay in one `trace` message; the theme goes first.
-  assert.equal(result.postedMessages, 2);
-  assert.ok(result.postedMB > 1, `posted ${result.postedMB} MB`);
-  assert.ok(result.baselineRssMB > 10 && result.peakRssMB >= result.baselineRssMB);
-  // Holding 20,000 spans costs some heap, and nowhere near a gigabyte.
-  assert.ok(result.heapUsedMB > 0.5 && result.heapUsedMB < 200, `heap grew by ${result.heapUsedMB} MB`);
-});
+test(
+  'the host-memory child opens a trace through Open Trace and posts it to the timeline',
+  { skip: NEEDS_BUNDLE },
+  async () => {
+    const result = await measureHostMemory(20_000);
+    assert.equal(result.spans, 20_000);
+    assert.equal(result.lanes, 64);
+    // 20,000 spans stay in one `trace` message; the theme goes first.
+    assert.equal(result.postedMessages, 2);
+    assert.ok(result.postedMB > 1, `posted ${result.postedMB} MB`);
+    assert.ok(result.baselineRssMB > 10 && result.peakRssMB >= result.baselineRssMB);
+    // Holding 20,000 spans costs some heap, and nowhere near a gigabyte.
+    assert.ok(result.heapUsedMB > 0.5 && result.heapUsedMB < 200, `heap grew by ${result.heapUsedMB} MB`);
+  },
+);
 
-test('the per-edit child gets the summed-gradient diagnostic and predicted lenses from the providers', { skip: NEEDS_BUNDLE }, async () => {
-  const result = await measureEditorPasses(1);
-  assert.equal(result.timesMs.length, 1);
-  assert.equal(result.cpuMs.length, 1);
-  assert.ok(result.timesMs[0] > 0 && result.firstMs > 0);
-  assert.ok(result.lines >= 3000);
-  assert.equal(result.findings, 1);
-  // Two dist.all_reduce calls get predictions on the default system (a scalar one is latency-bound, judged in
-  // time); the finding gets its warning lens.
-  assert.equal(result.titles.filter((t) => /^≈ .* (busbw|latency-bound) · /.test(t)).length, 2, result.titles.join(' | '));
-  assert.ok(result.titles.some((t) => t.includes('CP001')), result.titles.join(' | '));
-});
+test(
+  'the per-edit child gets the summed-gradient diagnostic and predicted lenses from the providers',
+  { skip: NEEDS_BUNDLE },
+  async () => {
+    const result = await measureEditorPasses(1);
+    assert.equal(result.timesMs.length, 1);
+    assert.equal(result.cpuMs.length, 1);
+    assert.ok(result.timesMs[0] > 0 && result.firstMs > 0);
+    assert.ok(result.lines >= 3000);
+    assert.equal(result.findings, 1);
+    // Two dist.all_reduce calls get predictions on the default system (a scalar one is latency-bound, judged in
+    // time); the finding gets its warning lens.
+    assert.equal(
+      result.titles.filter((t) => /^≈ .* (busbw|latency-bound) · /.test(t)).length,
+      2,
+      result.titles.join(' | '),
+    );
+    assert.ok(
+      result.titles.some((t) => t.includes('CP001')),
+      result.titles.join(' | '),
+    );
+  },
+);

@@ -14,8 +14,15 @@ function benchDir(files: Record<string, string>): string {
   return dir;
 }
 
-function runBench(dir: string, ...args: string[]): { code: number | null; stdout: string; stderr: string; records: Record<string, any>[] } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), '--dir', dir, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+function runBench(
+  dir: string,
+  ...args: string[]
+): { code: number | null; stdout: string; stderr: string; records: Record<string, any>[] } {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), '--dir', dir, ...args],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+  );
   let records: Record<string, any>[] = [];
   try {
     records = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
@@ -42,7 +49,16 @@ test('records have median, min, max, runs, target, pass and the extra fields; a 
   assert.equal(run.code, 0, run.stderr);
   const byName = Object.fromEntries(run.records.map((r) => [r.name, r]));
   assert.deepEqual(
-    { median: byName.cycling.median, min: byName.cycling.min, max: byName.cycling.max, runs: byName.cycling.runs, pass: byName.cycling.pass, spans: byName.cycling.spans, unit: byName.cycling.unit, target: byName.cycling.target },
+    {
+      median: byName.cycling.median,
+      min: byName.cycling.min,
+      max: byName.cycling.max,
+      runs: byName.cycling.runs,
+      pass: byName.cycling.pass,
+      spans: byName.cycling.spans,
+      unit: byName.cycling.unit,
+      target: byName.cycling.target,
+    },
     { median: 3, min: 1, max: 5, runs: 5, pass: true, spans: 42, unit: 'ms', target: 3 },
   );
   assert.equal(byName['too slow'].pass, false);
@@ -79,7 +95,9 @@ test('--quick runs only quick benchmarks, at most twice, and keeps the other rec
 });
 
 test('a benchmark that throws is recorded with its error and fails the run', () => {
-  const dir = benchDir({ 'b.bench.ts': `export const benchmarks = [{ name: 'broken', unit: 'ms', target: 1, quick: true, measure: () => { throw new Error('boom'); } }];` });
+  const dir = benchDir({
+    'b.bench.ts': `export const benchmarks = [{ name: 'broken', unit: 'ms', target: 1, quick: true, measure: () => { throw new Error('boom'); } }];`,
+  });
   const run = runBench(dir, '--quick');
   assert.equal(run.code, 1);
   assert.equal(run.records[0].error, 'boom');
@@ -87,7 +105,15 @@ test('a benchmark that throws is recorded with its error and fails the run', () 
 });
 
 test('no quick benchmark, or a file without a benchmarks export, is an error', () => {
-  assert.equal(runBench(benchDir({ 'c.bench.ts': `export const benchmarks = [{ name: 'slow', unit: 'ms', target: 1, measure: () => 1 }];` }), '--quick').code, 1);
+  assert.equal(
+    runBench(
+      benchDir({
+        'c.bench.ts': `export const benchmarks = [{ name: 'slow', unit: 'ms', target: 1, measure: () => 1 }];`,
+      }),
+      '--quick',
+    ).code,
+    1,
+  );
   const bad = runBench(benchDir({ 'd.bench.ts': 'export const other = 1;' }));
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /must export 'benchmarks/);

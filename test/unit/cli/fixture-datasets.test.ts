@@ -15,11 +15,15 @@ const SYSTEMS = join(ROOT, 'calibration', 'systems');
 const skip = needShared(join(SHARED, 'nccl-tests'), 'the calibration datasets');
 
 test('the manifest holds descriptions only: no rows, no measured figure', () => {
-  const entries = JSON.parse(readFileSync(join(ROOT, 'calibration', 'fixture-datasets.json'), 'utf8')) as Record<string, unknown>[];
+  const entries = JSON.parse(readFileSync(join(ROOT, 'calibration', 'fixture-datasets.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >[];
   assert.ok(entries.length > 0);
   for (const entry of entries) {
     assert.equal(entry.rows, undefined);
-    for (const key of Object.keys(entry)) assert.doesNotMatch(key, /time|busbw|algbw|GBps/, `${String(entry.name)}: ${key}`);
+    for (const key of Object.keys(entry))
+      assert.doesNotMatch(key, /time|busbw|algbw|GBps/, `${String(entry.name)}: ${key}`);
     assert.ok(existsSync(join(SYSTEMS, `${String(entry.name)}.json`)), `${String(entry.name)} has a system file`);
   }
 });
@@ -40,7 +44,10 @@ test('without a manifest beside the systems folder, or without the fixture, no d
   const dir = mkdtempSync(join(tmpdir(), 'fixture-datasets-'));
   try {
     assert.deepEqual(loadFixtureDatasets(join(dir, 'calibration'), join(dir, 'systems')), []);
-    writeFileSync(join(dir, 'fixture-datasets.json'), JSON.stringify([{ name: 'x', fixture: 'fixtures-real/absent.txt' }]));
+    writeFileSync(
+      join(dir, 'fixture-datasets.json'),
+      JSON.stringify([{ name: 'x', fixture: 'fixtures-real/absent.txt' }]),
+    );
     assert.deepEqual(loadFixtureDatasets(join(dir, 'calibration'), join(dir, 'systems')), []);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -25,8 +25,14 @@ function oneLineError(r: { code: number | null; stderr: string }, pattern: RegEx
 test('outputs: a missing folder, a device, a FIFO and a folder are refused before any work, and left as they were', async (t) => {
   const dir = fresh();
   const simulate = ['simulate', '--system', 'dgx-h100', '--bytes', '1M'];
-  oneLineError(await runCli([...simulate, '--trace', join(dir, 'no', 'such', 'trace.json')]), /--trace '.*trace\.json': the folder '.*such' does not exist$/);
-  oneLineError(await runCli([...simulate, '--trace', '/dev/null']), /a character device, not a regular file; refusing to replace it/);
+  oneLineError(
+    await runCli([...simulate, '--trace', join(dir, 'no', 'such', 'trace.json')]),
+    /--trace '.*trace\.json': the folder '.*such' does not exist$/,
+  );
+  oneLineError(
+    await runCli([...simulate, '--trace', '/dev/null']),
+    /a character device, not a regular file; refusing to replace it/,
+  );
   mkdirSync(join(dir, 'folder.json'));
   oneLineError(await runCli([...simulate, '--trace', join(dir, 'folder.json')]), /a folder, not a regular file/);
   const fifo = join(dir, 'pipe.json');
@@ -36,7 +42,10 @@ test('outputs: a missing folder, a device, a FIFO and a folder are refused befor
     oneLineError(await runCli([...simulate, '--trace', fifo]), /FIFO/);
     assert.ok(lstatSync(fifo).isFIFO());
   }
-  oneLineError(await runCli(['calibrate', join(dir, 'absent.txt'), '--system', 'dgx-h100', '--out', '/dev/null']), /--out '\/dev\/null': a character device/);
+  oneLineError(
+    await runCli(['calibrate', join(dir, 'absent.txt'), '--system', 'dgx-h100', '--out', '/dev/null']),
+    /--out '\/dev\/null': a character device/,
+  );
 });
 
 test('--trace - streams the trace to stdout and moves the summary to stderr', async () => {
@@ -49,12 +58,18 @@ test('--trace - streams the trace to stdout and moves the summary to stderr', as
 test('inputs: devices, FIFOs and links to devices are refused at once, with exit 2', async (t) => {
   const dir = fresh();
   const started = performance.now();
-  oneLineError(await runCli(['simulate', '--system', '/dev/zero', '--bytes', '1M']), /system file '\/dev\/zero': a character device, not a regular file/);
+  oneLineError(
+    await runCli(['simulate', '--system', '/dev/zero', '--bytes', '1M']),
+    /system file '\/dev\/zero': a character device, not a regular file/,
+  );
   symlinkSync('/dev/urandom', join(dir, 'random.json'));
   oneLineError(await runCli(['import', join(dir, 'random.json')]), /random\.json': a character device/);
   writeFileSync(join(dir, 'run.collective.yaml'), 'model: {config: model.json}\nsystem: {preset: dgx-h100}\n');
   symlinkSync('/dev/zero', join(dir, 'model.json'));
-  oneLineError(await runCli(['profile', join(dir, 'run.collective.yaml')]), /run\.collective\.yaml:1:\d+: cannot read model config 'model\.json': a character device, not a regular file/);
+  oneLineError(
+    await runCli(['profile', join(dir, 'run.collective.yaml')]),
+    /run\.collective\.yaml:1:\d+: cannot read model config 'model\.json': a character device, not a regular file/,
+  );
   const fifo = join(dir, 'system.yaml');
   const why = makeFifo(fifo);
   if (why) t.diagnostic(`FIFO case skipped: ${why}`);
@@ -78,10 +93,22 @@ test('check names a FIFO or a device link among the Python files as not analysed
 test('text from input cannot act on the terminal or forge an error line', async () => {
   const dir = fresh();
   // Arguments cannot hold NUL; a file can, and its values are quoted in the errors.
-  writeFileSync(join(dir, 'forged.system.json'), JSON.stringify({ gpu: 'x\u001b[2J\u0000\r\nerror: all good\u202e', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch' }));
-  for (const args of [['--system', 'x\u001b[2J\r\nerror: all good\u202e'], ['--system', join(dir, 'forged.system.json')]]) {
+  writeFileSync(
+    join(dir, 'forged.system.json'),
+    JSON.stringify({
+      gpu: 'x\u001b[2J\u0000\r\nerror: all good\u202e',
+      nodes: 1,
+      gpusPerNode: 8,
+      intraNode: 'nvswitch',
+    }),
+  );
+  for (const args of [
+    ['--system', 'x\u001b[2J\r\nerror: all good\u202e'],
+    ['--system', join(dir, 'forged.system.json')],
+  ]) {
     const r = await runCli(['simulate', ...args, '--bytes', '1M']);
     assert.equal(r.code, 2, r.stderr);
+    // eslint-disable-next-line no-control-regex -- the assertion is that no control character got through.
     assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f\u202e]/.test(r.stderr), JSON.stringify(r.stderr));
     assert.deepEqual(r.stderr.split('\n').filter((line) => line.startsWith('error:')).length, 1, r.stderr);
   }

@@ -15,7 +15,15 @@ export async function builtCli(): Promise<string> {
   if (existsSync(dist)) return (cliPath = dist);
   const esbuild = await import('esbuild');
   const out = join(mkdtempSync(join(tmpdir(), 'cp-cli-')), 'cli.js');
-  await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+  });
   return (cliPath = out);
 }
 

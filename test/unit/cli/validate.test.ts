@@ -20,17 +20,32 @@ test('validate prints a verdict per dataset and exits 0 when every judged datase
 
 test('validate --json gives per-row measured and simulated busbw', { skip }, async () => {
   const run = await runCli(['validate', '--calibration-dir', SHARED, '--json']);
-  const rows = JSON.parse(run.stdout) as { dataset: string; largeMedianPct: number | null; rows: { measuredBusbwGBps: number; simulatedBusbwGBps: number }[] }[];
+  const rows = JSON.parse(run.stdout) as {
+    dataset: string;
+    largeMedianPct: number | null;
+    rows: { measuredBusbwGBps: number; simulatedBusbwGBps: number }[];
+  }[];
   assert.ok(rows.length >= 9);
-  assert.ok(rows.every((r) => r.rows.length > 0 && r.rows.every((x) => x.measuredBusbwGBps > 0 && x.simulatedBusbwGBps > 0)));
+  assert.ok(
+    rows.every((r) => r.rows.length > 0 && r.rows.every((x) => x.measuredBusbwGBps > 0 && x.simulatedBusbwGBps > 0)),
+  );
 });
 
 test('validate derives a system from the description when no system file exists, and rejects bad input', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-validate-'));
-  writeFileSync(join(dir, 'my-run.json'), JSON.stringify({
-    gpu: 'H100 SXM 80GB', gpus_per_node: 8, nodes: 1, total_ranks: 8, interconnect: 'NVLink 4 through NVSwitch', env: {}, suspect: false,
-    rows: [{ bytes: 1073741824, time_us: 4100, busbw_GBps: 458.3 }],
-  }));
+  writeFileSync(
+    join(dir, 'my-run.json'),
+    JSON.stringify({
+      gpu: 'H100 SXM 80GB',
+      gpus_per_node: 8,
+      nodes: 1,
+      total_ranks: 8,
+      interconnect: 'NVLink 4 through NVSwitch',
+      env: {},
+      suspect: false,
+      rows: [{ bytes: 1073741824, time_us: 4100, busbw_GBps: 458.3 }],
+    }),
+  );
   const run = await runCli(['validate', '--calibration-dir', dir, '--systems-dir', join(dir, 'none')]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /my-run\s+8/);
@@ -45,7 +60,10 @@ test('validate derives a system from the description when no system file exists,
 
 test('validate names the dataset when its rows cannot be compared', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-validate-'));
-  writeFileSync(join(dir, 'no-ranks.json'), JSON.stringify({ gpu: 'A100 SXM4', gpus_per_node: 8, nodes: 1, interconnect: 'NVSwitch', rows: [] }));
+  writeFileSync(
+    join(dir, 'no-ranks.json'),
+    JSON.stringify({ gpu: 'A100 SXM4', gpus_per_node: 8, nodes: 1, interconnect: 'NVSwitch', rows: [] }),
+  );
   const run = await runCli(['validate', '--calibration-dir', dir, '--systems-dir', join(dir, 'none')]);
   assert.equal(run.code, 2);
   assert.match(run.stderr, /no-ranks\.json: dataset has no total_ranks/);

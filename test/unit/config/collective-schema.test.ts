@@ -19,7 +19,12 @@ test('the inline system accepts exactly the system file keys, with the same defi
     if (key === '$schema') continue;
     assert.deepEqual(inline[key], definition, `system.${key} differs from schemas/system.schema.json`);
   }
-  assert.deepEqual(Object.keys(inline).filter((k) => !(k in (system as Schema).properties!)).sort(), ['file', 'preset']);
+  assert.deepEqual(
+    Object.keys(inline)
+      .filter((k) => !(k in (system as Schema).properties!))
+      .sort(),
+    ['file', 'preset'],
+  );
 });
 
 test('every key of the collective schema has a description for editor hovers', () => {
@@ -46,5 +51,6 @@ test('every example *.collective.* file is valid against the shipped schema', ()
 
 test('the training keys cover the what-if knobs that are training settings', () => {
   const training = Object.keys((collective as Schema).properties!.training.properties!);
-  for (const key of WHAT_IF_KEYS.filter((k) => !['nodes', 'gpus_per_node', 'system', 'gpu', 'dtype'].includes(k))) assert.ok(training.includes(key), key);
+  for (const key of WHAT_IF_KEYS.filter((k) => !['nodes', 'gpus_per_node', 'system', 'gpu', 'dtype'].includes(k)))
+    assert.ok(training.includes(key), key);
 });

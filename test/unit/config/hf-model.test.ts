@@ -82,13 +82,17 @@ test('Mixtral pays FLOPs for 2 of its 8 experts but holds all their parameters',
 });
 
 test('GPT-2 ties its head to the embedding: FLOPs without parameters', () => {
-  const head = load('gpt2').layers.at(-1)!.tensors.find((t) => t.name.startsWith('lm_head'))!;
+  const head = load('gpt2')
+    .layers.at(-1)!
+    .tensors.find((t) => t.name.startsWith('lm_head'))!;
   assert.equal(head.params, 0);
   assert.equal(head.forwardFlopsPerToken, 2 * 768 * 50257);
 });
 
 test('a config.json with no known architecture is a positioned error naming the key', () => {
-  const error = rejected('{\n  "architectures": ["FalconForCausalLM"],\n  "model_type": "falcon",\n  "hidden_size": 4544\n}\n');
+  const error = rejected(
+    '{\n  "architectures": ["FalconForCausalLM"],\n  "model_type": "falcon",\n  "hidden_size": 4544\n}\n',
+  );
   assert.equal(error.line, 3);
   assert.equal(error.column, 17);
   assert.match(error.message, /unknown architecture: model_type 'falcon'/);
@@ -108,7 +112,9 @@ test('a misspelt model_type gets a suggestion', () => {
 });
 
 test('a wrong type is reported at the value with the key named', () => {
-  const error = rejected('{\n  "model_type": "llama",\n  "hidden_size": "4096",\n  "intermediate_size": 11008,\n  "num_hidden_layers": 32,\n  "num_attention_heads": 32,\n  "vocab_size": 32000\n}\n');
+  const error = rejected(
+    '{\n  "model_type": "llama",\n  "hidden_size": "4096",\n  "intermediate_size": 11008,\n  "num_hidden_layers": 32,\n  "num_attention_heads": 32,\n  "vocab_size": 32000\n}\n',
+  );
   assert.equal(error.line, 3);
   assert.equal(error.column, 18);
   assert.match(error.message, /hidden_size: must be an integer/);
@@ -121,6 +127,8 @@ test('a negative size is reported at the value', () => {
 });
 
 test('a missing required dimension is named', () => {
-  const error = rejected('{"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000}');
+  const error = rejected(
+    '{"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000}',
+  );
   assert.match(error.message, /missing required key 'intermediate_size'/);
 });

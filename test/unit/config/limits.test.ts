@@ -41,20 +41,64 @@ test('keys are matched across formats without case, - or _', () => {
 
 test('every config format refuses an over-limit value at its position', () => {
   const cases: [string, string, number, number, RegExp][] = [
-    ['run.collective.yaml', 'model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 100000\n', 4, 10, /nodes = 100000 is over the limit of 16,384 nodes/],
-    ['ds_config.json', '{\n  "train_micro_batch_size_per_gpu": 1e12,\n  "gradient_accumulation_steps": 1\n}\n', 2, 37, /train_micro_batch_size_per_gpu = 1000000000000 is over the limit/],
-    ['accelerate_config.yaml', 'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: .inf\n', 3, 16, /num_processes = Infinity is not finite/],
-    ['config.json', '{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,\n "num_hidden_layers": 9999999, "num_attention_heads": 32}\n', 2, 23, /num_hidden_layers = 9999999 is over the limit of 1,024 layers/],
+    [
+      'run.collective.yaml',
+      'model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 100000\n',
+      4,
+      10,
+      /nodes = 100000 is over the limit of 16,384 nodes/,
+    ],
+    [
+      'ds_config.json',
+      '{\n  "train_micro_batch_size_per_gpu": 1e12,\n  "gradient_accumulation_steps": 1\n}\n',
+      2,
+      37,
+      /train_micro_batch_size_per_gpu = 1000000000000 is over the limit/,
+    ],
+    [
+      'accelerate_config.yaml',
+      'distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: .inf\n',
+      3,
+      16,
+      /num_processes = Infinity is not finite/,
+    ],
+    [
+      'config.json',
+      '{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,\n "num_hidden_layers": 9999999, "num_attention_heads": 32}\n',
+      2,
+      23,
+      /num_hidden_layers = 9999999 is over the limit of 1,024 layers/,
+    ],
   ];
   for (const [file, text, line, column, pattern] of cases) {
     assert.throws(() => readTrainingConfig(text, file), refusedAt(file, line, column, pattern), file);
   }
-  assert.throws(() => parseSystemFile('gpu: H100-SXM\nnodes: 50000\ngpusPerNode: 8\nintraNode: nvswitch\nnic: {bandwidthGBps: 50}\n', 'big.system.yaml'), refusedAt('big.system.yaml', 2, 8, /nodes = 50000/));
+  assert.throws(
+    () =>
+      parseSystemFile(
+        'gpu: H100-SXM\nnodes: 50000\ngpusPerNode: 8\nintraNode: nvswitch\nnic: {bandwidthGBps: 50}\n',
+        'big.system.yaml',
+      ),
+    refusedAt('big.system.yaml', 2, 8, /nodes = 50000/),
+  );
 });
 
 test('launch scripts and the assembled world size are held to the limits', () => {
-  assert.throws(() => readTrainingConfig('#!/bin/bash\ntorchrun --nnodes=99999 --nproc_per_node=8 train.py\n', 'train.sh'), refusedAt('train.sh', 2, 19, /--nnodes = 99999 is over the limit of 16,384 nodes/));
+  assert.throws(
+    () => readTrainingConfig('#!/bin/bash\ntorchrun --nnodes=99999 --nproc_per_node=8 train.py\n', 'train.sh'),
+    refusedAt('train.sh', 2, 19, /--nnodes = 99999 is over the limit of 16,384 nodes/),
+  );
   // 16,384 nodes and 1,024 GPUs per node are each allowed; together they are 16 Mi ranks.
-  const { part } = readTrainingConfig('model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 16384\n  gpusPerNode: 1024\n', 'wide.collective.yaml');
-  assert.throws(() => assembleTrainingRun([part]), (error: unknown) => error instanceof ConfigError && /wide\.collective\.yaml:\d+:\d+: 16384 nodes × 1024 GPUs per node = 16777216 is over the limit of 131,072 ranks/.test(error.toString()));
+  const { part } = readTrainingConfig(
+    'model: {preset: gpt2}\nsystem:\n  preset: dgx-h100\n  nodes: 16384\n  gpusPerNode: 1024\n',
+    'wide.collective.yaml',
+  );
+  assert.throws(
+    () => assembleTrainingRun([part]),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      /wide\.collective\.yaml:\d+:\d+: 16384 nodes × 1024 GPUs per node = 16777216 is over the limit of 131,072 ranks/.test(
+        error.toString(),
+      ),
+  );
 });

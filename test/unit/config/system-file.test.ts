@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { GPU_CATALOGUE, type IntraNodeFabric, type NetworkSpec, type NicSpec, type SystemOverrides, type SystemSpec } from '../../../src/engine/index';
+import {
+  GPU_CATALOGUE,
+  type IntraNodeFabric,
+  type NetworkSpec,
+  type NicSpec,
+  type SystemOverrides,
+  type SystemSpec,
+} from '../../../src/engine/index';
 import { ConfigError } from '../../../src/config/positioned';
 import { loadSystemFile, parseSystemFile, SYSTEM_SCHEMA } from '../../../src/config/system-file';
 
@@ -22,7 +29,16 @@ function rejection(text: string, fileName = 'bad.yaml'): ConfigError {
   assert.fail(`expected ${fileName} to be rejected:\n${text}`);
 }
 
-const GOOD = ['gpu: H100-SXM', 'nodes: 2', 'gpusPerNode: 8', 'intraNode: nvswitch', 'nic:', '  gbps: 400', '  perNode: 8', ''].join('\n');
+const GOOD = [
+  'gpu: H100-SXM',
+  'nodes: 2',
+  'gpusPerNode: 8',
+  'intraNode: nvswitch',
+  'nic:',
+  '  gbps: 400',
+  '  perNode: 8',
+  '',
+].join('\n');
 
 test('every example system file parses, resolves, and round-trips through YAML and JSON', () => {
   const files = readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f));
@@ -58,10 +74,13 @@ test('a missing field is reported with its line and column', () => {
 test('a negative bandwidth is reported at the value', () => {
   const error = rejection(GOOD + 'overrides:\n  nvlinkGBpsPerLink: -20\n');
   assert.equal(error.toString(), 'bad.yaml:9:22: overrides.nvlinkGBpsPerLink: must be greater than 0 (got -20)');
-  assert.equal(rejection(GOOD.replace('gbps: 400', 'gbps: 0')).toString(), 'bad.yaml:6:9: nic.gbps: must be greater than 0 (got 0)');
+  assert.equal(
+    rejection(GOOD.replace('gbps: 400', 'gbps: 0')).toString(),
+    'bad.yaml:6:9: nic.gbps: must be greater than 0 (got 0)',
+  );
 });
 
-test('ncclVersion picks the release\'s tuner, and a malformed one is reported at the value', () => {
+test("ncclVersion picks the release's tuner, and a malformed one is reported at the value", () => {
   const { system } = loadSystemFile(GOOD + 'ncclVersion: "2.26.2"\n', 'good.yaml');
   assert.deepEqual([system.tuner.tables, system.tuner.version], ['2.27', '2.26.2']);
   const error = rejection(GOOD + 'ncclVersion: latest\n');
@@ -77,9 +96,18 @@ test('an unknown GPU is reported at the value with a suggestion and the catalogu
 });
 
 test('a non-integer node count is reported at the value', () => {
-  assert.equal(rejection(GOOD.replace('nodes: 2', 'nodes: 2.5')).toString(), 'bad.yaml:2:8: nodes: must be an integer (got 2.5)');
-  assert.equal(rejection(GOOD.replace('nodes: 2', 'nodes: two')).toString(), "bad.yaml:2:8: nodes: must be an integer (got 'two')");
-  assert.equal(rejection(GOOD.replace('nodes: 2', 'nodes: 0')).toString(), 'bad.yaml:2:8: nodes: must be at least 1 (got 0)');
+  assert.equal(
+    rejection(GOOD.replace('nodes: 2', 'nodes: 2.5')).toString(),
+    'bad.yaml:2:8: nodes: must be an integer (got 2.5)',
+  );
+  assert.equal(
+    rejection(GOOD.replace('nodes: 2', 'nodes: two')).toString(),
+    "bad.yaml:2:8: nodes: must be an integer (got 'two')",
+  );
+  assert.equal(
+    rejection(GOOD.replace('nodes: 2', 'nodes: 0')).toString(),
+    'bad.yaml:2:8: nodes: must be at least 1 (got 0)',
+  );
 });
 
 test('malformed YAML and JSON are reported with a position', () => {
@@ -91,8 +119,14 @@ test('malformed YAML and JSON are reported with a position', () => {
 });
 
 test('typos in keys and fabric names get a did-you-mean', () => {
-  assert.equal(rejection(GOOD.replace('gpusPerNode', 'gpusPerNod')).toString(), "bad.yaml:3:1: unknown key 'gpusPerNod' (did you mean 'gpusPerNode'?)");
-  assert.match(rejection(GOOD.replace('intraNode: nvswitch', 'intraNode: nvswich')).toString(), /^bad\.yaml:4:12: intraNode: must be one of .*\(did you mean 'nvswitch'\?\)$/);
+  assert.equal(
+    rejection(GOOD.replace('gpusPerNode', 'gpusPerNod')).toString(),
+    "bad.yaml:3:1: unknown key 'gpusPerNod' (did you mean 'gpusPerNode'?)",
+  );
+  assert.match(
+    rejection(GOOD.replace('intraNode: nvswitch', 'intraNode: nvswich')).toString(),
+    /^bad\.yaml:4:12: intraNode: must be one of .*\(did you mean 'nvswitch'\?\)$/,
+  );
 });
 
 test('several nodes without a network are refused at the node count', () => {
@@ -102,17 +136,61 @@ test('several nodes without a network are refused at the node count', () => {
 });
 
 test('the schema lists exactly the SystemSpec keys, fabrics and override names', () => {
-  const schema = SYSTEM_SCHEMA as { required: string[]; properties: Record<string, { enum?: unknown[]; properties?: Record<string, unknown>; examples?: string[] }> };
-  // These records fail to compile when a key is added to or removed from the TypeScript types.
-  const specKeys: Record<keyof SystemSpec, true> = { name: true, gpu: true, nodes: true, gpusPerNode: true, gpusPerProcess: true, intraNode: true, nvls: true, p2p: true, pcieGen: true, gpusPerSocket: true, gpusPerPcieSwitch: true, nic: true, network: true, ncclVersion: true, overrides: true };
-  const fabrics: Record<IntraNodeFabric, true> = { nvswitch: true, 'nvlink-mesh': true, 'nvlink-bridge': true, pcie: true, 'uniform-ring': true };
-  const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
-  const networkKeys: Record<keyof NetworkSpec, true> = { nodesPerLeaf: true, oversubscription: true, switchLatencyUs: true };
-  const overrideKeys: Record<keyof SystemOverrides, true> = {
-    nvlinkGBpsPerLink: true, nvlinkLinks: true, pcieGBps: true, interSocketGBps: true, nicGBps: true, hbmGBps: true, linkGBps: true,
-    nvlinkLatencyUs: true, pcieLatencyUs: true, nicLatencyUs: true, linkLatencyUs: true, launchUs: true,
+  const schema = SYSTEM_SCHEMA as {
+    required: string[];
+    properties: Record<string, { enum?: unknown[]; properties?: Record<string, unknown>; examples?: string[] }>;
   };
-  assert.deepEqual(Object.keys(schema.properties).filter((k) => k !== '$schema').sort(), Object.keys(specKeys).sort());
+  // These records fail to compile when a key is added to or removed from the TypeScript types.
+  const specKeys: Record<keyof SystemSpec, true> = {
+    name: true,
+    gpu: true,
+    nodes: true,
+    gpusPerNode: true,
+    gpusPerProcess: true,
+    intraNode: true,
+    nvls: true,
+    p2p: true,
+    pcieGen: true,
+    gpusPerSocket: true,
+    gpusPerPcieSwitch: true,
+    nic: true,
+    network: true,
+    ncclVersion: true,
+    overrides: true,
+  };
+  const fabrics: Record<IntraNodeFabric, true> = {
+    nvswitch: true,
+    'nvlink-mesh': true,
+    'nvlink-bridge': true,
+    pcie: true,
+    'uniform-ring': true,
+  };
+  const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
+  const networkKeys: Record<keyof NetworkSpec, true> = {
+    nodesPerLeaf: true,
+    oversubscription: true,
+    switchLatencyUs: true,
+  };
+  const overrideKeys: Record<keyof SystemOverrides, true> = {
+    nvlinkGBpsPerLink: true,
+    nvlinkLinks: true,
+    pcieGBps: true,
+    interSocketGBps: true,
+    nicGBps: true,
+    hbmGBps: true,
+    linkGBps: true,
+    nvlinkLatencyUs: true,
+    pcieLatencyUs: true,
+    nicLatencyUs: true,
+    linkLatencyUs: true,
+    launchUs: true,
+  };
+  assert.deepEqual(
+    Object.keys(schema.properties)
+      .filter((k) => k !== '$schema')
+      .sort(),
+    Object.keys(specKeys).sort(),
+  );
   assert.deepEqual([...(schema.properties.intraNode.enum ?? [])].sort(), Object.keys(fabrics).sort());
   assert.deepEqual(Object.keys(schema.properties.nic.properties ?? {}).sort(), Object.keys(nicKeys).sort());
   assert.deepEqual(Object.keys(schema.properties.overrides.properties ?? {}).sort(), Object.keys(overrideKeys).sort());
@@ -122,9 +200,15 @@ test('the schema lists exactly the SystemSpec keys, fabrics and override names',
 });
 
 test('network keys are checked at their values and reach the leaf/spine links', () => {
-  assert.match(rejection(GOOD + 'network:\n  oversubscription: 0.5\n').toString(), /^bad\.yaml:9:21: network\.oversubscription: must be at least 1 \(got 0\.5\)$/);
+  assert.match(
+    rejection(GOOD + 'network:\n  oversubscription: 0.5\n').toString(),
+    /^bad\.yaml:9:21: network\.oversubscription: must be at least 1 \(got 0\.5\)$/,
+  );
   assert.match(rejection(GOOD + 'network:\n  nodesPerLeaf: 0\n').toString(), /^bad\.yaml:9:17: network\.nodesPerLeaf/);
-  assert.match(rejection(GOOD + 'network:\n  switchLatencyUs: -1\n').toString(), /^bad\.yaml:9:20: network\.switchLatencyUs/);
+  assert.match(
+    rejection(GOOD + 'network:\n  switchLatencyUs: -1\n').toString(),
+    /^bad\.yaml:9:20: network\.switchLatencyUs/,
+  );
   assert.match(rejection(GOOD + 'network:\n  spineGBps: 1\n').toString(), /spineGBps/);
   const { system } = loadSystemFile(GOOD + 'network:\n  oversubscription: 4\n  switchLatencyUs: 0.7\n', 'ok.yaml');
   const uplinks = system.topology.links.filter((l) => l.from.startsWith('rail') && l.to === 'spine');
@@ -142,5 +226,8 @@ test('a node may have more NICs than GPUs: each GPU gets its share on its PCIe s
   assert.deepEqual(system.fabric.gpuNics[3], [6, 7]);
   assert.equal(system.fabric.nicGpu[7], 3);
   const shared = loadSystemFile(GOOD.replace('perNode: 8', 'perNode: 2'), 'ok.yaml').system;
-  assert.deepEqual(shared.fabric.gpuNics.map((nics) => nics[0]), [0, 0, 0, 0, 1, 1, 1, 1]);
+  assert.deepEqual(
+    shared.fabric.gpuNics.map((nics) => nics[0]),
+    [0, 0, 0, 0, 1, 1, 1, 1],
+  );
 });

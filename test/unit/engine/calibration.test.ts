@@ -19,7 +19,9 @@ function load(file: string): { dataset: Record<string, unknown>; spec: SystemSpe
 }
 
 test('simulated busbw is within bounds of every non-suspect calibration dataset', { skip }, () => {
-  const files = readdirSync(DATASETS).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(DATASETS)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   assert.ok(files.length > 0);
   const lines = ['dataset'.padEnd(64) + ' ≥1MiB   <1MiB   verdict'];
   const failures: string[] = [];
@@ -29,7 +31,9 @@ test('simulated busbw is within bounds of every non-suspect calibration dataset'
     const result = compareDataset(resolveSystem(spec), dataset);
     const fmt = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(1)}%`).padStart(6);
     const verdict = result.suspect ? 'suspect' : result.pass ? 'PASS' : 'FAIL';
-    lines.push(`${file.replace(/\.json$/, '').padEnd(64)} ${fmt(result.largeMedianPct)}  ${fmt(result.smallMedianPct)}   ${verdict}`);
+    lines.push(
+      `${file.replace(/\.json$/, '').padEnd(64)} ${fmt(result.largeMedianPct)}  ${fmt(result.smallMedianPct)}   ${verdict}`,
+    );
     if (!result.suspect && !result.pass) failures.push(file);
   }
   console.log(lines.join('\n'));
@@ -37,7 +41,14 @@ test('simulated busbw is within bounds of every non-suspect calibration dataset'
 });
 
 test('the hand-written system files say what the dataset descriptions say', { skip }, () => {
-  const sorted = (o: object) => JSON.stringify(Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'name').sort()));
+  const sorted = (o: object) =>
+    JSON.stringify(
+      Object.fromEntries(
+        Object.entries(o)
+          .filter(([k]) => k !== 'name')
+          .sort(),
+      ),
+    );
   for (const file of readdirSync(DATASETS).filter((f) => f.endsWith('.json'))) {
     const { dataset, spec } = load(file);
     const derived = systemFromDescription(dataset);

@@ -2,7 +2,16 @@
 // the topology's, and the algorithm and channel count agree with what simulateCollective runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { channelPaths, channelPlan, EngineError, presetSystem, resolveSystem, simulateCollective, type ChannelPath, type System } from '../../../src/engine/index';
+import {
+  channelPaths,
+  channelPlan,
+  EngineError,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type ChannelPath,
+  type System,
+} from '../../../src/engine/index';
 
 const MiB = 2 ** 20;
 
@@ -18,7 +27,8 @@ function assertKnownVertices(s: System, paths: readonly ChannelPath[]): void {
   const known = new Set(s.topology.vertices.map((v) => v.id));
   for (const path of paths) {
     for (const id of path.vertices) assert.ok(known.has(id), `channel ${path.channel}: unknown vertex ${id}`);
-    for (const [a, b] of path.edges) assert.ok(known.has(a) && known.has(b), `channel ${path.channel}: unknown edge ${a} → ${b}`);
+    for (const [a, b] of path.edges)
+      assert.ok(known.has(a) && known.has(b), `channel ${path.channel}: unknown edge ${a} → ${b}`);
   }
 }
 
@@ -28,7 +38,10 @@ function assertRing(s: System, path: ChannelPath): void {
   assert.equal(path.vertices.length, gpus.length, `channel ${path.channel} visits ${path.vertices.length} GPUs`);
   assert.deepEqual([...path.vertices].sort(), [...gpus].sort(), `channel ${path.channel} visits every GPU once`);
   // Each GPU sends to the next in order and the last closes the ring.
-  assert.deepEqual(path.edges, path.vertices.map((v, i, all) => [v, all[(i + 1) % all.length]]));
+  assert.deepEqual(
+    path.edges,
+    path.vertices.map((v, i, all) => [v, all[(i + 1) % all.length]]),
+  );
 }
 
 /** Every GPU but one root has exactly one parent, and walking up from any GPU reaches the root without a cycle. */
@@ -60,7 +73,10 @@ test('single-node NVSwitch rings: one ring per channel over all 8 GPUs, channels
   assert.equal(plan.algorithm, 'ring');
   assert.equal(plan.channels, result.channels);
   assert.equal(plan.paths.length, result.channels);
-  assert.deepEqual(plan.paths.map((p) => p.channel), Array.from({ length: plan.channels }, (_, i) => i));
+  assert.deepEqual(
+    plan.paths.map((p) => p.channel),
+    Array.from({ length: plan.channels }, (_, i) => i),
+  );
   for (const path of plan.paths) assertRing(s, path);
   assertKnownVertices(s, plan.paths);
 });
@@ -71,7 +87,8 @@ test('the DGX-1 mesh rings follow NVLink: every hop is a direct NVLink between t
   const nvlinks = new Set(s.topology.links.filter((l) => l.kind === 'nvlink').map((l) => `${l.from}->${l.to}`));
   for (const path of paths) {
     assertRing(s, path);
-    for (const [a, b] of path.edges) assert.ok(nvlinks.has(`${a}->${b}`), `channel ${path.channel}: ${a} → ${b} is an NVLink`);
+    for (const [a, b] of path.edges)
+      assert.ok(nvlinks.has(`${a}->${b}`), `channel ${path.channel}: ${a} → ${b} is an NVLink`);
   }
 });
 
@@ -92,7 +109,11 @@ test('trees: a double binary tree over 4 nodes, each channel a spanning tree, th
   assert.equal(plan.paths.length, simulateCollective(s, { bytes: 64 * MiB, algorithm: 'tree' }).channels);
   for (const path of plan.paths) assertSpanningTree(s, path);
   assertKnownVertices(s, plan.paths);
-  const key = (p: ChannelPath) => p.edges.map((e) => e.join('>')).sort().join(' ');
+  const key = (p: ChannelPath) =>
+    p.edges
+      .map((e) => e.join('>'))
+      .sort()
+      .join(' ');
   assert.notEqual(key(plan.paths[0]), key(plan.paths[1]), 'channels 0 and 1 run the two different trees');
   // Inside a node the tree is a chain, so exactly (nodes − 1) edges cross between nodes.
   const nodeOf = new Map(s.topology.vertices.map((v) => [v.id, v.node]));
@@ -109,7 +130,10 @@ test('the engine’s own choice: NVLS on one H100 node is a star from the NVSwit
   const sw = s.topology.vertices.find((v) => v.kind === 'switch')!.id;
   for (const path of plan.paths) {
     assert.equal(path.vertices[0], sw);
-    assert.deepEqual(path.edges.map(([a]) => a), gpuIds(s).map(() => sw));
+    assert.deepEqual(
+      path.edges.map(([a]) => a),
+      gpuIds(s).map(() => sw),
+    );
     assert.deepEqual(path.edges.map(([, b]) => b).sort(), gpuIds(s).sort());
   }
 });

@@ -2,7 +2,15 @@
 // simulation of every channel and every step, and both must be deterministic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective, type Algorithm, type CollectiveKind, type Protocol, type SystemSpec } from '../../../src/engine/index';
+import {
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type Algorithm,
+  type CollectiveKind,
+  type Protocol,
+  type SystemSpec,
+} from '../../../src/engine/index';
 
 const CASES: { spec: SystemSpec; algorithm: Algorithm; protocol: Protocol; kind?: CollectiveKind; bytes: number }[] = [
   { spec: presetSystem('dgx-h100')!, algorithm: 'ring', protocol: 'Simple', bytes: 64 << 20 },
@@ -31,7 +39,10 @@ test('fast path equals the full simulation within 0.1%', () => {
     const fast = simulateCollective(system, request, { path: 'fast' });
     const full = simulateCollective(system, request, { path: 'full' });
     const error = Math.abs(fast.timeUs - full.timeUs) / full.timeUs;
-    assert.ok(error < 1e-3, `${system.label} ${c.algorithm}/${c.protocol} ${c.kind ?? 'allreduce'} ${c.bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`);
+    assert.ok(
+      error < 1e-3,
+      `${system.label} ${c.algorithm}/${c.protocol} ${c.kind ?? 'allreduce'} ${c.bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`,
+    );
     for (const phase of ['exchange', 'reduce', 'broadcast'] as const) {
       assert.ok(Math.abs(fast.phases[phase] - full.phases[phase]) <= 1e-3 * full.timeUs, `${phase} differs`);
     }
@@ -49,7 +60,11 @@ test('the full path really expands channels: it produces more spans than the fas
 });
 
 test('simulation is deterministic, trace included', () => {
-  for (const spec of [presetSystem('dgx-h100')!, presetSystem('dgx-h100', { nodes: 2 })!, presetSystem('pcie-4090x8')!]) {
+  for (const spec of [
+    presetSystem('dgx-h100')!,
+    presetSystem('dgx-h100', { nodes: 2 })!,
+    presetSystem('pcie-4090x8')!,
+  ]) {
     for (const bytes of [8, 1 << 20, 256 << 20]) {
       const a = simulateCollective(spec, { bytes, trace: true });
       const b = simulateCollective(spec, { bytes, trace: true });

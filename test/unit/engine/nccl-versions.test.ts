@@ -2,7 +2,14 @@
 // them on two H100 nodes, and the simulator charging that release's per-step latencies but not its bandwidth formula.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EngineError, ncclTuner, presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import {
+  EngineError,
+  ncclTuner,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type SystemSpec,
+} from '../../../src/engine/index';
 
 const MiB = 1 << 20;
 const twoNodes: SystemSpec = presetSystem('dgx-h100', { nodes: 2 })!;
@@ -31,7 +38,10 @@ test('a version string selects the tables of the nearest documented release, kee
 
 test('a version that is not NCCL 2.x is refused by name', () => {
   for (const bad of ['banana', '3.0.1', 'v2.26']) {
-    assert.throws(() => ncclTuner(bad), (e: unknown) => e instanceof EngineError && /ncclVersion must look like 2\.26\.2/.test(e.message));
+    assert.throws(
+      () => ncclTuner(bad),
+      (e: unknown) => e instanceof EngineError && /ncclVersion must look like 2\.26\.2/.test(e.message),
+    );
   }
   assert.throws(() => resolveSystem({ ...twoNodes, ncclVersion: 'v2' }), EngineError);
 });
@@ -41,7 +51,8 @@ test('a version that is not NCCL 2.x is refused by name', () => {
 test('two H100 nodes: NCCL 2.26 leaves tree/LL128 for NVLSTree at 1 MiB, the newest tables only at 4 MiB', () => {
   const firstNvlsTree = (ncclVersion?: string): number => {
     const system = on(ncclVersion);
-    for (let bytes = 64 * 1024; bytes <= 256 * MiB; bytes *= 2) if (simulateCollective(system, { bytes }).algorithm === 'nvlstree') return bytes;
+    for (let bytes = 64 * 1024; bytes <= 256 * MiB; bytes *= 2)
+      if (simulateCollective(system, { bytes }).algorithm === 'nvlstree') return bytes;
     return Infinity;
   };
   assert.equal(firstNvlsTree('2.26.2'), 1 * MiB);
@@ -51,7 +62,7 @@ test('two H100 nodes: NCCL 2.26 leaves tree/LL128 for NVLSTree at 1 MiB, the new
   assert.deepEqual([small.algorithm, small.protocol], ['tree', 'LL128']);
 });
 
-test('the simulator charges the release\'s NVLSTree network latency per tree stage, and the same bandwidth', () => {
+test("the simulator charges the release's NVLSTree network latency per tree stage, and the same bandwidth", () => {
   // Two nodes: one network stage up and one down, each 20.9 − 14 µs dearer on the newest release.
   for (const bytes of [1 * MiB, 1024 * MiB]) {
     const old = simulateCollective(on('2.26.2'), { bytes, algorithm: 'nvlstree' }).timeUs;

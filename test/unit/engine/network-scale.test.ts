@@ -28,13 +28,18 @@ test('busbw never exceeds what the NICs can carry', () => {
     for (const bytes of [1024 ** 2, GiB]) {
       const spec = h100(nodes);
       const result = simulateCollective(spec, { bytes });
-      assert.ok(result.busbwGBps <= nicBoundBusbwGBps(spec), `${nodes} nodes, ${bytes} B: ${result.busbwGBps} > ${nicBoundBusbwGBps(spec)}`);
+      assert.ok(
+        result.busbwGBps <= nicBoundBusbwGBps(spec),
+        `${nodes} nodes, ${bytes} B: ${result.busbwGBps} > ${nicBoundBusbwGBps(spec)}`,
+      );
     }
   }
 });
 
 test('busbw at 1 GiB grows or saturates with nodes: no collapse, no super-linear gain', () => {
-  const busbw = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: GiB }).busbwGBps);
+  const busbw = NODE_COUNTS.filter((n) => n > 1).map(
+    (nodes) => simulateCollective(h100(nodes), { bytes: GiB }).busbwGBps,
+  );
   for (let i = 1; i < busbw.length; i++) {
     assert.ok(busbw[i] >= 0.5 * busbw[i - 1], `collapse: ${busbw.join(', ')}`);
     assert.ok(busbw[i] <= 1.05 * busbw[i - 1], `super-linear: ${busbw.join(', ')}`);
@@ -54,8 +59,11 @@ test('8 B on one node takes no more time than on two', () => {
 
 test('8 B takes no less time on more nodes for the same process layout, 1 to 1024 nodes', () => {
   for (const gpusPerProcess of [1, 8]) {
-    const times = NODE_COUNTS.map((nodes) => simulateCollective({ ...h100(nodes), gpusPerProcess }, { bytes: 8 }).timeUs);
-    for (let i = 1; i < times.length; i++) assert.ok(times[i] >= times[i - 1], `gpusPerProcess ${gpusPerProcess}, 8 B times: ${times.join(', ')}`);
+    const times = NODE_COUNTS.map(
+      (nodes) => simulateCollective({ ...h100(nodes), gpusPerProcess }, { bytes: 8 }).timeUs,
+    );
+    for (let i = 1; i < times.length; i++)
+      assert.ok(times[i] >= times[i - 1], `gpusPerProcess ${gpusPerProcess}, 8 B times: ${times.join(', ')}`);
   }
 });
 
@@ -67,7 +75,13 @@ test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes'
       assert.ok(more <= fewer * 1.0001, `${nodes} nodes, ${bytes} B: 16 NICs ${more} µs > 8 NICs ${fewer} µs`);
     }
   }
-  const a100 = (perNode: number): SystemSpec => ({ gpu: 'A100-SXM', nodes: 2, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 100, perNode } });
+  const a100 = (perNode: number): SystemSpec => ({
+    gpu: 'A100-SXM',
+    nodes: 2,
+    gpusPerNode: 8,
+    intraNode: 'nvswitch',
+    nic: { gbps: 100, perNode },
+  });
   const eight = simulateCollective(a100(8), { bytes: 10 * GiB });
   const sixteen = simulateCollective(a100(16), { bytes: 10 * GiB });
   // Eight 100G NICs bound the two-node tree at 8 × 12.4 GB/s each way; sixteen double the network channels (16 × 12
@@ -80,10 +94,13 @@ test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes'
 });
 
 test('an oversubscribed spine slows only what crosses it', () => {
-  const at = (nodes: number, oversubscription: number, bytes: number) => simulateCollective({ ...h100(nodes), network: { oversubscription } }, { bytes, algorithm: 'ring' }).timeUs;
+  const at = (nodes: number, oversubscription: number, bytes: number) =>
+    simulateCollective({ ...h100(nodes), network: { oversubscription } }, { bytes, algorithm: 'ring' }).timeUs;
   // Two nodes under one leaf per rail: a ring's crossings change rail, so they climb to the spine.
   assert.ok(at(2, 4, GiB) > at(2, 1, GiB) * 1.01);
-  const hop = (switchLatencyUs: number) => simulateCollective({ ...h100(64), network: { switchLatencyUs } }, { bytes: 8, algorithm: 'tree', protocol: 'LL' }).timeUs;
+  const hop = (switchLatencyUs: number) =>
+    simulateCollective({ ...h100(64), network: { switchLatencyUs } }, { bytes: 8, algorithm: 'tree', protocol: 'LL' })
+      .timeUs;
   assert.ok(hop(5) > hop(0.2), 'a slower spine hop costs the tree across leaves');
 });
 
@@ -94,7 +111,10 @@ test('the network channels never carry more than the NICs, and grow or saturate 
   const counts = [1, 2, 4, 8, 16, 32];
   const capacity = (perNode: number, gbps: number): number => {
     const graph = searchGraph(resolveSystem(h100(4, perNode, gbps)));
-    assert.ok(graph.channels * graph.bwInter <= (perNode * gbps) / 8 + 1e-9, `${perNode} × ${gbps}G: ${graph.channels} × ${graph.bwInter}`);
+    assert.ok(
+      graph.channels * graph.bwInter <= (perNode * gbps) / 8 + 1e-9,
+      `${perNode} × ${gbps}G: ${graph.channels} × ${graph.bwInter}`,
+    );
     return graph.channels * graph.bwInter;
   };
   for (const gbps of rates) {
@@ -103,13 +123,17 @@ test('the network channels never carry more than the NICs, and grow or saturate 
   }
   for (const perNode of counts) {
     const byRate = rates.map((g) => capacity(perNode, g));
-    for (let i = 1; i < byRate.length; i++) assert.ok(byRate[i] >= byRate[i - 1], `${perNode} NICs: ${byRate.join(', ')}`);
+    for (let i = 1; i < byRate.length; i++)
+      assert.ok(byRate[i] >= byRate[i - 1], `${perNode} NICs: ${byRate.join(', ')}`);
   }
 });
 
 // NVLSTree moves one chunk per NVLS head per channel loop (nvls-tree-chunks.ts): at 8 MiB on 16 channels × 8 heads
 // the whole message is one chunk, so every tree level adds a stage run in series and the time grows with depth.
 test('NVLSTree at 8 MiB takes longer on more nodes, 2 to 1024', () => {
-  const times = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: 8 * 1024 ** 2, algorithm: 'nvlstree' }).timeUs);
-  for (let i = 1; i < times.length; i++) assert.ok(times[i] > times[i - 1], `8 MiB NVLSTree times: ${times.join(', ')}`);
+  const times = NODE_COUNTS.filter((n) => n > 1).map(
+    (nodes) => simulateCollective(h100(nodes), { bytes: 8 * 1024 ** 2, algorithm: 'nvlstree' }).timeUs,
+  );
+  for (let i = 1; i < times.length; i++)
+    assert.ok(times[i] > times[i - 1], `8 MiB NVLSTree times: ${times.join(', ')}`);
 });

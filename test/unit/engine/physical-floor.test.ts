@@ -4,26 +4,65 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  presetSystem, resolveSystem, simulateCollective, type Algorithm, type CollectiveKind, type System, type SystemSpec,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type Algorithm,
+  type CollectiveKind,
+  type System,
+  type SystemSpec,
 } from '../../../src/engine/index';
 import { algorithmUnavailable } from '../../../src/engine/select';
 
 const systemArbitrary: fc.Arbitrary<SystemSpec> = fc.oneof(
-  fc.record({
-    preset: fc.constantFrom('dgx1-v100', 'dgx-a100', 'dgx-h100', 'hgx-h200', 'dgx-b200', 'gb200-nvl72-tray', 'pcie-4090x8', 'pcie-l40sx8', 'pcie-a100x8', 'bridge-3090x2'),
-    nodes: fc.integer({ min: 1, max: 4 }),
-  }).map(({ preset, nodes }) => presetSystem(preset, { nodes }) as SystemSpec),
-  fc.record({
-    gpusPerNode: fc.integer({ min: 2, max: 8 }),
-    nodes: fc.integer({ min: 1, max: 3 }),
-    p2p: fc.boolean(),
-    perSwitch: fc.integer({ min: 1, max: 4 }),
-    nics: fc.integer({ min: 1, max: 4 }),
-  }).map(({ gpusPerNode, nodes, p2p, perSwitch, nics }): SystemSpec => ({
-    gpu: 'L40S', nodes, gpusPerNode, intraNode: 'pcie', p2p, gpusPerPcieSwitch: perSwitch, gpusPerSocket: Math.ceil(gpusPerNode / 2), nic: { gbps: 200, perNode: nics },
-  })),
-  fc.record({ n: fc.integer({ min: 2, max: 24 }), B: fc.double({ min: 1, max: 500, noNaN: true }), alpha: fc.double({ min: 0, max: 10, noNaN: true }) })
-    .map(({ n, B, alpha }): SystemSpec => ({ gpu: 'A100-SXM', nodes: 1, gpusPerNode: n, intraNode: 'uniform-ring', overrides: { linkGBps: B, linkLatencyUs: alpha } })),
+  fc
+    .record({
+      preset: fc.constantFrom(
+        'dgx1-v100',
+        'dgx-a100',
+        'dgx-h100',
+        'hgx-h200',
+        'dgx-b200',
+        'gb200-nvl72-tray',
+        'pcie-4090x8',
+        'pcie-l40sx8',
+        'pcie-a100x8',
+        'bridge-3090x2',
+      ),
+      nodes: fc.integer({ min: 1, max: 4 }),
+    })
+    .map(({ preset, nodes }) => presetSystem(preset, { nodes }) as SystemSpec),
+  fc
+    .record({
+      gpusPerNode: fc.integer({ min: 2, max: 8 }),
+      nodes: fc.integer({ min: 1, max: 3 }),
+      p2p: fc.boolean(),
+      perSwitch: fc.integer({ min: 1, max: 4 }),
+      nics: fc.integer({ min: 1, max: 4 }),
+    })
+    .map(({ gpusPerNode, nodes, p2p, perSwitch, nics }): SystemSpec => ({
+      gpu: 'L40S',
+      nodes,
+      gpusPerNode,
+      intraNode: 'pcie',
+      p2p,
+      gpusPerPcieSwitch: perSwitch,
+      gpusPerSocket: Math.ceil(gpusPerNode / 2),
+      nic: { gbps: 200, perNode: nics },
+    })),
+  fc
+    .record({
+      n: fc.integer({ min: 2, max: 24 }),
+      B: fc.double({ min: 1, max: 500, noNaN: true }),
+      alpha: fc.double({ min: 0, max: 10, noNaN: true }),
+    })
+    .map(({ n, B, alpha }): SystemSpec => ({
+      gpu: 'A100-SXM',
+      nodes: 1,
+      gpusPerNode: n,
+      intraNode: 'uniform-ring',
+      overrides: { linkGBps: B, linkLatencyUs: alpha },
+    })),
 );
 
 /** The physical floor of one collective on a system, µs. */
@@ -42,7 +81,14 @@ export function floorUs(system: System, kind: CollectiveKind, bytes: number): nu
   }
   if (system.nodes > 1) {
     const N = system.nodes;
-    const nicOut = links.filter((l) => l.kind === 'network' && vertices.find((v) => v.id === l.from)?.kind === 'nic' && vertices.find((v) => v.id === l.from)?.node === 0).reduce((s, l) => s + l.GBps, 0);
+    const nicOut = links
+      .filter(
+        (l) =>
+          l.kind === 'network' &&
+          vertices.find((v) => v.id === l.from)?.kind === 'nic' &&
+          vertices.find((v) => v.id === l.from)?.node === 0,
+      )
+      .reduce((s, l) => s + l.GBps, 0);
     worstUs = Math.max(worstUs, (bytes * (N - 1)) / N / (nicOut * 1e3));
   }
   const hopUs = Math.min(...links.map((l) => l.latencyUs));
@@ -62,7 +108,10 @@ test('no simulated time beats the physical floor (random systems, algorithms, si
         const bytes = 2 ** log2Bytes;
         const result = simulateCollective(system, { kind, bytes, algorithm });
         const floor = floorUs(system, kind, bytes);
-        assert.ok(result.timeUs >= floor, `${system.label} ${kind} ${algorithm}→${result.algorithm}/${result.protocol} ${bytes} B: ${result.timeUs} µs < floor ${floor} µs`);
+        assert.ok(
+          result.timeUs >= floor,
+          `${system.label} ${kind} ${algorithm}→${result.algorithm}/${result.protocol} ${bytes} B: ${result.timeUs} µs < floor ${floor} µs`,
+        );
       },
     ),
     { numRuns: 150, seed: 20260711 },

@@ -6,7 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  resolveSystem, simulateCollective, type Algorithm, type Protocol, type System, type SystemSpec,
+  resolveSystem,
+  simulateCollective,
+  type Algorithm,
+  type Protocol,
+  type System,
+  type SystemSpec,
 } from '../../../src/engine/index';
 import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
 
@@ -73,7 +78,11 @@ test('every route is a chain of links from the sender GPU to the receiver GPU (r
             at = link.to;
           }
           const last = links[route[route.length - 1]];
-          assert.equal(route.length > 1 && route[route.length - 1] === route[route.length - 2] ? last.from : last.to, gpuVertex[y], where);
+          assert.equal(
+            route.length > 1 && route[route.length - 1] === route[route.length - 2] ? last.from : last.to,
+            gpuVertex[y],
+            where,
+          );
         }
       }
     }
@@ -90,7 +99,11 @@ test('resolution marks only systems whose nodes really are identical; an edited 
     const link = Math.floor(next() * system.topology.links.length);
     const edited = degraded(system, link, 0.5);
     // Halving one link of any node, or one direction of a leaf-spine link, breaks the symmetry.
-    assert.equal(nodesIdentical(edited), false, `seed ${3000 + seed}: link ${link} (${system.topology.links[link].id})`);
+    assert.equal(
+      nodesIdentical(edited),
+      false,
+      `seed ${3000 + seed}: link ${link} (${system.topology.links[link].id})`,
+    );
   }
 });
 
@@ -115,7 +128,10 @@ function sameToTheMicrosecond(system: System, where: string, next: () => number)
       continue; // The plan cannot run on this system (NVLS off Hopper, a tree on one node...): nothing to compare.
     }
     const full = simulateCollective(system, request, { path: 'full' });
-    assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${plan.algorithm}/${plan.protocol} ${bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`);
+    assert.ok(
+      Math.abs(fast.timeUs - full.timeUs) < 1,
+      `${where} ${plan.algorithm}/${plan.protocol} ${bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`,
+    );
     compared++;
   }
   return compared;
@@ -143,7 +159,11 @@ test('the fast path equals the full expansion to the microsecond with one degrad
       .map((l, i) => ({ l, i }))
       .filter(({ l }) => system.topology.vertices.find((v) => v.id === l.from)?.node === lastNode);
     const { i } = pick(next, candidates);
-    compared += sameToTheMicrosecond(degraded(system, i, 0.25), `seed ${2000 + seed} (${system.label}, link ${i} at 25 %)`, next);
+    compared += sameToTheMicrosecond(
+      degraded(system, i, 0.25),
+      `seed ${2000 + seed} (${system.label}, link ${i} at 25 %)`,
+      next,
+    );
   }
   assert.ok(compared >= 20, `only ${compared} comparisons ran`);
 });

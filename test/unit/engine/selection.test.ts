@@ -21,7 +21,11 @@ test('8× A100 (no NVLS): ring, moving from LL to Simple as messages grow', () =
 });
 
 test('across H100 nodes: NVLSTree for large messages, never single-node NVLS', () => {
-  const rows = sweepAllReduce(presetSystem('dgx-h100', { nodes: 2 })!, { minBytes: 1024, maxBytes: 4 * 2 ** 30, factor: 8 });
+  const rows = sweepAllReduce(presetSystem('dgx-h100', { nodes: 2 })!, {
+    minBytes: 1024,
+    maxBytes: 4 * 2 ** 30,
+    factor: 8,
+  });
   assert.equal(rows.at(-1)!.algorithm, 'nvlstree');
   assert.ok(rows.every((r) => r.algorithm !== 'nvls'));
 });
@@ -29,13 +33,22 @@ test('across H100 nodes: NVLSTree for large messages, never single-node NVLS', (
 test('PCIe GPUs never get LL128; forcing it is an error', () => {
   const rows = sweepAllReduce(presetSystem('pcie-l40sx8')!, { minBytes: 8, maxBytes: 1 << 30, factor: 4 });
   assert.ok(rows.every((r) => r.protocol !== 'LL128'));
-  assert.throws(() => simulateCollective(presetSystem('pcie-l40sx8')!, { bytes: 1 << 20, algorithm: 'ring', protocol: 'LL128' }), EngineError);
+  assert.throws(
+    () => simulateCollective(presetSystem('pcie-l40sx8')!, { bytes: 1 << 20, algorithm: 'ring', protocol: 'LL128' }),
+    EngineError,
+  );
 });
 
 test('NVLS needs an NVSwitch with Hopper or newer, and is Simple-only', () => {
   assert.throws(() => simulateCollective(presetSystem('dgx-a100')!, { bytes: 1 << 20, algorithm: 'nvls' }), /NVLS/);
-  assert.throws(() => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvls', protocol: 'LL' }), /Simple/);
-  assert.throws(() => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvlstree' }), /across nodes/);
+  assert.throws(
+    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvls', protocol: 'LL' }),
+    /Simple/,
+  );
+  assert.throws(
+    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvlstree' }),
+    /across nodes/,
+  );
 });
 
 test('forced algorithm with auto protocol picks that algorithm', () => {
@@ -62,6 +75,12 @@ test('NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE limit the choice as NCCL would',
   assert.deepEqual([...ncclEnvLimits({ NCCL_PROTO: 'LL128,Simple' }).protocols!].sort(), ['LL128', 'Simple']);
   const big = ncclChoiceUnder(system, 'allreduce', 1 << 30, 'fp32', ncclEnvLimits({ NCCL_NVLS_ENABLE: '0' }));
   assert.ok(big && big.algorithm !== 'nvlstree' && big.algorithm !== 'nvls');
-  const ring = ncclChoiceUnder(system, 'allreduce', 8, 'fp32', ncclEnvLimits({ NCCL_ALGO: 'ring', NCCL_PROTO: 'Simple' }));
+  const ring = ncclChoiceUnder(
+    system,
+    'allreduce',
+    8,
+    'fp32',
+    ncclEnvLimits({ NCCL_ALGO: 'ring', NCCL_PROTO: 'Simple' }),
+  );
   assert.deepEqual(ring, { algorithm: 'ring', protocol: 'Simple' });
 });

@@ -5,7 +5,20 @@ import { NVLINK_EFFICIENCY } from '../../../src/engine/constants';
 import { EngineError, findGpu, GPU_CATALOGUE, PRESETS, presetSystem, resolveSystem } from '../../../src/engine/index';
 
 test('the catalogue holds the required GPUs with their public facts, found case-insensitively', () => {
-  for (const name of ['V100-SXM', 'A100-SXM', 'A100-PCIe', 'H100-SXM', 'H100-PCIe', 'H200', 'B200', 'GB200', 'L40S', 'A10', 'RTX3090', 'RTX4090']) {
+  for (const name of [
+    'V100-SXM',
+    'A100-SXM',
+    'A100-PCIe',
+    'H100-SXM',
+    'H100-PCIe',
+    'H200',
+    'B200',
+    'GB200',
+    'L40S',
+    'A10',
+    'RTX3090',
+    'RTX4090',
+  ]) {
     const gpu = findGpu(name.toLowerCase());
     assert.ok(gpu, name);
     assert.equal(findGpu(name.toUpperCase())?.name, gpu.name);
@@ -47,14 +60,20 @@ test('DGX-1 hybrid cube-mesh: 6 NVLinks per GPU, PCIe for the pairs without one'
   const out = system.topology.links.filter((l) => l.from === 'gpu0' && l.kind === 'nvlink');
   assert.ok(Math.abs(out.reduce((sum, l) => sum + l.GBps, 0) - 6 * 20 * NVLINK_EFFICIENCY) < 1e-9);
   const route = system.fabric.route(0, 6).map((i) => system.topology.links[i]);
-  assert.ok(route.every((l) => l.kind === 'pcie' || l.kind === 'inter-socket'), route.map((l) => l.id).join(' '));
+  assert.ok(
+    route.every((l) => l.kind === 'pcie' || l.kind === 'inter-socket'),
+    route.map((l) => l.id).join(' '),
+  );
   assert.equal(system.fabric.route(0, 3).length, 1);
 });
 
 test('without P2P, PCIe traffic is staged through host memory', () => {
   const system = resolveSystem(presetSystem('pcie-4090x8')!);
   const route = system.fabric.route(0, 1).map((i) => system.topology.links[i]);
-  assert.ok(route.some((l) => l.kind === 'host'), route.map((l) => l.id).join(' '));
+  assert.ok(
+    route.some((l) => l.kind === 'host'),
+    route.map((l) => l.id).join(' '),
+  );
   const p2p = resolveSystem({ ...presetSystem('pcie-4090x8')!, p2p: true });
   assert.ok(p2p.fabric.route(0, 1).every((i) => p2p.topology.links[i].kind === 'pcie'));
   const crossSocket = p2p.fabric.route(0, 7).map((i) => p2p.topology.links[i].kind);
@@ -64,12 +83,22 @@ test('without P2P, PCIe traffic is staged through host memory', () => {
 test('across nodes traffic leaves through the GPU’s NIC and a rail switch', () => {
   const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
   const route = system.fabric.route(3, 11).map((i) => system.topology.links[i].id);
-  assert.deepEqual(route, ['n0.gpu3->n0.nicsw3', 'n0.nicsw3->n0.nic3', 'n0.nic3->rail3.leaf0', 'rail3.leaf0->n1.nic3', 'n1.nic3->n1.nicsw3', 'n1.nicsw3->n1.gpu3']);
+  assert.deepEqual(route, [
+    'n0.gpu3->n0.nicsw3',
+    'n0.nicsw3->n0.nic3',
+    'n0.nic3->rail3.leaf0',
+    'rail3.leaf0->n1.nic3',
+    'n1.nic3->n1.nicsw3',
+    'n1.nicsw3->n1.gpu3',
+  ]);
 });
 
 test('impossible systems throw EngineError with a message', () => {
   const base = presetSystem('dgx-h100')!;
-  assert.throws(() => resolveSystem({ ...base, gpu: 'TPUv4' }), (e: unknown) => e instanceof EngineError && /unknown GPU 'TPUv4'/.test(e.message));
+  assert.throws(
+    () => resolveSystem({ ...base, gpu: 'TPUv4' }),
+    (e: unknown) => e instanceof EngineError && /unknown GPU 'TPUv4'/.test(e.message),
+  );
   assert.throws(() => resolveSystem({ ...base, nodes: 0 }), EngineError);
   assert.throws(() => resolveSystem({ ...base, gpusPerNode: 2.5 }), EngineError);
   assert.throws(() => resolveSystem({ ...base, nodes: 2, nic: undefined }), /nic/);

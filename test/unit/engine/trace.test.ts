@@ -31,13 +31,19 @@ test('ring AllReduce spans cover exchange, reduce and broadcast with valid link 
 
 test('without trace no spans are produced; traces of huge systems are capped', () => {
   assert.equal(simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20 }).spanCount, 0);
-  const big = simulateCollective(presetSystem('dgx-h100', { nodes: 128 })!, { bytes: 1 << 30, algorithm: 'hierarchical', trace: true });
+  const big = simulateCollective(presetSystem('dgx-h100', { nodes: 128 })!, {
+    bytes: 1 << 30,
+    algorithm: 'hierarchical',
+    trace: true,
+  });
   assert.ok(big.spanCount > 0 && big.spanCount <= 200_000);
 });
 
 test('Chrome trace JSON has complete events in µs with rank and link details', () => {
   const result = simulateCollective(presetSystem('dgx-h100')!, { bytes: 4 << 20, trace: true });
-  const json = traceToChromeJson(result.trace!) as { traceEvents: { ph: string; ts?: number; dur?: number; args?: Record<string, unknown> }[] };
+  const json = traceToChromeJson(result.trace!) as {
+    traceEvents: { ph: string; ts?: number; dur?: number; args?: Record<string, unknown> }[];
+  };
   const complete = json.traceEvents.filter((e) => e.ph === 'X');
   assert.equal(complete.length, result.spanCount);
   assert.ok(complete.every((e) => typeof e.ts === 'number' && typeof e.dur === 'number' && e.dur >= 0));

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { simulateCollective, type SystemSpec } from '../../../src/engine/index';
 
 function uniformRing(gpus: number, linkGBps: number, linkLatencyUs: number): SystemSpec {
-  return { gpu: 'H100-SXM', nodes: 1, gpusPerNode: gpus, intraNode: 'uniform-ring', overrides: { linkGBps, linkLatencyUs } };
+  return {
+    gpu: 'H100-SXM',
+    nodes: 1,
+    gpusPerNode: gpus,
+    intraNode: 'uniform-ring',
+    overrides: { linkGBps, linkLatencyUs },
+  };
 }
 
 test('uniform ring matches 2(N−1)/N·S/B + 2(N−1)·α within 1% for N = 2..64', () => {
@@ -19,7 +25,10 @@ test('uniform ring matches 2(N−1)/N·S/B + 2(N−1)·α within 1% for N = 2..6
       const result = simulateCollective(uniformRing(n, B, alpha), { bytes, algorithm: 'ring', protocol: 'Simple' });
       const expectedUs = ((2 * (n - 1)) / n) * (bytes / (B * 1e3)) + 2 * (n - 1) * alpha;
       const error = Math.abs(result.timeUs - expectedUs) / expectedUs;
-      assert.ok(error < 0.01, `N=${n} B=${B} α=${alpha} S=${bytes}: simulated ${result.timeUs} µs, formula ${expectedUs} µs`);
+      assert.ok(
+        error < 0.01,
+        `N=${n} B=${B} α=${alpha} S=${bytes}: simulated ${result.timeUs} µs, formula ${expectedUs} µs`,
+      );
     }
   }
 });

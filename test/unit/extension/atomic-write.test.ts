@@ -4,7 +4,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSync, utimesSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic, overwriteDecision, removeStaleTemps, TEMP_MARKER } from '../../../src/extension/glue/atomic-write';
+import {
+  writeFileAtomic,
+  overwriteDecision,
+  removeStaleTemps,
+  TEMP_MARKER,
+} from '../../../src/extension/glue/atomic-write';
 
 const WRITER = join(import.meta.dirname, 'fixtures', 'slow-writer.ts');
 const OLD = '{"traceEvents": [], "note": "the user\'s old trace"}\n';
@@ -12,14 +17,20 @@ const OLD = '{"traceEvents": [], "note": "the user\'s old trace"}\n';
 /** Starts the slow writer, waits until it is mid-write, kills it with SIGKILL, and returns what it printed. */
 function killMidWrite(mode: 'atomic' | 'plain', target: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WRITER, mode, target], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', WRITER, mode, target], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('WRITING')) child.kill('SIGKILL');
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => (out.includes('DONE') ? reject(new Error('the writer finished before it was killed')) : resolve(`${code}/${signal}`)));
+    child.on('exit', (code, signal) =>
+      out.includes('DONE')
+        ? reject(new Error('the writer finished before it was killed'))
+        : resolve(`${code}/${signal}`),
+    );
   });
 }
 
@@ -43,7 +54,10 @@ test('a write killed mid-way leaves the old file intact (atomic), where an in-pl
     const old = new Date(Date.now() - 3_600_000);
     utimesSync(join(dir, leftovers[0]), old, old);
     assert.equal(await removeStaleTemps(dir), 1);
-    assert.deepEqual(readdirSync(dir).filter((n) => n.includes(TEMP_MARKER)), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes(TEMP_MARKER)),
+      [],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -55,7 +69,11 @@ test('a completed atomic write replaces the file and leaves no temporary behind'
     const target = join(dir, 'out.json');
     writeFileSync(target, OLD);
     let temp = '';
-    await writeFileAtomic(target, '{"new": true}', { onTempCreated: (t) => { temp = t; } });
+    await writeFileAtomic(target, '{"new": true}', {
+      onTempCreated: (t) => {
+        temp = t;
+      },
+    });
     assert.equal(readFileSync(target, 'utf8'), '{"new": true}');
     assert.ok(temp.startsWith(dir) && temp !== target);
     assert.deepEqual(readdirSync(dir), ['out.json']);
@@ -71,7 +89,10 @@ test('a failing write removes its temporary and keeps the old file', async () =>
   try {
     const target = join(dir, 'keep.json');
     writeFileSync(target, OLD);
-    async function* failing() { yield 'partial'; throw new Error('serializer failed'); }
+    async function* failing() {
+      yield 'partial';
+      throw new Error('serializer failed');
+    }
     await assert.rejects(writeFileAtomic(target, failing()), /serializer failed/);
     assert.equal(readFileSync(target, 'utf8'), OLD);
     assert.deepEqual(readdirSync(dir), ['keep.json']);
@@ -80,7 +101,7 @@ test('a failing write removes its temporary and keeps the old file', async () =>
   }
 });
 
-test('an existing file is never overwritten without the user\'s yes, and a folder is refused', async () => {
+test("an existing file is never overwritten without the user's yes, and a folder is refused", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-atomic-'));
   try {
     const file = join(dir, 'a.json');

@@ -9,7 +9,12 @@ import { readTrainingConfig } from '../../../src/config/training-config';
 import { assembleTrainingRun } from '../../../src/config/training-run';
 import { parseHfModelConfig } from '../../../src/config/hf-model';
 import type { RunPart } from '../../../src/config/run-part';
-import { bucketAdvice, bucketSweepRange, bucketSweepRows, formatBucketMb } from '../../../src/extension/glue/bucket-advice';
+import {
+  bucketAdvice,
+  bucketSweepRange,
+  bucketSweepRows,
+  formatBucketMb,
+} from '../../../src/extension/glue/bucket-advice';
 
 const EXAMPLES = resolve(import.meta.dirname, '..', '..', '..', 'examples');
 const MiB = 1024 * 1024;
@@ -17,10 +22,15 @@ const MiB = 1024 * 1024;
 function exampleRun(name: string) {
   const file = join(EXAMPLES, name);
   const { part } = readTrainingConfig(readFileSync(file, 'utf8'), file);
-  const parts: RunPart[] = (part.references ?? []).filter((r) => r.kind === 'model').map((r) => {
-    const path = join(EXAMPLES, r.path);
-    return { source: { format: 'hf-model', file: path }, model: parseHfModelConfig(readFileSync(path, 'utf8'), path) };
-  });
+  const parts: RunPart[] = (part.references ?? [])
+    .filter((r) => r.kind === 'model')
+    .map((r) => {
+      const path = join(EXAMPLES, r.path);
+      return {
+        source: { format: 'hf-model', file: path },
+        model: parseHfModelConfig(readFileSync(path, 'utf8'), path),
+      };
+    });
   return assembleTrainingRun([...parts, part]);
 }
 
@@ -28,15 +38,29 @@ function checkOneAnswer(sweep: TrainingSweep, currentBytes: number): void {
   const advice = bucketAdvice(sweep, currentBytes);
   const times = sweep.points.map((p) => p.stepTimeUs);
   const fastest = Math.min(...times);
-  assert.ok(sweep.points.some((p) => Math.abs(p.value * MiB - currentBytes) < 1), 'the current size is simulated too');
-  assert.ok(advice.recommendedStepUs <= fastest * (1 + TIE_TOLERANCE), 'the recommendation is (within the tolerance) the fastest step');
+  assert.ok(
+    sweep.points.some((p) => Math.abs(p.value * MiB - currentBytes) < 1),
+    'the current size is simulated too',
+  );
+  assert.ok(
+    advice.recommendedStepUs <= fastest * (1 + TIE_TOLERANCE),
+    'the recommendation is (within the tolerance) the fastest step',
+  );
   if (advice.change) {
     assert.equal(advice.recommendedStepUs, fastest, 'a change is advised only to the argmin');
     assert.ok(advice.currentStepUs > fastest * (1 + TIE_TOLERANCE), 'and only when it is faster than the tolerance');
-    assert.match(advice.text, new RegExp(`^set bucket_cap_mb=${formatBucketMb(advice.recommendedMb)}: step ${formatMicros(advice.recommendedStepUs)} against ${formatMicros(advice.currentStepUs)}`));
+    assert.match(
+      advice.text,
+      new RegExp(
+        `^set bucket_cap_mb=${formatBucketMb(advice.recommendedMb)}: step ${formatMicros(advice.recommendedStepUs)} against ${formatMicros(advice.currentStepUs)}`,
+      ),
+    );
   } else {
     assert.equal(advice.recommendedMb, advice.currentMb);
-    assert.match(advice.text, new RegExp(`^keep bucket_cap_mb=${formatBucketMb(advice.currentMb)}: step ${formatMicros(advice.currentStepUs)}`));
+    assert.match(
+      advice.text,
+      new RegExp(`^keep bucket_cap_mb=${formatBucketMb(advice.currentMb)}: step ${formatMicros(advice.currentStepUs)}`),
+    );
   }
   assert.doesNotMatch(advice.text, /\d\.\d{3,}/, 'sizes and times are rounded as people write them');
   const rows = bucketSweepRows(sweep, advice);
@@ -60,8 +84,20 @@ test('the example DeepSpeed config: its 1e9-byte bucket reads as 953.7, and the 
   assert.match(bucketAdvice(sweep, run.training.bucketBytes).text, /bucket_cap_mb=953\.7|current 953\.7/);
 });
 
-const point = (value: number, stepTimeUs: number) => ({ value, stepTimeUs, exposedCommUs: stepTimeUs / 10, collectives: 1, scalingEfficiency: 1 });
-const sweepOf = (points: ReturnType<typeof point>[]): TrainingSweep => ({ key: 'bucket_cap_mb', points, best: points[0].value, bestAt: 'interior', recommendation: '' });
+const point = (value: number, stepTimeUs: number) => ({
+  value,
+  stepTimeUs,
+  exposedCommUs: stepTimeUs / 10,
+  collectives: 1,
+  scalingEfficiency: 1,
+});
+const sweepOf = (points: ReturnType<typeof point>[]): TrainingSweep => ({
+  key: 'bucket_cap_mb',
+  points,
+  best: points[0].value,
+  bestAt: 'interior',
+  recommendation: '',
+});
 
 test('a size no faster than the current one within the tolerance is not advised; a clearly faster one is', () => {
   // 32 MB ties with the current 25 MB: "set bucket_cap_mb=32" with an unchanged step time would be no advice.

@@ -8,8 +8,11 @@ import * as esbuild from 'esbuild';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 const HEAVY = (f: string) =>
-  /node_modules\/(yaml|ajv|web-tree-sitter|fast-uri)\//.test(f) || /^src\/config\//.test(f) || /^src\/native\/(runner|python|process-tree|convert)\.ts$/.test(f)
-  || (/^src\/analysis\//.test(f) && !/^src\/analysis\/(rules|types)\.ts$/.test(f)) || /^src\/extension\/handlers\//.test(f);
+  /node_modules\/(yaml|ajv|web-tree-sitter|fast-uri)\//.test(f) ||
+  /^src\/config\//.test(f) ||
+  /^src\/native\/(runner|python|process-tree|convert)\.ts$/.test(f) ||
+  (/^src\/analysis\//.test(f) && !/^src\/analysis\/(rules|types)\.ts$/.test(f)) ||
+  /^src\/extension\/handlers\//.test(f);
 
 /** The same plugin as scripts/build.mjs: `import('./lazy')` stays a runtime require of the second bundle. */
 const lazyPlugin: esbuild.Plugin = {
@@ -21,10 +24,22 @@ const lazyPlugin: esbuild.Plugin = {
 
 async function inputsOf(entry: string, plugins: esbuild.Plugin[] = []): Promise<{ inputs: string[]; bytes: number }> {
   const result = await esbuild.build({
-    absWorkingDir: ROOT, entryPoints: [entry], bundle: true, write: false, metafile: true,
-    platform: 'node', format: 'cjs', external: ['vscode'], logLevel: 'silent', outfile: 'out/test-bundle/out.js', plugins,
+    absWorkingDir: ROOT,
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'cjs',
+    external: ['vscode'],
+    logLevel: 'silent',
+    outfile: 'out/test-bundle/out.js',
+    plugins,
   });
-  return { inputs: Object.keys(result.metafile!.inputs), bytes: Object.values(result.metafile!.outputs).reduce((n, o) => n + o.bytes, 0) };
+  return {
+    inputs: Object.keys(result.metafile!.inputs),
+    bytes: Object.values(result.metafile!.outputs).reduce((n, o) => n + o.bytes, 0),
+  };
 }
 
 test('the main extension bundle leaves YAML, ajv, tree-sitter, config, the runner and the analysis to the lazy bundle', async () => {
@@ -36,7 +51,17 @@ test('the main extension bundle leaves YAML, ajv, tree-sitter, config, the runne
 test('the check recognises the heavy modules: the lazy bundle is full of them', async () => {
   const { inputs } = await inputsOf('src/extension/lazy.ts');
   const heavy = inputs.filter(HEAVY);
-  for (const needle of ['node_modules/yaml/', 'node_modules/ajv/', 'src/config/', 'src/native/runner.ts', 'src/analysis/analyze.ts', 'src/extension/handlers/']) {
-    assert.ok(heavy.some((f) => f.includes(needle)), needle);
+  for (const needle of [
+    'node_modules/yaml/',
+    'node_modules/ajv/',
+    'src/config/',
+    'src/native/runner.ts',
+    'src/analysis/analyze.ts',
+    'src/extension/handlers/',
+  ]) {
+    assert.ok(
+      heavy.some((f) => f.includes(needle)),
+      needle,
+    );
   }
 });

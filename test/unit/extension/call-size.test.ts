@@ -63,5 +63,9 @@ test('an unknown tensor and a DDP wrapper say where their size came from', () =>
   assert.match(grad.why, /assumed/);
   assert.deepEqual([sizeOfLine(source, 2).bytes, sizeOfLine(source, 2).source], [100 * 1024 * 1024, 'bucket']);
   const other = sizeOfLine(source, 3);
-  assert.deepEqual([other.bytes, other.source], [DEFAULT, 'default'], 'a wrapper without bucket_cap_mb is DDP\'s default, not another call\'s');
+  assert.deepEqual(
+    [other.bytes, other.source],
+    [DEFAULT, 'default'],
+    "a wrapper without bucket_cap_mb is DDP's default, not another call's",
+  );
 });

@@ -11,10 +11,15 @@ test('the sweep has the auto curve and one curve per algorithm the system runs',
   assert.ok(series.length > 2);
   for (const s of series) assert.ok(s.rows.every((r, i) => i === 0 || r.bytes > s.rows[i - 1].bytes));
   const sizes = series[0].rows.map((r) => r.bytes);
-  for (const s of series) assert.deepEqual(s.rows.map((r) => r.bytes), sizes, s.label);
+  for (const s of series)
+    assert.deepEqual(
+      s.rows.map((r) => r.bytes),
+      sizes,
+      s.label,
+    );
 });
 
-test('the algorithm comparison is sorted and marks exactly the tuner\'s pick', () => {
+test("the algorithm comparison is sorted and marks exactly the tuner's pick", () => {
   const rows = compareAlgorithmsAt(h100, 64 * 2 ** 20);
   assert.ok(rows.length >= 3);
   assert.equal(rows.filter((r) => r.chosen).length, 1);
@@ -26,5 +31,8 @@ test('phase ladders and node scaling come from the engine', () => {
   assert.equal(ladder.length, 6);
   assert.ok(ladder.every((r) => r.exchangeUs + r.reduceUs + r.broadcastUs > 0));
   const scaling = nodeScaling((nodes) => resolveSystem(presetSystem('dgx-h100', { nodes })!), 256 * 2 ** 20, 8);
-  assert.deepEqual(scaling.map((r) => r.ranks), [8, 16, 32, 64]);
+  assert.deepEqual(
+    scaling.map((r) => r.ranks),
+    [8, 16, 32, 64],
+  );
 });

@@ -8,12 +8,21 @@ function fakeClock() {
   let next = 0;
   const due = new Map<number, { at: number; run: () => void }>();
   const timers: Timers = {
-    set: (run, ms) => { due.set(++next, { at: now + ms, run }); return next; },
-    clear: (h) => { due.delete(h as number); },
+    set: (run, ms) => {
+      due.set(++next, { at: now + ms, run });
+      return next;
+    },
+    clear: (h) => {
+      due.delete(h as number);
+    },
   };
   const advance = (ms: number) => {
     now += ms;
-    for (const [h, t] of [...due].sort((a, b) => a[1].at - b[1].at)) if (t.at <= now) { due.delete(h); t.run(); }
+    for (const [h, t] of [...due].sort((a, b) => a[1].at - b[1].at))
+      if (t.at <= now) {
+        due.delete(h);
+        t.run();
+      }
   };
   return { timers, advance };
 }
@@ -22,7 +31,10 @@ test('edits to one document within the debounce window analyse it once, after th
   const clock = fakeClock();
   const debouncer = new KeyedDebouncer(clock.timers);
   const runs: string[] = [];
-  for (let i = 0; i < 5; i++) { debouncer.schedule('a.py', 300, () => runs.push(`a${i}`)); clock.advance(100); }
+  for (let i = 0; i < 5; i++) {
+    debouncer.schedule('a.py', 300, () => runs.push(`a${i}`));
+    clock.advance(100);
+  }
   debouncer.schedule('b.py', 300, () => runs.push('b'));
   assert.deepEqual(runs, []);
   clock.advance(250);
@@ -53,7 +65,11 @@ test('the native engine is refused in untrusted workspaces with the reason', () 
 });
 
 test('an executable set by the workspace is ignored and reported; the user value wins', () => {
-  const r = executableFromSettings({ key: 'collectiveProfiler.native.pythonPath', globalValue: '/usr/bin/python3', workspaceValue: './venv/bin/python' });
+  const r = executableFromSettings({
+    key: 'collectiveProfiler.native.pythonPath',
+    globalValue: '/usr/bin/python3',
+    workspaceValue: './venv/bin/python',
+  });
   assert.equal(r.path, '/usr/bin/python3');
   assert.match(r.ignored ?? '', /Ignored collectiveProfiler\.native\.pythonPath = "\.\/venv\/bin\/python"/);
   assert.deepEqual(executableFromSettings({ key: 'k' }), { path: undefined, ignored: undefined });

@@ -14,17 +14,30 @@ import type { Worker } from 'node:worker_threads';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const WORKER = join(ROOT, 'dist', 'extension-worker.js');
-const skip = existsSync(WORKER) && existsSync(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml')) ? false : 'needs `npm run build` and examples/';
+const skip =
+  existsSync(WORKER) && existsSync(join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'))
+    ? false
+    : 'needs `npm run build` and examples/';
 
 function exampleRun(): TrainingRun {
   const file = join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml');
   const { part } = readTrainingConfig(readFileSync(file, 'utf8'), file);
   const modelFile = join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json');
-  return assembleTrainingRun([{ source: { format: 'hf-model', file: modelFile }, model: parseHfModelConfig(readFileSync(modelFile, 'utf8'), modelFile) }, part]);
+  return assembleTrainingRun([
+    {
+      source: { format: 'hf-model', file: modelFile },
+      model: parseHfModelConfig(readFileSync(modelFile, 'utf8'), modelFile),
+    },
+    part,
+  ]);
 }
 
 test('a training step runs in the worker and comes back with its trace', { skip }, async () => {
-  const { step, trace, systemLabel } = await runEngineTask(WORKER, { kind: 'profileStep', run: exampleRun(), title: 'example' });
+  const { step, trace, systemLabel } = await runEngineTask(WORKER, {
+    kind: 'profileStep',
+    run: exampleRun(),
+    title: 'example',
+  });
   assert.ok(step.stepTimeUs > 0 && step.collectives.length > 0);
   assert.equal(trace.metadata.title, 'example');
   assert.ok(trace.spans.length > 0);
@@ -32,7 +45,10 @@ test('a training step runs in the worker and comes back with its trace', { skip 
 });
 
 test('engine errors come back with their message', { skip }, async () => {
-  await assert.rejects(runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=banana' }), /bucket_cap_mb=banana/);
+  await assert.rejects(
+    runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=banana' }),
+    /bucket_cap_mb=banana/,
+  );
 });
 
 test('cancelling a sweep terminates the worker at once', { skip }, async () => {
@@ -40,12 +56,22 @@ test('cancelling a sweep terminates the worker at once', { skip }, async () => {
   const started = performance.now();
   let worker: Worker | undefined;
   // onStart runs synchronously as the task starts, so the worker is known right after the call.
-  const pending = runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..1024' }, controller.signal, (w) => { worker = w; });
+  const pending = runEngineTask(
+    WORKER,
+    { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..1024' },
+    controller.signal,
+    (w) => {
+      worker = w;
+    },
+  );
   const exited = new Promise((resolve) => worker!.once('exit', resolve));
   setTimeout(() => controller.abort(), 100);
   await assert.rejects(pending, (e: unknown) => e instanceof CancelledError);
   assert.ok(performance.now() - started < 1000, 'rejected soon after the abort, not when the sweep would have ended');
   await exited;
   assert.equal(worker!.threadId, -1, 'the worker thread has ended');
-  await assert.rejects(runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..4' }, controller.signal), CancelledError);
+  await assert.rejects(
+    runEngineTask(WORKER, { kind: 'sweep', run: exampleRun(), range: 'bucket_cap_mb=1..4' }, controller.signal),
+    CancelledError,
+  );
 });

@@ -20,8 +20,20 @@ test('the status bar shows the system label, the node count, or a warning', () =
 });
 
 test('the system quick pick lists the current preset first', () => {
-  const items = systemPickItems([{ name: 'dgx-a100', label: '8× A100' }, { name: 'dgx-h100', label: '8× H100' }], 'DGX-H100');
-  assert.deepEqual(items.map((i) => [i.value, i.picked]), [['dgx-h100', true], ['dgx-a100', false]]);
+  const items = systemPickItems(
+    [
+      { name: 'dgx-a100', label: '8× A100' },
+      { name: 'dgx-h100', label: '8× H100' },
+    ],
+    'DGX-H100',
+  );
+  assert.deepEqual(
+    items.map((i) => [i.value, i.picked]),
+    [
+      ['dgx-h100', true],
+      ['dgx-a100', false],
+    ],
+  );
 });
 
 test('a 2 GB trace is refused before reading, with a way forward', () => {
@@ -33,11 +45,32 @@ test('a 2 GB trace is refused before reading, with a way forward', () => {
 
 test('big traces are posted in chunks; small ones in one message', () => {
   const lanes = [{ id: 0, kind: 'rank' as const, label: 'rank 0' }];
-  const span = { lane: 0, rank: 0, phase: 'exchange' as const, step: 0, channel: 0, chunk: 0, bytes: 1, links: [], startUs: 0, endUs: 1 };
-  const trace = (n: number): Trace => ({ metadata: { origin: 'simulated', title: 't', ranks: 1 }, lanes, spans: Array.from({ length: n }, () => span) });
-  assert.deepEqual(traceMessages(trace(3), undefined, 5).map((m) => m.type), ['trace']);
+  const span = {
+    lane: 0,
+    rank: 0,
+    phase: 'exchange' as const,
+    step: 0,
+    channel: 0,
+    chunk: 0,
+    bytes: 1,
+    links: [],
+    startUs: 0,
+    endUs: 1,
+  };
+  const trace = (n: number): Trace => ({
+    metadata: { origin: 'simulated', title: 't', ranks: 1 },
+    lanes,
+    spans: Array.from({ length: n }, () => span),
+  });
+  assert.deepEqual(
+    traceMessages(trace(3), undefined, 5).map((m) => m.type),
+    ['trace'],
+  );
   const chunked = traceMessages(trace(12), { uri: 'file:///t', label: 't' }, 5);
-  assert.deepEqual(chunked.map((m) => m.type), ['traceBegin', 'traceChunk', 'traceChunk', 'traceChunk', 'traceEnd']);
+  assert.deepEqual(
+    chunked.map((m) => m.type),
+    ['traceBegin', 'traceChunk', 'traceChunk', 'traceChunk', 'traceEnd'],
+  );
   const total = chunked.reduce((n, m) => n + (m.type === 'traceChunk' ? m.spans.length : 0), 0);
   assert.equal(total, 12);
   assert.equal(chunked[0].type === 'traceBegin' && chunked[0].totalSpans, 12);
@@ -50,14 +83,31 @@ test('flagged rows become warnings on their own lines; rows without a line or no
     { bytes: 2 ** 26, measuredBusbwGBps: 30, expectedBusbwGBps: 60, ratio: 0.5, flagged: true },
   ];
   assert.deepEqual(rowWarnings(rows, '8× A100 NVSwitch', 0.7), [
-    { line: 23, message: '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70% of its speed).' },
+    {
+      line: 23,
+      message:
+        '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70% of its speed).',
+    },
   ]);
 });
 
 test('a small, latency-bound size is judged in time, not in a busbw that prints as 0.0 GB/s', () => {
-  const small = { bytes: 8, measuredBusbwGBps: 0.0002, expectedBusbwGBps: 0.001, ratio: 0.21, flagged: true, line: 5, measuredTimeUs: 52.1, expectedTimeUs: 10.9, threshold: 0.7 };
+  const small = {
+    bytes: 8,
+    measuredBusbwGBps: 0.0002,
+    expectedBusbwGBps: 0.001,
+    ratio: 0.21,
+    flagged: true,
+    line: 5,
+    measuredTimeUs: 52.1,
+    expectedTimeUs: 10.9,
+    threshold: 0.7,
+  };
   const [warning] = rowWarnings([small], '8× A100 NVSwitch');
-  assert.equal(warning.message, '8 B: 52.1 µs, 4.8× the 10.9 µs the model expects on 8× A100 NVSwitch (below 70% of its speed).');
+  assert.equal(
+    warning.message,
+    '8 B: 52.1 µs, 4.8× the 10.9 µs the model expects on 8× A100 NVSwitch (below 70% of its speed).',
+  );
   assert.doesNotMatch(warning.message, /GB\/s/);
 });
 
@@ -65,8 +115,16 @@ test('a preset is stretched to the measured ranks, and a GPU mismatch is named',
   assert.deepEqual(presetScaling(16, 2), { nodes: 2, gpusPerNode: 8 });
   assert.deepEqual(presetScaling(8, undefined), { nodes: 1, gpusPerNode: 8 });
   assert.equal(presetScaling(10, 4), undefined);
-  assert.deepEqual(['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3', 'Tesla K80', 'RTX4090', 'NVIDIA GeForce RTX 3090'].map(gpuFamily), ['A100', 'H100', 'K80', 'RTX4090', 'RTX3090']);
-  assert.match(gpuMismatch(['NVIDIA A100-SXM4-40GB'], presetSystem('dgx-h100')!) ?? '', /ran on A100 GPUs but the selected system has H100/);
+  assert.deepEqual(
+    ['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3', 'Tesla K80', 'RTX4090', 'NVIDIA GeForce RTX 3090'].map(
+      gpuFamily,
+    ),
+    ['A100', 'H100', 'K80', 'RTX4090', 'RTX3090'],
+  );
+  assert.match(
+    gpuMismatch(['NVIDIA A100-SXM4-40GB'], presetSystem('dgx-h100')!) ?? '',
+    /ran on A100 GPUs but the selected system has H100/,
+  );
   assert.equal(gpuMismatch(['NVIDIA H100 80GB HBM3'], presetSystem('dgx-h100')!), undefined);
   assert.equal(gpuMismatch([], presetSystem('dgx-h100')!), undefined);
 });

@@ -8,11 +8,15 @@ test('the harness counts passes, failures, timeouts and failed setups', async ()
   const lines: string[] = [];
   suite('ok', () => {
     itest('passes', () => undefined);
-    itest('fails', () => { throw new Error('command collectiveProfiler.x is not registered'); });
+    itest('fails', () => {
+      throw new Error('command collectiveProfiler.x is not registered');
+    });
     itest('hangs', () => new Promise(() => undefined), 50);
   });
   suite('broken setup', () => {
-    suiteSetup(() => { throw new Error('activation failed'); });
+    suiteSetup(() => {
+      throw new Error('activation failed');
+    });
     itest('never runs', () => undefined);
   });
   const result = await runAll((l) => lines.push(l));

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pythonLensSites, codeOnlyLines, configFormatOf, measurementLensSites } from '../../../src/extension/glue/lens-sites';
+import {
+  pythonLensSites,
+  codeOnlyLines,
+  configFormatOf,
+  measurementLensSites,
+} from '../../../src/extension/glue/lens-sites';
 
 const TRAIN = `import torch
 import torch.distributed as dist
@@ -83,21 +88,40 @@ test('a file without collectives gets no lenses, and a bare bucket_cap_mb withou
 
 test('config formats are recognised by name and then by content', () => {
   assert.equal(configFormatOf('/w/run.collective.yaml', ''), 'collective');
-  assert.equal(configFormatOf('ds_config.json', '{"train_batch_size": 32, "zero_optimization": {"stage": 2}}'), 'deepspeed');
+  assert.equal(
+    configFormatOf('ds_config.json', '{"train_batch_size": 32, "zero_optimization": {"stage": 2}}'),
+    'deepspeed',
+  );
   assert.equal(configFormatOf('package.json', '{"name": "x"}'), undefined);
-  assert.equal(configFormatOf('accelerate.yaml', 'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 8\n'), 'accelerate');
+  assert.equal(
+    configFormatOf(
+      'accelerate.yaml',
+      'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 8\n',
+    ),
+    'accelerate',
+  );
   assert.equal(configFormatOf('docker-compose.yml', 'services:\n  a: {}\n'), undefined);
 });
 
 test('measurement lenses go on each nccl-tests run banner', () => {
-  const text = '# nccl-tests version 2.17.8\n# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n#\n  8 2 float sum -1 1 1 1 0\n\n# Collective test starting: sendrecv_perf\n# nThread 1\n';
+  const text =
+    '# nccl-tests version 2.17.8\n# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n#\n  8 2 float sum -1 1 1 1 0\n\n# Collective test starting: sendrecv_perf\n# nThread 1\n';
   const sites = measurementLensSites('nccl-tests', text);
-  assert.deepEqual(sites.map((s) => [s.line, s.test]), [[1, 'all_reduce_perf'], [6, 'sendrecv_perf']]);
+  assert.deepEqual(
+    sites.map((s) => [s.line, s.test]),
+    [
+      [1, 'all_reduce_perf'],
+      [6, 'sendrecv_perf'],
+    ],
+  );
   assert.ok(sites.every((s) => s.format === 'nccl-tests'));
 });
 
 test('an NCCL_DEBUG log without a table gets one lens at the top, marked as a log', () => {
-  const sites = measurementLensSites('nccl-log', 'h:1:1 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\nh:1:1 [0] NCCL INFO Ring 00 : 0 1\n');
+  const sites = measurementLensSites(
+    'nccl-log',
+    'h:1:1 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\nh:1:1 [0] NCCL INFO Ring 00 : 0 1\n',
+  );
   assert.deepEqual(sites, [{ line: 0, format: 'nccl-log' }]);
   assert.deepEqual(measurementLensSites('plaintext', 'hello\n'), []);
 });

@@ -28,7 +28,20 @@ test('every contributed command has a handler in the command table, and every ha
 
 test('the twelve commands of the issue are there, each with the category, a title and a codicon', () => {
   const titles = contributes.commands.map((c: { title: string }) => c.title);
-  for (const title of ['Profile Training Config', 'Profile AllReduce at Cursor', 'Sweep Message Sizes', 'Compare Algorithms', 'Sweep Bucket Size', 'Select System', 'Open Trace…', 'Import Measurements…', 'Export Trace', 'Run on This Machine', 'Check Gradient Scaling in Workspace', 'Show Log']) {
+  for (const title of [
+    'Profile Training Config',
+    'Profile AllReduce at Cursor',
+    'Sweep Message Sizes',
+    'Compare Algorithms',
+    'Sweep Bucket Size',
+    'Select System',
+    'Open Trace…',
+    'Import Measurements…',
+    'Export Trace',
+    'Run on This Machine',
+    'Check Gradient Scaling in Workspace',
+    'Show Log',
+  ]) {
     assert.ok(titles.includes(title), `missing command "${title}"`);
   }
   for (const c of contributes.commands) {
@@ -48,21 +61,28 @@ test('menus name only contributed commands, and when-clauses are non-empty', () 
 });
 
 test('settings match the settings reader, all have descriptions and scopes, and executables are machine-scoped', () => {
-  const properties = contributes.configuration.properties as Record<string, { scope?: string; description?: string; markdownDescription?: string }>;
-  const declared = Object.keys(properties).map((k) => k.replace(/^collectiveProfiler\./, '')).sort();
+  const properties = contributes.configuration.properties as Record<
+    string,
+    { scope?: string; description?: string; markdownDescription?: string }
+  >;
+  const declared = Object.keys(properties)
+    .map((k) => k.replace(/^collectiveProfiler\./, ''))
+    .sort();
   assert.deepEqual(declared, [...SETTING_KEYS].sort());
   for (const [key, p] of Object.entries(properties)) {
     assert.ok((p.markdownDescription ?? p.description ?? '').length > 20, `${key} needs a description`);
     assert.ok(p.scope, `${key} needs a scope`);
   }
-  for (const key of ['native.pythonPath', 'native.torchrunPath', 'native.launcher']) assert.equal(properties[`collectiveProfiler.${key}`].scope, 'machine', key);
+  for (const key of ['native.pythonPath', 'native.torchrunPath', 'native.launcher'])
+    assert.equal(properties[`collectiveProfiler.${key}`].scope, 'machine', key);
 });
 
 test('activation is lazy: no "*", no startup event, only the events that need it', () => {
   const events: string[] = pkg.activationEvents;
   assert.ok(!events.includes('*') && !events.includes('onStartupFinished'));
   for (const e of events) assert.match(e, /^(onLanguage:|workspaceContains:|onWebviewPanel:|onCustomEditor:)/, e);
-  for (const panel of ['timeline', 'charts', 'topology']) assert.ok(events.includes(`onWebviewPanel:collectiveProfiler.${panel}`));
+  for (const panel of ['timeline', 'charts', 'topology'])
+    assert.ok(events.includes(`onWebviewPanel:collectiveProfiler.${panel}`));
   for (const editor of contributes.customEditors) assert.ok(events.includes(`onCustomEditor:${editor.viewType}`));
   assert.ok(events.includes('onLanguage:python'));
 });
@@ -71,7 +91,8 @@ test('untrusted workspaces get limited support, with the executables restricted'
   const trust = pkg.capabilities.untrustedWorkspaces;
   assert.equal(trust.supported, 'limited');
   assert.match(trust.description, /native engine/);
-  for (const key of ['collectiveProfiler.native.pythonPath', 'collectiveProfiler.native.torchrunPath']) assert.ok(trust.restrictedConfigurations.includes(key));
+  for (const key of ['collectiveProfiler.native.pythonPath', 'collectiveProfiler.native.torchrunPath'])
+    assert.ok(trust.restrictedConfigurations.includes(key));
 });
 
 test('languages have grammars, and every file the manifest names exists', () => {
@@ -81,12 +102,15 @@ test('languages have grammars, and every file the manifest names exists', () => 
     const grammar = JSON.parse(readFileSync(join(ROOT, g.path), 'utf8'));
     assert.equal(grammar.scopeName, g.scopeName);
   }
-  for (const l of contributes.languages) if (l.configuration) assert.ok(existsSync(join(ROOT, l.configuration)), l.configuration);
-  for (const v of [...contributes.jsonValidation, ...contributes.yamlValidation]) assert.ok(existsSync(join(ROOT, v.url)), `${v.url} (schema) exists`);
+  for (const l of contributes.languages)
+    if (l.configuration) assert.ok(existsSync(join(ROOT, l.configuration)), l.configuration);
+  for (const v of [...contributes.jsonValidation, ...contributes.yamlValidation])
+    assert.ok(existsSync(join(ROOT, v.url)), `${v.url} (schema) exists`);
   assert.ok(existsSync(join(ROOT, pkg.icon)));
   for (const step of contributes.walkthroughs[0].steps) {
     assert.ok(existsSync(join(ROOT, step.media.markdown)), step.media.markdown);
-    for (const m of step.description.matchAll(/command:([\w.]+)/g)) assert.ok(commandIds.includes(m[1]), `walkthrough links ${m[1]}`);
+    for (const m of step.description.matchAll(/command:([\w.]+)/g))
+      assert.ok(commandIds.includes(m[1]), `walkthrough links ${m[1]}`);
     for (const e of step.completionEvents) assert.ok(commandIds.includes(e.replace(/^onCommand:/, '')), e);
   }
 });
@@ -99,7 +123,9 @@ test('the icon is a 128×128 PNG', () => {
 
 test('the per-rule severity setting lists exactly the rules of analysis/rules.ts, each described by its summary', () => {
   type RuleSetting = { enum: string[]; default: string; description: string };
-  const setting = contributes.configuration.properties['collectiveProfiler.diagnostics.rules'] as { properties: Record<string, RuleSetting> };
+  const setting = contributes.configuration.properties['collectiveProfiler.diagnostics.rules'] as {
+    properties: Record<string, RuleSetting>;
+  };
   assert.ok(setting, 'the rules setting is contributed');
   assert.deepEqual(Object.keys(setting.properties), [...RULE_CODES]);
   for (const rule of RULES) {

@@ -46,14 +46,40 @@ const HARDWARE: Readonly<Record<string, RegExp | undefined>> = {
 
 /** NCCL_DEBUG content each log must show: section titles and a line each must contain. */
 const LOG_CONTENT: Readonly<Record<string, readonly [section: RegExp, line: RegExp][]>> = {
-  'nccl-debug-a100-2gpu-graph-tuning.log': [[/^Topology$/, /NVL 240 GB\/s/], [/^Channels$/, /graph pattern/], [/^Rings \(48\)$/, /0 -> 1 -> 0/], [/^Trees/, /./], [/^Tuning table/, /^AllReduce: .*Ring\/LL [\d.]+ µs, [\d.]+ GB\/s/]],
-  'nccl-debug-a100-2node-graph-ib.log': [[/^Topology$/, /network: IB with GPUDirect RDMA/], [/^Channels$/, /^2 channels/], [/^Rings \(2\)$/, /1 -> 0 -> 1/], [/^Trees \(1\)$/, /->0->/]],
-  'nccl-debug-a100-8gpu-multinode-ofi.log': [[/^Topology$/, /^8 ranks on 2 nodes, 4 per node$/], [/^Channels$/, /NVLS: not available, 0 NVLS channels/], [/^Trees \(8\)$/, /->/]],
-  'nccl-debug-rtx5090-2rank-tuning.log': [[/^Topology$/, /NCCL_P2P_DISABLE=1/], [/^Tuning table/, /^Broadcast: Ring\/LL 9\.3 µs, 1\.2 GB\/s/], [/^NCCL's choices per call$/, /^Broadcast: RING\/LL for 1 KiB to 16 KiB, RING\/SIMPLE for 32 KiB to /]],
-  'nccl-tests-t4-2gpu-2023.txt': [[/^Topology$/, /network: AWS Libfabric/], [/^Trees \(2\)$/, /->/]],
+  'nccl-debug-a100-2gpu-graph-tuning.log': [
+    [/^Topology$/, /NVL 240 GB\/s/],
+    [/^Channels$/, /graph pattern/],
+    [/^Rings \(48\)$/, /0 -> 1 -> 0/],
+    [/^Trees/, /./],
+    [/^Tuning table/, /^AllReduce: .*Ring\/LL [\d.]+ µs, [\d.]+ GB\/s/],
+  ],
+  'nccl-debug-a100-2node-graph-ib.log': [
+    [/^Topology$/, /network: IB with GPUDirect RDMA/],
+    [/^Channels$/, /^2 channels/],
+    [/^Rings \(2\)$/, /1 -> 0 -> 1/],
+    [/^Trees \(1\)$/, /->0->/],
+  ],
+  'nccl-debug-a100-8gpu-multinode-ofi.log': [
+    [/^Topology$/, /^8 ranks on 2 nodes, 4 per node$/],
+    [/^Channels$/, /NVLS: not available, 0 NVLS channels/],
+    [/^Trees \(8\)$/, /->/],
+  ],
+  'nccl-debug-rtx5090-2rank-tuning.log': [
+    [/^Topology$/, /NCCL_P2P_DISABLE=1/],
+    [/^Tuning table/, /^Broadcast: Ring\/LL 9\.3 µs, 1\.2 GB\/s/],
+    [/^NCCL's choices per call$/, /^Broadcast: RING\/LL for 1 KiB to 16 KiB, RING\/SIMPLE for 32 KiB to /],
+  ],
+  'nccl-tests-t4-2gpu-2023.txt': [
+    [/^Topology$/, /network: AWS Libfabric/],
+    [/^Trees \(2\)$/, /->/],
+  ],
 };
 
-const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => !f.endsWith('.md')).sort() : [];
+const files = existsSync(FIXTURES)
+  ? readdirSync(FIXTURES)
+      .filter((f) => !f.endsWith('.md'))
+      .sort()
+  : [];
 
 test('every real fixture file has an expectation here, so a new one cannot slip past', { skip }, () => {
   assert.deepEqual(files, Object.keys(HARDWARE).sort());
@@ -78,7 +104,10 @@ for (const file of files) {
     for (const [title, line] of LOG_CONTENT[file] ?? []) {
       const section = view.sections.find((s) => title.test(s.title));
       assert.ok(section, `${file}: a section ${title} among ${view.sections.map((s) => s.title).join(', ')}`);
-      assert.ok(section.lines.some((l) => line.test(l)), `${file}: ${title} has a line ${line}:\n${section.lines.join('\n')}`);
+      assert.ok(
+        section.lines.some((l) => line.test(l)),
+        `${file}: ${title} has a line ${line}:\n${section.lines.join('\n')}`,
+      );
     }
     if (!LOG_CONTENT[file]) assert.deepEqual(view.sections, [], 'only NCCL_DEBUG output has log sections');
   });
@@ -90,8 +119,14 @@ test('init-only and choice-only NCCL logs say what they hold', { skip }, () => {
     const result = importMeasurementFile(path);
     return measurementView(result, ncclFactsOf(result, readFileSync(path, 'utf8')));
   };
-  assert.match(view('nccl-debug-a100-8gpu-multinode-ofi.log').contents, /^NCCL initialisation only \(\d+ INFO lines\): no collective was timed or logged$/);
-  assert.match(view('nccl-debug-rtx5090-2rank-tuning.log').contents, /^72 Broadcast calls with NCCL's algorithm choice, 1 KiB to 128 MiB \(the log has no timings\)$/);
+  assert.match(
+    view('nccl-debug-a100-8gpu-multinode-ofi.log').contents,
+    /^NCCL initialisation only \(\d+ INFO lines\): no collective was timed or logged$/,
+  );
+  assert.match(
+    view('nccl-debug-rtx5090-2rank-tuning.log').contents,
+    /^72 Broadcast calls with NCCL's algorithm choice, 1 KiB to 128 MiB \(the log has no timings\)$/,
+  );
 });
 
 test('#wrong > 0, failed validation and a truncated run are errors on their lines', { skip }, () => {
@@ -102,10 +137,22 @@ test('#wrong > 0, failed validation and a truncated run are errors on their line
   assert.equal(wrong.length, 6);
   for (const e of wrong) {
     const columns = lines[e.line].trim().split(/\s+/);
-    assert.ok(Number(columns[columns.length - 1]) > 0 || Number(columns[8]) > 0, `line ${e.line + 1} is a row with #wrong > 0: ${lines[e.line]}`);
+    assert.ok(
+      Number(columns[columns.length - 1]) > 0 || Number(columns[8]) > 0,
+      `line ${e.line + 1} is a row with #wrong > 0: ${lines[e.line]}`,
+    );
   }
-  assert.ok(errors.some((e) => /truncated/.test(e.message)), 'the truncated run is an error');
-  const failed = measurementView(importMeasurementFile(join(FIXTURES, 'nccl-tests-v100-12gpu-2020-all_gather.txt'))).errors;
+  assert.ok(
+    errors.some((e) => /truncated/.test(e.message)),
+    'the truncated run is an error',
+  );
+  const failed = measurementView(
+    importMeasurementFile(join(FIXTURES, 'nccl-tests-v100-12gpu-2020-all_gather.txt')),
+  ).errors;
   assert.ok(failed.some((e) => /failed validation \(4 out-of-bounds values\)/.test(e.message)));
-  assert.deepEqual(measurementView(importMeasurementFile(join(FIXTURES, 'nccl-tests-h100-16gpu-2025.txt'))).errors, [], 'a healthy run has none');
+  assert.deepEqual(
+    measurementView(importMeasurementFile(join(FIXTURES, 'nccl-tests-h100-16gpu-2025.txt'))).errors,
+    [],
+    'a healthy run has none',
+  );
 });

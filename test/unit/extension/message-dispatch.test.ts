@@ -6,11 +6,21 @@ import { createMessageDispatcher, isInsideFolders } from '../../../src/extension
 function setup() {
   const log: string[] = [];
   const seen: unknown[] = [];
-  const dispatch = createMessageDispatcher('timeline', {
-    openSource: (m) => { seen.push(m); },
-    log: (m) => { seen.push(m); },
-    exportTrace: () => { throw new Error('disk full'); },
-  }, { warn: (m) => log.push(`warn ${m}`), error: (m) => log.push(`error ${m}`) });
+  const dispatch = createMessageDispatcher(
+    'timeline',
+    {
+      openSource: (m) => {
+        seen.push(m);
+      },
+      log: (m) => {
+        seen.push(m);
+      },
+      exportTrace: () => {
+        throw new Error('disk full');
+      },
+    },
+    { warn: (m) => log.push(`warn ${m}`), error: (m) => log.push(`error ${m}`) },
+  );
   return { log, seen, dispatch };
 }
 
@@ -24,10 +34,19 @@ test('a valid message reaches its handler', async () => {
 test('malformed and unknown messages are logged and never reach a handler', async () => {
   const { dispatch, seen, log } = setup();
   const bad: unknown[] = [
-    null, 'openSource', 42, [], { type: 'runShell', cmd: 'rm -rf /' }, { type: 'openSource', file: '/w/a.py' },
-    { type: 'openSource', file: '/w/a.py', line: 0 }, { type: 'openSource', file: '/w/a.py', line: 1.5 },
-    { type: 'openSource', file: '/w/a.py', line: 3, extra: true }, { type: 'log', level: 'fatal', message: 'x' },
-    { type: 'log', level: 'info', message: 'x'.repeat(100_000) }, { type: '__proto__' }, { type: 'constructor' },
+    null,
+    'openSource',
+    42,
+    [],
+    { type: 'runShell', cmd: 'rm -rf /' },
+    { type: 'openSource', file: '/w/a.py' },
+    { type: 'openSource', file: '/w/a.py', line: 0 },
+    { type: 'openSource', file: '/w/a.py', line: 1.5 },
+    { type: 'openSource', file: '/w/a.py', line: 3, extra: true },
+    { type: 'log', level: 'fatal', message: 'x' },
+    { type: 'log', level: 'info', message: 'x'.repeat(100_000) },
+    { type: '__proto__' },
+    { type: 'constructor' },
     JSON.parse('{"type":"openSource","file":"/w/a.py","line":2,"__proto__":{"polluted":1}}'),
   ];
   for (const message of bad) assert.equal(await dispatch(message), 'invalid', JSON.stringify(message)?.slice(0, 80));

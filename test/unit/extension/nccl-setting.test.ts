@@ -21,11 +21,13 @@ before(() => {
   activateBundle();
 });
 
-test('the ncclVersion setting makes lens predictions follow that release\'s choices', { skip }, async () => {
+test("the ncclVersion setting makes lens predictions follow that release's choices", { skip }, async () => {
   const provider = fake.recorded.lensProviders[0];
   const doc = fake.document('/w/ddp.py', 'python', SCRIPT);
   const unresolved = provider.provideCodeLenses(doc).filter((l) => !l.command && l.range.start.line === 3);
-  const resolved = (await Promise.all(unresolved.map((l) => provider.resolveCodeLens!(l)))).find((l) => l.command!.title.startsWith('≈'));
+  const resolved = (await Promise.all(unresolved.map((l) => provider.resolveCodeLens!(l)))).find((l) =>
+    l.command!.title.startsWith('≈'),
+  );
   assert.ok(resolved, 'a prediction lens on the DDP line');
   assert.match(resolved.command!.title, /· NVLSTree\/Simple for 2 MB buckets$/);
   assert.match(String(resolved.command!.tooltip), /2×8 H100 NVSwitch/);

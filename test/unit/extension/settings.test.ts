@@ -13,10 +13,16 @@ test('missing settings give the defaults and no problems', () => {
 });
 
 test('valid values are read and the bucket size is converted to bytes', () => {
-  const { settings, problems } = readSettings(source({
-    system: ' hgx-h200 ', nodes: 4, defaultBucketMB: 50, 'diagnostics.debounceMs': 0,
-    'diagnostics.rules': { CP006: 'off', CP003: 'error' }, 'codeLens.bucketRecommendation': false,
-  }));
+  const { settings, problems } = readSettings(
+    source({
+      system: ' hgx-h200 ',
+      nodes: 4,
+      defaultBucketMB: 50,
+      'diagnostics.debounceMs': 0,
+      'diagnostics.rules': { CP006: 'off', CP003: 'error' },
+      'codeLens.bucketRecommendation': false,
+    }),
+  );
   assert.deepEqual(problems, []);
   assert.equal(settings.system, 'hgx-h200');
   assert.equal(settings.nodes, 4);
@@ -33,9 +39,15 @@ test('the master lens switch turns every lens kind off', () => {
 });
 
 test('malformed values fall back to defaults and are reported by key', () => {
-  const { settings, problems } = readSettings(source({
-    nodes: 0, 'diagnostics.debounceMs': 'fast', system: '', 'diagnostics.rules': { CP001: 'loud', XY1: 'off' }, 'native.launcher': 'mpirun',
-  }));
+  const { settings, problems } = readSettings(
+    source({
+      nodes: 0,
+      'diagnostics.debounceMs': 'fast',
+      system: '',
+      'diagnostics.rules': { CP001: 'loud', XY1: 'off' },
+      'native.launcher': 'mpirun',
+    }),
+  );
   assert.equal(settings.nodes, 1);
   assert.equal(settings.diagnostics.debounceMs, 300);
   assert.equal(settings.system, 'dgx-h100');
@@ -43,8 +55,12 @@ test('malformed values fall back to defaults and are reported by key', () => {
   assert.deepEqual(settings.diagnostics.rules, {});
   const keys = problems.map((p) => p.key).sort();
   assert.deepEqual(keys, [
-    'collectiveProfiler.diagnostics.debounceMs', 'collectiveProfiler.diagnostics.rules.CP001', 'collectiveProfiler.diagnostics.rules.XY1',
-    'collectiveProfiler.native.launcher', 'collectiveProfiler.nodes', 'collectiveProfiler.system',
+    'collectiveProfiler.diagnostics.debounceMs',
+    'collectiveProfiler.diagnostics.rules.CP001',
+    'collectiveProfiler.diagnostics.rules.XY1',
+    'collectiveProfiler.native.launcher',
+    'collectiveProfiler.nodes',
+    'collectiveProfiler.system',
   ]);
   assert.match(problems.find((p) => p.key.endsWith('.nodes'))!.message, /integer from 1 to 65536/);
 });
@@ -61,6 +77,9 @@ test('ncclVersion takes an NCCL 2.x release or nothing; anything else is reporte
   assert.equal(readSettings(source({ ncclVersion: '' })).settings.ncclVersion, '');
   const bad = readSettings(source({ ncclVersion: 'latest' }));
   assert.equal(bad.settings.ncclVersion, '');
-  assert.deepEqual(bad.problems.map((p) => p.key), ['collectiveProfiler.ncclVersion']);
+  assert.deepEqual(
+    bad.problems.map((p) => p.key),
+    ['collectiveProfiler.ncclVersion'],
+  );
   assert.match(bad.problems[0].message, /an NCCL release such as "2\.26\.2"/);
 });

@@ -30,7 +30,7 @@ function ranksWithSpans(trace: Trace): Set<number> {
   return new Set(trace.spans.map((s) => laneRank.get(s.lane)).filter((r): r is number => r !== undefined));
 }
 
-test('the trace cap the glue knows is the engine\'s', () => {
+test("the trace cap the glue knows is the engine's", () => {
   assert.equal(ENGINE_TRACE_SPAN_CAP, MAX_TRACE_SPANS);
 });
 
@@ -41,7 +41,10 @@ for (const [preset, nodes, bytes] of CASES) {
     assert.equal(model.startUs, 0, 'the collective is drawn from its launch');
     const truncated = drawn.metadata.facts?.drawn;
     if (truncated === undefined) {
-      assert.ok(Math.abs(model.endUs - result.timeUs) <= 1e-6 * result.timeUs, `drawn ${model.endUs} µs, predicted ${result.timeUs} µs`);
+      assert.ok(
+        Math.abs(model.endUs - result.timeUs) <= 1e-6 * result.timeUs,
+        `drawn ${model.endUs} µs, predicted ${result.timeUs} µs`,
+      );
     } else {
       assert.ok(model.endUs < result.timeUs);
       assert.match(String(truncated), new RegExp(`of the predicted ${Math.round(result.timeUs * 10) / 10} µs`));
@@ -51,11 +54,12 @@ for (const [preset, nodes, bytes] of CASES) {
     for (let rank = 0; rank < system.ranks; rank++) assert.ok(drawnRanks.has(rank), `rank ${rank} has spans`);
     // Every link id names a link of the system, so the topology heat can colour it.
     const linkIds = new Set(system.topology.links.map((l) => l.id));
-    for (const span of drawn.spans) for (const id of span.links) assert.ok(linkIds.has(id), `${id} is a link of ${system.label}`);
+    for (const span of drawn.spans)
+      for (const id of span.links) assert.ok(linkIds.has(id), `${id} is a link of ${system.label}`);
   });
 }
 
-test('a 16-rank nvlstree run heats both nodes and every rail, not node 1\'s first rail alone', () => {
+test("a 16-rank nvlstree run heats both nodes and every rail, not node 1's first rail alone", () => {
   const { system, result, drawn } = simulate('dgx-h100', 2, 100 * MiB);
   assert.equal(result.algorithm, 'nvlstree');
   const { bytes } = linkUtilisation(drawn, system.topology.links);
@@ -67,17 +71,29 @@ test('a 16-rank nvlstree run heats both nodes and every rail, not node 1\'s firs
   }
 });
 
-test('range statistics add up: phases and idle fill each rank\'s range, bytes are the spans\' bytes', () => {
-  for (const [preset, nodes, bytes] of [['dgx-h100', 2, 100 * MiB], ['dgx-a100', 4, 100 * MiB]] as const) {
+test("range statistics add up: phases and idle fill each rank's range, bytes are the spans' bytes", () => {
+  for (const [preset, nodes, bytes] of [
+    ['dgx-h100', 2, 100 * MiB],
+    ['dgx-a100', 4, 100 * MiB],
+  ] as const) {
     const { drawn } = simulate(preset, nodes, bytes);
     const model = TimelineModel.fromTrace(drawn);
-    const rankLanes = new Set(drawn.lanes.filter((l) => (l.kind === 'rank' || l.kind === 'stream') && l.rank !== undefined).map((l) => l.id));
+    const rankLanes = new Set(
+      drawn.lanes.filter((l) => (l.kind === 'rank' || l.kind === 'stream') && l.rank !== undefined).map((l) => l.id),
+    );
     const span = model.endUs - model.startUs;
-    for (const [from, to] of [[model.startUs, model.endUs], [model.startUs + span * 0.3, model.startUs + span * 0.55], [span * 0.9, span * 2]]) {
+    for (const [from, to] of [
+      [model.startUs, model.endUs],
+      [model.startUs + span * 0.3, model.startUs + span * 0.55],
+      [span * 0.9, span * 2],
+    ]) {
       const stats = model.rangeStats(from, to);
       const ranksTimesRange = stats.ranks * (to - from);
       const summed = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
-      assert.ok(Math.abs(summed - ranksTimesRange) <= 1e-6 * ranksTimesRange, `${preset}: phases + idle ${summed} = ranks × range ${ranksTimesRange}`);
+      assert.ok(
+        Math.abs(summed - ranksTimesRange) <= 1e-6 * ranksTimesRange,
+        `${preset}: phases + idle ${summed} = ranks × range ${ranksTimesRange}`,
+      );
       assert.equal(stats.ranks, drawn.metadata.ranks);
       let expected = 0;
       for (const s of drawn.spans) {
@@ -86,7 +102,10 @@ test('range statistics add up: phases and idle fill each rank\'s range, bytes ar
         if (overlap > 0) expected += (s.bytes * overlap) / (s.endUs - s.startUs);
       }
       assert.ok(expected > 0 || from >= model.endUs);
-      assert.ok(Math.abs(stats.transferredBytes - expected) <= 1e-9 * Math.max(1, expected), `${preset}: moved ${stats.transferredBytes} = spans' ${expected}`);
+      assert.ok(
+        Math.abs(stats.transferredBytes - expected) <= 1e-9 * Math.max(1, expected),
+        `${preset}: moved ${stats.transferredBytes} = spans' ${expected}`,
+      );
     }
     // Over the whole collective the launch before the first transfer counts as the ranks' time, not as idle.
     const whole = model.rangeStats(model.startUs, model.endUs);

@@ -16,7 +16,8 @@ test('channels for the selected bucket size, with vertex ids from the topology, 
   assert.equal(data.channels?.length, plan.channels);
   assert.ok(plan.channels >= 2);
   const ids = new Set(data.vertices.map((v) => v.id));
-  for (const path of data.channels!) for (const [a, b] of path.edges ?? []) assert.ok(ids.has(a) && ids.has(b), `${a} → ${b}`);
+  for (const path of data.channels!)
+    for (const [a, b] of path.edges ?? []) assert.ok(ids.has(a) && ids.has(b), `${a} → ${b}`);
   // postMessage clones the data; the JSON form is what the panel's saved state keeps.
   const message: TopologyMessage = { type: 'topology', data };
   assert.deepEqual(JSON.parse(JSON.stringify(message)).data.channels, JSON.parse(JSON.stringify(data.channels)));
@@ -27,7 +28,10 @@ test('a trace of this system fixes the algorithm, so the overlay matches the col
   const result = simulateCollective(h100x2, { bytes, algorithm: 'ring', trace: true });
   const data = topologyData({ system: h100x2, label: h100x2.label, bytes, trace: result.trace });
   assert.equal(data.trace, result.trace);
-  assert.ok(data.channels!.every((c) => c.kind === 'ring'), data.channels!.map((c) => c.kind).join(','));
+  assert.ok(
+    data.channels!.every((c) => c.kind === 'ring'),
+    data.channels!.map((c) => c.kind).join(','),
+  );
   assert.equal(data.channels!.length, result.channels);
   // The trace's spans on channel 0 run between the ring's neighbours.
   const ring = data.channels![0];
@@ -52,6 +56,9 @@ test('on a large cluster the channels sent stay under the edge budget, and at le
   const data = topologyData({ system: big, label: big.label, bytes: 256 * MiB });
   const edges = data.channels!.reduce((sum, c) => sum + (c.edges?.length ?? 0), 0);
   assert.ok(data.channels!.length >= 1);
-  assert.ok(edges <= MAX_CHANNEL_EDGES || data.channels!.length === 1, `${edges} edges in ${data.channels!.length} channels`);
+  assert.ok(
+    edges <= MAX_CHANNEL_EDGES || data.channels!.length === 1,
+    `${edges} edges in ${data.channels!.length} channels`,
+  );
   assert.ok(data.channels!.length < channelPlan(big, { bytes: 256 * MiB }).channels, 'some channels were left out');
 });

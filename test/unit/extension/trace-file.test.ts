@@ -33,16 +33,34 @@ test('a plain Chrome trace (ph X and B/E) becomes lanes per process and thread',
   ];
   const { trace, format, warnings } = readTraceFile(JSON.stringify({ traceEvents: events }), 'k.json');
   assert.equal(format, 'chrome');
-  assert.deepEqual(trace.lanes.map((l) => l.label), ['rank 0 · thread 1', 'rank 0 · stream 7']);
-  assert.deepEqual(trace.spans.map((s) => [s.phase, s.startUs, s.endUs]), [['collective', 10, 60], ['compute', 0, 20]]);
+  assert.deepEqual(
+    trace.lanes.map((l) => l.label),
+    ['rank 0 · thread 1', 'rank 0 · stream 7'],
+  );
+  assert.deepEqual(
+    trace.spans.map((s) => [s.phase, s.startUs, s.endUs]),
+    [
+      ['collective', 10, 60],
+      ['compute', 0, 20],
+    ],
+  );
   assert.deepEqual(warnings, ['1 events were not complete spans and were skipped']);
 });
 
 test('what is not a trace gets a positioned error, never a crash', () => {
-  assert.throws(() => readTraceFile('{"traceEvents": [', 'bad.json'), (e: unknown) => e instanceof MeasurementParseError && e.line >= 1);
+  assert.throws(
+    () => readTraceFile('{"traceEvents": [', 'bad.json'),
+    (e: unknown) => e instanceof MeasurementParseError && e.line >= 1,
+  );
   assert.throws(() => readTraceFile('{"a": 1}', 'x.json'), /not a trace/);
   assert.throws(() => readTraceFile('{"traceEvents": [{"ph": "i"}]}', 'x.json'), /no complete/);
-  const embedded = JSON.stringify({ traceEvents: [], [EMBED_KEY]: { version: 1, trace: { metadata: {}, lanes: [{ id: 0, label: 'a' }], spans: [{ lane: 0, startUs: 5, endUs: 1, bytes: 0 }] } } });
+  const embedded = JSON.stringify({
+    traceEvents: [],
+    [EMBED_KEY]: {
+      version: 1,
+      trace: { metadata: {}, lanes: [{ id: 0, label: 'a' }], spans: [{ lane: 0, startUs: 5, endUs: 1, bytes: 0 }] },
+    },
+  });
   assert.throws(() => readTraceFile(embedded, 'x.cptrace.json'), /span 0: span ends/);
 });
 

@@ -11,7 +11,13 @@ const VSIX = join(ROOT, 'collective-profiler.vsix');
 test('the vsix check catches missing bundles and shipped sources', () => {
   const good: string[] = [...REQUIRED, 'extension/readme.md'];
   assert.deepEqual(checkEntries(good), []);
-  const problems: string[] = checkEntries([...good.filter((n) => !n.endsWith('tree-sitter-python.wasm')), 'extension/src/extension/extension.ts', 'extension/test/unit/a.test.ts', 'extension/node_modules/yaml/index.js', 'extension/dist/extension.js.map']);
+  const problems: string[] = checkEntries([
+    ...good.filter((n) => !n.endsWith('tree-sitter-python.wasm')),
+    'extension/src/extension/extension.ts',
+    'extension/test/unit/a.test.ts',
+    'extension/node_modules/yaml/index.js',
+    'extension/dist/extension.js.map',
+  ]);
   assert.deepEqual(problems, [
     'missing extension/dist/tree-sitter-python.wasm',
     'must not ship extension/src/extension/extension.ts (TypeScript sources)',
@@ -21,10 +27,14 @@ test('the vsix check catches missing bundles and shipped sources', () => {
   ]);
 });
 
-test('the packaged .vsix (when `npm run package` has run) ships what it must and nothing else', { skip: existsSync(VSIX) ? false : 'no collective-profiler.vsix: run `npm run package` first' }, () => {
-  const entries: { name: string; size: number }[] = zipEntries(readFileSync(VSIX));
-  assert.deepEqual(checkEntries(entries.map((e) => e.name)), []);
-  const mb = statSync(VSIX).size / 1024 / 1024;
-  console.log(`collective-profiler.vsix: ${entries.length} files, ${mb.toFixed(2)} MB`);
-  assert.ok(mb < 5, `the .vsix is ${mb.toFixed(2)} MB; the target is under 5 MB`);
-});
+test(
+  'the packaged .vsix (when `npm run package` has run) ships what it must and nothing else',
+  { skip: existsSync(VSIX) ? false : 'no collective-profiler.vsix: run `npm run package` first' },
+  () => {
+    const entries: { name: string; size: number }[] = zipEntries(readFileSync(VSIX));
+    assert.deepEqual(checkEntries(entries.map((e) => e.name)), []);
+    const mb = statSync(VSIX).size / 1024 / 1024;
+    console.log(`collective-profiler.vsix: ${entries.length} files, ${mb.toFixed(2)} MB`);
+    assert.ok(mb < 5, `the .vsix is ${mb.toFixed(2)} MB; the target is under 5 MB`);
+  },
+);

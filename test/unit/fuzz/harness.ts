@@ -19,7 +19,12 @@ export const INPUT_TIME_LIMIT_MS = Number(process.env.FUZZ_INPUT_LIMIT_MS ?? 200
 export const FUZZ_SCALE = Math.max(1, Number(process.env.FUZZ_SCALE ?? 1) || 1);
 
 /** CI uses a fixed seed so a red build reproduces; a longer run picks a fresh one unless FUZZ_SEED pins it. */
-export const FUZZ_SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : FUZZ_SCALE > 1 ? Date.now() % 2 ** 31 : 20_261_130;
+export const FUZZ_SEED =
+  process.env.FUZZ_SEED !== undefined
+    ? Number(process.env.FUZZ_SEED)
+    : FUZZ_SCALE > 1
+      ? Date.now() % 2 ** 31
+      : 20_261_130;
 
 export function runsFor(planned: number): number {
   return Math.round(planned * FUZZ_SCALE);
@@ -36,10 +41,17 @@ export function countsByFormat(): ReadonlyMap<string, number> {
 /** Prints what this file tried, per format, and appends it to FUZZ_STATS_FILE so scripts/fuzz.mjs can add up. */
 export function reportCounts(file: string): string {
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  const lines = [...counts].map(([format, n]) => `  ${format.padEnd(28)} ${String(n).padStart(7)} inputs (${String(accepted.get(format) ?? 0).padStart(6)} accepted), slowest ${(slowest.get(format) ?? 0).toFixed(1)} ms`);
+  const lines = [...counts].map(
+    ([format, n]) =>
+      `  ${format.padEnd(28)} ${String(n).padStart(7)} inputs (${String(accepted.get(format) ?? 0).padStart(6)} accepted), slowest ${(slowest.get(format) ?? 0).toFixed(1)} ms`,
+  );
   const text = `fuzz ${file} (seed ${FUZZ_SEED}):\n${lines.join('\n')}\n  ${'total'.padEnd(28)} ${String(total).padStart(7)} inputs`;
   console.log(text);
-  if (process.env.FUZZ_STATS_FILE) appendFileSync(process.env.FUZZ_STATS_FILE, `${JSON.stringify({ file, seed: FUZZ_SEED, counts: Object.fromEntries(counts) })}\n`);
+  if (process.env.FUZZ_STATS_FILE)
+    appendFileSync(
+      process.env.FUZZ_STATS_FILE,
+      `${JSON.stringify({ file, seed: FUZZ_SEED, counts: Object.fromEntries(counts) })}\n`,
+    );
   return text;
 }
 
@@ -54,7 +66,9 @@ export function unreadableReason(message: unknown): string | undefined {
 
 function positionProblem(line: unknown, column: unknown): string | undefined {
   const ok = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 1;
-  return ok(line) && ok(column) ? undefined : `position is ${String(line)}:${String(column)}, not a 1-based line and column`;
+  return ok(line) && ok(column)
+    ? undefined
+    : `position is ${String(line)}:${String(column)}, not a 1-based line and column`;
 }
 
 /** Why a thrown value breaks the contract, or undefined when it is an acceptable, well-formed rejection. */
@@ -66,7 +80,8 @@ export function rejectionProblem(error: unknown): string | undefined {
     }
     return positionProblem(error.line, error.column) ?? unreadableReason(error.message);
   }
-  if (error instanceof MeasurementParseError) return positionProblem(error.line, error.column) ?? unreadableReason(error.message);
+  if (error instanceof MeasurementParseError)
+    return positionProblem(error.line, error.column) ?? unreadableReason(error.message);
   // A file that cannot be read or inflated has no line to point at; the message must name the file instead.
   if (error instanceof MeasurementFileError) return unreadableReason(error.message);
   const name = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -91,7 +106,12 @@ export class FuzzFailure extends Error {
  * Runs `parse` on one input and checks the contract. `check` may inspect a successful result and return a
  * problem. Returns whether the input was accepted, so generators can report how many got through.
  */
-export function checkInput<T>(format: string, input: string | Uint8Array, parse: () => T, check?: (result: T) => string | undefined): boolean {
+export function checkInput<T>(
+  format: string,
+  input: string | Uint8Array,
+  parse: () => T,
+  check?: (result: T) => string | undefined,
+): boolean {
   counts.set(format, (counts.get(format) ?? 0) + 1);
   const start = performance.now();
   let result: T | undefined;
@@ -105,7 +125,8 @@ export function checkInput<T>(format: string, input: string | Uint8Array, parse:
   }
   const elapsedMs = performance.now() - start;
   slowest.set(format, Math.max(slowest.get(format) ?? 0, elapsedMs));
-  if (elapsedMs > INPUT_TIME_LIMIT_MS) throw new FuzzFailure(format, `took ${elapsedMs.toFixed(0)} ms, over the ${INPUT_TIME_LIMIT_MS} ms bound`, input);
+  if (elapsedMs > INPUT_TIME_LIMIT_MS)
+    throw new FuzzFailure(format, `took ${elapsedMs.toFixed(0)} ms, over the ${INPUT_TIME_LIMIT_MS} ms bound`, input);
   if (threw) {
     const problem = rejectionProblem(thrown);
     if (problem) throw new FuzzFailure(format, problem, input, thrown);
@@ -119,9 +140,17 @@ export function checkInput<T>(format: string, input: string | Uint8Array, parse:
 
 /** Runs a fast-check property with the harness's seed; fast-check shrinks a failure to a small input. */
 export function fuzz<T>(arbitrary: fc.Arbitrary<T>, runs: number, predicate: (value: T) => void): void {
-  fc.assert(fc.property(arbitrary, (value) => {
-    predicate(value);
-  }), { numRuns: runsFor(runs), seed: FUZZ_SEED, endOnFailure: process.env.FUZZ_SHRINK === '0', includeErrorInReport: true });
+  fc.assert(
+    fc.property(arbitrary, (value) => {
+      predicate(value);
+    }),
+    {
+      numRuns: runsFor(runs),
+      seed: FUZZ_SEED,
+      endOnFailure: process.env.FUZZ_SHRINK === '0',
+      includeErrorInReport: true,
+    },
+  );
 }
 
 /** Accepted input must not carry NaN or infinite numbers into charts and comparisons. */
@@ -130,7 +159,8 @@ export function importResultProblem(result: ImportResult): string | undefined {
     if (!Number.isFinite(m.ranks)) return `measurement ranks is ${m.ranks}`;
     for (const row of m.rows) {
       for (const key of ['bytes', 'timeUs', 'algbwGBps', 'busbwGBps'] as const) {
-        if (!Number.isFinite(row[key])) return `a ${m.collective} row has ${key} = ${row[key]}${row.line ? ` (line ${row.line})` : ''}`;
+        if (!Number.isFinite(row[key]))
+          return `a ${m.collective} row has ${key} = ${row[key]}${row.line ? ` (line ${row.line})` : ''}`;
       }
     }
   }
@@ -140,7 +170,8 @@ export function importResultProblem(result: ImportResult): string | undefined {
 /** Spans handed to the timeline must have finite, ordered times. */
 export function traceProblem(trace: Trace | undefined): string | undefined {
   for (const s of trace?.spans ?? []) {
-    if (!Number.isFinite(s.startUs) || !Number.isFinite(s.endUs) || s.endUs < s.startUs) return `span '${s.name}' runs ${s.startUs}..${s.endUs} µs`;
+    if (!Number.isFinite(s.startUs) || !Number.isFinite(s.endUs) || s.endUs < s.startUs)
+      return `span '${s.name}' runs ${s.startUs}..${s.endUs} µs`;
   }
   return undefined;
 }

@@ -31,7 +31,20 @@ const command = (name: string) => COMMANDS.find((c) => c.name === name)!;
 /** Values no counted flag may accept, built from the limit so they stay hostile when a limit changes. */
 function hostileValues(limit: Limit): fc.Arbitrary<string> {
   return fc.oneof(
-    fc.constantFrom(String(limit.max + 1), String(limit.max * 10), String(2 ** 53 + 1), '1e400', 'Infinity', 'NaN', '-1', '0', '9'.repeat(400), '1e308', ' ', '0x10'),
+    fc.constantFrom(
+      String(limit.max + 1),
+      String(limit.max * 10),
+      String(2 ** 53 + 1),
+      '1e400',
+      'Infinity',
+      'NaN',
+      '-1',
+      '0',
+      '9'.repeat(400),
+      '1e308',
+      ' ',
+      '0x10',
+    ),
     fc.integer({ min: 1, max: 1e6 }).map((k) => String(limit.max + k)),
   );
 }
@@ -52,11 +65,19 @@ const FLAGS: readonly { command: string; flag: string; limit: LimitName; base: s
 ];
 
 test('hostile sizes through every counted flag are one-line usage errors', async () => {
-  const samples = fc.sample(fc.tuple(fc.constantFrom(...FLAGS), fc.nat()).chain(([f]) => hostileValues(LIMITS[f.limit]).map((v) => ({ f, v }))), { numRuns: runsFor(Math.max(FLAGS.length, FUZZ_PLAN.hostileSizes)), seed: FUZZ_SEED });
+  const samples = fc.sample(
+    fc.tuple(fc.constantFrom(...FLAGS), fc.nat()).chain(([f]) => hostileValues(LIMITS[f.limit]).map((v) => ({ f, v }))),
+    { numRuns: runsFor(Math.max(FLAGS.length, FUZZ_PLAN.hostileSizes)), seed: FUZZ_SEED },
+  );
   for (const { f, v } of samples) {
     const started = performance.now();
     const args = [...f.base, `--${f.flag}=${v}`];
-    const outcome = await command(f.command).run(args, io).then((code) => code, (error: unknown) => error);
+    const outcome = await command(f.command)
+      .run(args, io)
+      .then(
+        (code) => code,
+        (error: unknown) => error,
+      );
     const what = `${f.command} ${args.join(' ')}`;
     assert.ok(outcome instanceof UsageError, `${what}: ${String(outcome)}`);
     assert.ok(!(outcome as Error).message.includes('\n'), what);
@@ -64,21 +85,35 @@ test('hostile sizes through every counted flag are one-line usage errors', async
   }
 });
 
-const LIMITED_KEYS = (Object.entries(LIMITS) as [LimitName, Limit][]).flatMap(([name, limit]) => limit.keys.map((key) => ({ name, key, limit })));
+const LIMITED_KEYS = (Object.entries(LIMITS) as [LimitName, Limit][]).flatMap(([name, limit]) =>
+  limit.keys.map((key) => ({ name, key, limit })),
+);
 
 test('hostile values under every limited config key are refused with a position', () => {
-  const values = (limit: Limit): fc.Arbitrary<string> => fc.constantFrom(String(limit.max + 1), '1e400', '.inf', '-.inf', String(2 ** 53 + 1), String(limit.max * 1000));
-  fuzz(fc.constantFrom(...LIMITED_KEYS).chain((k) => values(k.limit).map((v) => ({ ...k, v }))), FUZZ_PLAN.hostileConfigValues, ({ key, v }) => {
-    const text = `model: {preset: gpt2}\nsystem: {preset: dgx-h100}\ntraining:\n  ${key}: ${v}\n${key}: ${v}\n`;
-    const accepted = checkInput('limited config key', text, () => assembleTrainingRun([readTrainingConfig(text, 'fuzz.collective.yaml').part]));
-    assert.ok(!accepted, `${key}: ${v} was accepted`);
-  });
+  const values = (limit: Limit): fc.Arbitrary<string> =>
+    fc.constantFrom(String(limit.max + 1), '1e400', '.inf', '-.inf', String(2 ** 53 + 1), String(limit.max * 1000));
+  fuzz(
+    fc.constantFrom(...LIMITED_KEYS).chain((k) => values(k.limit).map((v) => ({ ...k, v }))),
+    FUZZ_PLAN.hostileConfigValues,
+    ({ key, v }) => {
+      const text = `model: {preset: gpt2}\nsystem: {preset: dgx-h100}\ntraining:\n  ${key}: ${v}\n${key}: ${v}\n`;
+      const accepted = checkInput('limited config key', text, () =>
+        assembleTrainingRun([readTrainingConfig(text, 'fuzz.collective.yaml').part]),
+      );
+      assert.ok(!accepted, `${key}: ${v} was accepted`);
+    },
+  );
 });
 
 /** Every kind of non-regular (or over-limit) path, made once in a temporary folder. */
 function hostilePaths(): { label: string; path: string }[] {
   const dir = mkdtempSync(join(tmpdir(), 'cp-fuzz-files-'));
-  const paths = [{ label: 'folder', path: dir }, { label: '/dev/zero', path: '/dev/zero' }, { label: '/dev/urandom', path: '/dev/urandom' }, { label: '/dev/null', path: '/dev/null' }];
+  const paths = [
+    { label: 'folder', path: dir },
+    { label: '/dev/zero', path: '/dev/zero' },
+    { label: '/dev/urandom', path: '/dev/urandom' },
+    { label: '/dev/null', path: '/dev/null' },
+  ];
   symlinkSync('/dev/zero', join(dir, 'zero-link.json'));
   paths.push({ label: 'link to /dev/zero', path: join(dir, 'zero-link.json') });
   symlinkSync(join(dir, 'absent'), join(dir, 'dangling.json'));
@@ -101,7 +136,10 @@ test('non-regular and over-limit files are refused by every reader and as every 
     { label: 'output', read: (path: string) => writeOutputFile(path, '{}') },
   ];
   const runs = Math.max(paths.length * readers.length, FUZZ_PLAN.nonRegularFiles);
-  for (const { p, r } of fc.sample(fc.record({ p: fc.constantFrom(...paths), r: fc.constantFrom(...readers) }), { numRuns: runsFor(runs), seed: FUZZ_SEED })) {
+  for (const { p, r } of fc.sample(fc.record({ p: fc.constantFrom(...paths), r: fc.constantFrom(...readers) }), {
+    numRuns: runsFor(runs),
+    seed: FUZZ_SEED,
+  })) {
     // A large regular file is a fine output target (it is replaced whole); only reading it is refused.
     if (r.label === 'output' && p.label.startsWith('sparse')) continue;
     const before = lstatSync(p.path, { throwIfNoEntry: false });
@@ -122,7 +160,15 @@ test('non-regular and over-limit files are refused by every reader and as every 
   }
   // The hostile CLI inputs end to end: a FIFO or device as a system file is refused, not read.
   for (const p of paths.filter((x) => x.label !== 'folder')) {
-    const outcome = await command('simulate').run(['--system', p.path, '--bytes', '1M'], io).then((code) => code, (error: unknown) => error);
-    assert.ok(outcome instanceof UsageError || outcome instanceof UserFileError, `simulate --system ${p.label}: ${String(outcome)}`);
+    const outcome = await command('simulate')
+      .run(['--system', p.path, '--bytes', '1M'], io)
+      .then(
+        (code) => code,
+        (error: unknown) => error,
+      );
+    assert.ok(
+      outcome instanceof UsageError || outcome instanceof UserFileError,
+      `simulate --system ${p.label}: ${String(outcome)}`,
+    );
   }
 });

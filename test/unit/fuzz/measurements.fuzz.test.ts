@@ -12,25 +12,38 @@ import { FUZZ_PLAN } from './plan';
 
 after(() => reportCounts('measurements'));
 
-const importAs = (format: string) => ({ name, text }: { name: string; text: string }): void => {
-  checkInput(format, text, () => importMeasurementText(text, { fileName: name }), importResultProblem);
-};
+const importAs =
+  (format: string) =>
+  ({ name, text }: { name: string; text: string }): void => {
+    checkInput(format, text, () => importMeasurementText(text, { fileName: name }), importResultProblem);
+  };
 
 test('nccl-tests output: mutated real runs and recombined rows', { skip: SHARED_MISSING }, () => {
   const seeds = ncclTestsSeeds();
   assert.ok(seeds.length >= 10);
   fuzz(mutatedWindow(seeds, 200), FUZZ_PLAN.ncclTestsMutated, importAs('nccl-tests (mutated)'));
   // A real header (banner and column lines) in front of recombined rows gets most inputs into the row parser.
-  const headers = seeds.map((s) => s.text.split('\n').slice(0, s.text.split('\n').findIndex((l) => /^#\s+\(B\)/.test(l)) + 1).join('\n'));
-  const table = fc.tuple(fc.nat(), recombinedLines(seeds)).map(([i, rows]) => `${headers[i % headers.length]}\n${rows}`);
-  fuzz(table, FUZZ_PLAN.ncclTestsGenerated, (text) => importAs('nccl-tests (recombined)')({ name: 'gen_perf.txt', text }));
+  const headers = seeds.map((s) =>
+    s.text
+      .split('\n')
+      .slice(0, s.text.split('\n').findIndex((l) => /^#\s+\(B\)/.test(l)) + 1)
+      .join('\n'),
+  );
+  const table = fc
+    .tuple(fc.nat(), recombinedLines(seeds))
+    .map(([i, rows]) => `${headers[i % headers.length]}\n${rows}`);
+  fuzz(table, FUZZ_PLAN.ncclTestsGenerated, (text) =>
+    importAs('nccl-tests (recombined)')({ name: 'gen_perf.txt', text }),
+  );
 });
 
 test('NCCL_DEBUG logs: mutated real logs and recombined lines', { skip: SHARED_MISSING }, () => {
   const seeds = ncclLogSeeds();
   assert.ok(seeds.length >= 3);
   fuzz(mutatedWindow(seeds, 250), FUZZ_PLAN.ncclLogMutated, importAs('NCCL log (mutated)'));
-  fuzz(recombinedLines(seeds, 80), FUZZ_PLAN.ncclLogGenerated, (text) => importAs('NCCL log (recombined)')({ name: 'nccl-debug.log', text }));
+  fuzz(recombinedLines(seeds, 80), FUZZ_PLAN.ncclLogGenerated, (text) =>
+    importAs('NCCL log (recombined)')({ name: 'nccl-debug.log', text }),
+  );
 });
 
 test('DeepSpeed comms logs and calibration JSON: mutated real files', { skip: SHARED_MISSING }, () => {
@@ -43,20 +56,126 @@ test('DeepSpeed comms logs and calibration JSON: mutated real files', { skip: SH
 
 /** A saved native run (`> collective-run.jsonl`): env, results and per-step spans, in the harness's line format. */
 const NATIVE_LINES: readonly Record<string, unknown>[] = [
-  { type: 'env', python: '3.11.2', torch: '2.1.0', backend: 'gloo', worldSize: 2, gpuCount: 0, ncclVersion: null, clockOffsetsUs: [0, 3.5] },
-  { type: 'result', kind: 'fused', label: 'size', bytes: 65536, timeUs: 120.5, algbwGBps: 0.54, busbwGBps: 0.54, verified: { sum: true, avg: true } },
-  { type: 'result', kind: 'reduce_scatter+all_gather', label: 'size', bytes: 65536, unsupported: 'gloo has no reduce_scatter' },
-  { type: 'result', kind: 'ring', label: 'size', bytes: 65536, timeUs: 300, algbwGBps: 0.2, busbwGBps: 0.2, verified: { sum: true } },
-  { type: 'span', algorithm: 'ring', label: 'size', messageBytes: 65536, bytes: 32768, rank: 0, phase: 'exchange', step: 0, startUs: 10, endUs: 40, sendTo: 1, recvFrom: 1 },
-  { type: 'span', algorithm: 'ring', label: 'size', messageBytes: 65536, bytes: 32768, rank: 1, phase: 'reduce', step: 0, startUs: 41, endUs: 50, sendTo: 0, recvFrom: 0 },
-  { type: 'span', algorithm: 'tree', label: 'size', messageBytes: 65536, bytes: 65536, rank: 0, phase: 'broadcast', step: 1, startUs: 60, endUs: 90, sendTo: 1, recvFrom: 1 },
+  {
+    type: 'env',
+    python: '3.11.2',
+    torch: '2.1.0',
+    backend: 'gloo',
+    worldSize: 2,
+    gpuCount: 0,
+    ncclVersion: null,
+    clockOffsetsUs: [0, 3.5],
+  },
+  {
+    type: 'result',
+    kind: 'fused',
+    label: 'size',
+    bytes: 65536,
+    timeUs: 120.5,
+    algbwGBps: 0.54,
+    busbwGBps: 0.54,
+    verified: { sum: true, avg: true },
+  },
+  {
+    type: 'result',
+    kind: 'reduce_scatter+all_gather',
+    label: 'size',
+    bytes: 65536,
+    unsupported: 'gloo has no reduce_scatter',
+  },
+  {
+    type: 'result',
+    kind: 'ring',
+    label: 'size',
+    bytes: 65536,
+    timeUs: 300,
+    algbwGBps: 0.2,
+    busbwGBps: 0.2,
+    verified: { sum: true },
+  },
+  {
+    type: 'span',
+    algorithm: 'ring',
+    label: 'size',
+    messageBytes: 65536,
+    bytes: 32768,
+    rank: 0,
+    phase: 'exchange',
+    step: 0,
+    startUs: 10,
+    endUs: 40,
+    sendTo: 1,
+    recvFrom: 1,
+  },
+  {
+    type: 'span',
+    algorithm: 'ring',
+    label: 'size',
+    messageBytes: 65536,
+    bytes: 32768,
+    rank: 1,
+    phase: 'reduce',
+    step: 0,
+    startUs: 41,
+    endUs: 50,
+    sendTo: 0,
+    recvFrom: 0,
+  },
+  {
+    type: 'span',
+    algorithm: 'tree',
+    label: 'size',
+    messageBytes: 65536,
+    bytes: 65536,
+    rank: 0,
+    phase: 'broadcast',
+    step: 1,
+    startUs: 60,
+    endUs: 90,
+    sendTo: 1,
+    recvFrom: 1,
+  },
   { type: 'progress', done: 1, total: 2 },
   { type: 'done' },
 ];
 
 test('saved native runs (harness JSON lines) with hostile fields', () => {
-  const hostile = fc.oneof(fc.constantFrom(-1, 0, 1e308, -1e308, 'ring', 'exchange', 'tree', '', null, true, [], {}, 2 ** 40), fc.jsonValue({ maxDepth: 1 }));
-  const line = fc.record({ index: fc.nat(), changes: fc.array(fc.tuple(fc.constantFrom('type', 'kind', 'bytes', 'timeUs', 'algbwGBps', 'busbwGBps', 'verified', 'unsupported', 'algorithm', 'phase', 'rank', 'step', 'startUs', 'endUs', 'sendTo', 'recvFrom', 'messageBytes', 'worldSize', 'backend', 'torch'), fc.option(hostile, { nil: undefined })), { maxLength: 3 }) })
+  const hostile = fc.oneof(
+    fc.constantFrom(-1, 0, 1e308, -1e308, 'ring', 'exchange', 'tree', '', null, true, [], {}, 2 ** 40),
+    fc.jsonValue({ maxDepth: 1 }),
+  );
+  const line = fc
+    .record({
+      index: fc.nat(),
+      changes: fc.array(
+        fc.tuple(
+          fc.constantFrom(
+            'type',
+            'kind',
+            'bytes',
+            'timeUs',
+            'algbwGBps',
+            'busbwGBps',
+            'verified',
+            'unsupported',
+            'algorithm',
+            'phase',
+            'rank',
+            'step',
+            'startUs',
+            'endUs',
+            'sendTo',
+            'recvFrom',
+            'messageBytes',
+            'worldSize',
+            'backend',
+            'torch',
+          ),
+          fc.option(hostile, { nil: undefined }),
+        ),
+        { maxLength: 3 },
+      ),
+    })
     .map(({ index, changes }) => {
       const copy: Record<string, unknown> = { ...NATIVE_LINES[index % NATIVE_LINES.length] };
       for (const [key, value] of changes) {
@@ -88,8 +207,16 @@ function edgeNumbers(doc: unknown, picks: readonly number[], values: readonly nu
 test('calibration JSON: valid documents with numbers at the edges', { skip: SHARED_MISSING }, () => {
   const docs = calibrationSeeds().map((s) => JSON.parse(s.text) as unknown);
   const edge = fc.constantFrom(0, -1, 1, 2.5, 1e308, -1e308, 1e-308, 2 ** 53, 4294967296);
-  fuzz(fc.record({ index: fc.nat(), picks: fc.array(fc.nat(96), { minLength: 1, maxLength: 6 }), values: fc.array(edge, { minLength: 1, maxLength: 6 }) }), FUZZ_PLAN.calibrationEdges, ({ index, picks, values }) => {
-    const text = JSON.stringify(edgeNumbers(docs[index % docs.length], picks, values), null, 1);
-    importAs('calibration JSON (edge numbers)')({ name: 'calibration.json', text });
-  });
+  fuzz(
+    fc.record({
+      index: fc.nat(),
+      picks: fc.array(fc.nat(96), { minLength: 1, maxLength: 6 }),
+      values: fc.array(edge, { minLength: 1, maxLength: 6 }),
+    }),
+    FUZZ_PLAN.calibrationEdges,
+    ({ index, picks, values }) => {
+      const text = JSON.stringify(edgeNumbers(docs[index % docs.length], picks, values), null, 1);
+      importAs('calibration JSON (edge numbers)')({ name: 'calibration.json', text });
+    },
+  );
 });

@@ -6,14 +6,86 @@ import fc from 'fast-check';
 
 /** Tokens that have broken parsers before: structure characters, numbers at the edges, YAML tricks, odd bytes. */
 export const HOSTILE_TOKENS: readonly string[] = [
-  '{', '}', '[', ']', '"', "'", ',', ':', '\n', '\r\n', '\t', '\0', '\\', '\\u', '\uFEFF', '\uD800', '#', '- ', '? ',
-  '0', '-1', '-0', '1e309', '-1e309', '1e-400', 'NaN', 'Infinity', '99999999999999999999', '2147483648', '0x10',
-  '.5', '5.', '1_000', 'null', 'true', '~', '&a', '*a', '!!binary', '!!js/function', '<<: *a', '---', '...',
-  '%YAML 1.2', '|', '>', '__proto__', 'constructor', '"__proto__":{}', 'toString', '<img src=x onerror=alert(1)>',
-  'B', 'KB', 'MB', 'GiB', 'TB', 'us', 'ms', 'N/A', 'nan', 'inf', '        ', '\u00e9', '\u{1F600}', '\u202E',
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  "'",
+  ',',
+  ':',
+  '\n',
+  '\r\n',
+  '\t',
+  '\0',
+  '\\',
+  '\\u',
+  '\uFEFF',
+  '\uD800',
+  '#',
+  '- ',
+  '? ',
+  '0',
+  '-1',
+  '-0',
+  '1e309',
+  '-1e309',
+  '1e-400',
+  'NaN',
+  'Infinity',
+  '99999999999999999999',
+  '2147483648',
+  '0x10',
+  '.5',
+  '5.',
+  '1_000',
+  'null',
+  'true',
+  '~',
+  '&a',
+  '*a',
+  '!!binary',
+  '!!js/function',
+  '<<: *a',
+  '---',
+  '...',
+  '%YAML 1.2',
+  '|',
+  '>',
+  '__proto__',
+  'constructor',
+  '"__proto__":{}',
+  'toString',
+  '<img src=x onerror=alert(1)>',
+  'B',
+  'KB',
+  'MB',
+  'GiB',
+  'TB',
+  'us',
+  'ms',
+  'N/A',
+  'nan',
+  'inf',
+  '        ',
+  '\u00e9',
+  '\u{1F600}',
+  '\u202E',
 ];
 
-const NUMBERS: readonly string[] = ['0', '-1', '1e309', 'NaN', '99999999999999999999', '0.0000001', '-0', '', '1e-400', '3.5', '65536'];
+const NUMBERS: readonly string[] = [
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  '99999999999999999999',
+  '0.0000001',
+  '-0',
+  '',
+  '1e-400',
+  '3.5',
+  '65536',
+];
 
 export type Edit =
   | { readonly kind: 'flip'; readonly at: number; readonly bit: number }
@@ -30,9 +102,22 @@ const fraction = fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true });
 export const editArbitrary: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fraction, bit: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ kind: fc.constant('byte' as const), at: fraction, value: fc.integer({ min: 0, max: 255 }) }),
-  fc.record({ kind: fc.constant('insert' as const), at: fraction, text: fc.oneof(fc.constantFrom(...HOSTILE_TOKENS), fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 })) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fraction,
+    text: fc.oneof(
+      fc.constantFrom(...HOSTILE_TOKENS),
+      fc.string({ maxLength: 12 }),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+    ),
+  }),
   fc.record({ kind: fc.constant('delete' as const), at: fraction, length: fc.integer({ min: 1, max: 200 }) }),
-  fc.record({ kind: fc.constant('duplicate' as const), at: fraction, length: fc.integer({ min: 1, max: 120 }), times: fc.integer({ min: 1, max: 8 }) }),
+  fc.record({
+    kind: fc.constant('duplicate' as const),
+    at: fraction,
+    length: fc.integer({ min: 1, max: 120 }),
+    times: fc.integer({ min: 1, max: 8 }),
+  }),
   fc.record({ kind: fc.constant('truncate' as const), at: fraction }),
   fc.record({ kind: fc.constant('swapLines' as const), a: fraction, b: fraction }),
   fc.record({ kind: fc.constant('number' as const), nth: fraction, text: fc.constantFrom(...NUMBERS) }),
@@ -77,7 +162,11 @@ function applyEdit(bytes: Uint8Array, edit: Edit): Uint8Array {
     case 'duplicate': {
       const i = pos(edit.at);
       const span = bytes.subarray(i, i + edit.length);
-      return concat(bytes.subarray(0, i), ...Array.from({ length: edit.times + 1 }, () => span), bytes.subarray(i + edit.length));
+      return concat(
+        bytes.subarray(0, i),
+        ...Array.from({ length: edit.times + 1 }, () => span),
+        bytes.subarray(i + edit.length),
+      );
     }
     case 'truncate':
       return bytes.subarray(0, pos(edit.at));
@@ -110,7 +199,9 @@ export function mutateText(seed: string, edits: readonly Edit[]): string {
 }
 
 /** A seed file picked from `seeds` with a list of edits applied. */
-export function mutatedText(seeds: readonly { readonly name: string; readonly text: string }[]): fc.Arbitrary<{ name: string; text: string }> {
+export function mutatedText(
+  seeds: readonly { readonly name: string; readonly text: string }[],
+): fc.Arbitrary<{ name: string; text: string }> {
   return fc.record({ index: fc.nat(), edits: editsArbitrary }).map(({ index, edits }) => {
     const seed = seeds[index % seeds.length];
     return { name: seed.name, text: mutateText(seed.text, edits) };
@@ -137,16 +228,27 @@ const numberToken = fc.oneof(
  */
 export function recombinedLines(seeds: readonly { readonly text: string }[], maxLines = 60): fc.Arbitrary<string> {
   const pool = [...new Set(seeds.flatMap((s) => s.text.split('\n')))];
-  return fc.array(fc.record({ line: fc.nat(), numbers: fc.array(numberToken, { maxLength: 6 }) }), { minLength: 1, maxLength: maxLines }).map((picks) =>
-    picks.map(({ line, numbers }) => {
-      const source = pool[line % pool.length];
-      let k = 0;
-      return numbers.length === 0 ? source : source.replace(/\d+(?:\.\d+)?/g, () => numbers[k++ % numbers.length]);
-    }).join('\n'));
+  return fc
+    .array(fc.record({ line: fc.nat(), numbers: fc.array(numberToken, { maxLength: 6 }) }), {
+      minLength: 1,
+      maxLength: maxLines,
+    })
+    .map((picks) =>
+      picks
+        .map(({ line, numbers }) => {
+          const source = pool[line % pool.length];
+          let k = 0;
+          return numbers.length === 0 ? source : source.replace(/\d+(?:\.\d+)?/g, () => numbers[k++ % numbers.length]);
+        })
+        .join('\n'),
+    );
 }
 
 /** Like mutatedText, but big seeds contribute a window of at most `maxLines` lines, keeping each input quick. */
-export function mutatedWindow(seeds: readonly { readonly name: string; readonly text: string }[], maxLines = 250): fc.Arbitrary<{ name: string; text: string }> {
+export function mutatedWindow(
+  seeds: readonly { readonly name: string; readonly text: string }[],
+  maxLines = 250,
+): fc.Arbitrary<{ name: string; text: string }> {
   return fc.record({ index: fc.nat(), start: fraction, edits: editsArbitrary }).map(({ index, start, edits }) => {
     const seed = seeds[index % seeds.length];
     const lines = seed.text.split('\n').length;

@@ -17,9 +17,17 @@ after(() => reportCounts('python'));
 
 function rangeProblem(range: SourceRange, lines: string[]): string | undefined {
   const { startLine, startColumn, endLine, endColumn } = range;
-  const inside = (line: number, column: number): boolean => Number.isInteger(line) && line >= 0 && line < lines.length && Number.isInteger(column) && column >= 0 && column <= lines[line].length;
-  if (!inside(startLine, startColumn) || !inside(endLine, endColumn)) return `range ${startLine}:${startColumn}-${endLine}:${endColumn} lies outside the file`;
-  if (endLine < startLine || (endLine === startLine && endColumn < startColumn)) return `range ${startLine}:${startColumn}-${endLine}:${endColumn} ends before it starts`;
+  const inside = (line: number, column: number): boolean =>
+    Number.isInteger(line) &&
+    line >= 0 &&
+    line < lines.length &&
+    Number.isInteger(column) &&
+    column >= 0 &&
+    column <= lines[line].length;
+  if (!inside(startLine, startColumn) || !inside(endLine, endColumn))
+    return `range ${startLine}:${startColumn}-${endLine}:${endColumn} lies outside the file`;
+  if (endLine < startLine || (endLine === startLine && endColumn < startColumn))
+    return `range ${startLine}:${startColumn}-${endLine}:${endColumn} ends before it starts`;
   return undefined;
 }
 
@@ -42,10 +50,26 @@ function analysisProblem(text: string, result: AnalysisResult): string | undefin
 test('Python analysis: mutated corpus files and recombined lines', async () => {
   const parser = await loadPythonParser();
   const seeds = pythonSeeds();
-  assert.ok(seeds.length >= 30, 'the labelled corpus (../shared/corpus/scaling and test/fixtures/scaling-extra) seeds the fuzzing');
-  const run = (format: string) => (text: string): void => {
-    checkInput(format, text, () => analyzePython(parser, text, { worldSize: 8 }), (r) => analysisProblem(text, r));
-  };
-  fuzz(fc.record({ index: fc.nat(), edits: editsArbitrary }).map(({ index, edits }) => mutateText(seeds[index % seeds.length].text, edits)), FUZZ_PLAN.pythonMutated, run('Python (mutated)'));
+  assert.ok(
+    seeds.length >= 30,
+    'the labelled corpus (../shared/corpus/scaling and test/fixtures/scaling-extra) seeds the fuzzing',
+  );
+  const run =
+    (format: string) =>
+    (text: string): void => {
+      checkInput(
+        format,
+        text,
+        () => analyzePython(parser, text, { worldSize: 8 }),
+        (r) => analysisProblem(text, r),
+      );
+    };
+  fuzz(
+    fc
+      .record({ index: fc.nat(), edits: editsArbitrary })
+      .map(({ index, edits }) => mutateText(seeds[index % seeds.length].text, edits)),
+    FUZZ_PLAN.pythonMutated,
+    run('Python (mutated)'),
+  );
   fuzz(recombinedLines(seeds, 30), FUZZ_PLAN.pythonGenerated, run('Python (recombined)'));
 });

@@ -7,7 +7,9 @@ import { needShared } from '../requirements';
 
 export const REPO = resolve(import.meta.dirname, '../../..');
 export const SHARED = resolve(REPO, '../shared');
-export const SHARED_MISSING = needShared(join(SHARED, 'fixtures-real'), '../shared/fixtures-real (the fixture-seeded fuzzing needs it)') || undefined;
+export const SHARED_MISSING =
+  needShared(join(SHARED, 'fixtures-real'), '../shared/fixtures-real (the fixture-seeded fuzzing needs it)') ||
+  undefined;
 
 export interface Seed {
   readonly name: string;
@@ -16,7 +18,10 @@ export interface Seed {
 
 function filesIn(dir: string, pattern: RegExp): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => pattern.test(f) && statSync(join(dir, f)).isFile()).sort().map((f) => join(dir, f));
+  return readdirSync(dir)
+    .filter((f) => pattern.test(f) && statSync(join(dir, f)).isFile())
+    .sort()
+    .map((f) => join(dir, f));
 }
 
 function read(path: string): Seed {
@@ -64,6 +69,9 @@ export function systemFileSeeds(): Seed[] {
 /** Training configs of every kind the extension reads, named as users name them so format detection runs. */
 export function trainingConfigSeeds(): Seed[] {
   const examples = filesIn(join(REPO, 'examples'), /\.(ya?ml|json|sh|sbatch)$/).map(read);
-  const models = readdirSync(join(REPO, 'examples', 'models')).map((m) => join(REPO, 'examples', 'models', m, 'config.json')).filter(existsSync).map(read);
+  const models = readdirSync(join(REPO, 'examples', 'models'))
+    .map((m) => join(REPO, 'examples', 'models', m, 'config.json'))
+    .filter(existsSync)
+    .map(read);
   return [...examples, ...models];
 }

@@ -9,7 +9,14 @@ import type { Measurement } from '../../../src/native/import/model';
 
 const MiB = 1 << 20;
 /** Four DGX H100-like nodes as hardware-facts.md describes them: NVSwitch, eight NDR (400 Gb/s) NICs per node. */
-const fourNodes: SystemSpec = { name: '4x8 H100 NDR', gpu: 'H100-SXM', nodes: 4, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps: 400, perNode: 8 } };
+const fourNodes: SystemSpec = {
+  name: '4x8 H100 NDR',
+  gpu: 'H100-SXM',
+  nodes: 4,
+  gpusPerNode: 8,
+  intraNode: 'nvswitch',
+  nic: { gbps: 400, perNode: 8 },
+};
 const NDR_LINE_GBPS = 400 / 8;
 /** 8 B to 1 GiB by factors of 8: small, middle and large sizes alike. */
 const SIZES = Array.from({ length: 11 }, (_, i) => 8 * 8 ** i);
@@ -17,7 +24,9 @@ const SIZES = Array.from({ length: 11 }, (_, i) => 8 * 8 ** i);
 function runOn(spec: SystemSpec, sizes: readonly number[], slowdown: (bytes: number) => number = () => 1): Measurement {
   const ranks = spec.nodes * spec.gpusPerNode;
   return {
-    kind: 'nccl-tests', collective: 'allreduce', ranks,
+    kind: 'nccl-tests',
+    collective: 'allreduce',
+    ranks,
     rows: sizes.map((bytes) => {
       const r = simulateCollective(spec, { bytes });
       const timeUs = r.timeUs * slowdown(bytes);
@@ -30,7 +39,10 @@ function runOn(spec: SystemSpec, sizes: readonly number[], slowdown: (bytes: num
 
 test('bounds come from the hardware the system names: NDR NIC, PCIe Gen5, NVLink 4', () => {
   const system = resolveSystem(fourNodes);
-  assert.deepEqual([boundFor(system, 'nicGBps')!.min, boundFor(system, 'nicGBps')!.max], [HEALTHY_LINE_RATE_FRACTION * 50, 50]);
+  assert.deepEqual(
+    [boundFor(system, 'nicGBps')!.min, boundFor(system, 'nicGBps')!.max],
+    [HEALTHY_LINE_RATE_FRACTION * 50, 50],
+  );
   assert.equal(boundFor(system, 'pcieGBps')!.max, PCIE_X16_LINE_GBPS[5]);
   assert.equal(boundFor(system, 'pcieGBps')!.part, 'GPU-to-NIC PCIe path');
   assert.equal(boundFor(system, 'nvlinkGBpsPerLink')!.max, 25);
@@ -47,16 +59,26 @@ test('4 nodes with a NIC at 0.8 of line rate, fitted on sizes >= 64 MiB: the NIC
   assert.ok(Math.abs(nic / hiddenGBps - 1) < 0.1, `NIC fitted to ${nic} GB/s, hidden ${hiddenGBps}`);
   assert.ok(nic <= NDR_LINE_GBPS * 1.001, `NIC fitted above line rate: ${nic}`);
   assert.ok(result.smallSizeError, 'the run has sizes below 1 MiB');
-  assert.ok(result.smallSizeError.after <= result.smallSizeError.before + 1e-3, `below 1 MiB: ${result.smallSizeError.before} -> ${result.smallSizeError.after}`);
+  assert.ok(
+    result.smallSizeError.after <= result.smallSizeError.before + 1e-3,
+    `below 1 MiB: ${result.smallSizeError.before} -> ${result.smallSizeError.after}`,
+  );
 });
 
 test('a run 3x slower than any bounded system at large sizes is reported as unexplained, naming the network path', () => {
-  const measured = runOn(fourNodes, SIZES.filter((b) => b >= 64 * MiB), () => 3);
+  const measured = runOn(
+    fourNodes,
+    SIZES.filter((b) => b >= 64 * MiB),
+    () => 3,
+  );
   const result = calibrateSystem(measured, fourNodes);
   assert.ok(result.unexplained, `fitted instead: ${JSON.stringify(result.parameters)}`);
   assert.equal(result.unexplained.slower, true);
   assert.match(result.unexplained.sentence, /slower than any healthy system of this kind/);
-  assert.ok(['NIC', 'GPU-to-NIC PCIe path'].includes(result.unexplained.parts[0]?.part ?? ''), result.unexplained.sentence);
+  assert.ok(
+    ['NIC', 'GPU-to-NIC PCIe path'].includes(result.unexplained.parts[0]?.part ?? ''),
+    result.unexplained.sentence,
+  );
   assert.match(result.unexplained.sentence, /would have to run at/);
   // Even the fit it keeps for --force is physical.
   for (const [name, value] of Object.entries(result.system.overrides ?? {})) {

@@ -11,7 +11,9 @@ const dgx: SystemSpec = presetSystem('dgx-h100')!;
 
 function runOn(spec: SystemSpec, sizes: number[]): Measurement {
   return {
-    kind: 'nccl-tests', collective: 'allreduce', ranks: 8,
+    kind: 'nccl-tests',
+    collective: 'allreduce',
+    ranks: 8,
     rows: sizes.map((bytes) => {
       const r = simulateCollective(spec, { bytes });
       return { bytes, timeUs: r.timeUs, algbwGBps: r.algbwGBps, busbwGBps: r.busbwGBps };
@@ -39,7 +41,10 @@ test('a sweep from 8 B: the launch cost is identifiable and fitted', () => {
   const sizes = Array.from({ length: 12 }, (_, i) => 8 * 4 ** i);
   const result = calibrateSystem(runOn(hidden, sizes), dgx);
   assert.ok(!result.unidentified.includes('launchUs'));
-  assert.ok(result.medianErrorAfter < result.medianErrorBefore / 2, `${result.medianErrorBefore} -> ${result.medianErrorAfter}`);
+  assert.ok(
+    result.medianErrorAfter < result.medianErrorBefore / 2,
+    `${result.medianErrorBefore} -> ${result.medianErrorAfter}`,
+  );
   const launch = result.system.overrides?.launchUs ?? 0;
   assert.ok(launch > 60 && launch < 120, `launch fitted to ${launch} µs`);
 });

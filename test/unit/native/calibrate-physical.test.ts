@@ -42,12 +42,18 @@ for (const file of datasets) {
       const bound = report.bounds[name];
       if (!bound) continue;
       // JSON turns an unbounded Infinity into null.
-      assert.ok(value >= bound.min * 0.9995 && (bound.max === null || value <= bound.max * 1.0005), `${name} = ${value} outside ${bound.min} .. ${bound.max}`);
+      assert.ok(
+        value >= bound.min * 0.9995 && (bound.max === null || value <= bound.max * 1.0005),
+        `${name} = ${value} outside ${bound.min} .. ${bound.max}`,
+      );
     }
     if (file.includes('suspect')) {
       assert.equal(code, 1, 'an unexplained run exits 1');
       assert.ok(report.unexplained, 'the suspect run is explained by a healthy system');
-      assert.ok(['NIC', 'GPU-to-NIC PCIe path'].includes(report.unexplained.parts[0]?.part ?? ''), report.unexplained.sentence);
+      assert.ok(
+        ['NIC', 'GPU-to-NIC PCIe path'].includes(report.unexplained.parts[0]?.part ?? ''),
+        report.unexplained.sentence,
+      );
     } else {
       assert.equal(report.unexplained, undefined, report.unexplained?.sentence);
       assert.equal(code, 0);
@@ -62,7 +68,10 @@ test('calibrate writes no fitted file for the suspect run unless --force', { ski
     const out = join(dir, 'fitted.json');
     const refused = await calibrate([join(CALIBRATION, suspect), '--out', out]);
     assert.equal(refused.code, 1);
-    assert.match(refused.err, /^The measured run is slower than any healthy system of this kind at these sizes .*: the (NIC|GPU-to-NIC PCIe path) would have to run at /);
+    assert.match(
+      refused.err,
+      /^The measured run is slower than any healthy system of this kind at these sizes .*: the (NIC|GPU-to-NIC PCIe path) would have to run at /,
+    );
     assert.equal(existsSync(out), false, 'a fit that explains nothing was written');
     const forced = await calibrate([join(CALIBRATION, suspect), '--out', out, '--force']);
     assert.equal(forced.code, 1, 'still unexplained');

@@ -11,7 +11,6 @@ import { runNative } from '../../../src/native/runner';
 import { importMeasurementText } from '../../../src/native/import/index';
 import { PYTHON, torchMissing } from './fixtures/torch';
 
-
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
@@ -21,20 +20,41 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
 }
 
 test('torchrun and srun lines for a cluster', () => {
-  const launch = { nodes: 4, gpusPerNode: 8, rendezvous: 'node0:29500', sizesBytes: [1 << 20, 1 << 24], output: 'run.jsonl' };
+  const launch = {
+    nodes: 4,
+    gpusPerNode: 8,
+    rendezvous: 'node0:29500',
+    sizesBytes: [1 << 20, 1 << 24],
+    output: 'run.jsonl',
+  };
   assert.equal(
     torchrunCommand(launch),
     'python3 -m torch.distributed.run --nnodes=4 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=node0:29500 --rdzv_id=collective-profiler collective_harness.py --backend nccl --sizes 1048576,16777216 > run.jsonl',
   );
   const srun = srunCommand(launch);
   assert.match(srun, /^srun --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 bash -c '/);
-  assert.match(srun, /MASTER_ADDR=node0 MASTER_PORT=29500 RANK=\$SLURM_PROCID WORLD_SIZE=\$SLURM_NTASKS LOCAL_RANK=\$SLURM_LOCALID exec python3 collective_harness.py/);
+  assert.match(
+    srun,
+    /MASTER_ADDR=node0 MASTER_PORT=29500 RANK=\$SLURM_PROCID WORLD_SIZE=\$SLURM_NTASKS LOCAL_RANK=\$SLURM_LOCALID exec python3 collective_harness.py/,
+  );
   assert.equal(shellQuote("it's"), `'it'\\''s'`);
   assert.equal(shellQuote('$MASTER_ADDR:29500'), '"$MASTER_ADDR:29500"');
 });
 
 test('run --print-launch needs no Python', async () => {
-  const { code, out } = await cli(['--engine', 'native', '--print-launch', '--nodes', '2', '--gpus-per-node', '4', '--rendezvous', 'head:29400', '--sizes', '1M']);
+  const { code, out } = await cli([
+    '--engine',
+    'native',
+    '--print-launch',
+    '--nodes',
+    '2',
+    '--gpus-per-node',
+    '4',
+    '--rendezvous',
+    'head:29400',
+    '--sizes',
+    '1M',
+  ]);
   assert.equal(code, 0);
   assert.match(out, /--nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d --rdzv_endpoint=head:29400/);
   assert.match(out, /srun --nodes=2 --ntasks-per-node=4/);
@@ -57,14 +77,40 @@ test('run --engine native on 2 gloo ranks prints JSON and writes a trace', { ski
   const dir = mkdtempSync(join(tmpdir(), 'cp-run-'));
   try {
     const trace = join(dir, 'trace.json');
-    const { code, out, err } = await cli(['--engine', 'native', '--nproc', '2', '--sizes', '64K', '--iters', '1', '--python', PYTHON, '--json', '--trace', trace, '--timeout', '120']);
+    const { code, out, err } = await cli([
+      '--engine',
+      'native',
+      '--nproc',
+      '2',
+      '--sizes',
+      '64K',
+      '--iters',
+      '1',
+      '--python',
+      PYTHON,
+      '--json',
+      '--trace',
+      trace,
+      '--timeout',
+      '120',
+    ]);
     assert.equal(code, 0, err);
-    const result = JSON.parse(out) as { kind: string; ranks: number; rows: { bytes: number; timeUs: number }[]; results: { kind: string }[] };
+    const result = JSON.parse(out) as {
+      kind: string;
+      ranks: number;
+      rows: { bytes: number; timeUs: number }[];
+      results: { kind: string }[];
+    };
     assert.equal(result.kind, 'native');
     assert.equal(result.ranks, 2);
     assert.equal(result.rows[0].bytes, 65536);
     assert.ok(result.rows[0].timeUs > 0);
-    assert.deepEqual([...new Set(result.results.map((r) => r.kind))].sort(), ['fused', 'reduce_scatter+all_gather', 'ring', 'tree']);
+    assert.deepEqual([...new Set(result.results.map((r) => r.kind))].sort(), [
+      'fused',
+      'reduce_scatter+all_gather',
+      'ring',
+      'tree',
+    ]);
     assert.ok(existsSync(trace));
     const chrome = JSON.parse(readFileSync(trace, 'utf8')) as { traceEvents: unknown[] };
     assert.ok(chrome.traceEvents.length > 0);
@@ -74,7 +120,14 @@ test('run --engine native on 2 gloo ranks prints JSON and writes a trace', { ski
 });
 
 test('a run saved as JSON lines (a cluster run) imports back with its trace', { skip: torchMissing() }, async () => {
-  const run = await runNative({ nproc: 2, sizesBytes: [4096], python: PYTHON, iters: 2, algorithms: ['ring'], timeoutMs: 120_000 });
+  const run = await runNative({
+    nproc: 2,
+    sizesBytes: [4096],
+    python: PYTHON,
+    iters: 2,
+    algorithms: ['ring'],
+    timeoutMs: 120_000,
+  });
   const saved = [run.env, ...run.results, ...run.spans, { type: 'done' }].map((l) => JSON.stringify(l)).join('\n');
   const imported = importMeasurementText(saved, { fileName: 'collective-run.jsonl' });
   assert.equal(imported.kind, 'native');

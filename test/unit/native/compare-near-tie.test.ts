@@ -15,8 +15,14 @@ function measured(sizes: number[], timeUs: (bytes: number) => number, ncclVersio
   return syntheticRun(32, 4, sizes, timeUs, ncclVersion);
 }
 
-const modelUs = (algorithm: 'tree' | 'nvlstree', version = '2.26.2') => (bytes: number): number =>
-  simulateCollective(resolveSystem({ ...fourNodes, ncclVersion: version }), { bytes, algorithm, protocol: algorithm === 'tree' ? 'LL128' : 'Simple' }).timeUs;
+const modelUs =
+  (algorithm: 'tree' | 'nvlstree', version = '2.26.2') =>
+  (bytes: number): number =>
+    simulateCollective(resolveSystem({ ...fourNodes, ncclVersion: version }), {
+      bytes,
+      algorithm,
+      protocol: algorithm === 'tree' ? 'LL128' : 'Simple',
+    }).timeUs;
 const nvlsTreeUs = (version: string) => modelUs('nvlstree', version);
 /** A run at 0.65 of the model's tree/LL128 where NVLSTree is the model's slower pick (1 MiB on 4 nodes, NCCL 2.26). */
 const vmLike = (bytes: number): number => modelUs('tree')(bytes) / 0.65;
@@ -55,9 +61,18 @@ test('with the newest tables NVLSTree is not near tree/LL128 at 1 MiB, so the sa
 });
 
 test('a run slow for every near-tied pair is flagged, and a forced algorithm is never excused', () => {
-  const slow = compareMeasurement(measured([2 * MiB, 8 * MiB, 64 * MiB], (b) => 3 * nvlsTreeUs('2.26.2')(b), '2.26.2'), resolveSystem(fourNodes));
-  assert.deepEqual(slow.rows.map((r) => r.flagged), [true, true, true]);
-  const forced = { ...measured([8 * MiB], vmLike, '2.26.2'), meta: { nodes: 4, ncclVersion: '2.26.2', ncclAlgo: 'tree' } };
+  const slow = compareMeasurement(
+    measured([2 * MiB, 8 * MiB, 64 * MiB], (b) => 3 * nvlsTreeUs('2.26.2')(b), '2.26.2'),
+    resolveSystem(fourNodes),
+  );
+  assert.deepEqual(
+    slow.rows.map((r) => r.flagged),
+    [true, true, true],
+  );
+  const forced = {
+    ...measured([8 * MiB], vmLike, '2.26.2'),
+    meta: { nodes: 4, ncclVersion: '2.26.2', ncclAlgo: 'tree' },
+  };
   const row = compareMeasurement(forced, resolveSystem(fourNodes)).rows[0];
   assert.equal(row.algorithm, 'tree');
   assert.equal(row.explainedBy, undefined);
@@ -71,7 +86,8 @@ test('a size NCCL logged its choice for is judged against that pair; pairs the m
     meta: {
       ...run.meta,
       tuningChoices: [
-        'AllReduce 2097152 B: TREE/LL', 'AllReduce 2097152 B: RING/SIMPLE', // the first call's pair wins
+        'AllReduce 2097152 B: TREE/LL',
+        'AllReduce 2097152 B: RING/SIMPLE', // the first call's pair wins
         'AllReduce 8388608 B: NVLS_TREE/SIMPLE',
         'AllReduce 33554432 B: COLLNET_DIRECT/SIMPLE', // not modelled
         'AllReduce 67108864 B: NVLS/SIMPLE', // NVLS alone cannot span nodes here
@@ -80,12 +96,15 @@ test('a size NCCL logged its choice for is judged against that pair; pairs the m
     },
   };
   const rows = compareMeasurement(logged, resolveSystem(fourNodes)).rows;
-  assert.deepEqual(rows.map((r) => [r.algorithm, r.protocol, r.chosenBy]), [
-    ['tree', 'LL', 'nccl-log'],
-    ['nvlstree', 'Simple', 'nccl-log'],
-    [rows[2].algorithm, rows[2].protocol, 'model'],
-    [rows[3].algorithm, rows[3].protocol, 'model'],
-  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.algorithm, r.protocol, r.chosenBy]),
+    [
+      ['tree', 'LL', 'nccl-log'],
+      ['nvlstree', 'Simple', 'nccl-log'],
+      [rows[2].algorithm, rows[2].protocol, 'model'],
+      [rows[3].algorithm, rows[3].protocol, 'model'],
+    ],
+  );
   // Judged against the pair NCCL ran, the 8 MiB row needs no excuse.
   assert.equal(rows[1].explainedBy, undefined);
   assert.ok(Math.abs(rows[1].ratio - modelUs('nvlstree')(8 * MiB) / vmLike(8 * MiB)) < 1e-9);

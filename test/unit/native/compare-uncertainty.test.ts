@@ -5,7 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
-import { MODEL_UNCERTAINTY_BANDS, compareMeasurement, flagRatioFor, uncertaintyBand } from '../../../src/native/compare';
+import {
+  MODEL_UNCERTAINTY_BANDS,
+  compareMeasurement,
+  flagRatioFor,
+  uncertaintyBand,
+} from '../../../src/native/compare';
 import { explainFlagged } from '../../../src/native/compare-verdict';
 import type { Measurement } from '../../../src/native/import/model';
 import { syntheticRun } from './fixtures/synthetic-run';
@@ -13,7 +18,9 @@ import { syntheticRun } from './fixtures/synthetic-run';
 const MiB = 1 << 20;
 const fourNodes: SystemSpec = { ...presetSystem('dgx-h100', { nodes: 4 })!, ncclVersion: '2.26.2' };
 const healthy = resolveSystem(fourNodes);
-const nicGBps = healthy.topology.links.filter((l) => l.kind === 'network').reduce((m, l) => Math.min(m, l.GBps), Infinity);
+const nicGBps = healthy.topology.links
+  .filter((l) => l.kind === 'network')
+  .reduce((m, l) => Math.min(m, l.GBps), Infinity);
 const halfNic = resolveSystem({ ...fourNodes, overrides: { nicGBps: nicGBps / 2 } });
 const sizes = Array.from({ length: 14 }, (_, i) => 2 ** (i + 17)); // 128 KiB to 1 GiB
 
@@ -22,9 +29,17 @@ function measured(timeUs: (bytes: number) => number): Measurement {
 }
 
 test('the bands cover every size once for single nodes of each fabric and for several nodes; mid sizes are the widest across nodes', () => {
-  for (const [multiNode, fabric] of [[false, 'nvlink'], [false, 'pcie'], [true, 'nvlink'], [true, 'pcie']] as const) {
-    const bands = MODEL_UNCERTAINTY_BANDS.filter((b) => b.multiNode === multiNode && (b.fabric === undefined || b.fabric === fabric));
-    for (const bytes of [1, MiB - 1, MiB, 64 * MiB, 2 ** 40]) assert.equal(bands.filter((b) => bytes >= b.minBytes && bytes < b.maxBytes).length, 1);
+  for (const [multiNode, fabric] of [
+    [false, 'nvlink'],
+    [false, 'pcie'],
+    [true, 'nvlink'],
+    [true, 'pcie'],
+  ] as const) {
+    const bands = MODEL_UNCERTAINTY_BANDS.filter(
+      (b) => b.multiNode === multiNode && (b.fabric === undefined || b.fabric === fabric),
+    );
+    for (const bytes of [1, MiB - 1, MiB, 64 * MiB, 2 ** 40])
+      assert.equal(bands.filter((b) => bytes >= b.minBytes && bytes < b.maxBytes).length, 1);
   }
   // A PCIe or bridged node rests on constants one run each supports, so unseen ones are less certain at large sizes.
   assert.ok(uncertaintyBand(512 * MiB, 1, 'nvlink-bridge').bound > uncertaintyBand(512 * MiB, 1, 'nvswitch').bound);
@@ -34,9 +49,15 @@ test('the bands cover every size once for single nodes of each fabric and for se
 
 test('a run within the band is not flagged', () => {
   // Each size slower than the model by 90 % of its band's bound: within what healthy runs have shown.
-  const run = measured((bytes) => simulateCollective(healthy, { bytes }).timeUs / (1 - 0.9 * uncertaintyBand(bytes, 4).bound));
+  const run = measured(
+    (bytes) => simulateCollective(healthy, { bytes }).timeUs / (1 - 0.9 * uncertaintyBand(bytes, 4).bound),
+  );
   const result = compareMeasurement(run, healthy);
-  assert.equal(result.flagged, 0, result.rows.map((r) => `${r.bytes}: ${r.ratio.toFixed(2)} / ${r.threshold.toFixed(2)}`).join(', '));
+  assert.equal(
+    result.flagged,
+    0,
+    result.rows.map((r) => `${r.bytes}: ${r.ratio.toFixed(2)} / ${r.threshold.toFixed(2)}`).join(', '),
+  );
   assert.equal(explainFlagged(run, healthy, result), undefined);
 });
 

@@ -7,39 +7,70 @@ import { dropImplausible } from '../../../src/native/import/corrupt-events';
 import { parseSystemFile } from '../../../src/config/system-file';
 
 const kernel = (ts: unknown, dur: unknown): object => ({
-  ph: 'X', cat: 'kernel', name: 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)', pid: 0, tid: 7, ts, dur,
+  ph: 'X',
+  cat: 'kernel',
+  name: 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)',
+  pid: 0,
+  tid: 7,
+  ts,
+  dur,
   args: { 'In msg nelems': 1024, dtype: 'Float', 'Collective name': 'allreduce', stream: 7 },
 });
 
 test('Kineto: kernels at absurd or non-finite times are dropped and counted; the real spans keep their times', () => {
   const good = [kernel(1.7e15, 10), kernel(1.7e15 + 100, 12), kernel(1.7e15 + 200, 14)];
   // 1e400 is Infinity to JSON.parse; the text is spliced in because JSON.stringify cannot write it.
-  const text = JSON.stringify({ traceEvents: [...good, kernel(1e22, 10), kernel('nan', 10), kernel(-5e20, 10), kernel(1.7e15 + 300, 1e13)] }).replace(']}', ',' + JSON.stringify(kernel(1.7e15, 1)).replace('"dur":1', '"dur":1e400') + ']}');
+  const text = JSON.stringify({
+    traceEvents: [...good, kernel(1e22, 10), kernel('nan', 10), kernel(-5e20, 10), kernel(1.7e15 + 300, 1e13)],
+  }).replace(']}', ',' + JSON.stringify(kernel(1.7e15, 1)).replace('"dur":1', '"dur":1e400') + ']}');
   const result = importMeasurementText(text, { fileName: 'trace.json' });
-  assert.ok(result.warnings.some((w) => /^5 NCCL events dropped as corrupt/.test(w)), result.warnings.join('\n'));
+  assert.ok(
+    result.warnings.some((w) => /^5 NCCL events dropped as corrupt/.test(w)),
+    result.warnings.join('\n'),
+  );
   const spans = result.trace!.spans;
-  assert.deepEqual(spans.map((s) => [s.startUs, s.endUs - s.startUs]), [[0, 10], [100, 12], [200, 14]]);
+  assert.deepEqual(
+    spans.map((s) => [s.startUs, s.endUs - s.startUs]),
+    [
+      [0, 10],
+      [100, 12],
+      [200, 14],
+    ],
+  );
   const clean = importMeasurementText(JSON.stringify({ traceEvents: good }), { fileName: 'trace.json' });
   assert.ok(!clean.warnings.some((w) => /dropped/.test(w)));
 });
 
 test('the plausibility window is anchored at the median, so corrupt events cannot move it', () => {
-  const events = [...[1, 2, 3, 4, 5].map((i) => ({ startUs: 1e15 + i, durationUs: 1 })), { startUs: 0, durationUs: 1 }, { startUs: 1e15, durationUs: -1 }];
+  const events = [
+    ...[1, 2, 3, 4, 5].map((i) => ({ startUs: 1e15 + i, durationUs: 1 })),
+    { startUs: 0, durationUs: 1 },
+    { startUs: 1e15, durationUs: -1 },
+  ];
   const { kept, dropped } = dropImplausible(events);
   assert.equal(dropped, 2);
   assert.equal(kept.length, 5);
 });
 
 test('nccl-tests: rows with nan or inf are dropped and counted, the other sizes stay', () => {
-  const header = '# nccl-tests version 2.17.8\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n';
+  const header =
+    '# nccl-tests version 2.17.8\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n';
   const rows = [
     '        8  2  float  sum  -1  10.0  0.00  0.00  0  10.0  0.00  0.00  0',
     '     1024  256  float  sum  -1  nan  inf  inf  0  11.0  0.09  0.09  0',
     '  1048576  262144  float  sum  -1  100.0  10.49  10.49  0  100.0  10.49  10.49  0',
   ];
-  const result = importMeasurementText(`${header}${rows.join('\n')}\n# Avg bus bandwidth    : 5.2\n`, { fileName: 'all_reduce_perf.txt' });
-  assert.deepEqual(result.measurements[0].rows.map((r) => r.bytes), [8, 1048576]);
-  assert.ok(result.warnings.some((w) => /^1 allreduce rows dropped as corrupt \(nan or inf/.test(w)), result.warnings.join('\n'));
+  const result = importMeasurementText(`${header}${rows.join('\n')}\n# Avg bus bandwidth    : 5.2\n`, {
+    fileName: 'all_reduce_perf.txt',
+  });
+  assert.deepEqual(
+    result.measurements[0].rows.map((r) => r.bytes),
+    [8, 1048576],
+  );
+  assert.ok(
+    result.warnings.some((w) => /^1 allreduce rows dropped as corrupt \(nan or inf/.test(w)),
+    result.warnings.join('\n'),
+  );
 });
 
 test('an NCCL log with an impossible rank count gives a system simulate accepts, and says what it ignored', () => {

@@ -13,7 +13,10 @@ const FIXTURES = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 
 const skip = needShared(FIXTURES, '../shared/fixtures-real');
 
 function load(name: string): ImportResult {
-  return importMeasurementBytes(readFileSync(resolve(FIXTURES, name)), { fileName: name, gunzip: (b) => gunzipSync(b) });
+  return importMeasurementBytes(readFileSync(resolve(FIXTURES, name)), {
+    fileName: name,
+    gunzip: (b) => gunzipSync(b),
+  });
 }
 
 test('every fixture imports without error', { skip }, () => {
@@ -22,7 +25,8 @@ test('every fixture imports without error', { skip }, () => {
   for (const file of files) {
     const result = load(file);
     assert.ok(result.measurements.length > 0 || result.trace, `${file} gave nothing`);
-    const holdsTimes = result.measurements.some((m) => m.rows.length > 0) || (result.trace?.spans.length ?? 0) > 0 || result.system;
+    const holdsTimes =
+      result.measurements.some((m) => m.rows.length > 0) || (result.trace?.spans.length ?? 0) > 0 || result.system;
     assert.ok(holdsTimes, `${file} gave no rows, spans or system`);
   }
 });
@@ -60,11 +64,21 @@ for (const [file, collective, ranks, count, firstBytes, lastBytes, lastTimeUs] o
 
 test('nccl-tests: two tests in one log, banner versions, in-place twins', { skip }, () => {
   const r = load('nccl-tests-h100-2gpu-2026.txt');
-  assert.deepEqual(r.measurements.map((m) => m.collective), ['allreduce', 'sendrecv']);
+  assert.deepEqual(
+    r.measurements.map((m) => m.collective),
+    ['allreduce', 'sendrecv'],
+  );
   const [ar, sr] = r.measurements;
   assert.equal(ar.meta.ncclVersion, '2.29.2');
   assert.equal(ar.meta.ncclTestsVersion, '2.17.8');
-  assert.deepEqual(ar.rows[0], { ...ar.rows[0], bytes: 33554432, timeUs: 837.47, algbwGBps: 40.07, busbwGBps: 40.07, wrong: 0 });
+  assert.deepEqual(ar.rows[0], {
+    ...ar.rows[0],
+    bytes: 33554432,
+    timeUs: 837.47,
+    algbwGBps: 40.07,
+    busbwGBps: 40.07,
+    wrong: 0,
+  });
   assert.equal(ar.rows[0].inPlace?.timeUs, 849.7);
   assert.equal(sr.rows.at(-1)!.timeUs, 12322);
   assert.equal(sr.rows[0].inPlace?.wrong, undefined, 'N/A #wrong is absent, not zero');
@@ -95,7 +109,15 @@ test('NCCL logs: version, ranks, channels and a system', { skip }, () => {
   const meta = a.measurements[0].meta;
   assert.equal(meta.ncclVersion, '2.27.7+cuda13.0');
   assert.equal(meta.channels, 24);
-  assert.deepEqual(a.system, { name: 'from NCCL log nccl-debug-a100-2gpu-graph-tuning.log', gpu: 'A100-PCIe', nodes: 1, gpusPerNode: 2, intraNode: 'nvlink-bridge', nvls: false, ncclVersion: '2.27.7' });
+  assert.deepEqual(a.system, {
+    name: 'from NCCL log nccl-debug-a100-2gpu-graph-tuning.log',
+    gpu: 'A100-PCIe',
+    nodes: 1,
+    gpusPerNode: 2,
+    intraNode: 'nvlink-bridge',
+    nvls: false,
+    ncclVersion: '2.27.7',
+  });
   assert.ok((meta.tuningChoices as string[]).includes('AllReduce 8388608 B: RING/SIMPLE'));
 
   const ofi = load('nccl-debug-a100-8gpu-multinode-ofi.log');
@@ -120,7 +142,11 @@ test('Kineto: NCCL kernels per rank with algorithm, protocol and sizes', { skip 
   assert.equal(full.kind, 'kineto');
   const kernels = full.trace!.spans.filter((s) => s.phase === 'collective');
   assert.equal(kernels.length, 21);
-  const first = kernels.find((s) => s.args?.kernel === 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)' && s.bytes === 26550272);
+  const first = kernels.find(
+    (s) =>
+      s.args?.kernel === 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)' &&
+      s.bytes === 26550272,
+  );
   assert.ok(first, 'the 6637568-float all-reduce kernel is there');
   assert.equal(first.args?.algorithm, 'ring');
   assert.equal(first.args?.protocol, 'LL');
@@ -130,7 +156,10 @@ test('Kineto: NCCL kernels per rank with algorithm, protocol and sizes', { skip 
   assert.equal(full.measurements.find((m) => m.collective === 'allreduce')?.ranks, 2);
 
   const cpu = load('kineto-a100-2rank-nccl2.17-cpu-excerpt.json');
-  assert.deepEqual(cpu.trace!.spans.map((s) => s.bytes), [2049000 * 4, 7875584 * 4]);
+  assert.deepEqual(
+    cpu.trace!.spans.map((s) => s.bytes),
+    [2049000 * 4, 7875584 * 4],
+  );
   assert.equal(cpu.trace!.spans.length, 2);
 
   const b200 = load('kineto-b200-8rank-nccl2.27-allgather-excerpt.json').measurements[0];
@@ -140,11 +169,20 @@ test('Kineto: NCCL kernels per rank with algorithm, protocol and sizes', { skip 
   assert.equal(b200.rows[0].timeUs, 21.953);
 
   const rccl = load('kineto-mi300-8rank-rccl-generic-excerpt.json');
-  assert.equal(rccl.measurements.find((m) => m.collective === 'allreduce')?.rows.some((r) => r.bytes === 2873320 * 2), true);
+  assert.equal(
+    rccl.measurements.find((m) => m.collective === 'allreduce')?.rows.some((r) => r.bytes === 2873320 * 2),
+    true,
+  );
 
   const old = load('kineto-a100-8rank-2022-ncclworkelem-gpu-excerpt.json');
-  assert.deepEqual(old.trace!.spans.map((s) => s.rank), [3, 3]);
-  assert.deepEqual(old.trace!.spans.map((s) => s.endUs - s.startUs).sort((a, b) => a - b), [1808, 5847]);
+  assert.deepEqual(
+    old.trace!.spans.map((s) => s.rank),
+    [3, 3],
+  );
+  assert.deepEqual(
+    old.trace!.spans.map((s) => s.endUs - s.startUs).sort((a, b) => a - b),
+    [1808, 5847],
+  );
 
   const sampled = load('kineto-128rank-sendrecv-sampled-rank0.json.gz');
   assert.equal(sampled.measurements[0].ranks, 128);
@@ -163,12 +201,20 @@ test('DeepSpeed comms_logger: verbose lines and summaries', { skip }, () => {
 
   const s = load('deepspeed-commslogger-summary-debug-2022.txt');
   const bc = s.measurements.find((m) => m.collective === 'broadcast')!;
-  assert.deepEqual(bc.rows.map((r) => [r.bytes, r.timeUs, r.calls]), [[2048, 60, 146], [Math.round(98.25 * 1024 * 1024), 8540600, 1]]);
+  assert.deepEqual(
+    bc.rows.map((r) => [r.bytes, r.timeUs, r.calls]),
+    [
+      [2048, 60, 146],
+      [Math.round(98.25 * 1024 * 1024), 8540600, 1],
+    ],
+  );
   assert.deepEqual(bc.meta.callers, ['_broadcast_model']);
 });
 
 test('every NCCL log gives a system file the config parser and the simulator accept', { skip }, () => {
-  const logs = readdirSync(FIXTURES).filter((f) => /^nccl-debug-.*\.log$/.test(f) || f === 'nccl-tests-t4-2gpu-2023.txt');
+  const logs = readdirSync(FIXTURES).filter(
+    (f) => /^nccl-debug-.*\.log$/.test(f) || f === 'nccl-tests-t4-2gpu-2023.txt',
+  );
   assert.equal(logs.length, 5);
   for (const file of logs) {
     const { system } = load(file);
@@ -184,12 +230,22 @@ test('Kineto traces of two ranks merge onto one time axis', { skip }, async () =
   const { mergeRankTraces } = await import('../../../src/native/import/merge');
   const a = load('kineto-a100-2rank-nccl2.17-gpu-excerpt.json');
   const b = load('kineto-a100-8rank-2022-ncclworkelem-gpu-excerpt.json');
-  const merged = mergeRankTraces([{ name: 'a', result: a }, { name: 'b', result: b }]);
+  const merged = mergeRankTraces([
+    { name: 'a', result: a },
+    { name: 'b', result: b },
+  ]);
   assert.deepEqual([...new Set(merged.trace!.spans.map((s) => s.rank))].sort(), [0, 3]);
   assert.equal(merged.trace!.spans.length, a.trace!.spans.length + b.trace!.spans.length);
   // Each file's spans keep their durations; the later file is shifted by the difference of the absolute origins.
   const shift = Number(b.trace!.metadata.facts!.originUs) - Number(merged.trace!.metadata.facts!.originUs);
   const first = merged.trace!.spans.find((s) => s.rank === 3)!;
   assert.equal(first.startUs, b.trace!.spans[0].startUs + shift);
-  assert.throws(() => mergeRankTraces([{ name: 'a', result: a }, { name: 'log', result: load('nccl-tests-k80-4gpu-2022.txt') }]), /log is nccl-tests/);
+  assert.throws(
+    () =>
+      mergeRankTraces([
+        { name: 'a', result: a },
+        { name: 'log', result: load('nccl-tests-k80-4gpu-2022.txt') },
+      ]),
+    /log is nccl-tests/,
+  );
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runNative } from '../../../src/native/runner';
-import { NativeRunError } from '../../../src/native/errors';
+import { type NativeRunError } from '../../../src/native/errors';
 import { builtCli, ROOT, runCli } from '../cli/run-cli';
 
 const DOUBLE = resolve(ROOT, 'test', 'fixtures', 'native', 'setsid_harness.py');
@@ -43,50 +43,85 @@ async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
-test('ranks that finish but leave a setsid process holding their pipes: the run ends and nothing is left', { skip: LINUX }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cp-setsid-'));
-  const started = Date.now();
-  const run = await runNative({ nproc: 2, sizesBytes: [1024], python: PYTHON, harness: DOUBLE, timeoutMs: 30_000, env: { CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'finish' } });
-  assert.equal(run.env.python, 'test-double');
-  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
-  const pids = notedPids(dir);
-  assert.equal(pids.length, 4, 'two ranks and the two processes they left');
-  assert.deepEqual(pids.filter(alive), []);
-});
+test(
+  'ranks that finish but leave a setsid process holding their pipes: the run ends and nothing is left',
+  { skip: LINUX },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cp-setsid-'));
+    const started = Date.now();
+    const run = await runNative({
+      nproc: 2,
+      sizesBytes: [1024],
+      python: PYTHON,
+      harness: DOUBLE,
+      timeoutMs: 30_000,
+      env: { CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'finish' },
+    });
+    assert.equal(run.env.python, 'test-double');
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+    const pids = notedPids(dir);
+    assert.equal(pids.length, 4, 'two ranks and the two processes they left');
+    assert.deepEqual(pids.filter(alive), []);
+  },
+);
 
-test('cancel kills the processes that left the run\'s process groups too', { skip: LINUX }, async () => {
+test("cancel kills the processes that left the run's process groups too", { skip: LINUX }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-setsid-'));
   const controller = new AbortController();
-  const running = runNative({ nproc: 2, sizesBytes: [1024], python: PYTHON, harness: DOUBLE, timeoutMs: 60_000, signal: controller.signal, env: { CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'hang' } });
+  const running = runNative({
+    nproc: 2,
+    sizesBytes: [1024],
+    python: PYTHON,
+    harness: DOUBLE,
+    timeoutMs: 60_000,
+    signal: controller.signal,
+    env: { CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'hang' },
+  });
   assert.ok(await waitFor(() => notedPids(dir).length === 4, 10_000), 'the double started');
   controller.abort();
-  const error = await running.then(() => assert.fail('must not succeed'), (e: unknown) => e as NativeRunError);
+  const error = await running.then(
+    () => assert.fail('must not succeed'),
+    (e: unknown) => e as NativeRunError,
+  );
   assert.equal(error.kind, 'cancelled');
   assert.deepEqual(notedPids(dir).filter(alive), []);
 });
 
 for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
-  test(`${signal} to \`run\` kills every rank's tree, setsid included, and exits 128 + the signal`, { skip: LINUX }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cp-signal-'));
-    const child = spawn(process.execPath, [await builtCli(), 'run', '--python', PYTHON, '--nproc', '2', '--timeout', '120'], {
-      env: { ...process.env, COLLECTIVE_PROFILER_HARNESS: DOUBLE, CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'hang' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    assert.ok(await waitFor(() => notedPids(dir).length === 4, 20_000), `the double started: ${stderr}`);
-    const sentAt = Date.now();
-    child.kill(signal);
-    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
-    if (code === 'hung') child.kill('SIGKILL');
-    assert.notEqual(code, 'hung', 'the CLI exits after the signal');
-    const expected = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[signal];
-    assert.equal(code, expected, stderr);
-    assert.ok(Date.now() - sentAt < 10_000);
-    assert.match(stderr, new RegExp(`^error \\(cancelled\\): stopped by ${signal}; every rank's process tree was killed$`, 'm'));
-    assert.deepEqual(notedPids(dir).filter(alive), []);
-  });
+  test(
+    `${signal} to \`run\` kills every rank's tree, setsid included, and exits 128 + the signal`,
+    { skip: LINUX },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cp-signal-'));
+      const child = spawn(
+        process.execPath,
+        [await builtCli(), 'run', '--python', PYTHON, '--nproc', '2', '--timeout', '120'],
+        {
+          env: { ...process.env, COLLECTIVE_PROFILER_HARNESS: DOUBLE, CP_DOUBLE_PID_DIR: dir, CP_DOUBLE_MODE: 'hang' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+      assert.ok(await waitFor(() => notedPids(dir).length === 4, 20_000), `the double started: ${stderr}`);
+      const sentAt = Date.now();
+      child.kill(signal);
+      const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+      if (code === 'hung') child.kill('SIGKILL');
+      assert.notEqual(code, 'hung', 'the CLI exits after the signal');
+      const expected = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[signal];
+      assert.equal(code, expected, stderr);
+      assert.ok(Date.now() - sentAt < 10_000);
+      assert.match(
+        stderr,
+        new RegExp(`^error \\(cancelled\\): stopped by ${signal}; every rank's process tree was killed$`, 'm'),
+      );
+      assert.deepEqual(notedPids(dir).filter(alive), []);
+    },
+  );
 }
 
 test('a missing Python and a Python without torch are one-line errors with exit 2', async () => {
@@ -102,7 +137,11 @@ test('a missing Python and a Python without torch are one-line errors with exit 
   try {
     mkdirSync(join(shadow, 'torch'));
     writeFileSync(join(shadow, 'torch', '__init__.py'), 'raise ImportError("No module named \'torch\'")\n');
-    const r = spawnSync(process.execPath, [await builtCli(), 'run', '--python', PYTHON, '--nproc', '2'], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: shadow }, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [await builtCli(), 'run', '--python', PYTHON, '--nproc', '2'], {
+      encoding: 'utf8',
+      env: { ...process.env, PYTHONPATH: shadow },
+      timeout: 60_000,
+    });
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /^error \(no-torch\): /);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

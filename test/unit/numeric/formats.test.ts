@@ -65,7 +65,11 @@ for (const dtype of ['fp16', 'bf16', 'fp8e4m3', 'fp8e5m2'] as Dtype[]) {
       if (!Number.isFinite(high) || Number.isNaN(high)) break;
       const mid = (low + high) / 2;
       assert.equal(roundToDtype(mid, dtype), bits % 2 === 0 ? low : high, `midpoint after ${bits.toString(16)}`);
-      assert.equal(roundToFormat(mid, fmt), bits % 2 === 0 ? low : high, `generic path, midpoint after ${bits.toString(16)}`);
+      assert.equal(
+        roundToFormat(mid, fmt),
+        bits % 2 === 0 ? low : high,
+        `generic path, midpoint after ${bits.toString(16)}`,
+      );
       assert.equal(roundToFormat(mid + (high - low) / 1024, fmt), high);
       assert.equal(roundToDtype(mid + (high - low) / 1024, dtype), high);
       assert.equal(roundToDtype(mid - (high - low) / 1024, dtype), low);

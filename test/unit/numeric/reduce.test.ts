@@ -8,7 +8,8 @@ import type { Algorithm, ReduceOp } from '../../../src/engine/collective-types';
 
 function assertBitEqual(actual: Float64Array, expected: Float64Array, label: string): void {
   assert.equal(actual.length, expected.length);
-  for (let e = 0; e < expected.length; e++) assert.ok(Object.is(actual[e], expected[e]), `${label}: element ${e}: ${actual[e]} vs ${expected[e]}`);
+  for (let e = 0; e < expected.length; e++)
+    assert.ok(Object.is(actual[e], expected[e]), `${label}: element ${e}: ${actual[e]} vs ${expected[e]}`);
 }
 
 const SHAPES: { ranks: number; gpusPerNode: number }[] = [
@@ -27,7 +28,11 @@ for (const algorithm of ['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'di
         const options = { ...shape, dtype: 'fp32' as const, op, elements: 517, seed: shape.ranks };
         const result = reduceNumerically({ ...options, algorithm });
         for (const rank of new Set([0, 1, shape.ranks - 1])) {
-          assertBitEqual(result.outputs[rank], sequentialReference(algorithm, options, rank), `${algorithm} ${op} N=${shape.ranks} rank ${rank}`);
+          assertBitEqual(
+            result.outputs[rank],
+            sequentialReference(algorithm, options, rank),
+            `${algorithm} ${op} N=${shape.ranks} rank ${rank}`,
+          );
         }
         assert.equal(result.wrong, 0);
         assert.equal(result.overflow, null);
@@ -48,7 +53,14 @@ test('the order of operations matters in fp32, so the bit-for-bit test can fail'
 });
 
 test('fp16 sum over 512 ranks overflows; the pre-divided sum and NCCL avg do not', () => {
-  const base = { algorithm: 'ring' as const, ranks: 512, dtype: 'fp16' as const, elements: 2048, seed: 1, magnitude: 100 };
+  const base = {
+    algorithm: 'ring' as const,
+    ranks: 512,
+    dtype: 'fp16' as const,
+    elements: 2048,
+    seed: 1,
+    magnitude: 100,
+  };
   const sum = reduceNumerically({ ...base, op: 'sum' });
   assert.ok(sum.overflow !== null && sum.overflow.count > 0, 'sum overflows');
   assert.equal(sum.overflow.inInputs, 0);
@@ -74,7 +86,15 @@ test('bf16 does not overflow where fp16 does', () => {
 });
 
 test('small gradients do not trip the overflow check', () => {
-  const result = reduceNumerically({ algorithm: 'ring', ranks: 512, dtype: 'fp16', op: 'sum', elements: 1024, seed: 2, magnitude: 1e-2 });
+  const result = reduceNumerically({
+    algorithm: 'ring',
+    ranks: 512,
+    dtype: 'fp16',
+    op: 'sum',
+    elements: 1024,
+    seed: 2,
+    magnitude: 1e-2,
+  });
   assert.equal(result.overflow, null);
   assert.equal(result.wrong, 0);
 });
@@ -92,7 +112,16 @@ test('an intermediate ring sum overflows fp16 even though the exact result fits;
 });
 
 test('fp8 e4m3 reductions saturate at 448 and the overflow is still reported', () => {
-  const result = reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp8e4m3', op: 'sum', data: [[300, 1], [300, 2]] });
+  const result = reduceNumerically({
+    algorithm: 'ring',
+    ranks: 2,
+    dtype: 'fp8e4m3',
+    op: 'sum',
+    data: [
+      [300, 1],
+      [300, 2],
+    ],
+  });
   assert.equal(result.outputs[0][0], 448);
   assert.equal(result.outputs[1][1], 3);
   assert.deepEqual(result.overflow, { count: 1, firstIndex: 0, inInputs: 0 });
@@ -100,7 +129,16 @@ test('fp8 e4m3 reductions saturate at 448 and the overflow is still reported', (
 });
 
 test('inputs that do not fit the dtype are reported as input overflow', () => {
-  const result = reduceNumerically({ algorithm: 'tree', ranks: 2, dtype: 'fp16', op: 'sum', data: [[1, 1e6], [1, 1]] });
+  const result = reduceNumerically({
+    algorithm: 'tree',
+    ranks: 2,
+    dtype: 'fp16',
+    op: 'sum',
+    data: [
+      [1, 1e6],
+      [1, 1],
+    ],
+  });
   assert.deepEqual(result.overflow, { count: 1, firstIndex: 1, inInputs: 1 });
 });
 
@@ -124,9 +162,24 @@ test('NCCL double binary tree: ncclGetBtree links and a mirrored second tree', (
 });
 
 test('bad options get a clear error', () => {
-  assert.throws(() => reduceNumerically({ algorithm: 'ring', ranks: 0, dtype: 'fp16', op: 'sum', elements: 4 }), NumericOptionError);
-  assert.throws(() => reduceNumerically({ algorithm: 'tree', ranks: 12, gpusPerNode: 8, dtype: 'fp16', op: 'sum', elements: 4 }), /multiple of gpusPerNode/);
-  assert.throws(() => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp16', op: 'sum', data: [[1, 2], [1]] }), /rank 1 has 1 elements/);
-  assert.throws(() => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp16', op: 'sum' }), /elements is required/);
-  assert.throws(() => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp64' as never, op: 'sum', elements: 2 }), /unknown dtype/);
+  assert.throws(
+    () => reduceNumerically({ algorithm: 'ring', ranks: 0, dtype: 'fp16', op: 'sum', elements: 4 }),
+    NumericOptionError,
+  );
+  assert.throws(
+    () => reduceNumerically({ algorithm: 'tree', ranks: 12, gpusPerNode: 8, dtype: 'fp16', op: 'sum', elements: 4 }),
+    /multiple of gpusPerNode/,
+  );
+  assert.throws(
+    () => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp16', op: 'sum', data: [[1, 2], [1]] }),
+    /rank 1 has 1 elements/,
+  );
+  assert.throws(
+    () => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp16', op: 'sum' }),
+    /elements is required/,
+  );
+  assert.throws(
+    () => reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp64' as never, op: 'sum', elements: 2 }),
+    /unknown dtype/,
+  );
 });

@@ -5,7 +5,10 @@ import { confirmFinding, CONFIRMABLE_CODES } from '../../../src/engine/scaling/c
 import { NumericOptionError } from '../../../src/engine/numeric/plan';
 
 function assertClose(actual: number, expected: number, relative: number, label: string): void {
-  assert.ok(Math.abs(actual - expected) <= relative * expected, `${label}: ${actual} is not within ${relative * 100}% of ${expected}`);
+  assert.ok(
+    Math.abs(actual - expected) <= relative * expected,
+    `${label}: ${actual} is not within ${relative * 100}% of ${expected}`,
+  );
 }
 
 /** "Diverges or departs": the loss curve leaves the reference by far more than rounding could explain. */
@@ -49,7 +52,12 @@ for (const ranks of [2, 8, 64]) {
 test('the multiplier holds when gradients are reduced in fp16 and bf16', () => {
   for (const dtype of ['fp16', 'bf16'] as const) {
     for (const ranks of [2, 8, 64]) {
-      assertClose(runScalingCheck({ ranks, reduceOp: 'sum', lrRule: 'fixed', dtype }).lrMultiplier, ranks, 0.01, `${dtype} sum N=${ranks}`);
+      assertClose(
+        runScalingCheck({ ranks, reduceOp: 'sum', lrRule: 'fixed', dtype }).lrMultiplier,
+        ranks,
+        0.01,
+        `${dtype} sum N=${ranks}`,
+      );
       const avg = runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed', dtype });
       assertClose(avg.lrMultiplier, 1, 0.01, `${dtype} avg N=${ranks}`);
       assert.equal(avg.matchesReference, true, `${dtype} avg N=${ranks} matches`);
@@ -58,7 +66,12 @@ test('the multiplier holds when gradients are reduced in fp16 and bf16', () => {
 });
 
 test('a wrong divisor gives N/divisor, and sqrt scaling is measured as √N', () => {
-  assertClose(runScalingCheck({ ranks: 64, reduceOp: 'sum-then-divide', divisor: 8, lrRule: 'fixed' }).lrMultiplier, 8, 0.01, 'divided by 8 on 64 ranks');
+  assertClose(
+    runScalingCheck({ ranks: 64, reduceOp: 'sum-then-divide', divisor: 8, lrRule: 'fixed' }).lrMultiplier,
+    8,
+    0.01,
+    'divided by 8 on 64 ranks',
+  );
   const sqrt = runScalingCheck({ ranks: 16, reduceOp: 'avg', lrRule: 'sqrt' });
   assertClose(sqrt.lrMultiplier, 4, 0.01, 'sqrt-scaled avg');
   assert.equal(sqrt.matchesReference, true);
@@ -81,7 +94,10 @@ test('a bare fp16 sum that blows up during training is reported as an overflow',
   const result = runScalingCheck({ ranks: 64, reduceOp: 'sum', lrRule: 'fixed', dtype: 'fp16' });
   assert.equal(result.diverged, true);
   assert.equal(result.overflowedDuringTraining, true);
-  assert.equal(runScalingCheck({ ranks: 64, reduceOp: 'avg', lrRule: 'fixed', dtype: 'fp16' }).overflowedDuringTraining, false);
+  assert.equal(
+    runScalingCheck({ ranks: 64, reduceOp: 'avg', lrRule: 'fixed', dtype: 'fp16' }).overflowedDuringTraining,
+    false,
+  );
 });
 
 for (const ranks of [2, 8, 64]) {
@@ -106,6 +122,9 @@ test('confirmFinding explains itself and skips rules that are not a multiplier',
 
 test('bad scaling-check options get a clear error', () => {
   assert.throws(() => runScalingCheck({ ranks: 0, reduceOp: 'sum', lrRule: 'fixed' }), NumericOptionError);
-  assert.throws(() => runScalingCheck({ ranks: 4, reduceOp: 'mean' as never, lrRule: 'fixed' }), /unknown reduceOp 'mean'/);
+  assert.throws(
+    () => runScalingCheck({ ranks: 4, reduceOp: 'mean' as never, lrRule: 'fixed' }),
+    /unknown reduceOp 'mean'/,
+  );
   assert.throws(() => runScalingCheck({ ranks: 4, reduceOp: 'sum', lrRule: 'fixed', baseLr: -1 }), /baseLr/);
 });

@@ -10,7 +10,18 @@ async function run(args: string[]): Promise<{ code: number; out: string }> {
 }
 
 test('verify: fp16 sum over 512 ranks reports overflow and exits 1', async () => {
-  const { code, out } = await run(['--ranks', '512', '--dtype', 'fp16', '--op', 'sum', '--algo', 'ring', '--elements', '1024']);
+  const { code, out } = await run([
+    '--ranks',
+    '512',
+    '--dtype',
+    'fp16',
+    '--op',
+    'sum',
+    '--algo',
+    'ring',
+    '--elements',
+    '1024',
+  ]);
   assert.equal(code, 1);
   assert.match(out, /#wrong\s+[1-9]\d* of 1024/);
   assert.match(out, /overflow\s+[1-9]\d* elements, first at index \d+/);
@@ -25,7 +36,19 @@ test('verify: the averaged fp16 reduction passes and exits 0', async () => {
 });
 
 test('verify --json prints the result without buffers', async () => {
-  const { code, out } = await run(['--ranks', '64', '--dtype', 'bf16', '--algo', 'tree', '--elements', '256', '--magnitude', '1e2', '--json']);
+  const { code, out } = await run([
+    '--ranks',
+    '64',
+    '--dtype',
+    'bf16',
+    '--algo',
+    'tree',
+    '--elements',
+    '256',
+    '--magnitude',
+    '1e2',
+    '--json',
+  ]);
   assert.equal(code, 0);
   const json = JSON.parse(out);
   assert.equal(json.algorithm, 'tree');

@@ -30,7 +30,10 @@ test('untrusted: the native engine is refused with the reason, and no process is
   const before = fake.recorded.messages.length;
   await fake.commands.executeCommand('collectiveProfiler.runOnThisMachine');
   const said = fake.recorded.messages.slice(before);
-  assert.ok(said.some((m) => /untrusted workspace/i.test(m)), `messages: ${said.join(' | ')}`);
+  assert.ok(
+    said.some((m) => /untrusted workspace/i.test(m)),
+    `messages: ${said.join(' | ')}`,
+  );
   assert.deepEqual(started, [], 'no process was started');
 });
 
@@ -42,7 +45,10 @@ test('untrusted: diagnostics still come from the shipped wasm', { skip }, async 
     await new Promise((r) => setTimeout(r, 50));
     diagnostics = fake.recorded.diagnostics.get(doc.uri.toString());
   }
-  assert.ok(diagnostics?.some((d) => (d.code as { value: string }).value === 'CP001'), 'the sum-not-averaged finding is published');
+  assert.ok(
+    diagnostics?.some((d) => (d.code as { value: string }).value === 'CP001'),
+    'the sum-not-averaged finding is published',
+  );
 });
 
 test('untrusted: nothing the extension did started a process', { skip }, () => {

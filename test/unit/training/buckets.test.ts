@@ -9,30 +9,57 @@ import { toyModel } from './helpers';
 const MiB = 1024 * 1024;
 
 function modelOf(paramCounts: readonly number[]): ModelSpec {
-  return { name: 'list', family: 'generic', layers: [{ name: 'all', tensors: paramCounts.map((params, i) => ({ name: `t${i}`, params, forwardFlopsPerToken: 2 * params })) }] };
+  return {
+    name: 'list',
+    family: 'generic',
+    layers: [
+      {
+        name: 'all',
+        tensors: paramCounts.map((params, i) => ({ name: `t${i}`, params, forwardFlopsPerToken: 2 * params })),
+      },
+    ],
+  };
 }
 
 test('buckets are formed from the last parameter backwards, the first one closing at 1 MiB', () => {
   // Eight fp32 tensors of 0.5 MiB each (131072 params × 4 bytes).
   const flat = flattenModel(modelOf(Array(8).fill(131072)), 1);
   const buckets = assignBuckets(flat, 4, 2 * MiB, DDP_FIRST_BUCKET_BYTES);
-  assert.deepEqual(buckets.map((b) => b.bytes / MiB), [1, 2, 1]);
-  assert.deepEqual(buckets.map((b) => b.lastTensor), [6, 2, 0]);
-  assert.deepEqual(buckets.map((b) => b.tensorCount), [2, 4, 2]);
+  assert.deepEqual(
+    buckets.map((b) => b.bytes / MiB),
+    [1, 2, 1],
+  );
+  assert.deepEqual(
+    buckets.map((b) => b.lastTensor),
+    [6, 2, 0],
+  );
+  assert.deepEqual(
+    buckets.map((b) => b.tensorCount),
+    [2, 4, 2],
+  );
 });
 
 test('a tensor larger than the cap gets a bucket of its own; bytes and parameters are conserved', () => {
   const flat = flattenModel(modelOf([1000, 50 * MiB, 600_000, 1000]), 1);
   const buckets = assignBuckets(flat, 2, 25 * MiB, DDP_FIRST_BUCKET_BYTES);
   assert.ok(buckets.some((b) => b.tensorCount === 1 && b.bytes === 100 * MiB));
-  assert.equal(buckets.reduce((s, b) => s + b.params, 0), flat.totalParams);
-  assert.equal(buckets.reduce((s, b) => s + b.bytes, 0), flat.totalParams * 2);
+  assert.equal(
+    buckets.reduce((s, b) => s + b.params, 0),
+    flat.totalParams,
+  );
+  assert.equal(
+    buckets.reduce((s, b) => s + b.bytes, 0),
+    flat.totalParams * 2,
+  );
 });
 
 test('without the first-bucket rule every bucket fills to the cap', () => {
   const flat = flattenModel(modelOf(Array(10).fill(MiB / 4)), 1);
   const buckets = assignBuckets(flat, 4, 4 * MiB, 0);
-  assert.deepEqual(buckets.map((b) => b.bytes / MiB), [4, 4, 2]);
+  assert.deepEqual(
+    buckets.map((b) => b.bytes / MiB),
+    [4, 4, 2],
+  );
 });
 
 test('parameter-free ops (attention scores) never enter a bucket', () => {

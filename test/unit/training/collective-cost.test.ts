@@ -13,14 +13,22 @@ const SWITCH_BYTES = 3_000_000;
 const twoRegimes: CollectivePricer = (_system, _kind, bytes) => {
   const tree = bytes < SWITCH_BYTES;
   const timeUs = tree ? 20 + bytes / 20e3 : 60 + bytes / 80e3;
-  return { timeUs, algorithm: tree ? 'tree' : 'ring', protocol: tree ? 'LL128' : 'Simple', phases: { exchange: timeUs, reduce: 0, broadcast: 0 } };
+  return {
+    timeUs,
+    algorithm: tree ? 'tree' : 'ring',
+    protocol: tree ? 'LL128' : 'Simple',
+    phases: { exchange: timeUs, reduce: 0, broadcast: 0 },
+  };
 };
 
 test('inside one regime the interpolated time equals the simulated one', () => {
   const coster = new CollectiveCoster(SYSTEM, OPTIONS, twoRegimes);
   for (const bytes of [5_000_000, 9_437_184, 26_214_400, 90_177_536, 1_000_000]) {
     const priced = coster.cost('allreduce', bytes, 'bf16');
-    assert.ok(Math.abs(priced.timeUs - twoRegimes(SYSTEM, 'allreduce', bytes, 'bf16', OPTIONS).timeUs) < 1e-9, String(bytes));
+    assert.ok(
+      Math.abs(priced.timeUs - twoRegimes(SYSTEM, 'allreduce', bytes, 'bf16', OPTIONS).timeUs) < 1e-9,
+      String(bytes),
+    );
   }
 });
 
@@ -47,7 +55,11 @@ test('hundreds of distinct bucket sizes cost a handful of simulations, each cach
 });
 
 test('one rank or zero bytes cost nothing and simulate nothing', () => {
-  const coster = new CollectiveCoster(resolveSystem({ gpu: 'H100-SXM', nodes: 1, gpusPerNode: 1, intraNode: 'nvswitch' }), OPTIONS, twoRegimes);
+  const coster = new CollectiveCoster(
+    resolveSystem({ gpu: 'H100-SXM', nodes: 1, gpusPerNode: 1, intraNode: 'nvswitch' }),
+    OPTIONS,
+    twoRegimes,
+  );
   assert.equal(coster.cost('allreduce', 1 << 20, 'bf16').timeUs, 0);
   assert.equal(coster.simulations, 0);
 });

@@ -10,12 +10,23 @@ export const ringPrice: CollectivePricer = (system, kind, bytes) => {
   const busGBps = system.nodes > 1 ? 40 : 300;
   const factor = kind === 'allreduce' ? (2 * (n - 1)) / n : (n - 1) / n;
   const timeUs = 15 + (factor * bytes) / (busGBps * 1e3);
-  return { timeUs, algorithm: 'ring', protocol: 'Simple', phases: { exchange: timeUs / 2, reduce: kind === 'allgather' ? 0 : timeUs / 4, broadcast: kind === 'reducescatter' ? 0 : timeUs / 4 } };
+  return {
+    timeUs,
+    algorithm: 'ring',
+    protocol: 'Simple',
+    phases: {
+      exchange: timeUs / 2,
+      reduce: kind === 'allgather' ? 0 : timeUs / 4,
+      broadcast: kind === 'reducescatter' ? 0 : timeUs / 4,
+    },
+  };
 };
 
 /** A transformer-like model: `layers` blocks of the given width, each with attention and MLP weights. */
 export function toyModel(layers: number, hidden: number, vocab = 32000): ModelSpec {
-  const list: LayerSpec[] = [{ name: 'embed', tensors: [{ name: 'embed', params: vocab * hidden, forwardFlopsPerToken: 0 }] }];
+  const list: LayerSpec[] = [
+    { name: 'embed', tensors: [{ name: 'embed', params: vocab * hidden, forwardFlopsPerToken: 0 }] },
+  ];
   for (let i = 0; i < layers; i++) {
     list.push({
       name: `layers.${i}`,
@@ -29,11 +40,18 @@ export function toyModel(layers: number, hidden: number, vocab = 32000): ModelSp
       ],
     });
   }
-  list.push({ name: 'head', tensors: [{ name: 'lm_head', params: vocab * hidden, forwardFlopsPerToken: 2 * vocab * hidden }] });
+  list.push({
+    name: 'head',
+    tensors: [{ name: 'lm_head', params: vocab * hidden, forwardFlopsPerToken: 2 * vocab * hidden }],
+  });
   return { name: `toy ${layers}×${hidden}`, family: 'generic', layers: list, maxSequenceLength: 2048 };
 }
 
-export function toyRun(training: Partial<TrainingSpec> = {}, system: Partial<{ nodes: number; gpusPerNode: number; gpu: string }> = {}, model = toyModel(8, 1024)): TrainingRun {
+export function toyRun(
+  training: Partial<TrainingSpec> = {},
+  system: Partial<{ nodes: number; gpusPerNode: number; gpu: string }> = {},
+  model = toyModel(8, 1024),
+): TrainingRun {
   return {
     sources: [{ format: 'test', file: 'test' }],
     model,

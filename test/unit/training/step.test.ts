@@ -23,15 +23,33 @@ test('property: step ≥ max(compute, exposed communication) and ≤ compute + a
       fc.boolean(),
       fc.constantFrom('bf16' as const, 'fp32' as const),
       (wrapper, accumulation, bucketMb, nodes, micro, overlapComm, gradDtype) => {
-        const run = toyRun({ wrapper, gradAccumulationSteps: accumulation, bucketBytes: bucketMb * 2 ** 20, microBatchSize: micro, overlapComm, gradDtype }, { nodes }, toyModel(4, 512));
+        const run = toyRun(
+          {
+            wrapper,
+            gradAccumulationSteps: accumulation,
+            bucketBytes: bucketMb * 2 ** 20,
+            microBatchSize: micro,
+            overlapComm,
+            gradDtype,
+          },
+          { nodes },
+          toyModel(4, 512),
+        );
         const step = simulateTrainingStep(run, { price: ringPrice });
-        assert.ok(step.stepTimeUs + EPSILON_US >= Math.max(step.computeUs, step.exposedCommUs), 'step ≥ max(compute, exposed)');
-        assert.ok(step.stepTimeUs <= step.computeUs + step.commUs + EPSILON_US, `step ${step.stepTimeUs} ≤ compute ${step.computeUs} + comm ${step.commUs}`);
+        assert.ok(
+          step.stepTimeUs + EPSILON_US >= Math.max(step.computeUs, step.exposedCommUs),
+          'step ≥ max(compute, exposed)',
+        );
+        assert.ok(
+          step.stepTimeUs <= step.computeUs + step.commUs + EPSILON_US,
+          `step ${step.stepTimeUs} ≤ compute ${step.computeUs} + comm ${step.commUs}`,
+        );
         assert.ok(step.overlapPct >= 0 && step.overlapPct <= 100);
         assert.ok(step.scalingEfficiency > 0 && step.scalingEfficiency <= 1);
         for (const c of step.collectives) assert.ok(c.startUs + EPSILON_US >= c.readyUs && c.endUs >= c.startUs);
         // One communication stream: collectives never overlap each other.
-        for (let i = 1; i < step.collectives.length; i++) assert.ok(step.collectives[i].startUs + EPSILON_US >= step.collectives[i - 1].endUs);
+        for (let i = 1; i < step.collectives.length; i++)
+          assert.ok(step.collectives[i].startUs + EPSILON_US >= step.collectives[i - 1].endUs);
       },
     ),
     { numRuns: 150 },
@@ -40,10 +58,18 @@ test('property: step ≥ max(compute, exposed communication) and ≤ compute + a
 
 test('property: a larger bucket never increases the number of collectives', () => {
   fc.assert(
-    fc.property(fc.constantFrom<Wrapper>('ddp', 'zero1', 'zero2', 'horovod'), fc.double({ min: 0.25, max: 256, noNaN: true }), fc.double({ min: 1, max: 16, noNaN: true }), (wrapper, mb, growth) => {
-      const count = (capMb: number) => simulateTrainingStep(toyRun({ wrapper, bucketBytes: capMb * 2 ** 20 }, {}, toyModel(6, 768)), { price: ringPrice }).collectives.length;
-      return count(mb * growth) <= count(mb);
-    }),
+    fc.property(
+      fc.constantFrom<Wrapper>('ddp', 'zero1', 'zero2', 'horovod'),
+      fc.double({ min: 0.25, max: 256, noNaN: true }),
+      fc.double({ min: 1, max: 16, noNaN: true }),
+      (wrapper, mb, growth) => {
+        const count = (capMb: number) =>
+          simulateTrainingStep(toyRun({ wrapper, bucketBytes: capMb * 2 ** 20 }, {}, toyModel(6, 768)), {
+            price: ringPrice,
+          }).collectives.length;
+        return count(mb * growth) <= count(mb);
+      },
+    ),
     { numRuns: 100 },
   );
 });
@@ -66,15 +92,25 @@ test('gradient accumulation: DDP and ZeRO-1 reduce once per step, ZeRO-2 after e
 });
 
 test('the gradient dtype sets the bytes: fp32 doubles every bucket of bf16', () => {
-  const bf16 = simulateTrainingStep(toyRun({ gradDtype: 'bf16', firstBucketBytes: 0, bucketBytes: 1e12 }), { price: ringPrice });
-  const fp32 = simulateTrainingStep(toyRun({ gradDtype: 'fp32', firstBucketBytes: 0, bucketBytes: 1e12 }), { price: ringPrice });
+  const bf16 = simulateTrainingStep(toyRun({ gradDtype: 'bf16', firstBucketBytes: 0, bucketBytes: 1e12 }), {
+    price: ringPrice,
+  });
+  const fp32 = simulateTrainingStep(toyRun({ gradDtype: 'fp32', firstBucketBytes: 0, bucketBytes: 1e12 }), {
+    price: ringPrice,
+  });
   assert.equal(fp32.gradientBytes, 2 * bf16.gradientBytes);
   assert.equal(bf16.gradientBytes, bf16.parameters * 2);
-  assert.equal(fp32.collectives.reduce((s, c) => s + c.bytes, 0), fp32.parameters * 4);
+  assert.equal(
+    fp32.collectives.reduce((s, c) => s + c.bytes, 0),
+    fp32.parameters * 4,
+  );
 });
 
 test('each wrapper issues the collectives it really runs', () => {
-  const kinds = (wrapper: Wrapper) => new Set(simulateTrainingStep(toyRun({ wrapper }), { price: ringPrice }).collectives.map((c) => `${c.kind}:${c.purpose}`));
+  const kinds = (wrapper: Wrapper) =>
+    new Set(
+      simulateTrainingStep(toyRun({ wrapper }), { price: ringPrice }).collectives.map((c) => `${c.kind}:${c.purpose}`),
+    );
   assert.deepEqual(kinds('ddp'), new Set(['allreduce:gradients']));
   assert.deepEqual(kinds('horovod'), new Set(['allreduce:gradients']));
   assert.deepEqual(kinds('zero1'), new Set(['reducescatter:gradients', 'allgather:parameters']));
@@ -87,7 +123,9 @@ test('overlap: DDP starts its first bucket during backward; without overlap ever
   const overlapped = simulateTrainingStep(toyRun({ overlapComm: true }), { price: ringPrice });
   const backwardEnd = Math.max(...overlapped.compute.filter((c) => c.kind === 'backward').map((c) => c.endUs));
   assert.ok(overlapped.collectives[0].startUs < backwardEnd);
-  assert.ok(overlapped.collectives[0].bytes < overlapped.collectives[1].bytes || overlapped.collectives[0].bytes >= 2 ** 20);
+  assert.ok(
+    overlapped.collectives[0].bytes < overlapped.collectives[1].bytes || overlapped.collectives[0].bytes >= 2 ** 20,
+  );
   const serial = simulateTrainingStep(toyRun({ overlapComm: false }), { price: ringPrice });
   assert.ok(serial.collectives.every((c) => c.startUs >= backwardEnd - EPSILON_US));
   assert.ok(serial.exposedCommUs > overlapped.exposedCommUs);
@@ -115,7 +153,8 @@ test('with the real simulator: a 2-node DDP step prices every bucket and stays w
   assert.ok(step.simulations > 0);
   assert.ok(step.commUs > 0 && step.stepTimeUs >= step.computeUs);
   assert.ok(step.stepTimeUs <= step.computeUs + step.commUs + EPSILON_US);
-  for (const c of step.collectives) assert.ok(['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'].includes(c.algorithm));
+  for (const c of step.collectives)
+    assert.ok(['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'].includes(c.algorithm));
 });
 
 test('the step trace: compute and communication lanes per rank, one span per collective with nested phases', () => {
@@ -127,9 +166,13 @@ test('the step trace: compute and communication lanes per rank, one span per col
   for (const rank of [0, 3]) {
     const mine = trace.spans.filter((s) => s.rank === rank);
     for (const parent of mine.filter((s) => s.phase === 'collective')) {
-      const phases = mine.filter((s) => s.chunk === parent.chunk && s.lane === parent.lane && ['exchange', 'reduce', 'broadcast'].includes(s.phase));
+      const phases = mine.filter(
+        (s) =>
+          s.chunk === parent.chunk && s.lane === parent.lane && ['exchange', 'reduce', 'broadcast'].includes(s.phase),
+      );
       assert.ok(phases.length >= 2, 'phases per collective');
-      for (const p of phases) assert.ok(p.startUs >= parent.startUs - EPSILON_US && p.endUs <= parent.endUs + EPSILON_US);
+      for (const p of phases)
+        assert.ok(p.startUs >= parent.startUs - EPSILON_US && p.endUs <= parent.endUs + EPSILON_US);
     }
   }
   assert.ok(trace.spans.some((s) => s.phase === 'optimizer'));

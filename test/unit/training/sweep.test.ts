@@ -41,16 +41,25 @@ test('bestIndex: the lowest time, with near-ties broken towards the middle', () 
 
 test('property: the bucket recommendation sits at an edge only where the curve still falls into that edge', () => {
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom(256, 512, 1024), (nodes, micro, hidden) => {
-      const run = toyRun({ microBatchSize: micro }, { nodes }, toyModel(6, hidden));
-      const sweep = sweepTraining(run, parseSweep('bucket_cap_mb=1..1024'), ringPrice);
-      const times = sweep.points.map((p) => p.stepTimeUs);
-      const i = sweep.points.findIndex((p) => p.value === sweep.best);
-      if (i === 0) assert.ok(times[1] > times[0] * (1 + TIE_TOLERANCE), `left edge: ${times.join(', ')}`);
-      if (i === times.length - 1) assert.ok(times[i - 1] > times[i] * (1 + TIE_TOLERANCE), `right edge: ${times.join(', ')}`);
-      assert.equal(sweep.bestAt === 'edge', i === 0 || i === times.length - 1);
-      assert.ok(times.every((t) => t >= times[i] / (1 + TIE_TOLERANCE)), 'the best is a minimum');
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 8 }),
+      fc.integer({ min: 1, max: 4 }),
+      fc.constantFrom(256, 512, 1024),
+      (nodes, micro, hidden) => {
+        const run = toyRun({ microBatchSize: micro }, { nodes }, toyModel(6, hidden));
+        const sweep = sweepTraining(run, parseSweep('bucket_cap_mb=1..1024'), ringPrice);
+        const times = sweep.points.map((p) => p.stepTimeUs);
+        const i = sweep.points.findIndex((p) => p.value === sweep.best);
+        if (i === 0) assert.ok(times[1] > times[0] * (1 + TIE_TOLERANCE), `left edge: ${times.join(', ')}`);
+        if (i === times.length - 1)
+          assert.ok(times[i - 1] > times[i] * (1 + TIE_TOLERANCE), `right edge: ${times.join(', ')}`);
+        assert.equal(sweep.bestAt === 'edge', i === 0 || i === times.length - 1);
+        assert.ok(
+          times.every((t) => t >= times[i] / (1 + TIE_TOLERANCE)),
+          'the best is a minimum',
+        );
+      },
+    ),
     { numRuns: 25 },
   );
 });
@@ -65,7 +74,10 @@ test('a latency-bound model gets an interior bucket recommendation with a stated
 
 test('a node sweep reports falling efficiency with the world size', () => {
   const sweep = sweepTraining(toyRun({}, {}, toyModel(4, 512)), parseSweep('nodes=1..8'), ringPrice);
-  assert.deepEqual(sweep.points.map((p) => p.value), [1, 2, 4, 8]);
+  assert.deepEqual(
+    sweep.points.map((p) => p.value),
+    [1, 2, 4, 8],
+  );
   assert.ok(sweep.points[3].scalingEfficiency <= sweep.points[0].scalingEfficiency);
   assert.match(sweep.recommendation, /scaling efficiency/);
   const kept = sweep.points.filter((p) => p.scalingEfficiency >= 0.9).map((p) => p.value);

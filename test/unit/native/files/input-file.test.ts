@@ -6,7 +6,12 @@ import { mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { INPUT_LIMITS_BYTES, readInputBytes, readInputText, type InputKind } from '../../../../src/native/files/input-file';
+import {
+  INPUT_LIMITS_BYTES,
+  readInputBytes,
+  readInputText,
+  type InputKind,
+} from '../../../../src/native/files/input-file';
 import { formatLimitBytes } from '../../../../src/native/files/input-limits';
 import { UserFileError } from '../../../../src/native/files/file-errors';
 import { ROOT } from '../../cli/run-cli';
@@ -30,7 +35,10 @@ test('devices, folders, FIFOs and links to devices are refused at once', (t) => 
   const dir = fresh();
   const started = performance.now();
   for (const device of ['/dev/zero', '/dev/urandom', '/dev/null']) {
-    assert.throws(() => readInputBytes(device, { kind: 'config', what: 'system file' }), refusal(/system file '\/dev\/\w+': a character device, not a regular file/));
+    assert.throws(
+      () => readInputBytes(device, { kind: 'config', what: 'system file' }),
+      refusal(/system file '\/dev\/\w+': a character device, not a regular file/),
+    );
   }
   assert.throws(() => readInputBytes(dir, { kind: 'source' }), refusal(/a folder, not a regular file/));
   symlinkSync('/dev/zero', join(dir, 'zero.json'));
@@ -39,19 +47,29 @@ test('devices, folders, FIFOs and links to devices are refused at once', (t) => 
   const noFifo = makeFifo(fifo);
   if (noFifo) t.diagnostic(`FIFO case skipped: ${noFifo}`);
   else assert.throws(() => readInputBytes(fifo, { kind: 'source' }), refusal(/FIFO/));
-  assert.throws(() => readInputBytes(join(dir, 'missing.yaml'), { kind: 'config' }), refusal(/cannot read '.*missing.yaml': no such file/));
+  assert.throws(
+    () => readInputBytes(join(dir, 'missing.yaml'), { kind: 'config' }),
+    refusal(/cannot read '.*missing.yaml': no such file/),
+  );
   // Nothing above may block: a FIFO with no writer would wait forever if it were opened for a blocking read.
   assert.ok(performance.now() - started < 5000);
 });
 
-test('a sparse file over its kind\'s limit is refused before it is read', () => {
+test("a sparse file over its kind's limit is refused before it is read", () => {
   const dir = fresh();
   for (const kind of ['config', 'source', 'dataset'] as InputKind[]) {
     const path = join(dir, `${kind}.big`);
     writeFileSync(path, '');
     truncateSync(path, INPUT_LIMITS_BYTES[kind] + 1);
     const started = performance.now();
-    assert.throws(() => readInputBytes(path, { kind }), refusal(new RegExp(`over the ${formatLimitBytes(INPUT_LIMITS_BYTES[kind]).replace('.', '\\.')} limit for ${kind} files`)));
+    assert.throws(
+      () => readInputBytes(path, { kind }),
+      refusal(
+        new RegExp(
+          `over the ${formatLimitBytes(INPUT_LIMITS_BYTES[kind]).replace('.', '\\.')} limit for ${kind} files`,
+        ),
+      ),
+    );
     assert.ok(performance.now() - started < 1000, 'refused from the size alone');
   }
 });
@@ -59,6 +77,10 @@ test('a sparse file over its kind\'s limit is refused before it is read', () => 
 test('docs/limits.md lists every input limit as the code has it', () => {
   const doc = readFileSync(join(ROOT, 'docs', 'limits.md'), 'utf8');
   for (const [kind, bytes] of Object.entries(INPUT_LIMITS_BYTES)) {
-    assert.match(doc, new RegExp(`\\| \`${kind}\` \\| ${formatLimitBytes(bytes).replace('.', '\\.')} \\|`), `${kind} is missing or differs in docs/limits.md`);
+    assert.match(
+      doc,
+      new RegExp(`\\| \`${kind}\` \\| ${formatLimitBytes(bytes).replace('.', '\\.')} \\|`),
+      `${kind} is missing or differs in docs/limits.md`,
+    );
   }
 });

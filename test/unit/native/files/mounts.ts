@@ -42,5 +42,7 @@ export function makeFifo(path: string): string | undefined {
 /** Makes a character device node like /dev/null (1, 3), or returns why it cannot (mknod needs root). */
 export function makeNullDevice(path: string): string | undefined {
   const result = spawnSync('mknod', [path, 'c', '1', '3'], { encoding: 'utf8' });
-  return result.status === 0 ? undefined : `mknod failed (${(result.stderr || result.error?.message || '').trim()}); device nodes need root`;
+  return result.status === 0
+    ? undefined
+    : `mknod failed (${(result.stderr || result.error?.message || '').trim()}); device nodes need root`;
 }

@@ -2,10 +2,25 @@
 // they were, and every failure is one line (a UserFileError) that leaves the old file intact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkOutputPath, writeOutput, writeOutputFile, writeOutputFileAsync } from '../../../../src/native/files/output-file';
+import {
+  checkOutputPath,
+  writeOutput,
+  writeOutputFile,
+  writeOutputFileAsync,
+} from '../../../../src/native/files/output-file';
 import { UserFileError } from '../../../../src/native/files/file-errors';
 import { makeFifo, makeNullDevice, mountTmpfs } from './mounts';
 
@@ -28,7 +43,10 @@ test('a file is replaced whole, keeps its permission bits, and no temporary is l
 
 test('a missing folder is refused before any work, in one line that names it', () => {
   const dir = fresh();
-  assert.throws(() => checkOutputPath(join(dir, 'missing', 'x.json'), { flag: '--trace' }), oneLineRefusal(/--trace .*the folder '.*missing' does not exist/));
+  assert.throws(
+    () => checkOutputPath(join(dir, 'missing', 'x.json'), { flag: '--trace' }),
+    oneLineRefusal(/--trace .*the folder '.*missing' does not exist/),
+  );
   writeFileSync(join(dir, 'file'), 'x');
   assert.throws(() => checkOutputPath(join(dir, 'file', 'x.json')), oneLineRefusal(/not a folder|part of the path/));
 });
@@ -37,7 +55,10 @@ test('folders, FIFOs and device nodes are refused and left as they were', (t) =>
   const dir = fresh();
   mkdirSync(join(dir, 'folder'));
   assert.throws(() => checkOutputPath(join(dir, 'folder')), oneLineRefusal(/a folder, not a regular file/));
-  assert.throws(() => checkOutputPath('/dev/null', { flag: '--trace' }), oneLineRefusal(/--trace '\/dev\/null': a character device/));
+  assert.throws(
+    () => checkOutputPath('/dev/null', { flag: '--trace' }),
+    oneLineRefusal(/--trace '\/dev\/null': a character device/),
+  );
   const fifo = join(dir, 'pipe');
   const noFifo = makeFifo(fifo);
   if (noFifo) t.diagnostic(`FIFO case skipped: ${noFifo}`);
@@ -56,7 +77,10 @@ test('folders, FIFOs and device nodes are refused and left as they were', (t) =>
   symlinkSync('/dev/null', link);
   assert.throws(() => writeOutputFile(link, 'text'), oneLineRefusal(/symbolic link to a character device/));
   assert.ok(lstatSync(link).isSymbolicLink());
-  assert.deepEqual(readdirSync(dir).sort(), ['folder', 'link-to-null', ...(noFifo ? [] : ['pipe']), ...(noDevice ? [] : ['null-device'])].sort());
+  assert.deepEqual(
+    readdirSync(dir).sort(),
+    ['folder', 'link-to-null', ...(noFifo ? [] : ['pipe']), ...(noDevice ? [] : ['null-device'])].sort(),
+  );
 });
 
 test('a symbolic link to a regular file writes the file and keeps the link', () => {
@@ -80,7 +104,10 @@ test('a full disk leaves the old file intact and says so in one line', (t) => {
     const target = join(mount.dir, 'trace.json');
     writeFileSync(target, 'the old trace');
     const checked = checkOutputPath(target);
-    assert.throws(() => writeOutput(checked, 'x'.repeat(1024 * 1024)), oneLineRefusal(/the disk is full; the old file is unchanged/));
+    assert.throws(
+      () => writeOutput(checked, 'x'.repeat(1024 * 1024)),
+      oneLineRefusal(/the disk is full; the old file is unchanged/),
+    );
     assert.equal(readFileSync(target, 'utf8'), 'the old trace');
     assert.deepEqual(readdirSync(mount.dir), ['trace.json']);
   } finally {
@@ -94,7 +121,10 @@ test('a read-only filesystem is refused when the path is checked, before any wor
   try {
     writeFileSync(join(mount.dir, 'old.json'), 'old');
     mount.remount('ro');
-    assert.throws(() => checkOutputPath(join(mount.dir, 'old.json'), { flag: '--out' }), oneLineRefusal(/--out .*read-only/));
+    assert.throws(
+      () => checkOutputPath(join(mount.dir, 'old.json'), { flag: '--out' }),
+      oneLineRefusal(/--out .*read-only/),
+    );
     assert.throws(() => checkOutputPath(join(mount.dir, 'new.json')), oneLineRefusal(/read-only/));
     await assert.rejects(writeOutputFileAsync(join(mount.dir, 'old.json'), ['a', 'b']), oneLineRefusal(/read-only/));
     assert.equal(readFileSync(join(mount.dir, 'old.json'), 'utf8'), 'old');
