@@ -12,7 +12,10 @@ import { EXTRA_CORPUS, parser, pythonFiles, REPO, SHARED_CORPUS, summary } from 
 
 const corpus = [...pythonFiles(SHARED_CORPUS), ...pythonFiles(EXTRA_CORPUS)];
 
-/** The call names the rules start from, as written in their sources (`/^(a|b)$/.test(name)`, `name === 'a'`). */
+/**
+ * The call names the rules start from, as written in their sources (`/^(a|b)$/.test(name)`, `name === 'a'`),
+ * whether or not the formatter broke the call over lines.
+ */
 function triggerNames(): string[] {
   const names = new Set<string>();
   for (const file of ['reductions.ts', 'implicit.ts', 'losses.ts']) {
@@ -23,7 +26,7 @@ function triggerNames(): string[] {
         source.indexOf('backwardSites('),
         source.indexOf('\n  }\n', source.indexOf('backwardSites(')),
       );
-    for (const m of source.matchAll(/\/\^\(([\w|]+)\)\$\/\.test\((?:name|s\.calleeName\([^)]*\))\)/g))
+    for (const m of source.matchAll(/\/\^\(([\w|]+)\)\$\/\.test\(\s*(?:name|s\.calleeName\([^)]*\)),?\s*\)/g))
       for (const n of m[1].split('|')) names.add(n);
     for (const m of source.matchAll(/\bname [!=]== '(\w+)'/g)) names.add(m[1]);
   }
