@@ -73,11 +73,18 @@ class Clock:
 def estimate_offsets(torch, dist, rank, world, device):
     """Each rank's clock minus rank 0's, in µs, from the best of several ping-pongs (the smallest round trip).
 
-    Ranks on one host share CLOCK_MONOTONIC, so this matters across nodes; the buffer lives on the backend's
+    Ranks on one host share CLOCK_MONOTONIC, so only ranks on other hosts are measured; the buffer lives on the backend's
     device because NCCL only moves GPU tensors. Rank 0 then shares the offsets so every rank could use them.
     """
     offsets = [0.0] * world
+    # Ranks on rank 0's host read the same clock: their offset is exactly 0, and a ping-pong estimate would only add
+    # an error of up to half a round trip (milliseconds on a loaded machine). Every rank learns every host, so all
+    # of them skip the same peers and the ping-pongs stay paired.
+    hosts = [None] * world
+    dist.all_gather_object(hosts, platform.node())
     for peer in range(1, world):
+        if hosts[peer] == hosts[0]:
+            continue
         best = None
         for _ in range(8):
             buf = torch.zeros(1, dtype=torch.float64, device=device)

@@ -32,6 +32,8 @@ test(
     });
     assert.equal(run.env.backend, 'gloo');
     assert.equal(run.env.worldSize, 4);
+    // All four ranks run on this host and read one clock: no estimated offset may shift their spans.
+    assert.deepEqual(run.env.clockOffsetsUs, [0, 0, 0, 0]);
     const trace = nativeTrace(run);
     for (let rank = 0; rank < 4; rank++) {
       for (let step = 0; step < 3; step++) {
