@@ -5,6 +5,7 @@ import { resolveSystem, formatMicros } from '../../engine/index';
 import { runEngineTask } from '../worker/engine-client';
 import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
+import type { CoreServices } from '../core';
 import { loadTrainingRun } from '../training-run-loader';
 import { configFormatOf } from '../glue/lens-sites';
 import { sweepSeries } from '../glue/charts-data';
@@ -44,7 +45,7 @@ async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
 }
 
 /** The engine worker next to the bundles; long simulations run there so they can be cancelled. */
-function workerPath(ctx: Ctx): string {
+function workerPath(ctx: CoreServices): string {
   return vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'extension-worker.js').fsPath;
 }
 
@@ -75,7 +76,7 @@ export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<vo
 }
 
 /** The figures a config's Profile lens shows, simulated in the worker so the extension host never waits on it. */
-export async function stepSummary(ctx: Ctx, uri: vscode.Uri, signal: AbortSignal): Promise<StepSummary> {
+export async function stepSummary(ctx: CoreServices, uri: vscode.Uri, signal: AbortSignal): Promise<StepSummary> {
   const run = await loadTrainingRun(ctx, uri);
   return runEngineTask(workerPath(ctx), { kind: 'stepSummary', run }, signal);
 }
