@@ -1,7 +1,8 @@
-// Builds the bundles: the extension host (node, cjs; a main and a lazy part), the CLI and the webview panels (browser).
+// Builds the bundles: the extension host (node, cjs; main, lazy and shared parts), the CLI and the webview panels (browser).
 import * as esbuild from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { extensionBundleTargets } from './extension-bundles.mjs';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
@@ -15,42 +16,12 @@ const webviewEntries = readdirSync('webview', { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join('webview', d.name, 'main.ts')))
   .map((d) => ({ in: join('webview', d.name, 'main.ts'), out: d.name }));
 
-// The extension is two bundles: dist/extension.js, which activation loads, and dist/extension-lazy.js (from
-// src/extension/lazy.ts) with the handlers and their heavy dependencies, required on first use. The main bundle
-// keeps `import('./lazy')` as a runtime require of the second file instead of inlining it.
-const lazyExtension = {
-  name: 'lazy-extension-bundle',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/lazy$/ }, (args) =>
-      args.importer.endsWith(join('src', 'extension', 'lazy.ts'))
-        ? undefined
-        : { path: './extension-lazy.js', external: true },
-    );
-  },
-};
+// The extension host is three bundles (main, lazy and the modules both share): see scripts/extension-bundles.mjs.
+// In --watch mode the split is measured once at start; restart the watcher after moving code between them.
+const { targets: extensionTargets } = await extensionBundleTargets({ common });
 
 const targets = [
-  {
-    ...common,
-    entryPoints: ['src/extension/extension.ts'],
-    outfile: 'dist/extension.js',
-    ...nodeAliases,
-    plugins: [lazyExtension],
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-  },
-  {
-    ...common,
-    entryPoints: ['src/extension/lazy.ts'],
-    outfile: 'dist/extension-lazy.js',
-    ...nodeAliases,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-  },
+  ...extensionTargets,
   // Long engine jobs run in a worker thread so that they can be cancelled (see src/extension/worker/).
   {
     ...common,
@@ -97,9 +68,7 @@ for (const file of ['codicon.css', 'codicon.ttf']) {
   if (existsSync(from)) copyFileSync(from, join('dist/codicons', file));
 }
 
-const present = targets.filter(
-  (t) => (t.entryPoints[0].in ?? t.entryPoints[0]) && existsSync(t.entryPoints[0].in ?? t.entryPoints[0]),
-);
+const present = targets.filter((t) => t.stdin || existsSync(t.entryPoints[0].in ?? t.entryPoints[0]));
 if (watch) {
   for (const t of present) await (await esbuild.context(t)).watch();
 } else {

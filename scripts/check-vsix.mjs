@@ -47,6 +47,7 @@ export const REQUIRED = [
   'extension/package.json',
   'extension/dist/extension.js',
   'extension/dist/extension-lazy.js',
+  'extension/dist/extension-shared.js',
   'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
   'extension/dist/tree-sitter.wasm',

@@ -75,11 +75,9 @@ function positioned(error: unknown): PositionedError | undefined {
 }
 
 export function reportError(ctx: Ctx, id: string, error: unknown): void {
-  // By name as well: errors from the lazy bundle are instances of its own copy of CancelledError.
-  if (
-    error instanceof CancelledError ||
-    (error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError'))
-  ) {
+  // CancelledError has one class across the bundles (dist/extension-shared.js); an AbortError comes from Node's
+  // AbortSignal, which throws a DOMException that is matched by its standard name.
+  if (error instanceof CancelledError || (error instanceof Error && error.name === 'AbortError')) {
     ctx.log.info(`${id}: cancelled`);
     return;
   }

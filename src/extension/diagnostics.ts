@@ -2,7 +2,7 @@
 // use), whose findings become diagnostics with severity overrides, rule links and quick fixes. Untrusted
 // workspaces get them too: the analysis only reads text.
 import * as vscode from 'vscode';
-import type { Ctx } from './context';
+import type { CoreServices } from './core';
 import type { FindingsStore } from './findings-store';
 import { KeyedDebouncer } from './glue/debounce';
 import {
@@ -56,7 +56,7 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   private indexer: (() => void) | undefined;
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: CoreServices,
     private readonly findings: FindingsStore,
   ) {
     ctx.push(

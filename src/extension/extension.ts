@@ -3,6 +3,7 @@
 // loads when the first Python file is analysed, and the engine runs when a lens is resolved or a command runs.
 import * as vscode from 'vscode';
 import { Ctx } from './context';
+import { ExtensionCore } from './core';
 import { registerCommands } from './commands';
 import { CollectiveLensProvider, LENS_SELECTOR } from './lenses';
 import { ScalingDiagnostics } from './diagnostics';
@@ -11,7 +12,7 @@ import { registerStatusBar } from './status-bar';
 import { PanelManager } from './panels/panel-manager';
 import { TraceEditorProvider } from './trace-editor';
 
-let active: Ctx | undefined;
+let active: ExtensionCore | undefined;
 
 /** What activate returns, for the integration tests: the live context. */
 export interface ExtensionApi {
@@ -20,27 +21,26 @@ export interface ExtensionApi {
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = Date.now();
-  const ctx = new Ctx(context);
-  active = ctx;
-  context.subscriptions.push(ctx);
-  ctx.panels = new PanelManager(ctx);
-  ctx.push(ctx.panels);
+  // The services are built first, each from the core (and the findings) it needs, then assembled into Ctx.
+  const core = new ExtensionCore(context);
+  active = core;
+  context.subscriptions.push(core);
   const findings = new FindingsStore();
-  ctx.findings = findings;
-  ctx.push(findings);
+  const panels = new PanelManager(core);
+  const diagnostics = new ScalingDiagnostics(core, findings);
+  core.push(findings, panels, diagnostics);
+  const ctx = new Ctx(core, { panels, diagnostics, findings });
   registerCommands(ctx);
-  const lenses = new CollectiveLensProvider(ctx, findings);
-  ctx.push(vscode.languages.registerCodeLensProvider(LENS_SELECTOR, lenses));
-  ctx.diagnostics = new ScalingDiagnostics(ctx, findings);
+  const lenses = new CollectiveLensProvider(core, findings);
   ctx.push(
-    ctx.diagnostics,
+    vscode.languages.registerCodeLensProvider(LENS_SELECTOR, lenses),
     vscode.languages.registerCodeActionsProvider(
       [{ language: 'python' }, { language: 'json' }, { language: 'jsonc' }],
-      ctx.diagnostics,
+      diagnostics,
       ScalingDiagnostics.metadata,
     ),
   );
-  registerStatusBar(ctx);
+  registerStatusBar(core);
   ctx.push(TraceEditorProvider.register(ctx));
   void vscode.commands.executeCommand('setContext', 'collectiveProfiler.hasTrace', false);
   ctx.log.info(

@@ -2,7 +2,7 @@
 // engine on the selected system for the lenses the editor actually shows. Every kind has its own setting.
 import * as vscode from 'vscode';
 import { simulateCollective, sweepAllReduce, type CollectiveKind, type CollectiveResult } from '../engine/index';
-import type { Ctx } from './context';
+import type { CoreServices } from './core';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
 import {
@@ -63,7 +63,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   private readonly profiles = new Map<string, vscode.Command>();
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: CoreServices,
     private readonly findings: FindingsStore,
   ) {
     ctx.push(

@@ -1,10 +1,10 @@
 // The status bar item showing the selected system ("8× H100 NVSwitch"); clicking it runs Select System.
 import * as vscode from 'vscode';
-import type { Ctx } from './context';
+import type { CoreServices } from './core';
 import { selectedSystem } from './system';
 import { statusBarText } from './glue/system-choice';
 
-export function registerStatusBar(ctx: Ctx): vscode.StatusBarItem {
+export function registerStatusBar(ctx: CoreServices): vscode.StatusBarItem {
   const item = vscode.window.createStatusBarItem('collectiveProfiler.system', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Collective Profiler: System';
   item.command = 'collectiveProfiler.selectSystem';

@@ -2,20 +2,18 @@
 // per settings change. A broken system file is reported with its position and the lenses say so, instead of
 // predicting for a machine the user did not choose.
 import * as vscode from 'vscode';
-import { PRESETS, presetSystem, resolveSystem, withNcclVersion, type System, type SystemSpec } from '../engine/index';
+import { PRESETS, presetSystem, resolveSystem, withNcclVersion } from '../engine/index';
 import { parseSystemChoice } from './glue/system-choice';
-import type { Ctx } from './context';
+import type { ExtensionCore, SelectedSystem } from './core';
 import { readUserFile } from './user-files';
 
-export type SelectedSystem =
-  | {
-      readonly ok: true;
-      readonly spec: SystemSpec;
-      readonly system: System;
-      readonly label: string;
-      readonly source: string;
-    }
-  | { readonly ok: false; readonly error: string; readonly source: string };
+export type { SelectedSystem } from './core';
+
+/** What resolving the selected system needs of the extension: settings, the workspace, the log and the cache. */
+export type SystemSource = Pick<
+  ExtensionCore,
+  'settings' | 'workspaceRoot' | 'log' | 'systemGeneration' | 'resolvedSystem' | 'rememberSystem'
+>;
 
 export function presetNames(): string[] {
   return Object.keys(PRESETS).sort();
@@ -30,8 +28,9 @@ export function resolvePreset(name: string, nodes: number, ncclVersion?: string)
   return { ok: true, spec, system, label: system.label, source: `preset ${name}` };
 }
 
-export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
-  if (ctx.selected) return ctx.selected;
+export async function selectedSystem(ctx: SystemSource): Promise<SelectedSystem> {
+  const cached = ctx.resolvedSystem;
+  if (cached) return cached;
   const generation = ctx.systemGeneration;
   const { system: value, nodes } = ctx.settings;
   const choice = parseSystemChoice(value);
@@ -61,12 +60,12 @@ export async function selectedSystem(ctx: Ctx): Promise<SelectedSystem> {
     result = { ok: false, error: error instanceof Error ? error.message : String(error), source: value };
   }
   if (!result.ok) ctx.log.error(`System ${value}: ${result.error}`);
-  if (generation === ctx.systemGeneration) ctx.selected = result;
+  ctx.rememberSystem(generation, result);
   return result;
 }
 
 /** The selected system, or an error thrown with the reason (commands show it; lenses print it). */
-export async function requireSystem(ctx: Ctx): Promise<Extract<SelectedSystem, { ok: true }>> {
+export async function requireSystem(ctx: SystemSource): Promise<Extract<SelectedSystem, { ok: true }>> {
   const s = await selectedSystem(ctx);
   if (!s.ok)
     throw new Error(

@@ -9,7 +9,7 @@ import { parseHfModelConfig } from '../config/hf-model';
 import { ConfigError, positionOf } from '../config/positioned';
 import type { RunPart } from '../config/run-part';
 import type { TrainingRun } from '../engine/index';
-import type { Ctx } from './context';
+import type { CoreServices } from './core';
 import { selectedSystem } from './system';
 import { readUserFile } from './user-files';
 
@@ -18,7 +18,7 @@ async function readText(uri: vscode.Uri): Promise<string> {
   return open ? open.getText() : new TextDecoder().decode(await readUserFile(uri, 'config'));
 }
 
-export async function loadTrainingRun(ctx: Ctx, uri: vscode.Uri): Promise<TrainingRun> {
+export async function loadTrainingRun(ctx: CoreServices, uri: vscode.Uri): Promise<TrainingRun> {
   const { part } = readTrainingConfig(await readText(uri), uri.fsPath);
   const parts: RunPart[] = [];
   const folder = vscode.Uri.joinPath(uri, '..');

@@ -189,6 +189,19 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     assert.ok(drawn > 500, `the busbw chart canvas is drawn (${drawn} opaque pixels)`);
   });
 
+  test('Profile Example opens an untitled copy of the example and profiles it', async () => {
+    await closeAllEditors(page);
+    await runCommand(page, 'Collective Profiler: Profile Example');
+    // The copy is untitled (the installed file is never opened for editing) and names its model by preset.
+    const tab = page.locator('.tabs-container .tab').filter({ hasText: 'llama2-7b-ddp.collective.yaml' }).first();
+    await tab.waitFor({ timeout: 30_000 });
+    await page.locator('.view-lines').filter({ hasText: 'preset: llama-2-7b' }).first().waitFor({ timeout: 30_000 });
+    const frame = webviewFrame(page);
+    await frame.locator('canvas').first().waitFor({ timeout: 90_000 });
+    await screenshot(page, '03b-profile-example');
+    assert.doesNotMatch((await tab.getAttribute('title')) ?? '', /extensions?[\\/]/);
+  });
+
   test('Select System from the status bar changes the system, and the lens figures follow', async () => {
     await closeAllEditors(page);
     await openFile(page, 'train.py');

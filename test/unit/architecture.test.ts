@@ -220,3 +220,70 @@ test('the extension glue and the engine worker never reach vscode, even through 
     .map(([file, from]) => `${relative(ROOT, file)} (reached from ${relative(ROOT, from)}) imports vscode`);
   assert.deepEqual(offenders, []);
 });
+
+/** Static imports only: `import('./lazy')` is how the extension loads its lazy bundle, not a dependency cycle. */
+function staticImportsOf(text: string): string[] {
+  return [...text.matchAll(/(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+}
+
+/** The import cycles among `files` (strongly connected components of two or more files), type imports included. */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles;
+}
+
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  return new Map(
+    files.map((file) => [
+      file,
+      staticImportsOf(readFileSync(file, 'utf8'))
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => resolve(dirname(file), spec))
+        .map((base) => [`${base}.ts`, join(base, 'index.ts')].find((c) => files.includes(c)))
+        .filter((target): target is string => target !== undefined),
+    ]),
+  );
+}
+
+test('the extension layer has no import cycle, not even through types (services are built before Ctx)', () => {
+  const files = sourceFiles(join(ROOT, 'src', 'extension'));
+  const cycles = importCycles(importGraph(files)).map((c) => c.map((f) => relative(ROOT, f)).join(' -> '));
+  assert.deepEqual(cycles, []);
+});
+
+test('the cycle finder finds a cycle (self-test)', () => {
+  const graph = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+    ['d', ['a']],
+  ]);
+  assert.deepEqual(importCycles(graph), [['a', 'b', 'c']]);
+  assert.deepEqual(importCycles(new Map([['a', ['b']]])), []);
+});

@@ -48,7 +48,11 @@ export function formatVerify(result: NumericReductionResult, magnitude: number, 
       `  note              NCCL runs NVLS only for sum on fp32/fp16/bf16; it would pick ring or tree for this ${result.op} in ${result.dtype}`,
     );
   }
-  if (result.overflow !== null) {
+  if (result.overflow !== null && result.overflow.inInputs === result.overflow.count) {
+    lines.push(
+      `FAIL: the inputs themselves do not fit ${result.dtype} (or float32, where the gradients come from); no order of reduction can help: lower --magnitude or use a wider dtype.`,
+    );
+  } else if (result.overflow !== null) {
     lines.push(
       result.op === 'sum'
         ? `FAIL: the ${result.dtype} sum overflows; divide before reducing (--op avg or premulsum, as NCCL's ncclAvg does) or reduce in bf16/fp32.`

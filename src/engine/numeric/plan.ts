@@ -111,7 +111,9 @@ export function planReduction(options: NumericReductionOptions): ReductionPlan {
     const rounded = new Float64Array(elements);
     for (let e = 0; e < elements; e++) {
       rounded[e] = roundToDtype(buffer[e], dtype);
-      if (Number.isFinite(buffer[e]) && !Number.isFinite(rounded[e])) inputOverflowAt[e] = 1;
+      // An input that is already infinite overflowed too: the synthetic gradients are float32 values, so a
+      // magnitude beyond float32's range makes them infinite before any dtype sees them. Only NaN is not overflow.
+      if (!Number.isNaN(buffer[e]) && !Number.isFinite(rounded[e])) inputOverflowAt[e] = 1;
     }
     return rounded;
   });

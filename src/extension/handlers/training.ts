@@ -1,10 +1,13 @@
 // Commands on training configs: profile the step (timeline + charts), sweep the bucket size, show the
 // gradient-scaling check, and profile the bundled example.
 import * as vscode from 'vscode';
+import { EXAMPLE_CONFIG, untitledExampleText } from '../glue/example-copy';
+import { MODEL_PRESETS } from '../../config/model-presets';
 import { resolveSystem, formatMicros } from '../../engine/index';
 import { runEngineTask } from '../worker/engine-client';
 import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
+import type { CoreServices } from '../core';
 import { loadTrainingRun } from '../training-run-loader';
 import { configFormatOf } from '../glue/lens-sites';
 import { sweepSeries } from '../glue/charts-data';
@@ -12,8 +15,6 @@ import { stepPhaseRows, scalingCurves, type ScalingSubject } from '../glue/train
 import { bucketAdvice, bucketSweepRange, bucketSweepRows } from '../glue/bucket-advice';
 import { withCancellableProgress } from '../progress';
 import { requireSystem } from '../system';
-
-export const EXAMPLE_CONFIG = 'examples/llama2-7b-ddp.collective.yaml';
 
 /** The config to act on: the argument, the active editor when it is a config, or one the user picks. */
 async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
@@ -44,7 +45,7 @@ async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
 }
 
 /** The engine worker next to the bundles; long simulations run there so they can be cancelled. */
-function workerPath(ctx: Ctx): string {
+function workerPath(ctx: CoreServices): string {
   return vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'extension-worker.js').fsPath;
 }
 
@@ -75,7 +76,7 @@ export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<vo
 }
 
 /** The figures a config's Profile lens shows, simulated in the worker so the extension host never waits on it. */
-export async function stepSummary(ctx: Ctx, uri: vscode.Uri, signal: AbortSignal): Promise<StepSummary> {
+export async function stepSummary(ctx: CoreServices, uri: vscode.Uri, signal: AbortSignal): Promise<StepSummary> {
   const run = await loadTrainingRun(ctx, uri);
   return runEngineTask(workerPath(ctx), { kind: 'stepSummary', run }, signal);
 }
@@ -132,7 +133,21 @@ export async function showScalingCheck(ctx: Ctx, uri?: unknown, line?: unknown):
 }
 
 export async function profileExample(ctx: Ctx): Promise<void> {
-  const example = vscode.Uri.joinPath(ctx.extensionUri, EXAMPLE_CONFIG);
-  await vscode.window.showTextDocument(example, { preview: true, viewColumn: vscode.ViewColumn.One });
-  await profileTrainingConfig(ctx, example);
+  // An untitled copy, so that editing the example never touches the installed extension's files. It keeps the
+  // example's file name, by which the config's format is recognised; run again, it reopens the same copy with
+  // whatever the user changed in it.
+  const uri = vscode.Uri.from({
+    scheme: 'untitled',
+    path: EXAMPLE_CONFIG.split('/').pop() ?? 'example.collective.yaml',
+  });
+  const copy = await vscode.workspace.openTextDocument(uri);
+  if (copy.getText() === '') {
+    const bundled = vscode.Uri.joinPath(ctx.extensionUri, EXAMPLE_CONFIG);
+    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(bundled));
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(uri, new vscode.Position(0, 0), untitledExampleText(text, MODEL_PRESETS));
+    await vscode.workspace.applyEdit(edit);
+  }
+  await vscode.window.showTextDocument(copy, { preview: false, viewColumn: vscode.ViewColumn.One });
+  await profileTrainingConfig(ctx, copy.uri);
 }

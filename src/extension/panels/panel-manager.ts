@@ -7,7 +7,7 @@ import type { ChartsData, PanelKind, TopologyData, Trace } from './protocol-type
 import { PANEL_TITLES, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-wiring';
 import { readTraceFile, serializeTraceFile } from '../glue/trace-file';
 import { writeFileAtomic, removeStaleTemps } from '../glue/atomic-write';
-import type { Ctx } from '../context';
+import type { CoreServices } from '../core';
 
 export class PanelManager implements vscode.Disposable {
   private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
@@ -15,7 +15,7 @@ export class PanelManager implements vscode.Disposable {
   /** The webview whose trace Export Trace writes: the last one focused or filled. */
   activeTraceView: WiredWebview | undefined;
 
-  constructor(private readonly ctx: Ctx) {
+  constructor(private readonly ctx: CoreServices) {
     for (const kind of Object.keys(VIEW_TYPES) as PanelKind[]) {
       this.disposables.push(
         vscode.window.registerWebviewPanelSerializer(VIEW_TYPES[kind], {

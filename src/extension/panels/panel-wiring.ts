@@ -6,7 +6,7 @@ import type { PanelKind, ToWebview, FromWebview, Trace } from './protocol-types'
 import { buildPanelHtml, makeNonce } from './html';
 import { createMessageDispatcher, isInsideFolders, type MessageHandlers } from '../glue/message-dispatch';
 import { traceMessages } from '../glue/trace-chunks';
-import type { Ctx } from '../context';
+import type { CoreServices } from '../core';
 import * as path from 'node:path';
 
 export const PANEL_TITLES: Readonly<Record<PanelKind, string>> = {
@@ -53,7 +53,7 @@ export class WiredWebview implements vscode.Disposable {
   sourceLabel: string | undefined;
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: CoreServices,
     readonly kind: PanelKind,
     readonly webview: vscode.Webview,
     extraHandlers: MessageHandlers = {},
@@ -125,7 +125,7 @@ export class WiredWebview implements vscode.Disposable {
 }
 
 /** Opens the file a span came from, at its line, if the file lies inside the workspace. */
-async function openSource(ctx: Ctx, file: string, line: number): Promise<void> {
+async function openSource(ctx: CoreServices, file: string, line: number): Promise<void> {
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   const absolute = path.isAbsolute(file) ? file : path.join(folders[0] ?? '', file);
   if (!isInsideFolders(absolute, folders, path.resolve)) {

@@ -301,8 +301,11 @@ function toMeasurements(kernels: NcclKernel[], worldSize: number, info: Record<s
     if (times) times.push(k.durationUs);
     else sizes.set(k.bytes, [k.durationUs]);
   }
-  const ranksOf = (c: CollectiveName): number =>
-    kernels.find((k) => k.collective === c && k.groupSize)?.groupSize ?? worldSize;
+  // Each collective's group size, from its first kernel that names one, found in one pass: looking it up per
+  // size row scanned every kernel when no kernel had the field (kernels × sizes).
+  const groupSizes = new Map<CollectiveName, number>();
+  for (const k of kernels) if (k.groupSize && !groupSizes.has(k.collective)) groupSizes.set(k.collective, k.groupSize);
+  const ranksOf = (c: CollectiveName): number => groupSizes.get(c) ?? worldSize;
   const all: CollectiveName[] = [...new Set(kernels.map((k) => k.collective))];
   return all.map((collective) => {
     const sizes = byCollective.get(collective) ?? new Map<number, number[]>();

@@ -90,3 +90,22 @@ test('a parse that exceeds its time budget is abandoned with a note, and the nex
   assert.match(r.notes.join('\n'), /parsing took longer than -1 ms/);
   assert.deepEqual(summary(analyzePython(await parser(), SUM_BUG).findings), ['CP001@5']);
 });
+
+test('WebAssembly memory refused during a parse: the file is reported as not analysed, never as clean', async () => {
+  const real = await parser();
+  // The same parser, except that parse() fails the way web-tree-sitter does when WebAssembly memory cannot grow.
+  const starved = new Proxy(real, {
+    get(target, key, receiver) {
+      if (key === 'parse')
+        return () => {
+          throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+        };
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+  const r = analyzePython(starved, SUM_BUG);
+  assert.deepEqual(r.findings, []);
+  assert.equal(r.unanalysed?.[0]?.reason, 'failed');
+  assert.match(r.notes.join('\n'), /analysis stopped early: WebAssembly\.Memory/);
+  assert.deepEqual(summary(analyzePython(real, SUM_BUG).findings), ['CP001@5']);
+});

@@ -102,3 +102,22 @@ test('launch scripts and the assembled world size are held to the limits', () =>
       ),
   );
 });
+
+test('the JSON schemas (editor validation) allow no more than the limits table', () => {
+  const mismatches: string[] = [];
+  const walk = (node: unknown, file: string): void => {
+    if (Array.isArray(node)) node.forEach((n) => walk(n, file));
+    if (!node || typeof node !== 'object') return;
+    const properties = (node as { properties?: Record<string, { maximum?: number }> }).properties ?? {};
+    for (const [key, property] of Object.entries(properties)) {
+      const name = limitForKey(key);
+      const max = name ? (LIMITS[name] as Limit).max : undefined;
+      if (max !== undefined && property.maximum !== max)
+        mismatches.push(`${file}: ${key} maximum ${property.maximum}, limit ${max}`);
+    }
+    for (const value of Object.values(node)) walk(value, file);
+  };
+  for (const file of ['schemas/system.schema.json', 'schemas/collective.schema.json'])
+    walk(JSON.parse(readFileSync(join(ROOT, file), 'utf8')), file);
+  assert.deepEqual(mismatches, []);
+});

@@ -85,3 +85,28 @@ test('an NCCL log with an impossible rank count gives a system simulate accepts,
   assert.doesNotThrow(() => parseSystemFile(text, 'derived.system.json'));
   assert.ok(JSON.stringify(result).includes('ignored as corrupt'), JSON.stringify(result).slice(0, 600));
 });
+
+test('Kineto: each collective takes its group size from its own kernels, else the world size', () => {
+  const sized = (ts: number, nelems: number, collective: string, groupSize?: number): object => ({
+    ...kernel(ts, 10),
+    name: `ncclDevKernel_${collective === 'allreduce' ? 'AllReduce_Sum_f32' : 'AllGather'}_RING_LL(ncclDevComm*, unsigned long, ncclWork*)`,
+    args: {
+      'In msg nelems': nelems,
+      dtype: 'Float',
+      'Collective name': collective,
+      stream: 7,
+      ...(groupSize ? { 'Group size': groupSize } : {}),
+    },
+  });
+  const events = [
+    sized(1000, 1024, 'allreduce'),
+    sized(2000, 2048, 'allreduce', 4),
+    sized(3000, 4096, 'allreduce'),
+    sized(4000, 1024, 'allgather'),
+    sized(5000, 2048, 'allgather'),
+  ];
+  const text = JSON.stringify({ distributedInfo: { rank: 0, world_size: 8 }, traceEvents: events });
+  const result = importMeasurementText(text, { fileName: 'trace.json' });
+  const ranks = Object.fromEntries(result.measurements.map((m) => [m.collective, [m.ranks, m.rows.length]]));
+  assert.deepEqual(ranks, { allreduce: [4, 3], allgather: [8, 2] });
+});

@@ -142,6 +142,29 @@ test('inputs that do not fit the dtype are reported as input overflow', () => {
   assert.deepEqual(result.overflow, { count: 1, firstIndex: 1, inInputs: 1 });
 });
 
+test('gradients beyond float32 itself are input overflow in every dtype, never "overflow none"', () => {
+  // The synthetic gradients are float32 values: past 3.4e38 they are infinite before any dtype sees them.
+  for (const dtype of ['fp32', 'bf16', 'fp16', 'fp8e5m2'] as const) {
+    for (const magnitude of [1e300, Number.MAX_VALUE]) {
+      const result = reduceNumerically({ algorithm: 'ring', ranks: 4, dtype, op: 'sum', elements: 64, magnitude });
+      assert.deepEqual(result.overflow, { count: 64, firstIndex: 0, inInputs: 64 }, `${dtype} at ${magnitude}`);
+      assert.equal(result.wrong, 64);
+    }
+    // Just past float32, most elements are infinite on some rank; the rest may fit, but overflow is reported.
+    const edge = reduceNumerically({ algorithm: 'ring', ranks: 4, dtype, op: 'sum', elements: 64, magnitude: 1e39 });
+    assert.ok(edge.overflow && edge.overflow.inInputs > 32, `${dtype} at 1e39: ${JSON.stringify(edge.overflow)}`);
+  }
+  const data = [
+    [Number.NaN, Infinity],
+    [1, 1],
+  ];
+  assert.deepEqual(reduceNumerically({ algorithm: 'ring', ranks: 2, dtype: 'fp32', op: 'sum', data }).overflow, {
+    count: 1,
+    firstIndex: 1,
+    inInputs: 1,
+  });
+});
+
 test('NCCL double binary tree: ncclGetBtree links and a mirrored second tree', () => {
   assert.deepEqual(btree(8, 0), { up: -1, down: [4] });
   assert.deepEqual(btree(8, 4), { up: 0, down: [2, 6] });
