@@ -149,7 +149,7 @@ export function treeCorrection(protocol: Protocol, bytes: number): number {
 export const NCCL_MODEL = {
   /** Ring/LL: 8 bytes of payload per 16-byte line. */
   ringLlShare: 0.5,
-  /** LL128 (ring and tree) and Simple tree: NCCL's 0.92 for 120 payload bytes per 128-byte line. */
+  /** LL128 rings, and every tree before its protocol's own factor: NCCL's 0.92 (about 120 of 128 bytes). */
   ll128Share: 0.92,
   /** A tree's algbw is half its bus bandwidth: every byte goes up the tree and comes back down. */
   treeAlgBwShare: 0.5,
