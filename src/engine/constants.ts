@@ -21,11 +21,12 @@ export const DEFAULT_INTER_SOCKET_GBPS = 22;
 export const HOST_MEMORY_GBPS = 120;
 
 /**
- * One-way latency of one hop, µs: wire, SerDes and switch traversal only. NCCL's per-step costs (STEP_SYNC_US)
- * already carry the software side of each hop, so these stay small; the uniform ring uses its own latency.
+ * One-way latency of one hop, µs: wire, SerDes and switch traversal only. NCCL's per-step costs (its hwLat table,
+ * nccl-versions.ts) already carry the software side of each hop, so these stay small; the uniform ring uses its own
+ * latency. A GPU's port to an NVSwitch is one NVLink hop each way, and the switch's traversal is counted in it, so
+ * a GPU-to-GPU route through the switch costs two NVLink hops.
  */
 export const NVLINK_HOP_US = 0.1;
-export const NVSWITCH_HOP_US = 0.1;
 export const PCIE_HOP_US = 0.25;
 export const INTER_SOCKET_HOP_US = 0.2;
 /**
@@ -56,13 +57,6 @@ export const PROTOCOL_EFFICIENCY: Readonly<Record<Protocol, number>> = { LL: 0.5
 /** NCCL's three latency classes (tuning.cc): NVLink, PCIe and the network. */
 export type { LatencyClass } from './nccl-versions';
 export { PROTOCOL_INDEX } from './nccl-versions';
-
-/**
- * NCCL's latencies leave out what nccl-tests measures on top (host-side progress, flag polling under load). On
- * the calibration sets (H100, GB200, RTX 4090) NCCL's own numbers plus the launch reproduce the small-message
- * times, so the scale is 1; it stays here as the one knob for that gap.
- */
-export const STEP_LATENCY_SCALE = 1;
 
 /**
  * Inside a node, LL128 and Simple ring steps take longer than NCCL's figure: their per-step fence and flag round
@@ -146,6 +140,46 @@ export function treeCorrection(protocol: Protocol, bytes: number): number {
   const index = Math.floor(Math.log2(Math.max(1, bytes / 64)));
   return index >= 0 && index < 23 ? TREE_CORRECTION[protocol][index] : 1;
 }
+
+/**
+ * NCCL's cost model (tuning.cc, ../shared/reference/nccl-cost-model.md §3–4) scales its graph bandwidth per
+ * algorithm and protocol with these factors. They rank the candidates as NCCL does (nccl-model.ts); they are NCCL's
+ * numbers, not ours, and the simulator times its choice from the links instead.
+ */
+export const NCCL_MODEL = {
+  /** Ring/LL: 8 bytes of payload per 16-byte line. */
+  ringLlShare: 0.5,
+  /** LL128 rings, and every tree before its protocol's own factor: NCCL's 0.92 (about 120 of 128 bytes). */
+  ll128Share: 0.92,
+  /** A tree's algbw is half its bus bandwidth: every byte goes up the tree and comes back down. */
+  treeAlgBwShare: 0.5,
+  /** Tree/LL: the tree's bus bandwidth divided by 3.8. */
+  treeLlDivisor: 3.8,
+  /** Tree/LL128 after the 0.92: × 7/9 on one node, × 120/128 across nodes. */
+  treeLl128SingleNodeShare: 7 / 9,
+  treeLl128MultiNodeShare: 120 / 128,
+  /** NVLS AllReduce "pipelines two operations" (from 2.28): twice the per-channel bandwidth. */
+  nvlsAllReducePipelining: 2,
+  /** NVLSTree on ≤ 2 nodes: twice the network bandwidth per channel. */
+  nvlsTreeTwoNodeInterShare: 2,
+  /** Before 2.28, NVLSTree over more than two nodes had half the network bandwidth per channel. */
+  nvlsTreeLegacyInterShare: 0.5,
+  /** Before 2.28, NVLS and NVLSTree bus bandwidth became algbw by a fixed 5/6, not n / (2(n − 1)). */
+  nvlsLegacyAlgBwShare: 5 / 6,
+  /**
+   * Across nodes a ring's intra-node step costs at least the network post overhead (NCCL_NET_OVERHEAD: 1 µs on
+   * Intel x86, which the engine assumes; 2 on AMD), three times for Simple.
+   */
+  netOverheadUs: 1,
+  netOverheadSimpleMultiplier: 3,
+  /**
+   * Ring/Simple across nodes with at least 64 bytes per channel per rank: latency × 1.4 from Ampere, × 1.9 before
+   * (NCCL's "plateau effect").
+   */
+  ringSimplePlateauMinBytes: 64,
+  ringSimplePlateauFactorAmpere: 1.4,
+  ringSimplePlateauFactorPreAmpere: 1.9,
+} as const;
 
 /** NVLS (NVLink SHARP) multimem efficiency, NCCL tuning.cc nvlsEfficiency: Hopper 0.85, Blackwell 0.74. */
 export function nvlsEfficiency(smVersion: number): number {

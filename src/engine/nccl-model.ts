@@ -3,6 +3,7 @@
 // NCCL uses it to choose an algorithm and protocol, and so does `auto`; the simulator then times the choice. Its
 // bandwidth side (per-channel ceilings measured by NVIDIA) also bounds what the simulator lets one GPU's CTAs push.
 import * as K from './constants';
+import { NCCL_MODEL as M } from './constants';
 import type { Algorithm, CollectiveKind, Protocol } from './collective-types';
 import { searchGraph } from './channels';
 import { baseLatencyUs, hwLatencyUs, type NcclTuner } from './nccl-versions';
@@ -38,27 +39,31 @@ export function ncclBusBwGBps(
   const llRow = arch === 2 && tuner.hopperLlAsAmpere ? 1 : arch;
   const llMax = nodes === 1 ? K.LL_MAX_GBPS[llRow][0] : K.LL_MAX_GBPS[arch > 1 ? 0 : arch][col];
   if (algorithm === 'ring' || algorithm === 'hierarchical' || algorithm === 'direct') {
-    if (protocol === 'LL') busBw = Math.min(llMax, 0.5 * busBw);
-    else if (protocol === 'LL128') busBw = Math.min(0.92 * busBw, nCh * K.RING_LL128_PER_CHANNEL_GBPS[arch][col]);
+    if (protocol === 'LL') busBw = Math.min(llMax, M.ringLlShare * busBw);
+    else if (protocol === 'LL128')
+      busBw = Math.min(M.ll128Share * busBw, nCh * K.RING_LL128_PER_CHANNEL_GBPS[arch][col]);
     return busBw;
   }
   if (algorithm === 'tree') {
-    busBw = Math.min(0.92 * busBw, nCh * K.TREE_PER_CHANNEL_GBPS[arch][col]);
-    if (protocol === 'LL') return Math.min(busBw / 3.8, llMax);
-    if (protocol === 'LL128')
-      return Math.min(busBw * (nodes === 1 ? 7 / 9 : 120 / 128), nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
+    busBw = Math.min(M.ll128Share * busBw, nCh * K.TREE_PER_CHANNEL_GBPS[arch][col]);
+    if (protocol === 'LL') return Math.min(busBw / M.treeLlDivisor, llMax);
+    if (protocol === 'LL128') {
+      const share = nodes === 1 ? M.treeLl128SingleNodeShare : M.treeLl128MultiNodeShare;
+      return Math.min(busBw * share, nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
+    }
     return busBw;
   }
   const nvls = search.nvls;
   if (nvls.channels < 2 || protocol !== 'Simple') return 0;
   if (!tuner.nvlsPipelined) {
-    const inter = nodes > 2 && algorithm === 'nvlstree' ? nvls.bwInter / 2 : nvls.bwInter;
+    const inter = nodes > 2 && algorithm === 'nvlstree' ? nvls.bwInter * M.nvlsTreeLegacyInterShare : nvls.bwInter;
     return nvls.channels * (nodes > 1 ? Math.min(nvls.bwIntra, inter) : nvls.bwIntra);
   }
   let perChannel = nvls.bwIntra * K.nvlsEfficiency(system.gpu.smVersion) * ((nvls.channels - 1) / nvls.channels);
-  perChannel *= kind === 'allreduce' ? 2 : (ppn - 1) / ppn;
+  perChannel *= kind === 'allreduce' ? M.nvlsAllReducePipelining : (ppn - 1) / ppn;
   if (nodes > 1) {
-    perChannel = Math.min(perChannel, nvls.bwInter * (algorithm === 'nvlstree' && nodes <= 2 ? 2 : 1));
+    const interShare = algorithm === 'nvlstree' && nodes <= 2 ? M.nvlsTreeTwoNodeInterShare : 1;
+    perChannel = Math.min(perChannel, nvls.bwInter * interShare);
     if (algorithm === 'nvlstree') perChannel = Math.min(perChannel, K.NVLS_TREE_PER_CHANNEL_GBPS[arch][col]);
   }
   return nvls.channels * perChannel;
@@ -75,8 +80,8 @@ export function ncclAlgBwGBps(
   const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
-  if (algorithm === 'tree') return busBw * 0.5;
-  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return (busBw * 5) / 6;
+  if (algorithm === 'tree') return busBw * M.treeAlgBwShare;
+  if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return busBw * M.nvlsLegacyAlgBwShare;
   return (busBw * n) / Math.max(1, nSteps);
 }
 
@@ -100,12 +105,13 @@ export function ncclPredictedUs(
   const base = baseLatencyUs(tuner, algorithm, protocol);
   let latency: number;
   if (algorithm === 'ring') {
-    const ringIntra = nodes > 1 ? Math.max(intraLat, protocol === 'Simple' ? 3 : 1) : intraLat;
+    const netOverheadUs = M.netOverheadUs * (protocol === 'Simple' ? M.netOverheadSimpleMultiplier : 1);
+    const ringIntra = nodes > 1 ? Math.max(intraLat, netOverheadUs) : intraLat;
     const interSteps = nodes > 1 ? 2 * (nodes - 1) : 0;
     latency = base + (nSteps - interSteps) * ringIntra + interSteps * interLat;
     const channels = searchGraph(system).channels;
-    if (protocol === 'Simple' && nodes > 1 && bytes / channels / ranks >= 64)
-      latency *= system.gpu.smVersion >= 80 ? 1.4 : 1.9;
+    if (protocol === 'Simple' && nodes > 1 && bytes / channels / ranks >= M.ringSimplePlateauMinBytes)
+      latency *= system.gpu.smVersion >= 80 ? M.ringSimplePlateauFactorAmpere : M.ringSimplePlateauFactorPreAmpere;
   } else if (algorithm === 'tree') {
     latency = base + 2 * ((ppn - 1) * intraLat + Math.log2(nodes) * interLat);
     algBw *= K.treeCorrection(protocol, bytes);

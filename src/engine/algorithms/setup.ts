@@ -1,6 +1,5 @@
 // The one-off device-side cost of a collective before its first step: NCCL's base latency for the algorithm and
 // protocol. The host's launch cost overlaps back-to-back collectives and is applied in simulate.ts.
-import * as K from '../constants';
 import type { BuildContext } from './context';
 import { baseLatencyUs } from '../nccl-versions';
 
@@ -8,5 +7,5 @@ export function setupUs(ctx: BuildContext): number {
   if (ctx.system.fabric.idealised) return 0;
   const row =
     ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
-  return baseLatencyUs(ctx.system.tuner, row, ctx.protocol) * K.STEP_LATENCY_SCALE;
+  return baseLatencyUs(ctx.system.tuner, row, ctx.protocol);
 }
