@@ -191,7 +191,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
 
   test('Profile Example opens an untitled copy of the example and profiles it', async () => {
     await closeAllEditors(page);
-    await runCommand(page, 'Collective Profiler: Profile Example');
+    await runCommand(page, 'Collective Profiler: Profile the Bundled Example');
     // The copy is untitled (the installed file is never opened for editing) and names its model by preset.
     const tab = page.locator('.tabs-container .tab').filter({ hasText: 'llama2-7b-ddp.collective.yaml' }).first();
     await tab.waitFor({ timeout: 30_000 });
