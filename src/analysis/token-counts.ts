@@ -24,6 +24,8 @@ const KEEPS_COUNT = /^(clamp|clamp_min|clip|maximum)$/;
 const IGNORED_LABEL = /ignore|pad|IGNORE|PAD/;
 /** Each trace (the loss, its count, the mask) follows at most this many assignments, casts and calls. */
 const MAX_DEPTH = 10;
+/** Losses whose default reduction is a mean over the targets that are not `ignore_index`. */
+const MEAN_LOSS = /^(cross_entropy|nll_loss)$/;
 
 export class TokenCounts {
   constructor(private readonly model: FileModel) {}
@@ -88,6 +90,13 @@ export class TokenCounts {
       return mask ? { mean: n, mask } : undefined;
     }
     if (obj && KEEPS_VALUE.test(name)) return this.meanOf(obj, fn, before, depth + 1);
+    if (
+      MEAN_LOSS.test(name) &&
+      (!obj || /^(F|functional|nn\.functional|torch\.nn\.functional)$/.test(this.text(obj)))
+    ) {
+      const ignored = this.ignoredLabelsOf(n, fn);
+      return ignored ? { mean: n, mask: ignored } : undefined;
+    }
     const callee = this.model.resolveCall(n);
     if (!callee || callee === fn) return undefined;
     for (const ret of callee.nodes) {
@@ -95,6 +104,82 @@ export class TokenCounts {
       const value = named(ret)[0];
       const found = value && this.meanOf(value, callee, ret.start, depth + 1, n);
       if (found) return { ...found, helper: found.helper ?? callee };
+    }
+    return undefined;
+  }
+
+  /**
+   * `F.cross_entropy(logits, labels)` with the default mean is a mean over the labels that are not `ignore_index`
+   * (-100 unless given). The count is proven variable only where this function writes the ignored label into those
+   * labels before the call (`labels[labels == pad_id] = -100`, `labels.masked_fill_(mask, -100)`,
+   * `labels = torch.where(mask, labels, -100)`): returns that write.
+   */
+  private ignoredLabelsOf(call: PyNode, fn: FunctionInfo): PyNode | undefined {
+    const s = this.model.syntax;
+    const args = s.args(call);
+    const reduction = args.keywords.get('reduction')?.value;
+    if (reduction && s.stringValue(reduction) !== 'mean') return undefined;
+    if (args.keywords.has('weight') || args.keywords.has('reduce') || args.keywords.has('size_average'))
+      return undefined;
+    const target = s.arg(call, 'target', 1);
+    const root = target ? this.labelRoot(target) : undefined;
+    if (!root) return undefined;
+    const ignoreNode = args.keywords.get('ignore_index')?.value;
+    const ignore = ignoreNode ? s.text(unparen(ignoreNode)) : '-100';
+    const isIgnore = (v: PyNode | undefined) =>
+      !!v && s.text(unparen(v)).replace(/\s+/g, '') === ignore.replace(/\s+/g, '');
+    for (const n of fn.nodes) {
+      if (n.start >= call.start) break;
+      if (n.type === 'assignment') {
+        const left = child(n, 'left');
+        const right = child(n, 'right');
+        if (!left || !right) continue;
+        const l = unparen(left);
+        // `labels[labels == pad_id] = -100`
+        if (l.type === 'subscript' && this.labelRoot(l) === root && isIgnore(right)) return n;
+        // `labels = labels.masked_fill(mask, -100)`, `labels = torch.where(keep, labels, -100)`
+        if (
+          l.type === 'identifier' &&
+          s.text(l) === root &&
+          unparen(right).type === 'call' &&
+          this.writesIgnore(unparen(right), root, isIgnore)
+        )
+          return n;
+      } else if (n.type === 'call' && s.calleeName(n) === 'masked_fill_') {
+        const obj = s.calleeObject(n);
+        if (obj && this.labelRoot(obj) === root && isIgnore(s.args(n).positional[1])) return n;
+      }
+    }
+    return undefined;
+  }
+
+  private writesIgnore(call: PyNode, root: string, isIgnore: (v: PyNode | undefined) => boolean): boolean {
+    const s = this.model.syntax;
+    const name = s.calleeName(call);
+    const args = s.args(call).positional;
+    const obj = s.calleeObject(call);
+    if (name === 'masked_fill' && obj && this.labelRoot(obj) === root) return isIgnore(args[1]);
+    if (name === 'where' && args.length === 3)
+      return (
+        (this.labelRoot(args[1]) === root && isIgnore(args[2])) ||
+        (this.labelRoot(args[2]) === root && isIgnore(args[1]))
+      );
+    return false;
+  }
+
+  /** `labels` for `labels`, `labels.view(-1)`, `labels[:, 1:].contiguous()`, `shift_labels.flatten()`. */
+  private labelRoot(n: PyNode): string | undefined {
+    const s = this.model.syntax;
+    let cur = unparen(n);
+    for (let i = 0; i < 6; i++) {
+      if (cur.type === 'identifier') return s.text(cur);
+      // `batch["labels"]` names one field: the field, not the whole batch, is the labels.
+      if (cur.type === 'subscript' && child(cur, 'subscript')?.type === 'string')
+        return s.text(cur).replace(/\s+/g, '');
+      if (cur.type === 'subscript' && child(cur, 'value')) cur = unparen(child(cur, 'value')!);
+      else if (cur.type === 'call' && s.calleeObject(cur) && KEEPS_VALUE.test(s.calleeName(cur)))
+        cur = unparen(s.calleeObject(cur)!);
+      else return undefined;
     }
     return undefined;
   }

@@ -52,6 +52,7 @@ function trainerContractVerdict(
   // Any read of the window's count (passed on, compared, divided by) may be the global normalisation.
   if (fn.nodes.some((n) => n.type === 'identifier' && s.text(n) === WINDOW_COUNT)) return undefined;
   if (fn.nodes.some((n) => n.type === 'dictionary_splat' || n.type === 'list_splat')) return undefined;
+  if (ownsTrainingStep(model, fn.className)) return undefined;
   for (const ret of fn.nodes) {
     if (ret.type !== 'return_statement') continue;
     const value = named(ret)[0];
@@ -62,6 +63,21 @@ function trainerContractVerdict(
     return { node: where, message, related: evidence(mean, param.node) };
   }
   return undefined;
+}
+
+/**
+ * A `training_step` of the same class that does not hand its work to the Trainer's (`super().training_step`)
+ * decides itself how the micro-batches' losses are combined (GRPO-style trainers rescale there): the Trainer's
+ * equal weighting is then not proven.
+ */
+function ownsTrainingStep(model: FileModel, className: string): boolean {
+  const steps = (model.byName.get('training_step') ?? []).filter((f) => f.className === className);
+  return steps.some(
+    (step) =>
+      !step.calls.some(
+        (c) => model.syntax.calleeName(c) === 'training_step' && /^super\(/.test(model.syntax.calleeText(c)),
+      ),
+  );
 }
 
 function accumulationVerdict(

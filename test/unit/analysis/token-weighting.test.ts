@@ -61,6 +61,17 @@ test('CP003 token weighting is silent where the window count is used, the branch
   // A mask handed in by the caller may be all ones (packed, fixed-length batches): nothing is proven.
   const handedIn = TRAINER_IGNORES_WINDOW.replace('keep = labels != -100', 'keep = inputs_mask');
   assert.deepEqual(summary(await analyze(handedIn)), []);
+  // A training_step of its own decides how the micro-batches combine; one that calls the Trainer's keeps its weights.
+  const ownStep = TRAINER_IGNORES_WINDOW.replace(
+    '    def compute_loss(',
+    '    def training_step(self, model, inputs, num_items_in_batch=None):\n        return self.compute_loss(model, inputs) / self.args.gradient_accumulation_steps\n\n    def compute_loss(',
+  );
+  assert.deepEqual(summary(await analyze(ownStep)), []);
+  const delegates = TRAINER_IGNORES_WINDOW.replace(
+    '    def compute_loss(',
+    '    def training_step(self, model, inputs, num_items_in_batch=None):\n        return super().training_step(model, inputs, num_items_in_batch)\n\n    def compute_loss(',
+  );
+  assert.deepEqual(summary(await analyze(delegates)), ['CP003@25']);
   // Without the Trainer's window count there is no contract to break.
   const noWindow = TRAINER_IGNORES_WINDOW.replace(', num_items_in_batch=None', '');
   assert.deepEqual(summary(await analyze(noWindow)), []);
@@ -116,4 +127,44 @@ test('CP003 token weighting in a loop is silent for a fixed count, a window-wide
   // Not divided by K at all: CP008 (a sum of K means), not this rule.
   const undivided = LOOP.replace('loss = loss / gradient_accumulation_steps\n', '');
   assert.ok(!summary(await analyze(undivided)).includes('CP003@10'));
+});
+
+const CROSS_ENTROPY_LOOP = py`
+  import torch
+  import torch.nn.functional as F
+
+  def train(model, optimizer, loader, pad_id, accumulation_steps):
+      for i, (inputs, labels) in enumerate(loader):
+          labels = labels.clone()
+          labels[labels == pad_id] = -100
+          logits = model(inputs)
+          loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+          (loss / accumulation_steps).backward()
+          if (i + 1) % accumulation_steps == 0:
+              optimizer.step()
+              optimizer.zero_grad()
+`;
+
+test('CP003: cross_entropy means over labels this loop pads with the ignore index, divided by the micro-step count', async () => {
+  const findings = await analyze(CROSS_ENTROPY_LOOP);
+  assert.deepEqual(summary(findings), ['CP003@10']);
+  assert.deepEqual(
+    findings[0].related.map((r) => r.range.startLine + 1),
+    [7, 9, 11, 12],
+  );
+});
+
+test('CP003 cross_entropy is silent where no ignored label is written, another is ignored, or the loss is summed', async () => {
+  // Pretraining-style labels (never the ignore index in view): every micro-batch has the same count.
+  const pretraining = CROSS_ENTROPY_LOOP.replace('        labels[labels == pad_id] = -100\n', '');
+  assert.deepEqual(summary(await analyze(pretraining)), []);
+  const otherIgnore = CROSS_ENTROPY_LOOP.replace('labels.view(-1))', 'labels.view(-1), ignore_index=-1)');
+  assert.deepEqual(summary(await analyze(otherIgnore)), []);
+  const summed = CROSS_ENTROPY_LOOP.replace('labels.view(-1))', 'labels.view(-1), reduction="sum")');
+  assert.deepEqual(summary(await analyze(summed)), []);
+  const filled = CROSS_ENTROPY_LOOP.replace(
+    'labels[labels == pad_id] = -100',
+    'labels = labels.masked_fill(labels == pad_id, -100)',
+  );
+  assert.deepEqual(summary(await analyze(filled)), ['CP003@10']);
 });
