@@ -136,33 +136,78 @@ export class TokenCounts {
         if (!left || !right) continue;
         const l = unparen(left);
         // `labels[labels == pad_id] = -100`
-        if (l.type === 'subscript' && this.labelRoot(l) === root && isIgnore(right)) return n;
+        if (
+          l.type === 'subscript' &&
+          this.labelRoot(l) === root &&
+          isIgnore(right) &&
+          this.dataMask(child(l, 'subscript'), fn, n.start)
+        )
+          return n;
         // `labels = labels.masked_fill(mask, -100)`, `labels = torch.where(keep, labels, -100)`
         if (
           l.type === 'identifier' &&
           s.text(l) === root &&
           unparen(right).type === 'call' &&
-          this.writesIgnore(unparen(right), root, isIgnore)
+          this.writesIgnore(unparen(right), root, isIgnore, fn, n.start)
         )
           return n;
       } else if (n.type === 'call' && s.calleeName(n) === 'masked_fill_') {
         const obj = s.calleeObject(n);
-        if (obj && this.labelRoot(obj) === root && isIgnore(s.args(n).positional[1])) return n;
+        const [where, value] = s.args(n).positional;
+        if (obj && this.labelRoot(obj) === root && isIgnore(value) && this.dataMask(where, fn, n.start)) return n;
       }
     }
     return undefined;
   }
 
-  private writesIgnore(call: PyNode, root: string, isIgnore: (v: PyNode | undefined) => boolean): boolean {
+  private writesIgnore(
+    call: PyNode,
+    root: string,
+    isIgnore: (v: PyNode | undefined) => boolean,
+    fn: FunctionInfo,
+    before: number,
+  ): boolean {
     const s = this.model.syntax;
     const name = s.calleeName(call);
     const args = s.args(call).positional;
     const obj = s.calleeObject(call);
-    if (name === 'masked_fill' && obj && this.labelRoot(obj) === root) return isIgnore(args[1]);
+    if (name === 'masked_fill' && obj && this.labelRoot(obj) === root)
+      return isIgnore(args[1]) && this.dataMask(args[0], fn, before);
     if (name === 'where' && args.length === 3)
       return (
-        (this.labelRoot(args[1]) === root && isIgnore(args[2])) ||
-        (this.labelRoot(args[2]) === root && isIgnore(args[1]))
+        ((this.labelRoot(args[1]) === root && isIgnore(args[2])) ||
+          (this.labelRoot(args[2]) === root && isIgnore(args[1]))) &&
+        this.dataMask(args[0], fn, before)
+      );
+    return false;
+  }
+
+  /**
+   * Positions chosen by comparing data (`labels == pad_id`, `~keep` with `keep = ids != eos`): their number changes
+   * from batch to batch. A slice (`labels[:, :prompt_len]`) or a constant mask may mark the same count every time.
+   */
+  private dataMask(n: PyNode | undefined, fn: FunctionInfo, before: number, depth = 0): boolean {
+    if (!n || depth > MAX_DEPTH) return false;
+    const s = this.model.syntax;
+    const m = unparen(n);
+    if (m.type === 'comparison_operator') return !/\b(is|in)\b/.test(s.operator(m));
+    if (m.type === 'not_operator' || (m.type === 'unary_operator' && s.text(m).startsWith('~')))
+      return this.dataMask(child(m, 'argument'), fn, before, depth + 1);
+    if (m.type === 'binary_operator' && /^[&|]$/.test(s.operator(m)))
+      return (
+        this.dataMask(child(m, 'left'), fn, before, depth + 1) ||
+        this.dataMask(child(m, 'right'), fn, before, depth + 1)
+      );
+    if (m.type === 'call' && s.calleeObject(m) && KEEPS_VALUE.test(s.calleeName(m)))
+      return this.dataMask(s.calleeObject(m), fn, before, depth + 1);
+    if (m.type === 'identifier')
+      return (
+        this.fromAssignment(
+          s.text(m),
+          fn,
+          before,
+          (value, at) => this.dataMask(value, fn, at, depth + 1) || undefined,
+        ) ?? false
       );
     return false;
   }
