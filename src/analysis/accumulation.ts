@@ -75,18 +75,23 @@ export class AccumulationRule {
     if (this.backwardScales(site.call)) return undefined;
     // Inside a loop, the loop counts the micro-steps; without one, the function runs once per micro-batch (a
     // trainer's per-batch method) and its own `% K` guard around the step says so.
-    const loop = enclosingLoop(site.call, fn.node);
-    const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
-    const found = loop
-      ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end))
-      : this.moduloGuard(body, site.call.end);
-    if (!found) return loop ? undefined : this.split.siblingStep(site, fn);
+    const found = this.window(site, fn);
+    if (!found) return enclosingLoop(site.call, fn.node) ? undefined : this.split.siblingStep(site, fn);
     const loss = unparen(site.loss!);
     if (!this.undividedMean(loss, fn, site.call.start, found.count)) return undefined;
     // A micro-batch loop's item normalised by a count over all of them reaches the loss through the item only.
     if (found.countText && this.mentionsCollection(fn, site.call.start, found.count)) return undefined;
     if (this.rescalesGradients(fn, site.call.end, found.step)) return undefined;
     return { site, loss, ...found };
+  }
+
+  /** The loop or `% K` guard that takes one step per K backward calls around `site`, whatever its loss. */
+  window(site: BackwardSite, fn: FunctionInfo): Omit<AccumulationVerdict, 'site' | 'loss'> | undefined {
+    const loop = enclosingLoop(site.call, fn.node);
+    const body = fn.node.type === 'module' ? fn.node : child(fn.node, 'body');
+    return loop
+      ? (this.rangeLoop(loop) ?? this.collectionLoop(loop, fn) ?? this.moduloGuard(child(loop, 'body'), site.call.end))
+      : this.moduloGuard(body, site.call.end);
   }
 
   /**

@@ -8,6 +8,7 @@ import type { Verdict } from './judge';
 import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
 import type { AccumulationVerdict } from './accumulation';
+import type { TokenWeightingVerdict } from './token-weighting';
 import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
 import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
@@ -288,6 +289,12 @@ export class FindingWriter {
     const divided = v.loss.parent?.type === 'attribute' ? `(${loss} / ${count})` : `${loss} / ${count}`;
     const fix: Fix = { title: `Divide the loss by ${count}`, edits: [this.fixes.edits.replace(v.loss, divided)] };
     this.push('CP008', v.site.call, message, [fix], related);
+  }
+
+  /** CP003, token weighting: per-micro-batch token means averaged with equal weights (token-weighting.ts). */
+  addTokenWeighting(v: TokenWeightingVerdict): void {
+    const related = v.related.map((r) => ({ range: this.source.range(r.node), message: r.message }));
+    this.push('CP003', v.node, v.message, [], related);
   }
 
   findings(): Finding[] {

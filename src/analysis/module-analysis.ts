@@ -15,6 +15,7 @@ import { GroupResolver } from './groups';
 import { UpdateFinder } from './updates';
 import { AccumulationRule } from './accumulation';
 import { implicitVerdicts } from './implicit';
+import { tokenWeightingVerdicts } from './token-weighting';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import type { AnalysisOptions, Finding } from './types';
@@ -88,7 +89,9 @@ export function analyzeParsedModule(
   }
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true))
     writer.addVerdict(v);
-  for (const v of new AccumulationRule(model, losses).verdicts()) writer.addAccumulation(v);
+  const accumulation = new AccumulationRule(model, losses);
+  for (const v of accumulation.verdicts()) writer.addAccumulation(v);
+  for (const v of tokenWeightingVerdicts(model, losses, accumulation)) writer.addTokenWeighting(v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
   return { findings: writer.findings(), model, summaries };

@@ -3,7 +3,7 @@
 // that cannot matter. A statement is kept when its text mentions a collective, a world size, a backward pass or
 // a learning rate, or when it defines a function a kept statement calls (and the other way round).
 const RELEVANT =
-  /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|^\s*(import|from)\s/m;
+  /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|num_items_in_batch|^\s*(import|from)\s/m;
 
 /**
  * Every finding starts from a call with one of these names (the last name of the callee, as Syntax.calleeName
@@ -20,6 +20,8 @@ const TRIGGER_CALLS =
 /** False when the text calls nothing a rule starts from (see TRIGGER_CALLS): a cheap scan that spares the parse. */
 export function mayHaveFindings(text: string): boolean {
   if (TRIGGER_CALLS.test(text)) return true;
+  // The Trainer's `compute_loss(..., num_items_in_batch)` contract (token-weighting.ts) calls nothing of the above.
+  if (/\bdef\s+compute_loss\b/.test(text) && /\bnum_items_in_batch\b/.test(text)) return true;
   // Accelerate: `accelerator.prepare(...)`; a TF strategy: `strategy.run(step_fn, ...)`.
   if (/accelerat/i.test(text) && /\bprepare\s*\(/.test(text)) return true;
   return /strategy/i.test(text) && /\b(run|experimental_run|experimental_run_v2)\s*\(/.test(text);
