@@ -17,6 +17,8 @@ import { AccumulationRule } from './accumulation';
 import { implicitVerdicts } from './implicit';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
+import { GroupSizes } from './group-sizes';
+import type { ConstructorArgument } from './class-summaries';
 import type { AnalysisOptions, Finding } from './types';
 
 /** What the rest of the program says about one file. */
@@ -27,6 +29,8 @@ export interface ProgramContext {
   readonly external?: (call: PyNode, model: FileModel) => Reduction | undefined;
   /** Top-level functions of this file that other files call: their caller-less verdicts are left to the callers. */
   readonly calledElsewhere?: ReadonlySet<string>;
+  /** What a constructor parameter denotes over the program's construction sites of its class (class-summaries.ts). */
+  readonly constructorArgument?: ConstructorArgument;
 }
 
 export interface ModuleAnalysis {
@@ -60,6 +64,7 @@ export function analyzeParsedModule(
     new UpdateFinder(model),
     options.worldSize,
     context?.calledElsewhere,
+    new GroupSizes(model, context?.constructorArgument),
   );
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize);
