@@ -83,8 +83,58 @@ export function constructionSites(model: FileModel): ConstructionSite[] {
       for (const [name, kw] of args.keywords) keywords.set(name, denote(kw.value));
       out.push({ ...target, positional: args.positional.map(denote), keywords, opaque });
     }
+    for (const n of fn.nodes) {
+      if ((n.type !== 'identifier' && n.type !== 'attribute') || !escapes(model, n)) continue;
+      const target = n.type === 'identifier' ? classNamed(model, s.text(n), defined) : attributeClass(model, n);
+      if (target) out.push({ ...target, positional: [], keywords: new Map(), opaque: true });
+    }
   }
   return out;
+}
+
+/**
+ * A class used as a value (`cls = Optimizer`, `registry = {"zero": Optimizer}`, `build(Optimizer)`) may be built
+ * where the analysis cannot see the call: it counts as a construction site with unknown arguments.
+ */
+function escapes(model: FileModel, n: PyNode): boolean {
+  const parent = n.parent;
+  if (!parent) return false;
+  switch (parent.type) {
+    case 'assignment':
+      return n.field === 'right';
+    case 'keyword_argument':
+    case 'pair':
+      return n.field === 'value';
+    case 'tuple':
+      return !(parent.parent?.type === 'argument_list' && isTypeTest(model, parent.parent.parent));
+    case 'list':
+    case 'set':
+    case 'return_statement':
+    case 'expression_list':
+      return true;
+    case 'argument_list': {
+      // `isinstance(x, Optimizer)` and a class's bases name the class without building it.
+      const call = parent.parent;
+      if (call?.type === 'class_definition') return false;
+      return !isTypeTest(model, call);
+    }
+    default:
+      return false;
+  }
+}
+
+function isTypeTest(model: FileModel, call: PyNode | null | undefined): boolean {
+  const callee = call?.type === 'call' ? model.syntax.calleeName(call) : '';
+  return callee === 'isinstance' || callee === 'issubclass' || callee === 'super';
+}
+
+function classNamed(
+  model: FileModel,
+  name: string,
+  defined: ReadonlySet<string | undefined>,
+): { module?: string; name: string } | undefined {
+  if (defined.has(name)) return { name };
+  return splitDotted(model.moduleOf(name), name);
 }
 
 /** The class a call builds, as `[module, name]`: `Cls(...)`, `mod.Cls(...)`, or `super().__init__(...)`. */
@@ -99,9 +149,7 @@ function constructed(
   if (!callee) return undefined;
   if (callee.type === 'identifier') {
     const name = s.text(callee);
-    if (!/^[A-Z]/.test(name)) return undefined;
-    if (defined.has(name)) return { name };
-    return splitDotted(model.moduleOf(name), name);
+    return /^[A-Z]/.test(name) ? classNamed(model, name, defined) : undefined;
   }
   if (callee.type !== 'attribute') return undefined;
   const obj = child(callee, 'object');
@@ -111,9 +159,21 @@ function constructed(
   // `super().__init__(...)` in a subclass constructor passes arguments to its base's constructor.
   if (name === '__init__' && obj.type === 'call' && s.calleeText(obj) === 'super' && fn.name === '__init__')
     return baseOf(model, fn);
-  if (!/^[A-Z]/.test(name) || obj.type !== 'identifier') return undefined;
-  const module = model.moduleOf(s.text(obj));
-  return module ? { module, name } : undefined;
+  return attributeClass(model, callee);
+}
+
+/** `mod.Cls`, `pkg.mod.Cls`, or `obj.Cls` of an object the file cannot name, as `[module, name]`. */
+function attributeClass(model: FileModel, node: PyNode): { module: string; name: string } | undefined {
+  const s = model.syntax;
+  const obj = child(node, 'object');
+  const attr = child(node, 'attribute');
+  if (!obj || !attr) return undefined;
+  const name = s.text(attr);
+  if (!/^[A-Z]/.test(name)) return undefined;
+  // `mod.Cls(...)`, `pkg.mod.Cls(...)`, or an object the file cannot name: the last may still build the class, so it
+  // is kept under a module that resolves to no file (and then counts as a possible site).
+  const text = s.text(obj).replace(/\s+/g, '');
+  return { module: (obj.type === 'identifier' ? model.moduleOf(text) : undefined) ?? text, name };
 }
 
 function splitDotted(target: string | undefined, name: string): { module: string; name: string } | undefined {

@@ -60,7 +60,7 @@ export function analyzeParsedModule(
     conditions,
     losses,
     facts,
-    new GroupResolver(model),
+    new GroupResolver(model, context?.constructorArgument),
     new UpdateFinder(model),
     options.worldSize,
     context?.calledElsewhere,

@@ -148,3 +148,75 @@ test('class summaries: an edit of the file that builds the object re-decides the
   program.setFile('runtime/engine.py', ENGINE.replace('_get_sequence_data_parallel_group', '_get_data_parallel_group'));
   assert.deepEqual(summary(program.analyzeFile(OPTIMIZER_PATH).findings), []);
 });
+
+/** Sums the parameters' gradients over a group whose name says nothing of which ranks it holds. */
+const SYNCER = py`
+  import torch.distributed as dist
+
+  class GradSyncer:
+      def __init__(self, module, process_group):
+          self.module = module
+          self.process_group = process_group
+
+      def sync(self):
+          for p in self.module.parameters():
+              dist.all_reduce(p.grad, group=self.process_group)
+`;
+
+function builder(group: string): string {
+  return py`
+    from sync.syncer import GradSyncer
+    from megatron.core import parallel_state
+
+    def build(model):
+        return GradSyncer(model, parallel_state.${group}())
+  `;
+}
+
+test('class summaries: the construction sites decide the kind of a group whose name says nothing', async () => {
+  const data = await analyzeAll({
+    'sync/syncer.py': SYNCER,
+    'train.py': builder('get_data_parallel_group'),
+  });
+  const findings = data.get('sync/syncer.py')!.findings;
+  assert.deepEqual(summary(findings), ['CP001@10'], findings.map((f) => f.message).join('\n'));
+  assert.match(findings[0].message, /over the data-parallel group `process_group`/);
+  const tensor = await analyzeAll({
+    'sync/syncer.py': SYNCER,
+    'train.py': builder('get_tensor_model_parallel_group'),
+  });
+  assert.deepEqual(summary(tensor.get('sync/syncer.py')!.findings), []);
+});
+
+test('class summaries: a group named data-parallel that every site builds over tensor ranks is a model group', async () => {
+  const named = SYNCER.replace(/process_group/g, 'dp_group');
+  const alone = await analyzeAll({ 'sync/syncer.py': named });
+  assert.deepEqual(summary(alone.get('sync/syncer.py')!.findings), ['CP001@10']);
+  const built = await analyzeAll({
+    'sync/syncer.py': named,
+    'train.py': builder('get_tensor_model_parallel_group'),
+  });
+  assert.deepEqual(summary(built.get('sync/syncer.py')!.findings), []);
+});
+
+test('class summaries: a class used as a value may be built out of sight, so its sites decide nothing', async () => {
+  const registry = py`
+    from runtime.zero.optimizer import ZeroOptimizer
+
+    OPTIMIZERS = {"zero": ZeroOptimizer}
+  `;
+  const passed = py`
+    import runtime.zero.optimizer as zero
+
+    def build(factory, optimizer):
+        return factory(zero.ZeroOptimizer, optimizer)
+  `;
+  for (const extra of [registry, passed]) {
+    const results = await analyzeAll({
+      [OPTIMIZER_PATH]: OPTIMIZER,
+      'runtime/engine.py': ENGINE,
+      'runtime/extra.py': extra,
+    });
+    assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), [], extra);
+  }
+});
