@@ -9,6 +9,7 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
+import { constructorRequest, type ConstructorArgument } from './class-summaries';
 
 /** Exponents of named parallel dimensions: {dp: 1, sp: 1} is dp × sp ranks. */
 export type Dims = ReadonlyMap<string, number>;
@@ -128,7 +129,14 @@ function normalisedHelper(name: string): string {
 }
 
 export class GroupSizes {
-  constructor(private readonly model: FileModel) {}
+  /**
+   * `constructorArgument` says what a constructor parameter denotes over the construction sites of the whole
+   * program (class-summaries.ts), for objects whose creation this file does not show.
+   */
+  constructor(
+    private readonly model: FileModel,
+    private readonly constructorArgument?: ConstructorArgument,
+  ) {}
 
   /** The dimensions of a process-group expression, per path; undefined when any path's group is not named. */
   group(node: PyNode | undefined, env: Env, depth = 0): SizeAlternative[] | undefined {
@@ -141,7 +149,7 @@ export class GroupSizes {
     }
     if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.group(b, env, depth + 1));
     if (n.type === 'identifier' || n.type === 'attribute')
-      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.group(v, e, depth + 1));
+      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, 'group', (v, e) => this.group(v, e, depth + 1));
     return undefined;
   }
 
@@ -171,7 +179,7 @@ export class GroupSizes {
     }
     if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.size(b, env, depth + 1));
     if (n.type === 'identifier' || n.type === 'attribute')
-      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, (v, e) => this.size(v, e, depth + 1));
+      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, 'size', (v, e) => this.size(v, e, depth + 1));
     return undefined;
   }
 
@@ -216,6 +224,7 @@ export class GroupSizes {
     text: string,
     env: Env,
     depth: number,
+    kind: 'group' | 'size',
     evaluate: (value: PyNode, env: Env) => SizeAlternative[] | undefined,
   ): SizeAlternative[] | undefined {
     const s = this.model.syntax;
@@ -247,11 +256,27 @@ export class GroupSizes {
         // `self.group = group` in `__init__`: the argument the object was built with.
         if (value.type === 'identifier' && v.fn.name === '__init__') {
           const b = env.instance?.get(s.text(value));
-          return b ? evaluate(b.node, b.env) : undefined;
+          return b ? evaluate(b.node, b.env) : this.fromConstructionSites(v.fn, s.text(value), kind);
         }
         return evaluate(v.value, { fn: v.fn });
       }),
     );
+  }
+
+  /** What every construction site of the class in the program passes for an `__init__` parameter. */
+  private fromConstructionSites(
+    init: FunctionInfo,
+    param: string,
+    kind: 'group' | 'size',
+  ): SizeAlternative[] | undefined {
+    if (!this.constructorArgument || !init.params.some((p) => p.name === param)) return undefined;
+    // A parameter the constructor rebinds (`if group is None: group = ...`) is not what the callers passed.
+    const s = this.model.syntax;
+    if (init.assignments.some((a) => child(a, 'left')?.type === 'identifier' && s.text(child(a, 'left')!) === param))
+      return undefined;
+    const request = constructorRequest(this.model, init, param);
+    const dims = request ? this.constructorArgument(request)?.[kind] : undefined;
+    return dims ? [{ dims, branches: new Map() }] : undefined;
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */

@@ -6,6 +6,8 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Env } from './sizes';
+import { constructorRequest, type ConstructorArgument } from './class-summaries';
+import type { Dims } from './group-sizes';
 
 export type GroupKind = 'world' | 'data' | 'model' | 'unknown';
 
@@ -35,7 +37,11 @@ export function groupKindOfName(name: string): GroupKind {
 }
 
 export class GroupResolver {
-  constructor(private readonly model: FileModel) {}
+  /** `constructorArgument`: what the program's construction sites pass for a constructor parameter. */
+  constructor(
+    private readonly model: FileModel,
+    private readonly constructorArgument?: ConstructorArgument,
+  ) {}
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n).replace(/\s+/g, '');
@@ -120,6 +126,10 @@ export class GroupResolver {
       return bound.kind === 'unknown' ? this.named(text, text) : bound;
     }
     const isParam = env.fn.params.some((p) => p.name === text);
+    if (isParam && env.fn.name === '__init__' && this.localValues(env.fn, text).length === 0) {
+      const built = this.fromConstructionSites(env.fn, text);
+      if (built) return built;
+    }
     const local = isParam ? [] : this.localValues(env.fn, text);
     const fromLocal = this.fromValues(
       local.map((node) => ({ node, env })),
@@ -134,6 +144,18 @@ export class GroupResolver {
     }
     // A loop variable or a parameter nobody binds here: only its name can still say which group it is.
     return this.named(text, text);
+  }
+
+  /**
+   * An `__init__` parameter no call in this file binds: the group every construction site of the class passes,
+   * when the parallel dimensions it names are only data-parallel ones, or only model-parallel ones.
+   */
+  private fromConstructionSites(init: FunctionInfo, param: string): GroupClass | undefined {
+    const request = this.constructorArgument ? constructorRequest(this.model, init, param) : undefined;
+    const dims = request ? this.constructorArgument!(request)?.group : undefined;
+    if (!dims || dims.size === 0) return undefined;
+    const kind = kindOfDims(dims);
+    return kind === 'unknown' ? undefined : { kind, evidence: param };
   }
 
   /** The kind every assigned value agrees on; undefined when none is known or they disagree. */
@@ -153,6 +175,14 @@ export class GroupResolver {
     }
     return out;
   }
+}
+
+/** Data-parallel dimensions only (dp, and cp counted with it) are the replicas; none of them is a model group. */
+function kindOfDims(dims: Dims): GroupKind {
+  const names = [...dims.keys()];
+  if (names.every((d) => d === 'dp')) return 'data';
+  if (names.every((d) => d !== 'dp' && d !== 'cp' && d !== 'edp')) return 'model';
+  return 'unknown';
 }
 
 /** True when a reduction over this group is a reduction over the data-parallel replicas. */

@@ -18,6 +18,8 @@ import { implicitVerdicts } from './implicit';
 import { tokenWeightingVerdicts } from './token-weighting';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
+import { GroupSizes } from './group-sizes';
+import type { ConstructorArgument } from './class-summaries';
 import type { AnalysisOptions, Finding } from './types';
 
 /** What the rest of the program says about one file. */
@@ -28,6 +30,8 @@ export interface ProgramContext {
   readonly external?: (call: PyNode, model: FileModel) => Reduction | undefined;
   /** Top-level functions of this file that other files call: their caller-less verdicts are left to the callers. */
   readonly calledElsewhere?: ReadonlySet<string>;
+  /** What a constructor parameter denotes over the program's construction sites of its class (class-summaries.ts). */
+  readonly constructorArgument?: ConstructorArgument;
 }
 
 export interface ModuleAnalysis {
@@ -57,10 +61,11 @@ export function analyzeParsedModule(
     conditions,
     losses,
     facts,
-    new GroupResolver(model),
+    new GroupResolver(model, context?.constructorArgument),
     new UpdateFinder(model),
     options.worldSize,
     context?.calledElsewhere,
+    new GroupSizes(model, context?.constructorArgument),
   );
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize);

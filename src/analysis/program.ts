@@ -8,6 +8,8 @@ import { analyzeSource } from './analyze';
 import type { ModuleAnalysis, ProgramContext } from './module-analysis';
 import { helperReduction, importedCallee, type HelperSummary } from './summaries';
 import type { AnalysisOptions, AnalysisResult } from './types';
+import { constructionSites, type ConstructionSite, type ConstructorRequest } from './class-summaries';
+import { linkConstructors, requestKey, type ClassAnswers } from './class-links';
 
 interface FirstPass {
   readonly text: string;
@@ -17,6 +19,10 @@ interface FirstPass {
   readonly calls: readonly { readonly module: string; readonly name: string }[];
   /** The file was parsed (the prefilter let it through, or was off), so `calls` is complete. */
   readonly parsed: boolean;
+  /** The calls that build objects, with what their arguments denote (class-summaries.ts). */
+  readonly sites: readonly ConstructionSite[];
+  /** Constructor parameters of this file's classes whose value only the construction sites can tell. */
+  readonly requests: readonly ConstructorRequest[];
 }
 
 export class Program {
@@ -95,32 +101,52 @@ export class Program {
 
   private finish(paths: readonly string[]): Map<string, AnalysisResult> {
     const links = this.link(paths);
+    const answers = this.linkClasses(paths);
     const out = new Map<string, AnalysisResult>();
     for (const path of paths)
-      out.set(path, links.involved.has(path) ? this.second(path, links) : this.first(path).result);
+      out.set(
+        path,
+        links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result,
+      );
     return out;
+  }
+
+  private linkClasses(paths: readonly string[]): ClassAnswers {
+    return linkConstructors(paths, {
+      text: (p) => this.texts.get(p) ?? '',
+      pass: (p, parse) => this.first(p, !parse),
+      resolve: (from, module) => this.modules.resolve(from, module),
+    });
   }
 
   /** One file's findings, judged with the summaries of the whole program (the editor's path after an edit). */
   analyzeFile(path: string): AnalysisResult {
     const mentions = mentionPattern(this.summaryNames());
-    const links = this.link(
-      this.paths.filter(
-        (p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false),
-      ),
+    const known = this.paths.filter(
+      (p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false),
     );
-    return links.involved.has(path) ? this.second(path, links) : this.first(path).result;
+    const links = this.link(known);
+    const answers = this.first(path).requests.length > 0 ? this.linkClasses(known) : new Map();
+    return links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result;
   }
 
   private first(path: string, prefilter = true): FirstPass {
     const text = this.texts.get(path) ?? '';
     const cached = this.firstPass.get(path);
     if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
+    // The first pass knows no construction site: it only notes which constructor parameters it would need.
+    const requests: ConstructorRequest[] = [];
     const { result, analysis } = analyzeSource(
       this.parser,
       text,
       { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
-      { path },
+      {
+        path,
+        constructorArgument: (r) => {
+          if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
+          return undefined;
+        },
+      },
     );
     const pass: FirstPass = {
       text,
@@ -128,6 +154,8 @@ export class Program {
       summaries: analysis?.summaries ?? [],
       calls: analysis ? callsOf(analysis) : [],
       parsed: analysis !== undefined || !prefilter,
+      sites: analysis ? constructionSites(analysis.model) : [],
+      requests,
     };
     this.firstPass.set(path, pass);
     return pass;
@@ -165,10 +193,12 @@ export class Program {
     return links;
   }
 
-  private second(path: string, links: Links): AnalysisResult {
+  private second(path: string, links: Links, answers: ClassAnswers): AnalysisResult {
+    const answered = answers.get(path);
     const context: ProgramContext = {
       path,
       calledElsewhere: links.calledElsewhere.get(path),
+      constructorArgument: (r) => answered?.get(requestKey(r)),
       external: (call, model) => {
         const callee = importedCallee(model, call);
         const target = callee ? this.modules.resolve(path, callee.module) : undefined;

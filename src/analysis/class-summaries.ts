@@ -1,0 +1,249 @@
+// Per-class summaries across files. A method that reduces over `self.group` and divides by `self.factor` can only
+// say what they are when it knows what the object was built with, and the construction is often in another file
+// (an engine builds the optimizer with `dp_process_group=self.seq_data_parallel_group`). So each file records what
+// its constructor calls pass (the construction sites), with the denotation of each argument read in that file: the
+// parallel dimensions of a process group, or of a size. When a method's `self.x` comes from an `__init__`
+// parameter the file cannot bind, the program gathers every construction site of the class in the workspace: the
+// parameter denotes what they all pass when they agree, and nothing when one disagrees, passes nothing (the
+// default), passes `*args`/`**kwargs`, or is a subclass passing its own parameter on.
+import { child, unparen, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
+
+/** What an argument denotes, when the file that passes it can name it. */
+export interface ArgumentDenotation {
+  /** The parallel dimensions of the process group the argument is. */
+  readonly group?: Dims;
+  /** The parallel dimensions of the size (or the product of sizes) the argument is. */
+  readonly size?: Dims;
+}
+
+/** One call that builds an object of a class, or a subclass constructor passing arguments to its base's. */
+export interface ConstructionSite {
+  /** The dotted module the class name is imported from; undefined when the class is defined in the same file. */
+  readonly module?: string;
+  readonly name: string;
+  readonly positional: readonly (ArgumentDenotation | undefined)[];
+  readonly keywords: ReadonlyMap<string, ArgumentDenotation | undefined>;
+  /** `*args` or `**kwargs` hide which argument is which. */
+  readonly opaque: boolean;
+}
+
+/** A constructor parameter whose value a method of the class needs. */
+export interface ConstructorRequest {
+  readonly className: string;
+  readonly param: string;
+  /** Its position among the call's arguments; undefined when it can only be passed by keyword. */
+  readonly position: number | undefined;
+}
+
+export type ConstructorArgument = (request: ConstructorRequest) => ArgumentDenotation | undefined;
+
+/** The request for the `__init__` parameter `param` of `init`'s class. */
+export function constructorRequest(
+  model: FileModel,
+  init: FunctionInfo,
+  param: string,
+): ConstructorRequest | undefined {
+  if (!init.className || init.enclosing?.node.type !== 'module') return undefined;
+  const params = model.callableParams(init);
+  const position = params.findIndex((p) => p.name === param);
+  if (position < 0) return undefined;
+  return { className: init.className, param, position: keywordOnlyFrom(init) > position ? position : undefined };
+}
+
+/** The position of the first keyword-only parameter (after `*` or `*args`), among the callable parameters. */
+function keywordOnlyFrom(init: FunctionInfo): number {
+  const list = child(init.node, 'parameters');
+  let position = -1;
+  for (const p of list?.children ?? []) {
+    if (p.type === 'list_splat_pattern' || p.type === 'keyword_separator' || p.type === 'dictionary_splat_pattern')
+      return Math.max(0, position);
+    if (p.type === 'identifier' || p.type.endsWith('parameter')) position++;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/** The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`. */
+export function constructionSites(model: FileModel): ConstructionSite[] {
+  const s = model.syntax;
+  const sizes = new GroupSizes(model);
+  const defined = new Set(model.functions.filter((f) => f.name === '__init__').map((f) => f.className));
+  const out: ConstructionSite[] = [];
+  for (const fn of model.functions) {
+    for (const call of fn.calls) {
+      const target = constructed(model, call, fn, defined);
+      if (!target) continue;
+      const argList = child(call, 'arguments');
+      const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+      const args = s.args(call);
+      const env = { fn };
+      const denote = (n: PyNode) => denotation(sizes, n, env);
+      const keywords = new Map<string, ArgumentDenotation | undefined>();
+      for (const [name, kw] of args.keywords) keywords.set(name, denote(kw.value));
+      out.push({ ...target, positional: args.positional.map(denote), keywords, opaque });
+    }
+    for (const n of fn.nodes) {
+      if ((n.type !== 'identifier' && n.type !== 'attribute') || !escapes(model, n)) continue;
+      const target = n.type === 'identifier' ? classNamed(model, s.text(n), defined) : attributeClass(model, n);
+      if (target) out.push({ ...target, positional: [], keywords: new Map(), opaque: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * A class used as a value (`cls = Optimizer`, `registry = {"zero": Optimizer}`, `build(Optimizer)`) may be built
+ * where the analysis cannot see the call: it counts as a construction site with unknown arguments.
+ */
+function escapes(model: FileModel, n: PyNode): boolean {
+  const parent = n.parent;
+  if (!parent) return false;
+  switch (parent.type) {
+    case 'assignment':
+      return n.field === 'right';
+    case 'keyword_argument':
+    case 'pair':
+      return n.field === 'value';
+    case 'tuple':
+      return !(parent.parent?.type === 'argument_list' && isTypeTest(model, parent.parent.parent));
+    case 'list':
+    case 'set':
+    case 'return_statement':
+    case 'expression_list':
+      return true;
+    case 'argument_list': {
+      // `isinstance(x, Optimizer)` and a class's bases name the class without building it.
+      const call = parent.parent;
+      if (call?.type === 'class_definition') return false;
+      return !isTypeTest(model, call);
+    }
+    default:
+      return false;
+  }
+}
+
+function isTypeTest(model: FileModel, call: PyNode | null | undefined): boolean {
+  const callee = call?.type === 'call' ? model.syntax.calleeName(call) : '';
+  return callee === 'isinstance' || callee === 'issubclass' || callee === 'super';
+}
+
+function classNamed(
+  model: FileModel,
+  name: string,
+  defined: ReadonlySet<string | undefined>,
+): { module?: string; name: string } | undefined {
+  if (defined.has(name)) return { name };
+  return splitDotted(model.moduleOf(name), name);
+}
+
+/** The class a call builds, as `[module, name]`: `Cls(...)`, `mod.Cls(...)`, or `super().__init__(...)`. */
+function constructed(
+  model: FileModel,
+  call: PyNode,
+  fn: FunctionInfo,
+  defined: ReadonlySet<string | undefined>,
+): { module?: string; name: string } | undefined {
+  const s = model.syntax;
+  const callee = child(call, 'function');
+  if (!callee) return undefined;
+  if (callee.type === 'identifier') {
+    const name = s.text(callee);
+    return /^[A-Z]/.test(name) ? classNamed(model, name, defined) : undefined;
+  }
+  if (callee.type !== 'attribute') return undefined;
+  const obj = child(callee, 'object');
+  const attr = child(callee, 'attribute');
+  if (!obj || !attr) return undefined;
+  const name = s.text(attr);
+  // `super().__init__(...)` in a subclass constructor passes arguments to its base's constructor.
+  if (name === '__init__' && obj.type === 'call' && s.calleeText(obj) === 'super' && fn.name === '__init__')
+    return baseOf(model, fn);
+  return attributeClass(model, callee);
+}
+
+/** `mod.Cls`, `pkg.mod.Cls`, or `obj.Cls` of an object the file cannot name, as `[module, name]`. */
+function attributeClass(model: FileModel, node: PyNode): { module: string; name: string } | undefined {
+  const s = model.syntax;
+  const obj = child(node, 'object');
+  const attr = child(node, 'attribute');
+  if (!obj || !attr) return undefined;
+  const name = s.text(attr);
+  if (!/^[A-Z]/.test(name)) return undefined;
+  // `mod.Cls(...)`, `pkg.mod.Cls(...)`, or an object the file cannot name: the last may still build the class, so it
+  // is kept under a module that resolves to no file (and then counts as a possible site).
+  const text = s.text(obj).replace(/\s+/g, '');
+  return { module: (obj.type === 'identifier' ? model.moduleOf(text) : undefined) ?? text, name };
+}
+
+function splitDotted(target: string | undefined, name: string): { module: string; name: string } | undefined {
+  if (!target || !target.includes('.')) return undefined;
+  const cut = target.lastIndexOf('.');
+  return target.slice(cut + 1) === name ? { module: target.slice(0, cut), name } : undefined;
+}
+
+/** The single base class of the constructor's class, as imported or defined in the file. */
+function baseOf(model: FileModel, init: FunctionInfo): { module?: string; name: string } | undefined {
+  let cls: PyNode | null = init.node.parent;
+  while (cls && cls.type !== 'class_definition') cls = cls.parent;
+  const bases = cls ? child(cls, 'superclasses') : undefined;
+  const names = (bases?.children ?? []).filter((c) => c.type === 'identifier' || c.type === 'attribute');
+  if (names.length !== 1) return undefined;
+  const text = model.syntax.text(names[0]);
+  const name = text.split('.').pop() ?? text;
+  if (names[0].type === 'identifier') return splitDotted(model.moduleOf(text), name) ?? { name };
+  const module = model.moduleOf(text.slice(0, text.lastIndexOf('.')));
+  return module ? { module, name } : undefined;
+}
+
+function denotation(sizes: GroupSizes, node: PyNode, env: { fn: FunctionInfo }): ArgumentDenotation | undefined {
+  const n = unparen(node);
+  if (n.type !== 'identifier' && n.type !== 'attribute' && n.type !== 'call' && n.type !== 'binary_operator')
+    return undefined;
+  const group = single(sizes.group(n, env));
+  const size = group ? undefined : single(sizes.size(n, env));
+  return group || size ? { ...(group ? { group } : {}), ...(size ? { size } : {}) } : undefined;
+}
+
+/** The one value every path gives; a value that depends on the path in another file is not one denotation. */
+function single(values: readonly SizeAlternative[] | undefined): Dims | undefined {
+  if (!values || values.length === 0) return undefined;
+  const key = dimsKey(values[0].dims);
+  return values.every((v) => dimsKey(v.dims) === key) ? values[0].dims : undefined;
+}
+
+export function dimsKey(dims: Dims): string {
+  return [...dims]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([d, e]) => `${d}^${e}`)
+    .join('*');
+}
+
+/**
+ * What a constructor parameter denotes over all the sites that build the class: the group (or size) every site
+ * passes, or nothing when there is no site, or one passes something else, nothing, or something unnamed.
+ */
+export function agreedArgument(
+  request: ConstructorRequest,
+  sites: readonly ConstructionSite[],
+): ArgumentDenotation | undefined {
+  if (sites.length === 0) return undefined;
+  const given: (ArgumentDenotation | undefined)[] = sites.map((site) =>
+    site.opaque
+      ? undefined
+      : site.keywords.has(request.param)
+        ? site.keywords.get(request.param)
+        : request.position !== undefined
+          ? site.positional[request.position]
+          : undefined,
+  );
+  const agree = (pick: (d: ArgumentDenotation) => Dims | undefined): Dims | undefined => {
+    const values = given.map((d) => (d ? pick(d) : undefined));
+    if (values.some((v) => !v)) return undefined;
+    const key = dimsKey(values[0]!);
+    return values.every((v) => dimsKey(v!) === key) ? values[0] : undefined;
+  };
+  const group = agree((d) => d.group);
+  const size = agree((d) => d.size);
+  return group || size ? { ...(group ? { group } : {}), ...(size ? { size } : {}) } : undefined;
+}
