@@ -62,6 +62,8 @@ test('every route is a chain of links from the sender GPU to the receiver GPU (r
     const { links, vertices } = system.topology;
     const gpuVertex = vertices.filter((v) => v.kind === 'gpu').map((v) => v.id);
     assert.equal(gpuVertex.length, system.ranks, `seed ${seed}`);
+    // The builder does not deduplicate vertices: every fabric builder must create each one once.
+    assert.equal(new Set(vertices.map((v) => v.id)).size, vertices.length, `seed ${seed}: a vertex id repeats`);
     for (let x = 0; x < system.ranks; x++) {
       for (let y = 0; y < system.ranks; y++) {
         if (x === y) continue;
