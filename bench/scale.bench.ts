@@ -1,5 +1,5 @@
 // Issue 17's targets: one 1 GiB AllReduce on DGX H100 nodes as a user runs it, in a cold CLI process, at 16,384
-// and 131,072 GPUs, with the process's peak memory. Cold processes include module loading and system resolution,
+// and 131,072 GPUs, with the process's peak memory, and how the wall time grows from 64 to 131,072 GPUs. Cold processes include module loading and system resolution,
 // which the in-process engine benchmarks leave out.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -63,6 +63,24 @@ function facts(gpus: number): Record<string, unknown> {
   };
 }
 
+/** Least-squares slope of log(time) against log(GPUs). */
+function growthExponent(points: readonly (readonly [number, number])[]): number {
+  const xs = points.map(([x]) => Math.log(x));
+  const ys = points.map(([, y]) => Math.log(y));
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < xs.length; i++) {
+    num += (xs[i] - mx) * (ys[i] - my);
+    den += (xs[i] - mx) ** 2;
+  }
+  return num / den;
+}
+
+const GROWTH_GPUS = [64, 1024, 16384, 131072] as const;
+let growthPoints: (readonly [number, number])[] = [];
+
 export const benchmarks: Benchmark[] = [
   {
     name: 'cli: 1 GiB AllReduce, 16,384 GPUs, cold process',
@@ -87,5 +105,17 @@ export const benchmarks: Benchmark[] = [
     runs: 3,
     measure: () => coldAllReduce(131072).peakMB,
     extra: () => facts(131072),
+  },
+  {
+    name: 'cli: growth exponent of cold-process wall time vs GPUs (log-log fit, 64..131,072, homogeneous)',
+    unit: 'exponent',
+    target: 0.3,
+    runs: 1,
+    measure() {
+      // One cold run per size, the smallest first; Node's own start-up is part of every point, as the user sees it.
+      growthPoints = GROWTH_GPUS.map((gpus) => [gpus, coldAllReduce(gpus).ms] as const);
+      return growthExponent(growthPoints);
+    },
+    extra: () => ({ points: growthPoints.map(([gpus, ms]) => ({ gpus, ms: Math.round(ms) })) }),
   },
 ];

@@ -191,6 +191,8 @@ export function transfer(
     reduce: boolean;
     path?: readonly number[];
     chargeMemory?: boolean;
+    /** Identical flows elsewhere that this one stands for on the fast path (see Flow.represents). */
+    represents?: number;
   },
 ): Flow {
   const path = opts.path ?? ctx.system.fabric.route(from, to);
@@ -214,6 +216,7 @@ export function transfer(
     chunk: opts.chunk,
     phase: opts.phase,
     reduceBytes: reduce ? payload : 0,
+    represents: opts.represents,
   };
 }
 

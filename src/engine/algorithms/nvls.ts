@@ -112,14 +112,10 @@ export function buildNvls(ctx: BuildContext): Schedule {
           const to = parent * g + local;
           const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
           const represents = symmetric ? g : 1;
-          up[d - 1].push({
-            ...transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true }),
-            represents,
-          });
-          down[d - 1].push({
-            ...transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false }),
-            represents,
-          });
+          up[d - 1].push(transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true, represents }));
+          down[d - 1].push(
+            transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false, represents }),
+          );
           if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
         }
       }

@@ -1,6 +1,8 @@
 // Flow-level sharing of links: max-min fair rates by progressive filling, advanced from one flow completion to
 // the next. Typed arrays and index lists only; no allocation inside the loops.
 
+import { ShareHeap } from './share-heap';
+
 /** 1 GB/s moves 1000 bytes per µs. */
 const BYTES_PER_US_PER_GBPS = 1e3;
 
@@ -75,9 +77,13 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
       activeCount++;
     }
   }
+  // Flows with a finite ceiling, by ceiling and then by index: the order a scan of every flow would find them in.
+  const capOrder = cappedFlowsInOrder(flows);
+  const heap = new ShareHeap();
   let now = 0;
   while (activeCount > 0) {
-    // Progressive filling: repeatedly find the tightest resource (or flow ceiling) and fix its flows' rates.
+    // Progressive filling: repeatedly find the tightest resource (or flow ceiling) and fix its flows' rates. The
+    // heap holds every resource's current share, so each step costs a logarithm instead of a scan of all of them.
     residual.set(capacity);
     demand.fill(0);
     let unfrozen = 0;
@@ -88,31 +94,34 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
       for (let k = flows.start[f]; k < flows.start[f + 1]; k++)
         demand[localOf[k]] += flows.coefficient[k] * flows.weight[f];
     }
+    heap.clear();
+    for (let id = 0; id < m; id++) if (demand[id] > 1e-12) heap.push(residual[id] / demand[id], id);
+    let capAt = 0;
     while (unfrozen > 0) {
       let share = Infinity;
       let tight = -1;
-      for (let id = 0; id < m; id++) {
-        if (demand[id] <= 1e-12) continue;
-        const s = residual[id] / demand[id];
-        if (s < share) {
-          share = s;
+      while (heap.length > 0) {
+        const id = heap.topId();
+        // An entry is current only while its resource still has demand and the share it recorded.
+        if (demand[id] > 1e-12 && residual[id] / demand[id] === heap.topShare()) {
+          share = heap.topShare();
           tight = id;
+          break;
         }
+        heap.pop();
       }
-      let capFlow = -1;
-      for (let f = 0; f < n; f++)
-        if (!frozen[f] && flows.capRate[f] < share) {
-          share = flows.capRate[f];
-          capFlow = f;
-        }
-      const byCap = capFlow >= 0;
+      while (capAt < capOrder.length && frozen[capOrder[capAt]]) capAt++;
+      const byCap = capAt < capOrder.length && flows.capRate[capOrder[capAt]] < share;
+      if (byCap) share = flows.capRate[capOrder[capAt]];
       if (!byCap && tight < 0) throw new Error('a flow crosses no resource');
       // Fix the rate of every flow held by the tightest constraint and take its use off the other resources.
-      const first = byCap ? 0 : onStart[tight];
-      const last = byCap ? n : onStart[tight + 1];
+      const held = byCap ? -1 : tight;
+      const first = byCap ? capAt : onStart[tight];
+      const last = byCap ? capOrder.length : onStart[tight + 1];
       for (let i = first; i < last; i++) {
-        const f = byCap ? i : onFlow[i];
-        if (frozen[f] || (byCap && flows.capRate[f] > share)) continue;
+        const f = byCap ? capOrder[i] : onFlow[i];
+        if (byCap && flows.capRate[f] > share) break;
+        if (frozen[f]) continue;
         frozen[f] = 1;
         rate[f] = share;
         unfrozen--;
@@ -121,6 +130,7 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
           const use = flows.coefficient[k] * flows.weight[f];
           residual[id] = Math.max(0, residual[id] - use * share);
           demand[id] -= use;
+          if (id !== held && demand[id] > 1e-12) heap.push(residual[id] / demand[id], id);
         }
       }
       if (!byCap) demand[tight] = 0;
@@ -139,4 +149,12 @@ export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => num
     }
   }
   return { durationUs: now, finishUs: finish };
+}
+
+/** Indices of the flows with a finite rate ceiling, sorted by ceiling and, among equal ceilings, by index. */
+function cappedFlowsInOrder(flows: FlowSet): Int32Array {
+  const capped: number[] = [];
+  for (let f = 0; f < flows.count; f++) if (flows.capRate[f] < Infinity) capped.push(f);
+  capped.sort((a, b) => flows.capRate[a] - flows.capRate[b] || a - b);
+  return Int32Array.from(capped);
 }

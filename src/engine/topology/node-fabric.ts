@@ -84,12 +84,12 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     const socket =
       perSwitch > 0 ? Math.floor((Math.floor(i / perSwitch) * perSwitch) / perSocket) : Math.floor(i / perSocket);
     if (perSwitch > 0) {
-      const sw = b.vertex(
-        `${p}pcisw${Math.floor(i / perSwitch)}`,
-        'pcie-switch',
-        `node ${node} · PCIe switch ${Math.floor(i / perSwitch)}`,
-        node,
-      );
+      // The switch is created with its first GPU; the GPUs after it on the same switch reuse its id.
+      const index = Math.floor(i / perSwitch);
+      const sw =
+        i % perSwitch === 0
+          ? b.vertex(`${p}pcisw${index}`, 'pcie-switch', `node ${node} · PCIe switch ${index}`, node)
+          : `${p}pcisw${index}`;
       b.duplex(gpuIds[i], sw, pcie, pcieUs, 'pcie');
       // One uplink per switch, added with the switch's first GPU.
       if (i % perSwitch === 0) b.duplex(sw, cpuIds[socket], pcie, pcieUs, 'pcie');

@@ -1,5 +1,5 @@
-// Whether every node of a system is the same: the fast path simulates one node (and one rail) for all of them,
-// which is exact only then. Resolved specs are always uniform; a system whose links were edited after resolution
+// Whether every node of a system is the same, and every rail: the fast path simulates one node (and one rail) for
+// all of them, which is exact only then. Resolved specs are always uniform; a system whose links were edited after resolution
 // (a degraded cable, a slow node's NVSwitch) is not, and must be simulated node by node.
 import type { System } from './model';
 
@@ -23,7 +23,10 @@ export function nodesIdentical(system: System): boolean {
   return identical;
 }
 
-/** True when every node's links match node 0's in order, kind, bandwidth and latency, and shared switch links agree. */
+/**
+ * True when every node's links match node 0's in order, kind, bandwidth and latency, shared switch links agree, and
+ * every rail matches rail 0.
+ */
 export function checkNodesIdentical(system: System): boolean {
   const { links, vertices } = system.topology;
   const nodeOf = new Map<string, number>();
@@ -54,5 +57,31 @@ export function checkNodesIdentical(system: System): boolean {
       identical = a.kind === b.kind && a.GBps === b.GBps && a.latencyUs === b.latencyUs;
     }
   }
-  return identical;
+  return identical && railsIdentical(system);
+}
+
+/**
+ * True when every local GPU's way across the network (each NIC slot, there and back) crosses links of the same
+ * kind, bandwidth and latency as local GPU 0's: the fast path lets rail 0 stand for all rails, so a rail slower on
+ * every node (which leaves the nodes identical to each other) must send the system down the node-by-node path.
+ */
+function railsIdentical(system: System): boolean {
+  const { gpusPerNode: g, fabric } = system;
+  if (system.nodes < 2 || fabric.nicsPerNode === 0) return true;
+  const links = system.topology.links;
+  const same = (a: readonly number[], b: readonly number[]): boolean =>
+    a.length === b.length &&
+    a.every((link, k) => {
+      const x = links[link];
+      const y = links[b[k]];
+      return x.kind === y.kind && x.GBps === y.GBps && x.latencyUs === y.latencyUs;
+    });
+  for (let slot = 0; slot < fabric.nicsPerNode; slot++) {
+    const out = fabric.route(0, g, slot);
+    const back = fabric.route(g, 0, slot);
+    for (let local = 1; local < g; local++)
+      if (!same(fabric.route(local, g + local, slot), out) || !same(fabric.route(g + local, local, slot), back))
+        return false;
+  }
+  return true;
 }

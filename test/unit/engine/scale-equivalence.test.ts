@@ -2,7 +2,8 @@
 // NIC link indices from node 0's by a constant stride, so each route is checked against the topology itself (a
 // chain of links from the sender's GPU to the receiver's). The fast path (one representative node and rail, each
 // distinct step once) must equal the full expansion to the microsecond on random small systems, including
-// heterogeneous ones where the fast path may not assume identical nodes.
+// heterogeneous ones where the fast path may not assume identical nodes or rails (a degraded link, a slow node, one
+// rail slower on every node).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -61,6 +62,8 @@ test('every route is a chain of links from the sender GPU to the receiver GPU (r
     const { links, vertices } = system.topology;
     const gpuVertex = vertices.filter((v) => v.kind === 'gpu').map((v) => v.id);
     assert.equal(gpuVertex.length, system.ranks, `seed ${seed}`);
+    // The builder does not deduplicate vertices: every fabric builder must create each one once.
+    assert.equal(new Set(vertices.map((v) => v.id)).size, vertices.length, `seed ${seed}: a vertex id repeats`);
     for (let x = 0; x < system.ranks; x++) {
       for (let y = 0; y < system.ranks; y++) {
         if (x === y) continue;
@@ -166,4 +169,59 @@ test('the fast path equals the full expansion to the microsecond with one degrad
     );
   }
   assert.ok(compared >= 20, `only ${compared} comparisons ran`);
+});
+
+/** The same system with every link of one node (its NVSwitch or NVLinks, PCIe, NICs) at `factor` of its speed. */
+function slowNode(system: System, node: number, factor: number): System {
+  const nodeOf = new Map(system.topology.vertices.map((v) => [v.id, v.node]));
+  const links = system.topology.links.map((l) =>
+    nodeOf.get(l.from) === node || nodeOf.get(l.to) === node ? { ...l, GBps: l.GBps * factor } : l,
+  );
+  return { ...system, topology: { ...system.topology, links } };
+}
+
+/** The same system with one rail different on every node: each node's NIC `rail` (both directions) at `factor`. */
+function differentRail(system: System, rail: number, factor: number): System {
+  const nic = new RegExp(`(^|\\.)nic${rail}$`);
+  const links = system.topology.links.map((l) =>
+    l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? { ...l, GBps: l.GBps * factor } : l,
+  );
+  return { ...system, topology: { ...system.topology, links } };
+}
+
+test('the fast path equals the full expansion to the microsecond with one slow node (random systems)', () => {
+  let compared = 0;
+  for (let seed = 1; seed <= 10; seed++) {
+    const next = random(4000 + seed);
+    const spec = randomSpec(next);
+    const system = resolveSystem({ ...spec, nodes: Math.max(2, spec.nodes) });
+    const node = Math.floor(next() * system.nodes);
+    compared += sameToTheMicrosecond(
+      slowNode(system, node, 0.5),
+      `seed ${4000 + seed} (${system.label}, node ${node} at 50 %)`,
+      next,
+    );
+  }
+  assert.ok(compared >= 15, `only ${compared} comparisons ran`);
+});
+
+test('the fast path equals the full expansion to the microsecond with one rail slower on every node', () => {
+  let compared = 0;
+  for (let seed = 1; seed <= 10; seed++) {
+    const next = random(5000 + seed);
+    const spec = randomSpec(next);
+    const system = resolveSystem({ ...spec, nodes: Math.max(2, spec.nodes) });
+    const rail = Math.floor(next() * system.fabric.nicsPerNode);
+    const edited = differentRail(system, rail, 0.5);
+    assert.ok(
+      edited.topology.links.some((l, i) => l !== system.topology.links[i]),
+      `seed ${5000 + seed}: rail ${rail} has no network link`,
+    );
+    // The nodes are still identical to each other; only the rails differ (when there are several), and the check
+    // must see it.
+    if (system.fabric.nicsPerNode > 1)
+      assert.equal(nodesIdentical(edited), false, `seed ${5000 + seed}: rail ${rail} at 50 % passed as uniform`);
+    compared += sameToTheMicrosecond(edited, `seed ${5000 + seed} (${system.label}, rail ${rail} at 50 %)`, next);
+  }
+  assert.ok(compared >= 15, `only ${compared} comparisons ran`);
 });

@@ -1,0 +1,63 @@
+// Issue 17's planning workloads inside one process: a 31-size sweep on a 1,024-GPU system (what `sweep` and the
+// panels run), and one 1 GiB AllReduce on 131,072 GPUs with one degraded cable, which the fast path may not reduce
+// to one representative node. The degraded system is the resolved one with one NIC link of the last node at a
+// quarter of its speed, as the equivalence test edits it; resolution and the edit are reported, not timed.
+import { performance } from 'node:perf_hooks';
+import { presetSystem, resolveSystem, simulateCollective, sweepAllReduce, type System } from '../src/engine/index';
+import type { Benchmark } from './types';
+
+const GiB = 2 ** 30;
+const DEGRADED_NODES = 16384;
+
+let sweepFacts: Record<string, unknown> = {};
+let degradedFacts: Record<string, unknown> = {};
+
+/** The system with the last node's first network link at a quarter of its bandwidth. */
+function withDegradedLink(system: System): { system: System; link: string } {
+  const lastNode = `n${system.nodes - 1}.`;
+  const index = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(lastNode));
+  if (index < 0) throw new Error(`no network link leaves node ${system.nodes - 1}`);
+  const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: l.GBps / 4 } : l));
+  return { system: { ...system, topology: { ...system.topology, links } }, link: system.topology.links[index].id };
+}
+
+export const benchmarks: Benchmark[] = [
+  {
+    name: 'engine: AllReduce sweep 8 B..8 GiB (×2, 31 sizes) on 1,024 GPUs (128 dgx-h100 nodes)',
+    unit: 'ms',
+    target: 1000,
+    runs: 3,
+    measure() {
+      const system = resolveSystem(presetSystem('dgx-h100', { nodes: 128 })!);
+      const started = performance.now();
+      const rows = sweepAllReduce(system, { minBytes: 8, maxBytes: 8 * GiB, factor: 2 });
+      const ms = performance.now() - started;
+      sweepFacts = { sizes: rows.length, choices: [...new Set(rows.map((r) => `${r.algorithm}/${r.protocol}`))] };
+      return ms;
+    },
+    extra: () => sweepFacts,
+  },
+  {
+    name: 'engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link',
+    unit: 'ms',
+    target: 2000,
+    runs: 1,
+    measure() {
+      const resolveStarted = performance.now();
+      const homogeneous = resolveSystem(presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!);
+      const { system, link } = withDegradedLink(homogeneous);
+      const resolveMs = performance.now() - resolveStarted;
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB });
+      const ms = performance.now() - started;
+      degradedFacts = {
+        link,
+        resolveAndEditMs: Math.round(resolveMs),
+        algorithm: result.algorithm,
+        timeUs: result.timeUs,
+      };
+      return ms;
+    },
+    extra: () => degradedFacts,
+  },
+];
