@@ -11,6 +11,7 @@ import {
 } from '../../src/engine/index';
 import { buildRowLod, type RowLod } from './lod';
 import { computeRangeStats, type RangeStats } from './range-stats';
+import { expandTracks, nestingDepths, type Track } from './tracks';
 
 export const PHASE_COUNT = PHASES.length;
 
@@ -28,6 +29,9 @@ export interface SpanColumns {
 
 export type { RangeStats } from './range-stats';
 
+/** The trace's lane id of a row: a track's lane, or the row's own id when the lane did not nest. */
+const laneIdOf = (lane: Lane): number => (lane as Partial<Track>).laneId ?? lane.id;
+
 const KIND_ORDER: Readonly<Record<LaneKind, number>> = { node: 0, rank: 1, stream: 2, link: 3 };
 
 export class TimelineModel {
@@ -36,6 +40,8 @@ export class TimelineModel {
   /** Longest span in each row, µs: the binary search for a window starts this far before it. */
   private readonly rowMaxDurationUs: Float64Array;
   readonly lods: (RowLod | null)[];
+  /** 1 for rows of every other lane (all tracks of a lane alike), so stripes mark lanes rather than depths. */
+  readonly stripe: Uint8Array;
   readonly startUs: number;
   readonly endUs: number;
 
@@ -55,6 +61,12 @@ export class TimelineModel {
     readonly spans: readonly Span[] | undefined,
   ) {
     this.order = order;
+    this.stripe = new Uint8Array(rows.length);
+    let ordinal = 0;
+    rows.forEach((lane, r) => {
+      if (r > 0 && laneIdOf(lane) !== laneIdOf(rows[r - 1])) ordinal++;
+      this.stripe[r] = ordinal & 1;
+    });
     let lo = Infinity;
     let hi = -Infinity;
     this.rowMaxDurationUs = new Float64Array(rows.length);
@@ -101,8 +113,26 @@ export class TimelineModel {
     return TimelineModel.fromColumns(trace.metadata, trace.lanes, columns, trace.spans);
   }
 
-  /** Groups the spans by row and sorts each row by start; input already in that order is used without a copy. */
+  /**
+   * Groups the spans by row and sorts each row by start; input already in that order is used without a copy.
+   * Lanes whose spans nest become one track per depth (tracks.ts), so a span inside another is drawn below it.
+   */
   static fromColumns(
+    metadata: TraceMetadata,
+    lanes: readonly Lane[],
+    columns: SpanColumns,
+    spans?: readonly Span[],
+  ): TimelineModel {
+    const flat = TimelineModel.grouped(metadata, lanes, columns, spans);
+    const nesting = nestingDepths(flat.start, flat.end, flat.phase, flat.rowOffsets);
+    if (!nesting) return flat;
+    const { tracks, trackOfSpan } = expandTracks(flat.rows, nesting.rowDepths, nesting.depth, flat.rowOffsets, (k) =>
+      flat.originalIndex(k),
+    );
+    return TimelineModel.grouped(metadata, tracks, { ...columns, lane: trackOfSpan }, spans);
+  }
+
+  private static grouped(
     metadata: TraceMetadata,
     lanes: readonly Lane[],
     columns: SpanColumns,
@@ -127,14 +157,22 @@ export class TimelineModel {
     let inOrder = true;
     let previousRow = 0;
     let previousStart = -Infinity;
+    let previousEnd = Infinity;
     for (let i = 0; i < n; i++) {
       const id = lane[i];
       const row = id <= maxLaneId ? rowOfLane[id] : -1;
       if (row < 0) throw new Error(`span ${i} is on unknown lane ${id}`);
       counts[row + 1]++;
-      if (row < previousRow || (row === previousRow && startUs[i] < previousStart)) inOrder = false;
+      // Within a row: by start, and at equal starts the longer span first, so a parent precedes its children.
+      if (
+        row < previousRow ||
+        (row === previousRow &&
+          (startUs[i] < previousStart || (startUs[i] === previousStart && endUs[i] > previousEnd)))
+      )
+        inOrder = false;
       previousRow = row;
       previousStart = startUs[i];
+      previousEnd = endUs[i];
     }
     const offsets = new Uint32Array(rows.length + 1);
     for (let r = 0; r < rows.length; r++) offsets[r + 1] = offsets[r] + counts[r + 1];
@@ -167,10 +205,13 @@ export class TimelineModel {
       const from = offsets[r];
       const to = offsets[r + 1];
       let sorted = true;
-      for (let k = from + 1; k < to && sorted; k++) sorted = sortedStart[k] >= sortedStart[k - 1];
+      for (let k = from + 1; k < to && sorted; k++)
+        sorted =
+          sortedStart[k] > sortedStart[k - 1] ||
+          (sortedStart[k] === sortedStart[k - 1] && sortedEnd[k] <= sortedEnd[k - 1]);
       if (sorted) continue;
       const permutation = Array.from({ length: to - from }, (_, k) => from + k).sort(
-        (a, b) => sortedStart[a] - sortedStart[b] || a - b,
+        (a, b) => sortedStart[a] - sortedStart[b] || sortedEnd[b] - sortedEnd[a] || a - b,
       );
       const reorder = <T extends Float64Array | Uint8Array | Uint32Array>(column: T): void => {
         const copy = column.slice(from, to);
