@@ -14,6 +14,15 @@ import { computeRangeStats, type RangeStats } from './range-stats';
 import { expandTracks, nestingDepths, type Track } from './tracks';
 
 export const PHASE_COUNT = PHASES.length;
+/**
+ * What a span is coloured by: its phase, and for compute one more key, so a training step reads like Nsight's
+ * NVTX ranges: forward in the compute colour, backward in its own, the optimizer in its phase's.
+ */
+export const COLOUR_KEYS: readonly string[] = [...PHASES, 'backward'];
+export const COLOUR_COUNT = COLOUR_KEYS.length;
+const BACKWARD_COLOUR = COLOUR_KEYS.indexOf('backward');
+const COMPUTE_PHASE = PHASES.indexOf('compute');
+const BACKWARD_NAME = /backward|\bbwd\b|autograd::engine/i;
 
 /** Spans as columns; index i of every array describes span i. */
 export interface SpanColumns {
@@ -40,6 +49,8 @@ export class TimelineModel {
   /** Longest span in each row, µs: the binary search for a window starts this far before it. */
   private readonly rowMaxDurationUs: Float64Array;
   readonly lods: (RowLod | null)[];
+  /** Colour key (index into COLOUR_KEYS) per sorted position: the phase, or "backward" for backward compute. */
+  readonly colour: Uint8Array;
   /** 1 for rows of every other lane (all tracks of a lane alike), so stripes mark lanes rather than depths. */
   readonly stripe: Uint8Array;
   readonly startUs: number;
@@ -81,9 +92,20 @@ export class TimelineModel {
     }
     this.startUs = Number.isFinite(lo) ? lo : 0;
     this.endUs = hi > this.startUs ? hi : this.startUs + 1;
+    this.colour = spans ? backwardColours(phase, spans, (k) => this.originalIndex(k)) : phase;
     const scratch = { perPhase: new Float32Array(0) };
     this.lods = rows.map((_, r) =>
-      buildRowLod(start, end, phase, rowOffsets[r], rowOffsets[r + 1], this.startUs, this.endUs, PHASE_COUNT, scratch),
+      buildRowLod(
+        start,
+        end,
+        this.colour,
+        rowOffsets[r],
+        rowOffsets[r + 1],
+        this.startUs,
+        this.endUs,
+        COLOUR_COUNT,
+        scratch,
+      ),
     );
   }
 
@@ -327,4 +349,25 @@ export class TimelineModel {
     }
     return lo;
   }
+}
+
+/** The phase column with backward compute spans re-keyed "backward"; the phase column itself when there are none. */
+function backwardColours(phase: Uint8Array, spans: readonly Span[], originalIndex: (k: number) => number): Uint8Array {
+  let colour: Uint8Array | undefined;
+  // Names repeat (one per layer and step), so each distinct name is tested once.
+  const isBackward = new Map<string, boolean>();
+  for (let k = 0; k < phase.length; k++) {
+    if (phase[k] !== COMPUTE_PHASE) continue;
+    const name = spans[originalIndex(k)]?.name;
+    if (!name) continue;
+    let backward = isBackward.get(name);
+    if (backward === undefined) {
+      backward = BACKWARD_NAME.test(name);
+      isBackward.set(name, backward);
+    }
+    if (!backward) continue;
+    colour ??= phase.slice();
+    colour[k] = BACKWARD_COLOUR;
+  }
+  return colour ?? phase;
 }

@@ -2,7 +2,7 @@
 // All state that decides a frame lives here; interaction.ts turns input into calls on this class.
 import { PHASES, formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
-import { PHASE_COUNT, type TimelineModel } from './model';
+import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, paintRow } from './raster';
 import { isNestedTrack } from './tracks';
 import { TimeScale, clampWindow, panWindow, zoomWindow, type ViewWindow } from './time-scale';
@@ -52,9 +52,9 @@ export class TimelineView {
     this.fontFamily = getComputedStyle(document.body).fontFamily || 'sans-serif';
     const background = resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e');
     const foreground = resolveColor(themeVar('--vscode-foreground'), '#cccccc');
-    const colours = PHASES.map((p) => phaseColor(p));
+    const colours = COLOUR_KEYS.map((p) => phaseColor(p));
     const dimmed = mix(background, foreground, 0.18);
-    const slots = new Uint32Array(PHASE_COUNT + 1);
+    const slots = new Uint32Array(COLOUR_COUNT + 1);
     colours.forEach((c, i) => {
       slots[i] = packRgba(c);
     });
