@@ -35,11 +35,21 @@ export function nestingDepths(
   offsets: Uint32Array,
 ): { depth: Uint8Array; rowDepths: Uint8Array } | null {
   const rows = offsets.length - 1;
-  const depth = new Uint8Array(start.length);
+  let depth: Uint8Array | undefined;
   const rowDepths = new Uint8Array(rows);
   const stack: number[] = [];
   let nested = false;
   for (let r = 0; r < rows; r++) {
+    // Most rows (a rank's transfers, a stream's kernels) never overlap themselves: one comparison per span says so,
+    // and such a row has nothing to nest. This keeps a million flat spans at a few milliseconds.
+    let overlaps = false;
+    let latestEnd = -Infinity;
+    for (let i = offsets[r]; i < offsets[r + 1] && !overlaps; i++) {
+      overlaps = start[i] < latestEnd;
+      if (end[i] > latestEnd) latestEnd = end[i];
+    }
+    if (!overlaps) continue;
+    depth ??= new Uint8Array(start.length);
     stack.length = 0;
     let deepest = 0;
     for (let i = offsets[r]; i < offsets[r + 1]; i++) {
@@ -65,7 +75,7 @@ export function nestingDepths(
     rowDepths[r] = deepest;
     if (deepest > 0) nested = true;
   }
-  return nested ? { depth, rowDepths } : null;
+  return nested && depth ? { depth, rowDepths } : null;
 }
 
 /**
