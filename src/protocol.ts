@@ -200,7 +200,7 @@ export interface ThemeMessage {
   readonly kind: 'light' | 'dark' | 'high-contrast' | 'high-contrast-light';
 }
 
-/** Reveal a time range in the timeline, e.g. after "Profile AllReduce at Cursor". */
+/** Reveal a time range in the timeline: the spans of a source line ("Reveal Line in Timeline" in the editor). */
 export interface RevealMessage {
   readonly type: 'reveal';
   readonly startUs: Micros;
@@ -242,16 +242,14 @@ export interface OpenSourceMessage {
   /** 1-based. */
   readonly line: number;
 }
-/** The user selected a span (index into the trace's spans); the host may show it elsewhere. */
+/**
+ * The user selected a span (index into the trace's spans). The panel shows its details; the host opens its source
+ * line when it has one (inside the workspace) and sums it up in the status bar. A selected time range needs no
+ * message: the panel computes and shows its statistics itself, from the spans it holds.
+ */
 export interface SelectSpanMessage {
   readonly type: 'selectSpan';
   readonly spanIndex: number;
-}
-/** The user selected a time range; the host may report its statistics in the status bar. */
-export interface RequestRangeMessage {
-  readonly type: 'requestRange';
-  readonly startUs: Micros;
-  readonly endUs: Micros;
 }
 /** Export the shown trace as Chrome/Perfetto JSON. */
 export interface ExportTraceMessage {
@@ -264,8 +262,7 @@ export interface LogMessage {
   readonly message: string;
 }
 
-export type FromWebview =
-  ReadyMessage | OpenSourceMessage | SelectSpanMessage | RequestRangeMessage | ExportTraceMessage | LogMessage;
+export type FromWebview = ReadyMessage | OpenSourceMessage | SelectSpanMessage | ExportTraceMessage | LogMessage;
 export type FromWebviewType = FromWebview['type'];
 
 // ---------------------------------------------------------------------------------------------------------
@@ -335,7 +332,6 @@ const MESSAGE_FIELDS: Readonly<Record<FromWebviewType, Fields>> = {
   ready: { panel: oneOf(PANEL_KINDS) },
   openSource: { file: nonEmptyText, line: integer(1, 10_000_000) },
   selectSpan: { spanIndex: integer(0, 2 ** 32 - 1) },
-  requestRange: { startUs: finiteNumber, endUs: finiteNumber },
   exportTrace: {},
   log: { level: oneOf(LOG_LEVELS), message: text() },
 };
@@ -361,9 +357,6 @@ export function validateWebviewMessage(message: unknown): ValidationResult {
     if (!(key in message)) return { error: `${type}: missing field "${key}"` };
     const problem = check(message[key]);
     if (problem) return { error: `${type}.${key} ${problem}` };
-  }
-  if (type === 'requestRange' && (message.endUs as number) < (message.startUs as number)) {
-    return { error: 'requestRange.endUs must not be before startUs' };
   }
   return message as unknown as FromWebview;
 }

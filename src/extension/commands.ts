@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './context';
 import { CancelledError } from './progress';
+import { revealLineInTimeline } from './panels/reveal-line';
 export type CommandHandler = (ctx: Ctx, ...args: unknown[]) => unknown;
 
 /**
@@ -38,6 +39,7 @@ export const COMMANDS = {
   'collectiveProfiler.showScalingCheck': lazy('training', 'showScalingCheck'),
   'collectiveProfiler.showTopology': lazy('collectives', 'showTopology'),
   'collectiveProfiler.profileExample': lazy('training', 'profileExample'),
+  'collectiveProfiler.revealInTimeline': (ctx: Ctx) => revealLineInTimeline(ctx),
 } satisfies Record<string, CommandHandler>;
 
 export type CommandId = keyof typeof COMMANDS;

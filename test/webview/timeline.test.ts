@@ -203,7 +203,7 @@ test('hovering a span shows its name, phase, bytes, link, bandwidth, step and ch
   await panel.page.waitForSelector('.tooltip[hidden]', { state: 'attached' });
 });
 
-test('clicking a span selects it, shows details and asks the host to open its source', { skip }, async () => {
+test('clicking a span selects it, shows details and tells the host, which opens its source', { skip }, async () => {
   const at = await pointAt(4, 20);
   await panel.page.mouse.click(at.x, at.y);
   await panel.page.waitForSelector('.span-details');
@@ -212,7 +212,11 @@ test('clicking a span selects it, shows details and asks the host to open its so
   assert.match(details, /\/work\/train\.py:12/);
   const posted = (await panel.posted()) as { type: string }[];
   assert.deepEqual(posted.filter((m) => m.type === 'selectSpan').at(-1), { type: 'selectSpan', spanIndex: 2 * 16 });
-  assert.deepEqual(posted.filter((m) => m.type === 'openSource').at(-1), {
+  // One message per click: the host opens the source from selectSpan, so the panel does not ask twice.
+  assert.equal(posted.filter((m) => m.type === 'openSource').length, 0);
+  // The source link in the details asks for the line explicitly.
+  await panel.page.locator('.span-details a.source').click();
+  assert.deepEqual(((await panel.posted()) as { type: string }[]).filter((m) => m.type === 'openSource').at(-1), {
     type: 'openSource',
     file: '/work/train.py',
     line: 12,
@@ -236,13 +240,30 @@ test('shift+drag selects a range and shows its busbw and phase shares', { skip }
   assert.ok(Math.abs(busbw - expected) / expected < 0.05, `busbw ${busbw} ≈ ${expected.toFixed(1)}:\n${text}`);
   assert.match(text, /exchange\s+6\d\.\d %/);
   assert.match(text, /reduce\s+3\d\.\d %/);
-  const range = ((await panel.posted()) as { type: string }[])
-    .filter((m) => m.type === 'requestRange')
-    .at(-1) as unknown as { startUs: number; endUs: number };
+  const range = await panel.page.evaluate(() => (window as any).collectiveProfilerTimeline.view.range);
   assert.ok(
     Math.abs(range.startUs - COMPUTE_US) < 2 && Math.abs(range.endUs - (COMPUTE_US + 90)) < 2,
     JSON.stringify(range),
   );
+  assert.match(text, /range\s+(8[89]|9[0-2])(\.\d+)? µs/);
+});
+
+test('a reveal from the host (the spans of a source line) moves the view to its range', { skip }, async () => {
+  await panel.send({ type: 'reveal', startUs: 55, endUs: 95 });
+  await frame();
+  const shown = await panel.page.evaluate(() => ({
+    view: (window as any).collectiveProfilerTimeline.view.view,
+    label: document.querySelector('.range-label')!.textContent,
+  }));
+  assert.deepEqual(shown.view, { startUs: 55, endUs: 95 });
+  assert.match(shown.label ?? '', /^55\.0 µs – 95\.0 µs of 220 µs$/);
+  // The first exchange (50-70 µs on rank 0) now spans about half the plot.
+  const [left, right] = await panel.page.evaluate(() => {
+    const { view } = (window as any).collectiveProfilerTimeline;
+    return [view.scale().timeToPx(55), view.scale().timeToPx(95)];
+  });
+  assert.ok(right - left > 500, `40 µs fill ${right - left} px`);
+  await panel.send({ type: 'reveal', startUs: 0, endUs: 220 });
 });
 
 test('the search box dims spans that do not match and counts the matches', { skip }, async () => {

@@ -18,7 +18,7 @@ import {
 } from 'chart.js';
 import { formatBytes, formatMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
-import { themeVar } from '../shared/theme';
+import { cssRgba, readableColor, resolveColor, themeVar } from '../shared/theme';
 import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints, type SwitchPoint } from './series';
 
 Chart.register(
@@ -60,7 +60,8 @@ export interface ThemeColours {
 
 export function themeColours(): ThemeColours {
   return {
-    series: PALETTE_VARS.map((v, i) => themeVar(v) || FALLBACKS[i]),
+    // Made readable against the editor background: Light+'s yellow and orange lines are faint on white.
+    series: PALETTE_VARS.map((v, i) => cssRgba(readableColor(resolveColor(themeVar(v), FALLBACKS[i])))),
     foreground: themeVar('--vscode-foreground') || '#cccccc',
     grid: themeVar('--vscode-charts-lines') || 'rgba(128, 128, 128, 0.35)',
   };

@@ -58,11 +58,49 @@ export const PHASE_COLOR_VARS: Readonly<Record<string, readonly [string, string]
   collective: ['--vscode-charts-yellow', '#cca700'],
   optimizer: ['--vscode-charts-red', '#f14c4c'],
   other: ['--vscode-charts-foreground', '#cccccc'],
+  // Not a phase: backward compute, so forward and backward passes read apart (VS Code has no eighth chart colour).
+  backward: ['--vscode-terminal-ansiCyan', '#11a8cd'],
 };
 
+/** The phase's theme colour, made readable against the editor background (readableColor). */
 export function phaseColor(phase: string): [number, number, number, number] {
   const [variable, fallback] = PHASE_COLOR_VARS[phase] ?? PHASE_COLOR_VARS.other;
-  return resolveColor(themeVar(variable), fallback);
+  return readableColor(resolveColor(themeVar(variable), fallback));
+}
+
+/** Least contrast a series colour (a span, a line, a link) keeps against the background: WCAG's 3:1 for graphics. */
+export const MIN_GRAPHIC_CONTRAST = 3;
+
+/** WCAG relative luminance of an sRGB colour. */
+export function luminance([r, g, b]: readonly number[]): number {
+  const linear = (c: number): number => {
+    const v = c / 255;
+    return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}
+
+/** WCAG contrast ratio of two colours, from 1 (the same) to 21 (black on white). */
+export function contrastRatio(a: readonly number[], b: readonly number[]): number {
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/**
+ * The colour itself when it keeps `minRatio` against `background` (the editor's, by default), else the same hue
+ * darkened (on a light background) or lightened (on a dark one) just enough. Theme palettes are made for text on
+ * their own background, not for thin lines: Light+'s yellow and orange are faint on white.
+ */
+export function readableColor(
+  colour: readonly number[],
+  background: readonly number[] = resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e'),
+  minRatio = MIN_GRAPHIC_CONTRAST,
+): [number, number, number, number] {
+  const toward = luminance(background) > 0.5 ? [0, 0, 0, colour[3]] : [255, 255, 255, colour[3]];
+  let result = [colour[0], colour[1], colour[2], colour[3]] as [number, number, number, number];
+  for (let t = 0.05; contrastRatio(result, background) < minRatio && t <= 1.0001; t += 0.05)
+    result = mix(colour, toward, t);
+  return result;
 }
 
 /** Calls back when VS Code swaps the theme (it rewrites the body class and the root style attribute). */

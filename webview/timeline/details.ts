@@ -24,7 +24,8 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
   if (span.step >= 0) facts.push(['step', String(span.step)]);
   facts.push(['channel', String(span.channel)]);
   if (span.chunk >= 0) facts.push(['chunk', String(span.chunk)]);
-  facts.push(['rank', String(span.rank)]);
+  // Imported traces that do not say which rank they ran on carry -1: a thread or process id is not shown as a rank.
+  if (span.rank >= 0) facts.push(['rank', String(span.rank)]);
   if (span.source) facts.push(['source', `${span.source.file}:${span.source.line}`]);
   for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push(argFact(key, value));
   return facts;

@@ -9,6 +9,7 @@ import { onThemeChange } from '../shared/theme';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { renderRangeStats, renderSpanDetails, renderTooltip } from './details';
 import { attachInteraction } from './interaction';
+import { renderLegend } from './legend';
 import { TimelineModel, type SpanColumns } from './model';
 import { Overview } from './overview';
 import { TimelineView } from './view';
@@ -31,6 +32,7 @@ const exportButton = el(
   { secondary: '', icon: 'export', title: 'Export as Chrome/Perfetto JSON' },
   'Export…',
 );
+const legend = el('div', { class: 'legend timeline-legend', 'aria-label': 'Colour legend' });
 const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': 'Trace overview' });
 const lanesCanvas = el('canvas', { class: 'lanes', tabindex: '0', 'aria-label': 'Trace timeline: W/S zoom, A/D pan' });
 const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
@@ -38,6 +40,7 @@ const details = el('div', { class: 'details' }, el('span', { class: 'muted' }, H
 const message = el('div', { class: 'message' }, 'Waiting for a trace…');
 app.append(
   el('div', { class: 'toolbar' }, title, rangeLabel, filter, matchCount, reset, exportButton),
+  legend,
   overviewCanvas,
   el('div', { class: 'lanes-wrap' }, lanesCanvas, tooltip),
   message,
@@ -108,13 +111,12 @@ attachInteraction(view, {
     persist();
     const model = view.model;
     if (!model || sorted < 0) return;
+    // The host opens the span's source line from its own copy of the trace, and sums the span up in the status bar.
     post({ type: 'selectSpan', spanIndex: model.originalIndex(sorted) });
-    const span = model.spanAt(sorted);
-    if (span?.source) post({ type: 'openSource', file: span.source.file, line: span.source.line });
   },
-  range(startUs, endUs) {
+  range() {
+    // The statistics come from the spans this panel holds; the host is not asked for them.
     showDetails();
-    post({ type: 'requestRange', startUs, endUs });
   },
   clearSelection() {
     view.selected = -1;
@@ -201,8 +203,13 @@ function show(model: TimelineModel, from?: TraceSource): void {
   saved = undefined;
   rangeLabel.textContent = view.describeView();
   overview.rebuild();
+  refreshLegend();
   showDetails();
   persist();
+}
+
+function refreshLegend(): void {
+  if (view.model) renderLegend(legend, view.model, (key) => view.phaseCss(key));
 }
 
 /** 1234567 → "1,234,567"; toLocaleString would load locale data on its first call, on the first-paint path. */
@@ -245,6 +252,7 @@ function handle(msg: ToWebview): void {
     case 'theme':
       view.refreshTheme();
       overview.rebuild();
+      refreshLegend();
       break;
     case 'error':
       showMessage(msg.message, true);
@@ -265,6 +273,7 @@ onHostMessage((msg) => {
 onThemeChange(() => {
   view.refreshTheme();
   overview.rebuild();
+  refreshLegend();
 });
 new ResizeObserver(() => {
   view.resize();

@@ -11,8 +11,18 @@ import {
 } from '../../src/engine/index';
 import { buildRowLod, type RowLod } from './lod';
 import { computeRangeStats, type RangeStats } from './range-stats';
+import { expandTracks, nestingDepths, type Track } from './tracks';
 
 export const PHASE_COUNT = PHASES.length;
+/**
+ * What a span is coloured by: its phase, and for compute one more key, so a training step reads like Nsight's
+ * NVTX ranges: forward in the compute colour, backward in its own, the optimizer in its phase's.
+ */
+export const COLOUR_KEYS: readonly string[] = [...PHASES, 'backward'];
+export const COLOUR_COUNT = COLOUR_KEYS.length;
+const BACKWARD_COLOUR = COLOUR_KEYS.indexOf('backward');
+const COMPUTE_PHASE = PHASES.indexOf('compute');
+const BACKWARD_NAME = /backward|\bbwd\b|autograd::engine/i;
 
 /** Spans as columns; index i of every array describes span i. */
 export interface SpanColumns {
@@ -28,6 +38,9 @@ export interface SpanColumns {
 
 export type { RangeStats } from './range-stats';
 
+/** The trace's lane id of a row: a track's lane, or the row's own id when the lane did not nest. */
+const laneIdOf = (lane: Lane): number => (lane as Partial<Track>).laneId ?? lane.id;
+
 const KIND_ORDER: Readonly<Record<LaneKind, number>> = { node: 0, rank: 1, stream: 2, link: 3 };
 
 export class TimelineModel {
@@ -36,6 +49,10 @@ export class TimelineModel {
   /** Longest span in each row, µs: the binary search for a window starts this far before it. */
   private readonly rowMaxDurationUs: Float64Array;
   readonly lods: (RowLod | null)[];
+  /** Colour key (index into COLOUR_KEYS) per sorted position: the phase, or "backward" for backward compute. */
+  readonly colour: Uint8Array;
+  /** 1 for rows of every other lane (all tracks of a lane alike), so stripes mark lanes rather than depths. */
+  readonly stripe: Uint8Array;
   readonly startUs: number;
   readonly endUs: number;
 
@@ -55,6 +72,12 @@ export class TimelineModel {
     readonly spans: readonly Span[] | undefined,
   ) {
     this.order = order;
+    this.stripe = new Uint8Array(rows.length);
+    let ordinal = 0;
+    rows.forEach((lane, r) => {
+      if (r > 0 && laneIdOf(lane) !== laneIdOf(rows[r - 1])) ordinal++;
+      this.stripe[r] = ordinal & 1;
+    });
     let lo = Infinity;
     let hi = -Infinity;
     this.rowMaxDurationUs = new Float64Array(rows.length);
@@ -69,9 +92,20 @@ export class TimelineModel {
     }
     this.startUs = Number.isFinite(lo) ? lo : 0;
     this.endUs = hi > this.startUs ? hi : this.startUs + 1;
+    this.colour = spans ? backwardColours(phase, spans, (k) => this.originalIndex(k)) : phase;
     const scratch = { perPhase: new Float32Array(0) };
     this.lods = rows.map((_, r) =>
-      buildRowLod(start, end, phase, rowOffsets[r], rowOffsets[r + 1], this.startUs, this.endUs, PHASE_COUNT, scratch),
+      buildRowLod(
+        start,
+        end,
+        this.colour,
+        rowOffsets[r],
+        rowOffsets[r + 1],
+        this.startUs,
+        this.endUs,
+        COLOUR_COUNT,
+        scratch,
+      ),
     );
   }
 
@@ -101,8 +135,26 @@ export class TimelineModel {
     return TimelineModel.fromColumns(trace.metadata, trace.lanes, columns, trace.spans);
   }
 
-  /** Groups the spans by row and sorts each row by start; input already in that order is used without a copy. */
+  /**
+   * Groups the spans by row and sorts each row by start; input already in that order is used without a copy.
+   * Lanes whose spans nest become one track per depth (tracks.ts), so a span inside another is drawn below it.
+   */
   static fromColumns(
+    metadata: TraceMetadata,
+    lanes: readonly Lane[],
+    columns: SpanColumns,
+    spans?: readonly Span[],
+  ): TimelineModel {
+    const flat = TimelineModel.grouped(metadata, lanes, columns, spans);
+    const nesting = nestingDepths(flat.start, flat.end, flat.phase, flat.rowOffsets);
+    if (!nesting) return flat;
+    const { tracks, trackOfSpan } = expandTracks(flat.rows, nesting.rowDepths, nesting.depth, flat.rowOffsets, (k) =>
+      flat.originalIndex(k),
+    );
+    return TimelineModel.grouped(metadata, tracks, { ...columns, lane: trackOfSpan }, spans);
+  }
+
+  private static grouped(
     metadata: TraceMetadata,
     lanes: readonly Lane[],
     columns: SpanColumns,
@@ -127,14 +179,22 @@ export class TimelineModel {
     let inOrder = true;
     let previousRow = 0;
     let previousStart = -Infinity;
+    let previousEnd = Infinity;
     for (let i = 0; i < n; i++) {
       const id = lane[i];
       const row = id <= maxLaneId ? rowOfLane[id] : -1;
       if (row < 0) throw new Error(`span ${i} is on unknown lane ${id}`);
       counts[row + 1]++;
-      if (row < previousRow || (row === previousRow && startUs[i] < previousStart)) inOrder = false;
+      // Within a row: by start, and at equal starts the longer span first, so a parent precedes its children.
+      if (
+        row < previousRow ||
+        (row === previousRow &&
+          (startUs[i] < previousStart || (startUs[i] === previousStart && endUs[i] > previousEnd)))
+      )
+        inOrder = false;
       previousRow = row;
       previousStart = startUs[i];
+      previousEnd = endUs[i];
     }
     const offsets = new Uint32Array(rows.length + 1);
     for (let r = 0; r < rows.length; r++) offsets[r + 1] = offsets[r] + counts[r + 1];
@@ -167,10 +227,13 @@ export class TimelineModel {
       const from = offsets[r];
       const to = offsets[r + 1];
       let sorted = true;
-      for (let k = from + 1; k < to && sorted; k++) sorted = sortedStart[k] >= sortedStart[k - 1];
+      for (let k = from + 1; k < to && sorted; k++)
+        sorted =
+          sortedStart[k] > sortedStart[k - 1] ||
+          (sortedStart[k] === sortedStart[k - 1] && sortedEnd[k] <= sortedEnd[k - 1]);
       if (sorted) continue;
       const permutation = Array.from({ length: to - from }, (_, k) => from + k).sort(
-        (a, b) => sortedStart[a] - sortedStart[b] || a - b,
+        (a, b) => sortedStart[a] - sortedStart[b] || sortedEnd[b] - sortedEnd[a] || a - b,
       );
       const reorder = <T extends Float64Array | Uint8Array | Uint32Array>(column: T): void => {
         const copy = column.slice(from, to);
@@ -286,4 +349,25 @@ export class TimelineModel {
     }
     return lo;
   }
+}
+
+/** The phase column with backward compute spans re-keyed "backward"; the phase column itself when there are none. */
+function backwardColours(phase: Uint8Array, spans: readonly Span[], originalIndex: (k: number) => number): Uint8Array {
+  let colour: Uint8Array | undefined;
+  // Names repeat (one per layer and step), so each distinct name is tested once.
+  const isBackward = new Map<string, boolean>();
+  for (let k = 0; k < phase.length; k++) {
+    if (phase[k] !== COMPUTE_PHASE) continue;
+    const name = spans[originalIndex(k)]?.name;
+    if (!name) continue;
+    let backward = isBackward.get(name);
+    if (backward === undefined) {
+      backward = BACKWARD_NAME.test(name);
+      isBackward.set(name, backward);
+    }
+    if (!backward) continue;
+    colour ??= phase.slice();
+    colour[k] = BACKWARD_COLOUR;
+  }
+  return colour ?? phase;
 }

@@ -1,7 +1,6 @@
 // The overview strip: the whole trace squeezed into a few pixels of height, each column stacked by phase share,
 // with the visible window outlined. Clicking or dragging in it moves the main view.
-import { PHASES } from '../../src/engine/index';
-import { PHASE_COUNT } from './model';
+import { COLOUR_COUNT, COLOUR_KEYS } from './model';
 import { ColumnScratch, EMPTY, columnsForRow } from './raster';
 import type { TimelineView } from './view';
 
@@ -53,13 +52,13 @@ export class Overview {
     const plotWidth = width - this.view.labelWidthPx;
     if (!model || plotWidth <= 0) return;
     // Count, per column, how many rows show each phase there.
-    const counts = new Uint16Array(plotWidth * PHASE_COUNT);
+    const counts = new Uint16Array(plotWidth * COLOUR_COUNT);
     this.scratch.resize(plotWidth);
     const window = { startUs: model.startUs, endUs: model.endUs, width: plotWidth };
     for (let row = 0; row < model.rows.length; row++) {
       columnsForRow(model, row, window, null, this.scratch);
       for (let c = 0; c < plotWidth; c++)
-        if (this.scratch.slot[c] !== EMPTY) counts[c * PHASE_COUNT + this.scratch.slot[c]]++;
+        if (this.scratch.slot[c] !== EMPTY) counts[c * COLOUR_COUNT + this.scratch.slot[c]]++;
     }
     // Stack the phases bottom-up in each column, written as pixels: thousands of fillRect calls cost more.
     const cache = document.createElement('canvas');
@@ -68,12 +67,12 @@ export class Overview {
     const ctx = cache.getContext('2d')!;
     const image = ctx.createImageData(width, height);
     const pixels = new Uint32Array(image.data.buffer);
-    const colours = Uint32Array.from(PHASES, (_, p) => this.view.phasePacked(p));
+    const colours = Uint32Array.from(COLOUR_KEYS, (_, p) => this.view.phasePacked(p));
     const rows = Math.max(1, model.rows.length);
     for (let c = 0; c < plotWidth; c++) {
       let y = height;
-      for (let p = 0; p < PHASES.length; p++) {
-        const mine = counts[c * PHASE_COUNT + p];
+      for (let p = 0; p < COLOUR_COUNT; p++) {
+        const mine = counts[c * COLOUR_COUNT + p];
         if (mine === 0) continue;
         const top = Math.max(0, Math.round(y - (mine / rows) * height));
         for (let row = top; row < y; row++) pixels[row * width + this.view.labelWidthPx + c] = colours[p];

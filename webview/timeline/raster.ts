@@ -1,11 +1,11 @@
 // Rasterises rows of spans into an RGBA pixel buffer. Each pixel column of a row gets the colour of the phase
 // that occupies most of it, so any number of spans in one column costs one column write. Rows are painted by
 // copying one prepared line per pixel row (TypedArray.set), the fastest way to fill pixels from script.
-import { PHASE_COUNT, type TimelineModel } from './model';
+import { COLOUR_COUNT, type TimelineModel } from './model';
 
-/** Slot PHASE_COUNT holds spans that the filter dims. */
-const SLOTS = PHASE_COUNT + 1;
-export const DIMMED_SLOT = PHASE_COUNT;
+/** One slot per colour key (model.ts); slot COLOUR_COUNT holds spans that the filter dims. */
+const SLOTS = COLOUR_COUNT + 1;
+export const DIMMED_SLOT = COLOUR_COUNT;
 export const EMPTY = 255;
 
 export interface RasterTarget {
@@ -71,7 +71,7 @@ export function columnsForRow(
   } else {
     const start = model.start;
     const end = model.end;
-    const phase = model.phase;
+    const phase = model.colour;
     const last = model.rowOffsets[row + 1];
     for (let i = model.firstVisible(row, view.startUs); i < last; i++) {
       const s = start[i];

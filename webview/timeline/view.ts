@@ -2,8 +2,9 @@
 // All state that decides a frame lives here; interaction.ts turns input into calls on this class.
 import { PHASES, formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
-import { PHASE_COUNT, type TimelineModel } from './model';
+import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, paintRow } from './raster';
+import { isNestedTrack } from './tracks';
 import { TimeScale, clampWindow, panWindow, zoomWindow, type ViewWindow } from './time-scale';
 
 export const LABEL_WIDTH_CSS = 170;
@@ -51,9 +52,9 @@ export class TimelineView {
     this.fontFamily = getComputedStyle(document.body).fontFamily || 'sans-serif';
     const background = resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e');
     const foreground = resolveColor(themeVar('--vscode-foreground'), '#cccccc');
-    const colours = PHASES.map((p) => phaseColor(p));
+    const colours = COLOUR_KEYS.map((p) => phaseColor(p));
     const dimmed = mix(background, foreground, 0.18);
-    const slots = new Uint32Array(PHASE_COUNT + 1);
+    const slots = new Uint32Array(COLOUR_COUNT + 1);
     colours.forEach((c, i) => {
       slots[i] = packRgba(c);
     });
@@ -224,14 +225,15 @@ export class TimelineView {
       const window = { startUs: this.view.startUs, endUs: this.view.endUs, width: plotWidth };
       for (let row = firstRow; row <= lastRow; row++) {
         const top = row * rowHeight - this.scrollTopPx;
-        if (row % 2 === 1)
+        const striped = model.stripe[row] === 1;
+        if (striped)
           pixels.fill(palette.stripe, Math.max(0, top) * plotWidth, Math.min(plotHeight, top + rowHeight) * plotWidth);
         visited += columnsForRow(model, row, window, this.mask, this.scratch);
         paintRow(
           target,
           top + 1,
           top + rowHeight - 1,
-          row % 2 === 1 ? palette.stripe : palette.backgroundPacked,
+          striped ? palette.stripe : palette.backgroundPacked,
           palette.slots,
           this.scratch,
         );
@@ -282,8 +284,11 @@ export class TimelineView {
     for (let row = firstRow; model && row <= lastRow; row++) {
       const y = axisHeight + row * rowHeight - this.scrollTopPx;
       const lane = model.rows[row];
-      ctx.fillStyle = lane.kind === 'rank' ? palette.foreground : palette.muted;
-      ctx.fillText(lane.label, 6 * this.dpr, y + rowHeight / 2, labelWidth - 10 * this.dpr);
+      // A nested track belongs to the lane above it: the label is written once, on the lane's first track.
+      if (!isNestedTrack(lane)) {
+        ctx.fillStyle = lane.kind === 'rank' ? palette.foreground : palette.muted;
+        ctx.fillText(lane.label, 6 * this.dpr, y + rowHeight / 2, labelWidth - 10 * this.dpr);
+      }
       if (row > 0 && lane.node !== model.rows[row - 1].node) {
         ctx.fillStyle = palette.muted;
         ctx.fillRect(0, y, canvas.width, Math.max(1, Math.round(this.dpr)));

@@ -2,7 +2,7 @@
 // utilisation, vertices by kind, and an optional overlay of one channel's ring or tree.
 import { formatBytes } from '../../src/engine/index';
 import type { ChannelPath, TopologyData, TopologyLink, TopologyVertex } from '../../src/protocol';
-import { cssRgba, mix, resolveColor, themeVar } from '../shared/theme';
+import { cssRgba, mix, readableColor, resolveColor, themeVar } from '../shared/theme';
 import { layoutTopology, undirectedLinks, type Point } from './model';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -25,9 +25,9 @@ function svg<K extends keyof SVGElementTagNameMap>(
 /** Utilisation 0 → green, 0.5 → yellow, 1 → red, from the theme's chart colours; unused links are faint grey. */
 export function heatColour(utilisation: number): string {
   if (!(utilisation > 0)) return cssRgba(resolveColor(themeVar('--vscode-charts-lines'), '#808080'), 0.45);
-  const green = resolveColor(themeVar('--vscode-charts-green'), '#89d185');
-  const yellow = resolveColor(themeVar('--vscode-charts-yellow'), '#cca700');
-  const red = resolveColor(themeVar('--vscode-charts-red'), '#f14c4c');
+  const green = readableColor(resolveColor(themeVar('--vscode-charts-green'), '#89d185'));
+  const yellow = readableColor(resolveColor(themeVar('--vscode-charts-yellow'), '#cca700'));
+  const red = readableColor(resolveColor(themeVar('--vscode-charts-red'), '#f14c4c'));
   const u = Math.min(1, utilisation);
   return cssRgba(u < 0.5 ? mix(green, yellow, u / 0.5) : mix(yellow, red, (u - 0.5) / 0.5), 1);
 }
@@ -83,7 +83,7 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
   const foreground = cssRgba(resolveColor(themeVar('--vscode-foreground'), '#cccccc'));
   const muted = cssRgba(resolveColor(themeVar('--vscode-descriptionForeground'), '#9d9d9d'));
   const background = cssRgba(resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e'));
-  const highlight = cssRgba(resolveColor(themeVar('--vscode-focusBorder'), '#007fd4'));
+  const highlight = cssRgba(readableColor(resolveColor(themeVar('--vscode-focusBorder'), '#007fd4')));
   const defs = svg('defs');
   const marker = svg('marker', {
     id: 'arrow',
@@ -198,7 +198,7 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
         height: h,
         rx: 3,
         fill: background,
-        stroke: cssRgba(resolveColor(themeVar(variable), fallback)),
+        stroke: cssRgba(readableColor(resolveColor(themeVar(variable), fallback))),
         'stroke-width': 1.5,
       }),
     );

@@ -69,7 +69,10 @@ export function readTraceFile(
       1,
       fileName,
     );
-  return { ...chromeEventsToTrace(events, fileName), format: 'chrome' };
+  // A PyTorch profiler trace names its rank in distributedInfo; a process id is no rank.
+  const info = isRecord(doc) && isRecord(doc.distributedInfo) ? doc.distributedInfo : {};
+  const rank = finite(info.rank);
+  return { ...chromeEventsToTrace(events, fileName, rank), format: 'chrome' };
 }
 
 /** Rebuilds an embedded trace through the validating builder, so a hand-edited file cannot feed the renderer nonsense. */
@@ -126,6 +129,8 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
 export function chromeEventsToTrace(
   events: readonly unknown[],
   fileName: string,
+  /** The rank the trace was recorded on, when it says; spans get -1 (no rank) otherwise, never a process id. */
+  rank = -1,
 ): { trace: Trace; warnings: string[] } {
   const warnings: string[] = [];
   const names = new Map<string, string>();
@@ -207,7 +212,7 @@ export function chromeEventsToTrace(
     const bytes = finite(s.args.bytes) ?? 0;
     builder.add({
       lane: lanes.get(`${s.pid}:${s.tid}`)!,
-      rank: Number(s.pid) || 0,
+      rank,
       phase,
       name: intern(s.name),
       step: -1,

@@ -8,6 +8,8 @@ import { PANEL_TITLES, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-
 import { readTraceFile, serializeTraceFile } from '../glue/trace-file';
 import { writeFileAtomic, removeStaleTemps } from '../glue/atomic-write';
 import type { CoreServices } from '../core';
+import { sourceExtent, type SourceExtent } from '../glue/span-links';
+import * as path from 'node:path';
 
 export class PanelManager implements vscode.Disposable {
   private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
@@ -47,6 +49,21 @@ export class PanelManager implements vscode.Disposable {
 
   showTopology(data: TopologyData): void {
     this.reveal('topology').post({ type: 'topology', data });
+  }
+
+  /**
+   * Shows the spans that came from `file`:`line` in the timeline that shows a trace (the reveal message), and
+   * returns their extent; undefined when no trace is shown or none of its spans came from there.
+   */
+  revealSource(file: string, line: number): SourceExtent | undefined {
+    const wired = this.activeTraceView;
+    if (!wired?.trace) return undefined;
+    const extent = sourceExtent(wired.trace, file, line, path.resolve);
+    if (!extent) return undefined;
+    for (const { panel, wired: candidate } of this.open.values())
+      if (candidate === wired) panel.reveal(undefined, true);
+    wired.post({ type: 'reveal', startUs: extent.startUs, endUs: extent.endUs });
+    return extent;
   }
 
   setActiveTrace(view: WiredWebview | undefined): void {

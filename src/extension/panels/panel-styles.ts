@@ -22,6 +22,7 @@ a.source { color: var(--vscode-textLink-foreground); cursor: pointer; text-decor
 `;
 
 const timeline = `
+.timeline-legend { flex: none; padding: 0 8px 4px; font-size: 11px; }
 .overview { flex: none; height: 36px; width: 100%; display: block; cursor: pointer;
   border-bottom: 1px solid var(--vscode-panel-border, transparent); }
 .lanes-wrap { position: relative; flex: 1; min-height: 0; }

@@ -7,6 +7,7 @@ import { buildPanelHtml, makeNonce } from './html';
 import { createMessageDispatcher, isInsideFolders, type MessageHandlers } from '../glue/message-dispatch';
 import { traceMessages } from '../glue/trace-chunks';
 import type { CoreServices } from '../core';
+import { spanSelection } from '../glue/span-links';
 import * as path from 'node:path';
 
 export const PANEL_TITLES: Readonly<Record<PanelKind, string>> = {
@@ -72,8 +73,7 @@ export class WiredWebview implements vscode.Disposable {
       ready: () => this.flush(),
       log: (m) => this.forwardLog(m),
       openSource: (m) => openSource(ctx, m.file, m.line),
-      selectSpan: (m) => ctx.log.debug(`[${kind}] selected span ${m.spanIndex}`),
-      requestRange: (m) => ctx.log.debug(`[${kind}] selected ${m.startUs.toFixed(1)}–${m.endUs.toFixed(1)} µs`),
+      selectSpan: (m) => this.selectSpan(m.spanIndex),
       exportTrace: () => {
         void vscode.commands.executeCommand('collectiveProfiler.exportTrace');
       },
@@ -109,6 +109,17 @@ export class WiredWebview implements vscode.Disposable {
     this.ready = true;
     this.post({ type: 'theme', kind: themeKind() });
     for (const m of this.queue.splice(0)) void this.webview.postMessage(m);
+  }
+
+  /** A span selected in the panel: its summary in the status bar, and its source line opened when it has one. */
+  private async selectSpan(index: number): Promise<void> {
+    const selection = this.trace ? spanSelection(this.trace, index) : undefined;
+    if (!selection) {
+      this.ctx.log.warn(`[${this.kind}] selected span ${index}, which the shown trace does not have`);
+      return;
+    }
+    vscode.window.setStatusBarMessage(`$(pulse) ${selection.summary}`, 10_000);
+    if (selection.source) await openSource(this.ctx, selection.source.file, selection.source.line);
   }
 
   private forwardLog(m: Extract<FromWebview, { type: 'log' }>): void {

@@ -135,11 +135,25 @@ export function parseKineto(
   }
   const annotationIndex = indexAnnotations(annotations);
   let kernels: NcclKernel[] = [];
+  const computeKernels: ComputeKernel[] = [];
   let corrupt = 0;
   for (const e of events) {
     if (e.cat !== 'kernel' || typeof e.name !== 'string') continue;
     const parsed = parseNcclKernelName(e.name);
-    if (!parsed) continue;
+    if (!parsed) {
+      // Compute kernels (GEMMs, elementwise, optimizer) are what the collectives overlap with: drawn on their stream.
+      const startUs = num(e.ts);
+      const durationUs = num(e.dur) ?? 0;
+      if (startUs !== undefined && durationUs >= 0)
+        computeKernels.push({
+          rank,
+          stream: String(num(e.args?.stream) ?? e.tid ?? 0),
+          name: e.name,
+          startUs,
+          durationUs,
+        });
+      continue;
+    }
     // Times must be finite numbers: a corrupt event is counted and skipped rather than drawn at NaN or backwards.
     const startUs = num(e.ts);
     if (startUs === undefined || (e.dur !== undefined && num(e.dur) === undefined)) {
@@ -202,7 +216,10 @@ export function parseKineto(
   const measurements = toMeasurements(kernels, worldSize, info).map((m) =>
     gpuNames.length > 0 ? { ...m, meta: { ...m.meta, gpuNames } } : m,
   );
-  const trace = toTrace(kernels, cpuOps, worldSize, fileName);
+  // Compute kernels pass the same plausibility window: one at 1e22 µs would stretch the axis over nothing.
+  const compute = dropImplausible(computeKernels);
+  if (compute.dropped > 0) warnings.push(droppedWarning(compute.dropped, 'compute kernels'));
+  const trace = toTrace(kernels, cpuOps, compute.kept, worldSize, fileName);
   const withDevices =
     gpuNames.length > 0
       ? {
@@ -344,12 +361,32 @@ interface CpuCommsOp {
   readonly durationUs: number;
 }
 
-/** Kernels on each rank's GPU stream lanes; the CPU-side record_param_comms ops on a CPU lane per rank. */
-function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number, fileName?: string): Trace {
+/** A kernel that is not NCCL's: compute the collectives overlap with, or wait behind. */
+interface ComputeKernel {
+  readonly rank: number;
+  readonly stream: string;
+  readonly name: string;
+  readonly startUs: number;
+  readonly durationUs: number;
+}
+
+/**
+ * NCCL and compute kernels on each rank's GPU stream lanes (the lane of a stream holds both, as Nsight draws it);
+ * the CPU-side record_param_comms ops on a CPU lane per rank.
+ */
+function toTrace(
+  kernels: NcclKernel[],
+  cpuOps: CpuCommsOp[],
+  computeKernels: readonly ComputeKernel[],
+  worldSize: number,
+  fileName?: string,
+): Trace {
   // A loop, not Math.min(...spread), which overflows the stack on traces with a few hundred thousand kernels.
   let origin = Infinity;
   for (const k of kernels) origin = Math.min(origin, k.startUs);
   for (const c of cpuOps) origin = Math.min(origin, c.startUs);
+  // Compute kernels count too: merging ranks aligns them by the absolute origin recorded in the facts.
+  for (const k of computeKernels) origin = Math.min(origin, k.startUs);
   if (origin === Infinity) origin = 0;
   // The absolute origin lets traces of several ranks (one file each) be merged onto one time axis.
   const title = fileName ? `Kineto ${fileName.split(/[\\/]/).pop()}` : 'Kineto trace';
@@ -371,6 +408,23 @@ function toTrace(kernels: NcclKernel[], cpuOps: CpuCommsOp[], worldSize: number,
       links: [],
       startUs: c.startUs - origin,
       endUs: c.startUs - origin + c.durationUs,
+    });
+  }
+  for (const k of computeKernels) {
+    if (!drawable(k.startUs, k.durationUs)) continue;
+    const lane = builder.lane('rank', `rank ${k.rank} · stream ${k.stream}`, { rank: k.rank });
+    builder.add({
+      lane,
+      rank: k.rank,
+      phase: 'compute',
+      name: k.name,
+      step: -1,
+      channel: 0,
+      chunk: -1,
+      bytes: 0,
+      links: [],
+      startUs: k.startUs - origin,
+      endUs: k.startUs - origin + k.durationUs,
     });
   }
   for (const k of kernels) {

@@ -109,7 +109,8 @@ function scanFile(
 }
 
 /**
- * Imports a Kineto/Chrome trace file of any size by streaming it. The first pass keeps the NCCL events; a second
+ * Imports a Kineto/Chrome trace file of any size by streaming it. Compute kernels are not kept here (memory stays
+ * bounded; the whole-file import, up to its limit, draws them). The first pass keeps the NCCL events; a second
  * pass runs only when some NCCL kernels have no size of their own and the trace has `nccl:` annotations, to pick
  * up the launches that tie the two together.
  */

@@ -79,3 +79,20 @@ test('profiler categories decide the phase before words in kernel names', async 
   assert.equal(phaseOf('cudaLaunchKernel', 'cuda_runtime'), 'other');
   assert.equal(phaseOf('ring exchange step 3', ''), 'exchange');
 });
+
+test('a plain Chrome trace shows no process id as a rank; a profiler trace names its own rank', () => {
+  const events = [
+    { ph: 'X', name: 'aten::mm', cat: 'cpu_op', pid: 2910249, tid: 2910249, ts: 10, dur: 5 },
+    { ph: 'X', name: 'ncclKernel_AllReduce_RING_LL_Sum_float', cat: 'kernel', pid: 0, tid: 7, ts: 12, dur: 4 },
+  ];
+  const plain = readTraceFile(JSON.stringify({ traceEvents: events }), 'p.json').trace;
+  assert.deepEqual(
+    plain.spans.map((s) => s.rank),
+    [-1, -1],
+  );
+  const profiler = readTraceFile(JSON.stringify({ traceEvents: events, distributedInfo: { rank: 3 } }), 'k.json').trace;
+  assert.deepEqual(
+    profiler.spans.map((s) => s.rank),
+    [3, 3],
+  );
+});

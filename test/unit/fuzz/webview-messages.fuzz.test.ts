@@ -100,7 +100,7 @@ test('every posted value is validated, and only valid messages reach their own h
     };
     const dispatch = createMessageDispatcher(
       'fuzz',
-      { ready: record, openSource: record, selectSpan: record, requestRange: record, exportTrace: record, log: record },
+      { ready: record, openSource: record, selectSpan: record, exportTrace: record, log: record },
       { warn: (w) => warnings.push(w), error: (e) => warnings.push(e) },
     );
     pending.push(

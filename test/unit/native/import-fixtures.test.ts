@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportResult } from '../../../src/native/import/index';
 import { resolveSystem, simulateCollective } from '../../../src/engine/index';
@@ -175,12 +175,13 @@ test('Kineto: NCCL kernels per rank with algorithm, protocol and sizes', { skip 
   );
 
   const old = load('kineto-a100-8rank-2022-ncclworkelem-gpu-excerpt.json');
+  const oldNccl = old.trace!.spans.filter((s) => s.phase === 'collective');
   assert.deepEqual(
-    old.trace!.spans.map((s) => s.rank),
+    oldNccl.map((s) => s.rank),
     [3, 3],
   );
   assert.deepEqual(
-    old.trace!.spans.map((s) => s.endUs - s.startUs).sort((a, b) => a - b),
+    oldNccl.map((s) => s.endUs - s.startUs).sort((a, b) => a - b),
     [1808, 5847],
   );
 
@@ -248,4 +249,22 @@ test('Kineto traces of two ranks merge onto one time axis', { skip }, async () =
       ]),
     /log is nccl-tests/,
   );
+});
+
+test('Kineto: compute kernels are kept on their stream beside the NCCL kernels, each real trace', { skip }, () => {
+  for (const file of readdirSync(FIXTURES).filter((f) => /^kineto-.*\.json(\.gz)?$/.test(f))) {
+    const text = file.endsWith('.gz')
+      ? gunzipSync(readFileSync(join(FIXTURES, file))).toString('utf8')
+      : readFileSync(join(FIXTURES, file), 'utf8');
+    const events = (JSON.parse(text) as { traceEvents: { cat?: string; name?: string; ts?: number }[] }).traceEvents;
+    const computeEvents = events.filter(
+      (e) => e?.cat === 'kernel' && typeof e.name === 'string' && !/^nccl(Dev)?Kernel_/.test(e.name),
+    );
+    const { trace } = load(file);
+    const compute = trace!.spans.filter((s) => s.phase === 'compute');
+    assert.equal(compute.length, computeEvents.length, `${file}: every compute kernel is drawn`);
+    // Each sits on its stream's lane, the lane the NCCL kernels of that stream use.
+    for (const span of compute) assert.match(trace!.lanes[span.lane].label, /^rank \d+ · stream \S+$/, file);
+    assert.ok(compute.every((s) => s.startUs >= 0 && s.endUs >= s.startUs));
+  }
 });
