@@ -16,7 +16,8 @@ import {
 } from '../../engine/index';
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
+import { configUsageError } from '../command-errors';
 import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
@@ -62,7 +63,7 @@ function systemFor(
         source: path,
       };
     } catch (error) {
-      if (error instanceof ConfigError) throw new UsageError(error.toString());
+      if (error instanceof ConfigError) throw configUsageError(error);
       throw error;
     }
   }
@@ -205,12 +206,10 @@ export function formatValidation(rows: readonly ValidationRow[]): string {
   return lines.join('\n');
 }
 
-export const validateCommand: CliCommand = {
+export const validateCommand: CliCommand = defineCommand({
   name: 'validate',
   summary: 'Compare simulated sweeps with published nccl-tests runs and print the busbw error per dataset',
-  usage: [
-    'Usage: collective-profiler validate [--calibration-dir DIR] [--systems-dir DIR] [--leave-one-out] [--json]',
-    '',
+  description: [
     'Sweeps the sizes of every dataset in DIR/nccl-tests (default ../shared/calibration) on its system file',
     '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
     'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
@@ -220,13 +219,20 @@ export const validateCommand: CliCommand = {
     '--leave-one-out also judges each dataset with every constant that was fitted on it refit on the other',
     'datasets (or, where none supports it, set from the hardware facts), beside the in-sample error.',
     'Exit code 1 when a judged dataset fails (in-sample).',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['calibration-dir', 'systems-dir'],
-      switches: ['json', 'leave-one-out'],
-    });
-    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+  ],
+  options: [
+    {
+      name: 'calibration-dir',
+      value: 'dir',
+      help: 'The published runs (DIR/nccl-tests/*.json)',
+      default: '../shared/calibration',
+    },
+    { name: 'systems-dir', value: 'dir', help: 'System files, one per dataset', default: 'calibration/systems' },
+    { name: 'leave-one-out', help: 'Also judge each dataset with the constants fitted on it refit without it' },
+    { name: 'json', help: 'Print the datasets and their errors as JSON' },
+  ],
+  async execute({ flags, positional }, io) {
+    noPositionals('validate', positional);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
     if (flags.has('leave-one-out')) {
@@ -301,4 +307,4 @@ export const validateCommand: CliCommand = {
     }
     return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
   },
-};
+});

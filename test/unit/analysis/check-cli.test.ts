@@ -37,7 +37,7 @@ test('linter lines path:line:col code message, exit 1 with findings', async () =
   assert.equal(r.code, 1);
   assert.match(
     r.out,
-    /train\.py:5:9 CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./,
+    /train\.py:5:9: CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./,
   );
   assert.match(r.err, /1 finding in 1 file/);
 });

@@ -1,0 +1,21 @@
+// The error every command throws for a bad flag or a bad input file: printed as `error: ...` lines, exit code 2.
+import type { ConfigError } from '../config/positioned';
+
+export class UsageError extends Error {
+  /** Further problems of the same input, each printed as an `error:` line of its own after the message. */
+  readonly more: readonly string[];
+
+  constructor(message: string, more: readonly string[] = []) {
+    super(message);
+    this.more = more;
+  }
+}
+
+/**
+ * Every problem of a bad system or training file at once, one `file:line:col: message` line each, so a user fixes
+ * them in one pass instead of one run per problem.
+ */
+export function configUsageError(error: ConfigError): UsageError {
+  const [first, ...rest] = error.issues.map((issue) => `${error.file}:${issue.line}:${issue.column}: ${issue.message}`);
+  return new UsageError(first ?? error.toString(), rest);
+}
