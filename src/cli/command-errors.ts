@@ -16,6 +16,15 @@ export class UsageError extends Error {
  * them in one pass instead of one run per problem.
  */
 export function configUsageError(error: ConfigError): UsageError {
-  const [first, ...rest] = error.issues.map((issue) => `${error.file}:${issue.line}:${issue.column}: ${issue.message}`);
+  // One line per place: the schema validator can word one problem twice (a minimum, then the branch it failed).
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const issue of error.issues) {
+    const place = `${error.file}:${issue.line}:${issue.column}`;
+    if (seen.has(place)) continue;
+    seen.add(place);
+    lines.push(`${place}: ${issue.message}`);
+  }
+  const [first, ...rest] = lines;
   return new UsageError(first ?? error.toString(), rest);
 }

@@ -28,7 +28,8 @@ export function defineCommand(definition: CommandDefinition): CliCommand {
     get usage(): string {
       return formatHelp(definition);
     },
-    run: (args, io) => definition.execute(parseCommandArgs(definition, args), io),
+    // async, so a bad flag rejects the promise like every other error of the command instead of throwing.
+    run: async (args, io) => definition.execute(parseCommandArgs(definition, args), io),
   };
 }
 

@@ -92,7 +92,7 @@ function choiceLines(rows: readonly SweepRow[]): string[] {
     if (last?.choice === choice) last.to = row.bytes;
     else runs.push({ choice, from: row.bytes, to: row.bytes });
   }
-  return runs.map((r) => `#   ${r.choice.padEnd(20)} ${r.from} to ${r.to} bytes`);
+  return runs.map((r) => `#   ${r.choice.padEnd(20)} ${r.from === r.to ? r.from : `${r.from} to ${r.to}`} bytes`);
 }
 
 /** The whole output of `sweep`: the prediction line, nccl-tests' banner, header, rows and summary. */

@@ -50,7 +50,7 @@ export const calibrateCommand: CliCommand = defineCommand({
       name: 'force',
       help: 'Replace an existing --out file, and write the best bounded fit even when it explains nothing',
     },
-    { name: 'json', help: 'Print {system, medianErrorBefore, medianErrorAfter, parameters, unidentified}' },
+    { name: 'json', help: 'Print {system, medianErrorBeforePct, medianErrorAfterPct, parameters, unidentified}' },
   ],
   async execute({ flags, positional }, io) {
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
@@ -74,8 +74,9 @@ export const calibrateCommand: CliCommand = defineCommand({
         JSON.stringify(
           {
             system: result.system,
-            medianErrorBefore: result.medianErrorBefore,
-            medianErrorAfter: result.medianErrorAfter,
+            // Percentages, as every error figure in the CLI's JSON (validate's largeMedianPct, errorPct).
+            medianErrorBeforePct: result.medianErrorBefore * 100,
+            medianErrorAfterPct: result.medianErrorAfter * 100,
             parameters: result.parameters,
             unidentified: result.unidentified,
             evaluations: result.evaluations,

@@ -35,6 +35,7 @@ import {
 } from '../check-format';
 import { choiceFlag, flagValue } from '../flag-values';
 import { globMatcher } from '../glob';
+import { createProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
@@ -145,11 +146,14 @@ async function checkProgram(
   files: readonly string[],
   roots: readonly string[],
   options: AnalysisOptions,
+  progress: Progress,
 ): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await loadPythonParser(), options);
   const reads = new Map<string, { text: string; notes: string[] }>();
   const shownOf = (file: string) => relative(process.cwd(), file) || file;
-  for (const file of files.filter((f) => f.endsWith('.py'))) {
+  const python = files.filter((f) => f.endsWith('.py'));
+  for (const [index, file] of python.entries()) {
+    progress.update(index, python.length, shownOf(file));
     const read = readChecked(file);
     if ('result' in read) continue;
     reads.set(file, read);
@@ -324,11 +328,14 @@ export const checkCommand: CliCommand = defineCommand({
     const excluded = flags.get('exclude');
     const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined);
     const options = { worldSize, hints: flags.has('hints') };
+    const progress = createProgress('check', { enabled: format === 'text' });
     const program = await checkProgram(
       files,
       positional.map((p) => resolve(p)),
       options,
+      progress,
     );
+    progress.finish();
     const results: FileFindings[] = [];
     for (const file of files) {
       const shown = relative(process.cwd(), file) || file;

@@ -134,7 +134,7 @@ export const compareCommand: CliCommand = defineCommand({
             rows,
             flagged: result.flagged,
             ...(verdict ? { verdict } : {}),
-            medianError: medianRelativeError(result.rows),
+            medianErrorPct: medianRelativeError(result.rows) * 100,
           },
           null,
           2,

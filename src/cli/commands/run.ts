@@ -28,8 +28,12 @@ function table(run: NativeRunResult): string {
   const out = [
     `# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`,
   ];
+  // The `for` column appears only when buckets were timed too; a table of sizes alone does not need it.
+  const withBuckets = run.results.some((r) => r.label === 'bucket');
+  const forColumn = (text: string): string => (withBuckets ? ` ${text.padStart(7)}` : '');
   out.push(
-    `#${'size'.padStart(11)} ${'label'.padStart(7)} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`,
+    `#${'size'.padStart(11)}${forColumn('for')} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`,
+    `#${''.padStart(11)}${forColumn('')} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(GB/s)'.padStart(9)}`,
   );
   const keys = [...new Set(run.results.map((r) => `${r.label}:${r.bytes}`))];
   for (const key of keys) {
@@ -41,7 +45,7 @@ function table(run: NativeRunResult): string {
     const fused = of.find((r) => r.kind === 'fused');
     const verified = of.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
     out.push(
-      ` ${formatBytes(of[0].bytes).padStart(11)} ${of[0].label.padStart(7)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
+      ` ${formatBytes(of[0].bytes).padStart(11)}${forColumn(of[0].label)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
     );
   }
   const unsupported = run.results.find((r) => r.unsupported)?.unsupported;

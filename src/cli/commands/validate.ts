@@ -18,6 +18,7 @@ import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
 import { configUsageError } from '../command-errors';
+import { createProgress, type Progress } from '../progress';
 import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
@@ -120,9 +121,10 @@ function judged<T>(d: LoadedDataset, body: () => T): T {
   }
 }
 
-function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
-  return datasets.map((d) =>
+function validateLoaded(datasets: readonly LoadedDataset[], progress?: Progress): ValidationRow[] {
+  return datasets.map((d, i) =>
     judged(d, () => {
+      progress?.update(i, datasets.length, d.name);
       const system = resolveSystem(d.spec);
       return {
         dataset: d.name,
@@ -135,17 +137,18 @@ function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
   );
 }
 
-export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
-  return validateLoaded(loadDatasets(calibrationDir, systemsDir));
+export function validateAll(calibrationDir: string, systemsDir: string, progress?: Progress): ValidationRow[] {
+  return validateLoaded(loadDatasets(calibrationDir, systemsDir), progress);
 }
 
 /** Both judgements of every dataset: with the engine's constants, and with those fitted on it refit without it. */
 export function validateLeaveOneOut(
   calibrationDir: string,
   systemsDir: string,
+  progress?: Progress,
 ): { rows: ValidationRow[]; loo: LeaveOneOutRow[] } {
   const datasets = loadDatasets(calibrationDir, systemsDir);
-  const rows = validateLoaded(datasets);
+  const rows = validateLoaded(datasets, progress);
   const byName = new Map(
     leaveOneOut(
       datasets.map((d) =>
@@ -235,8 +238,10 @@ export const validateCommand: CliCommand = defineCommand({
     noPositionals('validate', positional);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
+    const progress = createProgress('validate', { enabled: !flags.has('json') });
     if (flags.has('leave-one-out')) {
-      const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir);
+      const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir, progress);
+      progress.finish();
       if (flags.has('json')) {
         // Per-row figures too: compare's uncertainty bands are derived from the leave-one-out rows.
         const summary = (c: DatasetComparison) => ({
@@ -275,7 +280,8 @@ export const validateCommand: CliCommand = defineCommand({
       }
       return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
     }
-    const rows = validateAll(calibrationDir, systemsDir);
+    const rows = validateAll(calibrationDir, systemsDir, progress);
+    progress.finish();
     if (flags.has('json')) {
       io.stdout(
         JSON.stringify(

@@ -6,6 +6,9 @@ import { COMMANDS } from '../../../src/cli/commands/index';
 import { COMMON_OPTIONS, formatHelp, parseCommandArgs } from '../../../src/cli/options';
 import { UsageError } from '../../../src/cli/command';
 import { nearestNames } from '../../../src/cli/suggest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli } from './run-cli';
 
 for (const command of COMMANDS) {
@@ -72,4 +75,16 @@ test('the CLI prints its version, suggests commands and flags, and exits 2 on us
   const help = await runCli(['help', 'sweep']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^Usage: collective-profiler sweep --system <preset\|file> \[options\]/);
+});
+
+test('a system file with two problems prints both, one positioned error line each', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-two-problems-'));
+  const file = join(dir, 'box.yaml');
+  writeFileSync(file, 'gpu: H100-SXM\nnodes: 1.5\ngpusPerNode: 8\nintraNode: nvswitch\nbogus: 3\n');
+  const run = await runCli(['simulate', '--system', file, '--bytes', '1M']);
+  assert.equal(run.code, 2);
+  const lines = run.stderr.trim().split('\n');
+  assert.equal(lines.length, 2, run.stderr);
+  assert.match(lines[0], /^error: .*box\.yaml:2:8: nodes: must be an integer/);
+  assert.match(lines[1], /^error: .*box\.yaml:5:1: unknown key 'bogus'/);
 });
