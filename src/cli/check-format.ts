@@ -11,10 +11,14 @@ export interface FileFindings {
   readonly unanalysed?: readonly Unanalysed[];
 }
 
-/** `bad.py:8:1 partly analysed: syntax error at line 8: ...` or `big.py: not analysed: ...`. */
+/** The formats `--output-format` takes; `--json` and `--sarif` are short for two of them. */
+export const OUTPUT_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** `bad.py:8:1: partly analysed: syntax error at line 8: ...` or `big.py: not analysed: ...`. */
 export function unanalysedLine(file: string, u: Unanalysed): string {
   // File names and messages quote the checked files: one line each, whatever they contain.
-  return `${terminalInline(file)}${u.line === undefined ? ':' : `:${u.line + 1}:1`} ${u.whole ? 'not analysed' : 'partly analysed'}: ${terminalInline(u.message)}`;
+  return `${terminalInline(file)}${u.line === undefined ? ':' : `:${u.line + 1}:1:`} ${u.whole ? 'not analysed' : 'partly analysed'}: ${terminalInline(u.message)}`;
 }
 
 function oneBased(r: SourceRange): { line: number; column: number; endLine: number; endColumn: number } {
@@ -23,12 +27,12 @@ function oneBased(r: SourceRange): { line: number; column: number; endLine: numb
 
 /**
  * One line per finding, then its evidence (the reduction, the update, a helper in another file) indented below it,
- * so the first line keeps the `path:line:col CODE message` shape that editors and scripts match.
+ * so the first line keeps the `path:line:col: CODE message` shape of ruff and flake8 that editors and scripts match.
  */
 export function humanLines(results: readonly FileFindings[]): string[] {
   const findings = results.flatMap((r) =>
     r.findings.flatMap((f) => [
-      `${terminalInline(r.file)}:${f.range.startLine + 1}:${f.range.startColumn + 1} ${f.code} ${terminalInline(f.message)}`,
+      `${terminalInline(r.file)}:${f.range.startLine + 1}:${f.range.startColumn + 1}: ${f.code} ${terminalInline(f.message)}`,
       ...f.related.map(
         (x) =>
           `    ${terminalInline(x.file ?? r.file)}:${x.range.startLine + 1}:${x.range.startColumn + 1}: ${terminalInline(x.message)}`,
@@ -66,6 +70,37 @@ export function toJson(results: readonly FileFindings[]): object[] {
       partial: !u.whole,
       message: u.message,
     })),
+  );
+  return [...findings, ...unanalysed];
+}
+
+/** GitHub Actions escapes a workflow command's message (`%`, CR, LF) and, in properties, also `:` and `,`. */
+function githubData(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+function githubProperty(text: string): string {
+  return githubData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+const GITHUB_LEVEL = { error: 'error', warning: 'warning', info: 'notice' } as const;
+
+/**
+ * GitHub Actions workflow commands (`::error file=...,line=...,col=...::message`), which annotate the lines of a
+ * pull request; a file not fully analysed is a warning on that file.
+ */
+export function githubLines(results: readonly FileFindings[]): string[] {
+  const findings = results.flatMap((r) =>
+    r.findings.map((f) => {
+      const { line, column, endLine, endColumn } = oneBased(f.range);
+      const where = `file=${githubProperty(r.file)},line=${line},col=${column},endLine=${endLine},endColumn=${endColumn}`;
+      return `::${GITHUB_LEVEL[f.severity]} ${where},title=${githubProperty(f.code)}::${githubData(`${f.code} ${f.message}`)}`;
+    }),
+  );
+  const unanalysed = results.flatMap((r) =>
+    (r.unanalysed ?? []).map((u) => {
+      const where = `file=${githubProperty(r.file)}${u.line === undefined ? '' : `,line=${u.line + 1}`}`;
+      return `::warning ${where},title=${u.whole ? 'not analysed' : 'partly analysed'}::${githubData(u.message)}`;
+    }),
   );
   return [...findings, ...unanalysed];
 }

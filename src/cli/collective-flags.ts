@@ -1,4 +1,5 @@
-// Flags shared by `simulate` and `sweep`: system scaling, algorithm, protocol, dtype and op, and the help text
+// Flags shared by `simulate` and `sweep`: system scaling, algorithm, protocol, dtype and op, their option-table
+// entries, and the help text
 // that lists the GPU catalogue and the presets.
 import {
   ALGORITHMS,
@@ -13,13 +14,37 @@ import {
 } from '../engine/index';
 import { choiceFlag, flagValue, positiveIntegerFlag } from './flag-values';
 import type { SystemScaling } from './load-system';
+import type { OptionSpec } from './options';
 
-export const SYSTEM_FLAG_HELP = [
-  '  --system <preset|file>   A preset name (see below) or a YAML/JSON system file (see docs/system-files.md)',
-  '  --nodes <n>              Scale the system to n nodes',
-  '  --gpus-per-node <g>      Use g GPUs in each node',
-  "  --nccl <version>         Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file's, else 2.30)",
-].join('\n');
+/** --system and the flags that scale it, shared by simulate, sweep, compare and calibrate. */
+export function systemOptions(systemHelp: string, required: boolean): OptionSpec[] {
+  return [
+    { name: 'system', value: 'preset|file', help: systemHelp, ...(required ? { required } : {}) },
+    { name: 'nodes', value: 'n', help: 'Scale the system to n nodes' },
+    { name: 'gpus-per-node', value: 'g', help: 'Use g GPUs in each node' },
+    {
+      name: 'nccl',
+      value: 'version',
+      help: "Choose algorithms as this NCCL release does (e.g. 2.26.2; default: the system file's, else 2.30)",
+    },
+  ];
+}
+
+export const SYSTEM_HELP = 'A preset name (see below) or a YAML/JSON system file (see docs/system-files.md)';
+
+export const ALGO_OPTION: OptionSpec = {
+  name: 'algo',
+  value: 'name',
+  help: `auto | ${ALGORITHMS.join(' | ')}`,
+  default: 'auto',
+};
+export const PROTO_OPTION: OptionSpec = {
+  name: 'proto',
+  value: 'name',
+  help: `auto | ${PROTOCOLS.join(' | ')}`,
+  default: 'auto',
+};
+export const DTYPE_OPTION: OptionSpec = { name: 'dtype', value: 'type', help: DTYPES.join(' | '), default: 'fp32' };
 
 const DTYPE_ALIASES: Record<string, Dtype> = {
   float: 'fp32',
@@ -29,6 +54,7 @@ const DTYPE_ALIASES: Record<string, Dtype> = {
   bfloat16: 'bf16',
 };
 const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
+export const OP_OPTION: OptionSpec = { name: 'op', value: 'op', help: OPS.join(' | '), default: 'sum' };
 
 export function scalingFlags(flags: Map<string, string[]>): SystemScaling {
   const nodes = flagValue(flags, 'nodes');

@@ -1,58 +1,40 @@
-// The contract every CLI subcommand implements, and the error type that maps to exit code 2.
+// The contract every CLI subcommand implements. A command is defined by its option table (options.ts), which
+// parses its arguments and writes its `--help`; `defineCommand` joins the two so no command parses on its own.
+import { UsageError } from './command-errors';
+import { formatHelp, parseCommandArgs, type CommandHelp, type ParsedArgs } from './options';
+
+export { UsageError };
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
 }
 
-export interface CliCommand {
-  readonly name: string;
-  readonly summary: string;
-  /** Full usage text printed by `<command> --help`. */
+export interface CliCommand extends CommandHelp {
+  /** Full usage text printed by `<command> --help`, generated from the option table. */
   readonly usage: string;
-  /** Returns the process exit code: 0 success, 1 findings/failure, 2 usage or input error. */
+  /** Parses `args` against the table and runs. Returns the exit code (docs/cli.md#exit-codes). */
   run(args: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** A bad flag or bad input file: printed as one line, exit code 2. */
-export class UsageError extends Error {}
+export interface CommandDefinition extends CommandHelp {
+  /** Runs with arguments already checked against the table. */
+  execute(parsed: ParsedArgs, io: CliIo): Promise<number>;
+}
 
-/**
- * Splits `--flag value`, `--flag=value` and bare `--switch` arguments. Flags named in `switches` take no value.
- * Unknown flags are rejected so a typo never silently falls back to a default.
- */
-export function parseFlags(
-  args: readonly string[],
-  known: {
-    readonly values: readonly string[];
-    readonly switches?: readonly string[];
-    readonly repeatable?: readonly string[];
-  },
-): { flags: Map<string, string[]>; positional: string[] } {
-  const flags = new Map<string, string[]>();
-  const positional: string[] = [];
-  const switches = new Set(known.switches ?? []);
-  const values = new Set(known.values);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (switches.has(name)) {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
-      flags.set(name, ['true']);
-      continue;
-    }
-    if (!values.has(name)) throw new UsageError(`unknown flag --${name}`);
-    const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    const list = flags.get(name) ?? [];
-    if (list.length > 0 && !(known.repeatable ?? []).includes(name)) throw new UsageError(`--${name} given twice`);
-    list.push(value);
-    flags.set(name, list);
-  }
-  return { flags, positional };
+export function defineCommand(definition: CommandDefinition): CliCommand {
+  return {
+    ...definition,
+    get usage(): string {
+      return formatHelp(definition);
+    },
+    // async, so a bad flag rejects the promise like every other error of the command instead of throwing.
+    run: async (args, io) => definition.execute(parseCommandArgs(definition, args), io),
+  };
+}
+
+/** A command that takes no positional arguments rejects them, naming the first. */
+export function noPositionals(command: string, positional: readonly string[]): void {
+  if (positional.length > 0)
+    throw new UsageError(`unexpected argument '${positional[0]}'; ${command} takes only flags`);
 }

@@ -9,6 +9,7 @@ import { limitProblem } from '../config/limits';
 import { readInputText } from '../native/files/input-file';
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
+import { configUsageError } from './command-errors';
 
 export interface SystemScaling {
   readonly nodes?: number;
@@ -36,7 +37,7 @@ function readSystemFile(path: string): SystemSpec {
   try {
     return parseSystemFile(text, path);
   } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.toString());
+    if (error instanceof ConfigError) throw configUsageError(error);
     throw error;
   }
 }

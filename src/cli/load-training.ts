@@ -10,6 +10,7 @@ import { assembleTrainingRun } from '../config/training-run';
 import { readInputText } from '../native/files/input-file';
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
+import { configUsageError } from './command-errors';
 
 export interface TrainingOverrides {
   readonly model?: string;
@@ -36,7 +37,7 @@ export function asUsageError<T>(work: () => T, context?: string): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.toString());
+    if (error instanceof ConfigError) throw configUsageError(error);
     if (context && error instanceof Error && !(error instanceof UsageError))
       throw new UsageError(`${context}: ${error.message}`);
     throw error;

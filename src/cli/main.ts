@@ -1,8 +1,25 @@
-// Entry point of `node dist/cli.js`: dispatches to a subcommand and turns errors into exit codes.
+// Entry point of `node dist/cli.js`: dispatches to a subcommand and turns errors into the exit codes of
+// docs/cli.md: 0 done, 1 findings, 2 usage or input error, 70 internal error, 141 stdout closed by its reader.
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError, type CliIo } from './command';
 import { COMMANDS } from './commands/index';
+import { suggestion } from './suggest';
 import { terminalInline, terminalMessage, terminalSafe } from './terminal-text';
+import { TOOL_VERSION } from './version';
+
+/** The exit code of a program killed by SIGPIPE (128 + 13), which shells and `set -o pipefail` expect. */
+export const EXIT_CLOSED_PIPE = 141;
+
+/**
+ * A reader that stops early (`sweep | head`) closes the pipe; the next write fails with EPIPE. That is not an
+ * error of this program: it stops at once and quietly, as a C program killed by SIGPIPE would.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(EXIT_CLOSED_PIPE);
+    throw error;
+  });
+}
 
 // Everything printed passes through the escaping of terminal-text.ts: the commands print text from input files.
 const io: CliIo = {
@@ -15,34 +32,54 @@ function help(): string {
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return [
     'Usage: collective-profiler <command> [options]',
+    '       collective-profiler --version',
     '',
     'Commands:',
     ...lines,
     '',
-    'Run `collective-profiler <command> --help` for its options.',
+    'Run `collective-profiler <command> --help` for its options. Exit codes: 0 done, 1 findings, 2 usage or input',
+    'error, 70 internal error (docs/cli.md).',
   ].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined || name === '--help' || name === '-h') {
     io.stdout(help());
     return name === undefined ? 2 : 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  if (name === '--version' || name === '-V') {
+    io.stdout(`collective-profiler ${TOOL_VERSION}`);
+    return 0;
+  }
+  // `help sweep` is `sweep --help`.
+  const [commandName, args] = name === 'help' && rest.length > 0 ? [rest[0], ['--help']] : [name, rest];
+  if (commandName === 'help') {
+    io.stdout(help());
+    return 0;
+  }
+  const names = COMMANDS.map((c) => c.name);
+  const command = COMMANDS.find((c) => c.name === commandName);
   if (!command) {
-    io.stderr(`error: unknown command '${terminalInline(name)}'. Commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    const what = commandName.startsWith('-') ? 'option' : 'command';
+    const hint = what === 'command' ? suggestion(commandName, names) : undefined;
+    io.stderr(
+      `error: unknown ${what} '${terminalInline(commandName)}'${hint ? `; ${hint}` : ''} (commands: ${names.join(', ')})`,
+    );
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  // Before `--`, a help flag anywhere asks for help: the command is not run.
+  const beforeSeparator = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  if (beforeSeparator.includes('--help') || beforeSeparator.includes('-h')) {
     io.stdout(command.usage);
     return 0;
   }
   try {
-    return await command.run(rest, io);
+    return await command.run(args, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof UserFileError) {
       io.stderr(`error: ${error.message}`);
+      if (error instanceof UsageError) for (const line of error.more) io.stderr(`error: ${line}`);
       return 2;
     }
     io.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -50,6 +87,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+exitQuietlyOnClosedPipe(process.stdout);
+exitQuietlyOnClosedPipe(process.stderr);
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

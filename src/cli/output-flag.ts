@@ -1,14 +1,18 @@
 // Output flags (--trace, --out, --write-system) are checked as soon as the flags are parsed, before any long work,
 // so a path that cannot be written costs nothing: the run's results are never lost to a typo in a folder name.
+// Every command treats an existing file alike: it is replaced only with --force (then atomically, by
+// native/files/output-file.ts), so no command overwrites a file silently while another refuses.
 import { existsSync } from 'node:fs';
 import { checkOutputPath, type OutputTarget } from '../native/files/output-file';
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
 import { flagValue } from './flag-values';
+import type { OptionSpec } from './options';
+
+/** The table entry of --force, which every command that writes a file takes. */
+export const FORCE_OPTION: OptionSpec = { name: 'force', help: 'Replace output files that already exist' };
 
 export interface OutputFlagOptions {
-  /** Commands with --force refuse to replace a file without it; the others replace silently. */
-  readonly force?: boolean;
   /** Whether `-` streams to stdout for this flag. */
   readonly allowStdout?: boolean;
 }
@@ -28,7 +32,7 @@ export function outputFlag(
     if (error instanceof UserFileError) throw new UsageError(error.message);
     throw error;
   }
-  if (options.force === false && !target.stdout && existsSync(target.path))
+  if (!flags.has('force') && !target.stdout && existsSync(target.path))
     throw new UsageError(`${path} exists; pass --force to overwrite it`);
   return target;
 }

@@ -37,7 +37,11 @@ export function parseBytes(text: string): Bytes | undefined {
   return Number.isFinite(value) ? Math.round(value) : undefined;
 }
 
-/** Formats bytes with a binary suffix, e.g. 25 MiB, as people read bucket and message sizes. */
+/**
+ * Formats bytes with a binary suffix, as people read bucket and message sizes: the one size formatter of the
+ * project, so a column never shows "86.0 MiB" beside "86 MiB". Three significant digits at most, trailing zeros
+ * dropped: 25 MiB, 1.5 GiB, 8.25 KiB, 86 MiB.
+ */
 export function formatBytes(bytes: Bytes): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
@@ -46,8 +50,8 @@ export function formatBytes(bytes: Bytes): string {
     value /= 1024;
     unit++;
   }
-  const digits = unit === 0 || Number.isInteger(value) ? 0 : value < 10 ? 2 : 1;
-  return `${value.toFixed(digits)} ${units[unit]}`;
+  const digits = unit === 0 ? 0 : Math.abs(value) < 10 ? 2 : Math.abs(value) < 100 ? 1 : 0;
+  return `${String(Number(value.toFixed(digits)))} ${units[unit]}`;
 }
 
 /** Formats a duration in the unit that keeps three significant digits readable. */

@@ -2,19 +2,18 @@
 // system file the simulator (simulate, sweep, profile) then uses. Fitted values stay inside the hardware's bounds;
 // a run that no bounded system explains is reported, not fitted, and exits 1.
 import { calibrateSystem } from '../../native/calibrate';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue, sizeFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
 import { writeOutput } from '../../native/files/output-file';
 import { outputFlag } from '../output-flag';
 import { loadMeasurementFile } from './import';
 
-export const calibrateCommand: CliCommand = {
+export const calibrateCommand: CliCommand = defineCommand({
   name: 'calibrate',
   summary: 'Fit a system’s bandwidths and latencies to a measurement and write the fitted system file',
-  usage: [
-    'Usage: collective-profiler calibrate <measured> --system <preset|file> [--out fitted.json] [--force] [--json]',
-    '',
+  positionals: '<measured>',
+  description: [
     'Fits overrides (launch, NVLink, PCIe and NIC bandwidths and latencies, whichever the system has) by',
     'coordinate descent on the log error of predicted vs measured times, then reports the median error before',
     'and after. Without --out the fitted system is printed.',
@@ -26,25 +25,37 @@ export const calibrateCommand: CliCommand = {
     'Exit codes: 0 fitted (or the unfitted system kept, with the reason); 1 no system inside the bounds explains',
     'the run (the part that would have to be slower or faster is named; nothing is written or printed as a',
     'system unless --force); 2 usage or input error.',
-    '',
-    'Options:',
-    '  --system <preset|file>   The starting system (default: as for compare)',
-    '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
-    '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
-    "  --nccl <version>         Follow this NCCL release's choices (default: the measurement's, else 2.30)",
-    '  --out <file>             Write the fitted system file here (refuses to overwrite without --force)',
-    '  --fit-min-bytes <size>   Fit only sizes of at least this many bytes (every size is still judged)',
-    '  --force                  Overwrite --out, and write the best bounded fit even when it explains nothing',
-    '  --json                   Print {system, medianErrorBefore, medianErrorAfter, parameters, unidentified}',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'out', 'fit-min-bytes'],
-      switches: ['json', 'force'],
-    });
+  ],
+  options: [
+    { name: 'system', value: 'preset|file', help: 'The starting system', default: 'as for compare' },
+    { name: 'nodes', value: 'n', help: 'Scale the system to n nodes' },
+    { name: 'gpus-per-node', value: 'g', help: 'Use g GPUs in each node' },
+    {
+      name: 'gpu',
+      value: 'name',
+      help: 'GPU model for NCCL logs that do not name theirs (catalogue name, e.g. H100-SXM)',
+    },
+    {
+      name: 'nccl',
+      value: 'version',
+      help: "Follow this NCCL release's choices (default: the measurement's, else 2.30)",
+    },
+    { name: 'out', value: 'file', help: 'Write the fitted system file here' },
+    {
+      name: 'fit-min-bytes',
+      value: 'size',
+      help: 'Fit only sizes of at least this many bytes (every size is still judged)',
+    },
+    {
+      name: 'force',
+      help: 'Replace an existing --out file, and write the best bounded fit even when it explains nothing',
+    },
+    { name: 'json', help: 'Print {system, medianErrorBeforePct, medianErrorAfterPct, parameters, unidentified}' },
+  ],
+  async execute({ flags, positional }, io) {
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
     const path = positional[0];
-    const outTarget = outputFlag(flags, 'out', { force: flags.has('force'), allowStdout: false });
+    const outTarget = outputFlag(flags, 'out', { allowStdout: false });
     const out = outTarget?.label;
     const measurement = comparableMeasurement(loadMeasurementFile(path, flagValue(flags, 'gpu')), path);
     const { system } = systemForMeasurement(flags, measurement, path);
@@ -63,8 +74,9 @@ export const calibrateCommand: CliCommand = {
         JSON.stringify(
           {
             system: result.system,
-            medianErrorBefore: result.medianErrorBefore,
-            medianErrorAfter: result.medianErrorAfter,
+            // Percentages, as every error figure in the CLI's JSON (validate's largeMedianPct, errorPct).
+            medianErrorBeforePct: result.medianErrorBefore * 100,
+            medianErrorAfterPct: result.medianErrorAfter * 100,
             parameters: result.parameters,
             unidentified: result.unidentified,
             evaluations: result.evaluations,
@@ -112,4 +124,4 @@ export const calibrateCommand: CliCommand = {
     io.stdout(`${lines.join('\n')}${shown}`);
     return code;
   },
-};
+});

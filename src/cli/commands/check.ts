@@ -22,9 +22,21 @@ import {
 import { readInputBytes } from '../../native/files/input-file';
 import { UserFileError } from '../../native/files/file-errors';
 import { terminalInline } from '../terminal-text';
-import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
+import { UsageError, defineCommand, type CliCommand, type CliIo } from '../command';
 import { loadPythonParser } from '../python-parser';
-import { humanLines, toJson, toSarif, type FileFindings } from '../check-format';
+import {
+  githubLines,
+  humanLines,
+  OUTPUT_FORMATS,
+  toJson,
+  toSarif,
+  type FileFindings,
+  type OutputFormat,
+} from '../check-format';
+import { choiceFlag, flagValue } from '../flag-values';
+import { globMatcher } from '../glob';
+import { createProgress, type Progress } from '../progress';
+import { TOOL_VERSION } from '../version';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
 const SKIP_DIRS = new Set([
@@ -39,8 +51,11 @@ const SKIP_DIRS = new Set([
   'build',
 ]);
 
-/** Python files and DeepSpeed configs under the given paths, in a stable order. */
-export function collectFiles(paths: readonly string[]): string[] {
+/**
+ * Python files and DeepSpeed configs under the given paths, in a stable order. `excluded` (paths relative to the
+ * working folder) prunes what the walk finds; a file named on the command line is always checked, as in ruff.
+ */
+export function collectFiles(paths: readonly string[], excluded?: (relativePath: string) => boolean): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
     let names: string[];
@@ -58,6 +73,7 @@ export function collectFiles(paths: readonly string[]): string[] {
       } catch {
         continue;
       }
+      if (excluded?.(relative(process.cwd(), path) || path)) continue;
       if (st.isDirectory()) {
         if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
       } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
@@ -130,11 +146,14 @@ async function checkProgram(
   files: readonly string[],
   roots: readonly string[],
   options: AnalysisOptions,
+  progress: Progress,
 ): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await loadPythonParser(), options);
   const reads = new Map<string, { text: string; notes: string[] }>();
   const shownOf = (file: string) => relative(process.cwd(), file) || file;
-  for (const file of files.filter((f) => f.endsWith('.py'))) {
+  const python = files.filter((f) => f.endsWith('.py'));
+  for (const [index, file] of python.entries()) {
+    progress.update(index, python.length, shownOf(file));
     const read = readChecked(file);
     if ('result' in read) continue;
     reads.set(file, read);
@@ -189,6 +208,19 @@ function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
   return (f) => (only.length === 0 || only.includes(f.code)) && !ignored.includes(f.code);
 }
 
+/** --output-format, or its short forms --json and --sarif; two that disagree are a usage error. */
+function outputFormat(flags: Map<string, string[]>): OutputFormat {
+  const named = flagValue(flags, 'output-format');
+  const chosen = [
+    ...(named === undefined ? [] : [choiceFlag('output-format', named, OUTPUT_FORMATS)]),
+    ...(flags.has('json') ? (['json'] as const) : []),
+    ...(flags.has('sarif') ? (['sarif'] as const) : []),
+  ];
+  const distinct = [...new Set(chosen)];
+  if (distinct.length > 1) throw new UsageError(`choose one output format, not ${distinct.join(' and ')}`);
+  return distinct[0] ?? 'text';
+}
+
 async function runCorpus(
   dirs: readonly string[],
   keep: (f: Finding) => boolean,
@@ -228,45 +260,64 @@ async function runCorpus(
   return misses.length === 0 ? 0 : 1;
 }
 
-export const checkCommand: CliCommand = {
+export const checkCommand: CliCommand = defineCommand({
   name: 'check',
   summary: 'Find sum-vs-average gradient scaling bugs in Python training code and DeepSpeed configs (CP001-CP008)',
-  usage: [
-    'Usage: collective-profiler check <files or folders...> [--json | --sarif] [--rule CODE] [--ignore CODE] [--world-size N] [--exit-zero]',
-    '       collective-profiler check --corpus <folder> [--json]',
-    '',
+  positionals: '<files or folders...>',
+  otherForms: ['--corpus <folder> [--json]'],
+  description: [
     'Reports gradients summed and not averaged (CP001), averaged twice (CP002), divided by the wrong count (CP003),',
-    'psum where pmean was meant (CP004), a linear-scaled learning rate on a sum (CP005), ReduceOp.AVG on gloo (CP006)',
-    'and DeepSpeed pre-divide settings (CP007). Folders are searched for *.py and DeepSpeed *.json configs.',
-    'A line with `# collective-profiler: ignore[CP001]` silences that finding.',
-    '',
-    'Options:',
-    '  --json             Print an array of {file, line, column, endLine, endColumn, code, severity, message, fixes},',
-    '                     then one {file, line?, notAnalysed, partial, message} per file not fully analysed',
-    '  --sarif            Print SARIF 2.1.0 for code-scanning tools',
-    '  --rule CODE        Report only these rules (repeatable, or comma-separated)',
-    '  --ignore CODE      Do not report these rules (repeatable, or comma-separated)',
-    '  --world-size N     Say "8×" instead of "N× (world size)" in messages',
-    '  --corpus DIR       Score labelled examples (# expect: / # line: headers) and print the confusion table',
-    '  --exit-zero        Exit 0 even with findings or files not fully analysed',
-    '  --hints            Also report what is suspected but not proven (a hard-coded divisor, findings in test code)',
-    '',
-    'A file that is not fully analysed (a syntax error, too large, too slow to parse, unreadable, not UTF-8) is',
-    'named with what was skipped, and never counts as clean. A file that calls no reduction, DDP-style wrapper or',
-    'backward pass cannot have a finding and is not parsed. When a file has syntax errors, python3 (or',
-    '$COLLECTIVE_PROFILER_PYTHON; "off" for none) is asked once whether Python accepts it.',
-    '',
-    'Exit status: 0 no findings, 1 findings or files not fully analysed (or corpus mismatches), 2 usage error.',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['rule', 'ignore', 'world-size', 'corpus'],
-      switches: ['json', 'sarif', 'exit-zero', 'hints'],
-      repeatable: ['rule', 'ignore', 'corpus'],
-    });
+    'psum where pmean was meant (CP004), a linear-scaled learning rate on a sum (CP005), ReduceOp.AVG on gloo (CP006),',
+    'DeepSpeed pre-divide settings (CP007) and accumulated micro-batch gradients not averaged (CP008). Folders are',
+    'searched for *.py and DeepSpeed *.json configs. A line with `# collective-profiler: ignore[CP001]` silences',
+    'that finding. Text output is one `path:line:col: CODE message` line per finding, as ruff and flake8 print.',
+  ],
+  options: [
+    {
+      name: 'output-format',
+      value: 'format',
+      help: OUTPUT_FORMATS.join(' | ') + ' (github: GitHub Actions annotations)',
+      default: 'text',
+    },
+    {
+      name: 'json',
+      help: 'Short for --output-format json: {file, line, column, endLine, endColumn, code, severity, message, fixes} per finding, then {file, line?, notAnalysed, partial, message} per file not fully analysed',
+    },
+    { name: 'sarif', help: 'Short for --output-format sarif: SARIF 2.1.0 for code-scanning tools' },
+    { name: 'rule', value: 'code', help: 'Report only these rules (or comma-separated)', repeatable: true },
+    { name: 'ignore', value: 'code', help: 'Do not report these rules (or comma-separated)', repeatable: true },
+    {
+      name: 'exclude',
+      value: 'glob',
+      help: 'Leave out files and folders found under the named folders (a name such as tests, or a path glob such as src/**/legacy_*.py)',
+      repeatable: true,
+    },
+    { name: 'world-size', value: 'n', help: 'Say "8×" instead of "N× (world size)" in messages' },
+    {
+      name: 'corpus',
+      value: 'dir',
+      help: 'Score labelled examples (# expect: / # line: headers) and print the confusion table',
+      repeatable: true,
+    },
+    { name: 'exit-zero', help: 'Exit 0 even with findings or files not fully analysed' },
+    {
+      name: 'hints',
+      help: 'Also report what is suspected but not proven (a hard-coded divisor, findings in test code)',
+    },
+  ],
+  epilog: () =>
+    [
+      'A file that is not fully analysed (a syntax error, too large, too slow to parse, unreadable, not UTF-8) is',
+      'named with what was skipped, and never counts as clean. A file that calls no reduction, DDP-style wrapper or',
+      'backward pass cannot have a finding and is not parsed. When a file has syntax errors, python3 (or',
+      '$COLLECTIVE_PROFILER_PYTHON; "off" for none) is asked once whether Python accepts it.',
+      '',
+      'Exit status: 0 no findings, 1 findings or files not fully analysed (or corpus mismatches), 2 usage error.',
+    ].join('\n'),
+  async execute({ flags, positional }, io) {
     const keep = selectRules(flags);
-    const json = flags.has('json');
-    if (json && flags.has('sarif')) throw new UsageError('--json and --sarif are exclusive');
+    const format = outputFormat(flags);
+    const json = format === 'json';
     const corpus = flags.get('corpus');
     if (corpus) return runCorpus([...corpus, ...positional], keep, io, json);
     if (positional.length === 0) throw new UsageError('check needs at least one file or folder');
@@ -274,13 +325,17 @@ export const checkCommand: CliCommand = {
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1))
       throw new UsageError(`--world-size ${ws}: expected a positive integer`);
-    const files = collectFiles(positional);
+    const excluded = flags.get('exclude');
+    const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined);
     const options = { worldSize, hints: flags.has('hints') };
+    const progress = createProgress('check', { enabled: format === 'text' });
     const program = await checkProgram(
       files,
       positional.map((p) => resolve(p)),
       options,
+      progress,
     );
+    progress.finish();
     const results: FileFindings[] = [];
     for (const file of files) {
       const shown = relative(process.cwd(), file) || file;
@@ -295,14 +350,14 @@ export const checkCommand: CliCommand = {
     const count = results.reduce((n, r) => n + r.findings.length, 0);
     const partial = results.filter((r) => (r.unanalysed ?? []).length > 0).length;
     const notFully = partial === 0 ? '' : `${partial} file${partial === 1 ? '' : 's'} not fully analysed`;
-    if (json) io.stdout(JSON.stringify(toJson(results), null, 2));
-    else if (flags.has('sarif')) io.stdout(JSON.stringify(toSarif(results, '0.1.0'), null, 2));
-    else for (const line of humanLines(results)) io.stdout(line);
-    if (!json && !flags.has('sarif'))
+    if (format === 'json') io.stdout(JSON.stringify(toJson(results), null, 2));
+    else if (format === 'sarif') io.stdout(JSON.stringify(toSarif(results, TOOL_VERSION), null, 2));
+    else for (const line of format === 'github' ? githubLines(results) : humanLines(results)) io.stdout(line);
+    if (format === 'text' || format === 'github')
       io.stderr(
         `${count} finding${count === 1 ? '' : 's'} in ${results.length} file${results.length === 1 ? '' : 's'}${notFully ? `; ${notFully}` : ''}`,
       );
     else if (notFully) io.stderr(notFully);
     return (count > 0 || partial > 0) && !flags.has('exit-zero') ? 1 : 0;
   },
-};
+});

@@ -4,7 +4,7 @@
 import { formatBytes } from '../../engine/index';
 import { compareMeasurement, medianRelativeError, UNCERTAINTY_K, type CompareResult } from '../../native/compare';
 import { explainFlagged, type CompareVerdict } from '../../native/compare-verdict';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue, numberFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
 import { loadMeasurementFile } from './import';
@@ -44,24 +44,15 @@ function table(
   return out.join('\n');
 }
 
-export const compareCommand: CliCommand = {
+export const compareCommand: CliCommand = defineCommand({
   name: 'compare',
   summary:
     "Compare a measurement with the model of its system and flag sizes below what the model's uncertainty allows",
-  usage: [
-    'Usage: collective-profiler compare <measured> [--system <preset|file>] [--json] [--threshold <r>]',
-    '',
+  positionals: '<measured>',
+  description: [
     'Reads anything `import` reads (nccl-tests output, NCCL logs, Kineto traces, DeepSpeed logs, native runs) and',
     'calibration JSON. The system is --system, else calibration/systems/<basename>.json for calibration JSON, else',
     'what the file itself describes. Exit code 1 when a size is flagged.',
-    '',
-    'Options:',
-    '  --system <preset|file>   The system the measurement ran on (a preset is scaled to the measured ranks)',
-    '  --nodes <n>, --gpus-per-node <g>   Scale the system explicitly',
-    '  --gpu <name>             GPU model for NCCL logs that do not name theirs',
-    "  --nccl <version>         Rank algorithms as this NCCL release does (default: the measurement's, else 2.30)",
-    `  --threshold <r>          Flag sizes whose measured busbw is below r × expected (default: per size band, 1 − ${UNCERTAINTY_K} × the model's uncertainty)`,
-    '  --json                   Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, threshold, explainedBy?}], flagged, verdict?}',
     '',
     "The model's uncertainty per size band (single or multi node; < 1 MiB, 1-64 MiB, >= 64 MiB) is the worst shortfall",
     'of the healthy published runs (docs/calibration.md). A flagged run gets a verdict: the part (NIC, GPU-to-NIC PCIe',
@@ -72,12 +63,37 @@ export const compareCommand: CliCommand = {
     'rates within 10 % of it (explainedBy names the pair it is normal for); where an NCCL_DEBUG log names the pair',
     'NCCL ran at a size, that pair is the expectation (chosenBy: nccl-log). The cost model is that of the NCCL',
     'release the measurement names (ncclVersion in a system file overrides it), else the newest known.',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['system', 'nodes', 'gpus-per-node', 'nccl', 'gpu', 'threshold'],
-      switches: ['json'],
-    });
+  ],
+  options: [
+    {
+      name: 'system',
+      value: 'preset|file',
+      help: 'The system the measurement ran on (a preset is scaled to the measured ranks)',
+    },
+    { name: 'nodes', value: 'n', help: 'Scale the system to n nodes' },
+    { name: 'gpus-per-node', value: 'g', help: 'Use g GPUs in each node' },
+    {
+      name: 'gpu',
+      value: 'name',
+      help: 'GPU model for NCCL logs that do not name theirs (catalogue name, e.g. H100-SXM)',
+    },
+    {
+      name: 'nccl',
+      value: 'version',
+      help: "Rank algorithms as this NCCL release does (default: the measurement's, else 2.30)",
+    },
+    {
+      name: 'threshold',
+      value: 'r',
+      help: 'Flag sizes whose measured busbw is below r × expected',
+      default: `per size band, 1 − ${UNCERTAINTY_K} × the model's uncertainty`,
+    },
+    {
+      name: 'json',
+      help: 'Print {rows: [{bytes, measuredBusbwGBps, expectedBusbwGBps, ratio, flagged, threshold, explainedBy?}], flagged, verdict?}',
+    },
+  ],
+  async execute({ flags, positional }, io) {
     if (positional.length !== 1) throw new UsageError('compare takes exactly one measured file');
     const path = positional[0];
     const given = flagValue(flags, 'threshold');
@@ -118,7 +134,7 @@ export const compareCommand: CliCommand = {
             rows,
             flagged: result.flagged,
             ...(verdict ? { verdict } : {}),
-            medianError: medianRelativeError(result.rows),
+            medianErrorPct: medianRelativeError(result.rows) * 100,
           },
           null,
           2,
@@ -136,4 +152,4 @@ export const compareCommand: CliCommand = {
       );
     return result.flagged > 0 ? 1 : 0;
   },
-};
+});

@@ -4,10 +4,10 @@ import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index
 import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
 import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
 import { MergeError, mergeRankTraces } from '../../native/import/merge';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue } from '../flag-values';
 import { writeOutput } from '../../native/files/output-file';
-import { outputFlag } from '../output-flag';
+import { FORCE_OPTION, outputFlag } from '../output-flag';
 
 /** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
 export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
@@ -67,8 +67,11 @@ export function importJson(result: ImportResult): object {
 function summary(result: ImportResult, path: string): string {
   const out = [`${path}: ${result.kind}`];
   for (const m of result.measurements) {
+    // A table that `sweep` printed is read like nccl-tests output, but it is the model's prediction.
+    const what =
+      m.meta.prediction === true ? `a prediction by ${String(m.meta.predictedBy)} (not a measurement): ` : '';
     out.push(
-      `  ${m.collective} on ${m.ranks} ranks: ${m.rows.length} sizes${m.meta.ncclVersion ? `, NCCL ${String(m.meta.ncclVersion)}` : ''}`,
+      `  ${what}${m.collective} on ${m.ranks} ranks: ${m.rows.length} sizes${m.meta.ncclVersion ? `, NCCL ${String(m.meta.ncclVersion)}` : ''}`,
     );
     for (const r of m.rows) {
       const wrong = r.wrong ? `  #wrong ${r.wrong}` : '';
@@ -83,33 +86,39 @@ function summary(result: ImportResult, path: string): string {
   return out.join('\n');
 }
 
-export const importCommand: CliCommand = {
+export const importCommand: CliCommand = defineCommand({
   name: 'import',
   summary: 'Import nccl-tests output, NCCL_DEBUG logs, Kineto traces, DeepSpeed comms logs or calibration JSON',
-  usage: [
-    'Usage: collective-profiler import <file> [more Kineto traces] [--json] [--trace out.json] [--gpu NAME] [--write-system file [--force]]',
-    '',
+  positionals: '<file> [more Kineto traces...]',
+  description: [
     'Reads nccl-tests stdout or its -J JSON, NCCL_DEBUG=INFO logs, PyTorch profiler traces (.json, .json.gz),',
     'DeepSpeed comms_logger output and calibration JSON. Several Kineto traces (one per rank) merge into one trace.',
-    '',
-    'Options:',
-    '  --json                 Print {kind, ranks, rows: [{bytes, timeUs, algbwGBps, busbwGBps}], system?} (traces add spans)',
-    '  --trace <file>         Write the trace (Kineto files) as Chrome Trace Event JSON for Perfetto',
-    '  --gpu <name>           GPU model for NCCL logs that do not name theirs (catalogue name, e.g. H100-SXM)',
-    '  --write-system <file>  Write the system file derived from an NCCL log',
-    '  --force                Overwrite existing output files',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['trace', 'gpu', 'write-system'],
-      switches: ['json', 'force'],
-    });
+    'A table printed by `sweep` is read too, and named as a prediction, not a measurement.',
+  ],
+  options: [
+    {
+      name: 'json',
+      help: 'Print {kind, ranks, rows: [{bytes, timeUs, algbwGBps, busbwGBps}], system?} (traces add spans)',
+    },
+    {
+      name: 'trace',
+      value: 'file',
+      help: 'Write the trace (Kineto files) as Chrome Trace Event JSON for Perfetto; - for stdout',
+    },
+    {
+      name: 'gpu',
+      value: 'name',
+      help: 'GPU model for NCCL logs that do not name theirs (catalogue name, e.g. H100-SXM)',
+    },
+    { name: 'write-system', value: 'file', help: 'Write the system file derived from an NCCL log; - for stdout' },
+    FORCE_OPTION,
+  ],
+  async execute({ flags, positional }, io) {
     if (positional.length === 0)
       throw new UsageError('import needs a file (several PyTorch profiler traces, one per rank, are merged)');
     const path = positional.length === 1 ? positional[0] : `${positional.length} files`;
-    const force = flags.has('force');
-    const traceTarget = outputFlag(flags, 'trace', { force, allowStdout: true });
-    const systemTarget = outputFlag(flags, 'write-system', { force, allowStdout: true });
+    const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
+    const systemTarget = outputFlag(flags, 'write-system', { allowStdout: true });
     if (traceTarget?.stdout && systemTarget?.stdout)
       throw new UsageError('--trace and --write-system cannot both go to stdout');
     const loaded = positional.map((name) => ({ name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) }));
@@ -136,4 +145,4 @@ export const importCommand: CliCommand = {
     );
     return 0;
   },
-};
+});

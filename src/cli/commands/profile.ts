@@ -19,7 +19,7 @@ import {
   type TrainingRun,
 } from '../../engine/index';
 import { parseSystemFile } from '../../config/system-file';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, type CliCommand } from '../command';
 import { enforceLimit, flagValue, positiveIntegerFlag } from '../flag-values';
 import { limitForKey } from '../../config/limits';
 import { asUsageError, loadTrainingRun } from '../load-training';
@@ -27,7 +27,7 @@ import { profileJson, profileText, sweepText } from '../profile-report';
 import { profileScalingCheck, scalingCheckJson, scalingCheckText } from '../profile-scaling';
 import { writeOutput } from '../../native/files/output-file';
 import { readInputText } from '../../native/files/input-file';
-import { outputFlag } from '../output-flag';
+import { FORCE_OPTION, outputFlag } from '../output-flag';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
 function engine<T>(work: () => T): T {
@@ -79,34 +79,46 @@ function applyWhatIfs(run: TrainingRun, assignments: readonly string[]): Trainin
   return out;
 }
 
-export const profileCommand: CliCommand = {
+export const profileCommand: CliCommand = defineCommand({
   name: 'profile',
   summary: 'Profile a training config: step time, exposed communication, overlap, what-ifs and sweeps',
-  usage: [
-    'Usage: collective-profiler profile <config> [options]',
-    '',
+  positionals: '<config>',
+  description: [
     'Runs the simulated training step for a config: *.collective.yaml/json, a DeepSpeed JSON (ds_config.json),',
     'an Accelerate YAML, a Hugging Face config.json, or a torchrun/srun shell script.',
-    '',
-    'Options:',
-    '  --model <config.json|preset>   The model (presets: gpt2, bert-base-uncased, llama-2-7b, llama-2-70b, llama-3-8b, mistral-7b, mixtral-8x7b)',
-    '  --system <preset|file>         The machine (default dgx-h100, scaled to the world size)',
-    '  --nodes <n>  --gpus-per-node <g>',
-    `  --what-if key=value            Change a knob; repeatable. Keys: ${WHAT_IF_KEYS.join(', ')}`,
-    '  --sweep bucket_cap_mb=1..1024  Sweep bucket sizes (powers of two) and recommend one',
-    '  --sweep nodes=1..128           Sweep the node count (weak scaling: per-GPU batch fixed)',
-    '  --json                         Print the profile as JSON',
-    '  --trace <out.json>             Write the step as Chrome Trace Event JSON (open in https://ui.perfetto.dev)',
-    '  --trace-ranks <n>              Ranks drawn in the trace (default 8; every rank runs the same schedule)',
-    '',
+  ],
+  options: [
+    {
+      name: 'model',
+      value: 'config.json|preset',
+      help: 'The model (presets: gpt2, bert-base-uncased, llama-2-7b, llama-2-70b, llama-3-8b, mistral-7b, mixtral-8x7b)',
+    },
+    { name: 'system', value: 'preset|file', help: 'The machine', default: 'dgx-h100, scaled to the world size' },
+    { name: 'nodes', value: 'n', help: 'Scale the system to n nodes' },
+    { name: 'gpus-per-node', value: 'g', help: 'Use g GPUs in each node' },
+    { name: 'what-if', value: 'key=value', help: `Change a knob. Keys: ${WHAT_IF_KEYS.join(', ')}`, repeatable: true },
+    {
+      name: 'sweep',
+      value: 'key=from..to',
+      help: 'bucket_cap_mb=1..1024 sweeps bucket sizes (powers of two) and recommends one; nodes=1..128 sweeps the node count (weak scaling)',
+    },
+    { name: 'json', help: 'Print the profile as JSON' },
+    {
+      name: 'trace',
+      value: 'out.json',
+      help: 'Write the step as Chrome Trace Event JSON (open in https://ui.perfetto.dev); - for stdout',
+    },
+    {
+      name: 'trace-ranks',
+      value: 'n',
+      help: 'Ranks drawn in the trace (every rank runs the same schedule)',
+      default: '8',
+    },
+    FORCE_OPTION,
+  ],
+  epilog: () =>
     'Example: collective-profiler profile examples/llama2-7b-ddp.collective.yaml --sweep bucket_cap_mb=1..1024',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['model', 'system', 'nodes', 'gpus-per-node', 'what-if', 'sweep', 'trace', 'trace-ranks'],
-      switches: ['json'],
-      repeatable: ['what-if'],
-    });
+  async execute({ flags, positional }, io) {
     if (positional.length !== 1)
       throw new UsageError(
         positional.length === 0
@@ -174,4 +186,4 @@ export const profileCommand: CliCommand = {
     }
     return 0;
   },
-};
+});

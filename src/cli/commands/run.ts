@@ -7,12 +7,12 @@ import { NativeRunError } from '../../native/errors';
 import { srunCommand, torchrunCommand } from '../../native/launch-commands';
 import { checkEnvironment } from '../../native/python';
 import { runNative, type NativeRunResult } from '../../native/runner';
-import { UsageError, parseFlags, type CliCommand, type CliIo } from '../command';
+import { UsageError, defineCommand, noPositionals, type CliCommand, type CliIo } from '../command';
 import { choiceFlag, enforceLimit, flagValue, numberFlag, positiveIntegerFlag, sizeFlag } from '../flag-values';
 import { LIMITS } from '../../config/limits';
 import { loadTrainingRun } from '../load-training';
 import { writeOutput } from '../../native/files/output-file';
-import { outputFlag } from '../output-flag';
+import { FORCE_OPTION, outputFlag } from '../output-flag';
 
 function sizeList(flag: string, text: string): number[] {
   const parts = text.split(',');
@@ -28,8 +28,12 @@ function table(run: NativeRunResult): string {
   const out = [
     `# native run: ${run.env.worldSize} ranks, ${run.env.backend}, torch ${run.env.torch}${run.env.ncclVersion ? `, NCCL ${run.env.ncclVersion}` : ''}`,
   ];
+  // The `for` column appears only when buckets were timed too; a table of sizes alone does not need it.
+  const withBuckets = run.results.some((r) => r.label === 'bucket');
+  const forColumn = (text: string): string => (withBuckets ? ` ${text.padStart(7)}` : '');
   out.push(
-    `#${'size'.padStart(11)} ${'label'.padStart(7)} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`,
+    `#${'size'.padStart(11)}${forColumn('for')} ${'fused'.padStart(11)} ${'rs+ag'.padStart(11)} ${'ring steps'.padStart(11)} ${'tree steps'.padStart(11)} ${'busbw'.padStart(9)}  verified`,
+    `#${''.padStart(11)}${forColumn('')} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(time)'.padStart(11)} ${'(GB/s)'.padStart(9)}`,
   );
   const keys = [...new Set(run.results.map((r) => `${r.label}:${r.bytes}`))];
   for (const key of keys) {
@@ -41,7 +45,7 @@ function table(run: NativeRunResult): string {
     const fused = of.find((r) => r.kind === 'fused');
     const verified = of.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
     out.push(
-      ` ${formatBytes(of[0].bytes).padStart(11)} ${of[0].label.padStart(7)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
+      ` ${formatBytes(of[0].bytes).padStart(11)}${forColumn(of[0].label)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
     );
   }
   const unsupported = run.results.find((r) => r.unsupported)?.unsupported;
@@ -76,9 +80,7 @@ function printLaunch(flags: Map<string, string[]>, sizes: number[], buckets: num
 async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number> {
   // The output path is checked first: a run takes minutes, and its results must not be lost to a bad path.
   const traceTarget =
-    flags.has('print-launch') || flags.has('env-check')
-      ? undefined
-      : outputFlag(flags, 'trace', { force: flags.has('force'), allowStdout: true });
+    flags.has('print-launch') || flags.has('env-check') ? undefined : outputFlag(flags, 'trace', { allowStdout: true });
   const sizes = sizeList('sizes', flagValue(flags, 'sizes') ?? '1M');
   let buckets = flagValue(flags, 'buckets') ? sizeList('buckets', flagValue(flags, 'buckets')!) : [];
   const config = flagValue(flags, 'config');
@@ -184,52 +186,54 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   }
 }
 
-export const runCommand: CliCommand = {
+export const runCommand: CliCommand = defineCommand({
   name: 'run',
   summary: 'Run real all_reduce collectives through torch.distributed (NCCL on GPUs, gloo on CPUs)',
-  usage: [
-    'Usage: collective-profiler run --engine native [--nproc N] [--sizes 1M,16M] [--config file] [--json] [--trace out.json] [--timeout S]',
-    '',
-    'Options:',
-    '  --engine native         The engine (only native: the simulator is `simulate`/`sweep`)',
-    '  --nproc <n>             Ranks on this machine (default: the GPU count, else 4 gloo ranks)',
-    '  --sizes <list>          Message sizes, comma-separated (default 1M)',
-    '  --buckets <list>        Gradient bucket sizes to time as well',
-    '  --config <file>         Training config: its gradient bucket size is timed too',
-    '  --python <path>         Python with torch (default: $COLLECTIVE_PROFILER_PYTHON, /usr/bin/python3, python3)',
-    '  --launcher <l>          direct (one process per rank, env://) | torchrun (default direct)',
-    '  --backend <b>           auto | gloo | nccl (default auto)',
-    '  --iters <n>             Timed iterations per size for fused and rs+ag (default 5)',
-    '  --algorithms <list>     Step-by-step algorithms to trace: ring, tree (default ring,tree)',
-    '  --timeout <s>           Watchdog: kill a run that has not finished after s seconds (default 300)',
-    '  --trace <file>          Write the per-rank, per-step trace as Chrome Trace Event JSON',
-    '  --json                  Print {kind, ranks, rows, measurements, results} as JSON',
-    '  --env-check             Report Python, torch, backend, GPU count and NCCL version, then exit',
-    '  --print-launch          Print torchrun and srun lines for a cluster (--nodes, --gpus-per-node, --rendezvous host:port)',
-    '  --force                 Overwrite an existing --trace file',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: [
-        'engine',
-        'nproc',
-        'iters',
-        'algorithms',
-        'sizes',
-        'buckets',
-        'config',
-        'python',
-        'launcher',
-        'backend',
-        'timeout',
-        'trace',
-        'nodes',
-        'gpus-per-node',
-        'rendezvous',
-      ],
-      switches: ['json', 'env-check', 'print-launch', 'force'],
-    });
-    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+  options: [
+    {
+      name: 'engine',
+      value: 'native',
+      help: 'The engine (only native: the simulator is `simulate`/`sweep`)',
+      default: 'native',
+    },
+    { name: 'nproc', value: 'n', help: 'Ranks on this machine', default: 'the GPU count, else 4 gloo ranks' },
+    { name: 'sizes', value: 'list', help: 'Message sizes, comma-separated (K/M/G are powers of 1024)', default: '1M' },
+    { name: 'buckets', value: 'list', help: 'Gradient bucket sizes to time as well' },
+    { name: 'config', value: 'file', help: 'Training config: its gradient bucket size is timed too' },
+    {
+      name: 'python',
+      value: 'path',
+      help: 'Python with torch',
+      default: '$COLLECTIVE_PROFILER_PYTHON, /usr/bin/python3, python3',
+    },
+    { name: 'launcher', value: 'l', help: 'direct (one process per rank, env://) | torchrun', default: 'direct' },
+    { name: 'backend', value: 'b', help: 'auto | gloo | nccl', default: 'auto' },
+    { name: 'iters', value: 'n', help: 'Timed iterations per size for fused and rs+ag', default: '5' },
+    { name: 'algorithms', value: 'list', help: 'Step-by-step algorithms to trace: ring, tree', default: 'ring,tree' },
+    { name: 'timeout', value: 's', help: 'Watchdog: kill a run that has not finished after s seconds', default: '300' },
+    {
+      name: 'trace',
+      value: 'file',
+      help: 'Write the per-rank, per-step trace as Chrome Trace Event JSON; - for stdout',
+    },
+    FORCE_OPTION,
+    { name: 'json', help: 'Print {kind, ranks, rows, measurements, results} as JSON' },
+    { name: 'env-check', help: 'Report Python, torch, backend, GPU count and NCCL version, then exit' },
+    {
+      name: 'print-launch',
+      help: 'Print torchrun and srun lines for a cluster (with --nodes, --gpus-per-node, --rendezvous)',
+    },
+    { name: 'nodes', value: 'n', help: 'Nodes of the cluster, for --print-launch', default: '2' },
+    { name: 'gpus-per-node', value: 'g', help: 'GPUs per node of the cluster, for --print-launch', default: '8' },
+    {
+      name: 'rendezvous',
+      value: 'host:port',
+      help: 'Rendezvous endpoint of the cluster, for --print-launch',
+      default: '$MASTER_ADDR:29500',
+    },
+  ],
+  async execute({ flags, positional }, io) {
+    noPositionals('run', positional);
     const engine = flagValue(flags, 'engine') ?? 'native';
     if (engine !== 'native')
       throw new UsageError(
@@ -237,4 +241,4 @@ export const runCommand: CliCommand = {
       );
     return execute(flags, io);
   },
-};
+});

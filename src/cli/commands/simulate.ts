@@ -11,12 +11,22 @@ import {
   type CollectiveResult,
   type System,
 } from '../../engine/index';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
 import { flagValue, requiredFlag, sizeFlag } from '../flag-values';
 import { loadSystem } from '../load-system';
-import { catalogueHelp, collectiveOptions, scalingFlags, SYSTEM_FLAG_HELP } from '../collective-flags';
+import {
+  ALGO_OPTION,
+  catalogueHelp,
+  collectiveOptions,
+  DTYPE_OPTION,
+  OP_OPTION,
+  PROTO_OPTION,
+  scalingFlags,
+  SYSTEM_HELP,
+  systemOptions,
+} from '../collective-flags';
 import { writeOutput } from '../../native/files/output-file';
-import { outputFlag } from '../output-flag';
+import { FORCE_OPTION, outputFlag } from '../output-flag';
 
 const KINDS: readonly CollectiveKind[] = ['allreduce', 'reducescatter', 'allgather'];
 
@@ -57,46 +67,33 @@ function describe(system: System, request: CollectiveRequest, result: Collective
   return rows.map(([k, v]) => `${k.padEnd(11)} ${v}`).join('\n');
 }
 
-export const simulateCommand: CliCommand = {
+export const simulateCommand: CliCommand = defineCommand({
   name: 'simulate',
   summary: 'Simulate one AllReduce (or reduce-scatter / all-gather) on a preset or a system file',
-  get usage(): string {
-    return [
-      'Usage: collective-profiler simulate --system <preset|file> --bytes <size> [options]',
-      '',
-      'Options:',
-      SYSTEM_FLAG_HELP,
-      '  --bytes <size>           Buffer size: 8, 64K, 8MiB, 8M, 1G (K/M/G are binary)',
-      '  --algo <name>            auto | ring | tree | nvls | nvlstree | hierarchical | direct (default auto)',
-      '  --proto <name>           auto | LL | LL128 | Simple (default auto)',
-      '  --dtype <type>           fp32 | fp16 | bf16 | fp8e4m3 | fp8e5m2 (default fp32)',
-      '  --op <op>                sum | avg | premulsum (default sum)',
-      '  --collective <kind>      allreduce | reducescatter | allgather (default allreduce)',
-      '  --json                   Print {timeUs, algbwGBps, busbwGBps, algorithm, protocol, phases}',
-      '  --trace <out.json>       Write the spans as Chrome Trace Event JSON (open in https://ui.perfetto.dev)',
-      '',
-      catalogueHelp(),
-    ].join('\n');
-  },
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: [
-        'system',
-        'nodes',
-        'gpus-per-node',
-        'nccl',
-        'bytes',
-        'algo',
-        'proto',
-        'dtype',
-        'op',
-        'collective',
-        'trace',
-      ],
-      switches: ['json'],
-    });
-    if (positional.length > 0)
-      throw new UsageError(`unexpected argument '${positional[0]}'; simulate takes only flags`);
+  options: [
+    ...systemOptions(SYSTEM_HELP, true),
+    {
+      name: 'bytes',
+      value: 'size',
+      help: 'Buffer size: 8, 64K, 8MiB, 8M, 1G (K/M/G are powers of 1024)',
+      required: true,
+    },
+    ALGO_OPTION,
+    PROTO_OPTION,
+    DTYPE_OPTION,
+    OP_OPTION,
+    { name: 'collective', value: 'kind', help: KINDS.join(' | '), default: 'allreduce' },
+    { name: 'json', help: 'Print {timeUs, algbwGBps, busbwGBps, algorithm, protocol, phases}, times in µs' },
+    {
+      name: 'trace',
+      value: 'out.json',
+      help: 'Write the spans as Chrome Trace Event JSON (open in https://ui.perfetto.dev); - for stdout',
+    },
+    FORCE_OPTION,
+  ],
+  epilog: catalogueHelp,
+  async execute({ flags, positional }, io) {
+    noPositionals('simulate', positional);
     const system = loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
     const kindText = flagValue(flags, 'collective') ?? 'allreduce';
     const kind = KINDS.find((k) => k === kindText.toLowerCase());
@@ -141,4 +138,4 @@ export const simulateCommand: CliCommand = {
     }
     return 0;
   },
-};
+});

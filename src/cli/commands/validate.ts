@@ -16,7 +16,9 @@ import {
 } from '../../engine/index';
 import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
+import { configUsageError } from '../command-errors';
+import { createProgress, type Progress } from '../progress';
 import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
@@ -62,7 +64,7 @@ function systemFor(
         source: path,
       };
     } catch (error) {
-      if (error instanceof ConfigError) throw new UsageError(error.toString());
+      if (error instanceof ConfigError) throw configUsageError(error);
       throw error;
     }
   }
@@ -119,9 +121,10 @@ function judged<T>(d: LoadedDataset, body: () => T): T {
   }
 }
 
-function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
-  return datasets.map((d) =>
+function validateLoaded(datasets: readonly LoadedDataset[], progress?: Progress): ValidationRow[] {
+  return datasets.map((d, i) =>
     judged(d, () => {
+      progress?.update(i, datasets.length, d.name);
       const system = resolveSystem(d.spec);
       return {
         dataset: d.name,
@@ -134,17 +137,18 @@ function validateLoaded(datasets: readonly LoadedDataset[]): ValidationRow[] {
   );
 }
 
-export function validateAll(calibrationDir: string, systemsDir: string): ValidationRow[] {
-  return validateLoaded(loadDatasets(calibrationDir, systemsDir));
+export function validateAll(calibrationDir: string, systemsDir: string, progress?: Progress): ValidationRow[] {
+  return validateLoaded(loadDatasets(calibrationDir, systemsDir), progress);
 }
 
 /** Both judgements of every dataset: with the engine's constants, and with those fitted on it refit without it. */
 export function validateLeaveOneOut(
   calibrationDir: string,
   systemsDir: string,
+  progress?: Progress,
 ): { rows: ValidationRow[]; loo: LeaveOneOutRow[] } {
   const datasets = loadDatasets(calibrationDir, systemsDir);
-  const rows = validateLoaded(datasets);
+  const rows = validateLoaded(datasets, progress);
   const byName = new Map(
     leaveOneOut(
       datasets.map((d) =>
@@ -205,12 +209,10 @@ export function formatValidation(rows: readonly ValidationRow[]): string {
   return lines.join('\n');
 }
 
-export const validateCommand: CliCommand = {
+export const validateCommand: CliCommand = defineCommand({
   name: 'validate',
   summary: 'Compare simulated sweeps with published nccl-tests runs and print the busbw error per dataset',
-  usage: [
-    'Usage: collective-profiler validate [--calibration-dir DIR] [--systems-dir DIR] [--leave-one-out] [--json]',
-    '',
+  description: [
     'Sweeps the sizes of every dataset in DIR/nccl-tests (default ../shared/calibration) on its system file',
     '(--systems-dir, default calibration/systems/<dataset>.json; without one, the hardware its description',
     'names), honouring a forced NCCL_ALGO, and prints the median absolute busbw error for sizes ≥ 1 MiB and',
@@ -220,17 +222,26 @@ export const validateCommand: CliCommand = {
     '--leave-one-out also judges each dataset with every constant that was fitted on it refit on the other',
     'datasets (or, where none supports it, set from the hardware facts), beside the in-sample error.',
     'Exit code 1 when a judged dataset fails (in-sample).',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: ['calibration-dir', 'systems-dir'],
-      switches: ['json', 'leave-one-out'],
-    });
-    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+  ],
+  options: [
+    {
+      name: 'calibration-dir',
+      value: 'dir',
+      help: 'The published runs (DIR/nccl-tests/*.json)',
+      default: '../shared/calibration',
+    },
+    { name: 'systems-dir', value: 'dir', help: 'System files, one per dataset', default: 'calibration/systems' },
+    { name: 'leave-one-out', help: 'Also judge each dataset with the constants fitted on it refit without it' },
+    { name: 'json', help: 'Print the datasets and their errors as JSON' },
+  ],
+  async execute({ flags, positional }, io) {
+    noPositionals('validate', positional);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
+    const progress = createProgress('validate', { enabled: !flags.has('json') });
     if (flags.has('leave-one-out')) {
-      const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir);
+      const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir, progress);
+      progress.finish();
       if (flags.has('json')) {
         // Per-row figures too: compare's uncertainty bands are derived from the leave-one-out rows.
         const summary = (c: DatasetComparison) => ({
@@ -269,7 +280,8 @@ export const validateCommand: CliCommand = {
       }
       return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
     }
-    const rows = validateAll(calibrationDir, systemsDir);
+    const rows = validateAll(calibrationDir, systemsDir, progress);
+    progress.finish();
     if (flags.has('json')) {
       io.stdout(
         JSON.stringify(
@@ -301,4 +313,4 @@ export const validateCommand: CliCommand = {
     }
     return rows.some((r) => !r.comparison.suspect && !r.comparison.pass) ? 1 : 0;
   },
-};
+});

@@ -9,7 +9,7 @@ import {
   type NumericReductionResult,
   type ReduceOp,
 } from '../../engine/index';
-import { UsageError, parseFlags, type CliCommand } from '../command';
+import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
 import { choiceFlag, enforceLimit, flagValue, numberFlag, positiveIntegerFlag, requiredFlag } from '../flag-values';
 
 const OPS: readonly ReduceOp[] = ['sum', 'avg', 'premulsum'];
@@ -66,47 +66,44 @@ export function formatVerify(result: NumericReductionResult, magnitude: number, 
   return lines.join('\n');
 }
 
-export const verifyCommand: CliCommand = {
+export const verifyCommand: CliCommand = defineCommand({
   name: 'verify',
   summary: 'Reduce synthetic gradients in a dtype and algorithm order; report max error, #wrong and overflow',
-  usage: [
-    'Usage: collective-profiler verify --ranks <N> [options]',
-    '',
+  description: [
     "Runs the AllReduce on real buffers, one per rank, in the algorithm's order of operations and in the dtype",
     '(fp16, bf16 and fp8 rounding emulated), and checks it against a float64 reference. Exit 1 on overflow or #wrong > 0.',
-    '',
-    'Options:',
-    '  --ranks <N>              Number of ranks (required)',
-    `  --dtype <type>           ${DTYPES.join(' | ')} (default fp32)`,
-    "  --op <op>                sum | avg | premulsum (default sum); avg is NCCL's ncclAvg (inputs × 1/N, then sum)",
-    "  --scalar <x>             premulsum's scalar (default 1/N: the pre-divided sum)",
-    `  --algo <name>            ${ALGORITHMS.join(' | ')} (default ring)`,
-    '  --elements <n>           Elements per rank (default 4096)',
-    "  --magnitude <x>          RMS of each rank's gradient elements (default 1e2, loss-scaled fp16 gradients)",
-    '  --correlation <c>        Share of the gradient common to all ranks, 0..1 (default 0.5)',
-    '  --gpus-per-node <G>      Node size for tree, nvlstree and hierarchical (default: largest divisor of N up to 8)',
-    '  --channels <C>           Channels the buffer is split over (default 2 for tree/nvlstree, else 1)',
-    '  --seed <n>               Seed of the synthetic gradients (default 1)',
-    '  --json                   Print the result as JSON',
-  ].join('\n'),
-  async run(args, io) {
-    const { flags, positional } = parseFlags(args, {
-      values: [
-        'ranks',
-        'dtype',
-        'op',
-        'scalar',
-        'algo',
-        'elements',
-        'magnitude',
-        'correlation',
-        'gpus-per-node',
-        'channels',
-        'seed',
-      ],
-      switches: ['json'],
-    });
-    if (positional.length > 0) throw new UsageError(`unexpected argument '${positional[0]}'`);
+  ],
+  options: [
+    { name: 'ranks', value: 'n', help: 'Number of ranks', required: true },
+    { name: 'dtype', value: 'type', help: DTYPES.join(' | '), default: 'fp32' },
+    {
+      name: 'op',
+      value: 'op',
+      help: "sum | avg | premulsum; avg is NCCL's ncclAvg (inputs × 1/N, then sum)",
+      default: 'sum',
+    },
+    { name: 'scalar', value: 'x', help: "premulsum's scalar", default: '1/N, the pre-divided sum' },
+    { name: 'algo', value: 'name', help: ALGORITHMS.join(' | '), default: 'ring' },
+    { name: 'elements', value: 'n', help: 'Elements per rank', default: '4096' },
+    {
+      name: 'magnitude',
+      value: 'x',
+      help: "RMS of each rank's gradient elements (1e2: loss-scaled fp16 gradients)",
+      default: '1e2',
+    },
+    { name: 'correlation', value: 'c', help: 'Share of the gradient common to all ranks, 0..1', default: '0.5' },
+    {
+      name: 'gpus-per-node',
+      value: 'g',
+      help: 'Node size for tree, nvlstree and hierarchical',
+      default: 'the largest divisor of N up to 8',
+    },
+    { name: 'channels', value: 'c', help: 'Channels the buffer is split over', default: '2 for tree/nvlstree, else 1' },
+    { name: 'seed', value: 'n', help: 'Seed of the synthetic gradients', default: '1' },
+    { name: 'json', help: 'Print the result as JSON' },
+  ],
+  async execute({ flags, positional }, io) {
+    noPositionals('verify', positional);
     const ranks = positiveIntegerFlag('ranks', requiredFlag(flags, 'ranks', '512'), 'ranks');
     const optional = <T>(name: string, parse: (text: string) => T): T | undefined => {
       const text = flagValue(flags, name);
@@ -145,4 +142,4 @@ export const verifyCommand: CliCommand = {
     io.stdout(flags.has('json') ? JSON.stringify(verifyJson(result), null, 2) : formatVerify(result, magnitude, seed));
     return result.overflow === null && result.wrong === 0 ? 0 : 1;
   },
-};
+});

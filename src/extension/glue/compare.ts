@@ -1,6 +1,12 @@
 // "Is my bandwidth normal?" in the editor: which system a measurement is judged against, and warnings on the rows
 // of the measurement file whose busbw falls below what the model's uncertainty allows (native/compare.ts judges).
-import { formatMicros, gpuFromDescription, systemFromDescription, type SystemSpec } from '../../engine/index';
+import {
+  formatBytes,
+  formatMicros,
+  gpuFromDescription,
+  systemFromDescription,
+  type SystemSpec,
+} from '../../engine/index';
 
 export interface FlaggedRow {
   readonly bytes: number;
@@ -42,14 +48,7 @@ export interface RowWarning {
   readonly message: string;
 }
 
-const size = (bytes: number) =>
-  bytes >= 2 ** 30
-    ? `${+(bytes / 2 ** 30).toFixed(2)} GiB`
-    : bytes >= 2 ** 20
-      ? `${+(bytes / 2 ** 20).toFixed(2)} MiB`
-      : bytes >= 1024
-        ? `${+(bytes / 1024).toFixed(1)} KiB`
-        : `${bytes} B`;
+const size = (bytes: number) => formatBytes(bytes);
 
 /** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
 export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold?: number): RowWarning[] {

@@ -2,6 +2,7 @@
 // below what the reader can hold: a config is parsed into a tree several times its size, a whole-file trace must
 // fit in one V8 string (which stops near 512 MiB), and a streamed trace is read in pieces, so only time bounds it.
 // docs/limits.md lists them with the reasons; test/unit/native/input-file.test.ts checks the two agree.
+import { formatBytes } from '../../engine/index';
 
 export type InputKind = 'config' | 'source' | 'measurement' | 'streamed-trace' | 'dataset';
 
@@ -18,9 +19,7 @@ export const INPUT_LIMITS_BYTES: Readonly<Record<InputKind, number>> = {
   dataset: 64 * 1024 * 1024,
 };
 
+/** The project's one size formatter (engine/units.ts), under the name the readers use for their limits. */
 export function formatLimitBytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
+  return formatBytes(bytes);
 }

@@ -22,11 +22,20 @@ const BANNER_LINE = /^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?
 const STARTING_LINE = /^#\s*Collective test starting:\s*(\S+)/;
 const INFO_VERSION = /NCCL version\s+(\d+\.\d+\.\d+)/;
 
+/**
+ * The first line of `collective-profiler sweep` output, which prints all_reduce_perf's table for a prediction:
+ * the importer reads it back (for tests, and for a user who imports it by mistake) and says it is not a measurement.
+ */
+export const PREDICTION_MARKER = 'collective-profiler sweep';
+const PREDICTION_LINE = new RegExp(`^#\\s*${PREDICTION_MARKER}\\s+(\\S+?):.*?\\b(\\d+) ranks\\b`);
+
 /** A test block being read: one `# nThread` header, its device list and its table. */
 interface Block {
   collectiveName?: string;
   testsVersion?: string;
   ncclVersion?: string;
+  /** Set by the line `collective-profiler sweep` prints first: its version and the ranks it predicted for. */
+  prediction?: { tool: string; ranks: number };
   header: Record<string, MetaValue>;
   ranks: Map<number, { host: string; gpu: string }>;
   columns?: string[];
@@ -107,6 +116,11 @@ export function parseNcclTests(
       pendingBanner = { testsVersion: m[1], ncclVersion: decodeNcclCode(m[3] ?? m[2]) };
       continue;
     }
+    if ((m = PREDICTION_LINE.exec(trimmed))) {
+      if (block.rows.length > 0 || block.columns) flush();
+      pendingBanner.prediction = { tool: `${PREDICTION_MARKER} ${m[1]}`, ranks: Number(m[2]) };
+      continue;
+    }
     if ((m = STARTING_LINE.exec(trimmed))) {
       if (block.rows.length > 0 || block.columns) flush();
       pendingBanner.collectiveName = m[1];
@@ -138,6 +152,9 @@ export function parseNcclTests(
           flush();
           block.header = header;
         }
+        // Output without a `# nThread` line (a sweep prediction) takes its banner here.
+        Object.assign(block, pendingBanner);
+        pendingBanner = {};
         block.columns = tokens;
         continue;
       }
@@ -295,6 +312,7 @@ function inferCollective(block: Block, fileName: string | undefined): Collective
 /** Rank count: the device list, else the size/count relation, else the busbw/algbw factor. */
 function inferRanks(block: Block, collective: CollectiveName): number {
   if (block.ranks.size > 0) return block.ranks.size;
+  if (block.prediction) return block.prediction.ranks;
   const sample = [...block.rowTypes].reverse().find((t) => t.count > 0);
   const elem = sample ? dtypeBytes(sample.dtype) : undefined;
   if (sample && elem && sample.bytes > sample.count * elem) return Math.round(sample.bytes / (sample.count * elem));
@@ -325,6 +343,10 @@ function toMeasurement(
     warnings.push(`${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs)`);
   if (block.validation && block.validation !== 'OK')
     warnings.push(`validation ${block.validation}: ${block.outOfBounds} out-of-bounds values`);
+  if (block.prediction)
+    warnings.push(
+      `this is a prediction printed by ${block.prediction.tool}, not a measurement: it says what the model expects, not what a machine did`,
+    );
   const factor = busbwFactor(collective, ranks);
   const meta: Record<string, MetaValue> = {
     ...block.header,
@@ -341,6 +363,7 @@ function toMeasurement(
     ...(block.avgBusbwGBps !== undefined ? { avgBusbwGBps: block.avgBusbwGBps } : {}),
     ...(block.validation ? { validation: block.validation, outOfBounds: block.outOfBounds ?? 0 } : {}),
     ...(block.collectiveName ? { test: block.collectiveName } : {}),
+    ...(block.prediction ? { prediction: true, predictedBy: block.prediction.tool } : {}),
   };
   return { kind: 'nccl-tests', collective, ranks, rows: block.rows, meta };
 }

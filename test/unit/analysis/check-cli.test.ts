@@ -37,7 +37,7 @@ test('linter lines path:line:col code message, exit 1 with findings', async () =
   assert.equal(r.code, 1);
   assert.match(
     r.out,
-    /train\.py:5:9 CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./,
+    /train\.py:5:9: CP001 `dist\.all_reduce` sums `p\.grad` over all ranks \(the default group\); no division by that group's size follows\. The effective learning rate is 8× the configured one\./,
   );
   assert.match(r.err, /1 finding in 1 file/);
 });
@@ -79,7 +79,7 @@ test('usage errors: no paths, a missing path, an unknown rule, both formats', as
   await assert.rejects(run([]), UsageError);
   await assert.rejects(run([join(dir, 'missing.py')]), /no such file or folder/);
   await assert.rejects(run([buggy, '--rule', 'CP999']), /not a rule code/);
-  await assert.rejects(run([buggy, '--json', '--sarif']), /exclusive/);
+  await assert.rejects(run([buggy, '--json', '--sarif']), /choose one output format, not json and sarif/);
   await assert.rejects(run([buggy, '--world-size', 'eight']), /positive integer/);
 });
 

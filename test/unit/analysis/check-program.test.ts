@@ -60,7 +60,7 @@ test('a folder is one program: the helper is reported at its caller, with the ev
   assert.equal(r.code, 1);
   const lines = r.out.trim().split('\n');
   assert.equal(lines.length, 3, r.out);
-  assert.ok(lines[0].startsWith(`${shown('train.py')}:6:9 CP001 \`reduce_gradients\``), lines[0]);
+  assert.ok(lines[0].startsWith(`${shown('train.py')}:6:9: CP001 \`reduce_gradients\``), lines[0]);
   assert.equal(lines[1], `    ${shown('train.py')}:7:9: \`optimizer.step\` applies the gradients`);
   assert.ok(lines[2].startsWith(`    ${shown('pkg', 'utils', 'distributed.py')}:5:9: `), lines[2]);
 });

@@ -40,11 +40,11 @@ writeFileSync(clean, 'import torch\nprint(torch.ones(2))\n');
 test('a syntax error is named on its own line, counted in the summary, and makes the exit status 1', async () => {
   const r = await run([broken, clean]);
   assert.equal(r.code, 1);
-  assert.ok(r.out.some((l) => /broken\.py:5:9 CP001 /.test(l)));
+  assert.ok(r.out.some((l) => /broken\.py:5:9: CP001 /.test(l)));
   assert.ok(
     r.out.some((l) =>
       l.endsWith(
-        'broken.py:7:1 partly analysed: syntax error at line 7: lines 7-8 not analysed; findings come from the rest of the file',
+        'broken.py:7:1: partly analysed: syntax error at line 7: lines 7-8 not analysed; findings come from the rest of the file',
       ),
     ),
     r.out.join('\n'),

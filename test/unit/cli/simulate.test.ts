@@ -97,6 +97,15 @@ test('simulate prints a readable report with the algorithm and per-phase breakdo
   assert.match(run.stdout, /16 ranks/);
 });
 
+test('--trace refuses to replace a file without --force, as every output flag does', async () => {
+  const target = join(dir, 'kept.json');
+  writeFileSync(target, 'previous contents');
+  const run = await runCli(['simulate', '--system', 'dgx-h100', '--bytes', '1M', '--trace', target]);
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /exists; pass --force to overwrite it/);
+  assert.equal(readFileSync(target, 'utf8'), 'previous contents');
+});
+
 test('--trace writes Chrome Trace Event JSON with complete (ph X) spans, atomically', async () => {
   const target = join(dir, 'trace.json');
   writeFileSync(target, 'previous contents');
@@ -111,6 +120,7 @@ test('--trace writes Chrome Trace Event JSON with complete (ph X) spans, atomica
     '--json',
     '--trace',
     target,
+    '--force',
   ]);
   assert.equal(run.code, 0, run.stderr);
   JSON.parse(run.stdout); // stdout stays pure JSON; the note about the trace goes to stderr.

@@ -146,7 +146,7 @@ for (const [dataset, system] of CALIBRATED) {
         const fitted = join(dir, 'fitted.json');
         const cal = await cli(calibrateCommand, [measured, ...systemArgs, '--out', fitted, '--json']);
         assert.equal(cal.code, 0, cal.err);
-        const report = JSON.parse(cal.out) as { medianErrorBefore: number; medianErrorAfter: number };
+        const report = JSON.parse(cal.out) as { medianErrorBeforePct: number; medianErrorAfterPct: number };
         // The fitted file exists and is not overwritten without --force.
         await assert.rejects(cli(calibrateCommand, [measured, ...systemArgs, '--out', fitted]), /exists; pass --force/);
 
@@ -174,7 +174,7 @@ for (const [dataset, system] of CALIBRATED) {
         const before = errorOf(await sweepRows(unfittedSystem));
         const after = errorOf(await sweepRows(fitted));
         assert.ok(
-          Math.abs(before - report.medianErrorBefore) < 1e-9,
+          Math.abs(before - report.medianErrorBeforePct / 100) < 1e-9,
           'sweep and calibrate agree on the unfitted error',
         );
         assert.ok(after <= before / 2 || after <= 0.05, `median error ${before.toFixed(3)} -> ${after.toFixed(3)}`);
@@ -203,11 +203,11 @@ test(
     const cal = await cli(calibrateCommand, [join(CALIBRATION, dataset), '--json']);
     assert.equal(cal.code, 0, cal.err);
     const report = JSON.parse(cal.out) as {
-      medianErrorBefore: number;
-      medianErrorAfter: number;
+      medianErrorBeforePct: number;
+      medianErrorAfterPct: number;
       parameters: Record<string, { from: number; to: number }>;
     };
-    const { medianErrorBefore: before, medianErrorAfter: after } = report;
+    const [before, after] = [report.medianErrorBeforePct / 100, report.medianErrorAfterPct / 100];
     assert.ok(after < before - 0.005, `median error ${before.toFixed(3)} -> ${after.toFixed(3)}`);
     assert.ok(
       report.parameters.pcieGBps && report.parameters.pcieGBps.to > report.parameters.pcieGBps.from,
