@@ -7,6 +7,7 @@ import {
   analyzePython,
   isRuleCode,
   Program,
+  isManifest,
   type AnalysisOptions,
   mayHaveFindings,
   parseCorpusHeader,
@@ -39,8 +40,11 @@ const SKIP_DIRS = new Set([
   'build',
 ]);
 
-/** Python files and DeepSpeed configs under the given paths, in a stable order. */
-export function collectFiles(paths: readonly string[]): string[] {
+/**
+ * Python files and DeepSpeed configs under the given paths, in a stable order. `manifests`, when given, receives
+ * the requirements*.txt, setup.cfg and pyproject.toml files met on the way (the versions the code runs with).
+ */
+export function collectFiles(paths: readonly string[], manifests?: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
     let names: string[];
@@ -61,6 +65,7 @@ export function collectFiles(paths: readonly string[]): string[] {
       if (st.isDirectory()) {
         if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
       } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
+      else if (manifests && isManifest(name)) manifests.push(path);
     }
   };
   for (const p of paths) {
@@ -130,10 +135,15 @@ async function checkProgram(
   files: readonly string[],
   roots: readonly string[],
   options: AnalysisOptions,
+  manifests: readonly string[] = [],
 ): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await loadPythonParser(), options);
   const reads = new Map<string, { text: string; notes: string[] }>();
   const shownOf = (file: string) => relative(process.cwd(), file) || file;
+  for (const manifest of manifests) {
+    const read = readChecked(manifest);
+    if (!('result' in read)) program.setManifest(shownOf(manifest), read.text);
+  }
   for (const file of files.filter((f) => f.endsWith('.py'))) {
     const read = readChecked(file);
     if ('result' in read) continue;
@@ -274,12 +284,14 @@ export const checkCommand: CliCommand = {
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1))
       throw new UsageError(`--world-size ${ws}: expected a positive integer`);
-    const files = collectFiles(positional);
+    const manifests: string[] = [];
+    const files = collectFiles(positional, manifests);
     const options = { worldSize, hints: flags.has('hints') };
     const program = await checkProgram(
       files,
       positional.map((p) => resolve(p)),
       options,
+      manifests,
     );
     const results: FileFindings[] = [];
     for (const file of files) {
