@@ -104,7 +104,6 @@ function readClass(node: PyNode, source: Source, imports: ReadonlyMap<string, st
     const imported = imports.get(head);
     bases.push(imported ? [imported, ...rest].join('.') : text);
   }
-  const bodyText = source.textOf(body);
   let computeLoss: ComputeLossFacts | undefined;
   let superInit: SourceRange | undefined;
   for (const statement of named(body)) {
@@ -120,9 +119,25 @@ function readClass(node: PyNode, source: Source, imports: ReadonlyMap<string, st
     range: source.range(nameNode),
     bases,
     computeLoss,
-    choosesScaling: /\b(model_accepts_loss_kwargs|compute_loss_func|training_step)\b/.test(bodyText),
+    choosesScaling: choosesScaling(body, source),
     superInit,
   };
+}
+
+/**
+ * The class names `model_accepts_loss_kwargs` or `compute_loss_func` in its code, or defines `training_step`: it
+ * chooses the Trainer's scaling itself. Comments and strings (a docstring that mentions them) do not count.
+ */
+function choosesScaling(body: PyNode, source: Source): boolean {
+  let found = false;
+  visit(body, (n) => {
+    if (found) return false;
+    if (n.type === 'identifier' && /^(model_accepts_loss_kwargs|compute_loss_func)$/.test(source.textOf(n)))
+      found = true;
+    if (n.type === 'function_definition' && source.textOf(child(n, 'name') ?? n) === 'training_step') found = true;
+    return !found;
+  });
+  return found;
 }
 
 function readComputeLoss(fn: PyNode, fnName: PyNode, source: Source): ComputeLossFacts {

@@ -53,6 +53,15 @@ test('a compute_loss that ignores num_items_in_batch is CP008 at super().__init_
   assert.ok(finding.related.some((r) => r.file === undefined && r.range.startLine === 9));
 });
 
+test('a comment or docstring that names training_step or the flag chooses nothing', async () => {
+  const commented = TRAINER.replace(
+    'self.margin = margin',
+    'self.margin = margin\n        # columns are set for `training_step`; model_accepts_loss_kwargs is left alone',
+  );
+  const results = await check({ 't.py': commented }, { 'requirements.txt': 'transformers>=4.46.0' });
+  assert.deepEqual(codes(results, 't.py'), ['CP008@7']);
+});
+
 test('the same class is clean when it sets the flag, reads the count, divides itself or its pins exclude the releases', async () => {
   const pin = { 'requirements.txt': 'transformers>=4.46.0\n' };
   const variants = [
@@ -187,4 +196,24 @@ test('a specifier set is judged against the known releases, with wildcards and u
   assert.deepEqual(allowed('==4.52.*'), ['4.52.4']);
   assert.equal(allowedReleases(pinsInText('r.txt', 'transformers>=4.46', 'transformers'), releases).bounded, false);
   assert.equal(allowedReleases(pinsInText('r.txt', 'transformers<=4.46.0', 'transformers'), releases).bounded, true);
+});
+
+test('check reads the manifests of the folders it walks', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { checkCommand } = await import('../../../src/cli/commands/check');
+  const dir = mkdtempSync(join(tmpdir(), 'cp-trainer-'));
+  mkdirSync(join(dir, 'pkg'));
+  writeFileSync(join(dir, 'pkg', 'trainer.py'), TRAINER);
+  writeFileSync(join(dir, 'pyproject.toml'), '[project]\ndependencies = ["transformers>=4.46.0,<5"]\n');
+  let out = '';
+  const code = await checkCommand.run([dir, '--json'], { stdout: (t) => (out += t), stderr: () => undefined });
+  const findings = JSON.parse(out) as { file: string; line: number; code: string; related: { file?: string }[] }[];
+  assert.equal(code, 1);
+  assert.deepEqual(
+    findings.map((f) => `${f.code}@${f.line}`),
+    ['CP008@7'],
+  );
+  assert.ok(findings[0].related.some((r) => r.file?.endsWith('pyproject.toml')));
 });
