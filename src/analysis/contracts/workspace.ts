@@ -13,6 +13,8 @@ const PACKAGE = 'transformers';
 
 interface Entry {
   readonly text: string;
+  /** The text defines a `compute_loss` (read once per text: the editor asks on every edit). */
+  readonly overrides: boolean;
   readonly classes?: FileClasses;
   readonly pins: readonly Pin[];
 }
@@ -29,7 +31,7 @@ export class ContractIndex {
   setFile(path: string, text: string): void {
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
-    this.files.set(path, { text, pins: pythonPins(path, text) });
+    this.files.set(path, { text, overrides: text.includes('def compute_loss'), pins: pythonPins(path, text) });
   }
 
   removeFile(path: string): void {
@@ -47,6 +49,12 @@ export class ContractIndex {
     paths: readonly string[],
     options: { hints?: boolean; scopeOf: (path: string) => string },
   ): Map<string, Finding[]> {
+    // Nothing is judged without an override of compute_loss, and nothing is proven without a pin: then no file
+    // needs the parse (most code bases).
+    const overrides = [...this.files.values()].some((e) => e.overrides);
+    const pinned =
+      [...this.files.values()].some((e) => e.pins.length > 0) || [...this.manifests.values()].some((p) => p.length > 0);
+    if (!overrides || (!pinned && !options.hints)) return new Map();
     const files = new Map<string, FileClasses>();
     for (const [path, entry] of this.files) {
       const classes = this.classesOf(path, entry);
