@@ -63,14 +63,27 @@ function gitDirFor(mirrorRoot, repo) {
   throw new Error(`no mirror of ${repo} under ${mirrorRoot} (fetch github:${repo} first)`);
 }
 
-// Every .py file of the commit is written, not just the changed one, because the checker may follow a call or a
+// Python files, and the manifests that state the versions of the libraries the code runs with (a library's
+// contract, such as transformers' Trainer's loss scaling, depends on them).
+function isKept(path) {
+  const file = path.split('/').pop();
+  return (
+    path.endsWith('.py') ||
+    /^requirements[\w.-]*\.txt$/i.test(file) ||
+    file === 'setup.cfg' ||
+    file === 'pyproject.toml'
+  );
+}
+
+// Every .py file of the commit is written, with the manifests, not just the changed one, because the checker may follow a call or a
 // process group into another file. A marker names the commit, so a second run reuses the tree instead of rewriting it.
 // Blobs the mirror lacks (files of 4 MiB and more are left out of snapshots) are skipped and counted.
 function extractPython(gitDir, commit, dest) {
   const marker = join(dest, '.bugfix-commit.json');
   if (existsSync(marker)) {
     const saved = JSON.parse(readFileSync(marker, 'utf8'));
-    if (saved.commit === commit) return saved;
+    // Trees written before manifests were kept lack the versions the checker reads: write them again.
+    if (saved.commit === commit && saved.manifests) return saved;
   }
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
@@ -82,7 +95,7 @@ function extractPython(gitDir, commit, dest) {
     const [mode, type, sha] = record.slice(0, tab).split(' ');
     const path = record.slice(tab + 1);
     // Symbolic links (mode 120000) are blobs too, but their content is a path, not Python.
-    if (type === 'blob' && mode !== '120000' && path.endsWith('.py')) entries.push({ sha, path });
+    if (type === 'blob' && mode !== '120000' && isKept(path)) entries.push({ sha, path });
   }
   const batch = spawnSync('git', ['--git-dir', gitDir, 'cat-file', '--batch'], {
     input: entries.map((entry) => entry.sha).join('\n') + '\n',
@@ -109,7 +122,7 @@ function extractPython(gitDir, commit, dest) {
     position += size + 1;
     files++;
   }
-  const saved = { commit, files, missing };
+  const saved = { commit, files, missing, manifests: true };
   writeFileSync(marker, JSON.stringify(saved));
   return saved;
 }
@@ -147,8 +160,8 @@ function runChecker(cli, treeDir, path, target) {
 
 // The line ranges of the Python functions in a source, found by indentation: a `def` runs until the next code line
 // indented no deeper than it. Lines inside triple-quoted strings are skipped, because a docstring may be dedented.
-// This is an approximation (a bracket continued at a shallower indent would end a function early), which is enough
-// to tell whether a finding and a fixed line share a function.
+// This is an approximation (a bracket continued at a shallower indent, other than a line that only closes it, would
+// end a function early), which is enough to tell whether a finding and a fixed line share a function.
 function functionRanges(source) {
   const ranges = [];
   const open = [];
@@ -166,7 +179,10 @@ function functionRanges(source) {
     }
     if (!text || text.startsWith('#')) continue;
     const indent = line.length - line.trimStart().length;
-    while (open.length && indent <= open[open.length - 1].indent)
+    // A line that only closes a bracket (the `):` of a long signature, the `)` of a call) continues the statement
+    // above it, so it ends no function even at the def's own indentation.
+    const closesBracket = /^[)\]}]/.test(text);
+    while (!closesBracket && open.length && indent <= open[open.length - 1].indent)
       ranges.push({ start: open.pop().start, end: lastCode });
     if (/^(async\s+)?def\s/.test(text)) open.push({ indent, start: number });
     for (const quote of ['"""', "'''"]) {

@@ -2,8 +2,9 @@
 //   node scripts/primer/checkout.mjs <trees-dir> [--mirror-root /work/.mirror] [--only name,...]
 // The mirrors are bare git directories (<mirror-root>/<owner>+<name>/repo) with no work tree and with their largest
 // blobs absent, so `git archive` cannot be used: the files are listed with `git ls-tree` and read with
-// `git cat-file --batch`, and a blob the mirror lacks is skipped and counted. Only *.py files are kept, because the
-// checker reads nothing else that matters here and because a smaller tree keeps third-party code out of the way.
+// `git cat-file --batch`, and a blob the mirror lacks is skipped and counted. Only *.py files and manifests are
+// kept, because the checker reads nothing else that matters here and a smaller tree keeps third-party code out of
+// the way.
 // The run is idempotent: a tree whose marker file names the recorded commit is left alone, and any other tree is
 // rebuilt in a temporary folder and renamed into place, so an interrupted run never leaves a half-written tree.
 import {
@@ -35,7 +36,20 @@ function parseArgs(argv) {
   return options;
 }
 
-// Lists the *.py blobs of a commit. Symbolic links (mode 120000) and submodules (type commit) are skipped, since
+// Python files, and the manifests that state the versions of the libraries the code runs with (requirements*.txt,
+// setup.cfg, pyproject.toml): the checker judges a library's contract, such as transformers' Trainer's loss
+// scaling, at those versions. Trees extracted before manifests were kept must be removed to gain them.
+function isKept(path) {
+  const file = path.split('/').pop();
+  return (
+    path.endsWith('.py') ||
+    /^requirements[\w.-]*\.txt$/i.test(file) ||
+    file === 'setup.cfg' ||
+    file === 'pyproject.toml'
+  );
+}
+
+// Lists the *.py and manifest blobs of a commit. Symbolic links (mode 120000) and submodules (type commit) are skipped, since
 // their "content" is a path or a commit id, not Python.
 function listPythonBlobs(gitDir, commit) {
   const out = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '-z', commit], { maxBuffer: 1 << 30 });
@@ -45,7 +59,7 @@ function listPythonBlobs(gitDir, commit) {
     if (tab < 0) continue;
     const [mode, type, sha] = record.slice(0, tab).split(' ');
     const path = record.slice(tab + 1);
-    if (type === 'blob' && mode !== '120000' && path.endsWith('.py')) blobs.push({ sha, path });
+    if (type === 'blob' && mode !== '120000' && isKept(path)) blobs.push({ sha, path });
   }
   return blobs;
 }

@@ -2,6 +2,7 @@
 export { analyzePython, DEFAULT_MAX_CHARS } from './analyze';
 export { Program, ModuleIndex } from './program';
 export { mayHaveFindings } from './select';
+export { isManifest } from './contracts/versions';
 export { analyzeDeepSpeedConfig } from './deepspeed-rule';
 export { applyEdits } from './edits';
 export { RULES, RULE_CODES, ruleInfo, isRuleCode, type RuleInfo } from './rules';

@@ -10,6 +10,7 @@ import { helperReduction, importedCallee, type HelperSummary } from './summaries
 import type { AnalysisOptions, AnalysisResult } from './types';
 import { constructionSites, type ConstructionSite, type ConstructorRequest } from './class-summaries';
 import { linkConstructors, requestKey, type ClassAnswers } from './class-links';
+import { ContractIndex } from './contracts/workspace';
 
 interface FirstPass {
   readonly text: string;
@@ -29,11 +30,15 @@ export class Program {
   private readonly texts = new Map<string, string>();
   private readonly firstPass = new Map<string, FirstPass>();
   private readonly modules = new ModuleIndex();
+  /** Library contracts judged across files (a Trainer subclass, its bases, the workspace's version pins). */
+  private readonly contracts: ContractIndex;
 
   constructor(
     private readonly parser: Parser,
     private readonly options: AnalysisOptions = {},
-  ) {}
+  ) {
+    this.contracts = new ContractIndex(parser, (from, module) => this.modules.resolve(from, module));
+  }
 
   /** Paths relative to the root the user checked, where they differ from the names (for the test-code rule). */
   private readonly scopePaths = new Map<string, string>();
@@ -48,6 +53,12 @@ export class Program {
     if (!this.texts.has(path)) this.modules.add(path);
     this.texts.set(path, text);
     this.firstPass.delete(path);
+    this.contracts.setFile(path, text);
+  }
+
+  /** A requirements*.txt, setup.cfg or pyproject.toml: the package versions the files below its folder run with. */
+  setManifest(path: string, text: string): void {
+    this.contracts.setManifest(path, text);
   }
 
   removeFile(path: string): void {
@@ -55,6 +66,7 @@ export class Program {
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
     this.modules.remove(path);
+    this.contracts.removeFile(path);
   }
 
   textOf(path: string): string | undefined {
@@ -108,7 +120,20 @@ export class Program {
         path,
         links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result,
       );
-    return out;
+    return this.withContracts(out);
+  }
+
+  /** Adds the findings of library contracts (contracts/) to the files' results. */
+  private withContracts(results: Map<string, AnalysisResult>): Map<string, AnalysisResult> {
+    const found = this.contracts.findings([...results.keys()], {
+      hints: this.options.hints,
+      scopeOf: (path) => this.scopePaths.get(path) ?? path,
+    });
+    for (const [path, findings] of found) {
+      const r = results.get(path)!;
+      results.set(path, { ...r, findings: [...r.findings, ...findings] });
+    }
+    return results;
   }
 
   private linkClasses(paths: readonly string[]): ClassAnswers {
@@ -127,7 +152,9 @@ export class Program {
     );
     const links = this.link(known);
     const answers = this.first(path).requests.length > 0 ? this.linkClasses(known) : new Map();
-    return links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result;
+    const result =
+      links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result;
+    return this.withContracts(new Map([[path, result]])).get(path)!;
   }
 
   private first(path: string, prefilter = true): FirstPass {

@@ -7,6 +7,7 @@ import {
   analyzePython,
   isRuleCode,
   Program,
+  isManifest,
   type AnalysisOptions,
   mayHaveFindings,
   parseCorpusHeader,
@@ -54,8 +55,14 @@ const SKIP_DIRS = new Set([
 /**
  * Python files and DeepSpeed configs under the given paths, in a stable order. `excluded` (paths relative to the
  * working folder) prunes what the walk finds; a file named on the command line is always checked, as in ruff.
+ * `manifests`, when given, receives the requirements*.txt, setup.cfg and pyproject.toml files met on the way (the
+ * versions the code runs with).
  */
-export function collectFiles(paths: readonly string[], excluded?: (relativePath: string) => boolean): string[] {
+export function collectFiles(
+  paths: readonly string[],
+  excluded?: (relativePath: string) => boolean,
+  manifests?: string[],
+): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
     let names: string[];
@@ -77,6 +84,7 @@ export function collectFiles(paths: readonly string[], excluded?: (relativePath:
       if (st.isDirectory()) {
         if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
       } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
+      else if (manifests && isManifest(name)) manifests.push(path);
     }
   };
   for (const p of paths) {
@@ -147,10 +155,15 @@ async function checkProgram(
   roots: readonly string[],
   options: AnalysisOptions,
   progress: Progress,
+  manifests: readonly string[] = [],
 ): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await loadPythonParser(), options);
   const reads = new Map<string, { text: string; notes: string[] }>();
   const shownOf = (file: string) => relative(process.cwd(), file) || file;
+  for (const manifest of manifests) {
+    const read = readChecked(manifest);
+    if (!('result' in read)) program.setManifest(shownOf(manifest), read.text);
+  }
   const python = files.filter((f) => f.endsWith('.py'));
   for (const [index, file] of python.entries()) {
     progress.update(index, python.length, shownOf(file));
@@ -326,7 +339,8 @@ export const checkCommand: CliCommand = defineCommand({
     if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1))
       throw new UsageError(`--world-size ${ws}: expected a positive integer`);
     const excluded = flags.get('exclude');
-    const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined);
+    const manifests: string[] = [];
+    const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined, manifests);
     const options = { worldSize, hints: flags.has('hints') };
     const progress = createProgress('check', { enabled: format === 'text' });
     const program = await checkProgram(
@@ -334,6 +348,7 @@ export const checkCommand: CliCommand = defineCommand({
       positional.map((p) => resolve(p)),
       options,
       progress,
+      manifests,
     );
     progress.finish();
     const results: FileFindings[] = [];

@@ -1,0 +1,120 @@
+// The program's view for library contracts: each Python file's classes (parsed only when the text can define a
+// trainer, cached by text) and the package pins of the workspace's manifests. Manifests apply to the files in
+// their folder and below; `require_version("transformers…")` calls and setup.py apply to the whole program.
+import type { Parser } from 'web-tree-sitter';
+import { applyIgnoreComments } from '../ignore';
+import { isTestCode } from '../analyze';
+import type { Finding } from '../types';
+import { readClasses, type FileClasses } from './trainer-classes';
+import { pinsInText, type Pin } from './versions';
+import { trainerContractFindings } from './hf-trainer';
+
+const PACKAGE = 'transformers';
+
+interface Entry {
+  readonly text: string;
+  /** The text defines a `compute_loss` (read once per text: the editor asks on every edit). */
+  readonly overrides: boolean;
+  readonly classes?: FileClasses;
+  readonly pins: readonly Pin[];
+}
+
+export class ContractIndex {
+  private readonly files = new Map<string, Entry>();
+  private readonly manifests = new Map<string, readonly Pin[]>();
+
+  constructor(
+    private readonly parser: Parser,
+    private readonly resolveModule: (from: string, module: string) => string | undefined,
+  ) {}
+
+  setFile(path: string, text: string): void {
+    if (this.files.get(path)?.text === text) return;
+    // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
+    this.files.set(path, { text, overrides: text.includes('def compute_loss'), pins: pythonPins(path, text) });
+  }
+
+  removeFile(path: string): void {
+    this.files.delete(path);
+    this.manifests.delete(path);
+  }
+
+  /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
+  setManifest(path: string, text: string): void {
+    this.manifests.set(path, pinsInText(path, text, PACKAGE));
+  }
+
+  /** The findings of the contracts for the given files, with test code and ignore comments applied. */
+  findings(
+    paths: readonly string[],
+    options: { hints?: boolean; scopeOf: (path: string) => string },
+  ): Map<string, Finding[]> {
+    // Nothing is judged without an override of compute_loss, and nothing is proven without a pin: then no file
+    // needs the parse (most code bases).
+    const overrides = [...this.files.values()].some((e) => e.overrides);
+    const pinned =
+      [...this.files.values()].some((e) => e.pins.length > 0) || [...this.manifests.values()].some((p) => p.length > 0);
+    if (!overrides || (!pinned && !options.hints)) return new Map();
+    const files = new Map<string, FileClasses>();
+    for (const [path, entry] of this.files) {
+      const classes = this.classesOf(path, entry);
+      if (classes && classes.classes.length > 0) files.set(path, classes);
+    }
+    const wanted = new Set(paths);
+    const programPins = [...this.files.values()].flatMap((e) => e.pins);
+    const found = trainerContractFindings(
+      {
+        files,
+        resolve: this.resolveModule,
+        pinsFor: (path) => [
+          ...programPins.filter((p) => !p.file.endsWith('setup.py') || path.startsWith(folderOf(p.file))),
+          ...this.manifestPins(path),
+        ],
+      },
+      options.hints === true,
+    );
+    const out = new Map<string, Finding[]>();
+    for (const [path, list] of found) {
+      if (!wanted.has(path)) continue;
+      if (isTestCode(options.scopeOf(path)) && !options.hints) continue;
+      const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
+      if (kept.length > 0) out.set(path, kept);
+    }
+    return out;
+  }
+
+  private classesOf(path: string, entry: Entry): FileClasses | undefined {
+    if ('classes' in entry) return entry.classes;
+    let classes: FileClasses | undefined;
+    try {
+      classes = readClasses(this.parser, entry.text);
+    } catch {
+      classes = undefined;
+    }
+    this.files.set(path, { ...entry, classes });
+    return classes;
+  }
+
+  private manifestPins(path: string): Pin[] {
+    const out: Pin[] = [];
+    for (const [manifest, pins] of this.manifests) {
+      if (path.startsWith(folderOf(manifest))) out.push(...pins);
+    }
+    return out;
+  }
+}
+
+/** `a/b/setup.py` → `a/b/`; a file at the root → ``. */
+function folderOf(path: string): string {
+  return path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+}
+
+/** setup.py states requirements in string literals; other files only through `require_version(…)`. */
+function pythonPins(path: string, text: string): Pin[] {
+  if (!text.includes(PACKAGE)) return [];
+  const file = path.split('/').pop();
+  if (file === 'setup.py') return pinsInText(path, text, PACKAGE);
+  if (!text.includes('require_version')) return [];
+  const lines = text.split('\n').map((line) => (/require_version\w*\s*\(/.test(line) ? line : ''));
+  return pinsInText(path, lines.join('\n'), PACKAGE);
+}
