@@ -200,6 +200,10 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await frame.locator('canvas').first().waitFor({ timeout: 90_000 });
     await screenshot(page, '03b-profile-example');
     assert.doesNotMatch((await tab.getAttribute('title')) ?? '', /extensions?[\\/]/);
+    // The copy is an unsaved document: revert it, so closing the editors later asks no question.
+    await tab.click();
+    await runCommand(page, 'View: Revert and Close Editor');
+    await tab.waitFor({ state: 'detached', timeout: 15_000 });
   });
 
   test('Select System from the status bar changes the system, and the lens figures follow', async () => {
