@@ -5,6 +5,7 @@
 // place and then in place.
 import type { Dtype, ReduceOp, SweepRow } from '../engine/index';
 import { PREDICTION_MARKER } from '../native/import/nccl-tests';
+import { terminalInline } from './terminal-text';
 
 /** nccl-tests' names for the element types (its test_typenames), so the `type` column reads the same. */
 export const NCCL_TYPE_NAMES: Record<Dtype, string> = {
@@ -80,7 +81,7 @@ export function tableRow(row: SweepRow, op: ReduceOp): string {
 
 /** The line that marks the output as a prediction; the importer reads the rank count from it. */
 export function predictionLine(header: PredictionHeader): string {
-  return `# ${PREDICTION_MARKER} ${header.toolVersion}: a prediction, not a measurement. AllReduce on ${header.systemLabel}, ${header.ranks} ranks (${header.nodes} × ${header.gpusPerNode}), algorithms as NCCL ${header.ncclVersion} chooses`;
+  return `# ${PREDICTION_MARKER} ${header.toolVersion}: a prediction, not a measurement. AllReduce on ${terminalInline(header.systemLabel)}, ${header.ranks} ranks (${header.nodes} × ${header.gpusPerNode}), algorithms as NCCL ${header.ncclVersion} chooses`;
 }
 
 /** Which algorithm and protocol ran over which sizes, as comment lines after the table. */

@@ -9,6 +9,7 @@ import {
   type TrainingRun,
   type TrainingSweep,
 } from '../engine/index';
+import { terminalInline } from './terminal-text';
 
 const ms = (us: number): number => Math.round(us) / 1000;
 /** Bucket times share one unit so that a column reads as a timeline. */
@@ -84,7 +85,7 @@ function bucketLines(step: StepResult): string[] {
     else
       rows.push([
         String(c.index),
-        `${c.kind} ${c.label}`,
+        `${c.kind} ${terminalInline(c.label)}`,
         formatBytes(c.bytes),
         msText(c.readyUs),
         msText(c.startUs),
@@ -109,8 +110,8 @@ export function profileText(run: TrainingRun, step: StepResult, sources: string)
       : `${formatBytes(t.bucketBytes)} buckets (${step.gradientBuckets})`;
   const header = [
     `profile of ${sources}`,
-    `  model     ${run.model.name}: ${(step.parameters / 1e9).toFixed(step.parameters < 1e9 ? 3 : 2)} B parameters, ${formatBytes(step.gradientBytes)} of ${t.gradDtype} gradients (${DTYPE_BYTES[t.gradDtype]} B each)`,
-    `  system    ${step.systemLabel}: ${world} GPU${world === 1 ? '' : 's'} (${run.system.nodes} node${run.system.nodes === 1 ? '' : 's'} × ${run.system.gpusPerNode})`,
+    `  model     ${terminalInline(run.model.name)}: ${(step.parameters / 1e9).toFixed(step.parameters < 1e9 ? 3 : 2)} B parameters, ${formatBytes(step.gradientBytes)} of ${t.gradDtype} gradients (${DTYPE_BYTES[t.gradDtype]} B each)`,
+    `  system    ${terminalInline(step.systemLabel)}: ${world} GPU${world === 1 ? '' : 's'} (${run.system.nodes} node${run.system.nodes === 1 ? '' : 's'} × ${run.system.gpusPerNode})`,
     `  training  ${WRAPPER_NAMES[t.wrapper]}, micro-batch ${t.microBatchSize} × ${t.sequenceLength} tokens, ${t.gradAccumulationSteps} accumulation step${t.gradAccumulationSteps === 1 ? '' : 's'}, global batch ${globalBatchSize(run)}; ${bucketWords}`,
   ];
   const rows: string[][] = [

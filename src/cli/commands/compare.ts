@@ -8,6 +8,7 @@ import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue, numberFlag } from '../flag-values';
 import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
 import { loadMeasurementFile } from './import';
+import { terminalInline } from '../terminal-text';
 
 function table(
   result: CompareResult,
@@ -17,7 +18,7 @@ function table(
   assumptions: readonly string[],
 ): string {
   const out = [
-    `# ${path}: ${result.collective} on ${result.ranks} ranks vs the model of ${result.system} (${source}), NCCL ${result.ncclVersion}'s choices`,
+    `# ${terminalInline(path)}: ${result.collective} on ${result.ranks} ranks vs the model of ${terminalInline(result.system)} (${terminalInline(source)}), NCCL ${result.ncclVersion}'s choices`,
     `#${'size'.padStart(11)} ${'measured'.padStart(10)} ${'expected'.padStart(10)} ${'ratio'.padStart(6)}`,
     `#${''.padStart(11)} ${'busbw GB/s'.padStart(10)} ${'busbw GB/s'.padStart(10)}`,
   ];

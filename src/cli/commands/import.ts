@@ -8,6 +8,7 @@ import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue } from '../flag-values';
 import { writeOutput } from '../../native/files/output-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
+import { terminalInline } from '../terminal-text';
 
 /** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
 export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
@@ -65,7 +66,7 @@ export function importJson(result: ImportResult): object {
 }
 
 function summary(result: ImportResult, path: string): string {
-  const out = [`${path}: ${result.kind}`];
+  const out = [`${terminalInline(path)}: ${result.kind}`];
   for (const m of result.measurements) {
     // A table that `sweep` printed is read like nccl-tests output, but it is the model's prediction.
     const what =

@@ -28,6 +28,7 @@ import { profileScalingCheck, scalingCheckJson, scalingCheckText } from '../prof
 import { writeOutput } from '../../native/files/output-file';
 import { readInputText } from '../../native/files/input-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
+import { terminalInline } from '../terminal-text';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
 function engine<T>(work: () => T): T {
@@ -164,7 +165,7 @@ export const profileCommand: CliCommand = defineCommand({
       extra.best = sweep.best;
       extra.recommendation = sweep.recommendation;
     }
-    const sources = run.sources.map((s) => `${s.file} (${s.format})`).join(' + ');
+    const sources = run.sources.map((s) => `${terminalInline(s.file)} (${s.format})`).join(' + ');
     // With the trace on stdout, the profile goes to stderr so stdout stays one JSON document.
     (traceTarget?.stdout ? io.stderr : io.stdout)(
       json

@@ -27,6 +27,7 @@ import {
 } from '../collective-flags';
 import { writeOutput } from '../../native/files/output-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
+import { terminalInline } from '../terminal-text';
 
 const KINDS: readonly CollectiveKind[] = ['allreduce', 'reducescatter', 'allgather'];
 
@@ -49,7 +50,7 @@ function describe(system: System, request: CollectiveRequest, result: Collective
   const rows: [string, string][] = [
     [
       'system',
-      `${system.label} (${system.ranks} ranks, ${system.nodes} node${system.nodes === 1 ? '' : 's'} × ${system.gpusPerNode} GPUs)`,
+      `${terminalInline(system.label)} (${system.ranks} ranks, ${system.nodes} node${system.nodes === 1 ? '' : 's'} × ${system.gpusPerNode} GPUs)`,
     ],
     [
       'collective',

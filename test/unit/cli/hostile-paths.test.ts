@@ -122,6 +122,38 @@ test('text from input cannot act on the terminal or forge an error line', async 
   assert.equal(readFileSync(name, 'latin1').length, 9);
 });
 
+test('file names and labels from input stay on their line in stdout (import, simulate)', async () => {
+  const dir = fresh();
+  // A sweep's own output is a file `import` reads; its name carries a newline and a forged line.
+  const sweep = await runCli([
+    'sweep',
+    '--system',
+    'dgx-h100',
+    '--min-bytes',
+    '8',
+    '--max-bytes',
+    '64',
+    '--factor',
+    '8',
+  ]);
+  assert.equal(sweep.code, 0, sweep.stderr);
+  const name = join(dir, 'run\nerror: forged.txt');
+  writeFileSync(name, sweep.stdout);
+  const imported = await runCli(['import', name]);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.ok(!imported.stdout.split('\n').some((line) => line.startsWith('error:')), imported.stdout);
+  assert.match(imported.stdout, /run\\u000aerror: forged\.txt/);
+  // A system file's label is printed in simulate's header.
+  const system = join(dir, 'forged.system.json');
+  writeFileSync(
+    system,
+    JSON.stringify({ name: 'box\nerror: forged', gpu: 'H100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch' }),
+  );
+  const simulated = await runCli(['simulate', '--system', system, '--bytes', '1M']);
+  assert.equal(simulated.code, 0, simulated.stderr);
+  assert.ok(!simulated.stdout.split('\n').some((line) => line.startsWith('error:')), simulated.stdout);
+});
+
 test('the escaping keeps layout but shows every control character', () => {
   assert.equal(terminalSafe('a\tb\nc\u001b[0m\u0000'), 'a\tb\nc\\u001b[0m\\u0000');
   assert.equal(terminalInline('a\nb'), 'a\\u000ab');
