@@ -50,7 +50,18 @@ export const benchmarks: Benchmark[] = [
       const started = performance.now();
       const run = spawnSync(
         process.execPath,
-        [join(ROOT, 'dist', 'cli.js'), 'simulate', '--system', 'dgx-h100', '--bytes', '256MiB', '--trace', trace],
+        // Every run writes the same file, so each one after the first replaces it, which needs --force.
+        [
+          join(ROOT, 'dist', 'cli.js'),
+          'simulate',
+          '--system',
+          'dgx-h100',
+          '--bytes',
+          '256MiB',
+          '--trace',
+          trace,
+          '--force',
+        ],
         { encoding: 'utf8' },
       );
       const elapsed = performance.now() - started;
