@@ -19,6 +19,13 @@ export function sizeFlag(flag: string, text: string): Bytes {
       `--${flag} '${terminalInline(text)}' is not a size; use a positive byte count such as 8, 64K, 8MiB or 1G`,
     );
   }
+  // parseBytes rounds (1.3 → 1); a size that is not a whole number of bytes is refused instead of changed.
+  const exact = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+  const unitBytes = exact ? parseBytes(`1${exact[2]}`) : undefined;
+  if (exact && unitBytes !== undefined && !Number.isInteger(Number(exact[1]) * unitBytes))
+    throw new UsageError(
+      `--${flag} '${terminalInline(text)}' is not a whole number of bytes (it would be rounded to ${bytes}); write it in bytes or a smaller unit`,
+    );
   enforceLimit('bytes', `--${flag}`, bytes, terminalInline(text.trim()));
   return bytes;
 }

@@ -78,8 +78,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await command.run(args, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof UserFileError) {
-      io.stderr(`error: ${error.message}`);
-      if (error instanceof UsageError) for (const line of error.more) io.stderr(`error: ${line}`);
+      // A user error is one line each: a name or value from input that holds a newline is shown escaped, so it
+      // can neither split the message nor start a line of its own.
+      io.stderr(`error: ${terminalInline(error.message)}`);
+      if (error instanceof UsageError) for (const line of error.more) io.stderr(`error: ${terminalInline(line)}`);
       return 2;
     }
     io.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -7,6 +7,7 @@ import { checkOutputPath, type OutputTarget } from '../native/files/output-file'
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
 import { flagValue } from './flag-values';
+import { terminalInline } from './terminal-text';
 import type { OptionSpec } from './options';
 
 /** The table entry of --force, which every command that writes a file takes. */
@@ -33,6 +34,7 @@ export function outputFlag(
     throw error;
   }
   if (!flags.has('force') && !target.stdout && existsSync(target.path))
-    throw new UsageError(`${path} exists; pass --force to overwrite it`);
-  return target;
+    throw new UsageError(`${terminalInline(path)} exists; pass --force to overwrite it`);
+  // The label is printed in summaries ("written to ...") and errors: a name from the user stays on its line.
+  return { ...target, label: terminalInline(target.label) };
 }

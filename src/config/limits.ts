@@ -130,6 +130,18 @@ export const LIMITS = {
     keys: [],
     why: '`verify` reduces every element on every rank in software',
   },
+  verifyRanks: {
+    max: 4096,
+    unit: 'ranks',
+    keys: [],
+    why: '`verify` runs every step of the algorithm on every rank, so its time grows with the square of the ranks: 4,096 ranks take 15 s, 8,192 ranks 68 s, 131,072 ranks did not finish in 10 minutes',
+  },
+  directWork: {
+    max: 2 ** 27,
+    unit: 'rank²-elements',
+    keys: [],
+    why: "`verify --algo direct`: every rank reduces every rank's buffer, so the work is ranks² × elements: 512² × 256 (2^26) took 4.7 s, 1,024² × 1,024 (2^30) 200 s",
+  },
   rankElements: {
     max: 16 * MiB,
     unit: 'rank-elements',

@@ -152,7 +152,14 @@ export function parseDocument(source: string, fileName: string): PositionedDocum
   const syntaxError = yaml.errors[0];
   if (syntaxError) {
     const kind = format === 'json' ? 'JSON' : 'YAML';
-    const message = syntaxError.message.split('\n')[0].replace(/ at line \d+, column \d+.*$/, '');
+    let message = syntaxError.message.split('\n')[0].replace(/ at line \d+, column \d+.*$/, '');
+    // The key a duplicate is about is named: "nodes" twice, the second over a limit, is a key the user must find.
+    if (syntaxError.code === 'DUPLICATE_KEY') {
+      const key = /^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[^:\s,}]+)/.exec(
+        text.slice(syntaxError.pos[0], syntaxError.pos[0] + 200),
+      );
+      if (key) message = `the key ${key[1].slice(0, 100)} appears more than once in this mapping; keep one`;
+    }
     fail(issueAt(lineCounter, syntaxError.pos[0], `invalid ${kind}: ${message}`));
   }
   let value: unknown;

@@ -1,8 +1,8 @@
 // Finds a Python with torch and reports what it offers: torch version, backend, GPU count, NCCL version.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeRunError } from './errors';
+import { killGroups, newRunToken, RUN_TOKEN_ENV, spawnGroup } from './process-tree';
 
 export interface NativeEnvironment {
   readonly python: string;
@@ -36,22 +36,87 @@ export function pythonCandidates(configured?: string): string[] {
   return [...new Set(list.filter((p): p is string => typeof p === 'string' && p.trim() !== ''))];
 }
 
-function run(
-  python: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
-  return new Promise((resolve) => {
-    execFile(python, args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      const missing = (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-      resolve({
-        code: error ? (((error as { code?: number }).code as number | null) ?? 1) : 0,
-        stdout,
-        stderr,
-        missing,
+/** Output kept from the environment check: its answer is one short JSON line; a flood is cut here. */
+const CHECK_OUTPUT_CAP_CHARS = 1 << 20;
+/** How long the check's pipes may stay open after the interpreter exited (a child of it may hold them). */
+const CHECK_DRAIN_MS = 500;
+
+interface CheckRun {
+  readonly code: number | string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly missing: boolean;
+  readonly timedOut: boolean;
+}
+
+/**
+ * Runs `python args` in its own process group, as the ranks are run: the answer comes when the interpreter
+ * exits (its pipes get a short drain, never a wait on a child that holds them), output past a cap is dropped,
+ * and on exit, timeout or abort the whole group and anything carrying its token is killed, so a check that
+ * hangs, floods or leaves a daemon behind costs at most `timeoutMs`.
+ */
+function run(python: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<CheckRun> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new NativeRunError('cancelled', 'cancelled before the environment check'));
+    const token = newRunToken();
+    const child = spawnGroup(python, args, { ...process.env, [RUN_TOKEN_ENV]: token });
+    let stdout = '';
+    let stderr = '';
+    let finished = false;
+    let timedOut = false;
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < CHECK_OUTPUT_CAP_CHARS) stdout += chunk.slice(0, CHECK_OUTPUT_CAP_CHARS - stdout.length);
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-CHECK_OUTPUT_CAP_CHARS);
+    });
+    const finish = (outcome: { code: number | string | null; missing?: boolean } | NativeRunError): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      const done = (): void => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        if (outcome instanceof NativeRunError) reject(outcome);
+        else resolve({ code: outcome.code, stdout, stderr, missing: outcome.missing ?? false, timedOut });
+      };
+      const pids = child.pid === undefined ? [] : [child.pid];
+      killGroups(pids, 200, token).then(done, done);
+    };
+    const onAbort = (): void => finish(new NativeRunError('cancelled', 'the environment check was cancelled'));
+    signal?.addEventListener('abort', onAbort);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        finish({ code: null });
+      },
+      Math.min(timeoutMs, 2 ** 31 - 1),
+    );
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      finish({ code: error.code ?? 'error', missing: error.code === 'ENOENT' }),
+    );
+    child.on('exit', (code, exitSignal) => {
+      // The answer is on stdout before the exit; a child the check left behind may hold the pipe open.
+      if (!child.stdout || child.stdout.readableEnded) return finish({ code: code ?? exitSignal });
+      const drained = setTimeout(() => finish({ code: code ?? exitSignal }), CHECK_DRAIN_MS);
+      child.stdout.once('end', () => {
+        clearTimeout(drained);
+        finish({ code: code ?? exitSignal });
       });
     });
   });
+}
+
+/** Why an interpreter that ran gave no environment, in a few words. */
+function whyNoAnswer(result: CheckRun, timeoutMs: number): string {
+  if (result.timedOut) return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (typeof result.code === 'string' && result.code !== 'error')
+    return result.code === 'EACCES'
+      ? 'cannot be run (EACCES: not an executable file)'
+      : `cannot be run (${result.code})`;
+  const last = result.stderr.trim().split('\n').pop()?.trim();
+  return last ? last.slice(0, 500) : `exit ${String(result.code)} without an answer`;
 }
 
 /**
@@ -59,14 +124,15 @@ function run(
  * one is tried, so a wrong setting is reported rather than silently replaced.
  */
 export async function checkEnvironment(
-  options: { python?: string; harness?: string; timeoutMs?: number } = {},
+  options: { python?: string; harness?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<NativeEnvironment> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const harness = options.harness ?? defaultHarnessPath();
   const candidates = options.python ? [options.python] : pythonCandidates();
   const problems: string[] = [];
   let sawPython = false;
   for (const python of candidates) {
-    const result = await run(python, [harness, '--env-check'], options.timeoutMs ?? 60_000);
+    const result = await run(python, [harness, '--env-check'], timeoutMs, options.signal);
     if (result.missing) {
       problems.push(`${python}: not found`);
       continue;
@@ -96,9 +162,7 @@ export async function checkEnvironment(
         nccl: Boolean(parsed.nccl),
       };
     }
-    problems.push(
-      `${python}: ${parsed?.type === 'error' ? String(parsed.message) : (result.stderr.trim().split('\n').pop() ?? `exit ${result.code}`)}`,
-    );
+    problems.push(`${python}: ${parsed?.type === 'error' ? String(parsed.message) : whyNoAnswer(result, timeoutMs)}`);
   }
   if (!sawPython)
     throw new NativeRunError(

@@ -41,6 +41,8 @@ export interface NativeRunResult extends HarnessRun {
 }
 
 const STDERR_CAP = 64 * 1024;
+/** The longest stdout line a rank may print: the harness's largest (a result with its per-step spans) is far less. */
+const HARNESS_LINE_CAP_CHARS = 64 * 2 ** 20;
 /** Node's timers take at most 2^31 - 1 ms; a longer delay overflows and fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long a dead rank's stderr may take to deliver its last bytes; a grandchild holding the pipe must not stall us. */
@@ -176,11 +178,32 @@ export async function runNative(options: NativeRunOptions): Promise<NativeRunRes
       timeoutMs,
     );
     for (const entry of children) {
-      let buffered = '';
+      // The unfinished line is kept as pieces and joined only when its newline arrives: appending every chunk to
+      // one string and splitting it again would cost the square of a long line's length.
+      let pending: string[] = [];
+      let pendingChars = 0;
       entry.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-        buffered += chunk;
-        const parts = buffered.split('\n');
-        buffered = parts.pop() ?? '';
+        if (settled) return;
+        const parts = chunk.split('\n');
+        const last = parts.pop() ?? '';
+        if (parts.length > 0) {
+          parts[0] = pending.join('') + parts[0];
+          pending = [];
+          pendingChars = 0;
+        }
+        if (last !== '') {
+          pending.push(last);
+          pendingChars += last.length;
+        }
+        if (pendingChars + Math.max(0, ...parts.map((p) => p.length)) > HARNESS_LINE_CAP_CHARS) {
+          fail(
+            new NativeRunError(
+              'bad-output',
+              `rank ${entry.rank} printed a line longer than ${HARNESS_LINE_CAP_CHARS / 2 ** 20} Mi characters; the harness never does, so the run was stopped`,
+            ),
+          );
+          return;
+        }
         for (const part of parts) {
           const line = parseHarnessLine(part);
           if (!line) continue;

@@ -21,6 +21,7 @@ import {
   type Unanalysed,
 } from '../../analysis/index';
 import { readInputBytes } from '../../native/files/input-file';
+import { decodeText } from '../../native/files/decode-text';
 import { UserFileError } from '../../native/files/file-errors';
 import { terminalInline } from '../terminal-text';
 import { UsageError, defineCommand, type CliCommand, type CliIo } from '../command';
@@ -34,7 +35,7 @@ import {
   type FileFindings,
   type OutputFormat,
 } from '../check-format';
-import { choiceFlag, flagValue } from '../flag-values';
+import { choiceFlag, flagValue, positiveIntegerFlag } from '../flag-values';
 import { globMatcher } from '../glob';
 import { createProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
@@ -100,14 +101,22 @@ export function collectFiles(
   return out;
 }
 
-/** Reads a file as UTF-8; undecodable bytes become U+FFFD and a note, never an exception. */
+/**
+ * Reads a file as UTF-8 (or the UTF-16 its byte-order mark names); undecodable bytes become U+FFFD and a note,
+ * never an exception.
+ */
 export function readSource(path: string): { text: string; notes: string[] } {
   const bytes = readInputBytes(path, { kind: 'source' });
   try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), notes: [] };
+    const text = decodeText(bytes, { fatal: true });
+    // NUL is valid UTF-8 but never Python source (CPython refuses it); UTF-16 saved without a mark looks like this.
+    const notes = text.includes('\0')
+      ? ['the file holds NUL bytes (UTF-16 without a byte-order mark?), which Python refuses']
+      : [];
+    return { text, notes };
   } catch {
     return {
-      text: new TextDecoder('utf-8').decode(bytes),
+      text: decodeText(bytes),
       notes: ['the file is not valid UTF-8; undecodable bytes were replaced'],
     };
   }
@@ -139,7 +148,7 @@ function readChecked(path: string): { text: string; notes: string[] } | { result
 function withReadNotes(r: AnalysisResult, text: string, notes: readonly string[]): AnalysisResult {
   // Replaced bytes matter only in a file the rules read: a file that calls no trigger has none to hide.
   const decoding: Unanalysed[] =
-    notes.length > 0 && mayHaveFindings(text)
+    notes.length > 0 && (mayHaveFindings(text) || mayHaveFindings(text.replace(/[\0\uFFFD]/g, '')))
       ? notes.map((message) => ({ reason: 'not-utf8', whole: false, message }))
       : [];
   const unanalysed = [...decoding, ...(r.unanalysed ?? [])];
@@ -335,9 +344,8 @@ export const checkCommand: CliCommand = defineCommand({
     if (corpus) return runCorpus([...corpus, ...positional], keep, io, json);
     if (positional.length === 0) throw new UsageError('check needs at least one file or folder');
     const ws = flags.get('world-size')?.[0];
-    const worldSize = ws === undefined ? undefined : Number(ws);
-    if (worldSize !== undefined && (!Number.isInteger(worldSize) || worldSize < 1))
-      throw new UsageError(`--world-size ${ws}: expected a positive integer`);
+    // A world size is a rank count: held to the same limit as every other (docs/limits.md).
+    const worldSize = ws === undefined ? undefined : positiveIntegerFlag('world-size', ws, 'ranks');
     const excluded = flags.get('exclude');
     const manifests: string[] = [];
     const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined, manifests);

@@ -57,10 +57,22 @@ function checkedSweep(text: string, run: TrainingRun): SweepRange {
   return range;
 }
 
+/** Spellings Number() reads as numbers that nobody means as a knob's value. */
+const NON_DECIMAL_NUMBER = /^\s*[+-]?(0[xob][0-9a-f_]*|infinity|nan)\s*$/i;
+
 function applyWhatIfs(run: TrainingRun, assignments: readonly string[]): TrainingRun {
   let out = run;
   for (const text of assignments) {
-    const { key, value } = engine(() => parseAssignment(text));
+    let assignment: { key: string; value: string };
+    try {
+      assignment = engine(() => parseAssignment(text));
+    } catch (error) {
+      throw error instanceof UsageError ? new UsageError(`--what-if ${error.message}`) : error;
+    }
+    const { key, value } = assignment;
+    // Number() also reads hex, binary, octal, Infinity and NaN; a knob's value is a decimal number as people write it.
+    if (NON_DECIMAL_NUMBER.test(value))
+      throw new UsageError(`--what-if ${key}=${value}: expected a decimal number, not '${value.trim()}'`);
     const limit = limitForKey(canonicalWhatIfKey(key));
     if (limit && value.trim() !== '' && !Number.isNaN(Number(value)))
       enforceLimit(limit, `--what-if ${key}`, Number(value));
@@ -127,6 +139,10 @@ export const profileCommand: CliCommand = defineCommand({
           : `unexpected argument '${positional[1]}'`,
       );
     const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
+    // Checked with the other flags, before the profile is computed and printed.
+    const traceRanksText = flagValue(flags, 'trace-ranks');
+    const traceRanks =
+      traceRanksText !== undefined ? positiveIntegerFlag('trace-ranks', traceRanksText, 'traceRanks') : undefined;
     const nodes = flagValue(flags, 'nodes');
     const gpusPerNode = flagValue(flags, 'gpus-per-node');
     const loaded = loadTrainingRun(positional[0], {
@@ -174,10 +190,8 @@ export const profileCommand: CliCommand = defineCommand({
     );
 
     if (traceTarget !== undefined) {
-      const ranksText = flagValue(flags, 'trace-ranks');
-      const ranks = ranksText !== undefined ? positiveIntegerFlag('trace-ranks', ranksText, 'traceRanks') : undefined;
       const trace = stepTrace(step, {
-        ranks,
+        ranks: traceRanks,
         title: `training step · ${run.model.name}`,
         gpusPerNode: run.system.gpusPerNode,
       });

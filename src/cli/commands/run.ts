@@ -20,7 +20,10 @@ function sizeList(flag: string, text: string): number[] {
   return parts.map((part) => sizeFlag(flag, part));
 }
 
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Every signal that asks a program to stop; SIGQUIT too, whose default would leave the ranks running. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+/** The environment check starts one Python that imports torch: a minute is plenty, the run's watchdog less. */
+const ENV_CHECK_MS = 60_000;
 /** Failures that are the user's environment, not the run: the same exit code (2) as a bad input. */
 const USER_ERROR_KINDS: ReadonlySet<string> = new Set(['no-python', 'no-torch', 'no-distributed']);
 
@@ -93,7 +96,7 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   if (flags.has('env-check')) {
     let env;
     try {
-      env = await checkEnvironment(python ? { python } : {});
+      env = await checkEnvironment({ ...(python ? { python } : {}), timeoutMs: ENV_CHECK_MS });
     } catch (error) {
       if (error instanceof NativeRunError) throw new UsageError(error.message);
       throw error;
@@ -111,8 +114,9 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   const timeoutS = numberFlag(
     'timeout',
     flagValue(flags, 'timeout') ?? '300',
-    (v) => v > 0,
-    'must be a positive number of seconds',
+    // Under a second no Python starts, so the watchdog would only ever report a hang that did not happen.
+    (v) => v >= 1,
+    'must be at least 1 second',
     'timeoutSeconds',
   );
   const iters = positiveIntegerFlag('iters', flagValue(flags, 'iters') ?? '5', 'iterations');
@@ -131,7 +135,12 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
-    const env = await checkEnvironment(python ? { python } : {});
+    // The check is bounded by the run's own watchdog and stopped by the same signals as the ranks.
+    const env = await checkEnvironment({
+      ...(python ? { python } : {}),
+      timeoutMs: Math.min(ENV_CHECK_MS, timeoutS * 1000),
+      signal: controller.signal,
+    });
     if (received) throw new NativeRunError('cancelled', `stopped by ${received} before the ranks started`);
     const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
     const run = await runNative({

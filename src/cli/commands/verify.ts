@@ -104,7 +104,7 @@ export const verifyCommand: CliCommand = defineCommand({
   ],
   async execute({ flags, positional }, io) {
     noPositionals('verify', positional);
-    const ranks = positiveIntegerFlag('ranks', requiredFlag(flags, 'ranks', '512'), 'ranks');
+    const ranks = positiveIntegerFlag('ranks', requiredFlag(flags, 'ranks', '512'), 'verifyRanks');
     const optional = <T>(name: string, parse: (text: string) => T): T | undefined => {
       const text = flagValue(flags, name);
       return text === undefined ? undefined : parse(text);
@@ -112,6 +112,14 @@ export const verifyCommand: CliCommand = defineCommand({
     const elements = optional('elements', (t) => positiveIntegerFlag('elements', t, 'elements')) ?? 4096;
     // Every element is reduced on every rank in software: the product is what costs time and memory.
     enforceLimit('rankElements', `--ranks ${ranks} × --elements ${elements}`, ranks * elements);
+    const algorithm = optional('algo', (t) => choiceFlag('algo', t, ALGORITHMS)) ?? 'ring';
+    // The direct algorithm's work grows with the square of the ranks: it has its own, smaller bound.
+    if (algorithm === 'direct')
+      enforceLimit(
+        'directWork',
+        `--algo direct with --ranks ${ranks}² × --elements ${elements}`,
+        ranks * ranks * elements,
+      );
     const magnitude =
       optional('magnitude', (t) => numberFlag('magnitude', t, (v) => v >= 0, 'must be a number ≥ 0')) ?? 100;
     const seed =
@@ -122,7 +130,7 @@ export const verifyCommand: CliCommand = defineCommand({
         ranks,
         magnitude,
         seed,
-        algorithm: optional('algo', (t) => choiceFlag('algo', t, ALGORITHMS)) ?? 'ring',
+        algorithm,
         dtype:
           optional('dtype', (t) => choiceFlag('dtype', t, DTYPES, { float: 'fp32', half: 'fp16', bfloat16: 'bf16' })) ??
           'fp32',

@@ -53,6 +53,8 @@ export function reasonOf(error: unknown): string {
       return 'the name is too long';
     case 'ELOOP':
       return 'too many symbolic links';
+    case 'ENXIO':
+      return 'no device or peer behind it (a socket, or a device that is not there)';
     case 'EIO':
       return 'an I/O error';
     case 'EMFILE':

@@ -3,9 +3,10 @@
 // refuses what is not a regular file (devices, FIFOs, sockets, folders, symbolic links to any of them), refuses a
 // file over the limit of its kind before reading it, and reads with a byte budget, so a file that grows while it
 // is read, or a /proc file that reports size 0, still cannot take more memory than its limit.
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { UserFileError, kindOfPath, reasonOf } from './file-errors';
 import { INPUT_LIMITS_BYTES, formatLimitBytes, type InputKind } from './input-limits';
+import { decodeText } from './decode-text';
 
 export { INPUT_LIMITS_BYTES, type InputKind } from './input-limits';
 
@@ -41,6 +42,10 @@ export function openInput(path: string, options: InputOptions): { fd: number; in
     // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
+    // Some things cannot even be opened (a socket: ENXIO); they are named as what they are, like those that can.
+    const info = statOrUndefined(path);
+    if (info && !info.isFile() && !info.isDirectory())
+      throw refused(path, options, `${kindOfPath(info)}, not a regular file`);
     throw cannotRead(path, options, error);
   }
   let info: Stats;
@@ -63,7 +68,29 @@ export function openInput(path: string, options: InputOptions): { fd: number; in
       `${formatLimitBytes(info.size)}, over the ${formatLimitBytes(limit)} limit for ${options.kind} files (docs/limits.md)`,
     );
   }
+  INPUTS_OPENED.add(identity(info));
   return { fd, info };
+}
+
+/** Every file this process opened as an input, by device and inode (so links and hard links are the same file). */
+const INPUTS_OPENED = new Set<string>();
+
+function identity(info: Stats): string {
+  return `${info.dev}:${info.ino}`;
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `path` is a file this process has read as an input: an output must never replace one. */
+export function wasOpenedAsInput(path: string): boolean {
+  const info = statOrUndefined(path);
+  return info !== undefined && INPUTS_OPENED.has(identity(info));
 }
 
 /** Reads a whole user file within its kind's limit. */
@@ -97,7 +124,7 @@ export function readInputBytes(path: string, options: InputOptions): Buffer {
   return Buffer.concat(chunks, total);
 }
 
-/** Reads a whole user file as UTF-8 text within its kind's limit. */
+/** Reads a whole user file as text within its kind's limit: UTF-8, or the encoding its byte-order mark names. */
 export function readInputText(path: string, options: InputOptions): string {
-  return readInputBytes(path, options).toString('utf8');
+  return decodeText(readInputBytes(path, options));
 }

@@ -19,6 +19,7 @@ import {
 import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UserFileError, kindOfPath, reasonOf } from './file-errors';
+import { wasOpenedAsInput } from './input-file';
 
 /** The argument that means "write to standard output" where a command allows it. */
 export const STDOUT_TARGET = '-';
@@ -33,6 +34,8 @@ export interface OutputTarget {
   readonly stdout: boolean;
   /** Permission bits to give the new file: those of the file it replaces, else rw-r--r--. */
   readonly mode: number;
+  /** The flag or setting that named it, for messages (`--trace`). */
+  readonly flag?: string;
 }
 
 export interface OutputCheckOptions {
@@ -42,9 +45,20 @@ export interface OutputCheckOptions {
   readonly allowStdout?: boolean;
 }
 
+/** The longest file name (in bytes) Linux, macOS and Windows file systems take (NAME_MAX). */
+const NAME_MAX_BYTES = 255;
+
+/**
+ * A temporary name beside `target`. The target's own name is shortened when needed so the temporary name stays
+ * within NAME_MAX: a legal target name of 250 bytes must not make its temporary file an illegal one.
+ */
 export function tempPathFor(target: string): string {
   const random = Math.random().toString(36).slice(2, 10);
-  return join(dirname(target), `.${basename(target)}${TEMP_MARKER}${process.pid}-${random}`);
+  const suffix = `${TEMP_MARKER}${process.pid}-${random}`;
+  let name = basename(target);
+  const room = NAME_MAX_BYTES - 1 - Buffer.byteLength(suffix);
+  while (Buffer.byteLength(name) > room) name = name.slice(0, -1);
+  return join(dirname(target), `.${name}${suffix}`);
 }
 
 function fail(options: OutputCheckOptions, path: string, why: string): never {
@@ -104,7 +118,7 @@ export function checkOutputPath(path: string, options: OutputCheckOptions = {}):
   } catch (error) {
     fail(options, path, `cannot create a file in '${folder}': ${reasonOf(error)}`);
   }
-  return { path: target, label: path, stdout: false, mode: info ? info.mode & 0o7777 : 0o644 };
+  return { path: target, label: path, stdout: false, mode: info ? info.mode & 0o7777 : 0o644, flag: options.flag };
 }
 
 function failedWrite(target: OutputTarget, error: unknown, replacing: boolean): UserFileError {
@@ -137,6 +151,12 @@ export function writeOutput(target: OutputTarget, data: string | Uint8Array): vo
     process.stdout.write(data);
     return;
   }
+  // An output that is one of the command's own inputs (`--system box.json --trace box.json --force`) would
+  // destroy what was read; --force is for old outputs, not for inputs.
+  if (wasOpenedAsInput(target.path))
+    throw new UserFileError(
+      `${target.flag ? `${target.flag} ` : ''}'${target.label}' is also an input of this command; write the output to another file`,
+    );
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const replacing = existing(target.path) !== undefined;
   const temp = tempPathFor(target.path);

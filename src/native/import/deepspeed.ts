@@ -9,8 +9,13 @@ import {
   type MeasurementRow,
 } from './model';
 
+// The numbers are matched loosely and checked after: a record whose number is negative, nan, 1e308 or not a
+// number is a corrupt record, dropped and counted, not a line the importer silently fails to recognise.
 const VERBOSE =
-  /comm op: (\S+) \| time \(ms\): ([\d.]+) \| msg size: ([\d.]+) (\w+) \| algbw \(Gbps\): ([\d.]+)\s+\| busbw \(Gbps\): ([\d.]+)/;
+  /comm op: (\S+) \| time \(ms\): (\S+) \| msg size: (\S+) (\w+) \| algbw \(Gbps\): (\S+)\s+\| busbw \(Gbps\): (\S+)/;
+const PLAIN_NUMBER = /^\d+(\.\d+)?$/;
+/** A message larger than this (1 PiB, the CLI's byte limit) is not a real record. */
+const MAX_RECORD_BYTES = 2 ** 50;
 const SUMMARY_HEADER =
   /^Comm\. Op\s+Message Size\s+Count\s+Total Latency\(ms\)\s+Avg Latency\(ms\)\s+tput_avg \(Gbps\)\s+busbw_avg \(Gbps\)/;
 const SUMMARY_ROW = /^\s+([\d.]+) (\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$/;
@@ -31,6 +36,7 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
   const warnings: string[] = [];
   let summaryOp: string | undefined;
   let inSummary = false;
+  let corrupt = 0;
   const lines = splitLines(text);
   const sizeBytes = (value: string, unit: string, line: number, column: number): number => {
     const factor = UNITS[unit.toUpperCase()];
@@ -46,10 +52,18 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
     const lineNo = index + 1;
     let m: RegExpExecArray | null;
     if ((m = VERBOSE.exec(line))) {
+      const numbers = [m[2], m[3], m[5], m[6]];
+      const bytes = numbers.every((n) => PLAIN_NUMBER.test(n))
+        ? sizeBytes(m[3], m[4], lineNo, line.indexOf(m[4]) + 1)
+        : NaN;
+      if (!(bytes <= MAX_RECORD_BYTES)) {
+        corrupt++;
+        return;
+      }
       const entry = opRows(m[1]);
       entry.calls++;
       entry.rows.push({
-        bytes: sizeBytes(m[3], m[4], lineNo, line.indexOf(m[4]) + 1),
+        bytes,
         timeUs: Number(m[2]) * 1000,
         algbwGBps: Number(m[5]) / 8,
         busbwGBps: Number(m[6]) / 8,
@@ -64,10 +78,15 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
     if (!inSummary || line.trim() === '') return;
     if ((m = SUMMARY_ROW.exec(line))) {
       if (!summaryOp) throw new MeasurementParseError('summary row before any op name', lineNo, 1, fileName);
+      const bytes = sizeBytes(m[1], m[2], lineNo, line.indexOf(m[2]) + 1);
+      if (!(bytes <= MAX_RECORD_BYTES) || !Number.isSafeInteger(Number(m[3]))) {
+        corrupt++;
+        return;
+      }
       const entry = opRows(summaryOp);
       entry.calls += Number(m[3]);
       entry.rows.push({
-        bytes: sizeBytes(m[1], m[2], lineNo, line.indexOf(m[2]) + 1),
+        bytes,
         timeUs: Number(m[5]) * 1000,
         algbwGBps: Number(m[6]) / 8,
         busbwGBps: Number(m[7]) / 8,
@@ -84,6 +103,10 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
     }
     warnings.push(`line ${lineNo}: not a comms_logger summary line; skipped`);
   });
+  if (corrupt > 0)
+    warnings.push(
+      `${corrupt} comm op records dropped as corrupt (a time, size or bandwidth that is negative, not a number, or over 1 PiB)`,
+    );
   if (ops.size === 0) throw new MeasurementParseError('no DeepSpeed comms_logger lines found', 1, 1, fileName);
   // DeepSpeed's busbw uses nccl-tests' factors, so (n-1)/n or 2(n-1)/n reveals the world size.
   const ranks = inferRanks([...ops].map(([op, e]) => ({ collective: normalizeCollective(op), rows: e.rows })));

@@ -10,6 +10,7 @@ import { looksLikeNcclTests, parseNcclTests } from './nccl-tests';
 import { looksLikeNcclTestsJson, parseNcclTestsJson } from './nccl-tests-json';
 import { nativeMeasurements, nativeTrace } from '../convert';
 import { parseHarnessOutput } from '../harness-protocol';
+import { decodeText } from '../files/decode-text';
 
 export * from './model';
 export { parseNcclTests } from './nccl-tests';
@@ -39,7 +40,7 @@ export function importMeasurementBytes(bytes: Uint8Array, options: ImportOptions
       throw new MeasurementParseError('the file is gzipped and no gunzip function was given', 1, 1, options.fileName);
     data = options.gunzip(bytes);
   }
-  return importMeasurementText(new TextDecoder('utf-8').decode(data), options);
+  return importMeasurementText(decodeText(data), options);
 }
 
 export function importMeasurementText(text: string, options: ImportOptions = {}): ImportResult {

@@ -142,16 +142,15 @@ export function parseKineto(
     const parsed = parseNcclKernelName(e.name);
     if (!parsed) {
       // Compute kernels (GEMMs, elementwise, optimizer) are what the collectives overlap with: drawn on their stream.
-      const startUs = num(e.ts);
-      const durationUs = num(e.dur) ?? 0;
-      if (startUs !== undefined && durationUs >= 0)
-        computeKernels.push({
-          rank,
-          stream: String(num(e.args?.stream) ?? e.tid ?? 0),
-          name: e.name,
-          startUs,
-          durationUs,
-        });
+      // A time that is missing, not a number or negative is kept as NaN here, so the plausibility filter below
+      // drops it and counts it with the rest, instead of it vanishing unsaid (or being drawn as 0 µs).
+      computeKernels.push({
+        rank,
+        stream: String(num(e.args?.stream) ?? e.tid ?? 0),
+        name: e.name,
+        startUs: num(e.ts) ?? NaN,
+        durationUs: e.dur === undefined ? 0 : (num(e.dur) ?? NaN),
+      });
       continue;
     }
     // Times must be finite numbers: a corrupt event is counted and skipped rather than drawn at NaN or backwards.

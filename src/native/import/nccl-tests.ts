@@ -284,8 +284,27 @@ function parseRow(
       : {}),
     line: lineNo,
   };
+  if (!plausibleTiming(row.bytes, row.timeUs, row.algbwGBps, row.busbwGBps)) return undefined;
+  if (row.inPlace && !plausibleTiming(row.bytes, row.inPlace.timeUs, row.inPlace.algbwGBps, row.inPlace.busbwGBps))
+    return undefined;
   const root = number('root', 0, true);
   return { row, type: { dtype: row.dtype ?? '', redop: at('redop', 0)?.text, root, count, bytes } };
+}
+
+/**
+ * nccl-tests derives algbw from the size and the time (bytes / µs / 1e3) and busbw from algbw by a factor of at
+ * most 2: a row whose numbers contradict that (a negative time, a bandwidth of 1e308) was corrupted after the
+ * run, and is dropped and counted like a row of nan. The tolerance covers the two printed decimals and the
+ * rounding of the time; the busbw factor is 2(n-1)/n for allreduce, (n-1)/n for the gathers and 1 otherwise.
+ */
+function plausibleTiming(bytes: number, timeUs: number, algbwGBps: number, busbwGBps: number): boolean {
+  if (bytes < 0 || timeUs < 0 || algbwGBps < 0 || busbwGBps < 0) return false;
+  if (bytes === 0) return true;
+  // No transfer of a byte or more takes no time; nccl-tests prints at least a few µs.
+  if (timeUs === 0) return false;
+  const derivedGBps = bytes / timeUs / 1e3;
+  const slack = 0.01 + 0.25 * derivedGBps;
+  return Math.abs(algbwGBps - derivedGBps) <= slack && busbwGBps <= 2 * algbwGBps + 0.02;
 }
 
 /** Works out the collective: the banner, then the file name, then the table's own shape. */
@@ -340,7 +359,9 @@ function toMeasurement(
   if (wrongRows > 0)
     warnings.push(`${wrongRows} ${collective} sizes report #wrong > 0: the data was corrupted in transit`);
   if (block.corruptRows > 0)
-    warnings.push(`${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs)`);
+    warnings.push(
+      `${block.corruptRows} ${collective} rows dropped as corrupt (nan or inf where a number belongs, a negative time, or a bandwidth the size and time contradict)`,
+    );
   if (block.validation && block.validation !== 'OK')
     warnings.push(`validation ${block.validation}: ${block.outOfBounds} out-of-bounds values`);
   if (block.prediction)

@@ -29,6 +29,8 @@ export const FUZZ_PLAN = {
   hostileSizes: 200,
   hostileConfigValues: 300,
   nonRegularFiles: 100,
+  encodings: 400,
+  corruptValues: 400,
 } as const;
 
 export const CI_MINIMUM_INPUTS = 10_000;
