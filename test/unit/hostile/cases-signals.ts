@@ -51,12 +51,11 @@ async function assertNothingLeft(dir: string): Promise<void> {
   assert.deepEqual(left, [], 'processes of the run were left alive');
 }
 
-/** Sends `signal` to the CLI once `ranks` ranks have started (or, with 0, once the CLI itself is up). */
+/** Sends `signal` to the CLI once `ranks` processes of the run (ranks, or the environment check) have started. */
 function signalWhenStarted(dir: string, ranks: number, signal: NodeJS.Signals) {
   return (child: ChildProcess): void => {
     void (async () => {
       await waitFor(() => started(dir) >= ranks, 20_000);
-      if (ranks === 0) await new Promise((r) => setTimeout(r, 1500));
       if (child.pid !== undefined) process.kill(child.pid, signal);
     })();
   };
@@ -100,8 +99,9 @@ export const SIGNAL_CASES: readonly HostileCase[] = [
     expect: 'ends within 15 s with 143; the Python is killed',
     skip: notLinux,
     async run(dir) {
-      const python = fakePython(dir, 'exit 0', 'sleep 300');
-      const r = await runMarked(dir, python, [], { limitMs: 30_000, onStart: signalWhenStarted(dir, 0, 'SIGTERM') });
+      // The check marks its start, so the signal comes while it runs (not before the CLI set up its handlers).
+      const python = fakePython(dir, 'exit 0', `mkdir -p "${dir}/marks"; touch "${dir}/marks/env"; sleep 300`);
+      const r = await runMarked(dir, python, [], { limitMs: 30_000, onStart: signalWhenStarted(dir, 1, 'SIGTERM') });
       assertBounded(r);
       assert.equal(r.code, 143, r.stderr);
       await assertNothingLeft(dir);
