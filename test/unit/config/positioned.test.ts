@@ -101,7 +101,7 @@ test('malformed YAML gets a line and column', () => {
   assert.ok(error.line >= 2, `line ${error.line}`);
   assert.equal(
     String(syntaxError('gpu: x\ngpu: y\n', 'dup.yaml')),
-    'dup.yaml:2:1: invalid YAML: Map keys must be unique',
+    'dup.yaml:2:1: invalid YAML: the key gpu appears more than once in this mapping; keep one',
   );
   assert.match(String(syntaxError('gpu: x\n  nodes: 2\n', 'indent.yaml')), /^indent\.yaml:1:\d+: invalid YAML: /);
 });
