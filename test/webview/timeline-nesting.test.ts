@@ -51,7 +51,7 @@ async function pixel(row: number, timeUs: number): Promise<number[]> {
     ([row, timeUs]) => {
       const { view } = window.collectiveProfilerTimeline;
       const x = Math.round(view.scale().timeToPx(timeUs));
-      const y = Math.round(view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx + 2 * view.dpr);
+      const y = Math.round(view.rowTopPx(row) + 2 * view.dpr);
       return [...view.canvas.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)];
     },
     [row, timeUs],
@@ -83,7 +83,7 @@ test('each lane draws its nested spans one track deeper, labelled once', { skip 
   const box = (await panel.page.locator('canvas.lanes').boundingBox())!;
   const [x, y] = await panel.page.evaluate(() => {
     const { view } = window.collectiveProfilerTimeline;
-    return [view.scale().timeToPx(25) / view.dpr, (view.axisHeightPx + 5.5 * view.rowHeightPx) / view.dpr];
+    return [view.scale().timeToPx(25) / view.dpr, (view.rowTopPx(5) + 0.5 * view.rowHeightPx) / view.dpr];
   });
   await panel.page.mouse.move(box.x + x, box.y + y);
   await panel.page.waitForSelector('.tooltip:not([hidden])');
