@@ -19,6 +19,8 @@ before(async () => {
   panel = await openPanel('timeline', { width: 1000, height: 280 });
   await panel.send({ type: 'trace', trace: handBuiltTrace(), source: { uri: 'untitled:groups', label: 'groups' } });
   await panel.page.waitForFunction(() => window.collectiveProfilerTimeline.view.model?.spanCount > 0);
+  // The counters are laid out in a task after the first paint.
+  await panel.page.waitForFunction(() => window.collectiveProfilerTimeline.counterLabels().length > 0);
   await frame();
 });
 after(async () => {
@@ -69,7 +71,7 @@ async function colourOnLine(index: number, timeUs: number): Promise<number[]> {
 
 test('each node has a header; clicking it folds the node into one summary line and back', { skip }, async () => {
   const open = await lines();
-  assert.deepEqual(open, [
+  assert.deepEqual(open.slice(0, 10), [
     '-node 0 · 4 lanes',
     'node 0 · rank 0',
     'node 0 · rank 1',
@@ -81,6 +83,9 @@ test('each node has a header; clicking it folds the node into one summary line a
     'gpu2->gpu3',
     'gpu3->gpu0',
   ]);
+  // The counters' group comes last: busbw, then one per link.
+  assert.equal(open[10], '-counters · 5');
+  assert.equal(open[11], 'counter busbw per rank (4 ranks)');
   await clickLabel(0);
   assert.deepEqual(await lines(), ['+node 0 · 4 lanes', ...open.slice(5)]);
   // The folded header draws its ranks' phases: compute first, then the first ring step's exchange.

@@ -19,7 +19,7 @@ function stepTrace(): Trace {
   const compute = builder.lane('stream', 'rank 0 · compute', { rank: 0, node: 0 });
   const comm = builder.lane('stream', 'rank 0 · communication', { rank: 0, node: 0 });
   const cpu = builder.lane('stream', 'rank 0 · CPU', { rank: 0, node: 0 });
-  const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): void =>
+  const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): number =>
     builder.add({ lane, rank: 0, phase, name, step: -1, channel: 0, chunk: 0, bytes: 0, links: [], startUs, endUs });
   add(compute, 'compute', 'forward', 0, 40);
   add(compute, 'compute', 'backward', 40, 100);

@@ -1,10 +1,10 @@
 // The timeline canvas: lanes on the left, a time axis on top, and spans rasterised through raster.ts.
 // All state that decides a frame lives here; interaction.ts turns input into calls on this class.
-import { PHASES, formatMicros } from '../../src/engine/index';
+import { formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, columnsForRows, paintRow } from './raster';
-import { drawLineLabels } from './labels';
+import { drawOverlays } from './overlays';
 import {
   buildLayout,
   laneIdOf,
@@ -359,7 +359,7 @@ export class TimelineView {
       }
     }
     ctx.putImageData(this.image, labelWidth, axisHeight);
-    this.drawOverlays(visible, visited);
+    drawOverlays(this, visible, visited);
     this.frameTimesMs.push(performance.now() - began);
     if (this.frameTimesMs.length > FRAME_HISTORY) this.frameTimesMs.splice(0, this.frameTimesMs.length - FRAME_HISTORY);
   }
@@ -379,84 +379,8 @@ export class TimelineView {
     return indices;
   }
 
-  private drawOverlays(visible: readonly number[], visited: number): void {
-    const { ctx, canvas, palette, model } = this;
-    const scale = this.scale();
-    const labelWidth = this.labelWidthPx;
-    const axisHeight = this.axisHeightPx;
-    const rowHeight = this.rowHeightPx;
-    ctx.font = `${Math.round(11 * this.dpr)}px ${this.fontFamily}`;
-    ctx.textBaseline = 'middle';
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(labelWidth, axisHeight, canvas.width - labelWidth, canvas.height - axisHeight);
-    ctx.clip();
-    if (model && visited < 4000 && !this.mask) this.drawSpanNames(visible, scale);
-    this.drawExtras(visible, scale);
-    if (this.range) {
-      const x0 = scale.timeToPx(this.range.startUs);
-      const x1 = scale.timeToPx(this.range.endUs);
-      ctx.fillStyle = palette.selection;
-      ctx.fillRect(x0, axisHeight, Math.max(1, x1 - x0), canvas.height - axisHeight);
-    }
-    const selectedTop = model && this.selected >= 0 ? this.rowTopPx(model.rowOf(this.selected)) : undefined;
-    if (model && selectedTop !== undefined) {
-      const x0 = scale.timeToPx(model.start[this.selected]);
-      const x1 = scale.timeToPx(model.end[this.selected]);
-      ctx.strokeStyle = palette.border;
-      ctx.lineWidth = 2 * this.dpr;
-      ctx.strokeRect(x0 - this.dpr, selectedTop, Math.max(2 * this.dpr, x1 - x0 + 2 * this.dpr), rowHeight);
-    }
-    ctx.restore();
-    if (model) drawLineLabels(this, visible);
-    this.drawAxis(scale);
-  }
-
   /** Counter lines and flow arrows, drawn over the spans by the modules that own them (set by main.ts). */
   drawExtras: (visible: readonly number[], scale: TimeScale) => void = () => undefined;
-
-  private drawSpanNames(visible: readonly number[], scale: TimeScale): void {
-    const { ctx, model } = this;
-    if (!model) return;
-    const minWidth = 48 * this.dpr;
-    const pinned = this.layout.pinned.length;
-    ctx.fillStyle = cssRgba(this.palette.background);
-    for (const index of visible) {
-      const line = lineAt(this.layout, index);
-      if (line?.kind !== 'track') continue;
-      const row = line.row;
-      const y = this.lineTopPx(index) + this.rowHeightPx / 2;
-      if (index >= pinned && y < this.axisHeightPx + this.pinnedHeightPx) continue;
-      const last = model.rowOffsets[row + 1];
-      // Overlapping spans (several channels on one rank) would print over each other: one label per stretch.
-      let labelledUntilPx = -Infinity;
-      for (let i = model.firstVisible(row, this.view.startUs); i < last && model.start[i] <= this.view.endUs; i++) {
-        const x0 = Math.max(scale.leftPx, scale.timeToPx(model.start[i]));
-        const x1 = Math.min(this.canvas.width, scale.timeToPx(model.end[i]));
-        if (x1 - x0 < minWidth || x0 < labelledUntilPx) continue;
-        labelledUntilPx = x1;
-        const name = model.spanAt(i)?.name ?? PHASES[model.phase[i]];
-        ctx.fillText(name, x0 + 3 * this.dpr, y, x1 - x0 - 6 * this.dpr);
-      }
-    }
-  }
-
-  private drawAxis(scale: TimeScale): void {
-    const { ctx, canvas, palette } = this;
-    const axisHeight = this.axisHeightPx;
-    ctx.fillStyle = cssRgba(palette.background);
-    ctx.fillRect(0, 0, canvas.width, axisHeight);
-    ctx.fillStyle = palette.muted;
-    ctx.fillRect(0, axisHeight - 1, canvas.width, 1);
-    const origin = this.model?.startUs ?? 0;
-    for (const t of scale.ticks(100 * this.dpr, origin).timesUs) {
-      const x = Math.round(scale.timeToPx(t));
-      ctx.fillRect(x, axisHeight - 6 * this.dpr, 1, 6 * this.dpr);
-      ctx.fillStyle = palette.foreground;
-      ctx.fillText(formatMicros(t - origin), x + 3 * this.dpr, axisHeight / 2 - 2 * this.dpr);
-      ctx.fillStyle = palette.muted;
-    }
-  }
 
   /** The visible window as text, e.g. "12.0 µs – 480 µs of 1.20 ms", shown in the toolbar. */
   describeView(): string {
