@@ -13,6 +13,7 @@ import type {
   TraceMetadata,
   Lane,
   Span,
+  Flow,
 } from './engine/index';
 
 /** The panels that speak this protocol. Each is one bundle in dist/webview/<panel>.js. */
@@ -53,6 +54,8 @@ export interface TraceChunkMessage {
 }
 export interface TraceEndMessage {
   readonly type: 'traceEnd';
+  /** The trace's flow arrows, indices into the spans sent in the chunks; sent last, once every span is there. */
+  readonly flows?: readonly Flow[];
 }
 
 /** One labelled busbw-vs-size curve, e.g. the model's auto choice or one forced algorithm. */

@@ -123,7 +123,8 @@ test('range statistics count phase time and bytes over the rank rows, clipped to
 });
 
 test('range statistics of a training step: a collective yields to its phases, its message bytes give algbw', () => {
-  // Rank 0: a collective 0..20 holding exchange 0..10 and reduce 10..20, beside compute 0..5; rank 1: compute 0..10.
+  // Rank 0: a collective 0..20 holding exchange 0..10 and reduce 10..20, and compute 0..5 on the same lane, which
+  // nests inside the exchange (it is drawn a track below it); rank 1: compute 0..10.
   const model = TimelineModel.fromColumns(
     META,
     LANES,
@@ -139,7 +140,8 @@ test('range statistics of a training step: a collective yields to its phases, it
   assert.equal(stats.phaseUs[phase('collective')], 0, 'the container does not count twice');
   assert.deepEqual(
     [stats.phaseUs[phase('compute')], stats.phaseUs[phase('exchange')], stats.phaseUs[phase('reduce')], stats.idleUs],
-    [12.5, 7.5, 10, 10],
+    // The innermost span of a lane holds it: compute 0..5 on rank 0, then the exchange 5..10, then the reduce.
+    [15, 5, 10, 10],
   );
   assert.equal(
     stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs,

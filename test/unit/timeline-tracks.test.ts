@@ -115,3 +115,26 @@ test('a parent listed after its child at the same start still holds it; depth is
   assert.equal(capped.rows.filter((l) => l.label === 'rank 1 · CPU').length, MAX_DEPTH + 1);
   assert.equal(capped.spanCount, 40);
 });
+
+test('range statistics: a span yields to the spans nested inside it, so a step does not halve its compute', () => {
+  // Rank 1's CPU lane: a step (other) from 0 to 100, a backward pass (compute) from 10 to 60 inside it, and a layer
+  // (compute) inside that; rank 0's communication lane idle.
+  const model = TimelineModel.fromColumns(
+    META,
+    LANES,
+    columns([
+      [3, 0, 100, 'other'],
+      [3, 10, 60, 'compute'],
+      [3, 20, 30, 'compute'],
+    ]),
+  );
+  assert.equal(model.rows.length, 4, 'three tracks for the CPU lane, one for the idle lane');
+  const stats = model.rangeStats(0, 100);
+  // Where the pass runs, only compute holds the rank; the step's own time is what no inner span covers.
+  assert.equal(stats.phaseUs[phase('compute')], 50);
+  assert.equal(stats.phaseUs[phase('other')], 50);
+  assert.equal(stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs, 2 * 100);
+  const inside = model.rangeStats(15, 25);
+  assert.equal(inside.phaseUs[phase('compute')], 10);
+  assert.equal(inside.phaseUs[phase('other')], 0);
+});

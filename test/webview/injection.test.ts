@@ -41,7 +41,7 @@ async function pointOn(row: number, timeUs: number): Promise<{ x: number; y: num
       const { view } = (window as any).collectiveProfilerTimeline;
       return [
         view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr,
-        (view.axisHeightPx + (row + 0.5) * view.rowHeightPx) / view.dpr,
+        (view.rowTopPx(row) + 0.5 * view.rowHeightPx) / view.dpr,
       ];
     },
     [row, timeUs],

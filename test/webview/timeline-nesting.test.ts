@@ -19,7 +19,7 @@ function stepTrace(): Trace {
   const compute = builder.lane('stream', 'rank 0 · compute', { rank: 0, node: 0 });
   const comm = builder.lane('stream', 'rank 0 · communication', { rank: 0, node: 0 });
   const cpu = builder.lane('stream', 'rank 0 · CPU', { rank: 0, node: 0 });
-  const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): void =>
+  const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): number =>
     builder.add({ lane, rank: 0, phase, name, step: -1, channel: 0, chunk: 0, bytes: 0, links: [], startUs, endUs });
   add(compute, 'compute', 'forward', 0, 40);
   add(compute, 'compute', 'backward', 40, 100);
@@ -51,7 +51,7 @@ async function pixel(row: number, timeUs: number): Promise<number[]> {
     ([row, timeUs]) => {
       const { view } = window.collectiveProfilerTimeline;
       const x = Math.round(view.scale().timeToPx(timeUs));
-      const y = Math.round(view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx + 2 * view.dpr);
+      const y = Math.round(view.rowTopPx(row) + 2 * view.dpr);
       return [...view.canvas.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)];
     },
     [row, timeUs],
@@ -83,7 +83,7 @@ test('each lane draws its nested spans one track deeper, labelled once', { skip 
   const box = (await panel.page.locator('canvas.lanes').boundingBox())!;
   const [x, y] = await panel.page.evaluate(() => {
     const { view } = window.collectiveProfilerTimeline;
-    return [view.scale().timeToPx(25) / view.dpr, (view.axisHeightPx + 5.5 * view.rowHeightPx) / view.dpr];
+    return [view.scale().timeToPx(25) / view.dpr, (view.rowTopPx(5) + 0.5 * view.rowHeightPx) / view.dpr];
   });
   await panel.page.mouse.move(box.x + x, box.y + y);
   await panel.page.waitForSelector('.tooltip:not([hidden])');

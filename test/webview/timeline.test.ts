@@ -49,7 +49,7 @@ async function pixelsAt(points: readonly (readonly [number, number])[]): Promise
       const ctx = view.canvas.getContext('2d');
       return points.map(([row, timeUs]) => {
         const x = Math.round(view.scale().timeToPx(view.model.startUs + timeUs));
-        const top = Math.round(view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx);
+        const top = Math.round(view.rowTopPx(row));
         const data = ctx.getImageData(x - 3, top + 1, 7, view.rowHeightPx - 2).data;
         const counts = new Map<string, number>();
         for (let i = 0; i < data.length; i += 4) {
@@ -176,7 +176,7 @@ async function pointAt(row: number, timeUs: number): Promise<{ x: number; y: num
       const { view } = (window as any).collectiveProfilerTimeline;
       return [
         view.scale().timeToPx(view.model.startUs + timeUs) / view.dpr,
-        (view.axisHeightPx + row * view.rowHeightPx - view.scrollTopPx + view.rowHeightPx / 2) / view.dpr,
+        (view.rowTopPx(row) + view.rowHeightPx / 2) / view.dpr,
       ];
     },
     [row, timeUs],
@@ -306,8 +306,8 @@ test(
       const { model } = view;
       const scale = view.scale();
       const out: [number, number, number][] = [];
-      const visibleRows = Math.floor((view.canvas.height - view.axisHeightPx) / view.rowHeightPx);
-      for (let row = 0; row < Math.min(model.rows.length, visibleRows); row++) {
+      for (let row = 0; row < model.rows.length; row++) {
+        if (view.rowTopPx(row) + view.rowHeightPx > view.canvas.height) continue;
         const from = model.rowOffsets[row];
         const to = model.rowOffsets[row + 1];
         for (let i = from; i < to; i++) {

@@ -2,6 +2,7 @@
 // set through textContent (dom.ts), so names and paths from a trace can never become markup.
 import { PHASES, formatBytes, formatMicros } from '../../src/engine/index';
 import { el, factList } from '../shared/dom';
+import type { NameAggregate } from './aggregate';
 import type { TimelineModel } from './model';
 import { rangeSummary, type RangeStats } from './range-stats';
 
@@ -92,4 +93,74 @@ export function renderRangeStats(stats: RangeStats, phaseCss: (phase: number) =>
     return [line.label, el('span', {}, swatch, line.text)];
   });
   return el('section', { class: 'range-stats' }, el('h3', {}, 'Selected range'), factList(facts));
+}
+
+/** Rows of the aggregate shown at most; the rest are summed up in one line. */
+export const AGGREGATE_ROWS = 25;
+
+/** The flame-style aggregate of a range: per name its total and self time and span count, longest total first. */
+export function renderAggregate(rows: readonly NameAggregate[]): HTMLElement {
+  const section = el('section', { class: 'aggregate' }, el('h3', {}, 'Slices in range'));
+  if (rows.length === 0) {
+    section.append(el('span', { class: 'muted' }, 'no span in the range'));
+    return section;
+  }
+  const longest = rows[0].totalUs;
+  const table = el(
+    'table',
+    {},
+    el(
+      'tr',
+      {},
+      el('th', {}, 'name'),
+      el('th', {}, 'total'),
+      el('th', {}, 'self'),
+      el('th', {}, 'count'),
+      el('th', {}),
+    ),
+  );
+  for (const row of rows.slice(0, AGGREGATE_ROWS)) {
+    const bar = el('span', { class: 'bar' });
+    bar.style.width = `${longest > 0 ? Math.round((80 * row.totalUs) / longest) : 0}px`;
+    table.append(
+      el(
+        'tr',
+        {},
+        el('td', { class: 'name', title: row.name }, row.name),
+        el('td', { class: 'num' }, formatMicros(row.totalUs)),
+        el('td', { class: 'num' }, formatMicros(row.selfUs)),
+        el('td', { class: 'num' }, String(row.count)),
+        el('td', {}, bar),
+      ),
+    );
+  }
+  section.append(table);
+  if (rows.length > AGGREGATE_ROWS)
+    section.append(el('div', { class: 'muted' }, `and ${rows.length - AGGREGATE_ROWS} more names`));
+  return section;
+}
+
+/** The flows into and out of the selected span; each names the span at its other end and selects it on click. */
+export function renderFlows(
+  model: TimelineModel,
+  linked: { incoming: readonly number[]; outgoing: readonly number[] },
+  select: (sorted: number) => void,
+): HTMLElement {
+  const link = (sorted: number): HTMLElement => {
+    const anchor = el(
+      'a',
+      { role: 'link', tabindex: '0', title: 'Select this span' },
+      `${spanTitle(model, sorted)} (${model.rows[model.rowOf(sorted)].label})`,
+    );
+    anchor.addEventListener('click', () => select(sorted));
+    anchor.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') select(sorted);
+    });
+    return anchor;
+  };
+  const facts: [string, Node][] = [
+    ...linked.incoming.map((s): [string, Node] => ['from', link(s)]),
+    ...linked.outgoing.map((s): [string, Node] => ['to', link(s)]),
+  ];
+  return el('section', { class: 'flows' }, el('h3', {}, 'Flows'), factList(facts));
 }

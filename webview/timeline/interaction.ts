@@ -47,6 +47,7 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
     pointerX = x;
     if (!drag) {
       callbacks.hover(view.spanAt(x, y), event.clientX, event.clientY);
+      canvas.title = x < view.labelWidthPx ? labelHint(view, y) : '';
       return;
     }
     if (Math.abs(event.clientX - drag.x) + Math.abs(event.clientY - drag.y) > CLICK_SLOP_CSS) drag.moved = true;
@@ -70,7 +71,9 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
     canvas.style.cursor = '';
     if (!finished) return;
     const [x, y] = devicePoint(event);
-    if (!finished.moved) callbacks.select(view.spanAt(x, y));
+    // A click on the label column folds a node's group (its header) or pins a lane to the top (a track's label).
+    if (!finished.moved && x < view.labelWidthPx && y >= view.axisHeightPx) view.clickLabel(y);
+    else if (!finished.moved) callbacks.select(view.spanAt(x, y));
     else if (finished.mode === 'range' && view.range) callbacks.range(view.range.startUs, view.range.endUs);
   });
 
@@ -136,4 +139,12 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
     event.preventDefault();
   };
   document.addEventListener('keydown', onKey);
+}
+
+/** What a click on the label column at canvas y does, as the canvas's tooltip says it. */
+function labelHint(view: TimelineView, yPx: number): string {
+  const line = view.lineAtPx(yPx);
+  if (line?.kind === 'group') return `${line.folded ? 'Unfold' : 'Fold'} ${line.label}`;
+  if (line?.kind === 'track') return line.pinned ? 'Unpin this lane' : 'Pin this lane to the top';
+  return '';
 }

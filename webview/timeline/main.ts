@@ -2,12 +2,16 @@
 // the overview, the details and the search box together.
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
-import { PHASES, type Lane, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
+import { PHASES, type Flow, type Lane, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
 import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
 import { el } from '../shared/dom';
 import { onThemeChange } from '../shared/theme';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
-import { renderRangeStats, renderSpanDetails, renderTooltip } from './details';
+import { rangeAggregate } from './aggregate';
+import { drawCounter, traceCounters, type CounterSeries } from './counters';
+import { renderAggregate, renderFlows, renderRangeStats, renderSpanDetails, renderTooltip } from './details';
+import { drawFlows, flowSet, flowsOf, peerFlows, type FlowSet } from './flows';
+import { lineAt } from './layout';
 import { attachInteraction } from './interaction';
 import { renderLegend } from './legend';
 import { TimelineModel, type SpanColumns } from './model';
@@ -55,6 +59,9 @@ let pending:
   | { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; totalSpans: number; source?: TraceSource }
   | undefined;
 let stateTimer: number | undefined;
+/** The shown trace's flow arrows and counters; counters are computed after the first paint. */
+let flows: FlowSet | undefined;
+let counters: CounterSeries[] = [];
 
 function persist(): void {
   window.clearTimeout(stateTimer);
@@ -80,12 +87,50 @@ view.onViewChange = () => {
 function showDetails(): void {
   const model = view.model;
   const sections: HTMLElement[] = [];
-  if (model && view.selected >= 0)
+  if (model && view.selected >= 0) {
     sections.push(renderSpanDetails(model, view.selected, (file, line) => post({ type: 'openSource', file, line })));
-  if (model && view.range)
+    const linked = flows ? flowsOf(flows, view.selected) : undefined;
+    if (linked && linked.incoming.length + linked.outgoing.length > 0)
+      sections.push(renderFlows(model, linked, (sorted) => selectAndReveal(sorted)));
+  }
+  if (model && view.range) {
     sections.push(renderRangeStats(model.rangeStats(view.range.startUs, view.range.endUs), (p) => view.phaseCss(p)));
+    sections.push(renderAggregate(rangeAggregate(model, view.range.startUs, view.range.endUs)));
+  }
   details.replaceChildren(...(sections.length > 0 ? sections : [el('span', { class: 'muted' }, HINT)]));
 }
+
+/** Selects a span (a flow's other end) and brings it into view, keeping the zoom. */
+function selectAndReveal(sorted: number): void {
+  const model = view.model;
+  if (!model) return;
+  view.selected = sorted;
+  const half = (view.view.endUs - view.view.startUs) / 2;
+  const center = (model.start[sorted] + model.end[sorted]) / 2;
+  if (model.end[sorted] < view.view.startUs || model.start[sorted] > view.view.endUs)
+    view.setView({ startUs: center - half, endUs: center + half });
+  view.invalidate();
+  showDetails();
+  post({ type: 'selectSpan', spanIndex: model.originalIndex(sorted) });
+}
+
+// Counter lines and flow arrows are drawn over the spans, under the selection.
+view.drawExtras = (visible, scale) => {
+  const model = view.model;
+  if (!model) return;
+  const window = { startUs: view.view.startUs, endUs: view.view.endUs, leftPx: scale.leftPx, widthPx: scale.widthPx };
+  const colours = { fill: view.phaseCss(PHASES.indexOf('exchange')), text: view.palette.foreground };
+  for (const index of visible) {
+    const line = lineAt(view.layout, index);
+    // A folded counters group shows its first counter, the busbw, on its header line.
+    const counter =
+      line?.kind === 'counter' ? line.counter : line?.kind === 'group' && line.folded ? line.counters[0] : undefined;
+    if (counter !== undefined && counters[counter])
+      drawCounter(view, counters[counter], view.lineTopPx(index), window, colours);
+  }
+  if (flows && flows.from.length > 0)
+    drawFlows(view, model, flows, scale, view.selected, { normal: view.palette.muted, selected: view.palette.border });
+};
 
 attachInteraction(view, {
   hover(sorted, clientX, clientY) {
@@ -180,8 +225,10 @@ reset.addEventListener('click', () => view.setView(view.bounds));
 exportButton.addEventListener('click', () => post({ type: 'exportTrace' }));
 
 /** Shows a model, restoring the saved view when it is the same trace as before a reload. */
-function show(model: TimelineModel, from?: TraceSource): void {
+function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flow[] = []): void {
   source = from;
+  flows = traceFlows.length > 0 ? flowSet(model, traceFlows) : undefined;
+  counters = [];
   message.hidden = true;
   title.textContent = model.metadata.title || 'Trace timeline';
   // The facts (predicted time, what was mirrored or cut) are what the drawing is to be read against.
@@ -206,6 +253,13 @@ function show(model: TimelineModel, from?: TraceSource): void {
   refreshLegend();
   showDetails();
   persist();
+  // Counters walk every transfer once; after the first paint, so a large trace shows without waiting for them.
+  window.setTimeout(() => {
+    if (view.model !== model) return;
+    counters = traceCounters(model);
+    view.counterLabels = counters.map((c) => c.label);
+    view.relayout();
+  }, 0);
 }
 
 function refreshLegend(): void {
@@ -224,7 +278,8 @@ function showMessage(text: string, isError: boolean): void {
 }
 
 function showTrace(trace: Trace, from?: TraceSource): void {
-  show(TimelineModel.fromTrace(trace), from);
+  // The trace's own flows, and the ring steps of a simulated collective linked rank to peer.
+  show(TimelineModel.fromTrace(trace), from, [...(trace.flows ?? []), ...peerFlows(trace.spans)]);
 }
 
 function handle(msg: ToWebview): void {
@@ -243,7 +298,10 @@ function handle(msg: ToWebview): void {
       break;
     case 'traceEnd':
       if (pending)
-        showTrace({ metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans }, pending.source);
+        showTrace(
+          { metadata: pending.metadata, lanes: pending.lanes, spans: pending.spans, flows: msg.flows },
+          pending.source,
+        );
       pending = undefined;
       break;
     case 'reveal':
@@ -284,6 +342,9 @@ new ResizeObserver(() => {
 Object.assign(window, {
   collectiveProfilerTimeline: {
     view,
+    /** Flow arrows as [from, to] sorted positions, and the counters' labels: what tests check the drawing against. */
+    flows: (): [number, number][] => (flows ? [...flows.from].map((f, i) => [f, flows!.to[i]]) : []),
+    counterLabels: (): string[] => counters.map((c) => c.label),
     loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void {
       show(TimelineModel.fromColumns(metadata, lanes, columns));
     },

@@ -304,9 +304,13 @@ export class TimelineModel {
     return bestDistance <= toleranceUs ? best : -1;
   }
 
+  /** Bytes of the span at a sorted position: moved over links, or a collective's message; 0 for local work. */
+  bytesAt(sorted: number): number {
+    return this.transferBytes ? this.transferBytes[this.originalIndex(sorted)] : 0;
+  }
+
   /** Phase time, idle time and bandwidth of a time range over the rank rows (see range-stats.ts). */
   rangeStats(startUs: number, endUs: number): RangeStats {
-    const bytes = this.transferBytes;
     return computeRangeStats(
       {
         rows: this.rows,
@@ -315,7 +319,7 @@ export class TimelineModel {
         end: this.end,
         phase: this.phase,
         ranksInMetadata: this.metadata.ranks,
-        bytesAt: (sorted) => (bytes ? bytes[this.originalIndex(sorted)] : 0),
+        bytesAt: (sorted) => this.bytesAt(sorted),
         firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
       },
       startUs,

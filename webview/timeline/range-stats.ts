@@ -1,7 +1,9 @@
 // Statistics of a selected time range, computed so that they add up: each rank's range is split into the time
 // each phase held it and the time it was idle, so the phases of one rank never sum past the range even where a
 // collective's spans overlap (channels run side by side, a collective span holds its own phase spans, a rank's
-// reduce stream runs beside its transfers). Bytes are the spans' own bytes, clipped to the range in proportion.
+// reduce stream runs beside its transfers). A span yields to the spans nested inside it (a training step to its
+// passes, a pass to its layers): on each lane only the innermost track that is busy counts. Bytes are the spans'
+// own bytes, clipped to the range in proportion.
 import { PHASES, formatBytes, formatMicros, type Lane } from '../../src/engine/index';
 
 const COLLECTIVE = PHASES.indexOf('collective');
@@ -67,17 +69,18 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
   let transferredBytes = 0;
   let collectiveBytes = 0;
   for (const group of groups) {
-    // Boundaries of this rank's spans inside the range: +1 where a phase starts, -1 where it ends.
-    const edges: { timeUs: number; phase: number; delta: number }[] = [];
-    for (const r of group) {
+    // Boundaries of this rank's spans inside the range: +1 where a phase starts, -1 where it ends, on a track.
+    const edges: Edge[] = [];
+    for (let local = 0; local < group.length; local++) {
+      const r = group[local];
       const last = source.rowOffsets[r + 1];
       for (let i = source.firstVisible(r, startUs); i < last && source.start[i] < endUs; i++) {
         const from = Math.max(startUs, source.start[i]);
         const to = Math.min(endUs, source.end[i]);
         if (to <= from) continue;
         edges.push(
-          { timeUs: from, phase: source.phase[i], delta: 1 },
-          { timeUs: to, phase: source.phase[i], delta: -1 },
+          { timeUs: from, phase: source.phase[i], delta: 1, track: local },
+          { timeUs: to, phase: source.phase[i], delta: -1, track: local },
         );
         const bytes = source.bytesAt(i);
         const spanUs = source.end[i] - source.start[i];
@@ -88,7 +91,7 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
         }
       }
     }
-    idleUs += shareOut(edges, startUs, endUs, phaseUs);
+    idleUs += shareOut(edges, tracksOf(source.rows, group), startUs, endUs, phaseUs);
   }
   const ranks = Math.max(
     1,
@@ -108,42 +111,78 @@ export function computeRangeStats(source: RangeSource, startUs: number, endUs: n
   };
 }
 
+interface Edge {
+  readonly timeUs: number;
+  readonly phase: number;
+  readonly delta: number;
+  /** Index of the span's row within its rank's group. */
+  readonly track: number;
+}
+
+/** For each row of a group: its lane (several rows of one lane are its nesting depths) and its depth. */
+function tracksOf(rows: readonly Lane[], group: readonly number[]): { lane: number; depth: number }[] {
+  return group.map((r) => {
+    const track = rows[r] as Lane & { laneId?: number; depth?: number };
+    return { lane: track.laneId ?? track.id, depth: track.depth ?? 0 };
+  });
+}
+
 /**
- * Walks one rank's edges in time order and gives each stretch to the phases active in it, equally. A collective
- * span yields to its own exchange, reduce and broadcast spans, which say more. Returns the idle time.
+ * Walks one rank's edges in time order and gives each stretch to the phases active in it, equally: on each lane
+ * the phases of its innermost busy track, and a collective span yields to its own exchange, reduce and broadcast
+ * spans, which say more. Returns the idle time.
  */
 function shareOut(
-  edges: { timeUs: number; phase: number; delta: number }[],
+  edges: Edge[],
+  tracks: readonly { lane: number; depth: number }[],
   startUs: number,
   endUs: number,
   phaseUs: Float64Array,
 ): number {
   edges.sort((a, b) => a.timeUs - b.timeUs);
-  const active = new Int32Array(PHASES.length);
+  const phases = PHASES.length;
+  const active = new Int32Array(tracks.length * phases);
+  const busy = new Int32Array(tracks.length);
   let idleUs = 0;
   let at = startUs;
   let k = 0;
   while (at < endUs) {
     const next = k < edges.length ? edges[k].timeUs : endUs;
     if (next > at) {
-      const holders = activePhases(active);
+      const holders = activePhases(active, busy, tracks);
       if (holders.length === 0) idleUs += next - at;
       else for (const p of holders) phaseUs[p] += (next - at) / holders.length;
       at = next;
     }
     while (k < edges.length && edges[k].timeUs <= at) {
-      active[edges[k].phase] += edges[k].delta;
+      const edge = edges[k];
+      active[edge.track * phases + edge.phase] += edge.delta;
+      busy[edge.track] += edge.delta;
       k++;
     }
   }
   return idleUs;
 }
 
-function activePhases(active: Int32Array): number[] {
+function activePhases(
+  active: Int32Array,
+  busy: Int32Array,
+  tracks: readonly { lane: number; depth: number }[],
+): number[] {
+  // The innermost busy depth of each lane.
+  const innermost = new Map<number, number>();
+  tracks.forEach((track, t) => {
+    if (busy[t] > 0 && track.depth >= (innermost.get(track.lane) ?? -1)) innermost.set(track.lane, track.depth);
+  });
+  const held = new Uint8Array(PHASES.length);
+  tracks.forEach((track, t) => {
+    if (busy[t] <= 0 || innermost.get(track.lane) !== track.depth) return;
+    for (let p = 0; p < PHASES.length; p++) if (active[t * PHASES.length + p] > 0) held[p] = 1;
+  });
   const holders: number[] = [];
   let hasPart = false;
-  for (let p = 0; p < active.length; p++) {
-    if (active[p] <= 0) continue;
+  for (let p = 0; p < PHASES.length; p++) {
+    if (!held[p]) continue;
     holders.push(p);
     if (COLLECTIVE_PARTS.has(p)) hasPart = true;
   }

@@ -20,6 +20,8 @@ export class ColumnScratch {
   coverage = new Float32Array(0);
   slot = new Uint8Array(0);
   line = new Uint32Array(0);
+  /** Coverage a column needs to show: 0.5 of a pixel for spans scanned one by one, any for level-of-detail buckets. */
+  threshold = 0.5;
   resize(width: number): void {
     if (this.slot.length === width) return;
     this.coverage = new Float32Array(width * SLOTS);
@@ -45,9 +47,45 @@ export function columnsForRow(
   mask: Uint8Array | null,
   scratch: ColumnScratch,
 ): number {
+  clearColumns(scratch, view.width);
+  const visited = accumulateRow(model, row, view, mask, scratch);
+  resolveColumns(scratch, view.width);
+  return visited;
+}
+
+/**
+ * Fills scratch.slot as columnsForRow does, for several rows merged into one line: a folded node's summary shows,
+ * in each column, the colour that covers most of it across all of the node's tracks.
+ */
+export function columnsForRows(
+  model: TimelineModel,
+  rows: readonly number[],
+  view: RowWindow,
+  mask: Uint8Array | null,
+  scratch: ColumnScratch,
+): number {
+  clearColumns(scratch, view.width);
+  let visited = 0;
+  for (const row of rows) visited += accumulateRow(model, row, view, mask, scratch);
+  resolveColumns(scratch, view.width);
+  return visited;
+}
+
+function clearColumns(scratch: ColumnScratch, width: number): void {
+  scratch.coverage.fill(0, 0, width * SLOTS);
+  scratch.threshold = 0.5;
+}
+
+/** Adds one row's spans in the window to the columns' coverage; returns how many spans or buckets it visited. */
+function accumulateRow(
+  model: TimelineModel,
+  row: number,
+  view: RowWindow,
+  mask: Uint8Array | null,
+  scratch: ColumnScratch,
+): number {
   const { width } = view;
   const coverage = scratch.coverage;
-  coverage.fill(0, 0, width * SLOTS);
   const usPerPx = (view.endUs - view.startUs) / width;
   const pxPerUs = 1 / usPerPx;
   const lod = mask ? null : model.lods[row];
@@ -55,10 +93,9 @@ export function columnsForRow(
   let level = undefined;
   for (const candidate of lod?.levels ?? []) if (candidate.bucketUs <= usPerPx) level = candidate;
   let visited = 0;
-  let threshold = 0.5;
   if (lod && level) {
     // Zoomed out: any activity in a column marks it, like a span narrower than a pixel in the scan below.
-    threshold = 1e-12;
+    scratch.threshold = 1e-12;
     const first = Math.max(0, Math.floor((view.startUs - lod.originUs) / level.bucketUs));
     const last = Math.min(level.busyUs.length - 1, Math.ceil((view.endUs - lod.originUs) / level.bucketUs));
     for (let b = first; b <= last; b++) {
@@ -93,6 +130,13 @@ export function columnsForRow(
         coverage[c * SLOTS + slot] += Math.min(x1, c + 1) - Math.max(x0, c);
     }
   }
+  return visited;
+}
+
+/** Picks each column's slot: the colour covering most of it, or EMPTY below the threshold. */
+function resolveColumns(scratch: ColumnScratch, width: number): void {
+  const coverage = scratch.coverage;
+  const threshold = scratch.threshold;
   const slots = scratch.slot;
   for (let c = 0; c < width; c++) {
     let best = EMPTY;
@@ -109,7 +153,6 @@ export function columnsForRow(
     }
     slots[c] = total >= threshold ? best : EMPTY;
   }
-  return visited;
 }
 
 /** Paints scratch.slot as pixel rows [top, bottom) of the target, using `palette` (one packed colour per slot). */

@@ -1,10 +1,20 @@
 // The timeline canvas: lanes on the left, a time axis on top, and spans rasterised through raster.ts.
 // All state that decides a frame lives here; interaction.ts turns input into calls on this class.
-import { PHASES, formatMicros } from '../../src/engine/index';
+import { formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
-import { ColumnScratch, DIMMED_SLOT, columnsForRow, paintRow } from './raster';
-import { isNestedTrack } from './tracks';
+import { ColumnScratch, DIMMED_SLOT, columnsForRow, columnsForRows, paintRow } from './raster';
+import { drawOverlays } from './overlays';
+import {
+  buildLayout,
+  laneIdOf,
+  lineAt,
+  toggleFold,
+  togglePin,
+  type DisplayLine,
+  type Layout,
+  type LayoutState,
+} from './layout';
 import { TimeScale, clampWindow, panWindow, zoomWindow, type ViewWindow } from './time-scale';
 
 export const LABEL_WIDTH_CSS = 170;
@@ -12,7 +22,7 @@ export const AXIS_HEIGHT_CSS = 22;
 export const ROW_HEIGHT_CSS = 14;
 const FRAME_HISTORY = 2000;
 
-interface Palette {
+export interface Palette {
   background: [number, number, number, number];
   stripe: number;
   backgroundPacked: number;
@@ -31,16 +41,21 @@ export class TimelineView {
   selected = -1;
   range: ViewWindow | undefined;
   mask: Uint8Array | null = null;
+  /** Which node groups are folded and which lanes are pinned; kept while the same trace is shown. */
+  layoutState: LayoutState = { folded: new Set(), pinned: new Set() };
+  layout: Layout = { pinned: [], scrolling: [], lineOfRow: new Int32Array(0) };
+  /** Labels of the counter lines (counters.ts), laid out in their own group after the tracks. */
+  counterLabels: readonly string[] = [];
   /** Duration of each render in ms, newest last, for the benchmark and the frame-time readout. */
   readonly frameTimesMs: number[] = [];
   onViewChange: () => void = () => undefined;
-  private palette!: Palette;
-  private readonly ctx: CanvasRenderingContext2D;
+  palette!: Palette;
+  readonly ctx: CanvasRenderingContext2D;
   private image: ImageData | undefined;
   private readonly scratch = new ColumnScratch();
   private frameRequested = false;
   /** Read once per theme change: getComputedStyle in every frame would force a style pass. */
-  private fontFamily = 'sans-serif';
+  fontFamily = 'sans-serif';
   dpr = 1;
 
   constructor(readonly canvas: HTMLCanvasElement) {
@@ -88,7 +103,9 @@ export class TimelineView {
     this.range = undefined;
     this.mask = null;
     this.view = clampWindow(view ?? this.bounds, this.bounds);
-    this.invalidate();
+    this.layoutState = { folded: new Set(), pinned: new Set() };
+    this.counterLabels = [];
+    this.relayout();
     window.setTimeout(() => this.warmUp(model), 0);
   }
 
@@ -118,6 +135,29 @@ export class TimelineView {
     return this.model ? { startUs: this.model.startUs, endUs: this.model.endUs } : { startUs: 0, endUs: 1 };
   }
 
+  /** Rebuilds the lines after a fold, a pin or new counters, keeping the scroll position within the new content. */
+  relayout(): void {
+    this.layout = this.model
+      ? buildLayout(this.model.rows, this.counterLabels, this.layoutState)
+      : { pinned: [], scrolling: [], lineOfRow: new Int32Array(0) };
+    this.scrollByPx(0);
+    this.invalidate();
+  }
+
+  /** Folds or unfolds a group (a node's tracks, the counters). */
+  toggleGroup(key: string): void {
+    this.layoutState = toggleFold(this.layoutState, key);
+    this.relayout();
+    this.onViewChange();
+  }
+
+  /** Pins a lane (all its tracks) to the top, or unpins it. */
+  togglePinned(laneId: number): void {
+    this.layoutState = togglePin(this.layoutState, laneId);
+    this.relayout();
+    this.onViewChange();
+  }
+
   get labelWidthPx(): number {
     return Math.round(LABEL_WIDTH_CSS * this.dpr);
   }
@@ -126,6 +166,55 @@ export class TimelineView {
   }
   get rowHeightPx(): number {
     return Math.round(ROW_HEIGHT_CSS * this.dpr);
+  }
+  private get plotHeightPx(): number {
+    return Math.max(0, this.canvas.height - this.axisHeightPx);
+  }
+  /** Height of the pinned band under the axis: its lines, but never more than half the plot. */
+  get pinnedHeightPx(): number {
+    const rowHeight = this.rowHeightPx;
+    const lines = Math.min(this.layout.pinned.length, Math.floor(this.plotHeightPx / 2 / rowHeight));
+    return lines * rowHeight;
+  }
+
+  /** Canvas y (device pixels) of the top of line `index` of [...pinned, ...scrolling]. */
+  lineTopPx(index: number): number {
+    const pinned = this.layout.pinned.length;
+    if (index < pinned) return this.axisHeightPx + index * this.rowHeightPx;
+    return this.axisHeightPx + this.pinnedHeightPx + (index - pinned) * this.rowHeightPx - this.scrollTopPx;
+  }
+
+  /** Canvas y of the top of the line showing a model row (its own, or its folded group's header), or undefined. */
+  rowTopPx(row: number): number | undefined {
+    const line = this.layout.lineOfRow[row];
+    return line === undefined || line < 0 ? undefined : this.lineTopPx(line);
+  }
+
+  /** Index of the line under canvas y (device pixels), or -1. */
+  lineIndexAt(yPx: number): number {
+    if (!this.model || yPx < this.axisHeightPx) return -1;
+    const rowHeight = this.rowHeightPx;
+    const pinnedPx = this.pinnedHeightPx;
+    const y = yPx - this.axisHeightPx;
+    if (y < pinnedPx) return Math.floor(y / rowHeight);
+    const index = Math.floor((y - pinnedPx + this.scrollTopPx) / rowHeight);
+    return index < this.layout.scrolling.length ? this.layout.pinned.length + index : -1;
+  }
+
+  /** The line under canvas y, or undefined. */
+  lineAtPx(yPx: number): DisplayLine | undefined {
+    const index = this.lineIndexAt(yPx);
+    return index < 0 ? undefined : lineAt(this.layout, index);
+  }
+
+  /** Folds a group or pins a track for a click on the label column at canvas y; false when nothing was there. */
+  clickLabel(yPx: number): boolean {
+    const line = this.lineAtPx(yPx);
+    if (!line || !this.model) return false;
+    if (line.kind === 'group') this.toggleGroup(line.key);
+    else if (line.kind === 'track') this.togglePinned(laneIdOf(this.model.rows[line.row]));
+    else return false;
+    return true;
   }
 
   scale(): TimeScale {
@@ -153,8 +242,8 @@ export class TimelineView {
   }
 
   scrollByPx(dyPx: number): void {
-    const contentPx = (this.model?.rows.length ?? 0) * this.rowHeightPx;
-    const visiblePx = this.canvas.height - this.axisHeightPx;
+    const contentPx = this.layout.scrolling.length * this.rowHeightPx;
+    const visiblePx = this.plotHeightPx - this.pinnedHeightPx;
     const next = Math.max(0, Math.min(Math.max(0, contentPx - visiblePx), this.scrollTopPx + dyPx));
     if (next !== this.scrollTopPx) {
       this.scrollTopPx = next;
@@ -163,18 +252,38 @@ export class TimelineView {
     }
   }
 
-  /** The row under canvas pixel y (device pixels), or -1. */
+  /** The model row shown on its own line under canvas pixel y (device pixels), or -1. */
   rowAt(yPx: number): number {
-    if (!this.model || yPx < this.axisHeightPx) return -1;
-    const row = Math.floor((yPx - this.axisHeightPx + this.scrollTopPx) / this.rowHeightPx);
-    return row < this.model.rows.length ? row : -1;
+    const line = this.lineAtPx(yPx);
+    return line?.kind === 'track' ? line.row : -1;
   }
 
-  /** The span under a canvas point, as a sorted position, or -1. Tolerates a few pixels around thin spans. */
+  /**
+   * The span under a canvas point, as a sorted position, or -1. Tolerates a few pixels around thin spans; on a
+   * folded node's line, the span of any of its tracks (the nearest, and among overlapping ones the shortest).
+   */
   spanAt(xPx: number, yPx: number): number {
-    if (!this.model || xPx < this.labelWidthPx) return -1;
+    const model = this.model;
+    const line = this.lineAtPx(yPx);
+    if (!model || !line || xPx < this.labelWidthPx) return -1;
     const scale = this.scale();
-    return this.model.hitTest(this.rowAt(yPx), scale.pxToTime(xPx), 3 * this.dpr * scale.usPerPx);
+    const timeUs = scale.pxToTime(xPx);
+    const toleranceUs = 3 * this.dpr * scale.usPerPx;
+    if (line.kind === 'track') return model.hitTest(line.row, timeUs, toleranceUs);
+    if (line.kind !== 'group' || !line.folded) return -1;
+    let best = -1;
+    let bestDistance = Infinity;
+    for (const row of line.rows) {
+      const hit = model.hitTest(row, timeUs, toleranceUs);
+      if (hit < 0) continue;
+      const distance = timeUs < model.start[hit] ? model.start[hit] - timeUs : Math.max(0, timeUs - model.end[hit]);
+      const shorter = best >= 0 && model.end[hit] - model.start[hit] < model.end[best] - model.start[best];
+      if (distance < bestDistance || (distance === bestDistance && shorter)) {
+        best = hit;
+        bestDistance = distance;
+      }
+    }
+    return best;
   }
 
   invalidate(): void {
@@ -214,24 +323,34 @@ export class TimelineView {
     pixels.fill(palette.backgroundPacked);
     const model = this.model;
     const rowHeight = this.rowHeightPx;
-    const firstRow = Math.floor(this.scrollTopPx / rowHeight);
-    const lastRow = model
-      ? Math.min(model.rows.length - 1, Math.floor((this.scrollTopPx + plotHeight) / rowHeight))
-      : -1;
+    const pinnedPx = this.pinnedHeightPx;
+    const visible = this.visibleLines();
     let visited = 0;
     if (model) {
       this.scratch.resize(plotWidth);
       const target = { pixels, width: plotWidth, height: plotHeight };
       const window = { startUs: this.view.startUs, endUs: this.view.endUs, width: plotWidth };
-      for (let row = firstRow; row <= lastRow; row++) {
-        const top = row * rowHeight - this.scrollTopPx;
-        const striped = model.stripe[row] === 1;
+      for (const index of visible) {
+        const line = lineAt(this.layout, index)!;
+        const top = this.lineTopPx(index) - axisHeight;
+        // Scrolling lines pass under the pinned band, which stays on top.
+        const clipTop = index < this.layout.pinned.length ? 0 : pinnedPx;
+        const striped = line.kind === 'group' || (line.kind === 'track' && model.stripe[line.row] === 1);
         if (striped)
-          pixels.fill(palette.stripe, Math.max(0, top) * plotWidth, Math.min(plotHeight, top + rowHeight) * plotWidth);
-        visited += columnsForRow(model, row, window, this.mask, this.scratch);
+          pixels.fill(
+            palette.stripe,
+            Math.max(clipTop, top) * plotWidth,
+            Math.max(clipTop, Math.min(plotHeight, top + rowHeight)) * plotWidth,
+          );
+        if (line.kind === 'counter' || (line.kind === 'group' && !line.folded)) continue;
+        if (line.kind === 'group' && line.rows.length === 0) continue;
+        visited +=
+          line.kind === 'track'
+            ? columnsForRow(model, line.row, window, this.mask, this.scratch)
+            : columnsForRows(model, line.rows, window, this.mask, this.scratch);
         paintRow(
           target,
-          top + 1,
+          Math.max(clipTop, top + 1),
           top + rowHeight - 1,
           striped ? palette.stripe : palette.backgroundPacked,
           palette.slots,
@@ -240,100 +359,28 @@ export class TimelineView {
       }
     }
     ctx.putImageData(this.image, labelWidth, axisHeight);
-    this.drawOverlays(firstRow, lastRow, visited);
+    drawOverlays(this, visible, visited);
     this.frameTimesMs.push(performance.now() - began);
     if (this.frameTimesMs.length > FRAME_HISTORY) this.frameTimesMs.splice(0, this.frameTimesMs.length - FRAME_HISTORY);
   }
 
-  private drawOverlays(firstRow: number, lastRow: number, visited: number): void {
-    const { ctx, canvas, palette, model } = this;
-    const scale = this.scale();
-    const labelWidth = this.labelWidthPx;
-    const axisHeight = this.axisHeightPx;
+  /** Indices of the lines on screen: the pinned band's, then the scrolling ones that show below it. */
+  visibleLines(): number[] {
     const rowHeight = this.rowHeightPx;
-    ctx.font = `${Math.round(11 * this.dpr)}px ${this.fontFamily}`;
-    ctx.textBaseline = 'middle';
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(labelWidth, axisHeight, canvas.width - labelWidth, canvas.height - axisHeight);
-    ctx.clip();
-    if (model && visited < 4000 && !this.mask) this.drawSpanNames(firstRow, lastRow, scale);
-    if (this.range) {
-      const x0 = scale.timeToPx(this.range.startUs);
-      const x1 = scale.timeToPx(this.range.endUs);
-      ctx.fillStyle = palette.selection;
-      ctx.fillRect(x0, axisHeight, Math.max(1, x1 - x0), canvas.height - axisHeight);
-    }
-    if (model && this.selected >= 0) {
-      const row = model.rowOf(this.selected);
-      const x0 = scale.timeToPx(model.start[this.selected]);
-      const x1 = scale.timeToPx(model.end[this.selected]);
-      ctx.strokeStyle = palette.border;
-      ctx.lineWidth = 2 * this.dpr;
-      ctx.strokeRect(
-        x0 - this.dpr,
-        axisHeight + row * rowHeight - this.scrollTopPx,
-        Math.max(2 * this.dpr, x1 - x0 + 2 * this.dpr),
-        rowHeight,
-      );
-    }
-    ctx.restore();
-    // Lane labels, with a rule between nodes.
-    ctx.fillStyle = cssRgba(palette.background);
-    ctx.fillRect(0, 0, labelWidth, canvas.height);
-    for (let row = firstRow; model && row <= lastRow; row++) {
-      const y = axisHeight + row * rowHeight - this.scrollTopPx;
-      const lane = model.rows[row];
-      // A nested track belongs to the lane above it: the label is written once, on the lane's first track.
-      if (!isNestedTrack(lane)) {
-        ctx.fillStyle = lane.kind === 'rank' ? palette.foreground : palette.muted;
-        ctx.fillText(lane.label, 6 * this.dpr, y + rowHeight / 2, labelWidth - 10 * this.dpr);
-      }
-      if (row > 0 && lane.node !== model.rows[row - 1].node) {
-        ctx.fillStyle = palette.muted;
-        ctx.fillRect(0, y, canvas.width, Math.max(1, Math.round(this.dpr)));
-      }
-    }
-    this.drawAxis(scale);
+    const pinnedLines = Math.round(this.pinnedHeightPx / rowHeight);
+    const indices: number[] = [];
+    for (let i = 0; i < pinnedLines; i++) indices.push(i);
+    const first = Math.floor(this.scrollTopPx / rowHeight);
+    const last = Math.min(
+      this.layout.scrolling.length - 1,
+      Math.floor((this.scrollTopPx + this.plotHeightPx - this.pinnedHeightPx) / rowHeight),
+    );
+    for (let j = first; j <= last; j++) indices.push(this.layout.pinned.length + j);
+    return indices;
   }
 
-  private drawSpanNames(firstRow: number, lastRow: number, scale: TimeScale): void {
-    const { ctx, model } = this;
-    if (!model) return;
-    const minWidth = 48 * this.dpr;
-    ctx.fillStyle = cssRgba(this.palette.background);
-    for (let row = firstRow; row <= lastRow; row++) {
-      const y = this.axisHeightPx + row * this.rowHeightPx - this.scrollTopPx + this.rowHeightPx / 2;
-      const last = model.rowOffsets[row + 1];
-      // Overlapping spans (several channels on one rank) would print over each other: one label per stretch.
-      let labelledUntilPx = -Infinity;
-      for (let i = model.firstVisible(row, this.view.startUs); i < last && model.start[i] <= this.view.endUs; i++) {
-        const x0 = Math.max(scale.leftPx, scale.timeToPx(model.start[i]));
-        const x1 = Math.min(this.canvas.width, scale.timeToPx(model.end[i]));
-        if (x1 - x0 < minWidth || x0 < labelledUntilPx) continue;
-        labelledUntilPx = x1;
-        const name = model.spanAt(i)?.name ?? PHASES[model.phase[i]];
-        ctx.fillText(name, x0 + 3 * this.dpr, y, x1 - x0 - 6 * this.dpr);
-      }
-    }
-  }
-
-  private drawAxis(scale: TimeScale): void {
-    const { ctx, canvas, palette } = this;
-    const axisHeight = this.axisHeightPx;
-    ctx.fillStyle = cssRgba(palette.background);
-    ctx.fillRect(0, 0, canvas.width, axisHeight);
-    ctx.fillStyle = palette.muted;
-    ctx.fillRect(0, axisHeight - 1, canvas.width, 1);
-    const origin = this.model?.startUs ?? 0;
-    for (const t of scale.ticks(100 * this.dpr, origin).timesUs) {
-      const x = Math.round(scale.timeToPx(t));
-      ctx.fillRect(x, axisHeight - 6 * this.dpr, 1, 6 * this.dpr);
-      ctx.fillStyle = palette.foreground;
-      ctx.fillText(formatMicros(t - origin), x + 3 * this.dpr, axisHeight / 2 - 2 * this.dpr);
-      ctx.fillStyle = palette.muted;
-    }
-  }
+  /** Counter lines and flow arrows, drawn over the spans by the modules that own them (set by main.ts). */
+  drawExtras: (visible: readonly number[], scale: TimeScale) => void = () => undefined;
 
   /** The visible window as text, e.g. "12.0 µs – 480 µs of 1.20 ms", shown in the toolbar. */
   describeView(): string {

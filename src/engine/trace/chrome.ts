@@ -41,5 +41,18 @@ export function traceToChromeJson(trace: Trace): ChromeTrace {
       },
     });
   }
+  // Flows as Chrome flow events: the start inside its source span, the finish bound to the span that encloses it.
+  (trace.flows ?? []).forEach((flow, id) => {
+    const from = trace.spans[flow.fromSpan];
+    const to = trace.spans[flow.toSpan];
+    if (!from || !to) return;
+    const name = flow.name ?? 'flow';
+    const at = (span: typeof from): { pid: number; tid: number } => ({
+      pid: trace.lanes[span.lane]?.node ?? 0,
+      tid: span.lane,
+    });
+    events.push({ ph: 's', id, name, cat: 'flow', ...at(from), ts: (from.startUs + from.endUs) / 2 });
+    events.push({ ph: 'f', bp: 'e', id, name, cat: 'flow', ...at(to), ts: to.startUs });
+  });
   return { traceEvents: events, displayTimeUnit: 'ms', otherData: { ...trace.metadata } };
 }

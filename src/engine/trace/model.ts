@@ -59,8 +59,20 @@ export interface TraceMetadata {
   readonly facts?: Readonly<Record<string, string | number>>;
 }
 
+/**
+ * A flow arrow between two spans, as Perfetto draws Chrome's flow events: what one span hands to another (a
+ * gradient bucket to the collective that reduces it, a CPU launch to its kernel). Indices into Trace.spans.
+ */
+export interface Flow {
+  readonly fromSpan: number;
+  readonly toSpan: number;
+  readonly name?: string;
+}
+
 export interface Trace {
   readonly metadata: TraceMetadata;
   readonly lanes: readonly Lane[];
   readonly spans: readonly Span[];
+  /** Flow arrows between spans; absent when the trace has none. */
+  readonly flows?: readonly Flow[];
 }

@@ -12,6 +12,6 @@ export function traceMessages(trace: Trace, source?: TraceSource, chunkSpans = C
   ];
   for (let i = 0; i < trace.spans.length; i += chunkSpans)
     out.push({ type: 'traceChunk', spans: trace.spans.slice(i, i + chunkSpans) });
-  out.push({ type: 'traceEnd' });
+  out.push(trace.flows && trace.flows.length > 0 ? { type: 'traceEnd', flows: trace.flows } : { type: 'traceEnd' });
   return out;
 }

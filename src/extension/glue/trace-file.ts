@@ -119,6 +119,16 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
       );
     }
   });
+  // Flows between spans of the file; one naming a span the file does not have is dropped, not drawn to nowhere.
+  const spanCount = builder.spanCount;
+  for (const flow of Array.isArray(raw.flows) ? (raw.flows as unknown[]) : []) {
+    if (!isRecord(flow)) continue;
+    const from = finite(flow.fromSpan);
+    const to = finite(flow.toSpan);
+    const known = (i: number | undefined): i is number =>
+      i !== undefined && Number.isInteger(i) && i >= 0 && i < spanCount;
+    if (known(from) && known(to)) builder.flow(from, to, typeof flow.name === 'string' ? flow.name : undefined);
+  }
   return builder.build();
 }
 

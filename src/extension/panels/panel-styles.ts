@@ -37,6 +37,13 @@ const timeline = `
   border-top: 1px solid var(--vscode-panel-border, transparent); }
 .details section { min-width: 240px; }
 .details h3 { margin: 0 0 4px; font-size: 12px; text-transform: uppercase; color: var(--vscode-descriptionForeground); }
+.aggregate table { border-collapse: collapse; font-size: 12px; }
+.aggregate th { text-align: left; font-weight: 600; padding: 0 8px 2px 0; color: var(--vscode-descriptionForeground); }
+.aggregate td { padding: 1px 8px 1px 0; white-space: nowrap; }
+.aggregate td.name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
+.aggregate td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.aggregate .bar { display: inline-block; height: 8px; background: var(--vscode-charts-blue); vertical-align: middle; }
+.flows a { cursor: pointer; color: var(--vscode-textLink-foreground); }
 `;
 
 const charts = `

@@ -14,6 +14,7 @@ import {
   type MeasurementRow,
 } from './model';
 import { dropImplausible, droppedWarning } from './corrupt-events';
+import { kinetoFlows } from './kineto-flows';
 
 interface KinetoEvent {
   readonly ph?: string;
@@ -218,7 +219,10 @@ export function parseKineto(
   // Compute kernels pass the same plausibility window: one at 1e22 µs would stretch the axis over nothing.
   const compute = dropImplausible(computeKernels);
   if (compute.dropped > 0) warnings.push(droppedWarning(compute.dropped, 'compute kernels'));
-  const trace = toTrace(kernels, cpuOps, compute.kept, worldSize, fileName);
+  const spans = toTrace(kernels, cpuOps, compute.kept, worldSize, fileName);
+  // The profiler's launch → kernel flow events become arrows where both ends are drawn.
+  const flows = kinetoFlows(events, spans, Number(spans.metadata.facts?.originUs ?? 0));
+  const trace = flows.length > 0 ? { ...spans, flows } : spans;
   const withDevices =
     gpuNames.length > 0
       ? {

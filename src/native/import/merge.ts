@@ -33,10 +33,13 @@ export function mergeRankTraces(results: readonly { name: string; result: Import
         }),
       ]),
     );
+    const first = builder.spanCount;
     for (const span of trace.spans) {
       seenRanks.add(span.rank);
       builder.add({ ...span, lane: laneMap.get(span.lane)!, startUs: span.startUs + shift, endUs: span.endUs + shift });
     }
+    // Each file's flows move with its spans.
+    for (const flow of trace.flows ?? []) builder.flow(first + flow.fromSpan, first + flow.toSpan, flow.name);
   });
   const warnings = results.flatMap(({ name, result }) => result.warnings.map((w) => `${name}: ${w}`));
   if (seenRanks.size < results.length)

@@ -160,7 +160,8 @@ test('with the real simulator: a 2-node DDP step prices every bucket and stays w
 test('the step trace: compute and communication lanes per rank, one span per collective with nested phases', () => {
   const step = simulateTrainingStep(toyRun({}, { nodes: 2 }), { price: ringPrice });
   const trace = stepTrace(step, { ranks: 4, gpusPerNode: 8 });
-  assert.equal(trace.lanes.length, 8);
+  // Compute, gradient buckets and communication per rank.
+  assert.equal(trace.lanes.length, 12);
   const collectiveSpans = trace.spans.filter((s) => s.phase === 'collective');
   assert.equal(collectiveSpans.length, 4 * step.collectives.length);
   for (const rank of [0, 3]) {
@@ -179,4 +180,51 @@ test('the step trace: compute and communication lanes per rank, one span per col
   assert.match(String(trace.metadata.facts?.['ranks shown']), /4 of 16/);
   const chrome = JSON.parse(JSON.stringify(traceToChromeJson(trace)));
   assert.ok(Array.isArray(chrome.traceEvents) && chrome.traceEvents.length >= trace.spans.length);
+});
+
+test('the step trace nests step > backward > layer, and a flow leads from each bucket to its collective', () => {
+  for (const run of [toyRun({}, { nodes: 2 }), toyRun({ gradAccumulationSteps: 2 }, { nodes: 1 })]) {
+    const step = simulateTrainingStep(run, { price: ringPrice });
+    const trace = stepTrace(step, { ranks: 2, gpusPerNode: 8 });
+    const inside = (inner: { startUs: number; endUs: number }, outer: { startUs: number; endUs: number }): boolean =>
+      inner.startUs >= outer.startUs - EPSILON_US && inner.endUs <= outer.endUs + EPSILON_US;
+    for (const rank of [0, 1]) {
+      const mine = trace.spans.filter((s) => s.rank === rank);
+      const stepSpan = mine.find((s) => s.name === 'step');
+      assert.ok(stepSpan, 'a step span per rank');
+      assert.ok(Math.abs(stepSpan.endUs - step.stepTimeUs) < EPSILON_US, 'the step span ends at the step time');
+      for (const s of mine) assert.ok(inside(s, stepSpan), `${s.name} lies inside the step`);
+      // Every layer's backward lies inside its micro-step's backward pass.
+      const passes = mine.filter((s) => /^backward( · micro-step \d+)?$/.test(s.name ?? ''));
+      assert.equal(passes.length, step.microSteps);
+      for (const layer of mine.filter((s) => /^backward [^·]+$/.test(s.name ?? '')))
+        assert.ok(
+          passes.some((p) => inside(layer, p)),
+          `${layer.name} inside a backward pass`,
+        );
+      // Buckets: inside a backward pass, in order, each ending when its collective became ready.
+      const buckets = mine.filter((s) => /^backward · bucket \d+$/.test(s.name ?? ''));
+      const bucketCollectives = step.collectives.filter((c) => c.label.startsWith('bucket '));
+      assert.equal(buckets.length, bucketCollectives.length);
+      assert.ok(buckets.length > 0);
+      for (const b of buckets)
+        assert.ok(
+          passes.some((p) => inside(b, p)),
+          `${b.name} inside a backward pass`,
+        );
+    }
+    // One flow per bucket and rank, from the bucket's span to its collective's, which starts after the bucket ends.
+    const flows = trace.flows ?? [];
+    const bucketCount = step.collectives.filter((c) => c.label.startsWith('bucket ')).length;
+    assert.equal(flows.length, 2 * bucketCount);
+    for (const f of flows) {
+      const from = trace.spans[f.fromSpan];
+      const to = trace.spans[f.toSpan];
+      assert.equal(to.phase, 'collective');
+      assert.equal(from.rank, to.rank);
+      assert.equal(from.chunk, to.chunk, 'the bucket and its collective name the same collective');
+      assert.ok(from.endUs <= to.startUs + EPSILON_US, 'the collective starts after its bucket is written');
+      assert.match(to.name ?? '', new RegExp(`${(from.name ?? '').replace('backward · ', '')} `));
+    }
+  }
 });

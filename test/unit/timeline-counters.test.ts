@@ -1,0 +1,116 @@
+// Counter tracks of the timeline: bytes in flight per link and busbw over time, computed from the spans. Their
+// integral is the bytes that moved, and a counter's average over a range is the range statistics' busbw.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { presetSystem, simulateCollective } from '../../src/engine/index';
+import { averageGBps, bytesUpTo, columnAverages, rateSeries, traceCounters } from '../../webview/timeline/counters';
+import { TimelineModel } from '../../webview/timeline/model';
+
+const close = (a: number, b: number, relative = 1e-9): boolean =>
+  Math.abs(a - b) <= relative * Math.max(1, Math.abs(b));
+
+test('property: the integral of a rate counter is the bytes moved, all of it and up to any instant', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(
+          fc.double({ min: 0, max: 1000, noNaN: true }),
+          // Durations from a picosecond up, and zero: the clock of any trace resolves no less.
+          fc.oneof(fc.constant(0), fc.double({ min: 1e-6, max: 200, noNaN: true })),
+          fc.double({ min: 0, max: 1e9, noNaN: true }),
+        ),
+        { maxLength: 60 },
+      ),
+      fc.double({ min: -10, max: 1300, noNaN: true }),
+      (spans, cutUs) => {
+        const starts = spans.map((s) => s[0]);
+        const ends = spans.map((s) => s[0] + s[1]);
+        const bytes = spans.map((s) => s[2]);
+        const series = rateSeries('t', starts, ends, bytes);
+        // Zero-length spans have no rate: they are the only ones whose bytes are not in the integral.
+        const moved = spans.reduce((sum, s) => (s[1] > 0 ? sum + s[2] : sum), 0);
+        // Rounding grows with the bytes added and taken away, so the tolerance is relative to all of them.
+        const tolerance = 1e-9 * Math.max(1, moved);
+        assert.ok(Math.abs(bytesUpTo(series, 2000) - moved) <= tolerance, `${bytesUpTo(series, 2000)} vs ${moved}`);
+        const clipped = spans.reduce((sum, s) => {
+          if (!(s[1] > 0)) return sum;
+          const inside = Math.max(0, Math.min(cutUs, s[0] + s[1]) - s[0]);
+          return sum + (s[2] * inside) / s[1];
+        }, 0);
+        assert.ok(
+          Math.abs(bytesUpTo(series, cutUs) - clipped) <= tolerance,
+          `${bytesUpTo(series, cutUs)} vs ${clipped}`,
+        );
+        for (const v of series.valuePerUs) assert.ok(v >= 0, 'a rate is never negative');
+      },
+    ),
+  );
+});
+
+test('two overlapping transfers: the counter steps up and down where they start and end', () => {
+  const series = rateSeries('link', [0, 5], [10, 15], [1000, 2000]);
+  assert.deepEqual([...series.timesUs], [0, 5, 10, 15]);
+  assert.deepEqual([...series.valuePerUs], [100, 300, 200, 0]);
+  // 1 GB/s is 1000 bytes per µs.
+  assert.equal(averageGBps(series, 5, 10), 0.3);
+  const columns = columnAverages(series, 0, 20, 4);
+  assert.deepEqual([...columns], [0.1, 0.3, 0.2, 0]);
+});
+
+test('a simulated ring AllReduce: busbw and link counters hold its bytes, and agree with range statistics', () => {
+  const result = simulateCollective(presetSystem('dgx-a100')!, {
+    bytes: 64 * 1024 * 1024,
+    algorithm: 'ring',
+    protocol: 'Simple',
+    trace: true,
+  });
+  const trace = result.trace!;
+  const model = TimelineModel.fromTrace(trace);
+  const counters = traceCounters(model);
+  assert.ok(counters.length >= 2, 'busbw and at least one link');
+  const [busbw, ...links] = counters;
+  assert.match(busbw.label, /busbw per rank \(8 ranks\)/);
+  // The busbw counter's bytes are the transfers' bytes; averaged over any range it is the range's busbw.
+  const transferBytes = trace.spans
+    .filter((s) => s.links.length > 0 && trace.lanes[s.lane].kind !== 'link')
+    .reduce((sum, s) => sum + s.bytes, 0);
+  assert.ok(close(bytesUpTo(busbw, model.endUs), transferBytes));
+  for (const [from, to] of [
+    [model.startUs, model.endUs],
+    [model.startUs + 10, model.startUs + 100],
+    [(model.startUs + model.endUs) / 2, model.endUs - 1],
+  ]) {
+    const stats = model.rangeStats(from, to);
+    assert.ok(close(averageGBps(busbw, from, to), stats.busbwGBps, 1e-9), `${from}..${to}`);
+  }
+  // Each link counter holds exactly the bytes of the transfers that crossed that link.
+  for (const link of links) {
+    const expected = trace.spans
+      .filter((s) => s.links.includes(link.label) && trace.lanes[s.lane].kind !== 'link')
+      .reduce((sum, s) => sum + s.bytes, 0);
+    assert.ok(expected > 0, `${link.label} carried something`);
+    assert.ok(close(bytesUpTo(link, model.endUs), expected), link.label);
+  }
+  // The busiest link first.
+  const totals = links.map((l) => bytesUpTo(l, model.endUs));
+  assert.deepEqual(
+    totals,
+    [...totals].sort((a, b) => b - a),
+  );
+});
+
+test('a trace whose spans moved nothing over links has no counters', () => {
+  const model = TimelineModel.fromColumns(
+    { origin: 'test', title: 't', ranks: 1 },
+    [{ id: 0, kind: 'rank', label: 'rank 0', rank: 0 }],
+    {
+      startUs: Float64Array.of(0, 10),
+      endUs: Float64Array.of(5, 20),
+      lane: Uint32Array.of(0, 0),
+      phase: Uint8Array.of(3, 3),
+      transferBytes: Float64Array.of(0, 0),
+    },
+  );
+  assert.deepEqual(traceCounters(model), []);
+});

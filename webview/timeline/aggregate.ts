@@ -1,0 +1,83 @@
+// A flame-style aggregate of a selected range, as Perfetto's and Nsight's "slices in range" tables give it: per span
+// name, the time its spans ran inside the range (total) and the part of it no span nested inside them covered
+// (self), sorted by total. Self times of one lane add up to the time the lane was busy in the range, so the table
+// says where the time went without counting a parent and its children twice.
+import { PHASES, type Lane } from '../../src/engine/index';
+import type { TimelineModel } from './model';
+import type { Track } from './tracks';
+
+export interface NameAggregate {
+  readonly name: string;
+  /** Time the spans of this name ran inside the range, summed over them, µs. */
+  readonly totalUs: number;
+  /** The part of totalUs that no span nested one track deeper covered, µs. */
+  readonly selfUs: number;
+  /** Spans of this name that overlap the range. */
+  readonly count: number;
+}
+
+/** The rows whose spans the aggregate counts: the ranks' rows (link rows repeat their transfers), or every row. */
+function countedRows(rows: readonly Lane[]): number[] {
+  const ranks = rows.map((lane, r) => r).filter((r) => rows[r].kind === 'rank' || rows[r].kind === 'stream');
+  return ranks.length > 0 ? ranks : rows.map((_, r) => r);
+}
+
+/** The row one track deeper in the same lane, or -1 (tracks of a lane are consecutive rows, depth by depth). */
+function childRow(rows: readonly Lane[], r: number): number {
+  const here = rows[r] as Partial<Track>;
+  const next = rows[r + 1] as Partial<Track> | undefined;
+  if (!next || here.laneId === undefined || next.laneId !== here.laneId) return -1;
+  return (next.depth ?? 0) === (here.depth ?? 0) + 1 ? r + 1 : -1;
+}
+
+/**
+ * The aggregate of [startUs, endUs] by span name (the span's name, or its phase when it has none), sorted by total
+ * time, longest first.
+ */
+export function rangeAggregate(
+  model: TimelineModel,
+  startUs: number,
+  endUs: number,
+  nameOf: (sorted: number) => string = (k) => model.spanAt(k)?.name ?? PHASES[model.phase[k]],
+): NameAggregate[] {
+  const byName = new Map<string, { totalUs: number; selfUs: number; count: number }>();
+  const { start, end } = model;
+  for (const r of countedRows(model.rows)) {
+    const child = childRow(model.rows, r);
+    const last = model.rowOffsets[r + 1];
+    for (let i = model.firstVisible(r, startUs); i < last && start[i] < endUs; i++) {
+      const from = Math.max(startUs, start[i]);
+      const to = Math.min(endUs, end[i]);
+      // A span that only touches the range is not in it; a zero-length one inside it is (with no time).
+      if (end[i] < startUs || (to <= from && start[i] !== end[i])) continue;
+      const clippedUs = Math.max(0, to - from);
+      const childrenUs = child >= 0 ? coveredUs(model, child, Math.max(from, start[i]), to) : 0;
+      const name = nameOf(i);
+      let entry = byName.get(name);
+      if (!entry) byName.set(name, (entry = { totalUs: 0, selfUs: 0, count: 0 }));
+      entry.totalUs += clippedUs;
+      entry.selfUs += Math.max(0, clippedUs - childrenUs);
+      entry.count++;
+    }
+  }
+  return [...byName.entries()]
+    .map(([name, e]) => ({ name, ...e }))
+    .sort((a, b) => b.totalUs - a.totalUs || b.selfUs - a.selfUs || a.name.localeCompare(b.name));
+}
+
+/** Length of the union of row r's spans within [fromUs, toUs]. */
+function coveredUs(model: TimelineModel, r: number, fromUs: number, toUs: number): number {
+  const { start, end } = model;
+  const last = model.rowOffsets[r + 1];
+  let covered = 0;
+  let reached = fromUs;
+  for (let i = model.firstVisible(r, fromUs); i < last && start[i] < toUs; i++) {
+    const a = Math.max(reached, start[i]);
+    const b = Math.min(toUs, end[i]);
+    if (b > a) {
+      covered += b - a;
+      reached = b;
+    }
+  }
+  return covered;
+}

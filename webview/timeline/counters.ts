@@ -1,0 +1,189 @@
+// Counter tracks, computed from the spans: the bytes in flight on each link and the bus bandwidth over time. A
+// transfer of B bytes over [start, end] puts B / (end - start) bytes per µs on each of its links while it runs, so
+// a counter is a step function whose integral over any window is the bytes that moved in it, and its average over
+// a selected range is the range's busbw (range-stats.ts) to the last digit.
+import { PHASES, type Lane } from '../../src/engine/index';
+import type { TimelineModel } from './model';
+
+/** A piecewise-constant rate: valuePerUs[i] bytes per µs from timesUs[i] to timesUs[i + 1]; 0 after the last. */
+export interface CounterSeries {
+  readonly label: string;
+  readonly timesUs: Float64Array;
+  readonly valuePerUs: Float64Array;
+  /** Integral of the rate up to timesUs[i], bytes: the window average of any range is two look-ups away. */
+  readonly cumulativeBytes: Float64Array;
+  /** Divides the rate before display: the number of ranks for busbw per rank, 1 for a link. */
+  readonly divisor: number;
+}
+
+/** Links drawn as counters at most, the busiest first: past that the counters group is longer than the lanes. */
+export const MAX_LINK_COUNTERS = 32;
+
+/**
+ * The step function of Σ bytes_i / (end_i - start_i) over the spans running at each instant. Spans with no length
+ * or no bytes add nothing (a zero-length transfer has no rate to draw).
+ */
+export function rateSeries(
+  label: string,
+  startUs: ArrayLike<number>,
+  endUs: ArrayLike<number>,
+  bytes: ArrayLike<number>,
+  divisor = 1,
+): CounterSeries {
+  const n = startUs.length;
+  const times: number[] = [];
+  const deltas: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const durationUs = endUs[i] - startUs[i];
+    if (!(durationUs > 0) || !(bytes[i] > 0)) continue;
+    const rate = bytes[i] / durationUs;
+    // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn.
+    if (!Number.isFinite(rate)) continue;
+    times.push(startUs[i], endUs[i]);
+    deltas.push(rate, -rate);
+  }
+  const order = Uint32Array.from(times.keys()).sort((a, b) => times[a] - times[b]);
+  const timesUs: number[] = [];
+  const values: number[] = [];
+  let level = 0;
+  let peak = 0;
+  for (let k = 0; k < order.length; k++) {
+    level += deltas[order[k]];
+    if (level > peak) peak = level;
+    const t = times[order[k]];
+    // Edges at one instant merge into one step, so the series holds no zero-length pieces.
+    if (k + 1 < order.length && times[order[k + 1]] === t) continue;
+    timesUs.push(t);
+    values.push(level);
+  }
+  // Adding and removing the same rates leaves rounding dust where nothing runs; it is no traffic.
+  const dust = peak * 1e-9;
+  const valuePerUs = Float64Array.from(values, (v) => (Math.abs(v) <= dust ? 0 : v));
+  const cumulativeBytes = new Float64Array(timesUs.length);
+  for (let i = 1; i < timesUs.length; i++)
+    cumulativeBytes[i] = cumulativeBytes[i - 1] + valuePerUs[i - 1] * (timesUs[i] - timesUs[i - 1]);
+  return { label, timesUs: Float64Array.from(timesUs), valuePerUs, cumulativeBytes, divisor };
+}
+
+/** Bytes the series moved from its start up to `timeUs`. */
+export function bytesUpTo(series: CounterSeries, timeUs: number): number {
+  const { timesUs, valuePerUs, cumulativeBytes } = series;
+  if (timesUs.length === 0 || timeUs <= timesUs[0]) return 0;
+  let lo = 0;
+  let hi = timesUs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (timesUs[mid] <= timeUs) lo = mid;
+    else hi = mid - 1;
+  }
+  return cumulativeBytes[lo] + valuePerUs[lo] * (timeUs - timesUs[lo]);
+}
+
+/** The series' average over [startUs, endUs] in GB/s, after its divisor (bytes per µs ÷ 1000 is GB/s). */
+export function averageGBps(series: CounterSeries, startUs: number, endUs: number): number {
+  if (!(endUs > startUs)) return 0;
+  return (bytesUpTo(series, endUs) - bytesUpTo(series, startUs)) / (endUs - startUs) / 1e3 / series.divisor;
+}
+
+const speaksForRank = (lane: Lane): boolean => lane.kind === 'rank' || lane.kind === 'stream';
+
+/**
+ * The counters of a trace: busbw per rank over time, from the transfers on the ranks' rows (the same spans and
+ * bytes as a range's busbw), then bytes in flight on each link, from the ranks' transfers over it (link rows repeat
+ * those transfers and are not counted again). Empty when no span moved bytes over a link.
+ */
+export function traceCounters(model: TimelineModel): CounterSeries[] {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const bytes: number[] = [];
+  const perLink = new Map<string, { starts: number[]; ends: number[]; bytes: number[]; total: number }>();
+  const ranks = new Set<number>();
+  const collective = PHASES.indexOf('collective');
+  for (let r = 0; r < model.rows.length; r++) {
+    const lane = model.rows[r];
+    if (!speaksForRank(lane)) continue;
+    // Ranks are counted as range statistics count them: every rank that has a row, busy or not.
+    if (lane.rank !== undefined) ranks.add(lane.rank);
+    for (let k = model.rowOffsets[r]; k < model.rowOffsets[r + 1]; k++) {
+      const b = model.bytesAt(k);
+      if (!(b > 0) || model.phase[k] === collective) continue;
+      const span = model.spanAt(k);
+      // Without span objects (bare columns) every byte-carrying span on a rank row is a transfer.
+      if (span && span.links.length === 0) continue;
+      starts.push(model.start[k]);
+      ends.push(model.end[k]);
+      bytes.push(b);
+      for (const link of span?.links ?? []) {
+        let entry = perLink.get(link);
+        if (!entry) perLink.set(link, (entry = { starts: [], ends: [], bytes: [], total: 0 }));
+        entry.starts.push(model.start[k]);
+        entry.ends.push(model.end[k]);
+        entry.bytes.push(b);
+        entry.total += b;
+      }
+    }
+  }
+  if (starts.length === 0) return [];
+  const rankCount = Math.max(1, ranks.size > 0 ? ranks.size : model.metadata.ranks);
+  const counters = [rateSeries(`busbw per rank (${rankCount} ranks)`, starts, ends, bytes, rankCount)];
+  const links = [...perLink.entries()].sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]));
+  for (const [link, entry] of links.slice(0, MAX_LINK_COUNTERS))
+    counters.push(rateSeries(link, entry.starts, entry.ends, entry.bytes));
+  return counters;
+}
+
+/**
+ * The series' average in each of `columns` equal pieces of [startUs, endUs], GB/s: what a pixel column of a
+ * counter line shows (an average keeps the bytes; a sample would miss a transfer shorter than a pixel).
+ */
+export function columnAverages(series: CounterSeries, startUs: number, endUs: number, columns: number): Float64Array {
+  const out = new Float64Array(columns);
+  const widthUs = (endUs - startUs) / columns;
+  let before = bytesUpTo(series, startUs);
+  for (let c = 0; c < columns; c++) {
+    const after = bytesUpTo(series, startUs + (c + 1) * widthUs);
+    out[c] = widthUs > 0 ? (after - before) / widthUs / 1e3 / series.divisor : 0;
+    before = after;
+  }
+  return out;
+}
+
+export interface CounterCanvas {
+  readonly ctx: CanvasRenderingContext2D;
+  readonly dpr: number;
+  readonly rowHeightPx: number;
+}
+
+/**
+ * Draws a counter on the line whose top is at canvas y `topPx`: an area of its column averages over the visible
+ * window, scaled to the highest of them, with that peak written at the line's left in GB/s.
+ */
+export function drawCounter(
+  target: CounterCanvas,
+  series: CounterSeries,
+  topPx: number,
+  window: { startUs: number; endUs: number; leftPx: number; widthPx: number },
+  colours: { fill: string; text: string },
+): void {
+  const { ctx, dpr } = target;
+  const columns = Math.max(1, Math.floor(window.widthPx));
+  const values = columnAverages(series, window.startUs, window.endUs, columns);
+  let peak = 0;
+  for (const v of values) if (v > peak) peak = v;
+  if (!(peak > 0)) return;
+  const bottom = topPx + target.rowHeightPx - dpr;
+  const height = target.rowHeightPx - 2 * dpr;
+  ctx.fillStyle = colours.fill;
+  ctx.beginPath();
+  ctx.moveTo(window.leftPx, bottom);
+  for (let c = 0; c < columns; c++) {
+    const y = bottom - (values[c] / peak) * height;
+    ctx.lineTo(window.leftPx + c, y);
+    ctx.lineTo(window.leftPx + c + 1, y);
+  }
+  ctx.lineTo(window.leftPx + columns, bottom);
+  ctx.closePath();
+  ctx.fill();
+  ctx.fillStyle = colours.text;
+  ctx.fillText(`peak ${peak.toFixed(1)} GB/s`, window.leftPx + 3 * dpr, topPx + target.rowHeightPx / 2);
+}
