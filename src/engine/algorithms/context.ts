@@ -200,10 +200,20 @@ export function transfer(
   const reduce = opts.reduce && !ctx.system.fabric.idealised;
   const charge = reduce && opts.chargeMemory !== false;
   const wire = wireBytes(ctx, payload);
-  const resources = charge ? [...path, memoryResource(ctx.system, to)] : path;
-  const coefficients = charge
-    ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)]
-    : undefined;
+  let resources = path;
+  let coefficients: number[] | undefined;
+  if (charge) {
+    // Built by index: trees at 131,072 GPUs make hundreds of thousands of these, and spreads allocate twice.
+    const withMemory: number[] = [];
+    coefficients = [];
+    for (let i = 0; i < path.length; i++) {
+      withMemory.push(path[i]);
+      coefficients.push(1);
+    }
+    withMemory.push(memoryResource(ctx.system, to));
+    coefficients.push((K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30));
+    resources = withMemory;
+  }
   return {
     rank: from,
     peer: to,

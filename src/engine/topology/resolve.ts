@@ -59,8 +59,9 @@ export function resolveSystem(spec: SystemSpec): System {
   let label = `${gpusPerNode}× ${short} ${fabricLabel}`;
   if (spec.p2p === false && spec.intraNode === 'pcie') label += ' (no P2P)';
   if (nodes > 1) label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic!.gbps}G IB`;
-  const crossNode = new Map<number, number>();
-  const crossPaths: number[][] = [];
+  // Routes between nodes, by sender and then (receiver, NIC slot): keys stay small integers, which a Map hashes
+  // much faster than the sender × receiver products past 2^31 that 131,072 ranks produce.
+  const crossNode = new Map<number, Map<number, readonly number[]>>();
   // Routes inside node k are node 0's shifted by k × intraPerNode, kept per (node, source, destination).
   const intraRoutes = new Map<number, readonly number[]>();
   const intraRoute = (node: number, a: number, b: number): readonly number[] => {
@@ -82,14 +83,18 @@ export function resolveSystem(spec: SystemSpec): System {
       const ny = Math.floor(y / gpusPerNode);
       if (nx === ny) return intraRoute(nx, x % gpusPerNode, y % gpusPerNode);
       const r = slot % nicsPerNode;
-      const key = (x * ranks + y) * nicsPerNode + r;
-      let index = crossNode.get(key);
-      if (index === undefined) {
-        index = crossPaths.length;
-        crossPaths.push(netRoute(x, y, r));
-        crossNode.set(key, index);
+      let fromX = crossNode.get(x);
+      if (fromX === undefined) {
+        fromX = new Map();
+        crossNode.set(x, fromX);
       }
-      return crossPaths[index];
+      const key = y * nicsPerNode + r;
+      let path = fromX.get(key);
+      if (path === undefined) {
+        path = netRoute(x, y, r);
+        fromX.set(key, path);
+      }
+      return path;
     },
     gpuNics,
     nicGpu,
