@@ -3,6 +3,7 @@
 import * as K from '../constants';
 import type { Algorithm, CollectiveKind, Protocol } from '../collective-types';
 import { ncclBusBwGBps } from '../nccl-model';
+import { linkTable } from '../topology/link-table';
 import type { LinkClass, System } from '../topology/model';
 
 import type { Flow } from '../sim/schedule';
@@ -42,11 +43,11 @@ export function wireBytes(ctx: BuildContext, payload: number): number {
 
 /** The latency class of a path: the network if it leaves the node, else the node's fabric. */
 export function pathClass(ctx: BuildContext, resources: readonly number[]): LinkClass {
-  const links = ctx.system.topology.links;
+  const links = linkTable(ctx.system.topology);
   let cls: LinkClass = 'nvlink';
   for (const r of resources) {
-    if (r >= links.length) continue;
-    const kind = links[r].kind;
+    if (r >= links.count) continue;
+    const kind = links.kind(r);
     if (kind === 'network') return 'net';
     if (kind === 'pcie' || kind === 'inter-socket' || kind === 'host') cls = 'pcie';
   }
@@ -54,9 +55,9 @@ export function pathClass(ctx: BuildContext, resources: readonly number[]): Link
 }
 
 export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): number {
-  const links = ctx.system.topology.links;
+  const links = linkTable(ctx.system.topology);
   let us = 0;
-  for (const r of resources) if (r < links.length) us += links[r].latencyUs;
+  for (const r of resources) if (r < links.count) us += links.latencyUs(r);
   return us;
 }
 
@@ -199,10 +200,20 @@ export function transfer(
   const reduce = opts.reduce && !ctx.system.fabric.idealised;
   const charge = reduce && opts.chargeMemory !== false;
   const wire = wireBytes(ctx, payload);
-  const resources = charge ? [...path, memoryResource(ctx.system, to)] : path;
-  const coefficients = charge
-    ? [...path.map(() => 1), (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30)]
-    : undefined;
+  let resources = path;
+  let coefficients: number[] | undefined;
+  if (charge) {
+    // Built by index: trees at 131,072 GPUs make hundreds of thousands of these, and spreads allocate twice.
+    const withMemory: number[] = [];
+    coefficients = [];
+    for (let i = 0; i < path.length; i++) {
+      withMemory.push(path[i]);
+      coefficients.push(1);
+    }
+    withMemory.push(memoryResource(ctx.system, to));
+    coefficients.push((K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30));
+    resources = withMemory;
+  }
   return {
     rank: from,
     peer: to,

@@ -93,11 +93,34 @@ export function buildNvls(ctx: BuildContext): Schedule {
     const down: Flow[][] = [];
     const paths: (readonly number[])[][] = [];
     for (let c = 0; c < weights.length; c++) {
+      // Depth of every node in this tree, from its parent's: a parent's index can be above or below its child's,
+      // so each node's chain is walked only as far as the first node whose depth is known.
+      const depth = new Int32Array(system.nodes).fill(-1);
       const depthOf = (node: number): number => {
         let d = 0;
-        for (let x = node; binaryTreeParent(x, system.nodes, c) >= 0; x = binaryTreeParent(x, system.nodes, c)) d++;
-        return d;
+        let x = node;
+        for (; depth[x] < 0; x = binaryTreeParent(x, system.nodes, c)) {
+          if (binaryTreeParent(x, system.nodes, c) < 0) {
+            depth[x] = 0;
+            break;
+          }
+          d++;
+        }
+        const total = d + depth[x];
+        for (let y = node, k = total; y !== x; y = binaryTreeParent(y, system.nodes, c), k--) depth[y] = k;
+        return total;
       };
+      const represents = symmetric ? g : 1;
+      const upOpts = {
+        weight: weights[c],
+        channel: c,
+        channelStride: weights.length,
+        chunk: 0,
+        phase: 'exchange' as const,
+        reduce: true,
+        represents,
+      };
+      const downOpts = { ...upOpts, phase: 'broadcast' as const, reduce: false };
       for (let node = 0; node < system.nodes; node++) {
         const parent = binaryTreeParent(node, system.nodes, c);
         if (parent < 0) continue;
@@ -110,12 +133,8 @@ export function buildNvls(ctx: BuildContext): Schedule {
         for (let local = 0; local < (symmetric ? 1 : g); local++) {
           const from = node * g + local;
           const to = parent * g + local;
-          const opts = { weight: weights[c], channel: c, channelStride: weights.length, chunk: 0 };
-          const represents = symmetric ? g : 1;
-          up[d - 1].push(transfer(ctx, from, to, chunk / g, { ...opts, phase: 'exchange', reduce: true, represents }));
-          down[d - 1].push(
-            transfer(ctx, to, from, chunk / g, { ...opts, phase: 'broadcast', reduce: false, represents }),
-          );
+          up[d - 1].push(transfer(ctx, from, to, chunk / g, upOpts));
+          down[d - 1].push(transfer(ctx, to, from, chunk / g, downOpts));
           if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
         }
       }

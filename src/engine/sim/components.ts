@@ -19,6 +19,8 @@ function find(parent: Int32Array, x: number): number {
 
 export class ComponentSolver {
   private readonly cache = new Map<number, Entry[]>();
+  /** Flow counts of the components solved so far: only a component of a count seen twice can repeat one. */
+  private readonly seenSizes = new Set<number>();
   private readonly localId: Int32Array;
   private scratch = new Float64Array(1024);
 
@@ -61,12 +63,24 @@ export class ComponentSolver {
     const fill = size.slice(0, n);
     for (let f = 0; f < n; f++) order[fill[root[f]]++] = f;
     const finish = new Float64Array(n);
+    // A component whose flow count no other component of this round or an earlier one has cannot equal one, so
+    // it is solved without its canonical form (a tree's steady round over 16,384 nodes is one such component).
+    const roundSizes = new Map<number, number>();
+    for (let c = 0; c < n; c++) {
+      const count = size[c + 1] - size[c];
+      if (count > 0) roundSizes.set(count, (roundSizes.get(count) ?? 0) + 1);
+    }
     let duration = 0;
     for (let c = 0; c < n; c++) {
       const from = size[c];
       const to = size[c + 1];
       if (to === from) continue;
-      const result = this.component(flows, order, from, to);
+      const count = to - from;
+      const unique = roundSizes.get(count) === 1 && !this.seenSizes.has(count);
+      this.seenSizes.add(count);
+      const result = unique
+        ? runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.localId)
+        : this.component(flows, order, from, to);
       for (let i = from; i < to; i++) finish[order[i]] = result.finishUs[i - from];
       duration = Math.max(duration, result.durationUs);
     }
@@ -118,7 +132,7 @@ export class ComponentSolver {
         if (same) return entry.result;
       }
     }
-    const result = runFlows(this.subset(flows, order, from, to), this.capacityGBps);
+    const result = runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.localId);
     const entry = { canonical: canon.slice(0, length), result };
     if (bucket) bucket.push(entry);
     else this.cache.set(hash, [entry]);

@@ -29,24 +29,45 @@ export interface RoundResult {
  * Runs flows that start together to completion, sharing each resource's capacity max-min fairly. `capacityGBps`
  * is indexed by resource id. Flows with zero bytes finish at once.
  */
-export function runFlows(flows: FlowSet, capacityGBps: (resource: number) => number): RoundResult {
+export function runFlows(
+  flows: FlowSet,
+  capacityGBps: (resource: number) => number,
+  scratch?: Int32Array,
+): RoundResult {
   const n = flows.count;
   const finish = new Float64Array(n);
-  // Map the resources these flows touch onto a dense local index.
-  const local = new Map<number, number>();
+  // Map the resources these flows touch onto a dense local index, in order of first use (the order ties break
+  // in). `scratch`, when given, covers every resource id and holds -1 everywhere; it is left that way.
   const localOf = new Int32Array(flows.resource.length);
-  for (let i = 0; i < flows.resource.length; i++) {
-    const r = flows.resource[i];
-    let id = local.get(r);
-    if (id === undefined) {
-      id = local.size;
-      local.set(r, id);
+  const globalOf: number[] = [];
+  const local = scratch ?? new Map<number, number>();
+  if (local instanceof Int32Array) {
+    for (let i = 0; i < flows.resource.length; i++) {
+      const r = flows.resource[i];
+      let id = local[r];
+      if (id < 0) {
+        id = globalOf.length;
+        local[r] = id;
+        globalOf.push(r);
+      }
+      localOf[i] = id;
     }
-    localOf[i] = id;
+    for (const r of globalOf) local[r] = -1;
+  } else {
+    for (let i = 0; i < flows.resource.length; i++) {
+      const r = flows.resource[i];
+      let id = local.get(r);
+      if (id === undefined) {
+        id = globalOf.length;
+        local.set(r, id);
+        globalOf.push(r);
+      }
+      localOf[i] = id;
+    }
   }
-  const m = local.size;
+  const m = globalOf.length;
   const capacity = new Float64Array(m);
-  for (const [r, id] of local) capacity[id] = capacityGBps(r) * BYTES_PER_US_PER_GBPS;
+  for (let id = 0; id < m; id++) capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
   // Inverse index: flows on each resource.
   const countOn = new Int32Array(m + 1);
   for (let i = 0; i < localOf.length; i++) countOn[localOf[i] + 1]++;

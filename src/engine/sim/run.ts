@@ -3,6 +3,7 @@
 // once (copies share links through their weight); the full path expands every channel and every repetition.
 import { MAX_TRACE_SPANS, REDUCE_MEMORY_FACTOR } from '../constants';
 import type { PhaseTimes } from '../collective-types';
+import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import type { Trace, TraceMetadata } from '../trace/model';
@@ -25,12 +26,12 @@ export interface RunResult {
 
 /** The receiver's memory as a resource: reductions read two inputs and write one result there. */
 export function memoryResource(system: System, rank: number): number {
-  return system.topology.links.length + rank;
+  return linkTable(system.topology).count + rank;
 }
 
 /** A GPU's CTAs as a resource: what the algorithm's kernels can push per GPU, whatever the links allow. */
 export function engineResource(system: System, rank: number): number {
-  return system.topology.links.length + system.ranks + rank;
+  return linkTable(system.topology).count + system.ranks + rank;
 }
 
 function pack(flows: readonly Flow[]): FlowSet {
@@ -73,10 +74,11 @@ function expand(round: Round): Flow[] {
 }
 
 export function runSchedule(system: System, schedule: Schedule, options: RunOptions): RunResult {
-  const links = system.topology.links;
+  const links = linkTable(system.topology);
+  const linkCount = links.count;
   const engineGBps = schedule.engineGBps ?? Infinity;
   const capacity = (r: number): number =>
-    r < links.length ? links[r].GBps : r < links.length + system.ranks ? system.hbmGBps : engineGBps;
+    r < linkCount ? links.GBps(r) : r < linkCount + system.ranks ? system.hbmGBps : engineGBps;
   const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];
@@ -86,7 +88,7 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
     }
   }
-  const solver = new ComponentSolver(capacity, links.length + 2 * system.ranks);
+  const solver = new ComponentSolver(capacity, linkCount + 2 * system.ranks);
   let now = schedule.setupUs;
   for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;

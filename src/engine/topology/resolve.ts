@@ -5,19 +5,11 @@ import { findGpu, GPU_NAMES } from '../hardware/gpus';
 import { TopologyBuilder } from './builder';
 import { DGX1_NVLINKS, meshRingOrders } from './dgx1-mesh';
 import type { Fabric, System } from './model';
-import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
+import { lazyTopology } from './link-table';
+import { buildNodesAndNetwork, checkInteger } from './network-layout';
 import type { SystemSpec } from './spec';
 import { ncclTuner } from '../nccl-versions';
 import { markNodesIdentical } from './uniform';
-
-/** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
-const NODES_PER_LEAF = 32;
-
-function checkInteger(value: unknown, what: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
-    throw new EngineError(`${what} must be an integer ≥ ${min}, got ${String(value)}`);
-  return value;
-}
 
 const FABRIC_LABEL: Record<string, string> = {
   nvswitch: 'NVSwitch',
@@ -57,163 +49,57 @@ export function resolveSystem(spec: SystemSpec): System {
   if (spec.intraNode === 'uniform-ring')
     return uniformRing(spec, gpu, ranks, hbmGBps, launchUs, `${ranks}× ${short} ${fabricLabel}`);
 
-  const b = new TopologyBuilder();
-  const nodeFabrics: NodeFabric[] = [];
-  for (let n = 0; n < nodes; n++) nodeFabrics.push(buildNode(b, spec, gpu, n));
-
+  // One node (and the shared network) is built; the others are copies at a constant link stride (network-layout.ts).
+  const net = buildNodesAndNetwork(spec, gpu, nodes, 1);
+  const { node0, intraPerNode, nicsPerNode, gpuNics, nicGpu, netRoute } = net;
   const nvlsCapable = spec.intraNode === 'nvswitch' && gpu.smVersion >= 90 && gpusPerNode >= 2;
   if (spec.nvls === true && !nvlsCapable)
     throw new EngineError(`nvls needs an NVSwitch and a Hopper or newer GPU (${gpu.name} on ${spec.intraNode})`);
   const nvls = spec.nvls ?? nvlsCapable;
-
-  let nicsPerNode = 0;
-  const gpuNics: number[][] = [];
-  const nicGpu: number[] = [];
-  const crossNode = new Map<number, number>();
-  const crossPaths: number[][] = [];
   let label = `${gpusPerNode}× ${short} ${fabricLabel}`;
   if (spec.p2p === false && spec.intraNode === 'pcie') label += ' (no P2P)';
-  let netRoute: (x: number, y: number, slot: number) => number[] = () => [];
-  if (nodes > 1) {
-    if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
-    nicsPerNode = checkInteger(spec.nic.perNode, 'nic.perNode', 1);
-    if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
-    const nicGBps = spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY;
-    const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
-    const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
-    const oversubscription = spec.network?.oversubscription ?? 1;
-    if (!(oversubscription >= 1) || !Number.isFinite(oversubscription))
-      throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
-    const switchUs = spec.network?.switchLatencyUs ?? K.NETWORK_SWITCH_HOP_US;
-    if (!(switchUs >= 0) || !Number.isFinite(switchUs))
-      throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
-    // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
-    const pcie = pcieGBps(spec, gpu);
-    const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
-    // NICs sit on PCIe switches beside the GPUs. With at least one NIC per GPU each GPU's switch holds its NICs, and
-    // the GPU's own x16 link carries all of their traffic; with fewer NICs each NIC's switch holds the GPUs that
-    // share it, and the NIC's x16 link carries all of theirs.
-    const groups: { gpus: number[]; nics: number[] }[] = [];
-    if (nicsPerNode >= gpusPerNode) {
-      for (let g = 0; g < gpusPerNode; g++) groups.push({ gpus: [g], nics: [] });
-      for (let r = 0; r < nicsPerNode; r++) groups[Math.floor((r * gpusPerNode) / nicsPerNode)].nics.push(r);
-    } else {
-      for (let r = 0; r < nicsPerNode; r++) groups.push({ gpus: [], nics: [r] });
-      for (let g = 0; g < gpusPerNode; g++) groups[Math.floor((g * nicsPerNode) / gpusPerNode)].gpus.push(g);
+  if (nodes > 1) label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic!.gbps}G IB`;
+  // Routes between nodes, by sender and then (receiver, NIC slot): keys stay small integers, which a Map hashes
+  // much faster than the sender × receiver products past 2^31 that 131,072 ranks produce.
+  const crossNode = new Map<number, Map<number, readonly number[]>>();
+  // Routes inside node k are node 0's shifted by k × intraPerNode, kept per (node, source, destination).
+  const intraRoutes = new Map<number, readonly number[]>();
+  const intraRoute = (node: number, a: number, b: number): readonly number[] => {
+    if (node === 0) return node0.route(a, b);
+    const key = (node * gpusPerNode + a) * gpusPerNode + b;
+    let route = intraRoutes.get(key);
+    if (route === undefined) {
+      const shift = node * intraPerNode;
+      route = node0.route(a, b).map((link) => link + shift);
+      intraRoutes.set(key, route);
     }
-    for (let g = 0; g < gpusPerNode; g++) gpuNics.push([]);
-    for (const group of groups) {
-      for (const g of group.gpus) gpuNics[g].push(...group.nics);
-      for (const r of group.nics) nicGpu[r] = group.gpus[0];
-    }
-    const leaves = Math.ceil(nodes / nodesPerLeaf);
-    // Cross-rail and cross-leaf traffic goes up to the spine layer, modelled as one switch; each leaf's uplinks carry
-    // its nodes' NIC bandwidth divided by the oversubscription.
-    const spine = b.vertex('spine', 'switch', 'spine switches', -1);
-    const leafIds: string[][] = [];
-    const leafUp: number[][] = [];
-    const leafDown: number[][] = [];
-    for (let r = 0; r < nicsPerNode; r++) {
-      leafIds.push([]);
-      leafUp.push([]);
-      leafDown.push([]);
-      for (let l = 0; l < leaves; l++) {
-        const leaf = b.vertex(`rail${r}.leaf${l}`, 'switch', `rail ${r} leaf ${l}`, -1);
-        leafIds[r].push(leaf);
-        const [up, down] = b.duplex(
-          leaf,
-          spine,
-          (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription,
-          switchUs,
-          'network',
-        );
-        leafUp[r].push(up);
-        leafDown[r].push(down);
-      }
-    }
-    // Every node adds the same links in the same order, so a node's link indices are node 0's plus a constant
-    // stride per node: routes keep node 0's offsets only, instead of per-node maps that grow with the GPU count.
-    const nicToLeaf: number[] = [];
-    const leafToNic: number[] = [];
-    // PCIe path between local GPU g and NIC r when they share a switch: [GPU→switch, switch→NIC] and back.
-    const toNic = new Map<number, [number, number]>();
-    const fromNic = new Map<number, [number, number]>();
-    const firstNodeLink = b.links.length;
-    let linksPerNode = 0;
-    for (let n = 0; n < nodes; n++) {
-      const p = vertexPrefix(nodes, n);
-      const nodeStart = b.links.length;
-      for (let r = 0; r < nicsPerNode; r++) {
-        const nic = b.vertex(`${p}nic${r}`, 'nic', `node ${n} · NIC ${r}`, n);
-        const [up, down] = b.duplex(nic, leafIds[r][Math.floor(n / nodesPerLeaf)], nicGBps, nicUs, 'network');
-        if (n === 0) {
-          nicToLeaf.push(up);
-          leafToNic.push(down);
-        }
-      }
-      for (let k = 0; k < groups.length; k++) {
-        const group = groups[k];
-        const sw = b.vertex(`${p}nicsw${k}`, 'pcie-switch', `node ${n} · NIC PCIe switch ${k}`, n);
-        // One PCIe traversal from GPU to NIC: its latency is charged once, on the GPU's side.
-        const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
-        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
-        if (n > 0) continue;
-        group.gpus.forEach((g, i) =>
-          group.nics.forEach((r, j) => {
-            toNic.set(g * nicsPerNode + r, [gpuLinks[i][0], nicLinks[j][0]]);
-            fromNic.set(g * nicsPerNode + r, [nicLinks[j][1], gpuLinks[i][1]]);
-          }),
-        );
-      }
-      if (n === 0) linksPerNode = b.links.length - nodeStart;
-      // A builder change that broke the constant stride would silently misroute; fail loudly instead.
-      else if (b.links.length - nodeStart !== linksPerNode)
-        throw new Error(`node ${n} added ${b.links.length - nodeStart} NIC links, node 0 added ${linksPerNode}`);
-    }
-    if (firstNodeLink + nodes * linksPerNode !== b.links.length)
-      throw new Error('NIC links are not laid out node by node');
-    netRoute = (x, y, slot) => {
-      const nx = Math.floor(x / gpusPerNode);
-      const ny = Math.floor(y / gpusPerNode);
-      const gx = x % gpusPerNode;
-      const gy = y % gpusPerNode;
-      const sendShift = nx * linksPerNode;
-      const receiveShift = ny * linksPerNode;
-      // Each end uses its GPU's NIC in that slot, over the PCIe switch they share.
-      const sendNic = gpuNics[gx][slot % gpuNics[gx].length];
-      const receiveNic = gpuNics[gy][slot % gpuNics[gy].length];
-      const send = toNic.get(gx * nicsPerNode + sendNic)!;
-      const receive = fromNic.get(gy * nicsPerNode + receiveNic)!;
-      const lx = Math.floor(nx / nodesPerLeaf);
-      const ly = Math.floor(ny / nodesPerLeaf);
-      const path = [send[0] + sendShift, send[1] + sendShift, nicToLeaf[sendNic] + sendShift];
-      if (sendNic !== receiveNic || lx !== ly) path.push(leafUp[sendNic][lx], leafDown[receiveNic][ly]);
-      path.push(leafToNic[receiveNic] + receiveShift, receive[0] + receiveShift, receive[1] + receiveShift);
-      return path;
-    };
-    label = `${nodes}×${label.replace('× ', ' ')} + ${nicsPerNode}×${spec.nic.gbps}G IB`;
-  }
+    return route;
+  };
 
   const ringOrders = spec.intraNode === 'nvlink-mesh' ? meshRingOrders(gpusPerNode, DGX1_NVLINKS) : [];
   const fabric: Fabric = {
     route(x, y, slot = 0) {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
-      if (nx === ny) return nodeFabrics[nx].route(x % gpusPerNode, y % gpusPerNode);
+      if (nx === ny) return intraRoute(nx, x % gpusPerNode, y % gpusPerNode);
       const r = slot % nicsPerNode;
-      const key = (x * ranks + y) * nicsPerNode + r;
-      let index = crossNode.get(key);
-      if (index === undefined) {
-        index = crossPaths.length;
-        crossPaths.push(netRoute(x, y, r));
-        crossNode.set(key, index);
+      let fromX = crossNode.get(x);
+      if (fromX === undefined) {
+        fromX = new Map();
+        crossNode.set(x, fromX);
       }
-      return crossPaths[index];
+      const key = y * nicsPerNode + r;
+      let path = fromX.get(key);
+      if (path === undefined) {
+        path = netRoute(x, y, r);
+        fromX.set(key, path);
+      }
+      return path;
     },
     gpuNics,
     nicGpu,
-    switchUplink: (r) => nodeFabrics[Math.floor(r / gpusPerNode)].uplink[r % gpusPerNode],
-    switchDownlink: (r) => nodeFabrics[Math.floor(r / gpusPerNode)].downlink[r % gpusPerNode],
+    switchUplink: (r) => node0.uplink[r % gpusPerNode] + Math.floor(r / gpusPerNode) * intraPerNode,
+    switchDownlink: (r) => node0.downlink[r % gpusPerNode] + Math.floor(r / gpusPerNode) * intraPerNode,
     intraClass: spec.intraNode === 'pcie' ? 'pcie' : 'nvlink',
     nvlsCapable: nvls,
     hasSwitch: spec.intraNode === 'nvswitch',
@@ -222,8 +108,27 @@ export function resolveSystem(spec: SystemSpec): System {
     idealised: false,
     ringOrders: ringOrders.length > 0 ? ringOrders : [Array.from({ length: gpusPerNode }, (_, i) => i)],
   };
-  // One spec built every node, so the fast path may let node 0 stand for all (see uniform.ts).
-  markNodesIdentical(b.links);
+  // One spec builds every node, so the fast path may let node 0 stand for all (see uniform.ts). The full list of
+  // vertices and links is built when first read, by the same code over every node.
+  const template = net.builder;
+  const topology =
+    nodes === 1
+      ? { vertices: template.vertices, links: template.links }
+      : lazyTopology(
+          {
+            nodes,
+            template: template.links,
+            intraPerNode,
+            shared: net.shared,
+            nicPerNode: net.nicLinksPerNode,
+          },
+          () => {
+            const all = buildNodesAndNetwork(spec, gpu, nodes, nodes).builder;
+            return { vertices: all.vertices, links: all.links };
+          },
+          (built) => markNodesIdentical(built.links),
+        );
+  markNodesIdentical(topology);
   return {
     spec,
     gpu,
@@ -231,7 +136,7 @@ export function resolveSystem(spec: SystemSpec): System {
     nodes,
     gpusPerNode,
     label,
-    topology: { vertices: b.vertices, links: b.links },
+    topology,
     fabric,
     hbmGBps,
     launchUs,

@@ -1,21 +1,28 @@
 // Whether every node of a system is the same, and every rail: the fast path simulates one node (and one rail) for
 // all of them, which is exact only then. Resolved specs are always uniform; a system whose links were edited after resolution
 // (a degraded cable, a slow node's NVSwitch) is not, and must be simulated node by node.
-import type { System } from './model';
+import type { System, Topology } from './model';
 
-/** Verdicts by links array: resolution records its own (uniform by construction); an edited copy is checked once. */
+/**
+ * Verdicts by topology object or links array: resolution records its own (uniform by construction); an edited copy
+ * (a new topology with its own links) is checked once.
+ */
 const verdicts = new WeakMap<object, boolean>();
 
 /**
- * Records that resolution built these links node by node from one spec, so every node is the same. Checking a
- * million links costs a third of resolving them; the equivalence test compares this record with the check.
+ * Records that resolution built this topology (or these links) node by node from one spec, so every node is the
+ * same. Checking a million links costs a third of resolving them; the equivalence test compares this record with
+ * the check.
  */
-export function markNodesIdentical(links: readonly object[]): void {
-  verdicts.set(links, true);
+export function markNodesIdentical(built: Topology | readonly object[]): void {
+  verdicts.set(built, true);
 }
 
 /** Whether every node of the system is the same, from the record resolution left or else by checking its links. */
 export function nodesIdentical(system: System): boolean {
+  // The topology's own record first: reading `links` of a resolved multi-node system would build every node.
+  const own = verdicts.get(system.topology);
+  if (own !== undefined) return own;
   const known = verdicts.get(system.topology.links);
   if (known !== undefined) return known;
   const identical = checkNodesIdentical(system);

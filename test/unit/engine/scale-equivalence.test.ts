@@ -119,6 +119,11 @@ const PLANS: readonly { algorithm: Algorithm; protocol: Protocol }[] = [
   { algorithm: 'hierarchical', protocol: 'Simple' },
 ];
 
+/** The system read from its built vertices and links, as an edited copy would be. */
+function built(system: System): System {
+  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
+}
+
 function sameToTheMicrosecond(system: System, where: string, next: () => number): number {
   const bytes = pick(next, [64 << 10, 4 << 20, 64 << 20]);
   let compared = 0;
@@ -130,7 +135,9 @@ function sameToTheMicrosecond(system: System, where: string, next: () => number)
     } catch {
       continue; // The plan cannot run on this system (NVLS off Hopper, a tree on one node...): nothing to compare.
     }
-    const full = simulateCollective(system, request, { path: 'full' });
+    // The reference runs every copy on the built topology (plain arrays of every node's vertices and links), not on
+    // the compact description resolution simulates from.
+    const full = simulateCollective(built(system), request, { path: 'full' });
     assert.ok(
       Math.abs(fast.timeUs - full.timeUs) < 1,
       `${where} ${plan.algorithm}/${plan.protocol} ${bytes} B: fast ${fast.timeUs} µs, full ${full.timeUs} µs`,
@@ -224,4 +231,23 @@ test('the fast path equals the full expansion to the microsecond with one rail s
     compared += sameToTheMicrosecond(edited, `seed ${5000 + seed} (${system.label}, rail ${rail} at 50 %)`, next);
   }
   assert.ok(compared >= 15, `only ${compared} comparisons ran`);
+});
+
+test('the fast path equals the full expansion on larger random systems whose trees cross leaves and the spine', () => {
+  let compared = 0;
+  for (let seed = 1; seed <= 4; seed++) {
+    const next = random(6000 + seed);
+    const gpusPerNode = pick(next, [2, 4]);
+    const spec: SystemSpec = {
+      gpu: 'H100-SXM',
+      nodes: 24 + Math.floor(next() * 40),
+      gpusPerNode,
+      intraNode: 'nvswitch',
+      nic: { gbps: 400, perNode: Math.min(gpusPerNode, pick(next, [1, 2, 4])) },
+      network: { nodesPerLeaf: pick(next, [2, 4, 8]), oversubscription: pick(next, [1, 4]) },
+    };
+    const system = resolveSystem(spec);
+    compared += sameToTheMicrosecond(system, `seed ${6000 + seed} (${system.label})`, next);
+  }
+  assert.ok(compared >= 8, `only ${compared} comparisons ran`);
 });
