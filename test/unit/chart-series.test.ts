@@ -2,11 +2,11 @@
 // recommended bucket size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, sweepAllReduce } from '../../src/engine/index';
+import { presetSystem, sweepAllReduce, asBytes } from '../../src/engine/index';
 import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints } from '../../webview/charts/series';
 
 test('switch points are the sizes where the auto choice changes, in size order', () => {
-  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
+  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: asBytes(8), maxBytes: asBytes(2 ** 30) });
   const points = switchPoints([...rows].reverse());
   assert.ok(points.length >= 1, 'the H100 tuner changes its choice somewhere between 8 B and 1 GiB');
   for (const point of points) {

@@ -16,7 +16,7 @@ import {
   type Plugin,
   type Scale,
 } from 'chart.js';
-import { formatBytes, formatMicros } from '../../src/engine/index';
+import { formatBytes, formatMicros, asBytes, asMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { cssRgba, readableColor, resolveColor, themeVar } from '../shared/theme';
 import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints, type SwitchPoint } from './series';
@@ -159,7 +159,9 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
             x: bytesAxis('message size (bytes)'),
             y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
           },
-          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } },
+          plugins: {
+            tooltip: { callbacks: { title: (items) => formatBytes(asBytes(Number(items[0]?.parsed.x ?? 0))) } },
+          },
         },
       },
     });
@@ -203,8 +205,8 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
           plugins: {
             tooltip: {
               callbacks: {
-                title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)),
-                label: (item) => `${item.dataset.label}: ${formatMicros(Number(item.parsed.y))}`,
+                title: (items) => formatBytes(asBytes(Number(items[0]?.parsed.x ?? 0))),
+                label: (item) => `${item.dataset.label}: ${formatMicros(asMicros(Number(item.parsed.y)))}`,
               },
             },
           },

@@ -1,5 +1,5 @@
 // Pure transforms from the protocol's chart data to plotted points; no DOM, so they are unit-tested in Node.
-import { formatBytes, type SweepRow } from '../../src/engine/index';
+import { formatBytes, type SweepRow, asBytes } from '../../src/engine/index';
 
 export interface SwitchPoint {
   /** The first size at which the new choice applies. */
@@ -23,7 +23,7 @@ export function switchPoints(rows: readonly SweepRow[]): SwitchPoint[] {
 
 /** Tick label for a byte axis: powers of two as sizes, everything else left blank to keep the axis readable. */
 export function byteTick(value: number): string {
-  return value > 0 && Number.isInteger(Math.log2(value)) ? formatBytes(value) : '';
+  return value > 0 && Number.isInteger(Math.log2(value)) ? formatBytes(asBytes(value)) : '';
 }
 
 /** The index of the bucket size with the lowest step time, or the one marked recommended. */

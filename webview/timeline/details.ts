@@ -1,6 +1,6 @@
 // Text for the hover tooltip, the selected span's details and a selected range's statistics. Every string is
 // set through textContent (dom.ts), so names and paths from a trace can never become markup.
-import { PHASES, formatBytes, formatMicros } from '../../src/engine/index';
+import { PHASES, formatBytes, formatMicros, asMicros } from '../../src/engine/index';
 import { el, factList } from '../shared/dom';
 import type { TimelineModel } from './model';
 import { rangeSummary, type RangeStats } from './range-stats';
@@ -8,11 +8,11 @@ import { rangeSummary, type RangeStats } from './range-stats';
 /** Label/value pairs describing the span at a sorted position. */
 export function spanFacts(model: TimelineModel, sorted: number): [string, string][] {
   const span = model.spanAt(sorted);
-  const durationUs = model.end[sorted] - model.start[sorted];
+  const durationUs = asMicros(model.end[sorted] - model.start[sorted]);
   const facts: [string, string][] = [
     ['phase', PHASES[model.phase[sorted]]],
     ['lane', model.rows[model.rowOf(sorted)].label],
-    ['start', formatMicros(model.start[sorted] - model.startUs)],
+    ['start', formatMicros(asMicros(model.start[sorted] - model.startUs))],
     ['duration', formatMicros(durationUs)],
   ];
   if (!span) return facts;
@@ -38,7 +38,8 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
 export function argFact(key: string, value: string | number): [string, string] {
   const time = /^(.*?)Us$/.exec(key);
   const words = (name: string): string => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-  if (time && typeof value === 'number' && Number.isFinite(value)) return [words(time[1]), formatMicros(value)];
+  if (time && typeof value === 'number' && Number.isFinite(value))
+    return [words(time[1]), formatMicros(asMicros(value))];
   return [words(key), String(value)];
 }
 

@@ -2,7 +2,7 @@
 // each phase held it and the time it was idle, so the phases of one rank never sum past the range even where a
 // collective's spans overlap (channels run side by side, a collective span holds its own phase spans, a rank's
 // reduce stream runs beside its transfers). Bytes are the spans' own bytes, clipped to the range in proportion.
-import { PHASES, formatBytes, formatMicros, type Lane } from '../../src/engine/index';
+import { PHASES, formatBytes, formatMicros, type Lane, asMicros, asBytes } from '../../src/engine/index';
 
 const COLLECTIVE = PHASES.indexOf('collective');
 const COLLECTIVE_PARTS = new Set(
@@ -164,20 +164,20 @@ export interface RangeLine {
  */
 export function rangeSummary(stats: RangeStats): RangeLine[] {
   const rankWord = `${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`;
-  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(stats.endUs - stats.startUs) }];
+  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(asMicros(stats.endUs - stats.startUs)) }];
   if (stats.transferredBytes > 0) {
-    lines.push({ label: 'moved', text: `${formatBytes(stats.transferredBytes)} over links` });
+    lines.push({ label: 'moved', text: `${formatBytes(asBytes(stats.transferredBytes))} over links` });
     lines.push({ label: 'busbw', text: `${stats.busbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
   }
   if (stats.collectiveBytes > 0) {
-    lines.push({ label: 'collectives', text: `${formatBytes(stats.collectiveBytes)} of messages` });
+    lines.push({ label: 'collectives', text: `${formatBytes(asBytes(stats.collectiveBytes))} of messages` });
     lines.push({ label: 'algbw', text: `${stats.algbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
   }
   if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0)
     lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
   const totalUs = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
   const share = (us: number): string =>
-    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(us / stats.ranks)} per rank`;
+    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(asMicros(us / stats.ranks))} per rank`;
   PHASES.forEach((name, p) => {
     if (stats.phaseUs[p] > 0) lines.push({ label: name, text: share(stats.phaseUs[p]), phase: p });
   });

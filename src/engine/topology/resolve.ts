@@ -9,6 +9,7 @@ import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabri
 import type { SystemSpec } from './spec';
 import { ncclTuner } from '../nccl-versions';
 import { markNodesIdentical } from './uniform';
+import { asMicros, type Micros, asGBps, type GBps } from '../units';
 
 /** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
 const NODES_PER_LEAF = 32;
@@ -28,8 +29,8 @@ const FABRIC_LABEL: Record<string, string> = {
 };
 
 /** Host time for one process to launch a collective: its GPUs' launches run one after another. */
-export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: number): number {
-  return gpusPerProcess * launchPerGpuUs;
+export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: Micros): Micros {
+  return asMicros(gpusPerProcess * launchPerGpuUs);
 }
 
 export function resolveSystem(spec: SystemSpec): System {
@@ -50,7 +51,9 @@ export function resolveSystem(spec: SystemSpec): System {
   // drives in turn, and the processes launch in parallel.
   const launchUs =
     spec.overrides?.launchUs ??
-    (spec.intraNode === 'uniform-ring' ? 0 : launchPerProcessUs(gpusPerProcess, K.LAUNCH_PER_GPU_US));
+    (spec.intraNode === 'uniform-ring'
+      ? asMicros(0)
+      : launchPerProcessUs(gpusPerProcess, asMicros(K.LAUNCH_PER_GPU_US)));
   if (!(launchUs >= 0)) throw new EngineError(`overrides.launchUs must be ≥ 0, got ${launchUs}`);
   const short = gpu.name.replace(/-SXM$/, '');
   const fabricLabel = FABRIC_LABEL[spec.intraNode] ?? spec.intraNode;
@@ -78,18 +81,18 @@ export function resolveSystem(spec: SystemSpec): System {
     if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
     nicsPerNode = checkInteger(spec.nic.perNode, 'nic.perNode', 1);
     if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
-    const nicGBps = spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY;
-    const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
+    const nicGBps = asGBps(spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY);
+    const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? asMicros(K.NIC_HOP_US);
     const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
     const oversubscription = spec.network?.oversubscription ?? 1;
     if (!(oversubscription >= 1) || !Number.isFinite(oversubscription))
       throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
-    const switchUs = spec.network?.switchLatencyUs ?? K.NETWORK_SWITCH_HOP_US;
+    const switchUs = spec.network?.switchLatencyUs ?? asMicros(K.NETWORK_SWITCH_HOP_US);
     if (!(switchUs >= 0) || !Number.isFinite(switchUs))
       throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
     // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
-    const pcie = pcieGBps(spec, gpu);
-    const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
+    const pcie = asGBps(pcieGBps(spec, gpu));
+    const pcieUs = spec.overrides?.pcieLatencyUs ?? asMicros(K.PCIE_HOP_US);
     // NICs sit on PCIe switches beside the GPUs. With at least one NIC per GPU each GPU's switch holds its NICs, and
     // the GPU's own x16 link carries all of their traffic; with fewer NICs each NIC's switch holds the GPUs that
     // share it, and the NIC's x16 link carries all of theirs.
@@ -123,7 +126,7 @@ export function resolveSystem(spec: SystemSpec): System {
         const [up, down] = b.duplex(
           leaf,
           spine,
-          (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription,
+          asGBps((nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription),
           switchUs,
           'network',
         );
@@ -156,7 +159,7 @@ export function resolveSystem(spec: SystemSpec): System {
         const sw = b.vertex(`${p}nicsw${k}`, 'pcie-switch', `node ${n} · NIC PCIe switch ${k}`, n);
         // One PCIe traversal from GPU to NIC: its latency is charged once, on the GPU's side.
         const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
-        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
+        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, asMicros(0), 'pcie'));
         if (n > 0) continue;
         group.gpus.forEach((g, i) =>
           group.nics.forEach((r, j) => {
@@ -244,12 +247,12 @@ function uniformRing(
   spec: SystemSpec,
   gpu: NonNullable<ReturnType<typeof findGpu>>,
   ranks: number,
-  hbmGBps: number,
-  launchUs: number,
+  hbmGBps: GBps,
+  launchUs: Micros,
   label: string,
 ): System {
   const GBps = spec.overrides?.linkGBps;
-  const latencyUs = spec.overrides?.linkLatencyUs ?? 0;
+  const latencyUs = spec.overrides?.linkLatencyUs ?? asMicros(0);
   if (GBps === undefined) throw new EngineError('a uniform-ring system needs overrides.linkGBps');
   const b = new TopologyBuilder();
   const ids = Array.from({ length: ranks }, (_, i) => b.vertex(`gpu${i}`, 'gpu', `GPU ${i}`, 0));

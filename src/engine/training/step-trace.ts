@@ -4,7 +4,7 @@
 import type { Phase } from '../trace/model';
 import type { Trace } from '../trace/model';
 import { TraceBuilder } from '../trace/builder';
-import { formatBytes } from '../units';
+import { formatBytes, asMicros, asBytes } from '../units';
 import type { StepCollective, StepResult } from './step';
 
 /** Ranks drawn by default: enough to see that they agree, few enough to keep a 1,024-GPU trace small. */
@@ -40,9 +40,9 @@ function addPhases(builder: TraceBuilder, lane: number, rank: number, c: StepCol
       bytes: c.bytes,
       links: [],
       startUs: at,
-      endUs: Math.max(at, end),
+      endUs: asMicros(Math.max(at, end)),
     });
-    at = Math.max(at, end);
+    at = asMicros(Math.max(at, end));
   }
 }
 
@@ -78,7 +78,7 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
         step: -1,
         channel: 0,
         chunk: span.microStep,
-        bytes: 0,
+        bytes: asBytes(0),
         links: [],
         startUs: span.startUs,
         endUs: span.endUs,

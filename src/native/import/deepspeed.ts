@@ -8,6 +8,7 @@ import {
   type Measurement,
   type MeasurementRow,
 } from './model';
+import { asBytes, asMicros, asGBps } from '../../engine/index';
 
 const VERBOSE =
   /comm op: (\S+) \| time \(ms\): ([\d.]+) \| msg size: ([\d.]+) (\w+) \| algbw \(Gbps\): ([\d.]+)\s+\| busbw \(Gbps\): ([\d.]+)/;
@@ -49,10 +50,10 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
       const entry = opRows(m[1]);
       entry.calls++;
       entry.rows.push({
-        bytes: sizeBytes(m[3], m[4], lineNo, line.indexOf(m[4]) + 1),
-        timeUs: Number(m[2]) * 1000,
-        algbwGBps: Number(m[5]) / 8,
-        busbwGBps: Number(m[6]) / 8,
+        bytes: asBytes(sizeBytes(m[3], m[4], lineNo, line.indexOf(m[4]) + 1)),
+        timeUs: asMicros(Number(m[2]) * 1000),
+        algbwGBps: asGBps(Number(m[5]) / 8),
+        busbwGBps: asGBps(Number(m[6]) / 8),
         line: lineNo,
       });
       return;
@@ -67,10 +68,10 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
       const entry = opRows(summaryOp);
       entry.calls += Number(m[3]);
       entry.rows.push({
-        bytes: sizeBytes(m[1], m[2], lineNo, line.indexOf(m[2]) + 1),
-        timeUs: Number(m[5]) * 1000,
-        algbwGBps: Number(m[6]) / 8,
-        busbwGBps: Number(m[7]) / 8,
+        bytes: asBytes(sizeBytes(m[1], m[2], lineNo, line.indexOf(m[2]) + 1)),
+        timeUs: asMicros(Number(m[5]) * 1000),
+        algbwGBps: asGBps(Number(m[6]) / 8),
+        busbwGBps: asGBps(Number(m[7]) / 8),
         calls: Number(m[3]),
         line: lineNo,
       });
