@@ -2,10 +2,10 @@
 // one 1 GiB AllReduce as the system grows from one node to 16,384 GPUs. Timings exclude the trace (sweeps never
 // draw one); the spans a traced run produces are reported beside them, with the heap the untraced run left.
 import { performance } from 'node:perf_hooks';
-import { presetSystem, simulateCollective, sweepAllReduce, type Algorithm } from '../src/engine/index';
+import { presetSystem, simulateCollective, sweepAllReduce, type Algorithm, asBytes } from '../src/engine/index';
 import type { Benchmark } from './types';
 
-const GiB = 2 ** 30;
+const GiB = asBytes(2 ** 30);
 const SCALES = [8, 64, 1024, 8192, 16384] as const;
 
 interface ScaleFacts {
@@ -86,7 +86,11 @@ export const benchmarks: Benchmark[] = [
     quick: true,
     measure() {
       const started = performance.now();
-      sweepRows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 8 * GiB, factor: 2 }).length;
+      sweepRows = sweepAllReduce(presetSystem('dgx-h100')!, {
+        minBytes: asBytes(8),
+        maxBytes: asBytes(8 * GiB),
+        factor: 2,
+      }).length;
       return performance.now() - started;
     },
     extra: () => ({ sizes: sweepRows }),
@@ -98,7 +102,7 @@ export const benchmarks: Benchmark[] = [
     quick: true,
     measure() {
       const started = performance.now();
-      sweepAllReduce(presetSystem('dgx-a100')!, { minBytes: 8, maxBytes: 8 * GiB, factor: 2 });
+      sweepAllReduce(presetSystem('dgx-a100')!, { minBytes: asBytes(8), maxBytes: asBytes(8 * GiB), factor: 2 });
       return performance.now() - started;
     },
   },

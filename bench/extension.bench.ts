@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Benchmark } from './types';
 import { analyzePython } from '../src/analysis/index';
 import { loadPythonParser } from '../src/cli/python-parser';
-import { presetSystem, resolveSystem, simulateCollective, type CollectiveResult } from '../src/engine/index';
+import { presetSystem, resolveSystem, simulateCollective, type CollectiveResult, asBytes } from '../src/engine/index';
 import { pythonLensSites } from '../src/extension/glue/lens-sites';
 import { findingsToDiagnostics } from '../src/extension/glue/diagnostics-map';
 import { predictionTitle } from '../src/extension/glue/lens-label';
@@ -101,7 +101,7 @@ export const benchmarks: Benchmark[] = [
       let titles = 0;
       for (const site of sites) {
         if (site.kind === 'bucket') continue;
-        const bytes = (site.bucketCapMb ?? 25) * 2 ** 20;
+        const bytes = asBytes((site.bucketCapMb ?? 25) * 2 ** 20);
         const results = site.collectives.map((kind) => {
           const key = `${kind}|${bytes}`;
           if (!cache.has(key)) cache.set(key, simulateCollective(system, { kind, bytes }));

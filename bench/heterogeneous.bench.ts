@@ -3,10 +3,18 @@
 // to one representative node. The degraded system is the resolved one with one NIC link of the last node at a
 // quarter of its speed, as the equivalence test edits it; resolution and the edit are reported, not timed.
 import { performance } from 'node:perf_hooks';
-import { presetSystem, resolveSystem, simulateCollective, sweepAllReduce, type System } from '../src/engine/index';
+import {
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  sweepAllReduce,
+  type System,
+  asBytes,
+  asGBps,
+} from '../src/engine/index';
 import type { Benchmark } from './types';
 
-const GiB = 2 ** 30;
+const GiB = asBytes(2 ** 30);
 const DEGRADED_NODES = 16384;
 
 let sweepFacts: Record<string, unknown> = {};
@@ -17,7 +25,7 @@ function withDegradedLink(system: System): { system: System; link: string } {
   const lastNode = `n${system.nodes - 1}.`;
   const index = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(lastNode));
   if (index < 0) throw new Error(`no network link leaves node ${system.nodes - 1}`);
-  const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: l.GBps / 4 } : l));
+  const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: asGBps(l.GBps / 4) } : l));
   return { system: { ...system, topology: { ...system.topology, links } }, link: system.topology.links[index].id };
 }
 
@@ -30,7 +38,7 @@ export const benchmarks: Benchmark[] = [
     measure() {
       const system = resolveSystem(presetSystem('dgx-h100', { nodes: 128 })!);
       const started = performance.now();
-      const rows = sweepAllReduce(system, { minBytes: 8, maxBytes: 8 * GiB, factor: 2 });
+      const rows = sweepAllReduce(system, { minBytes: asBytes(8), maxBytes: asBytes(8 * GiB), factor: 2 });
       const ms = performance.now() - started;
       sweepFacts = { sizes: rows.length, choices: [...new Set(rows.map((r) => `${r.algorithm}/${r.protocol}`))] };
       return ms;

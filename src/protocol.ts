@@ -2,18 +2,19 @@
 // The host posts ToWebview messages; the webviews post FromWebview messages, and the host passes every one
 // through validateWebviewMessage before any handler sees it, because a webview renders workspace data and
 // must be treated as untrusted.
-import type {
-  Algorithm,
-  Bytes,
-  GBps,
-  Micros,
-  Protocol,
-  SweepRow,
-  Trace,
-  TraceMetadata,
-  Lane,
-  Span,
-  Flow,
+import {
+  asMicros,
+  type Algorithm,
+  type Bytes,
+  type GBps,
+  type Micros,
+  type Protocol,
+  type SweepRow,
+  type Trace,
+  type TraceMetadata,
+  type Lane,
+  type Span,
+  type Flow,
 } from './engine/index';
 
 /** The panels that speak this protocol. Each is one bundle in dist/webview/<panel>.js. */
@@ -377,6 +378,10 @@ export function validatePanelState(state: unknown): PanelState | undefined {
   if (!isRecord(state) || typeof state.panel !== 'string' || !PANEL_KINDS.includes(state.panel as PanelKind))
     return undefined;
   const num = (v: unknown): number | undefined => (finiteNumber(v) === undefined ? (v as number) : undefined);
+  const micros = (v: unknown): Micros | undefined => {
+    const value = num(v);
+    return value === undefined ? undefined : asMicros(value);
+  };
   const str = (v: unknown): string | undefined => (text()(v) === undefined ? (v as string) : undefined);
   switch (state.panel as PanelKind) {
     case 'timeline': {
@@ -389,8 +394,8 @@ export function validatePanelState(state: unknown): PanelState | undefined {
       return {
         panel: 'timeline',
         source,
-        viewStartUs: num(state.viewStartUs),
-        viewEndUs: num(state.viewEndUs),
+        viewStartUs: micros(state.viewStartUs),
+        viewEndUs: micros(state.viewEndUs),
         scrollTopPx: num(state.scrollTopPx),
         filter: str(state.filter),
         selectedSpan: selected,

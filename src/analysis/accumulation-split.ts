@@ -11,7 +11,7 @@
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
-import type { AccumulationRule, AccumulationVerdict } from './accumulation';
+import type { AccumulationEvidence, AccumulationVerdict } from './accumulation-types';
 import { ACCUMULATION_NAME, enclosingLoop, findModulo, hasScalingArithmetic } from './accumulation-syntax';
 
 /** A literal argument: `True`, `None`, `3`, `'x'`; it cannot carry a count from the caller. */
@@ -23,7 +23,7 @@ export class SplitAccumulation {
   constructor(
     private readonly model: FileModel,
     private readonly losses: LossTracer,
-    private readonly rule: AccumulationRule,
+    private readonly rule: AccumulationEvidence,
   ) {}
 
   private text(n: PyNode): string {

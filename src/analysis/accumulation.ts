@@ -10,6 +10,7 @@ import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { BackwardSite, LossTracer } from './losses';
 import { SplitAccumulation } from './accumulation-split';
+import type { AccumulationEvidence, AccumulationVerdict } from './accumulation-types';
 import { ACCUMULATION_NAME, enclosingLoop, findModulo, hasScalingArithmetic } from './accumulation-syntax';
 
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
@@ -22,28 +23,10 @@ const SIZED = /^(list|tuple|list_comprehension)$/;
 /** Calls that rescale gradients in place: `multiply_grads`, `p.grad.mul_(c)`, `grad.div_(n)`, `scale_grads`. */
 const GRADIENT_RESCALE = /^(multiply_grads|scale_grads|scale_gradients|mul_|div_)$/;
 
-export interface AccumulationVerdict {
-  readonly site: BackwardSite;
-  /** The loss expression given to backward (the node the fix divides). */
-  readonly loss: PyNode;
-  /** The micro-step count as written (`gradient_accumulation_steps`). */
-  readonly count: PyNode;
-  /** The loop or condition that takes one step per `count` micro-steps. */
-  readonly evidence: PyNode;
-  /** The optimizer step. */
-  readonly step: PyNode;
-  /**
-   * False where the count is not in scope at the backward (it lives in another method or the caller), so no edit
-   * there can divide by it.
-   */
-  readonly fixable?: boolean;
-  /** The count as the message and fix write it, where it is not `count`'s own text (`len(micro_batches)`). */
-  readonly countText?: string;
-  /** Evidence in other functions: the method that steps, the caller's division of a returned loss. */
-  readonly related?: readonly { readonly node: PyNode; readonly message: string }[];
-}
+// The verdict's shape lives below both halves of the rule, so the split half never imports this file.
+export type { AccumulationVerdict } from './accumulation-types';
 
-export class AccumulationRule {
+export class AccumulationRule implements AccumulationEvidence {
   private readonly split: SplitAccumulation;
 
   constructor(

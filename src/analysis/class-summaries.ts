@@ -9,14 +9,15 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
+import type { ArgumentDenotation, ConstructorRequest } from './constructor-request';
 
-/** What an argument denotes, when the file that passes it can name it. */
-export interface ArgumentDenotation {
-  /** The parallel dimensions of the process group the argument is. */
-  readonly group?: Dims;
-  /** The parallel dimensions of the size (or the product of sizes) the argument is. */
-  readonly size?: Dims;
-}
+// The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
+export {
+  constructorRequest,
+  type ArgumentDenotation,
+  type ConstructorArgument,
+  type ConstructorRequest,
+} from './constructor-request';
 
 /** One call that builds an object of a class, or a subclass constructor passing arguments to its base's. */
 export interface ConstructionSite {
@@ -27,41 +28,6 @@ export interface ConstructionSite {
   readonly keywords: ReadonlyMap<string, ArgumentDenotation | undefined>;
   /** `*args` or `**kwargs` hide which argument is which. */
   readonly opaque: boolean;
-}
-
-/** A constructor parameter whose value a method of the class needs. */
-export interface ConstructorRequest {
-  readonly className: string;
-  readonly param: string;
-  /** Its position among the call's arguments; undefined when it can only be passed by keyword. */
-  readonly position: number | undefined;
-}
-
-export type ConstructorArgument = (request: ConstructorRequest) => ArgumentDenotation | undefined;
-
-/** The request for the `__init__` parameter `param` of `init`'s class. */
-export function constructorRequest(
-  model: FileModel,
-  init: FunctionInfo,
-  param: string,
-): ConstructorRequest | undefined {
-  if (!init.className || init.enclosing?.node.type !== 'module') return undefined;
-  const params = model.callableParams(init);
-  const position = params.findIndex((p) => p.name === param);
-  if (position < 0) return undefined;
-  return { className: init.className, param, position: keywordOnlyFrom(init) > position ? position : undefined };
-}
-
-/** The position of the first keyword-only parameter (after `*` or `*args`), among the callable parameters. */
-function keywordOnlyFrom(init: FunctionInfo): number {
-  const list = child(init.node, 'parameters');
-  let position = -1;
-  for (const p of list?.children ?? []) {
-    if (p.type === 'list_splat_pattern' || p.type === 'keyword_separator' || p.type === 'dictionary_splat_pattern')
-      return Math.max(0, position);
-    if (p.type === 'identifier' || p.type.endsWith('parameter')) position++;
-  }
-  return Number.POSITIVE_INFINITY;
 }
 
 /** The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`. */

@@ -9,10 +9,11 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
-import { constructorRequest, type ConstructorArgument } from './class-summaries';
+import { constructorRequest, type ConstructorArgument } from './constructor-request';
+import type { Dims } from './dims';
 
-/** Exponents of named parallel dimensions: {dp: 1, sp: 1} is dp × sp ranks. */
-export type Dims = ReadonlyMap<string, number>;
+// Dims lives in dims.ts, below constructor-request.ts, which this file imports.
+export type { Dims } from './dims';
 
 /** One value an expression may have, with the `if` branches (statement node → branch index) it assumes. */
 export interface SizeAlternative {

@@ -2,7 +2,7 @@
 // reads which tensor they reduce, with which operation, over which group or axis.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
-import type { HelperSummary } from './summaries';
+import type { HelperSummary } from './helper-summary';
 
 export type Framework = 'torch' | 'horovod' | 'jax' | 'tf' | 'mpi' | 'accelerate' | 'xla';
 export type OpKind = 'sum' | 'avg' | 'other';

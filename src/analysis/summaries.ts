@@ -8,22 +8,10 @@ import type { Fact } from './facts';
 import type { Verdict } from './judge';
 import type { Reduction } from './reductions';
 import type { SourceRange } from './types';
+import type { HelperSummary } from './helper-summary';
 
-export interface HelperSummary {
-  /** The file that defines the helper, as the program names it. */
-  readonly path: string;
-  readonly name: string;
-  /** The parameter whose gradients are summed, and its position among the call's arguments. */
-  readonly param: string;
-  readonly index: number;
-  /** `parameters`: the gradients of `param.parameters()`; `tensors`: `param` holds the gradients itself. */
-  readonly shape: 'parameters' | 'tensors';
-  /** Parameters whose default makes the helper sum (`_type='sum'`): a caller that passes them is not judged. */
-  readonly defaultsThatSum: readonly string[];
-  /** Where the helper sums, in its own file, for the message and the related location. */
-  readonly range: SourceRange;
-  readonly reducer: string;
-}
+// The summary's shape lives in helper-summary.ts, below reductions.ts, which carries it on a reduction.
+export type { HelperSummary } from './helper-summary';
 
 /** The summary of a top-level function whose caller-less verdict is a plain sum of one parameter's gradients. */
 export function summarise(

@@ -1,6 +1,6 @@
 // Reads a Hugging Face Accelerate config (the YAML `accelerate config` writes) into a RunPart: the kind of
 // parallelism, how many processes on how many machines, and the mixed-precision mode.
-import type { Dtype, TrainingSpec, Wrapper } from '../engine/index';
+import { type Dtype, type TrainingSpec, type Wrapper, asBytes } from '../engine/index';
 import { ConfigError, issueAtPath, parseDocument, validateAgainstSchema, type PositionedDocument } from './positioned';
 import { located, type FileReference, type RunPart } from './run-part';
 
@@ -96,7 +96,7 @@ export function acceleratePart(doc: PositionedDocument): RunPart {
     wrapper = stage === 0 ? 'ddp' : (`zero${stage}` as Wrapper);
     if (typeof ds.gradient_accumulation_steps === 'number')
       training.gradAccumulationSteps = ds.gradient_accumulation_steps;
-    training.firstBucketBytes = 0;
+    training.firstBucketBytes = asBytes(0);
     training.overlapComm = stage === 3;
     // The DeepSpeed file, when named, holds the real batch and bucket settings; it is read after this part.
     if (typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file) {

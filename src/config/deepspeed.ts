@@ -6,6 +6,7 @@ import {
   type Dtype,
   type TrainingSpec,
   type Wrapper,
+  asBytes,
 } from '../engine/index';
 import { ConfigError, issueAtPath, parseDocument, validateAgainstSchema, type PositionedDocument } from './positioned';
 import { located, type RunPart } from './run-part';
@@ -161,19 +162,19 @@ export function deepSpeedPart(doc: PositionedDocument): RunPart {
   const training: Partial<TrainingSpec> = {
     wrapper,
     overlapComm: stage === 0 ? false : overlap,
-    firstBucketBytes: 0,
+    firstBucketBytes: asBytes(0),
     reduceOp: 'avg',
     ...(computeDtype ? { computeDtype } : {}),
     ...(gradDtype ? { gradDtype } : {}),
     ...(num(c.train_micro_batch_size_per_gpu) ? { microBatchSize: num(c.train_micro_batch_size_per_gpu) } : {}),
     ...(num(c.gradient_accumulation_steps) ? { gradAccumulationSteps: num(c.gradient_accumulation_steps) } : {}),
     ...(bucketElements
-      ? { bucketBytes: bucketElements * bytesPerElement }
+      ? { bucketBytes: asBytes(bucketElements * bytesPerElement) }
       : stage < 3
-        ? { bucketBytes: DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * bytesPerElement }
+        ? { bucketBytes: asBytes(DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * bytesPerElement) }
         : {}),
     ...(num(zero.allgather_bucket_size)
-      ? { allgatherBucketBytes: num(zero.allgather_bucket_size)! * DTYPE_BYTES[computeDtype ?? 'bf16'] }
+      ? { allgatherBucketBytes: asBytes(num(zero.allgather_bucket_size)! * DTYPE_BYTES[computeDtype ?? 'bf16']) }
       : {}),
     ...(predivide ? { gradientPredivideFactor: predivide } : {}),
   };

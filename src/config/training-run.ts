@@ -13,6 +13,7 @@ import {
   type TrainingRun,
   type TrainingSpec,
   type Wrapper,
+  asBytes,
 } from '../engine/index';
 import { limitProblem } from './limits';
 import { modelPreset } from './model-presets';
@@ -164,7 +165,7 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   let bucketBytes = training.bucketBytes;
   if (bucketBytes === undefined) {
     const d = defaultBucketBytes(wrapper, DTYPE_BYTES[gradDtype]);
-    bucketBytes = d.bytes;
+    bucketBytes = asBytes(d.bytes);
     if (wrapper !== 'fsdp' && wrapper !== 'zero3') assumed.push(`${formatBytes(bucketBytes)} buckets (${d.why})`);
   }
   const maxSequence = model.maxSequenceLength ?? DEFAULT_MAX_SEQUENCE;
@@ -224,7 +225,7 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     gradDtype,
     computeDtype,
     bucketBytes,
-    firstBucketBytes: training.firstBucketBytes ?? (wrapper === 'ddp' ? DDP_FIRST_BUCKET_BYTES : 0),
+    firstBucketBytes: training.firstBucketBytes ?? (wrapper === 'ddp' ? DDP_FIRST_BUCKET_BYTES : asBytes(0)),
     wrapper,
     overlapComm: training.overlapComm ?? (wrapper !== 'zero1' && wrapper !== 'zero2'),
     reduceOp,
@@ -236,7 +237,7 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     allgatherBucketBytes:
       training.allgatherBucketBytes ??
       (wrapper === 'zero1' || wrapper === 'zero2'
-        ? DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * DTYPE_BYTES[computeDtype]
+        ? asBytes(DEEPSPEED_DEFAULT_BUCKET_ELEMENTS * DTYPE_BYTES[computeDtype])
         : undefined),
     gradientPredivideFactor: training.gradientPredivideFactor,
   };

@@ -5,19 +5,20 @@ import { EngineError } from './errors';
 import { simulateCollective } from './simulate';
 import { ncclChoiceUnder, ncclEnvLimits } from './nccl-env';
 import type { System } from './topology/model';
+import { asBytes, type Bytes, type GBps, type Micros, asGBps } from './units';
 
 /** Pass bounds: median absolute busbw error for large (≥ 1 MiB) and small messages. */
-export const LARGE_MESSAGE_BYTES = 1024 * 1024;
+export const LARGE_MESSAGE_BYTES = asBytes(1024 * 1024);
 export const LARGE_BOUND_PCT = 10;
 export const SMALL_BOUND_PCT = 25;
 
 export interface MeasuredRow {
-  readonly bytes: number;
-  readonly busbwGBps: number;
+  readonly bytes: Bytes;
+  readonly busbwGBps: GBps;
 }
 
 export interface ComparedRow extends MeasuredRow {
-  readonly simulatedBusbwGBps: number;
+  readonly simulatedBusbwGBps: GBps;
   readonly errorPct: number;
   readonly algorithm: Algorithm;
   readonly protocol: Protocol;
@@ -57,18 +58,19 @@ export function measuredRows(dataset: {
   const factor = (2 * (ranks - 1)) / ranks;
   const out: MeasuredRow[] = [];
   for (const row of dataset.rows as RawRow[]) {
-    const bytes = num(row.bytes);
-    if (!bytes) continue;
+    const size = num(row.bytes);
+    if (!size) continue;
+    const bytes = asBytes(size);
     const times = (['time_us', 'inplace_time_us'] as const)
       .filter((k) => !derived.has(k))
       .map((k) => num(row[k]))
       .filter((t): t is number => t !== undefined);
     if (times.length > 0) {
-      out.push({ bytes, busbwGBps: (bytes / (Math.min(...times) * 1e3)) * factor });
+      out.push({ bytes, busbwGBps: asGBps((bytes / (Math.min(...times) * 1e3)) * factor) });
       continue;
     }
     const busbw = num(row.busbw_GBps) ?? num(row.inplace_busbw_GBps);
-    if (busbw) out.push({ bytes, busbwGBps: busbw });
+    if (busbw) out.push({ bytes, busbwGBps: asGBps(busbw) });
   }
   return out;
 }
@@ -96,9 +98,9 @@ function median(values: number[]): number | undefined {
  */
 export interface CompareOptions {
   /** Which measured sizes to compare; all when absent. */
-  readonly includeBytes?: (bytes: number) => boolean;
+  readonly includeBytes?: (bytes: Bytes) => boolean;
   /** Replaces the simulated time of a row, µs; busbw is rescaled from it. */
-  readonly adjustTimeUs?: (timeUs: number, system: System) => number;
+  readonly adjustTimeUs?: (timeUs: Micros, system: System) => Micros;
 }
 
 export function compareDataset(
@@ -123,7 +125,7 @@ export function compareDataset(
         protocol: pick?.protocol ?? 'auto',
       });
       const busbwGBps = options.adjustTimeUs
-        ? (result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system)
+        ? asGBps((result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system))
         : result.busbwGBps;
       const errorPct = (100 * (busbwGBps - row.busbwGBps)) / row.busbwGBps;
       return {

@@ -6,19 +6,20 @@ import type { Algorithm, CollectiveKind, Dtype, Protocol } from './collective-ty
 import { ncclPredictedUs } from './nccl-model';
 import { autoCandidates } from './select';
 import type { System } from './topology/model';
+import { asMicros, type Bytes, type Micros } from './units';
 
 export interface NearChoice {
   readonly algorithm: Algorithm;
   readonly protocol: Protocol;
   /** NCCL's predicted time for the pair, µs. */
-  readonly ncclUs: number;
+  readonly ncclUs: Micros;
 }
 
 /** NCCL's choice first, then every other pair its model rates within `factor` of it, fastest first. */
 export function nearTiedChoices(
   system: System,
   kind: CollectiveKind,
-  bytes: number,
+  bytes: Bytes,
   dtype: Dtype,
   factor: number,
 ): NearChoice[] {
@@ -31,5 +32,5 @@ export function nearTiedChoices(
   const best = rated[0].ncclUs;
   return rated
     .filter((c) => c.ncclUs <= best * factor)
-    .map(({ algorithm, protocol, ncclUs }) => ({ algorithm, protocol, ncclUs }));
+    .map(({ algorithm, protocol, ncclUs }) => ({ algorithm, protocol, ncclUs: asMicros(ncclUs) }));
 }

@@ -27,7 +27,7 @@ import type { System } from './topology/model';
 import { resolveSystem } from './topology/resolve';
 import { nodesIdentical } from './topology/uniform';
 import type { SystemSpec } from './topology/spec';
-import { algbwGBps, type Bytes } from './units';
+import { algbwGBps, type Bytes, asMicros, asGBps, asBytes } from './units';
 
 export interface SimulateOptions {
   /** 'fast' (default) collapses identical channels and repeated steps; 'full' runs every copy (the reference). */
@@ -175,7 +175,7 @@ export function simulateCollective(
             }
           : undefined,
       });
-  const timeUs = overlapUs(resolved.launchUs, run.timeUs);
+  const timeUs = asMicros(overlapUs(resolved.launchUs, run.timeUs));
   const algbw = algbwGBps(bytes, timeUs);
   return {
     kind,
@@ -183,7 +183,7 @@ export function simulateCollective(
     ranks: resolved.ranks,
     timeUs,
     algbwGBps: algbw,
-    busbwGBps: algbw * busFactor(kind, resolved.ranks),
+    busbwGBps: asGBps(algbw * busFactor(kind, resolved.ranks)),
     algorithm: pick.algorithm,
     protocol: pick.protocol,
     channels: plan.channels,
@@ -213,9 +213,9 @@ export function sweepAllReduce(system: SystemSpec | System, options: SweepOption
     throw new EngineError('need 0 < minBytes ≤ maxBytes');
   const element = DTYPE_BYTES[dtype];
   const rows: SweepRow[] = [];
-  for (let size = options.minBytes; size <= options.maxBytes; size *= factor) {
+  for (let size = options.minBytes; size <= options.maxBytes; size = asBytes(size * factor)) {
     const count = Math.max(1, Math.floor(size / element));
-    const bytes = count * element;
+    const bytes = asBytes(count * element);
     const result = simulateCollective(resolved, {
       bytes,
       dtype,

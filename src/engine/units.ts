@@ -1,11 +1,32 @@
 // Units live in names and types: every quantity in the engine is one of these, never a bare "size" or "time".
+//
+// The three are branded numbers: a Micros is not assignable to Bytes, and a plain number is assignable to neither,
+// so a duration cannot be passed where a size is expected. A branded value still is a number (it reads, compares
+// and formats as one), and arithmetic on it gives a plain number, which becomes a unit again only through one of
+// the constructors below. They are called where plain numbers enter: parsers, config readers, hardware tables, and
+// the line that computes a quantity. The brand exists only for the typechecker; at run time nothing changes.
 
 /** A byte count. */
-export type Bytes = number;
+export type Bytes = number & { readonly __unit: 'bytes' };
 /** A duration or timestamp in microseconds. */
-export type Micros = number;
+export type Micros = number & { readonly __unit: 'micros' };
 /** A bandwidth in gigabytes per second, with 1 GB = 1e9 bytes as nccl-tests counts it. */
-export type GBps = number;
+export type GBps = number & { readonly __unit: 'GBps' };
+
+/** Declares a plain number a byte count. Named `as…` so that it never shadows the many locals called `bytes`. */
+export function asBytes(value: number): Bytes {
+  return value as Bytes;
+}
+
+/** Declares a plain number a duration or timestamp in microseconds. */
+export function asMicros(value: number): Micros {
+  return value as Micros;
+}
+
+/** Declares a plain number a bandwidth in GB/s (1 GB = 1e9 bytes). */
+export function asGBps(value: number): GBps {
+  return value as GBps;
+}
 
 const BINARY_SUFFIXES: Record<string, number> = {
   '': 1,
@@ -34,7 +55,7 @@ export function parseBytes(text: string): Bytes | undefined {
   const multiplier = BINARY_SUFFIXES[match[2].toLowerCase()];
   if (multiplier === undefined) return undefined;
   const value = Number(match[1]) * multiplier;
-  return Number.isFinite(value) ? Math.round(value) : undefined;
+  return Number.isFinite(value) ? asBytes(Math.round(value)) : undefined;
 }
 
 /**
@@ -44,7 +65,7 @@ export function parseBytes(text: string): Bytes | undefined {
  */
 export function formatBytes(bytes: Bytes): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
+  let value: number = bytes;
   let unit = 0;
   while (Math.abs(value) >= 1024 && unit < units.length - 1) {
     value /= 1024;
@@ -63,10 +84,10 @@ export function formatMicros(us: Micros): string {
 
 /** algbw as nccl-tests defines it: the user buffer over the time, in GB/s. */
 export function algbwGBps(bytes: Bytes, timeUs: Micros): GBps {
-  return timeUs > 0 ? bytes / (timeUs * 1e3) : 0;
+  return asGBps(timeUs > 0 ? bytes / (timeUs * 1e3) : 0);
 }
 
 /** busbw for AllReduce as nccl-tests defines it: algbw × 2(n−1)/n, whatever algorithm ran. */
 export function allReduceBusbwGBps(bytes: Bytes, timeUs: Micros, ranks: number): GBps {
-  return ranks > 1 ? (algbwGBps(bytes, timeUs) * 2 * (ranks - 1)) / ranks : 0;
+  return asGBps(ranks > 1 ? (algbwGBps(bytes, timeUs) * 2 * (ranks - 1)) / ranks : 0);
 }

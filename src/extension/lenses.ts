@@ -1,7 +1,13 @@
 // Code lenses. `provideCodeLenses` only scans text (cheap, see glue/lens-sites.ts); `resolveCodeLens` runs the
 // engine on the selected system for the lenses the editor actually shows. Every kind has its own setting.
 import * as vscode from 'vscode';
-import { simulateCollective, sweepAllReduce, type CollectiveKind, type CollectiveResult } from '../engine/index';
+import {
+  simulateCollective,
+  sweepAllReduce,
+  type CollectiveKind,
+  type CollectiveResult,
+  asBytes,
+} from '../engine/index';
 import type { CoreServices } from './core';
 import { selectedSystem } from './system';
 import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
@@ -18,7 +24,7 @@ import { callSize, type CallSize } from './glue/call-size';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
 
-const MB = 1024 * 1024;
+const MB = asBytes(1024 * 1024);
 
 class PredictionLens extends vscode.CodeLens {
   constructor(
@@ -272,7 +278,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       };
       return;
     }
-    const rows = sweepAllReduce(selected.system, { minBytes: MB, maxBytes: 1024 * MB, factor: 2 });
+    const rows = sweepAllReduce(selected.system, { minBytes: MB, maxBytes: asBytes(1024 * MB), factor: 2 });
     const share = bucketBandwidth(rows, lens.currentBytes);
     lens.command = share
       ? {
@@ -292,7 +298,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     const key = `${label}|${kind}|${bytes}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const result = simulateCollective(system, { kind, bytes });
+    const result = simulateCollective(system, { kind, bytes: asBytes(bytes) });
     if (this.cache.size > 500) this.cache.clear();
     this.cache.set(key, result);
     return result;

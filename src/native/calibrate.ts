@@ -11,6 +11,7 @@ import {
   type System,
   type SystemOverrides,
   type SystemSpec,
+  asBytes,
 } from '../engine/index';
 import { boundFor, type ParamBound } from './calibrate-bounds';
 import {
@@ -175,7 +176,7 @@ export function calibrateSystem(
     rows.map((row) => {
       const r = simulateCollective(system, {
         kind,
-        bytes: row.bytes,
+        bytes: asBytes(row.bytes),
         dtype: dtypeOf(row),
         ...(forced ? { algorithm: forced } : {}),
       });
@@ -216,7 +217,7 @@ export function calibrateSystem(
     }
     return rows.map((row, i) =>
       Math.log(
-        simulateCollective(system, { kind, bytes: row.bytes, dtype: dtypeOf(row), ...choices[i] }).timeUs /
+        simulateCollective(system, { kind, bytes: asBytes(row.bytes), dtype: dtypeOf(row), ...choices[i] }).timeUs /
           achieved(row).timeUs,
       ),
     );

@@ -2,7 +2,7 @@
 // reuses calibrate's bounded relaxation (calibrate.ts, calibrate-bounds.ts): the part whose release below its
 // healthy bound explains the flagged sizes best is the one named. Kept apart from compare.ts because calibrate
 // imports compare, and because the fit costs seconds that the editor's quick comparison does not spend.
-import { formatBytes, type Algorithm, type Protocol, type SystemSpec } from '../engine/index';
+import { formatBytes, type Algorithm, type Protocol, type SystemSpec, asBytes } from '../engine/index';
 import { calibrateSystem, partClause } from './calibrate';
 import {
   achieved,
@@ -62,8 +62,8 @@ export function explainFlagged(
   if (flagged.length === 0) return undefined;
   const sizes =
     flagged.length === 1
-      ? formatBytes(flagged[0].bytes)
-      : `${formatBytes(flagged[0].bytes)}–${formatBytes(flagged[flagged.length - 1].bytes)}`;
+      ? formatBytes(asBytes(flagged[0].bytes))
+      : `${formatBytes(asBytes(flagged[0].bytes))}–${formatBytes(asBytes(flagged[flagged.length - 1].bytes))}`;
   const system = withMeasuredNccl(asResolved(spec), measurement);
   const kind = collectiveKindOf(measurement);
   // A pair other than the one judged against that the flagged sizes all match within the model's uncertainty
@@ -74,9 +74,10 @@ export function explainFlagged(
       const fits = flagged.every((r) => {
         // A pair NCCL's own log or NCCL_ALGO fixed is what ran; no other pair explains it.
         if (r.chosenBy !== 'model' || (r.algorithm === algorithm && r.protocol === protocol)) return false;
-        const row = byBytes.get(r.bytes);
+        const row = byBytes.get(asBytes(r.bytes));
         const simulated =
-          row && simulateIfRunnable(system, { kind, bytes: r.bytes, dtype: dtypeOf(row), algorithm, protocol });
+          row &&
+          simulateIfRunnable(system, { kind, bytes: asBytes(r.bytes), dtype: dtypeOf(row), algorithm, protocol });
         if (!row || !simulated) return false;
         const ratio = simulated.timeUs / achieved(row).timeUs;
         const bound = uncertaintyBand(r.bytes, system.nodes, system.spec.intraNode).bound;

@@ -15,6 +15,7 @@ import {
   type System,
   type SystemSpec,
   type IntraNodeFabric,
+  asBytes,
 } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 
@@ -243,8 +244,8 @@ export function compareMeasurement(
     const dtype = dtypeOf(row);
     const ran = algorithm ? undefined : logged.get(row.bytes);
     const predicted =
-      (ran && simulateIfRunnable(system, { kind, bytes: row.bytes, dtype, ...ran })) ||
-      simulateCollective(system, { kind, bytes: row.bytes, dtype, ...(algorithm ? { algorithm } : {}) });
+      (ran && simulateIfRunnable(system, { kind, bytes: asBytes(row.bytes), dtype, ...ran })) ||
+      simulateCollective(system, { kind, bytes: asBytes(row.bytes), dtype, ...(algorithm ? { algorithm } : {}) });
     const chosenBy = algorithm
       ? 'NCCL_ALGO'
       : ran && predicted.algorithm === ran.algorithm && predicted.protocol === ran.protocol
@@ -341,11 +342,16 @@ function nearChoiceExplaining(
 ): CompareRow['explainedBy'] {
   if (system.fabric.idealised) return undefined;
   let found: CompareRow['explainedBy'];
-  for (const near of nearTiedChoices(system, kind, bytes, dtype, NEAR_TIE_FACTOR)) {
+  for (const near of nearTiedChoices(system, kind, asBytes(bytes), dtype, NEAR_TIE_FACTOR)) {
     if (near.algorithm === chosen.algorithm && near.protocol === chosen.protocol) continue;
     const ratio =
-      simulateCollective(system, { kind, bytes, dtype, algorithm: near.algorithm, protocol: near.protocol }).timeUs /
-      measuredUs;
+      simulateCollective(system, {
+        kind,
+        bytes: asBytes(bytes),
+        dtype,
+        algorithm: near.algorithm,
+        protocol: near.protocol,
+      }).timeUs / measuredUs;
     if (ratio >= threshold && (!found || ratio > found.ratio))
       found = { algorithm: near.algorithm, protocol: near.protocol, ratio };
   }

@@ -1,6 +1,6 @@
 // Turns a native run into the engine's Trace (one lane per rank and algorithm, spans per ring/tree step and
 // phase) and into Measurements (fused all_reduce, reduce_scatter + all_gather, and the step-by-step algorithms).
-import { TraceBuilder, type Trace } from '../engine/index';
+import { TraceBuilder, type Trace, asBytes, asGBps, asMicros } from '../engine/index';
 import type { Measurement, MeasurementRow } from './import/model';
 import type { HarnessRun } from './harness-protocol';
 
@@ -24,7 +24,7 @@ export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
   );
   for (const span of sorted) {
     const lane = builder.lane('rank', `rank ${span.rank} · ${span.algorithm}`, { rank: span.rank });
-    const start = span.startUs - origin;
+    const start = asMicros(span.startUs - origin);
     // Times far apart (an edited file with a span at 1e308 µs) overflow when made relative; such a span cannot be drawn.
     if (!Number.isFinite(start) || !Number.isFinite(span.endUs - origin)) continue;
     builder.add({
@@ -35,10 +35,10 @@ export function nativeTrace(run: HarnessRun, title = 'native run'): Trace {
       step: span.step,
       channel: 0,
       chunk: 0,
-      bytes: span.bytes,
+      bytes: asBytes(span.bytes),
       links: span.phase === 'reduce' ? [] : [`rank${span.rank}->rank${span.sendTo}`],
       startUs: start,
-      endUs: Math.max(start, span.endUs - origin),
+      endUs: asMicros(Math.max(start, span.endUs - origin)),
       args: {
         algorithm: span.algorithm,
         messageBytes: span.messageBytes,
@@ -57,7 +57,12 @@ export function nativeMeasurements(run: HarnessRun): Measurement[] {
     const of = run.results.filter((r) => r.kind === method);
     const rows: MeasurementRow[] = of
       .filter((r) => r.timeUs !== undefined)
-      .map((r) => ({ bytes: r.bytes, timeUs: r.timeUs!, algbwGBps: r.algbwGBps ?? 0, busbwGBps: r.busbwGBps ?? 0 }));
+      .map((r) => ({
+        bytes: asBytes(r.bytes),
+        timeUs: asMicros(r.timeUs!),
+        algbwGBps: asGBps(r.algbwGBps ?? 0),
+        busbwGBps: asGBps(r.busbwGBps ?? 0),
+      }));
     const unsupported = of.find((r) => r.unsupported)?.unsupported;
     return {
       kind: 'native' as const,

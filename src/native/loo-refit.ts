@@ -14,6 +14,10 @@ import {
   type DatasetComparison,
   type System,
   type SystemSpec,
+  type Bytes,
+  type Micros,
+  asGBps,
+  asMicros,
 } from '../engine/index';
 
 export type ConstantName =
@@ -149,17 +153,17 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
     // The bridge factor multiplies NCCL's per-link figure wherever a bridge is built, so the per-link override
     // scaled by the same ratio gives the bridge the refit rate.
     const perLink = spec.overrides?.nvlinkGBpsPerLink ?? system.gpu.nvlinkGBpsPerLink;
-    system = resolveSystem({ ...spec, overrides: { ...spec.overrides, nvlinkGBpsPerLink: perLink * bridge } });
+    system = resolveSystem({ ...spec, overrides: { ...spec.overrides, nvlinkGBpsPerLink: asGBps(perLink * bridge) } });
   }
   const launchUs =
     spec.overrides?.launchUs !== undefined || spec.intraNode === 'uniform-ring'
       ? system.launchUs
-      : launchPerProcessUs(spec.gpusPerProcess ?? 1, values.LAUNCH_PER_GPU_US);
+      : launchPerProcessUs(spec.gpusPerProcess ?? 1, asMicros(values.LAUNCH_PER_GPU_US));
   const host = values.HOST_MEMORY_GBPS / ENGINE_VALUES.HOST_MEMORY_GBPS;
   const links =
     host === 1
       ? system.topology.links
-      : system.topology.links.map((l) => (l.kind === 'host' ? { ...l, GBps: l.GBps * host } : l));
+      : system.topology.links.map((l) => (l.kind === 'host' ? { ...l, GBps: asGBps(l.GBps * host) } : l));
   const key: ConstantName =
     system.gpu.smVersion >= 89 ? 'intraStepLatencyScale(sm>=89)' : 'intraStepLatencyScale(sm<89)';
   const step = values[key] / ENGINE_VALUES[key];
@@ -186,17 +190,17 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
 export function compareWith(
   d: CalibrationDataset,
   values: ConstantValues,
-  includeBytes?: (bytes: number) => boolean,
+  includeBytes?: (bytes: Bytes) => boolean,
 ): DatasetComparison {
   const p = values.OVERLAP_SHARPNESS;
   // A simulated time is pNorm(launch, device, engine p); recover the device time and recombine with the refit p.
   const adjustTimeUs =
     p === ENGINE_P
       ? undefined
-      : (timeUs: number, system: System): number => {
+      : (timeUs: Micros, system: System): Micros => {
           const hostUs = system.launchUs;
           const deviceUs = Math.max(0, timeUs ** ENGINE_P - hostUs ** ENGINE_P) ** (1 / ENGINE_P);
-          return pNorm(hostUs, deviceUs, p);
+          return asMicros(pNorm(hostUs, deviceUs, p));
         };
   return compareDataset(variantSystem(d.spec, values), d.dataset, { includeBytes, adjustTimeUs });
 }

@@ -3,7 +3,7 @@
 // in which they are visible rather than a busbw of 0.0 GB/s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, sweepAllReduce } from '../../src/engine/index';
+import { presetSystem, sweepAllReduce, asBytes, asMicros, asGBps } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { chartSpecs, timeAxis, LOG_TIME_SPREAD } from '../../webview/charts/charts';
 
@@ -18,31 +18,43 @@ function axesOf(spec: ReturnType<typeof chartSpecs>[number]): Record<string, Axi
   return (spec.config.options as { scales?: Record<string, Axis> } | undefined)?.scales ?? {};
 }
 
-const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
+const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: asBytes(8), maxBytes: asBytes(2 ** 30) });
 const DATA: ChartsData = {
   title: 't',
   sweeps: [{ label: 'model', rows }],
   measured: [
     {
       label: 'run',
-      points: rows.map((r) => ({ bytes: r.bytes, timeUs: r.timeUs * 1.3, busbwGBps: r.busbwGBps / 1.3 })),
+      points: rows.map((r) => ({
+        bytes: r.bytes,
+        timeUs: asMicros(r.timeUs * 1.3),
+        busbwGBps: asGBps(r.busbwGBps / 1.3),
+      })),
     },
   ],
-  phases: [{ label: 'allreduce 4 B', bytes: 4, exchangeUs: 10, reduceUs: 2, broadcastUs: 8 }],
-  comparisonBytes: 2 ** 20,
+  phases: [
+    {
+      label: 'allreduce 4 B',
+      bytes: asBytes(4),
+      exchangeUs: asMicros(10),
+      reduceUs: asMicros(2),
+      broadcastUs: asMicros(8),
+    },
+  ],
+  comparisonBytes: asBytes(2 ** 20),
   algorithms: [
-    { algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 },
-    { algorithm: 'ring', protocol: 'Simple', timeUs: 4000, busbwGBps: 300, chosen: true },
+    { algorithm: 'ring', protocol: 'LL', timeUs: asMicros(20), busbwGBps: asGBps(1) },
+    { algorithm: 'ring', protocol: 'Simple', timeUs: asMicros(4000), busbwGBps: asGBps(300), chosen: true },
   ],
   bucketSweep: [1, 25, 1024].map((mb, i) => ({
-    bucketBytes: mb * 2 ** 20,
-    stepTimeUs: [900, 700, 800][i],
-    exposedCommUs: [400, 150, 300][i],
+    bucketBytes: asBytes(mb * 2 ** 20),
+    stepTimeUs: asMicros([900, 700, 800][i]),
+    exposedCommUs: asMicros([400, 150, 300][i]),
     recommended: i === 1,
   })),
   nodeScaling: [
-    { nodes: 1, ranks: 8, timeUs: 100, busbwGBps: 300 },
-    { nodes: 2, ranks: 16, timeUs: 150, busbwGBps: 250 },
+    { nodes: 1, ranks: 8, timeUs: asMicros(100), busbwGBps: asGBps(300) },
+    { nodes: 2, ranks: 16, timeUs: asMicros(150), busbwGBps: asGBps(250) },
   ],
   scalingCheck: {
     steps: [0, 1],
@@ -86,8 +98,8 @@ test('a time axis is logarithmic exactly where the candidates differ by 100× or
     {
       ...DATA,
       algorithms: [
-        { algorithm: 'ring', protocol: 'LL', timeUs: 20, busbwGBps: 1 },
-        { algorithm: 'tree', protocol: 'LL', timeUs: 30, busbwGBps: 1 },
+        { algorithm: 'ring', protocol: 'LL', timeUs: asMicros(20), busbwGBps: asGBps(1) },
+        { algorithm: 'tree', protocol: 'LL', timeUs: asMicros(30), busbwGBps: asGBps(1) },
       ],
     },
     COLOURS,

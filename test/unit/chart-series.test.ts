@@ -2,11 +2,18 @@
 // recommended bucket size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, sweepAllReduce } from '../../src/engine/index';
-import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints } from '../../webview/charts/series';
+import { presetSystem, sweepAllReduce, asBytes, asGBps, asMicros } from '../../src/engine/index';
+import {
+  byteTick,
+  plottable,
+  powerOfTwoTicks,
+  recommendedIndex,
+  sizeSeriesDatasets,
+  switchPoints,
+} from '../../webview/charts/series';
 
 test('switch points are the sizes where the auto choice changes, in size order', () => {
-  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: 8, maxBytes: 2 ** 30 });
+  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: asBytes(8), maxBytes: asBytes(2 ** 30) });
   const points = switchPoints([...rows].reverse());
   assert.ok(points.length >= 1, 'the H100 tuner changes its choice somewhere between 8 B and 1 GiB');
   for (const point of points) {
@@ -47,4 +54,48 @@ test('byte axes tick at powers of two, thinned to a readable count', () => {
     'evenly spaced on a log axis',
   );
   assert.deepEqual(powerOfTwoTicks(0, 10), []);
+});
+
+test('the busbw and time charts plot the same series, modelled lines then measured crosses, differing only in y', () => {
+  const rows = sweepAllReduce(presetSystem('dgx-h100')!, { minBytes: asBytes(8), maxBytes: asBytes(2 ** 20) });
+  const measuredPoints = [
+    { bytes: asBytes(1024), timeUs: asMicros(30), busbwGBps: asGBps(0.06) },
+    // Not plottable on a log size axis: dropped from both charts.
+    { bytes: asBytes(0), timeUs: asMicros(5), busbwGBps: asGBps(0) },
+  ];
+  const data = {
+    sweeps: [
+      { label: 'auto', rows },
+      { label: 'ring', rows: rows.slice(0, 3) },
+    ],
+    measured: [{ label: 'run', points: measuredPoints }],
+  };
+  const palette = ['a', 'b', 'c', 'd', 'e'];
+  const busbw = sizeSeriesDatasets(data, 'busbwGBps', palette);
+  const time = sizeSeriesDatasets(data, 'timeUs', palette);
+  assert.deepEqual(
+    busbw.map((d) => [d.type, d.label, d.borderColor]),
+    [
+      ['line', 'auto', 'a'],
+      ['line', 'ring', 'b'],
+      ['scatter', 'run (measured)', 'd'],
+    ],
+  );
+  assert.deepEqual(
+    time.map((d) => [d.type, d.label, d.borderColor]),
+    busbw.map((d) => [d.type, d.label, d.borderColor]),
+  );
+  assert.deepEqual(
+    busbw[0].data,
+    rows.map((r) => ({ x: r.bytes, y: r.busbwGBps })),
+  );
+  assert.deepEqual(
+    time[0].data,
+    rows.map((r) => ({ x: r.bytes, y: r.timeUs })),
+  );
+  assert.deepEqual(time[2].data, [{ x: 1024, y: 30 }]);
+  assert.deepEqual(busbw[2].data, [{ x: 1024, y: 0.06 }]);
+  // Colours wrap around a short palette rather than running out.
+  assert.equal(sizeSeriesDatasets(data, 'timeUs', ['x', 'y'])[2].borderColor, 'y');
+  assert.deepEqual(sizeSeriesDatasets({}, 'busbwGBps', palette), []);
 });

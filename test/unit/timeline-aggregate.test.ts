@@ -2,7 +2,7 @@
 // what no nested span covered, so the self times of a lane add up to the time it was busy in the range.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PHASES, TraceBuilder, type Phase } from '../../src/engine/index';
+import { asBytes, asMicros, PHASES, TraceBuilder, type Phase } from '../../src/engine/index';
 import { rangeAggregate } from '../../webview/timeline/aggregate';
 import { TimelineModel } from '../../webview/timeline/model';
 
@@ -13,7 +13,19 @@ function stepModel(): TimelineModel {
   const other = builder.lane('rank', 'rank 1', { rank: 1 });
   const link = builder.lane('link', 'gpu0->gpu1');
   const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): number =>
-    builder.add({ lane, rank: 0, phase, name, step: -1, channel: 0, chunk: 0, bytes: 0, links: [], startUs, endUs });
+    builder.add({
+      lane,
+      rank: 0,
+      phase,
+      name,
+      step: -1,
+      channel: 0,
+      chunk: 0,
+      bytes: asBytes(0),
+      links: [],
+      startUs: asMicros(startUs),
+      endUs: asMicros(endUs),
+    });
   add(compute, 'other', 'step', 0, 100);
   add(compute, 'compute', 'backward', 10, 60);
   add(compute, 'compute', 'layer', 20, 30);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { presetSystem, simulateCollective } from '../../src/engine/index';
+import { asBytes, presetSystem, simulateCollective } from '../../src/engine/index';
 import { averageGBps, bytesUpTo, columnAverages, rateSeries, traceCounters } from '../../webview/timeline/counters';
 import { TimelineModel } from '../../webview/timeline/model';
 
@@ -60,7 +60,7 @@ test('two overlapping transfers: the counter steps up and down where they start 
 
 test('a simulated ring AllReduce: busbw and link counters hold its bytes, and agree with range statistics', () => {
   const result = simulateCollective(presetSystem('dgx-a100')!, {
-    bytes: 64 * 1024 * 1024,
+    bytes: asBytes(64 * 1024 * 1024),
     algorithm: 'ring',
     protocol: 'Simple',
     trace: true,

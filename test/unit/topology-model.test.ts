@@ -1,15 +1,23 @@
 // The topology panel's pure computations: utilisation from a trace, channel paths and the layered layout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TraceBuilder, presetSystem, resolveSystem, simulateCollective } from '../../src/engine/index';
+import {
+  TraceBuilder,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  asGBps,
+  asMicros,
+  asBytes,
+} from '../../src/engine/index';
 import type { TopologyLink, TopologyVertex } from '../../src/protocol';
 import { channelsFromTrace, layoutTopology, linkUtilisation, undirectedLinks } from '../../webview/topology/model';
 
 const LINKS: TopologyLink[] = [
-  { id: 'a->b', from: 'a', to: 'b', GBps: 100, latencyUs: 1, kind: 'nvlink' },
-  { id: 'b->a', from: 'b', to: 'a', GBps: 100, latencyUs: 1, kind: 'nvlink' },
-  { id: 'b->c', from: 'b', to: 'c', GBps: 50, latencyUs: 1, kind: 'nvlink' },
-  { id: 'c->a', from: 'c', to: 'a', GBps: 50, latencyUs: 1, kind: 'nvlink' },
+  { id: 'a->b', from: 'a', to: 'b', GBps: asGBps(100), latencyUs: asMicros(1), kind: 'nvlink' },
+  { id: 'b->a', from: 'b', to: 'a', GBps: asGBps(100), latencyUs: asMicros(1), kind: 'nvlink' },
+  { id: 'b->c', from: 'b', to: 'c', GBps: asGBps(50), latencyUs: asMicros(1), kind: 'nvlink' },
+  { id: 'c->a', from: 'c', to: 'a', GBps: asGBps(50), latencyUs: asMicros(1), kind: 'nvlink' },
 ];
 
 test('utilisation is bytes carried over capacity during the trace, capped at 1', () => {
@@ -23,10 +31,10 @@ test('utilisation is bytes carried over capacity during the trace, capped at 1',
     step: 0,
     channel: 0,
     chunk: 0,
-    bytes: 500_000,
+    bytes: asBytes(500_000),
     links: ['a->b'],
-    startUs: 0,
-    endUs: 10,
+    startUs: asMicros(0),
+    endUs: asMicros(10),
   });
   builder.add({
     lane,
@@ -35,10 +43,10 @@ test('utilisation is bytes carried over capacity during the trace, capped at 1',
     step: 1,
     channel: 0,
     chunk: 0,
-    bytes: 2_000_000,
+    bytes: asBytes(2_000_000),
     links: ['b->c'],
-    startUs: 0,
-    endUs: 10,
+    startUs: asMicros(0),
+    endUs: asMicros(10),
   });
   const { utilisation, bytes } = linkUtilisation(builder.build(), LINKS);
   assert.equal(utilisation.get('a->b'), 0.5);
@@ -61,10 +69,10 @@ test('a ring channel is recognised from the links its spans used', () => {
       step: i,
       channel: 1,
       chunk: 0,
-      bytes: 1,
+      bytes: asBytes(1),
       links: [link],
-      startUs: i,
-      endUs: i + 1,
+      startUs: asMicros(i),
+      endUs: asMicros(i + 1),
     });
   builder.add({
     lane,
@@ -73,10 +81,10 @@ test('a ring channel is recognised from the links its spans used', () => {
     step: 0,
     channel: 2,
     chunk: 0,
-    bytes: 1,
+    bytes: asBytes(1),
     links: ['a->b', 'b->a'],
-    startUs: 0,
-    endUs: 1,
+    startUs: asMicros(0),
+    endUs: asMicros(1),
   });
   builder.add({
     lane,
@@ -85,10 +93,10 @@ test('a ring channel is recognised from the links its spans used', () => {
     step: 0,
     channel: 2,
     chunk: 0,
-    bytes: 1,
+    bytes: asBytes(1),
     links: ['b->c'],
-    startUs: 0,
-    endUs: 1,
+    startUs: asMicros(0),
+    endUs: asMicros(1),
   });
   const channels = channelsFromTrace(builder.build(), LINKS);
   assert.deepEqual(
@@ -115,7 +123,7 @@ test('the layout puts GPUs above their switch inside each node, and the fabric b
   assert.ok(Math.min(...node1) > layout.nodes[1].x, 'node 1 vertices sit in node 1 box');
   // A ring trace over the engine's system uses some of these links.
   const trace = simulateCollective(presetSystem('dgx-h100')!, {
-    bytes: 2 ** 24,
+    bytes: asBytes(2 ** 24),
     algorithm: 'ring',
     trace: true,
   }).trace!;

@@ -12,6 +12,9 @@ import {
   simulateCollective,
   sweepAllReduce,
   EngineError,
+  asBytes,
+  asGBps,
+  asMicros,
 } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { switchPoints } from '../../webview/charts/series';
@@ -40,7 +43,7 @@ function chartsData(): ChartsData {
   if (cached) return cached;
   const system = presetSystem('dgx-a100')!;
   const sweep = (algorithm: 'auto' | 'ring' | 'tree') =>
-    sweepAllReduce(system, { minBytes: 1024, maxBytes: 2 ** 30, algorithm });
+    sweepAllReduce(system, { minBytes: asBytes(1024), maxBytes: asBytes(2 ** 30), algorithm });
   const measured = existsSync(CALIBRATION)
     ? [
         {
@@ -51,16 +54,24 @@ function chartsData(): ChartsData {
               inplace_busbw_GBps: number;
               inplace_time_us: number;
             }[]
-          ).map((r) => ({ bytes: r.bytes, busbwGBps: r.inplace_busbw_GBps, timeUs: r.inplace_time_us })),
+          ).map((r) => ({
+            bytes: asBytes(r.bytes),
+            busbwGBps: asGBps(r.inplace_busbw_GBps),
+            timeUs: asMicros(r.inplace_time_us),
+          })),
         },
       ]
     : [
         {
           label: 'synthetic',
-          points: sweep('ring').map((r) => ({ bytes: r.bytes, busbwGBps: r.busbwGBps * 0.9, timeUs: r.timeUs / 0.9 })),
+          points: sweep('ring').map((r) => ({
+            bytes: r.bytes,
+            busbwGBps: asGBps(r.busbwGBps * 0.9),
+            timeUs: asMicros(r.timeUs / 0.9),
+          })),
         },
       ];
-  const bytes = 64 * 1024 * 1024;
+  const bytes = asBytes(64 * 1024 * 1024);
   const auto = simulateCollective(system, { bytes });
   const algorithms = ALGORITHMS.flatMap((algorithm) =>
     PROTOCOLS.flatMap((protocol) => {
@@ -82,10 +93,10 @@ function chartsData(): ChartsData {
     }),
   );
   const phases = [4, 16, 64, 256].map((mib) => {
-    const r = simulateCollective(system, { bytes: mib * 2 ** 20 });
+    const r = simulateCollective(system, { bytes: asBytes(mib * 2 ** 20) });
     return {
       label: `${mib} MiB`,
-      bytes: mib * 2 ** 20,
+      bytes: asBytes(mib * 2 ** 20),
       exchangeUs: r.phases.exchange,
       reduceUs: r.phases.reduce,
       broadcastUs: r.phases.broadcast,
@@ -111,9 +122,9 @@ function chartsData(): ChartsData {
     algorithms,
     nodeScaling,
     bucketSweep: [1, 5, 25, 100].map((mib, i) => ({
-      bucketBytes: mib * 2 ** 20,
-      stepTimeUs: [900, 700, 650, 800][i],
-      exposedCommUs: [400, 200, 150, 300][i],
+      bucketBytes: asBytes(mib * 2 ** 20),
+      stepTimeUs: asMicros([900, 700, 650, 800][i]),
+      exposedCommUs: asMicros([400, 200, 150, 300][i]),
     })),
     scalingCheck: {
       steps: sum.lossCurve.dataParallel.map((_, i) => i),

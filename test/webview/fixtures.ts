@@ -1,9 +1,9 @@
 // Traces for the browser tests: a hand-built ring AllReduce over 2 nodes × 2 GPUs whose phase layout is known
 // exactly, so pixel checks can say which colour belongs where.
-import { TraceBuilder, type Phase, type Trace } from '../../src/engine/index';
+import { TraceBuilder, type Phase, type Trace, asBytes, asMicros } from '../../src/engine/index';
 
 export const STEP_US = 30;
-export const COMPUTE_US = 50;
+export const COMPUTE_US = asMicros(50);
 
 /** Where each phase sits on every rank lane, µs from the origin: compute, then 3 reduce-scatter and 3 all-gather steps. */
 export function expectedPhaseAt(timeUs: number): Phase | undefined {
@@ -30,7 +30,7 @@ export function handBuiltTrace(
   const linkLanes = [0, 1, 2, 3].map((rank) =>
     builder.lane('link', `gpu${rank}->gpu${(rank + 1) % 4}`, { node: rank >> 1 }),
   );
-  const bytes = 8 * 1024 * 1024;
+  const bytes = asBytes(8 * 1024 * 1024);
   for (let rank = 0; rank < 4; rank++) {
     const link = `gpu${rank}->gpu${(rank + 1) % 4}`;
     builder.add({
@@ -41,14 +41,14 @@ export function handBuiltTrace(
       step: -1,
       channel: 0,
       chunk: -1,
-      bytes: 0,
+      bytes: asBytes(0),
       links: [],
-      startUs: 0,
+      startUs: asMicros(0),
       endUs: COMPUTE_US,
       source: { file: '/work/train.py', line: 10 + rank },
     });
     for (let step = 0; step < 6; step++) {
-      const t = COMPUTE_US + step * STEP_US;
+      const t = asMicros(COMPUTE_US + step * STEP_US);
       const phase: Phase = step < 3 ? 'exchange' : 'broadcast';
       const common = { rank, step, channel: 0, chunk: (rank - step + 8) % 4, bytes, links: [link] };
       builder.add({
@@ -57,10 +57,17 @@ export function handBuiltTrace(
         phase,
         name: name(rank, step),
         startUs: t,
-        endUs: t + 20,
+        endUs: asMicros(t + 20),
         args: { peer: (rank + 1) % 4 },
       });
-      builder.add({ ...common, lane: linkLanes[rank], phase, name: `${link} step ${step}`, startUs: t, endUs: t + 20 });
+      builder.add({
+        ...common,
+        lane: linkLanes[rank],
+        phase,
+        name: `${link} step ${step}`,
+        startUs: t,
+        endUs: asMicros(t + 20),
+      });
       if (step < 3)
         builder.add({
           ...common,
@@ -68,8 +75,8 @@ export function handBuiltTrace(
           phase: 'reduce',
           name: `reduce step ${step}`,
           links: [],
-          startUs: t + 20,
-          endUs: t + 30,
+          startUs: asMicros(t + 20),
+          endUs: asMicros(t + 30),
         });
     }
   }

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
-import { presetSystem, simulateCollective } from '../../src/engine/index';
+import { asBytes, presetSystem, simulateCollective } from '../../src/engine/index';
 import { simulateTrainingStep } from '../../src/engine/training/step';
 import { stepTrace } from '../../src/engine/training/step-trace';
 import { importMeasurementBytes } from '../../src/native/import/index';
@@ -113,7 +113,7 @@ test('a training step: an arrow from each bucket to its collective, followed fro
 
 test('a simulated ring: peer arrows, busbw and link counters, and the range aggregate', { skip }, async () => {
   const result = simulateCollective(presetSystem('dgx-a100')!, {
-    bytes: 256 * 1024 * 1024,
+    bytes: asBytes(256 * 1024 * 1024),
     algorithm: 'ring',
     protocol: 'Simple',
     trace: true,

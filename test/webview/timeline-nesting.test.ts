@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
-import { TraceBuilder, type Phase, type Trace } from '../../src/engine/index';
+import { asBytes, asMicros, TraceBuilder, type Phase, type Trace } from '../../src/engine/index';
 // Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
 declare const window: any;
 declare const document: any;
@@ -20,7 +20,19 @@ function stepTrace(): Trace {
   const comm = builder.lane('stream', 'rank 0 · communication', { rank: 0, node: 0 });
   const cpu = builder.lane('stream', 'rank 0 · CPU', { rank: 0, node: 0 });
   const add = (lane: number, phase: Phase, name: string, startUs: number, endUs: number): number =>
-    builder.add({ lane, rank: 0, phase, name, step: -1, channel: 0, chunk: 0, bytes: 0, links: [], startUs, endUs });
+    builder.add({
+      lane,
+      rank: 0,
+      phase,
+      name,
+      step: -1,
+      channel: 0,
+      chunk: 0,
+      bytes: asBytes(0),
+      links: [],
+      startUs: asMicros(startUs),
+      endUs: asMicros(endUs),
+    });
   add(compute, 'compute', 'forward', 0, 40);
   add(compute, 'compute', 'backward', 40, 100);
   add(compute, 'optimizer', 'optimizer step', 100, 120);

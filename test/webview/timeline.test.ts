@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
 import { COMPUTE_US, STEP_US, expectedPhaseAt, handBuiltTrace } from './fixtures';
-import { PHASES, presetSystem, simulateCollective } from '../../src/engine/index';
+import { PHASES, presetSystem, simulateCollective, asMicros, asBytes } from '../../src/engine/index';
 import { traceMessages } from '../../src/extension/glue/trace-chunks';
 // Callbacks passed to page.evaluate run in the browser; these names exist there, not in Node's typings.
 declare const window: any;
@@ -251,7 +251,7 @@ test('shift+drag selects a range and shows its busbw and phase shares', { skip }
 });
 
 test('a reveal from the host (the spans of a source line) moves the view to its range', { skip }, async () => {
-  await panel.send({ type: 'reveal', startUs: 55, endUs: 95 });
+  await panel.send({ type: 'reveal', startUs: asMicros(55), endUs: asMicros(95) });
   await frame();
   const shown = await panel.page.evaluate(() => ({
     view: (window as any).collectiveProfilerTimeline.view.view,
@@ -265,7 +265,7 @@ test('a reveal from the host (the spans of a source line) moves the view to its 
     return [view.scale().timeToPx(55), view.scale().timeToPx(95)];
   });
   assert.ok(right - left > 500, `40 µs fill ${right - left} px`);
-  await panel.send({ type: 'reveal', startUs: 0, endUs: 220 });
+  await panel.send({ type: 'reveal', startUs: asMicros(0), endUs: asMicros(220) });
 });
 
 test('the search box dims spans that do not match and counts the matches', { skip }, async () => {
@@ -289,7 +289,7 @@ test(
   { skip },
   async () => {
     const result = simulateCollective(presetSystem('dgx-a100')!, {
-      bytes: 256 * 1024 * 1024,
+      bytes: asBytes(256 * 1024 * 1024),
       algorithm: 'ring',
       protocol: 'Simple',
       trace: true,
@@ -353,7 +353,7 @@ test('a trace streamed in chunks by the host shows once its last chunk arrives',
 test('after a reload the same trace reopens at the saved view, filter and scroll', { skip }, async () => {
   const source = { uri: 'file:///work/run.cptrace.json', label: 'run' };
   await panel.send({ type: 'trace', trace: handBuiltTrace(), source });
-  await panel.send({ type: 'reveal', startUs: 60, endUs: 120 });
+  await panel.send({ type: 'reveal', startUs: asMicros(60), endUs: asMicros(120) });
   await panel.page.locator('vscode-textfield.filter input').fill('broadcast');
   await panel.page.waitForFunction(() => /match/.test(document.querySelector('.match-count').textContent ?? ''));
   await panel.page.waitForFunction(() => window.__state?.filter === 'broadcast' && window.__state?.viewStartUs === 60);

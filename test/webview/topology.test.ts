@@ -2,7 +2,15 @@
 // link, colours the links the ring used by utilisation, overlays a channel, and shows labels as text.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { channelPaths, presetSystem, resolveSystem, simulateCollective } from '../../src/engine/index';
+import {
+  channelPaths,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  asBytes,
+  asGBps,
+  asMicros,
+} from '../../src/engine/index';
 import type { TopologyData } from '../../src/protocol';
 import { linkUtilisation, undirectedLinks } from '../../webview/topology/model';
 import { chromiumMissing, openPanel, type PanelPage } from './harness';
@@ -15,7 +23,7 @@ let panel: PanelPage;
 function topology(): TopologyData {
   const spec = presetSystem('dgx-h100', { nodes: 2 })!;
   const system = resolveSystem(spec);
-  const trace = simulateCollective(spec, { bytes: 64 * 2 ** 20, algorithm: 'ring', trace: true }).trace!;
+  const trace = simulateCollective(spec, { bytes: asBytes(64 * 2 ** 20), algorithm: 'ring', trace: true }).trace!;
   return { label: system.label, vertices: system.topology.vertices, links: system.topology.links, trace };
 }
 
@@ -79,7 +87,7 @@ test(
   async () => {
     const spec = presetSystem('dgx-a100', { nodes: 2 })!;
     const system = resolveSystem(spec);
-    const channels = channelPaths(system, { bytes: 25 * 2 ** 20, algorithm: 'tree' });
+    const channels = channelPaths(system, { bytes: asBytes(25 * 2 ** 20), algorithm: 'tree' });
     assert.ok(channels.length >= 2);
     await panel.send({
       type: 'topology',
@@ -128,7 +136,7 @@ test('vertex labels holding markup show as text', { skip }, async () => {
         { id: 'g0', kind: 'gpu', label: payload, node: 0 },
         { id: 'g1', kind: 'gpu', label: 'GPU 1', node: 0 },
       ],
-      links: [{ id: 'g0->g1', from: 'g0', to: 'g1', GBps: 100, latencyUs: 1, kind: 'nvlink' }],
+      links: [{ id: 'g0->g1', from: 'g0', to: 'g1', GBps: asGBps(100), latencyUs: asMicros(1), kind: 'nvlink' }],
       utilisation: { 'g0->g1': 0.5 },
     },
   });

@@ -16,10 +16,17 @@ import {
   type Plugin,
   type Scale,
 } from 'chart.js';
-import { formatBytes, formatMicros } from '../../src/engine/index';
+import { formatBytes, formatMicros, asBytes, asMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
 import { cssRgba, readableColor, resolveColor, themeVar } from '../shared/theme';
-import { byteTick, plottable, powerOfTwoTicks, recommendedIndex, switchPoints, type SwitchPoint } from './series';
+import {
+  byteTick,
+  powerOfTwoTicks,
+  recommendedIndex,
+  sizeSeriesDatasets,
+  switchPoints,
+  type SwitchPoint,
+} from './series';
 
 Chart.register(
   BarController,
@@ -124,27 +131,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
   const c = colours.series;
   const specs: ChartSpec[] = [];
   if (data.sweeps?.length || data.measured?.length) {
-    const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
-      type: 'line',
-      label: series.label,
-      borderColor: c[i % c.length],
-      backgroundColor: c[i % c.length],
-      pointRadius: 2,
-      data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.busbwGBps }))),
-    }));
-    (data.measured ?? []).forEach((series, i) =>
-      datasets.push({
-        type: 'scatter' as 'line',
-        label: `${series.label} (measured)`,
-        borderColor: c[(i + 3) % c.length],
-        backgroundColor: c[(i + 3) % c.length],
-        pointRadius: 5,
-        borderWidth: 2,
-        pointStyle: 'crossRot',
-        showLine: false,
-        data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.busbwGBps }))),
-      }),
-    );
+    const datasets = sizeSeriesDatasets(data, 'busbwGBps', c);
     const points = data.sweeps?.[0] ? switchPoints(data.sweeps[0].rows) : [];
     specs.push({
       id: 'busbw',
@@ -159,7 +146,9 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
             x: bytesAxis('message size (bytes)'),
             y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
           },
-          plugins: { tooltip: { callbacks: { title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)) } } },
+          plugins: {
+            tooltip: { callbacks: { title: (items) => formatBytes(asBytes(Number(items[0]?.parsed.x ?? 0))) } },
+          },
         },
       },
     });
@@ -167,27 +156,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
   if (data.sweeps?.length || data.measured?.length) {
     // Time per call on log-log axes: the small, latency-bound sizes that a linear busbw axis flattens to 0 GB/s
     // are read here, where they differ in µs.
-    const datasets: ChartConfiguration<'line'>['data']['datasets'] = (data.sweeps ?? []).map((series, i) => ({
-      type: 'line',
-      label: series.label,
-      borderColor: c[i % c.length],
-      backgroundColor: c[i % c.length],
-      pointRadius: 2,
-      data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r.timeUs }))),
-    }));
-    (data.measured ?? []).forEach((series, i) =>
-      datasets.push({
-        type: 'scatter' as 'line',
-        label: `${series.label} (measured)`,
-        borderColor: c[(i + 3) % c.length],
-        backgroundColor: c[(i + 3) % c.length],
-        pointRadius: 5,
-        borderWidth: 2,
-        pointStyle: 'crossRot',
-        showLine: false,
-        data: plottable(series.points.map((p) => ({ x: p.bytes, y: p.timeUs }))),
-      }),
-    );
+    const datasets = sizeSeriesDatasets(data, 'timeUs', c);
     specs.push({
       id: 'time',
       title: 'Time per call vs message size',
@@ -203,8 +172,8 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
           plugins: {
             tooltip: {
               callbacks: {
-                title: (items) => formatBytes(Number(items[0]?.parsed.x ?? 0)),
-                label: (item) => `${item.dataset.label}: ${formatMicros(Number(item.parsed.y))}`,
+                title: (items) => formatBytes(asBytes(Number(items[0]?.parsed.x ?? 0))),
+                label: (item) => `${item.dataset.label}: ${formatMicros(asMicros(Number(item.parsed.y)))}`,
               },
             },
           },

@@ -1,5 +1,7 @@
 // Pure transforms from the protocol's chart data to plotted points; no DOM, so they are unit-tested in Node.
-import { formatBytes, type SweepRow } from '../../src/engine/index';
+import type { ChartConfiguration } from 'chart.js';
+import { formatBytes, type SweepRow, asBytes } from '../../src/engine/index';
+import type { ChartsData } from '../../src/protocol';
 
 export interface SwitchPoint {
   /** The first size at which the new choice applies. */
@@ -23,7 +25,7 @@ export function switchPoints(rows: readonly SweepRow[]): SwitchPoint[] {
 
 /** Tick label for a byte axis: powers of two as sizes, everything else left blank to keep the axis readable. */
 export function byteTick(value: number): string {
-  return value > 0 && Number.isInteger(Math.log2(value)) ? formatBytes(value) : '';
+  return value > 0 && Number.isInteger(Math.log2(value)) ? formatBytes(asBytes(value)) : '';
 }
 
 /** The index of the bucket size with the lowest step time, or the one marked recommended. */
@@ -52,4 +54,43 @@ export function powerOfTwoTicks(min: number, max: number, maxTicks = 12): number
   const ticks: number[] = [];
   for (let e = first; e <= last; e += stride) ticks.push(2 ** e);
   return ticks;
+}
+
+/** The quantities plotted against message size: bus bandwidth, and time per call. */
+export type SizeSeriesMetric = 'busbwGBps' | 'timeUs';
+
+/** Measured series take their colours after the first three modelled ones, so a model and a run never share one. */
+const MEASURED_COLOUR_OFFSET = 3;
+
+/**
+ * The datasets of a chart over message size: one line per modelled sweep, then one scatter of crosses per
+ * measured run, each plotting `metric` against bytes. The busbw and time-per-call charts differ only in `metric`.
+ */
+export function sizeSeriesDatasets(
+  data: Pick<ChartsData, 'sweeps' | 'measured'>,
+  metric: SizeSeriesMetric,
+  palette: readonly string[],
+): ChartConfiguration<'line'>['data']['datasets'] {
+  const colour = (i: number) => palette[i % palette.length];
+  const modelled = (data.sweeps ?? []).map((series, i) => ({
+    type: 'line' as const,
+    label: series.label,
+    borderColor: colour(i),
+    backgroundColor: colour(i),
+    pointRadius: 2,
+    data: plottable(series.rows.map((r) => ({ x: r.bytes, y: r[metric] }))),
+  }));
+  const measured = (data.measured ?? []).map((series, i) => ({
+    // A scatter inside a line chart: chart.js draws it with the line chart's axes when its type is cast so.
+    type: 'scatter' as 'line',
+    label: `${series.label} (measured)`,
+    borderColor: colour(i + MEASURED_COLOUR_OFFSET),
+    backgroundColor: colour(i + MEASURED_COLOUR_OFFSET),
+    pointRadius: 5,
+    borderWidth: 2,
+    pointStyle: 'crossRot' as const,
+    showLine: false,
+    data: plottable(series.points.map((p) => ({ x: p.bytes, y: p[metric] }))),
+  }));
+  return [...modelled, ...measured];
 }

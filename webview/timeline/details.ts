@@ -1,6 +1,6 @@
 // Text for the hover tooltip, the selected span's details and a selected range's statistics. Every string is
 // set through textContent (dom.ts), so names and paths from a trace can never become markup.
-import { PHASES, formatBytes, formatMicros } from '../../src/engine/index';
+import { PHASES, formatBytes, formatMicros, asMicros } from '../../src/engine/index';
 import { el, factList } from '../shared/dom';
 import type { NameAggregate } from './aggregate';
 import type { TimelineModel } from './model';
@@ -9,11 +9,11 @@ import { rangeSummary, type RangeStats } from './range-stats';
 /** Label/value pairs describing the span at a sorted position. */
 export function spanFacts(model: TimelineModel, sorted: number): [string, string][] {
   const span = model.spanAt(sorted);
-  const durationUs = model.end[sorted] - model.start[sorted];
+  const durationUs = asMicros(model.end[sorted] - model.start[sorted]);
   const facts: [string, string][] = [
     ['phase', PHASES[model.phase[sorted]]],
     ['lane', model.rows[model.rowOf(sorted)].label],
-    ['start', formatMicros(model.start[sorted] - model.startUs)],
+    ['start', formatMicros(asMicros(model.start[sorted] - model.startUs))],
     ['duration', formatMicros(durationUs)],
   ];
   if (!span) return facts;
@@ -39,7 +39,8 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
 export function argFact(key: string, value: string | number): [string, string] {
   const time = /^(.*?)Us$/.exec(key);
   const words = (name: string): string => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-  if (time && typeof value === 'number' && Number.isFinite(value)) return [words(time[1]), formatMicros(value)];
+  if (time && typeof value === 'number' && Number.isFinite(value))
+    return [words(time[1]), formatMicros(asMicros(value))];
   return [words(key), String(value)];
 }
 
@@ -127,8 +128,8 @@ export function renderAggregate(rows: readonly NameAggregate[]): HTMLElement {
         'tr',
         {},
         el('td', { class: 'name', title: row.name }, row.name),
-        el('td', { class: 'num' }, formatMicros(row.totalUs)),
-        el('td', { class: 'num' }, formatMicros(row.selfUs)),
+        el('td', { class: 'num' }, formatMicros(asMicros(row.totalUs))),
+        el('td', { class: 'num' }, formatMicros(asMicros(row.selfUs))),
         el('td', { class: 'num' }, String(row.count)),
         el('td', {}, bar),
       ),

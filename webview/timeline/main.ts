@@ -2,7 +2,15 @@
 // the overview, the details and the search box together.
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
-import { PHASES, type Flow, type Lane, type Span, type Trace, type TraceMetadata } from '../../src/engine/index';
+import {
+  PHASES,
+  asMicros,
+  type Flow,
+  type Lane,
+  type Span,
+  type Trace,
+  type TraceMetadata,
+} from '../../src/engine/index';
 import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
 import { el } from '../shared/dom';
 import { onThemeChange } from '../shared/theme';
@@ -69,8 +77,8 @@ function persist(): void {
     saveState({
       panel: 'timeline',
       source,
-      viewStartUs: view.view.startUs,
-      viewEndUs: view.view.endUs,
+      viewStartUs: asMicros(view.view.startUs),
+      viewEndUs: asMicros(view.view.endUs),
       scrollTopPx: view.scrollTopPx,
       filter: filter.value || undefined,
       selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,

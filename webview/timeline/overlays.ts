@@ -2,7 +2,7 @@
 // selected range and span, the label column (a node header with its twisty, ▸ folded, ▾ open; each lane's name
 // once, on its first track; a pin mark on pinned lanes; the counters' names; rules between nodes and under the
 // pinned band) and the time axis.
-import { PHASES, formatMicros } from '../../src/engine/index';
+import { PHASES, asMicros, formatMicros } from '../../src/engine/index';
 import { cssRgba } from '../shared/theme';
 import { lineAt } from './layout';
 import type { TimeScale } from './time-scale';
@@ -146,7 +146,7 @@ function drawAxis(view: TimelineView, scale: TimeScale): void {
     const x = Math.round(scale.timeToPx(t));
     ctx.fillRect(x, axisHeight - 6 * view.dpr, 1, 6 * view.dpr);
     ctx.fillStyle = palette.foreground;
-    ctx.fillText(formatMicros(t - origin), x + 3 * view.dpr, axisHeight / 2 - 2 * view.dpr);
+    ctx.fillText(formatMicros(asMicros(t - origin)), x + 3 * view.dpr, axisHeight / 2 - 2 * view.dpr);
     ctx.fillStyle = palette.muted;
   }
 }

@@ -4,7 +4,7 @@
 // reduce stream runs beside its transfers). A span yields to the spans nested inside it (a training step to its
 // passes, a pass to its layers): on each lane only the innermost track that is busy counts. Bytes are the spans'
 // own bytes, clipped to the range in proportion.
-import { PHASES, formatBytes, formatMicros, type Lane } from '../../src/engine/index';
+import { PHASES, formatBytes, formatMicros, type Lane, asMicros, asBytes } from '../../src/engine/index';
 
 const COLLECTIVE = PHASES.indexOf('collective');
 const COLLECTIVE_PARTS = new Set(
@@ -203,20 +203,20 @@ export interface RangeLine {
  */
 export function rangeSummary(stats: RangeStats): RangeLine[] {
   const rankWord = `${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`;
-  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(stats.endUs - stats.startUs) }];
+  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(asMicros(stats.endUs - stats.startUs)) }];
   if (stats.transferredBytes > 0) {
-    lines.push({ label: 'moved', text: `${formatBytes(stats.transferredBytes)} over links` });
+    lines.push({ label: 'moved', text: `${formatBytes(asBytes(stats.transferredBytes))} over links` });
     lines.push({ label: 'busbw', text: `${stats.busbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
   }
   if (stats.collectiveBytes > 0) {
-    lines.push({ label: 'collectives', text: `${formatBytes(stats.collectiveBytes)} of messages` });
+    lines.push({ label: 'collectives', text: `${formatBytes(asBytes(stats.collectiveBytes))} of messages` });
     lines.push({ label: 'algbw', text: `${stats.algbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
   }
   if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0)
     lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
   const totalUs = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
   const share = (us: number): string =>
-    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(us / stats.ranks)} per rank`;
+    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(asMicros(us / stats.ranks))} per rank`;
   PHASES.forEach((name, p) => {
     if (stats.phaseUs[p] > 0) lines.push({ label: name, text: share(stats.phaseUs[p]), phase: p });
   });

@@ -1,6 +1,6 @@
 // The timeline canvas: lanes on the left, a time axis on top, and spans rasterised through raster.ts.
 // All state that decides a frame lives here; interaction.ts turns input into calls on this class.
-import { formatMicros } from '../../src/engine/index';
+import { asMicros, formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, columnsForRows, paintRow } from './raster';
@@ -386,6 +386,6 @@ export class TimelineView {
   describeView(): string {
     if (!this.model) return '';
     const origin = this.model.startUs;
-    return `${formatMicros(this.view.startUs - origin)} – ${formatMicros(this.view.endUs - origin)} of ${formatMicros(this.model.endUs - origin)}`;
+    return `${formatMicros(asMicros(this.view.startUs - origin))} – ${formatMicros(asMicros(this.view.endUs - origin))} of ${formatMicros(asMicros(this.model.endUs - origin))}`;
   }
 }

@@ -1,6 +1,6 @@
 // Draws a topology as SVG built with DOM calls (no markup strings): node frames, links heat-coloured by
 // utilisation, vertices by kind, and an optional overlay of one channel's ring or tree.
-import { formatBytes } from '../../src/engine/index';
+import { formatBytes, asBytes } from '../../src/engine/index';
 import type { ChannelPath, TopologyData, TopologyLink, TopologyVertex } from '../../src/protocol';
 import { cssRgba, mix, readableColor, resolveColor, themeVar } from '../shared/theme';
 import { layoutTopology, undirectedLinks, type Point } from './model';
@@ -58,7 +58,7 @@ function linkTitle(pair: { links: TopologyLink[]; utilisation: number }, bytes: 
   return pair.links
     .map(
       (l) =>
-        `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${(100 * pair.utilisation).toFixed(0)} % busy${bytes.get(l.id) ? ` · ${formatBytes(bytes.get(l.id)!)}` : ''}`,
+        `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${(100 * pair.utilisation).toFixed(0)} % busy${bytes.get(l.id) ? ` · ${formatBytes(asBytes(bytes.get(l.id)!))}` : ''}`,
     )
     .join('\n');
 }

@@ -1,7 +1,7 @@
 // `compare <measured>`: "is my bandwidth normal?" Lines a measured sweep up with the simulator's prediction for
 // the same system and flags the sizes where the measured bus bandwidth is below what the model's uncertainty at
 // that size allows, and says which part of the system would explain the flagged sizes.
-import { formatBytes } from '../../engine/index';
+import { formatBytes, asBytes } from '../../engine/index';
 import { compareMeasurement, medianRelativeError, UNCERTAINTY_K, type CompareResult } from '../../native/compare';
 import { explainFlagged, type CompareVerdict } from '../../native/compare-verdict';
 import { UsageError, defineCommand, type CliCommand } from '../command';
@@ -29,7 +29,7 @@ function table(
         ? `  normal for ${r.explainedBy.algorithm}/${r.explainedBy.protocol} (${r.explainedBy.ratio.toFixed(2)}), which NCCL ${result.ncclVersion} rates near ${r.algorithm}/${r.protocol}`
         : '';
     out.push(
-      ` ${formatBytes(r.bytes).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`,
+      ` ${formatBytes(asBytes(r.bytes)).padStart(11)} ${r.measuredBusbwGBps.toFixed(2).padStart(10)} ${r.expectedBusbwGBps.toFixed(2).padStart(10)} ${r.ratio.toFixed(2).padStart(6)}${note}`,
     );
   }
   const logged = result.rows.filter((r) => r.chosenBy === 'nccl-log').length;

@@ -1,6 +1,6 @@
 // `import <file>`: reads nccl-tests output (text or -J JSON), an NCCL_DEBUG log, a Kineto trace (.json or
 // .json.gz), DeepSpeed comms_logger output or calibration JSON, and prints what it holds.
-import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
+import { formatBytes, formatMicros, traceToChromeJson, asBytes, asMicros } from '../../engine/index';
 import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
 import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
 import { MergeError, mergeRankTraces } from '../../native/import/merge';
@@ -77,7 +77,7 @@ function summary(result: ImportResult, path: string): string {
     for (const r of m.rows) {
       const wrong = r.wrong ? `  #wrong ${r.wrong}` : '';
       out.push(
-        `    ${formatBytes(r.bytes).padStart(10)}  ${formatMicros(r.timeUs).padStart(10)}  algbw ${r.algbwGBps.toFixed(2).padStart(8)} GB/s  busbw ${r.busbwGBps.toFixed(2).padStart(8)} GB/s${wrong}`,
+        `    ${formatBytes(asBytes(r.bytes)).padStart(10)}  ${formatMicros(asMicros(r.timeUs)).padStart(10)}  algbw ${r.algbwGBps.toFixed(2).padStart(8)} GB/s  busbw ${r.busbwGBps.toFixed(2).padStart(8)} GB/s${wrong}`,
       );
     }
   }

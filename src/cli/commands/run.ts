@@ -1,7 +1,7 @@
 // `run --engine native`: real collectives through torch.distributed on this machine's GPUs (NCCL) or CPUs
 // (gloo), with the fused all_reduce next to step-by-step ring and tree runs traced per rank and phase.
 import { constants as osConstants } from 'node:os';
-import { formatBytes, formatMicros, traceToChromeJson } from '../../engine/index';
+import { formatBytes, formatMicros, traceToChromeJson, asMicros, asBytes } from '../../engine/index';
 import { nativeMeasurements, nativeTrace } from '../../native/convert';
 import { NativeRunError } from '../../native/errors';
 import { srunCommand, torchrunCommand } from '../../native/launch-commands';
@@ -43,12 +43,12 @@ function table(run: NativeRunResult): string {
     const of = run.results.filter((r) => `${r.label}:${r.bytes}` === key);
     const get = (kind: string): string => {
       const r = of.find((x) => x.kind === kind);
-      return r?.unsupported ? 'n/a' : r?.timeUs !== undefined ? formatMicros(r.timeUs) : '-';
+      return r?.unsupported ? 'n/a' : r?.timeUs !== undefined ? formatMicros(asMicros(r.timeUs)) : '-';
     };
     const fused = of.find((r) => r.kind === 'fused');
     const verified = of.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));
     out.push(
-      ` ${formatBytes(of[0].bytes).padStart(11)}${forColumn(of[0].label)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
+      ` ${formatBytes(asBytes(of[0].bytes)).padStart(11)}${forColumn(of[0].label)} ${get('fused').padStart(11)} ${get('reduce_scatter+all_gather').padStart(11)} ${get('ring').padStart(11)} ${get('tree').padStart(11)} ${(fused?.busbwGBps ?? 0).toFixed(3).padStart(9)}  ${verified ? 'sum+avg ok' : 'MISMATCH'}`,
     );
   }
   const unsupported = run.results.find((r) => r.unsupported)?.unsupported;
@@ -156,7 +156,7 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
       backend,
       onProgress: (p) => {
         if (!flags.has('json') && p.bytes !== undefined)
-          io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(p.bytes)}`);
+          io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(asBytes(p.bytes))}`);
       },
     });
     const trace = nativeTrace(run, `native all_reduce, ${nproc} ranks`);

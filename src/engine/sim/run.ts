@@ -10,6 +10,7 @@ import type { Trace, TraceMetadata } from '../trace/model';
 import type { FlowSet } from './maxmin';
 import { ComponentSolver } from './components';
 import type { Flow, Round, Schedule } from './schedule';
+import { asBytes, asMicros } from '../units';
 
 export interface RunOptions {
   /** Expand every channel copy and every repeated round (the reference the fast path must agree with). */
@@ -139,7 +140,16 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     }
   }
   const trace = builder?.build();
-  return { timeUs: now, phases, trace, spanCount: builder?.spanCount ?? 0 };
+  return {
+    timeUs: now,
+    phases: {
+      exchange: asMicros(phases.exchange),
+      reduce: asMicros(phases.reduce),
+      broadcast: asMicros(phases.broadcast),
+    },
+    trace,
+    spanCount: builder?.spanCount ?? 0,
+  };
 }
 
 /** Byte shares of each phase when a round mixes phases, or undefined when it has one. */
@@ -176,10 +186,10 @@ function emitSpans(
     step,
     channel: flow.channel,
     chunk: flow.chunk,
-    bytes: flow.bytes * flow.weight,
+    bytes: asBytes(flow.bytes * flow.weight),
     links: linkIds,
-    startUs,
-    endUs: startUs + finishUs,
+    startUs: asMicros(startUs),
+    endUs: asMicros(startUs + finishUs),
     args: { copies: flow.weight, peer: flow.peer },
   });
   if (flow.reduceBytes > 0) {
@@ -201,10 +211,10 @@ function emitSpans(
       step,
       channel: flow.channel,
       chunk: flow.chunk,
-      bytes: flow.reduceBytes * flow.weight,
+      bytes: asBytes(flow.reduceBytes * flow.weight),
       links: [],
-      startUs: startUs + finishUs - reduceUs,
-      endUs: startUs + finishUs,
+      startUs: asMicros(startUs + finishUs - reduceUs),
+      endUs: asMicros(startUs + finishUs),
     });
   }
 }

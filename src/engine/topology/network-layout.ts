@@ -8,6 +8,7 @@ import type { GpuSpec } from '../hardware/gpus';
 import { TopologyBuilder } from './builder';
 import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
 import type { SystemSpec } from './spec';
+import { asGBps, asMicros } from '../units';
 
 /** Nodes under one leaf switch of a rail: a 64-port switch with 32 ports down and 32 up (non-blocking). */
 const NODES_PER_LEAF = 32;
@@ -66,18 +67,18 @@ export function buildNodesAndNetwork(
     if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
     nicsPerNode = checkInteger(spec.nic.perNode, 'nic.perNode', 1);
     if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
-    const nicGBps = spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY;
-    const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? K.NIC_HOP_US;
+    const nicGBps = asGBps(spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY);
+    const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? asMicros(K.NIC_HOP_US);
     const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
     const oversubscription = spec.network?.oversubscription ?? 1;
     if (!(oversubscription >= 1) || !Number.isFinite(oversubscription))
       throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
-    const switchUs = spec.network?.switchLatencyUs ?? K.NETWORK_SWITCH_HOP_US;
+    const switchUs = spec.network?.switchLatencyUs ?? asMicros(K.NETWORK_SWITCH_HOP_US);
     if (!(switchUs >= 0) || !Number.isFinite(switchUs))
       throw new EngineError(`network.switchLatencyUs must be ≥ 0, got ${switchUs}`);
     // The GPU reaches its NIC over PCIe (GPUDirect RDMA), so the PCIe overrides bound that hop too.
-    const pcie = pcieGBps(spec, gpu);
-    const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
+    const pcie = asGBps(pcieGBps(spec, gpu));
+    const pcieUs = spec.overrides?.pcieLatencyUs ?? asMicros(K.PCIE_HOP_US);
     // NICs sit on PCIe switches beside the GPUs. With at least one NIC per GPU each GPU's switch holds its NICs, and
     // the GPU's own x16 link carries all of their traffic; with fewer NICs each NIC's switch holds the GPUs that
     // share it, and the NIC's x16 link carries all of theirs.
@@ -111,7 +112,7 @@ export function buildNodesAndNetwork(
         const [up, down] = b.duplex(
           leaf,
           spine,
-          (nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription,
+          asGBps((nicGBps * Math.min(nodesPerLeaf, nodes)) / oversubscription),
           switchUs,
           'network',
         );
@@ -143,7 +144,7 @@ export function buildNodesAndNetwork(
         const sw = b.vertex(`${p}nicsw${k}`, 'pcie-switch', `node ${n} · NIC PCIe switch ${k}`, n);
         // One PCIe traversal from GPU to NIC: its latency is charged once, on the GPU's side.
         const gpuLinks = group.gpus.map((g) => b.duplex(nodeFabrics[n].gpuIds[g], sw, pcie, pcieUs, 'pcie'));
-        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, 0, 'pcie'));
+        const nicLinks = group.nics.map((r) => b.duplex(sw, `${p}nic${r}`, pcie, asMicros(0), 'pcie'));
         if (n > 0) continue;
         group.gpus.forEach((g, i) =>
           group.nics.forEach((r, j) => {

@@ -6,6 +6,7 @@ import type { GpuSpec } from '../hardware/gpus';
 import type { TopologyBuilder } from './builder';
 import { DGX1_NVLINKS } from './dgx1-mesh';
 import type { SystemSpec } from './spec';
+import { asGBps, asMicros } from '../units';
 
 export interface NodeFabric {
   readonly gpuIds: readonly string[];
@@ -45,11 +46,12 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   const g = spec.gpusPerNode;
   const p = vertexPrefix(spec.nodes, node);
   const gpuIds = Array.from({ length: g }, (_, i) => b.vertex(`${p}gpu${i}`, 'gpu', `node ${node} · GPU ${i}`, node));
-  const nvlinkUs = spec.overrides?.nvlinkLatencyUs ?? K.NVLINK_HOP_US;
-  const pcieUs = spec.overrides?.pcieLatencyUs ?? K.PCIE_HOP_US;
-  const pcie = pcieGBps(spec, gpu);
-  const interSocket =
-    positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS;
+  const nvlinkUs = spec.overrides?.nvlinkLatencyUs ?? asMicros(K.NVLINK_HOP_US);
+  const pcieUs = spec.overrides?.pcieLatencyUs ?? asMicros(K.PCIE_HOP_US);
+  const pcie = asGBps(pcieGBps(spec, gpu));
+  const interSocket = asGBps(
+    positive(spec.overrides?.interSocketGBps, 'overrides.interSocketGBps') ?? K.DEFAULT_INTER_SOCKET_GBPS,
+  );
 
   // A PCIe tree carries PCIe-only traffic and the fallback between GPUs without NVLink. On an NVSwitch node all GPU
   // traffic is NVLink and each NIC sits beside its GPU, so the tree is left out (it would carry nothing).
@@ -68,12 +70,12 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   );
   for (let s = 0; s < sockets; s++)
     for (let t = s + 1; t < sockets; t++)
-      b.duplex(cpuIds[s], cpuIds[t], interSocket, K.INTER_SOCKET_HOP_US, 'inter-socket');
+      b.duplex(cpuIds[s], cpuIds[t], interSocket, asMicros(K.INTER_SOCKET_HOP_US), 'inter-socket');
   const hostStaged = fabric === 'pcie' && spec.p2p === false;
   const hostIds = hostStaged
     ? cpuIds.map((cpu, s) => {
         const host = b.vertex(`${p}host${s}`, 'host', `node ${node} · host memory ${s}`, node);
-        b.duplex(cpu, host, K.HOST_MEMORY_GBPS, K.HOST_STAGING_HOP_US, 'host');
+        b.duplex(cpu, host, asGBps(K.HOST_MEMORY_GBPS), asMicros(K.HOST_STAGING_HOP_US), 'host');
         return host;
       })
     : [];
@@ -138,7 +140,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     if (gpu.nvlinkLinks === 0 && spec.overrides?.nvlinkLinks === undefined)
       throw new EngineError(`${gpu.name} has no NVLink, so it cannot sit on an NVSwitch`);
     const sw = b.vertex(`${p}nvsw`, 'switch', `node ${node} · NVSwitch`, node);
-    const port = nvlinkPortGBps(spec, gpu);
+    const port = asGBps(nvlinkPortGBps(spec, gpu));
     const pairs = gpuIds.map((id) => b.duplex(id, sw, port, nvlinkUs, 'nvswitch'));
     uplink = pairs.map((pair) => pair[0]);
     downlink = pairs.map((pair) => pair[1]);
@@ -149,7 +151,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
       for (let y = x + 1; y < g; y++) {
         const count = DGX1_NVLINKS[x][y];
         if (count === 0) continue;
-        const [fwd, back] = b.duplex(gpuIds[x], gpuIds[y], perLink * count, nvlinkUs, 'nvlink');
+        const [fwd, back] = b.duplex(gpuIds[x], gpuIds[y], asGBps(perLink * count), nvlinkUs, 'nvlink');
         direct.set(x * g + y, fwd);
         direct.set(y * g + x, back);
       }
@@ -160,7 +162,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
       const [fwd, back] = b.duplex(
         gpuIds[x],
         gpuIds[x + 1],
-        nvlinkPortGBps(spec, gpu) * K.nvlinkBridgeEfficiency(gpu.nvlinkGen),
+        asGBps(nvlinkPortGBps(spec, gpu) * K.nvlinkBridgeEfficiency(gpu.nvlinkGen)),
         nvlinkUs,
         'nvlink',
       );

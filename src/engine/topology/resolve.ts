@@ -10,6 +10,7 @@ import { buildNodesAndNetwork, checkInteger } from './network-layout';
 import type { SystemSpec } from './spec';
 import { ncclTuner } from '../nccl-versions';
 import { markNodesIdentical } from './uniform';
+import { asMicros, type Micros, type GBps } from '../units';
 
 const FABRIC_LABEL: Record<string, string> = {
   nvswitch: 'NVSwitch',
@@ -20,8 +21,8 @@ const FABRIC_LABEL: Record<string, string> = {
 };
 
 /** Host time for one process to launch a collective: its GPUs' launches run one after another. */
-export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: number): number {
-  return gpusPerProcess * launchPerGpuUs;
+export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: Micros): Micros {
+  return asMicros(gpusPerProcess * launchPerGpuUs);
 }
 
 export function resolveSystem(spec: SystemSpec): System {
@@ -42,7 +43,9 @@ export function resolveSystem(spec: SystemSpec): System {
   // drives in turn, and the processes launch in parallel.
   const launchUs =
     spec.overrides?.launchUs ??
-    (spec.intraNode === 'uniform-ring' ? 0 : launchPerProcessUs(gpusPerProcess, K.LAUNCH_PER_GPU_US));
+    (spec.intraNode === 'uniform-ring'
+      ? asMicros(0)
+      : launchPerProcessUs(gpusPerProcess, asMicros(K.LAUNCH_PER_GPU_US)));
   if (!(launchUs >= 0)) throw new EngineError(`overrides.launchUs must be ≥ 0, got ${launchUs}`);
   const short = gpu.name.replace(/-SXM$/, '');
   const fabricLabel = FABRIC_LABEL[spec.intraNode] ?? spec.intraNode;
@@ -149,12 +152,12 @@ function uniformRing(
   spec: SystemSpec,
   gpu: NonNullable<ReturnType<typeof findGpu>>,
   ranks: number,
-  hbmGBps: number,
-  launchUs: number,
+  hbmGBps: GBps,
+  launchUs: Micros,
   label: string,
 ): System {
   const GBps = spec.overrides?.linkGBps;
-  const latencyUs = spec.overrides?.linkLatencyUs ?? 0;
+  const latencyUs = spec.overrides?.linkLatencyUs ?? asMicros(0);
   if (GBps === undefined) throw new EngineError('a uniform-ring system needs overrides.linkGBps');
   const b = new TopologyBuilder();
   const ids = Array.from({ length: ranks }, (_, i) => b.vertex(`gpu${i}`, 'gpu', `GPU ${i}`, 0));

@@ -3,15 +3,15 @@
 // order backward produces their gradients, add each tensor to the open bucket, and close the bucket as soon as it
 // reaches its limit. The first bucket's limit is small (1 MiB) so that the first AllReduce starts early; every
 // later bucket uses the cap. A tensor larger than the cap therefore gets a bucket of its own.
-import type { Bytes } from '../units';
+import { type Bytes, asBytes } from '../units';
 import type { ModelSpec } from './types';
 
 /** DDP's `dist._DEFAULT_FIRST_BUCKET_BYTES`. */
-export const DDP_FIRST_BUCKET_BYTES: Bytes = 1024 * 1024;
+export const DDP_FIRST_BUCKET_BYTES: Bytes = asBytes(1024 * 1024);
 /** DDP's default `bucket_cap_mb` (25), in bytes: DDP multiplies the MB figure by 1024 × 1024. */
-export const DDP_DEFAULT_BUCKET_BYTES: Bytes = 25 * 1024 * 1024;
+export const DDP_DEFAULT_BUCKET_BYTES: Bytes = asBytes(25 * 1024 * 1024);
 /** Horovod's default HOROVOD_FUSION_THRESHOLD (64 MiB). */
-export const HOROVOD_DEFAULT_FUSION_BYTES: Bytes = 64 * 1024 * 1024;
+export const HOROVOD_DEFAULT_FUSION_BYTES: Bytes = asBytes(64 * 1024 * 1024);
 /** DeepSpeed's default reduce_bucket_size and allreduce_bucket_size, in elements. */
 export const DEEPSPEED_DEFAULT_BUCKET_ELEMENTS = 5e8;
 
@@ -90,7 +90,7 @@ export function assignBuckets(
     params += p;
     tensorCount++;
     if (bytes >= limit) {
-      buckets.push({ index: buckets.length, bytes, params, lastTensor: t, tensorCount });
+      buckets.push({ index: buckets.length, bytes: asBytes(bytes), params, lastTensor: t, tensorCount });
       bytes = 0;
       params = 0;
       tensorCount = 0;
@@ -100,7 +100,7 @@ export function assignBuckets(
   if (tensorCount > 0) {
     let first = 0;
     while (first < flat.params.length && flat.params[first] <= 0) first++;
-    buckets.push({ index: buckets.length, bytes, params, lastTensor: first, tensorCount });
+    buckets.push({ index: buckets.length, bytes: asBytes(bytes), params, lastTensor: first, tensorCount });
   }
   return buckets;
 }
@@ -109,6 +109,7 @@ export function assignBuckets(
 export function chunkSizes(totalBytes: Bytes, chunkBytes: Bytes): Bytes[] {
   if (!(chunkBytes > 0)) throw new RangeError(`chunk size must be positive (got ${chunkBytes} bytes)`);
   const out: Bytes[] = [];
-  for (let left = totalBytes; left > 0; left -= chunkBytes) out.push(Math.min(left, chunkBytes));
+  for (let left = totalBytes; left > 0; left = asBytes(left - chunkBytes))
+    out.push(asBytes(Math.min(left, chunkBytes)));
   return out;
 }

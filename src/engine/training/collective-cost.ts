@@ -2,7 +2,7 @@
 // (most tensors of a transformer share a shape), so results are cached by kind and size: a 70 B model on 1,024
 // GPUs needs a few dozen simulations, not thousands.
 import type { Algorithm, CollectiveKind, Dtype, PhaseTimes, Protocol, ReduceOp } from '../collective-types';
-import type { Bytes, Micros } from '../units';
+import { type Bytes, type Micros, asMicros, asBytes } from '../units';
 import type { System } from '../topology/model';
 import { simulateCollective } from '../simulate';
 
@@ -19,7 +19,7 @@ export interface CostOptions {
   readonly op: ReduceOp;
 }
 
-const NO_COMM: PhaseTimes = { exchange: 0, reduce: 0, broadcast: 0 };
+const NO_COMM: PhaseTimes = { exchange: asMicros(0), reduce: asMicros(0), broadcast: asMicros(0) };
 
 /**
  * Prices one collective. The default runs the simulator; a caller with measurements (the native engine, an
@@ -80,7 +80,7 @@ export class CollectiveCoster {
 
   cost(kind: CollectiveKind, bytes: Bytes, dtype: Dtype): CollectiveCost {
     if (this.system.ranks <= 1 || bytes <= 0)
-      return { timeUs: 0, algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
+      return { timeUs: asMicros(0), algorithm: 'ring', protocol: 'Simple', phases: NO_COMM };
     const hit = this.cache.get(`${kind}|${dtype}|${bytes}`);
     if (hit || !this.interpolate) return hit ?? this.exact(kind, bytes, dtype);
     // Bracket log2(bytes) between exponents lo and hi, halving while the anchors disagree on the algorithm.
@@ -90,15 +90,15 @@ export class CollectiveCoster {
     let loBytes = 2 ** loExp;
     let hiBytes = 2 ** hiExp;
     if (bytes === loBytes) return this.exact(kind, bytes, dtype);
-    let lo = this.exact(kind, loBytes, dtype);
-    let hi = this.exact(kind, hiBytes, dtype);
+    let lo = this.exact(kind, asBytes(loBytes), dtype);
+    let hi = this.exact(kind, asBytes(hiBytes), dtype);
     for (
       let depth = 0;
       depth < MAX_ANCHOR_REFINEMENT && (lo.algorithm !== hi.algorithm || lo.protocol !== hi.protocol);
       depth++
     ) {
       const midExp = (loExp + hiExp) / 2;
-      const midBytes = Math.round(2 ** midExp);
+      const midBytes = asBytes(Math.round(2 ** midExp));
       if (midBytes === bytes) return this.exact(kind, bytes, dtype);
       const mid = this.exact(kind, midBytes, dtype);
       if (bytes < midBytes) [hiExp, hiBytes, hi] = [midExp, midBytes, mid];
@@ -109,13 +109,13 @@ export class CollectiveCoster {
     // The nearer anchor names the algorithm and protocol when the two differ.
     const named = w < 0.5 ? lo : hi;
     return {
-      timeUs: mix(lo.timeUs, hi.timeUs),
+      timeUs: asMicros(mix(lo.timeUs, hi.timeUs)),
       algorithm: named.algorithm,
       protocol: named.protocol,
       phases: {
-        exchange: mix(lo.phases.exchange, hi.phases.exchange),
-        reduce: mix(lo.phases.reduce, hi.phases.reduce),
-        broadcast: mix(lo.phases.broadcast, hi.phases.broadcast),
+        exchange: asMicros(mix(lo.phases.exchange, hi.phases.exchange)),
+        reduce: asMicros(mix(lo.phases.reduce, hi.phases.reduce)),
+        broadcast: asMicros(mix(lo.phases.broadcast, hi.phases.broadcast)),
       },
     };
   }

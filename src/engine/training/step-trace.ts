@@ -6,7 +6,7 @@
 import type { Phase } from '../trace/model';
 import type { Trace } from '../trace/model';
 import { TraceBuilder } from '../trace/builder';
-import { formatBytes } from '../units';
+import { formatBytes, asMicros, asBytes } from '../units';
 import type { StepCollective, StepResult } from './step';
 
 /** Ranks drawn by default: enough to see that they agree, few enough to keep a 1,024-GPU trace small. */
@@ -43,8 +43,8 @@ export function bucketSpans(step: StepResult): { collective: StepCollective; sta
 
 /** The spans that hold others on a rank's compute lane: the step, and each micro-step's forward and backward pass. */
 function addContainers(builder: TraceBuilder, lane: number, rank: number, step: StepResult): void {
-  const common = { lane, rank, step: -1, channel: 0, bytes: 0, links: [] as string[] };
-  builder.add({ ...common, phase: 'other', name: 'step', chunk: -1, startUs: 0, endUs: step.stepTimeUs });
+  const common = { lane, rank, step: -1, channel: 0, bytes: asBytes(0), links: [] as string[] };
+  builder.add({ ...common, phase: 'other', name: 'step', chunk: -1, startUs: asMicros(0), endUs: step.stepTimeUs });
   const passes = new Map<string, { kind: string; microStep: number; startUs: number; endUs: number }>();
   for (const span of step.compute) {
     if (span.kind === 'optimizer') continue;
@@ -60,8 +60,8 @@ function addContainers(builder: TraceBuilder, lane: number, rank: number, step: 
       phase: 'compute',
       name: step.microSteps > 1 ? `${pass.kind} · micro-step ${pass.microStep}` : pass.kind,
       chunk: pass.microStep,
-      startUs: pass.startUs,
-      endUs: pass.endUs,
+      startUs: asMicros(pass.startUs),
+      endUs: asMicros(pass.endUs),
       args: { microStep: pass.microStep },
     });
   }
@@ -89,9 +89,9 @@ function addPhases(builder: TraceBuilder, lane: number, rank: number, c: StepCol
       bytes: c.bytes,
       links: [],
       startUs: at,
-      endUs: Math.max(at, end),
+      endUs: asMicros(Math.max(at, end)),
     });
-    at = Math.max(at, end);
+    at = asMicros(Math.max(at, end));
   }
 }
 
@@ -131,7 +131,7 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
         step: -1,
         channel: 0,
         chunk: span.microStep,
-        bytes: 0,
+        bytes: asBytes(0),
         links: [],
         startUs: span.startUs,
         endUs: span.endUs,
@@ -149,10 +149,10 @@ export function stepTrace(step: StepResult, options: StepTraceOptions = {}): Tra
         channel: 0,
         chunk: b.collective.index,
         // The bucket's bytes are written to memory, not moved over a link: they stay out of bandwidth sums.
-        bytes: 0,
+        bytes: asBytes(0),
         links: [],
-        startUs: b.startUs,
-        endUs: b.endUs,
+        startUs: asMicros(b.startUs),
+        endUs: asMicros(b.endUs),
         args: { microStep: b.collective.microStep, gradientBytes: b.collective.bytes },
       });
       bucketSpan.set(b.collective.index, index);

@@ -11,7 +11,7 @@ import {
   type Algorithm,
   type Protocol,
 } from '../collective-types';
-import type { Bytes, Micros } from '../units';
+import { type Bytes, type Micros, asMicros, asBytes } from '../units';
 import { resolveSystem } from '../topology/resolve';
 import type { System } from '../topology/model';
 import { assignBuckets, chunkSizes, DDP_FIRST_BUCKET_BYTES, flattenModel, type FlatModel } from './buckets';
@@ -130,8 +130,8 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
     microStep: number,
   ): Micros => {
     const cost = coster.cost(kind, bytes, dtype);
-    const startUs = Math.max(commFree, readyUs);
-    const endUs = startUs + cost.timeUs;
+    const startUs = asMicros(Math.max(commFree, readyUs));
+    const endUs = asMicros(startUs + cost.timeUs);
     commFree = endUs;
     collectives.push({
       index: collectives.length,
@@ -158,7 +158,7 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
       layerForwardUs[l] += (flat.forwardFlopsPerToken[i] * tokens) / flopsPerUs;
     }
   }
-  const firstBucket = t.wrapper === 'ddp' && t.firstBucketBytes > 0 ? t.firstBucketBytes : 0;
+  const firstBucket = t.wrapper === 'ddp' && t.firstBucketBytes > 0 ? t.firstBucketBytes : asBytes(0);
   const buckets = sharded ? [] : assignBuckets(flat, gradBytesPerParam, t.bucketBytes, firstBucket);
   const gradKind: CollectiveKind = zeroOptimizer ? 'reducescatter' : 'allreduce';
   // DeepSpeed ZeRO-2/3 keep only their gradient shard, so they reduce after every micro-step; DDP, ZeRO-1 and
@@ -169,7 +169,7 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
       'allgather',
       'parameters',
       `${pass} gather ${flat.layerNames[l]}`,
-      layerParams[l] * paramBytesPerParam,
+      asBytes(layerParams[l] * paramBytesPerParam),
       t.computeDtype,
       readyUs,
       m,
@@ -182,9 +182,9 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
   for (let m = 0; m < t.gradAccumulationSteps; m++) {
     const sync = reduceEveryMicroStep || m === t.gradAccumulationSteps - 1;
     // Forward. Sharded wrappers gather each layer's parameters first, prefetching one layer ahead.
-    let gathered = sharded ? gatherLayer(0, now, m, 'forward') : 0;
+    let gathered = sharded ? gatherLayer(0, asMicros(now), m, 'forward') : 0;
     for (let l = 0; l < layerCount; l++) {
-      const start = Math.max(now, gathered);
+      const start = asMicros(Math.max(now, gathered));
       if (sharded && l + 1 < layerCount) gathered = gatherLayer(l + 1, start, m, 'forward');
       now = start + layerForwardUs[l];
       forwardUs += layerForwardUs[l];
@@ -193,14 +193,14 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
         label: `forward ${flat.layerNames[l]}`,
         microStep: m,
         startUs: start,
-        endUs: now,
+        endUs: asMicros(now),
       });
     }
     // Backward, last layer first; DDP-style buckets go out as soon as their last gradient is written.
     let nextBucket = 0;
-    gathered = sharded ? gatherLayer(layerCount - 1, now, m, 'backward') : 0;
+    gathered = sharded ? gatherLayer(layerCount - 1, asMicros(now), m, 'backward') : 0;
     for (let l = layerCount - 1; l >= 0; l--) {
-      const start = Math.max(now, gathered);
+      const start = asMicros(Math.max(now, gathered));
       if (sharded && l > 0) gathered = gatherLayer(l - 1, start, m, 'backward');
       now = start;
       for (let i = flat.layerStart[l + 1] - 1; i >= flat.layerStart[l]; i--) {
@@ -213,7 +213,7 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
         label: `backward ${flat.layerNames[l]}`,
         microStep: m,
         startUs: start,
-        endUs: now,
+        endUs: asMicros(now),
       });
       if (!sync) continue;
       if (sharded) {
@@ -221,67 +221,76 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
           'reducescatter',
           'gradients',
           `reduce-scatter ${flat.layerNames[l]}`,
-          layerParams[l] * gradBytesPerParam,
+          asBytes(layerParams[l] * gradBytesPerParam),
           t.gradDtype,
-          now,
+          asMicros(now),
           m,
         );
       } else if (t.overlapComm) {
         while (nextBucket < buckets.length && buckets[nextBucket].lastTensor >= flat.layerStart[l]) {
           const b = buckets[nextBucket++];
-          issue(gradKind, 'gradients', `bucket ${b.index}`, b.bytes, t.gradDtype, tensorReadyUs[b.lastTensor], m);
+          issue(
+            gradKind,
+            'gradients',
+            `bucket ${b.index}`,
+            b.bytes,
+            t.gradDtype,
+            asMicros(tensorReadyUs[b.lastTensor]),
+            m,
+          );
         }
       }
     }
     if (sync && !sharded && !t.overlapComm) {
-      for (const b of buckets) issue(gradKind, 'gradients', `bucket ${b.index}`, b.bytes, t.gradDtype, now, m);
+      for (const b of buckets)
+        issue(gradKind, 'gradients', `bucket ${b.index}`, b.bytes, t.gradDtype, asMicros(now), m);
     }
   }
 
   // The optimizer needs every reduced gradient; ZeRO and FSDP update only this rank's shard.
   now = Math.max(now, commFree);
   const fullOptimizerUs = (flat.totalParams * ADAM_HBM_BYTES_PER_PARAM) / (system.gpu.hbmGBps * 1e3);
-  const optimizerUs = zeroOptimizer ? fullOptimizerUs / ranks : fullOptimizerUs;
+  const optimizerUs = asMicros(zeroOptimizer ? fullOptimizerUs / ranks : fullOptimizerUs);
   compute.push({
     kind: 'optimizer',
     label: 'optimizer step',
     microStep: t.gradAccumulationSteps - 1,
-    startUs: now,
-    endUs: now + optimizerUs,
+    startUs: asMicros(now),
+    endUs: asMicros(now + optimizerUs),
   });
   now += optimizerUs;
   if (t.wrapper === 'zero1' || t.wrapper === 'zero2') {
     // ZeRO-1/2 keep full parameters, so every rank gathers the updated shards before the next forward.
-    const pieceBytes = t.allgatherBucketBytes ?? flat.totalParams * paramBytesPerParam;
-    chunkSizes(flat.totalParams * paramBytesPerParam, pieceBytes).forEach((bytes, i) => {
+    const pieceBytes = asBytes(t.allgatherBucketBytes ?? flat.totalParams * paramBytesPerParam);
+    chunkSizes(asBytes(flat.totalParams * paramBytesPerParam), pieceBytes).forEach((bytes, i) => {
       issue(
         'allgather',
         'parameters',
         `gather updated parameters ${i}`,
         bytes,
         t.computeDtype,
-        now,
+        asMicros(now),
         t.gradAccumulationSteps - 1,
       );
     });
     now = Math.max(now, commFree);
   }
 
-  const stepTimeUs = now;
-  const computeUs = forwardUs + backwardUs + optimizerUs;
-  const commUs = collectives.reduce((sum, c) => sum + (c.endUs - c.startUs), 0);
-  const exposedCommUs = Math.max(0, stepTimeUs - computeUs);
-  const singleGpuStepUs = forwardUs + backwardUs + fullOptimizerUs;
+  const stepTimeUs = asMicros(now);
+  const computeUs = asMicros(forwardUs + backwardUs + optimizerUs);
+  const commUs = asMicros(collectives.reduce((sum, c) => sum + (c.endUs - c.startUs), 0));
+  const exposedCommUs = asMicros(Math.max(0, stepTimeUs - computeUs));
+  const singleGpuStepUs = asMicros(forwardUs + backwardUs + fullOptimizerUs);
   return {
     parameters: flat.totalParams,
-    gradientBytes: flat.totalParams * gradBytesPerParam,
+    gradientBytes: asBytes(flat.totalParams * gradBytesPerParam),
     worldSize: ranks,
     systemLabel: system.label,
     microSteps: t.gradAccumulationSteps,
     stepTimeUs,
     computeUs,
-    forwardUs,
-    backwardUs,
+    forwardUs: asMicros(forwardUs),
+    backwardUs: asMicros(backwardUs),
     optimizerUs,
     commUs,
     exposedCommUs,
@@ -297,5 +306,5 @@ export function simulateTrainingStep(run: TrainingRun, options: StepOptions = {}
 
 /** The first-bucket rule applies to DDP only; other wrappers fill every bucket to the cap. */
 export function defaultFirstBucketBytes(wrapper: TrainingRun['training']['wrapper']): Bytes {
-  return wrapper === 'ddp' ? DDP_FIRST_BUCKET_BYTES : 0;
+  return wrapper === 'ddp' ? DDP_FIRST_BUCKET_BYTES : asBytes(0);
 }

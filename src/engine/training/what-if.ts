@@ -13,6 +13,7 @@ import { EngineError } from '../errors';
 import { findGpu } from '../hardware/gpus';
 import { presetSystem, PRESETS } from '../topology/presets';
 import { LR_RULES, WRAPPERS, type LrRule, type TrainingRun, type TrainingSpec, type Wrapper } from './types';
+import { asBytes } from '../units';
 
 const MiB = 1024 * 1024;
 
@@ -87,7 +88,7 @@ export function applyWhatIf(run: TrainingRun, rawKey: string, text: string): Tra
   const training = (patch: Partial<TrainingSpec>): TrainingRun => ({ ...run, training: { ...run.training, ...patch } });
   switch (key) {
     case 'bucket_cap_mb':
-      return training({ bucketBytes: Math.round(positive(key, text, false) * MiB) });
+      return training({ bucketBytes: asBytes(Math.round(positive(key, text, false) * MiB)) });
     case 'nodes':
       return { ...run, system: { ...run.system, nodes: positive(key, text, true) } };
     case 'gpus_per_node':

@@ -2,7 +2,7 @@
 // (the step model includes the overlap of communication with the backward pass), always shown with that step
 // time and the current one. The chart marks the same point and the command's message says the same words, so
 // no surface can say "try 512 MB" while another says "keep 25".
-import { TIE_TOLERANCE, formatMicros, type TrainingSweep } from '../../engine/index';
+import { TIE_TOLERANCE, asBytes, formatMicros, type TrainingSweep } from '../../engine/index';
 import type { BucketSweepRow } from '../../protocol';
 
 const MiB = 1024 * 1024;
@@ -71,7 +71,7 @@ export function bucketAdvice(sweep: TrainingSweep, currentBytes: number): Bucket
 /** The sweep's points as chart rows, bucket_cap_mb in bytes as DDP counts them (MiB), the advised one marked. */
 export function bucketSweepRows(sweep: TrainingSweep, advice: BucketAdvice): BucketSweepRow[] {
   return sweep.points.map((p) => ({
-    bucketBytes: Math.round(p.value * MiB),
+    bucketBytes: asBytes(Math.round(p.value * MiB)),
     stepTimeUs: p.stepTimeUs,
     exposedCommUs: p.exposedCommUs,
     recommended: p.value === advice.recommendedMb,

@@ -7,9 +7,12 @@ import {
   simulateCollective,
   sweepAllReduce,
   type Bytes,
+  type GBps,
+  type Micros,
   type CollectiveResult,
   type System,
   type SweepRow,
+  asBytes,
 } from '../../engine/index';
 import type {
   AlgorithmComparisonRow,
@@ -20,8 +23,8 @@ import type {
 } from '../../protocol';
 import { formatBucket } from './lens-label';
 
-export const SWEEP_MIN_BYTES: Bytes = 8;
-export const SWEEP_MAX_BYTES: Bytes = 8 * 1024 ** 3;
+export const SWEEP_MIN_BYTES: Bytes = asBytes(8);
+export const SWEEP_MAX_BYTES: Bytes = asBytes(8 * 1024 ** 3);
 
 /** The model's auto curve plus one curve per algorithm the system can run, over 8 B … 8 GiB. */
 export function sweepSeries(system: System, minBytes = SWEEP_MIN_BYTES, maxBytes = SWEEP_MAX_BYTES): SweepSeries[] {
@@ -77,7 +80,7 @@ export function phaseRow(label: string, result: CollectiveResult): PhaseBreakdow
 /** Phase breakdown over a ladder of sizes around a bucket size, so the chart shows where latency stops mattering. */
 export function phaseLadder(system: System, centreBytes: Bytes): PhaseBreakdownRow[] {
   const sizes = [1 / 64, 1 / 16, 1 / 4, 1, 4, 16].map((f) => Math.max(8, Math.round(centreBytes * f)));
-  return sizes.map((bytes) => phaseRow(formatBucket(bytes), simulateCollective(system, { bytes })));
+  return sizes.map((bytes) => phaseRow(formatBucket(bytes), simulateCollective(system, { bytes: asBytes(bytes) })));
 }
 
 /** How one collective's time and busbw change as nodes are added to a preset-shaped system. */
@@ -99,7 +102,7 @@ export function nodeScaling(
 /** Measured rows as a chart series; rows without a positive time are dropped. */
 export function measuredSeries(
   label: string,
-  rows: readonly { bytes: number; timeUs: number; busbwGBps: number }[],
+  rows: readonly { bytes: Bytes; timeUs: Micros; busbwGBps: GBps }[],
 ): MeasuredSeries {
   return {
     label,

@@ -6,6 +6,8 @@ import {
   gpuFromDescription,
   systemFromDescription,
   type SystemSpec,
+  asMicros,
+  asBytes,
 } from '../../engine/index';
 
 export interface FlaggedRow {
@@ -37,7 +39,7 @@ function judged(r: FlaggedRow, systemLabel: string): string {
     r.expectedTimeUs !== undefined;
   if (byTime) {
     const slower = r.measuredTimeUs! / r.expectedTimeUs!;
-    return `${size(r.bytes)}: ${formatMicros(r.measuredTimeUs!)}, ${slower.toFixed(1)}× the ${formatMicros(r.expectedTimeUs!)} the model expects on ${systemLabel}`;
+    return `${size(r.bytes)}: ${formatMicros(asMicros(r.measuredTimeUs!))}, ${slower.toFixed(1)}× the ${formatMicros(asMicros(r.expectedTimeUs!))} the model expects on ${systemLabel}`;
   }
   return `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel}`;
 }
@@ -48,7 +50,7 @@ export interface RowWarning {
   readonly message: string;
 }
 
-const size = (bytes: number) => formatBytes(bytes);
+const size = (bytes: number) => formatBytes(asBytes(bytes));
 
 /** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
 export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold?: number): RowWarning[] {

@@ -8,6 +8,8 @@ import {
   type CollectiveResult,
   type Protocol,
   type SweepRow,
+  asMicros,
+  asGBps,
 } from '../../engine/index';
 
 const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
@@ -63,7 +65,7 @@ export function predictionTitle(
   latencyFloorUs?: number,
 ): string {
   if (results.length === 0) return 'no prediction';
-  const total = results.reduce((s, r) => s + r.timeUs, 0);
+  const total = asMicros(results.reduce((s, r) => s + r.timeUs, 0));
   const first = results[0];
   const what = unit === 'tensor' ? `a ${formatBucket(bucketBytes)} tensor` : `${formatBucket(bucketBytes)} ${unit}`;
   const split =
@@ -74,7 +76,7 @@ export function predictionTitle(
 
 /** A config's Profile lens once its step is simulated: "$(pulse) Profile · step ≈ 412 ms · 38 ms communication exposed". */
 export function profileTitle(step: { stepTimeUs: number; exposedCommUs: number }): string {
-  return `$(pulse) Profile · step ≈ ${formatMicros(step.stepTimeUs)} · ${formatMicros(step.exposedCommUs)} communication exposed`;
+  return `$(pulse) Profile · step ≈ ${formatMicros(asMicros(step.stepTimeUs))} · ${formatMicros(asMicros(step.exposedCommUs))} communication exposed`;
 }
 
 export function profileTooltip(step: {
@@ -86,8 +88,8 @@ export function profileTooltip(step: {
   systemLabel: string;
 }): string {
   return [
-    `One training step on ${step.systemLabel}, simulated: ${formatMicros(step.stepTimeUs)}.`,
-    `Compute ${formatMicros(step.computeUs)}; ${step.collectives} collectives, ${step.overlapPct.toFixed(0)}% of their time hidden behind backward; ${formatMicros(step.exposedCommUs)} exposed.`,
+    `One training step on ${step.systemLabel}, simulated: ${formatMicros(asMicros(step.stepTimeUs))}.`,
+    `Compute ${formatMicros(asMicros(step.computeUs))}; ${step.collectives} collectives, ${step.overlapPct.toFixed(0)}% of their time hidden behind backward; ${formatMicros(asMicros(step.exposedCommUs))} exposed.`,
     'Click for the timeline, phase breakdown and busbw charts.',
   ].join('\n');
 }
@@ -127,7 +129,7 @@ export function bucketBandwidth(rows: readonly SweepRow[], currentBytes: number)
         break;
       }
       const t = (Math.log(currentBytes) - Math.log(prev.bytes)) / (Math.log(rows[i].bytes) - Math.log(prev.bytes));
-      current = prev.busbwGBps + t * (rows[i].busbwGBps - prev.busbwGBps);
+      current = asGBps(prev.busbwGBps + t * (rows[i].busbwGBps - prev.busbwGBps));
       break;
     }
     current = rows[i].busbwGBps;

@@ -2,7 +2,7 @@
 // names it (or that the file does not), what the file holds in words that match it (an init-only NCCL log is not
 // "unknown (0 sizes)"), what an NCCL_DEBUG log says about topology, channels, rings, trees and tuning, and the
 // rows that must be errors in the editor (#wrong > 0, failed validation, a truncated run). Pure.
-import { formatBytes } from '../../engine/index';
+import { formatBytes, asBytes } from '../../engine/index';
 import { parseNcclLogFacts, type ImportResult, type Measurement, type NcclLogFacts } from '../../native/import/index';
 
 export interface ViewSection {
@@ -96,7 +96,7 @@ function contentsOf(result: ImportResult, facts: NcclLogFacts | undefined): stri
   for (const [collective, calls] of choicesByCollective(facts)) {
     const sizes = calls.map((c) => c.bytes);
     parts.push(
-      `${calls.length} ${collective} call${calls.length === 1 ? '' : 's'} with NCCL's algorithm choice, ${formatBytes(Math.min(...sizes))} to ${formatBytes(Math.max(...sizes))} (the log has no timings)`,
+      `${calls.length} ${collective} call${calls.length === 1 ? '' : 's'} with NCCL's algorithm choice, ${formatBytes(asBytes(Math.min(...sizes)))} to ${formatBytes(asBytes(Math.max(...sizes)))} (the log has no timings)`,
     );
   }
   if (parts.length > 0) return parts.join('; ');
@@ -176,7 +176,7 @@ export function logSections(facts: NcclLogFacts): ViewSection[] {
     const pairs = new Map<string, number[]>();
     for (const c of calls)
       pairs.set(`${c.algorithm}/${c.protocol}`, [...(pairs.get(`${c.algorithm}/${c.protocol}`) ?? []), c.bytes]);
-    return `${collective}: ${[...pairs].map(([pair, sizes]) => `${pair} for ${formatBytes(Math.min(...sizes))} to ${formatBytes(Math.max(...sizes))}`).join(', ')}`;
+    return `${collective}: ${[...pairs].map(([pair, sizes]) => `${pair} for ${formatBytes(asBytes(Math.min(...sizes)))} to ${formatBytes(asBytes(Math.max(...sizes)))}`).join(', ')}`;
   });
   if (choices.length > 0) sections.push({ title: "NCCL's choices per call", lines: choices });
   return sections;
@@ -198,7 +198,7 @@ function measurementErrors(m: Measurement): MeasurementError[] {
     if (wrong > 0) {
       errors.push({
         line: Math.max(0, (row.line ?? 1) - 1),
-        message: `${formatBytes(row.bytes)}: #wrong ${wrong}: the ${m.collective} result failed validation (data corrupted in transit), so this size's timing is not a valid measurement.`,
+        message: `${formatBytes(asBytes(row.bytes))}: #wrong ${wrong}: the ${m.collective} result failed validation (data corrupted in transit), so this size's timing is not a valid measurement.`,
       });
     }
   }
@@ -212,7 +212,7 @@ function measurementErrors(m: Measurement): MeasurementError[] {
     const last = m.rows[m.rows.length - 1];
     errors.push({
       line: Math.max(0, lastLine - 1),
-      message: `The ${m.collective} run is truncated: it stops${last ? ` after ${formatBytes(last.bytes)}` : ''} without nccl-tests' "# Avg bus bandwidth" summary, so it did not finish.`,
+      message: `The ${m.collective} run is truncated: it stops${last ? ` after ${formatBytes(asBytes(last.bytes))}` : ''} without nccl-tests' "# Avg bus bandwidth" summary, so it did not finish.`,
     });
   }
   return errors;

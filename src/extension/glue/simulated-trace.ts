@@ -3,7 +3,15 @@
 // GPUs, NICs and rails), and its flows start after the launch and the algorithm's base latency. Drawn as is, a
 // 16-rank run shows ranks 9-15 empty and the collective 25 µs shorter than the lens says. This module fills every
 // rank's lane from the rank it mirrors, draws the launch, and says where the trace stops short of the prediction.
-import type { CollectiveResult, Lane, Span, System, Trace } from '../../engine/index';
+import {
+  type CollectiveResult,
+  type Lane,
+  type Span,
+  type System,
+  type Trace,
+  asBytes,
+  asMicros,
+} from '../../engine/index';
 
 /** The engine keeps at most this many spans in a trace (MAX_TRACE_SPANS in src/engine/constants.ts). */
 export const ENGINE_TRACE_SPAN_CAP = 200_000;
@@ -67,10 +75,10 @@ function localSpan(lane: Lane, name: string, startUs: number, endUs: number): Sp
     step: -1,
     channel: 0,
     chunk: -1,
-    bytes: 0,
+    bytes: asBytes(0),
     links: [],
-    startUs,
-    endUs,
+    startUs: asMicros(startUs),
+    endUs: asMicros(endUs),
   };
 }
 

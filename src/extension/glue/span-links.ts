@@ -1,7 +1,7 @@
 // The links between a trace in the timeline and the source it came from, both ways: a span selected in the
 // timeline (the selectSpan message) names its source line and a one-line summary for the status bar; a source line
 // in the editor names the time range of its spans, which the host sends to the timeline as a reveal message.
-import { formatBytes, formatMicros, type Trace } from '../../engine/index';
+import { formatBytes, formatMicros, type Trace, asMicros } from '../../engine/index';
 
 export interface SpanSelection {
   /** The span's source line, when the trace says where it came from. */
@@ -14,7 +14,7 @@ export interface SpanSelection {
 export function spanSelection(trace: Trace, index: number): SpanSelection | undefined {
   const span = trace.spans[index];
   if (!span) return undefined;
-  const parts = [span.name ?? span.phase, formatMicros(span.endUs - span.startUs)];
+  const parts = [span.name ?? span.phase, formatMicros(asMicros(span.endUs - span.startUs))];
   if (span.bytes > 0) parts.push(formatBytes(span.bytes));
   return { source: span.source, summary: parts.join(' · ') };
 }

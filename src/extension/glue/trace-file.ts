@@ -1,7 +1,7 @@
 // Reading and writing trace files. The extension's own file (*.cptrace.json) is Chrome Trace Event JSON, so it
 // opens in Perfetto, with the full trace model embedded under one extra key, so it reopens in the timeline
 // without loss. Any other Chrome trace (a Kineto export, a Perfetto JSON) is converted event by event.
-import { TraceBuilder, traceToChromeJson, type Phase, type Trace } from '../../engine/index';
+import { TraceBuilder, traceToChromeJson, type Phase, type Trace, asBytes, asMicros } from '../../engine/index';
 import { parseJsonText } from '../../native/import/json-text';
 import { MeasurementParseError } from '../../native/import/model';
 
@@ -228,10 +228,10 @@ export function chromeEventsToTrace(
       step: -1,
       channel: 0,
       chunk: 0,
-      bytes: Math.max(0, bytes),
+      bytes: asBytes(Math.max(0, bytes)),
       links: NO_LINKS,
-      startUs: s.start - origin,
-      endUs: s.end - origin,
+      startUs: asMicros(s.start - origin),
+      endUs: asMicros(s.end - origin),
     });
   }
   return { trace: builder.build(), warnings };

@@ -8,6 +8,7 @@ import {
   simulateCollective,
   formatBytes,
   type CollectiveKind,
+  asBytes,
 } from '../../engine/index';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
@@ -61,7 +62,7 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   const sites = document ? pythonLensSites(text) : [];
   const site = siteAt(sites, cursorLine, cursorColumn);
   const size = callSize(text, sites, site, ctx.settings.defaultBucketBytes);
-  const bytes = size.bytes;
+  const bytes = asBytes(size.bytes);
   const kinds: readonly CollectiveKind[] = site?.collectives ?? ['allreduce'];
   const selected = await requireSystem(ctx);
   const where = document && site ? { file: document.uri.fsPath, line: site.line + 1 } : undefined;
@@ -111,7 +112,7 @@ function scalingRows(ctx: Ctx, bytes: number) {
   return nodeScaling((nodes) => {
     const spec = presetSystem(choice.name, { nodes });
     return spec ? resolveSystem(spec) : undefined;
-  }, bytes);
+  }, asBytes(bytes));
 }
 
 export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void> {
@@ -128,11 +129,11 @@ export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void>
     if (answer === undefined) return;
     bytes = parseBytes(answer)!;
   }
-  const rows = compareAlgorithmsAt(selected.system, bytes);
+  const rows = compareAlgorithmsAt(selected.system, asBytes(bytes));
   ctx.panels.showCharts({
-    title: `Algorithms for ${formatBytes(bytes)} on ${selected.label}`,
+    title: `Algorithms for ${formatBytes(asBytes(bytes))} on ${selected.label}`,
     system: selected.label,
-    comparisonBytes: bytes,
+    comparisonBytes: asBytes(bytes),
     algorithms: rows,
     sweeps: sweepSeries(selected.system),
   });
@@ -144,6 +145,11 @@ export async function showTopology(ctx: Ctx): Promise<void> {
   // moderate size); the channels' rings or trees are laid out for the selected bucket size.
   const trace = ctx.panels.activeTraceView?.trace;
   ctx.panels.showTopology(
-    topologyData({ system: selected.system, label: selected.label, bytes: ctx.settings.defaultBucketBytes, trace }),
+    topologyData({
+      system: selected.system,
+      label: selected.label,
+      bytes: asBytes(ctx.settings.defaultBucketBytes),
+      trace,
+    }),
   );
 }

@@ -3,7 +3,7 @@
 // selected one.
 import * as vscode from 'vscode';
 import { gunzipSync } from 'node:zlib';
-import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
+import { presetSystem, resolveSystem, sweepAllReduce, type System, asBytes } from '../../engine/index';
 import type { ChartsNote } from '../../protocol';
 import { measurementView, ncclFactsOf, type MeasurementView } from '../glue/measurement-view';
 import { importMeasurementBytes, isGzip, type ImportResult, type Measurement } from '../../native/import/index';
@@ -162,8 +162,12 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   const lines = usableRows(measurement).map((r) => r.line);
   const rows = compared.rows.map((r, i) => ({ ...r, line: lines[i] }));
   const sizes = rows.map((r) => r.bytes);
-  const minBytes = Math.max(1, Math.min(...sizes));
-  const model = sweepAllReduce(system, { minBytes, maxBytes: Math.max(minBytes * 2, Math.max(...sizes)), factor: 2 });
+  const minBytes = asBytes(Math.max(1, Math.min(...sizes)));
+  const model = sweepAllReduce(system, {
+    minBytes,
+    maxBytes: asBytes(Math.max(minBytes * 2, Math.max(...sizes))),
+    factor: 2,
+  });
   ctx.panels.showCharts({
     title: `${name}: measured vs model on ${label}`,
     system: label,

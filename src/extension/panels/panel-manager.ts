@@ -10,6 +10,7 @@ import { writeFileAtomic, removeStaleTemps } from '../glue/atomic-write';
 import type { CoreServices } from '../core';
 import { sourceExtent, type SourceExtent } from '../glue/span-links';
 import * as path from 'node:path';
+import { asMicros } from '../../engine/index';
 
 export class PanelManager implements vscode.Disposable {
   private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
@@ -62,7 +63,7 @@ export class PanelManager implements vscode.Disposable {
     if (!extent) return undefined;
     for (const { panel, wired: candidate } of this.open.values())
       if (candidate === wired) panel.reveal(undefined, true);
-    wired.post({ type: 'reveal', startUs: extent.startUs, endUs: extent.endUs });
+    wired.post({ type: 'reveal', startUs: asMicros(extent.startUs), endUs: asMicros(extent.endUs) });
     return extent;
   }
 

@@ -2,7 +2,7 @@
 // below what the reader can hold: a config is parsed into a tree several times its size, a whole-file trace must
 // fit in one V8 string (which stops near 512 MiB), and a streamed trace is read in pieces, so only time bounds it.
 // docs/limits.md lists them with the reasons; test/unit/native/input-file.test.ts checks the two agree.
-import { formatBytes } from '../../engine/index';
+import { formatBytes, asBytes } from '../../engine/index';
 
 export type InputKind = 'config' | 'source' | 'measurement' | 'streamed-trace' | 'dataset';
 
@@ -21,5 +21,5 @@ export const INPUT_LIMITS_BYTES: Readonly<Record<InputKind, number>> = {
 
 /** The project's one size formatter (engine/units.ts), under the name the readers use for their limits. */
 export function formatLimitBytes(bytes: number): string {
-  return formatBytes(bytes);
+  return formatBytes(asBytes(bytes));
 }

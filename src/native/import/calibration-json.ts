@@ -1,8 +1,15 @@
 // Reads the calibration JSON format (one published all_reduce_perf run per file; see
 // ../shared/calibration/README.md) and guesses a system from its hardware description. The guess is only a
 // fallback: `compare` prefers calibration/systems/<basename>.json or --system.
-import type { IntraNodeFabric, SystemSpec } from '../../engine/index';
-import { gpuFromDescription, gpusPerProcessFromDataset } from '../../engine/index';
+import {
+  asBytes,
+  asGBps,
+  asMicros,
+  gpuFromDescription,
+  gpusPerProcessFromDataset,
+  type IntraNodeFabric,
+  type SystemSpec,
+} from '../../engine/index';
 import { lineOfKey, parseJsonText } from './json-text';
 import { MeasurementParseError, normalizeCollective, type Measurement, type MeasurementRow } from './model';
 
@@ -53,20 +60,20 @@ export function parseCalibrationJson(
       warnings.push(`row ${i + 1} has no bytes or time; skipped`);
       return;
     }
-    const algbw = main.algbwGBps ?? (main.timeUs > 0 ? bytes / (main.timeUs * 1e3) : 0);
+    const algbw = asGBps(main.algbwGBps ?? (main.timeUs > 0 ? bytes / (main.timeUs * 1e3) : 0));
     rows.push({
-      bytes,
-      timeUs: main.timeUs,
+      bytes: asBytes(bytes),
+      timeUs: asMicros(main.timeUs),
       algbwGBps: algbw,
-      busbwGBps: main.busbwGBps ?? (algbw * 2 * (ranks - 1)) / ranks,
+      busbwGBps: asGBps(main.busbwGBps ?? (algbw * 2 * (ranks - 1)) / ranks),
       ...(main.wrong !== undefined ? { wrong: main.wrong } : {}),
       ...(numOrUndef(r.count) !== undefined ? { count: numOrUndef(r.count) } : {}),
       ...(main === out && inp.timeUs !== undefined
         ? {
             inPlace: {
-              timeUs: inp.timeUs,
-              algbwGBps: inp.algbwGBps ?? 0,
-              busbwGBps: inp.busbwGBps ?? 0,
+              timeUs: asMicros(inp.timeUs),
+              algbwGBps: asGBps(inp.algbwGBps ?? 0),
+              busbwGBps: asGBps(inp.busbwGBps ?? 0),
               ...(inp.wrong !== undefined ? { wrong: inp.wrong } : {}),
             },
           }

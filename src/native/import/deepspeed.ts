@@ -8,6 +8,7 @@ import {
   type Measurement,
   type MeasurementRow,
 } from './model';
+import { asBytes, asMicros, asGBps } from '../../engine/index';
 
 // The numbers are matched loosely and checked after: a record whose number is negative, nan, 1e308 or not a
 // number is a corrupt record, dropped and counted, not a line the importer silently fails to recognise.
@@ -63,10 +64,10 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
       const entry = opRows(m[1]);
       entry.calls++;
       entry.rows.push({
-        bytes,
-        timeUs: Number(m[2]) * 1000,
-        algbwGBps: Number(m[5]) / 8,
-        busbwGBps: Number(m[6]) / 8,
+        bytes: asBytes(bytes),
+        timeUs: asMicros(Number(m[2]) * 1000),
+        algbwGBps: asGBps(Number(m[5]) / 8),
+        busbwGBps: asGBps(Number(m[6]) / 8),
         line: lineNo,
       });
       return;
@@ -86,10 +87,10 @@ export function parseDeepSpeed(text: string, fileName?: string): { measurements:
       const entry = opRows(summaryOp);
       entry.calls += Number(m[3]);
       entry.rows.push({
-        bytes,
-        timeUs: Number(m[5]) * 1000,
-        algbwGBps: Number(m[6]) / 8,
-        busbwGBps: Number(m[7]) / 8,
+        bytes: asBytes(bytes),
+        timeUs: asMicros(Number(m[5]) * 1000),
+        algbwGBps: asGBps(Number(m[6]) / 8),
+        busbwGBps: asGBps(Number(m[7]) / 8),
         calls: Number(m[3]),
         line: lineNo,
       });

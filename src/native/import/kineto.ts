@@ -2,7 +2,7 @@
 // protocol, reduction op and dtype read from the kernel name (NCCL 2.10 to 2.27 naming, and RCCL's Generic
 // kernel) and the message size from the kernel's own collective args or the `record_param_comms` op that
 // launched it. Takes JSON text; gzipped files are inflated by the caller.
-import { TraceBuilder, type Trace } from '../../engine/index';
+import { TraceBuilder, type Trace, asBytes, asMicros } from '../../engine/index';
 import { parseJsonText } from './json-text';
 import {
   MeasurementParseError,
@@ -407,10 +407,10 @@ function toTrace(
       step: -1,
       channel: 0,
       chunk: 0,
-      bytes: c.bytes ?? 0,
+      bytes: asBytes(c.bytes ?? 0),
       links: [],
-      startUs: c.startUs - origin,
-      endUs: c.startUs - origin + c.durationUs,
+      startUs: asMicros(c.startUs - origin),
+      endUs: asMicros(c.startUs - origin + c.durationUs),
     });
   }
   for (const k of computeKernels) {
@@ -424,10 +424,10 @@ function toTrace(
       step: -1,
       channel: 0,
       chunk: -1,
-      bytes: 0,
+      bytes: asBytes(0),
       links: [],
-      startUs: k.startUs - origin,
-      endUs: k.startUs - origin + k.durationUs,
+      startUs: asMicros(k.startUs - origin),
+      endUs: asMicros(k.startUs - origin + k.durationUs),
     });
   }
   for (const k of kernels) {
@@ -441,10 +441,10 @@ function toTrace(
       step: -1,
       channel: 0,
       chunk: 0,
-      bytes: k.bytes ?? 0,
+      bytes: asBytes(k.bytes ?? 0),
       links: [],
-      startUs: k.startUs - origin,
-      endUs: k.startUs - origin + k.durationUs,
+      startUs: asMicros(k.startUs - origin),
+      endUs: asMicros(k.startUs - origin + k.durationUs),
       args: {
         kernel: k.name,
         ...(k.algorithm ? { algorithm: k.algorithm } : {}),

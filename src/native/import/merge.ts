@@ -1,6 +1,6 @@
 // Merges Kineto traces of several ranks (PyTorch writes one file per rank) into one trace and one set of
 // measurements: spans keep their rank lanes on a shared time axis, and each size's time is the median over ranks.
-import { TraceBuilder } from '../../engine/index';
+import { TraceBuilder, asMicros } from '../../engine/index';
 import { rowFromTime, type CollectiveName, type ImportResult, type Measurement, type MeasurementRow } from './model';
 
 export class MergeError extends Error {}
@@ -36,7 +36,12 @@ export function mergeRankTraces(results: readonly { name: string; result: Import
     const first = builder.spanCount;
     for (const span of trace.spans) {
       seenRanks.add(span.rank);
-      builder.add({ ...span, lane: laneMap.get(span.lane)!, startUs: span.startUs + shift, endUs: span.endUs + shift });
+      builder.add({
+        ...span,
+        lane: laneMap.get(span.lane)!,
+        startUs: asMicros(span.startUs + shift),
+        endUs: asMicros(span.endUs + shift),
+      });
     }
     // Each file's flows move with its spans.
     for (const flow of trace.flows ?? []) builder.flow(first + flow.fromSpan, first + flow.toSpan, flow.name);

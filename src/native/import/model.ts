@@ -2,7 +2,16 @@
 // DeepSpeed comms logs, calibration JSON and the native engine's own runs all become Measurements (and,
 // where the source has per-kernel timing, a Trace). These files are pure: text or bytes in, model out, so the
 // extension and the CLI share them.
-import type { SystemSpec, Trace } from '../../engine/index';
+import {
+  type Bytes,
+  type GBps,
+  type Micros,
+  type SystemSpec,
+  type Trace,
+  asBytes,
+  asMicros,
+  asGBps,
+} from '../../engine/index';
 
 export type MeasurementKind = 'nccl-tests' | 'nccl-log' | 'kineto' | 'deepspeed' | 'calibration-json' | 'native';
 
@@ -22,19 +31,19 @@ export type CollectiveName =
 
 /** One timed size, out-of-place unless the source gave only in-place numbers (then those). */
 export interface MeasurementRow {
-  readonly bytes: number;
-  readonly timeUs: number;
-  readonly algbwGBps: number;
-  readonly busbwGBps: number;
+  readonly bytes: Bytes;
+  readonly timeUs: Micros;
+  readonly algbwGBps: GBps;
+  readonly busbwGBps: GBps;
   /** nccl-tests' #wrong count (elements that failed validation); absent when the source has none or N/A. */
   readonly wrong?: number;
   readonly count?: number;
   readonly dtype?: string;
   /** The in-place twin, when the source has both. */
   readonly inPlace?: {
-    readonly timeUs: number;
-    readonly algbwGBps: number;
-    readonly busbwGBps: number;
+    readonly timeUs: Micros;
+    readonly algbwGBps: GBps;
+    readonly busbwGBps: GBps;
     readonly wrong?: number;
   };
   /** Old nccl-tests layouts report the largest absolute error instead of a count. */
@@ -167,8 +176,13 @@ export function busbwFactor(collective: CollectiveName, ranks: number): number {
 
 /** Builds a row from bytes and time, deriving algbw and busbw as nccl-tests does (1 GB = 1e9 B). */
 export function rowFromTime(bytes: number, timeUs: number, collective: CollectiveName, ranks: number): MeasurementRow {
-  const algbwGBps = timeUs > 0 ? bytes / (timeUs * 1e3) : 0;
-  return { bytes, timeUs, algbwGBps, busbwGBps: algbwGBps * busbwFactor(collective, ranks) };
+  const algbwGBps = asGBps(timeUs > 0 ? bytes / (timeUs * 1e3) : 0);
+  return {
+    bytes: asBytes(bytes),
+    timeUs: asMicros(timeUs),
+    algbwGBps,
+    busbwGBps: asGBps(algbwGBps * busbwFactor(collective, ranks)),
+  };
 }
 
 /** Line starts of a text, for turning a character offset into a line and column. */

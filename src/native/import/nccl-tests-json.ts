@@ -5,6 +5,7 @@
 import { parseJsonText } from './json-text';
 import { MeasurementParseError, dtypeBytes, normalizeCollective, type Measurement, type MeasurementRow } from './model';
 
+import { asBytes, asGBps, asMicros } from '../../engine/index';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const norm = (k: string): string => k.toLowerCase().replace(/[^a-z#]/g, '');
@@ -62,19 +63,19 @@ export function parseNcclTestsJson(
     const wrong = num(pick(out, 'wrong', '#wrong', 'errors'));
     const inTime = inp ? num(pick(inp, 'time', 'time_us')) : undefined;
     return {
-      bytes,
-      timeUs,
-      algbwGBps: num(pick(out, 'algbw', 'algbw_gbps')) ?? bytes / (timeUs * 1e3),
-      busbwGBps: num(pick(out, 'busbw', 'busbw_gbps')) ?? 0,
+      bytes: asBytes(bytes),
+      timeUs: asMicros(timeUs),
+      algbwGBps: asGBps(num(pick(out, 'algbw', 'algbw_gbps')) ?? bytes / (timeUs * 1e3)),
+      busbwGBps: asGBps(num(pick(out, 'busbw', 'busbw_gbps')) ?? 0),
       count: num(pick(r, 'count')),
       dtype: String(pick(r, 'type', 'datatype', 'dtype') ?? ''),
       ...(wrong !== undefined ? { wrong } : {}),
       ...(inp && inTime !== undefined
         ? {
             inPlace: {
-              timeUs: inTime,
-              algbwGBps: num(pick(inp, 'algbw')) ?? 0,
-              busbwGBps: num(pick(inp, 'busbw')) ?? 0,
+              timeUs: asMicros(inTime),
+              algbwGBps: asGBps(num(pick(inp, 'algbw')) ?? 0),
+              busbwGBps: asGBps(num(pick(inp, 'busbw')) ?? 0),
               ...(num(pick(inp, 'wrong', '#wrong')) !== undefined ? { wrong: num(pick(inp, 'wrong', '#wrong')) } : {}),
             },
           }

@@ -13,6 +13,7 @@ import {
   type MeasurementRow,
   type MetaValue,
 } from './model';
+import { asBytes, asMicros, asGBps } from '../../engine/index';
 
 const MPI_PREFIX = /^\[\d+,\d+\]<(?:stdout|stderr)>:/;
 const RANK_LINE =
@@ -257,27 +258,27 @@ function parseRow(
     }
     return value;
   };
-  const bytes = number('size') ?? 0;
+  const bytes = asBytes(number('size') ?? 0);
   const count = number('count') ?? 0;
   const wrongName = columns.includes('#wrong') ? '#wrong' : undefined;
   const errorName = columns.includes('error') ? 'error' : undefined;
-  const outTime = number('time', 0) ?? 0;
+  const outTime = asMicros(number('time', 0) ?? 0);
   const inTime = number('time', 1);
   const row: MeasurementRow = {
     bytes,
     count,
     dtype: at('type', 0)?.text,
     timeUs: outTime,
-    algbwGBps: number('algbw', 0) ?? 0,
-    busbwGBps: number('busbw', 0) ?? 0,
+    algbwGBps: asGBps(number('algbw', 0) ?? 0),
+    busbwGBps: asGBps(number('busbw', 0) ?? 0),
     ...(wrongName && number(wrongName, 0, true) !== undefined ? { wrong: number(wrongName, 0, true) } : {}),
     ...(errorName && number(errorName, 0, true) !== undefined ? { maxError: number(errorName, 0, true) } : {}),
     ...(inTime !== undefined
       ? {
           inPlace: {
-            timeUs: inTime,
-            algbwGBps: number('algbw', 1) ?? 0,
-            busbwGBps: number('busbw', 1) ?? 0,
+            timeUs: asMicros(inTime),
+            algbwGBps: asGBps(number('algbw', 1) ?? 0),
+            busbwGBps: asGBps(number('busbw', 1) ?? 0),
             ...(wrongName && number(wrongName, 1, true) !== undefined ? { wrong: number(wrongName, 1, true) } : {}),
           },
         }

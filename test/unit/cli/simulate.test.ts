@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allReduceBusbwGBps, algbwGBps } from '../../../src/engine/index';
+import { allReduceBusbwGBps, algbwGBps, asBytes } from '../../../src/engine/index';
 import { runCli } from './run-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-simulate-'));
@@ -15,7 +15,7 @@ test('simulate --json prints exactly the documented shape, with consistent numbe
   const out = JSON.parse(run.stdout);
   assert.deepEqual(Object.keys(out).sort(), ['algbwGBps', 'algorithm', 'busbwGBps', 'phases', 'protocol', 'timeUs']);
   assert.deepEqual(Object.keys(out.phases).sort(), ['broadcast', 'exchange', 'reduce']);
-  const bytes = 256 * 2 ** 20;
+  const bytes = asBytes(256 * 2 ** 20);
   assert.ok(out.timeUs > 0);
   assert.ok(Math.abs(out.algbwGBps - algbwGBps(bytes, out.timeUs)) < 1e-6 * out.algbwGBps);
   assert.ok(Math.abs(out.busbwGBps - allReduceBusbwGBps(bytes, out.timeUs, 8)) < 1e-6 * out.busbwGBps);

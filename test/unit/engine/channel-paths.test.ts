@@ -11,6 +11,7 @@ import {
   simulateCollective,
   type ChannelPath,
   type System,
+  asBytes,
 } from '../../../src/engine/index';
 
 const MiB = 2 ** 20;
@@ -68,8 +69,8 @@ function assertSpanningTree(s: System, path: ChannelPath): void {
 
 test('single-node NVSwitch rings: one ring per channel over all 8 GPUs, channels as the simulator runs', () => {
   const s = system('dgx-h100');
-  const plan = channelPlan(s, { bytes: 256 * MiB, algorithm: 'ring' });
-  const result = simulateCollective(s, { bytes: 256 * MiB, algorithm: 'ring' });
+  const plan = channelPlan(s, { bytes: asBytes(256 * MiB), algorithm: 'ring' });
+  const result = simulateCollective(s, { bytes: asBytes(256 * MiB), algorithm: 'ring' });
   assert.equal(plan.algorithm, 'ring');
   assert.equal(plan.channels, result.channels);
   assert.equal(plan.paths.length, result.channels);
@@ -83,7 +84,7 @@ test('single-node NVSwitch rings: one ring per channel over all 8 GPUs, channels
 
 test('the DGX-1 mesh rings follow NVLink: every hop is a direct NVLink between the two GPUs', () => {
   const s = system('dgx1-v100');
-  const paths = channelPaths(s, { bytes: 64 * MiB, algorithm: 'ring' });
+  const paths = channelPaths(s, { bytes: asBytes(64 * MiB), algorithm: 'ring' });
   const nvlinks = new Set(s.topology.links.filter((l) => l.kind === 'nvlink').map((l) => `${l.from}->${l.to}`));
   for (const path of paths) {
     assertRing(s, path);
@@ -94,7 +95,7 @@ test('the DGX-1 mesh rings follow NVLink: every hop is a direct NVLink between t
 
 test('multi-node rings enter each node at a different GPU per channel class', () => {
   const s = system('dgx-h100', 2);
-  const paths = channelPaths(s, { bytes: 256 * MiB, algorithm: 'ring' });
+  const paths = channelPaths(s, { bytes: asBytes(256 * MiB), algorithm: 'ring' });
   assert.ok(paths.length >= 8);
   for (const path of paths) assertRing(s, path);
   assertKnownVertices(s, paths);
@@ -104,9 +105,9 @@ test('multi-node rings enter each node at a different GPU per channel class', ()
 
 test('trees: a double binary tree over 4 nodes, each channel a spanning tree, the two trees differ', () => {
   const s = system('dgx-a100', 4);
-  const plan = channelPlan(s, { bytes: 64 * MiB, algorithm: 'tree' });
+  const plan = channelPlan(s, { bytes: asBytes(64 * MiB), algorithm: 'tree' });
   assert.equal(plan.algorithm, 'tree');
-  assert.equal(plan.paths.length, simulateCollective(s, { bytes: 64 * MiB, algorithm: 'tree' }).channels);
+  assert.equal(plan.paths.length, simulateCollective(s, { bytes: asBytes(64 * MiB), algorithm: 'tree' }).channels);
   for (const path of plan.paths) assertSpanningTree(s, path);
   assertKnownVertices(s, plan.paths);
   const key = (p: ChannelPath) =>
@@ -123,8 +124,8 @@ test('trees: a double binary tree over 4 nodes, each channel a spanning tree, th
 
 test('the engine’s own choice: NVLS on one H100 node is a star from the NVSwitch to every GPU', () => {
   const s = system('dgx-h100');
-  const plan = channelPlan(s, { bytes: 256 * MiB });
-  assert.equal(plan.algorithm, simulateCollective(s, { bytes: 256 * MiB }).algorithm);
+  const plan = channelPlan(s, { bytes: asBytes(256 * MiB) });
+  assert.equal(plan.algorithm, simulateCollective(s, { bytes: asBytes(256 * MiB) }).algorithm);
   assert.equal(plan.algorithm, 'nvls');
   assertKnownVertices(s, plan.paths);
   const sw = s.topology.vertices.find((v) => v.kind === 'switch')!.id;
@@ -140,14 +141,17 @@ test('the engine’s own choice: NVLS on one H100 node is a star from the NVSwit
 
 test('small messages run on fewer channels, and the paths follow', () => {
   const s = system('dgx-h100', 2);
-  const small = channelPlan(s, { bytes: 4096, algorithm: 'ring', protocol: 'LL' });
-  const large = channelPlan(s, { bytes: 512 * MiB, algorithm: 'ring', protocol: 'Simple' });
+  const small = channelPlan(s, { bytes: asBytes(4096), algorithm: 'ring', protocol: 'LL' });
+  const large = channelPlan(s, { bytes: asBytes(512 * MiB), algorithm: 'ring', protocol: 'Simple' });
   assert.ok(small.paths.length < large.paths.length, `${small.paths.length} < ${large.paths.length}`);
-  assert.equal(small.paths.length, simulateCollective(s, { bytes: 4096, algorithm: 'ring', protocol: 'LL' }).channels);
+  assert.equal(
+    small.paths.length,
+    simulateCollective(s, { bytes: asBytes(4096), algorithm: 'ring', protocol: 'LL' }).channels,
+  );
 });
 
 test('bad requests fail with EngineError', () => {
   const s = system('dgx-h100');
-  assert.throws(() => channelPaths(s, { bytes: -1 }), EngineError);
-  assert.throws(() => channelPaths(s, { bytes: 1024, algorithm: 'tree', kind: 'allgather' }), EngineError);
+  assert.throws(() => channelPaths(s, { bytes: asBytes(-1) }), EngineError);
+  assert.throws(() => channelPaths(s, { bytes: asBytes(1024), algorithm: 'tree', kind: 'allgather' }), EngineError);
 });

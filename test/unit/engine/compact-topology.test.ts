@@ -4,7 +4,7 @@
 // simulation of a large system never builds them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { asBytes, presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
 import { linkTable, materialised } from '../../../src/engine/topology/link-table';
 
 /** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
@@ -67,13 +67,13 @@ test('every link of the compact description equals the built topology (random mu
 
 test('simulating 16,384 GPUs builds no per-node vertices or links, and the numbers match the built topology', () => {
   const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2048 })!);
-  const fast = simulateCollective(system, { bytes: 2 ** 30 });
+  const fast = simulateCollective(system, { bytes: asBytes(2 ** 30) });
   assert.equal(materialised(system.topology), false);
   assert.equal(fast.ranks, 16384);
   // An edited copy with the same links reads the built links: the same time to the last bit.
   const copy = { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
   assert.equal(materialised(system.topology), true);
-  const again = simulateCollective(copy, { bytes: 2 ** 30 });
+  const again = simulateCollective(copy, { bytes: asBytes(2 ** 30) });
   assert.equal(again.timeUs, fast.timeUs);
   assert.equal(again.algorithm, fast.algorithm);
 });

@@ -10,6 +10,7 @@ import {
   type CollectiveKind,
   type Protocol,
   type SystemSpec,
+  asBytes,
 } from '../../../src/engine/index';
 
 const CASES: { spec: SystemSpec; algorithm: Algorithm; protocol: Protocol; kind?: CollectiveKind; bytes: number }[] = [
@@ -35,7 +36,7 @@ const CASES: { spec: SystemSpec; algorithm: Algorithm; protocol: Protocol; kind?
 test('fast path equals the full simulation within 0.1%', () => {
   for (const c of CASES) {
     const system = resolveSystem(c.spec);
-    const request = { bytes: c.bytes, algorithm: c.algorithm, protocol: c.protocol, kind: c.kind };
+    const request = { bytes: asBytes(c.bytes), algorithm: c.algorithm, protocol: c.protocol, kind: c.kind };
     const fast = simulateCollective(system, request, { path: 'fast' });
     const full = simulateCollective(system, request, { path: 'full' });
     const error = Math.abs(fast.timeUs - full.timeUs) / full.timeUs;
@@ -51,7 +52,7 @@ test('fast path equals the full simulation within 0.1%', () => {
 
 test('the full path really expands channels: it produces more spans than the fast path', () => {
   const system = resolveSystem(presetSystem('dgx-a100')!);
-  const request = { bytes: 8 << 20, algorithm: 'ring' as const, protocol: 'Simple' as const, trace: true };
+  const request = { bytes: asBytes(8 << 20), algorithm: 'ring' as const, protocol: 'Simple' as const, trace: true };
   const fast = simulateCollective(system, request, { path: 'fast' });
   const full = simulateCollective(system, request, { path: 'full' });
   assert.ok(full.spanCount > fast.spanCount, `full ${full.spanCount} spans, fast ${fast.spanCount}`);
@@ -66,8 +67,8 @@ test('simulation is deterministic, trace included', () => {
     presetSystem('pcie-4090x8')!,
   ]) {
     for (const bytes of [8, 1 << 20, 256 << 20]) {
-      const a = simulateCollective(spec, { bytes, trace: true });
-      const b = simulateCollective(spec, { bytes, trace: true });
+      const a = simulateCollective(spec, { bytes: asBytes(bytes), trace: true });
+      const b = simulateCollective(spec, { bytes: asBytes(bytes), trace: true });
       assert.deepEqual(a, b);
     }
   }

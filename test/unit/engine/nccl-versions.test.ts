@@ -9,6 +9,7 @@ import {
   resolveSystem,
   simulateCollective,
   type SystemSpec,
+  asBytes,
 } from '../../../src/engine/index';
 
 const MiB = 1 << 20;
@@ -52,21 +53,21 @@ test('two H100 nodes: NCCL 2.26 leaves tree/LL128 for NVLSTree at 1 MiB, the new
   const firstNvlsTree = (ncclVersion?: string): number => {
     const system = on(ncclVersion);
     for (let bytes = 64 * 1024; bytes <= 256 * MiB; bytes *= 2)
-      if (simulateCollective(system, { bytes }).algorithm === 'nvlstree') return bytes;
+      if (simulateCollective(system, { bytes: asBytes(bytes) }).algorithm === 'nvlstree') return bytes;
     return Infinity;
   };
   assert.equal(firstNvlsTree('2.26.2'), 1 * MiB);
   assert.equal(firstNvlsTree(), 4 * MiB);
   // Below the switch both releases agree on tree/LL128.
-  const small = simulateCollective(on('2.26.2'), { bytes: 256 * 1024 });
+  const small = simulateCollective(on('2.26.2'), { bytes: asBytes(256 * 1024) });
   assert.deepEqual([small.algorithm, small.protocol], ['tree', 'LL128']);
 });
 
 test("the simulator charges the release's NVLSTree network latency per tree stage, and the same bandwidth", () => {
   // Two nodes: one network stage up and one down, each 20.9 − 14 µs dearer on the newest release.
   for (const bytes of [1 * MiB, 1024 * MiB]) {
-    const old = simulateCollective(on('2.26.2'), { bytes, algorithm: 'nvlstree' }).timeUs;
-    const head = simulateCollective(on(), { bytes, algorithm: 'nvlstree' }).timeUs;
+    const old = simulateCollective(on('2.26.2'), { bytes: asBytes(bytes), algorithm: 'nvlstree' }).timeUs;
+    const head = simulateCollective(on(), { bytes: asBytes(bytes), algorithm: 'nvlstree' }).timeUs;
     assert.ok(Math.abs(head - old - 2 * (20.9 - 14)) < 0.05, `${bytes} B: ${old.toFixed(2)} vs ${head.toFixed(2)} µs`);
   }
 });

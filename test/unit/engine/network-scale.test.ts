@@ -3,11 +3,11 @@
 // never make a collective slower.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { resolveSystem, simulateCollective, type SystemSpec, asBytes, asMicros } from '../../../src/engine/index';
 import { searchGraph } from '../../../src/engine/channels';
 
 const NODE_COUNTS = [1, 2, 4, 8, 64, 1024];
-const GiB = 1024 ** 3;
+const GiB = asBytes(1024 ** 3);
 
 function h100(nodes: number, nicsPerNode = 8, gbps = 400): SystemSpec {
   return { gpu: 'H100-SXM', nodes, gpusPerNode: 8, intraNode: 'nvswitch', nic: { gbps, perNode: nicsPerNode } };
@@ -27,7 +27,7 @@ test('busbw never exceeds what the NICs can carry', () => {
   for (const nodes of NODE_COUNTS.filter((n) => n > 1)) {
     for (const bytes of [1024 ** 2, GiB]) {
       const spec = h100(nodes);
-      const result = simulateCollective(spec, { bytes });
+      const result = simulateCollective(spec, { bytes: asBytes(bytes) });
       assert.ok(
         result.busbwGBps <= nicBoundBusbwGBps(spec),
         `${nodes} nodes, ${bytes} B: ${result.busbwGBps} > ${nicBoundBusbwGBps(spec)}`,
@@ -47,20 +47,25 @@ test('busbw at 1 GiB grows or saturates with nodes: no collapse, no super-linear
 });
 
 test('8 B takes no less time on more nodes (multi-node)', () => {
-  const times = NODE_COUNTS.filter((n) => n > 1).map((nodes) => simulateCollective(h100(nodes), { bytes: 8 }).timeUs);
+  const times = NODE_COUNTS.filter((n) => n > 1).map(
+    (nodes) => simulateCollective(h100(nodes), { bytes: asBytes(8) }).timeUs,
+  );
   for (let i = 1; i < times.length; i++) assert.ok(times[i] >= times[i - 1], `8 B times: ${times.join(', ')}`);
 });
 
 // The launch cost follows the process layout, not the node count, so for one layout 8 B never gets cheaper as
 // nodes are added: one process per GPU (the default, as torchrun starts them) and one per node (nccl-tests -g 8).
 test('8 B on one node takes no more time than on two', () => {
-  assert.ok(simulateCollective(h100(1), { bytes: 8 }).timeUs <= simulateCollective(h100(2), { bytes: 8 }).timeUs);
+  assert.ok(
+    simulateCollective(h100(1), { bytes: asBytes(8) }).timeUs <=
+      simulateCollective(h100(2), { bytes: asBytes(8) }).timeUs,
+  );
 });
 
 test('8 B takes no less time on more nodes for the same process layout, 1 to 1024 nodes', () => {
   for (const gpusPerProcess of [1, 8]) {
     const times = NODE_COUNTS.map(
-      (nodes) => simulateCollective({ ...h100(nodes), gpusPerProcess }, { bytes: 8 }).timeUs,
+      (nodes) => simulateCollective({ ...h100(nodes), gpusPerProcess }, { bytes: asBytes(8) }).timeUs,
     );
     for (let i = 1; i < times.length; i++)
       assert.ok(times[i] >= times[i - 1], `gpusPerProcess ${gpusPerProcess}, 8 B times: ${times.join(', ')}`);
@@ -70,8 +75,8 @@ test('8 B takes no less time on more nodes for the same process layout, 1 to 102
 test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes', () => {
   for (const nodes of [2, 4, 64]) {
     for (const bytes of [8, 1024 ** 2, GiB]) {
-      const fewer = simulateCollective(h100(nodes, 8), { bytes }).timeUs;
-      const more = simulateCollective(h100(nodes, 16), { bytes }).timeUs;
+      const fewer = simulateCollective(h100(nodes, 8), { bytes: asBytes(bytes) }).timeUs;
+      const more = simulateCollective(h100(nodes, 16), { bytes: asBytes(bytes) }).timeUs;
       assert.ok(more <= fewer * 1.0001, `${nodes} nodes, ${bytes} B: 16 NICs ${more} µs > 8 NICs ${fewer} µs`);
     }
   }
@@ -82,8 +87,8 @@ test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes'
     intraNode: 'nvswitch',
     nic: { gbps: 100, perNode },
   });
-  const eight = simulateCollective(a100(8), { bytes: 10 * GiB });
-  const sixteen = simulateCollective(a100(16), { bytes: 10 * GiB });
+  const eight = simulateCollective(a100(8), { bytes: asBytes(10 * GiB) });
+  const sixteen = simulateCollective(a100(16), { bytes: asBytes(10 * GiB) });
   // Eight 100G NICs bound the two-node tree at 8 × 12.4 GB/s each way; sixteen double the network channels (16 × 12
   // GB/s, one per NIC), and NCCL's per-channel tree ceiling, not the NICs, then bounds it.
   assert.ok(sixteen.busbwGBps > 1.2 * eight.busbwGBps, `${sixteen.busbwGBps} vs ${eight.busbwGBps}`);
@@ -95,12 +100,15 @@ test('more NICs are never slower, and 16 × 100G beats 8 × 100G at large sizes'
 
 test('an oversubscribed spine slows only what crosses it', () => {
   const at = (nodes: number, oversubscription: number, bytes: number) =>
-    simulateCollective({ ...h100(nodes), network: { oversubscription } }, { bytes, algorithm: 'ring' }).timeUs;
+    simulateCollective({ ...h100(nodes), network: { oversubscription } }, { bytes: asBytes(bytes), algorithm: 'ring' })
+      .timeUs;
   // Two nodes under one leaf per rail: a ring's crossings change rail, so they climb to the spine.
   assert.ok(at(2, 4, GiB) > at(2, 1, GiB) * 1.01);
   const hop = (switchLatencyUs: number) =>
-    simulateCollective({ ...h100(64), network: { switchLatencyUs } }, { bytes: 8, algorithm: 'tree', protocol: 'LL' })
-      .timeUs;
+    simulateCollective(
+      { ...h100(64), network: { switchLatencyUs: asMicros(switchLatencyUs) } },
+      { bytes: asBytes(8), algorithm: 'tree', protocol: 'LL' },
+    ).timeUs;
   assert.ok(hop(5) > hop(0.2), 'a slower spine hop costs the tree across leaves');
 });
 
@@ -132,7 +140,7 @@ test('the network channels never carry more than the NICs, and grow or saturate 
 // the whole message is one chunk, so every tree level adds a stage run in series and the time grows with depth.
 test('NVLSTree at 8 MiB takes longer on more nodes, 2 to 1024', () => {
   const times = NODE_COUNTS.filter((n) => n > 1).map(
-    (nodes) => simulateCollective(h100(nodes), { bytes: 8 * 1024 ** 2, algorithm: 'nvlstree' }).timeUs,
+    (nodes) => simulateCollective(h100(nodes), { bytes: asBytes(8 * 1024 ** 2), algorithm: 'nvlstree' }).timeUs,
   );
   for (let i = 1; i < times.length; i++)
     assert.ok(times[i] > times[i - 1], `8 MiB NVLSTree times: ${times.join(', ')}`);

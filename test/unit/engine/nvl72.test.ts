@@ -2,14 +2,20 @@
 // GPU counts from which NCCL takes NVLS on one HGX board.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, sweepAllReduce, systemFromDescription, type SystemSpec } from '../../../src/engine/index';
+import {
+  presetSystem,
+  sweepAllReduce,
+  systemFromDescription,
+  type SystemSpec,
+  asBytes,
+} from '../../../src/engine/index';
 
 const withRelease = (spec: SystemSpec, ncclVersion: string): SystemSpec => ({ ...spec, ncclVersion });
 
 test('GB200 NVL72 under NCCL 2.26: NVLS at every size, as the NVLS search fits 32 heads (33 × 20 GB/s ≤ 721.8 per GPU)', () => {
   const rows = sweepAllReduce(withRelease(presetSystem('gb200-nvl72')!, '2.26.2'), {
-    minBytes: 8,
-    maxBytes: 16 * 2 ** 30,
+    minBytes: asBytes(8),
+    maxBytes: asBytes(16 * 2 ** 30),
     factor: 4,
   });
   for (const row of rows) assert.equal(`${row.algorithm}/${row.protocol}`, 'nvls/Simple', `${row.bytes} B`);
@@ -23,7 +29,7 @@ test('GB200 NVL72 under NCCL 2.26: NVLS at every size, as the NVLS search fits 3
 test('NVLS GPU-count thresholds on one board (8 GiB): H200 ring at 4, NVLS from 5; B200 ring to 5, NVLS from 6', () => {
   const pick = (preset: string, gpusPerNode: number): string => {
     const spec = withRelease(presetSystem(preset, { gpusPerNode })!, '2.27.7');
-    const [row] = sweepAllReduce(spec, { minBytes: 8 * 2 ** 30, maxBytes: 8 * 2 ** 30, factor: 2 });
+    const [row] = sweepAllReduce(spec, { minBytes: asBytes(8 * 2 ** 30), maxBytes: asBytes(8 * 2 ** 30), factor: 2 });
     return row.algorithm;
   };
   assert.deepEqual(

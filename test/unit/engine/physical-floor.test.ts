@@ -11,6 +11,9 @@ import {
   type CollectiveKind,
   type System,
   type SystemSpec,
+  asGBps,
+  asMicros,
+  asBytes,
 } from '../../../src/engine/index';
 import { algorithmUnavailable } from '../../../src/engine/select';
 
@@ -61,7 +64,7 @@ const systemArbitrary: fc.Arbitrary<SystemSpec> = fc.oneof(
       nodes: 1,
       gpusPerNode: n,
       intraNode: 'uniform-ring',
-      overrides: { linkGBps: B, linkLatencyUs: alpha },
+      overrides: { linkGBps: asGBps(B), linkLatencyUs: asMicros(alpha) },
     })),
 );
 
@@ -105,7 +108,7 @@ test('no simulated time beats the physical floor (random systems, algorithms, si
       (spec, algorithm, kind, log2Bytes) => {
         const system = resolveSystem(spec);
         if (algorithm !== 'auto' && algorithmUnavailable(system, algorithm, kind)) return;
-        const bytes = 2 ** log2Bytes;
+        const bytes = asBytes(2 ** log2Bytes);
         const result = simulateCollective(system, { kind, bytes, algorithm });
         const floor = floorUs(system, kind, bytes);
         assert.ok(

@@ -7,6 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  asBytes,
+  asGBps,
   resolveSystem,
   simulateCollective,
   type Algorithm,
@@ -51,7 +53,7 @@ function randomSpec(next: () => number): SystemSpec {
 
 /** The same system with one link (both directions of nothing else) slowed down, as a degraded cable would be. */
 function degraded(system: System, link: number, factor: number): System {
-  const links = system.topology.links.map((l, i) => (i === link ? { ...l, GBps: l.GBps * factor } : l));
+  const links = system.topology.links.map((l, i) => (i === link ? { ...l, GBps: asGBps(l.GBps * factor) } : l));
   return { ...system, topology: { ...system.topology, links } };
 }
 
@@ -125,7 +127,7 @@ function built(system: System): System {
 }
 
 function sameToTheMicrosecond(system: System, where: string, next: () => number): number {
-  const bytes = pick(next, [64 << 10, 4 << 20, 64 << 20]);
+  const bytes = asBytes(pick(next, [64 << 10, 4 << 20, 64 << 20]));
   let compared = 0;
   for (const plan of PLANS) {
     const request = { bytes, ...plan };
@@ -182,7 +184,7 @@ test('the fast path equals the full expansion to the microsecond with one degrad
 function slowNode(system: System, node: number, factor: number): System {
   const nodeOf = new Map(system.topology.vertices.map((v) => [v.id, v.node]));
   const links = system.topology.links.map((l) =>
-    nodeOf.get(l.from) === node || nodeOf.get(l.to) === node ? { ...l, GBps: l.GBps * factor } : l,
+    nodeOf.get(l.from) === node || nodeOf.get(l.to) === node ? { ...l, GBps: asGBps(l.GBps * factor) } : l,
   );
   return { ...system, topology: { ...system.topology, links } };
 }
@@ -191,7 +193,7 @@ function slowNode(system: System, node: number, factor: number): System {
 function differentRail(system: System, rail: number, factor: number): System {
   const nic = new RegExp(`(^|\\.)nic${rail}$`);
   const links = system.topology.links.map((l) =>
-    l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? { ...l, GBps: l.GBps * factor } : l,
+    l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? { ...l, GBps: asGBps(l.GBps * factor) } : l,
   );
   return { ...system, topology: { ...system.topology, links } };
 }

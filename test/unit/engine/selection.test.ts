@@ -1,19 +1,23 @@
 // `auto` chooses as NCCL does: its cost model, its enablement rules, its order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EngineError, presetSystem, simulateCollective, sweepAllReduce } from '../../../src/engine/index';
+import { EngineError, presetSystem, simulateCollective, sweepAllReduce, asBytes } from '../../../src/engine/index';
 
 test('8× H100: LL for small messages, NVLS/Simple for large ones', () => {
   const system = presetSystem('dgx-h100')!;
-  const small = simulateCollective(system, { bytes: 8 * 1024 });
+  const small = simulateCollective(system, { bytes: asBytes(8 * 1024) });
   assert.equal(small.protocol, 'LL');
-  const large = simulateCollective(system, { bytes: 1 << 30 });
+  const large = simulateCollective(system, { bytes: asBytes(1 << 30) });
   assert.equal(large.algorithm, 'nvls');
   assert.equal(large.protocol, 'Simple');
 });
 
 test('8× A100 (no NVLS): ring, moving from LL to Simple as messages grow', () => {
-  const rows = sweepAllReduce(presetSystem('dgx-a100')!, { minBytes: 8, maxBytes: 8 * 2 ** 30, factor: 2 });
+  const rows = sweepAllReduce(presetSystem('dgx-a100')!, {
+    minBytes: asBytes(8),
+    maxBytes: asBytes(8 * 2 ** 30),
+    factor: 2,
+  });
   assert.equal(rows[0].protocol, 'LL');
   assert.equal(rows.at(-1)!.algorithm, 'ring');
   assert.equal(rows.at(-1)!.protocol, 'Simple');
@@ -22,8 +26,8 @@ test('8× A100 (no NVLS): ring, moving from LL to Simple as messages grow', () =
 
 test('across H100 nodes: NVLSTree for large messages, never single-node NVLS', () => {
   const rows = sweepAllReduce(presetSystem('dgx-h100', { nodes: 2 })!, {
-    minBytes: 1024,
-    maxBytes: 4 * 2 ** 30,
+    minBytes: asBytes(1024),
+    maxBytes: asBytes(4 * 2 ** 30),
     factor: 8,
   });
   assert.equal(rows.at(-1)!.algorithm, 'nvlstree');
@@ -31,37 +35,49 @@ test('across H100 nodes: NVLSTree for large messages, never single-node NVLS', (
 });
 
 test('PCIe GPUs never get LL128; forcing it is an error', () => {
-  const rows = sweepAllReduce(presetSystem('pcie-l40sx8')!, { minBytes: 8, maxBytes: 1 << 30, factor: 4 });
+  const rows = sweepAllReduce(presetSystem('pcie-l40sx8')!, {
+    minBytes: asBytes(8),
+    maxBytes: asBytes(1 << 30),
+    factor: 4,
+  });
   assert.ok(rows.every((r) => r.protocol !== 'LL128'));
   assert.throws(
-    () => simulateCollective(presetSystem('pcie-l40sx8')!, { bytes: 1 << 20, algorithm: 'ring', protocol: 'LL128' }),
+    () =>
+      simulateCollective(presetSystem('pcie-l40sx8')!, {
+        bytes: asBytes(1 << 20),
+        algorithm: 'ring',
+        protocol: 'LL128',
+      }),
     EngineError,
   );
 });
 
 test('NVLS needs an NVSwitch with Hopper or newer, and is Simple-only', () => {
-  assert.throws(() => simulateCollective(presetSystem('dgx-a100')!, { bytes: 1 << 20, algorithm: 'nvls' }), /NVLS/);
   assert.throws(
-    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvls', protocol: 'LL' }),
+    () => simulateCollective(presetSystem('dgx-a100')!, { bytes: asBytes(1 << 20), algorithm: 'nvls' }),
+    /NVLS/,
+  );
+  assert.throws(
+    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(1 << 20), algorithm: 'nvls', protocol: 'LL' }),
     /Simple/,
   );
   assert.throws(
-    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, algorithm: 'nvlstree' }),
+    () => simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(1 << 20), algorithm: 'nvlstree' }),
     /across nodes/,
   );
 });
 
 test('forced algorithm with auto protocol picks that algorithm', () => {
-  const result = simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 30, algorithm: 'ring' });
+  const result = simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(1 << 30), algorithm: 'ring' });
   assert.equal(result.algorithm, 'ring');
   assert.equal(result.protocol, 'Simple');
 });
 
 test('busbw follows nccl-tests: algbw × 2(n−1)/n for AllReduce, (n−1)/n for the others', () => {
   const system = presetSystem('dgx-h100')!;
-  const ar = simulateCollective(system, { bytes: 1 << 28 });
+  const ar = simulateCollective(system, { bytes: asBytes(1 << 28) });
   assert.ok(Math.abs(ar.busbwGBps - ar.algbwGBps * 1.75) < 1e-9);
-  const ag = simulateCollective(system, { bytes: 1 << 28, kind: 'allgather', algorithm: 'ring' });
+  const ag = simulateCollective(system, { bytes: asBytes(1 << 28), kind: 'allgather', algorithm: 'ring' });
   assert.ok(Math.abs(ag.busbwGBps - ag.algbwGBps * 0.875) < 1e-9);
 });
 

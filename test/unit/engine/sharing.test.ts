@@ -2,7 +2,7 @@
 // predict the impossible.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveSystem, simulateCollective } from '../../../src/engine/index';
+import { resolveSystem, simulateCollective, asBytes } from '../../../src/engine/index';
 import { runFlows, type FlowSet } from '../../../src/engine/sim/maxmin';
 import { runSchedule } from '../../../src/engine/sim/run';
 import type { Flow } from '../../../src/engine/sim/schedule';
@@ -122,7 +122,7 @@ test('a ring across a PCIe switch uplink is slower than the same GPUs on private
     gpusPerPcieSwitch: 8,
     gpusPerSocket: 8,
   });
-  const bytes = 256 * 1024 * 1024;
+  const bytes = asBytes(256 * 1024 * 1024);
   const viaSwitch = simulateCollective(shared, { bytes, algorithm: 'direct', protocol: 'Simple' });
   const ring = simulateCollective(shared, { bytes, algorithm: 'ring', protocol: 'Simple' });
   // One-shot sends (n−1)·S from every GPU through its single PCIe port, all at once: it must take far longer than

@@ -2,7 +2,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NVLINK_EFFICIENCY } from '../../../src/engine/constants';
-import { EngineError, findGpu, GPU_CATALOGUE, PRESETS, presetSystem, resolveSystem } from '../../../src/engine/index';
+import {
+  EngineError,
+  findGpu,
+  GPU_CATALOGUE,
+  PRESETS,
+  presetSystem,
+  resolveSystem,
+  asGBps,
+} from '../../../src/engine/index';
 
 test('the catalogue holds the required GPUs with their public facts, found case-insensitively', () => {
   for (const name of [
@@ -104,7 +112,7 @@ test('impossible systems throw EngineError with a message', () => {
   assert.throws(() => resolveSystem({ ...base, nodes: 2, nic: undefined }), /nic/);
   assert.throws(() => resolveSystem({ ...base, gpu: 'A100-SXM', nvls: true }), /nvls/);
   assert.throws(() => resolveSystem({ ...base, intraNode: 'nvlink-mesh', gpusPerNode: 16 }), /at most 8/);
-  assert.throws(() => resolveSystem({ ...base, overrides: { nvlinkGBpsPerLink: -3 } }), /positive/);
+  assert.throws(() => resolveSystem({ ...base, overrides: { nvlinkGBpsPerLink: asGBps(-3) } }), /positive/);
   assert.throws(() => resolveSystem({ gpu: 'H100', nodes: 1, gpusPerNode: 4, intraNode: 'uniform-ring' }), /linkGBps/);
   assert.throws(() => resolveSystem({ ...base, gpu: 'RTX4090' }), /NVLink/);
 });

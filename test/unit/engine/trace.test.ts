@@ -2,11 +2,16 @@
 // export to Chrome Trace Event JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective, traceToChromeJson } from '../../../src/engine/index';
+import { presetSystem, resolveSystem, simulateCollective, traceToChromeJson, asBytes } from '../../../src/engine/index';
 
 test('ring AllReduce spans cover exchange, reduce and broadcast with valid link ids', () => {
   const system = resolveSystem(presetSystem('dgx-a100')!);
-  const result = simulateCollective(system, { bytes: 32 << 20, algorithm: 'ring', protocol: 'Simple', trace: true });
+  const result = simulateCollective(system, {
+    bytes: asBytes(32 << 20),
+    algorithm: 'ring',
+    protocol: 'Simple',
+    trace: true,
+  });
   const trace = result.trace!;
   assert.equal(result.spanCount, trace.spans.length);
   const phases = new Set(trace.spans.map((s) => s.phase));
@@ -30,9 +35,9 @@ test('ring AllReduce spans cover exchange, reduce and broadcast with valid link 
 });
 
 test('without trace no spans are produced; traces of huge systems are capped', () => {
-  assert.equal(simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20 }).spanCount, 0);
+  assert.equal(simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(1 << 20) }).spanCount, 0);
   const big = simulateCollective(presetSystem('dgx-h100', { nodes: 128 })!, {
-    bytes: 1 << 30,
+    bytes: asBytes(1 << 30),
     algorithm: 'hierarchical',
     trace: true,
   });
@@ -40,7 +45,7 @@ test('without trace no spans are produced; traces of huge systems are capped', (
 });
 
 test('Chrome trace JSON has complete events in µs with rank and link details', () => {
-  const result = simulateCollective(presetSystem('dgx-h100')!, { bytes: 4 << 20, trace: true });
+  const result = simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(4 << 20), trace: true });
   const json = traceToChromeJson(result.trace!) as {
     traceEvents: { ph: string; ts?: number; dur?: number; args?: Record<string, unknown> }[];
   };

@@ -2,7 +2,7 @@
 // The simulated time must match 2(N−1)/N·S/B + 2(N−1)·α.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { simulateCollective, type SystemSpec, asGBps, asMicros, asBytes } from '../../../src/engine/index';
 
 function uniformRing(gpus: number, linkGBps: number, linkLatencyUs: number): SystemSpec {
   return {
@@ -10,7 +10,7 @@ function uniformRing(gpus: number, linkGBps: number, linkLatencyUs: number): Sys
     nodes: 1,
     gpusPerNode: gpus,
     intraNode: 'uniform-ring',
-    overrides: { linkGBps, linkLatencyUs },
+    overrides: { linkGBps: asGBps(linkGBps), linkLatencyUs: asMicros(linkLatencyUs) },
   };
 }
 
@@ -22,7 +22,11 @@ test('uniform ring matches 2(N−1)/N·S/B + 2(N−1)·α within 1% for N = 2..6
   ];
   for (const { B, alpha, bytes } of cases) {
     for (let n = 2; n <= 64; n++) {
-      const result = simulateCollective(uniformRing(n, B, alpha), { bytes, algorithm: 'ring', protocol: 'Simple' });
+      const result = simulateCollective(uniformRing(n, B, alpha), {
+        bytes: asBytes(bytes),
+        algorithm: 'ring',
+        protocol: 'Simple',
+      });
       const expectedUs = ((2 * (n - 1)) / n) * (bytes / (B * 1e3)) + 2 * (n - 1) * alpha;
       const error = Math.abs(result.timeUs - expectedUs) / expectedUs;
       assert.ok(
@@ -34,7 +38,7 @@ test('uniform ring matches 2(N−1)/N·S/B + 2(N−1)·α within 1% for N = 2..6
 });
 
 test('uniform ring: doubling the link bandwidth halves the bandwidth term only', () => {
-  const bytes = 512 * 1024 * 1024;
+  const bytes = asBytes(512 * 1024 * 1024);
   const slow = simulateCollective(uniformRing(8, 20, 3), { bytes, algorithm: 'ring', protocol: 'Simple' }).timeUs;
   const fast = simulateCollective(uniformRing(8, 40, 3), { bytes, algorithm: 'ring', protocol: 'Simple' }).timeUs;
   const latencyUs = 2 * 7 * 3;

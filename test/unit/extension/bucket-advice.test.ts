@@ -4,7 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { TIE_TOLERANCE, formatMicros, parseSweep, sweepTraining, type TrainingSweep } from '../../../src/engine/index';
+import {
+  TIE_TOLERANCE,
+  formatMicros,
+  parseSweep,
+  sweepTraining,
+  type TrainingSweep,
+  asMicros,
+} from '../../../src/engine/index';
 import { readTrainingConfig } from '../../../src/config/training-config';
 import { assembleTrainingRun } from '../../../src/config/training-run';
 import { parseHfModelConfig } from '../../../src/config/hf-model';
@@ -52,14 +59,16 @@ function checkOneAnswer(sweep: TrainingSweep, currentBytes: number): void {
     assert.match(
       advice.text,
       new RegExp(
-        `^set bucket_cap_mb=${formatBucketMb(advice.recommendedMb)}: step ${formatMicros(advice.recommendedStepUs)} against ${formatMicros(advice.currentStepUs)}`,
+        `^set bucket_cap_mb=${formatBucketMb(advice.recommendedMb)}: step ${formatMicros(asMicros(advice.recommendedStepUs))} against ${formatMicros(asMicros(advice.currentStepUs))}`,
       ),
     );
   } else {
     assert.equal(advice.recommendedMb, advice.currentMb);
     assert.match(
       advice.text,
-      new RegExp(`^keep bucket_cap_mb=${formatBucketMb(advice.currentMb)}: step ${formatMicros(advice.currentStepUs)}`),
+      new RegExp(
+        `^keep bucket_cap_mb=${formatBucketMb(advice.currentMb)}: step ${formatMicros(asMicros(advice.currentStepUs))}`,
+      ),
     );
   }
   assert.doesNotMatch(advice.text, /\d\.\d{3,}/, 'sizes and times are rounded as people write them');
@@ -86,8 +95,8 @@ test('the example DeepSpeed config: its 1e9-byte bucket reads as 953.7, and the 
 
 const point = (value: number, stepTimeUs: number) => ({
   value,
-  stepTimeUs,
-  exposedCommUs: stepTimeUs / 10,
+  stepTimeUs: asMicros(stepTimeUs),
+  exposedCommUs: asMicros(stepTimeUs / 10),
   collectives: 1,
   scalingEfficiency: 1,
 });

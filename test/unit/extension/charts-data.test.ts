@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem } from '../../../src/engine/index';
+import { presetSystem, resolveSystem, asBytes } from '../../../src/engine/index';
 import { compareAlgorithmsAt, nodeScaling, phaseLadder, sweepSeries } from '../../../src/extension/glue/charts-data';
 
 const h100 = resolveSystem(presetSystem('dgx-h100')!);
 
 test('the sweep has the auto curve and one curve per algorithm the system runs', () => {
-  const series = sweepSeries(h100, 1024, 64 * 2 ** 20);
+  const series = sweepSeries(h100, asBytes(1024), asBytes(64 * 2 ** 20));
   assert.equal(series[0].label, 'auto (what NCCL would pick)');
   assert.ok(series.length > 2);
   for (const s of series) assert.ok(s.rows.every((r, i) => i === 0 || r.bytes > s.rows[i - 1].bytes));
@@ -20,17 +20,21 @@ test('the sweep has the auto curve and one curve per algorithm the system runs',
 });
 
 test("the algorithm comparison is sorted and marks exactly the tuner's pick", () => {
-  const rows = compareAlgorithmsAt(h100, 64 * 2 ** 20);
+  const rows = compareAlgorithmsAt(h100, asBytes(64 * 2 ** 20));
   assert.ok(rows.length >= 3);
   assert.equal(rows.filter((r) => r.chosen).length, 1);
   assert.ok(rows.every((r, i) => i === 0 || r.timeUs >= rows[i - 1].timeUs));
 });
 
 test('phase ladders and node scaling come from the engine', () => {
-  const ladder = phaseLadder(h100, 25 * 2 ** 20);
+  const ladder = phaseLadder(h100, asBytes(25 * 2 ** 20));
   assert.equal(ladder.length, 6);
   assert.ok(ladder.every((r) => r.exchangeUs + r.reduceUs + r.broadcastUs > 0));
-  const scaling = nodeScaling((nodes) => resolveSystem(presetSystem('dgx-h100', { nodes })!), 256 * 2 ** 20, 8);
+  const scaling = nodeScaling(
+    (nodes) => resolveSystem(presetSystem('dgx-h100', { nodes })!),
+    asBytes(256 * 2 ** 20),
+    8,
+  );
   assert.deepEqual(
     scaling.map((r) => r.ranks),
     [8, 16, 32, 64],

@@ -4,7 +4,7 @@ import { parseSystemChoice, statusBarText, systemPickItems } from '../../../src/
 import { refuseLargeFile, MAX_TRACE_BYTES } from '../../../src/extension/glue/file-limits';
 import { traceMessages } from '../../../src/extension/glue/trace-chunks';
 import { rowWarnings, presetScaling, gpuFamily, gpuMismatch } from '../../../src/extension/glue/compare';
-import { presetSystem, type Trace } from '../../../src/engine/index';
+import { asBytes, asMicros, presetSystem, type Trace } from '../../../src/engine/index';
 
 test('the system setting names a preset or a file', () => {
   assert.deepEqual(parseSystemChoice('DGX-H100'), { kind: 'preset', name: 'dgx-h100' });
@@ -52,10 +52,10 @@ test('big traces are posted in chunks; small ones in one message', () => {
     step: 0,
     channel: 0,
     chunk: 0,
-    bytes: 1,
+    bytes: asBytes(1),
     links: [],
-    startUs: 0,
-    endUs: 1,
+    startUs: asMicros(0),
+    endUs: asMicros(1),
   };
   const trace = (n: number): Trace => ({
     metadata: { origin: 'simulated', title: 't', ranks: 1 },

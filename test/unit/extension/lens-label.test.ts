@@ -9,20 +9,20 @@ import {
   predictionTitle,
   predictionTooltip,
 } from '../../../src/extension/glue/lens-label';
-import type { CollectiveResult, SweepRow } from '../../../src/engine/index';
+import { type CollectiveResult, type SweepRow, asBytes, asMicros, asGBps } from '../../../src/engine/index';
 
 const MiB = 1024 * 1024;
 const result = (over: Partial<CollectiveResult>): CollectiveResult => ({
   kind: 'allreduce',
-  bytes: 25 * MiB,
+  bytes: asBytes(25 * MiB),
   ranks: 8,
-  timeUs: 1900,
-  algbwGBps: 13.8,
-  busbwGBps: 440,
+  timeUs: asMicros(1900),
+  algbwGBps: asGBps(13.8),
+  busbwGBps: asGBps(440),
   algorithm: 'nvls',
   protocol: 'Simple',
   channels: 16,
-  phases: { exchange: 1000, reduce: 300, broadcast: 600 },
+  phases: { exchange: asMicros(1000), reduce: asMicros(300), broadcast: asMicros(600) },
   spanCount: 0,
   ...over,
 });
@@ -34,7 +34,7 @@ test('a prediction lens reads like the issue asks: time, busbw, algorithm/protoc
   );
   assert.equal(
     predictionTitle(
-      [result({ timeUs: 85.3, busbwGBps: 12.34, algorithm: 'ring', protocol: 'LL128' })],
+      [result({ timeUs: asMicros(85.3), busbwGBps: asGBps(12.34), algorithm: 'ring', protocol: 'LL128' })],
       256 * 1024,
       'tensor',
     ),
@@ -44,7 +44,7 @@ test('a prediction lens reads like the issue asks: time, busbw, algorithm/protoc
 
 test('FSDP sums its reduce-scatter and all-gather and names both', () => {
   const title = predictionTitle(
-    [result({ kind: 'reducescatter', timeUs: 1000 }), result({ kind: 'allgather', timeUs: 900 })],
+    [result({ kind: 'reducescatter', timeUs: asMicros(1000) }), result({ kind: 'allgather', timeUs: asMicros(900) })],
     25 * MiB,
     'units',
   );
@@ -74,7 +74,13 @@ test('the tooltip says how the size was found, or that it was assumed', () => {
 
 test('a latency-bound call is judged by its time, not by a busbw near zero', () => {
   // 25 µs for 4 bytes where 8 bytes take 24 µs: nearly all of it is the fixed cost of a call.
-  const scalar = result({ bytes: 4, timeUs: 25, busbwGBps: 0.0003, algorithm: 'tree', protocol: 'LL' });
+  const scalar = result({
+    bytes: asBytes(4),
+    timeUs: asMicros(25),
+    busbwGBps: asGBps(0.0003),
+    algorithm: 'tree',
+    protocol: 'LL',
+  });
   assert.equal(predictionTitle([scalar], 4, 'tensor', 24), '≈ 25.0 µs · latency-bound · Tree/LL for a 4 B tensor');
   assert.equal(isLatencyBound(1900, 24), false);
   assert.equal(isLatencyBound(47, 24), true);
@@ -90,12 +96,12 @@ test('sizes and bandwidths are formatted as people write them', () => {
 });
 
 const row = (mb: number, busbw: number): SweepRow => ({
-  bytes: mb * MiB,
+  bytes: asBytes(mb * MiB),
   count: (mb * MiB) / 4,
   dtype: 'fp32',
-  timeUs: 1,
-  algbwGBps: 1,
-  busbwGBps: busbw,
+  timeUs: asMicros(1),
+  algbwGBps: asGBps(1),
+  busbwGBps: asGBps(busbw),
   algorithm: 'ring',
   protocol: 'Simple',
 });

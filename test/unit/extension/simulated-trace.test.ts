@@ -3,7 +3,14 @@
 // carries traffic, and the range statistics of any range add up to the spans inside it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PHASES, presetSystem, resolveSystem, simulateCollective, type Trace } from '../../../src/engine/index';
+import {
+  PHASES,
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type Trace,
+  asBytes,
+} from '../../../src/engine/index';
 import { MAX_TRACE_SPANS } from '../../../src/engine/constants';
 import { ENGINE_TRACE_SPAN_CAP, drawnCollectiveTrace } from '../../../src/extension/glue/simulated-trace';
 import { TimelineModel } from '../../../webview/timeline/model';
@@ -21,7 +28,7 @@ const CASES: [preset: string, nodes: number, bytes: number][] = [
 
 function simulate(preset: string, nodes: number, bytes: number) {
   const system = resolveSystem(presetSystem(preset, { nodes })!);
-  const result = simulateCollective(system, { kind: 'allreduce', bytes, trace: true });
+  const result = simulateCollective(system, { kind: 'allreduce', bytes: asBytes(bytes), trace: true });
   return { system, result, drawn: drawnCollectiveTrace(system, result) };
 }
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { presetSystem, resolveSystem, simulateCollective, type Trace } from '../../../src/engine/index';
+import { presetSystem, resolveSystem, simulateCollective, type Trace, asBytes } from '../../../src/engine/index';
 import { sourceExtent, spanSelection } from '../../../src/extension/glue/span-links';
 import { drawnCollectiveTrace } from '../../../src/extension/glue/simulated-trace';
 
@@ -12,7 +12,7 @@ function profiledTrace(): Trace {
   const system = resolveSystem(presetSystem('dgx-a100')!);
   const trace = drawnCollectiveTrace(
     system,
-    simulateCollective(system, { kind: 'allreduce', bytes: 64 << 20, trace: true }),
+    simulateCollective(system, { kind: 'allreduce', bytes: asBytes(64 << 20), trace: true }),
   );
   return { ...trace, spans: trace.spans.map((s) => ({ ...s, source: { file: '/work/ws/train.py', line: 12 } })) };
 }

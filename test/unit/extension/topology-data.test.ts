@@ -2,16 +2,16 @@
 // algorithm of a trace of the same system, and drops traces of other systems.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { channelPlan, presetSystem, resolveSystem, simulateCollective } from '../../../src/engine/index';
+import { channelPlan, presetSystem, resolveSystem, simulateCollective, asBytes } from '../../../src/engine/index';
 import type { TopologyMessage } from '../../../src/protocol';
 import { MAX_CHANNEL_EDGES, topologyData } from '../../../src/extension/glue/topology-data';
 
-const MiB = 2 ** 20;
+const MiB = asBytes(2 ** 20);
 const h100x2 = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
 
 test('channels for the selected bucket size, with vertex ids from the topology, survive posting', () => {
-  const data = topologyData({ system: h100x2, label: h100x2.label, bytes: 25 * MiB });
-  const plan = channelPlan(h100x2, { bytes: 25 * MiB });
+  const data = topologyData({ system: h100x2, label: h100x2.label, bytes: asBytes(25 * MiB) });
+  const plan = channelPlan(h100x2, { bytes: asBytes(25 * MiB) });
   assert.equal(data.label, h100x2.label);
   assert.equal(data.channels?.length, plan.channels);
   assert.ok(plan.channels >= 2);
@@ -24,7 +24,7 @@ test('channels for the selected bucket size, with vertex ids from the topology, 
 });
 
 test('a trace of this system fixes the algorithm, so the overlay matches the coloured links', () => {
-  const bytes = 25 * MiB;
+  const bytes = asBytes(25 * MiB);
   const result = simulateCollective(h100x2, { bytes, algorithm: 'ring', trace: true });
   const data = topologyData({ system: h100x2, label: h100x2.label, bytes, trace: result.trace });
   assert.equal(data.trace, result.trace);
@@ -46,19 +46,22 @@ test('a trace of this system fixes the algorithm, so the overlay matches the col
 test('a trace of another system is left out and the engine picks the channels itself', () => {
   const other = resolveSystem(presetSystem('dgx-a100')!);
   const trace = simulateCollective(other, { bytes: MiB, trace: true }).trace;
-  const data = topologyData({ system: h100x2, label: h100x2.label, bytes: 25 * MiB, trace });
+  const data = topologyData({ system: h100x2, label: h100x2.label, bytes: asBytes(25 * MiB), trace });
   assert.equal(data.trace, undefined);
-  assert.equal(data.channels?.length, channelPlan(h100x2, { bytes: 25 * MiB }).channels);
+  assert.equal(data.channels?.length, channelPlan(h100x2, { bytes: asBytes(25 * MiB) }).channels);
 });
 
 test('on a large cluster the channels sent stay under the edge budget, and at least one is sent', () => {
   const big = resolveSystem(presetSystem('dgx-h100', { nodes: 512 })!);
-  const data = topologyData({ system: big, label: big.label, bytes: 256 * MiB });
+  const data = topologyData({ system: big, label: big.label, bytes: asBytes(256 * MiB) });
   const edges = data.channels!.reduce((sum, c) => sum + (c.edges?.length ?? 0), 0);
   assert.ok(data.channels!.length >= 1);
   assert.ok(
     edges <= MAX_CHANNEL_EDGES || data.channels!.length === 1,
     `${edges} edges in ${data.channels!.length} channels`,
   );
-  assert.ok(data.channels!.length < channelPlan(big, { bytes: 256 * MiB }).channels, 'some channels were left out');
+  assert.ok(
+    data.channels!.length < channelPlan(big, { bytes: asBytes(256 * MiB) }).channels,
+    'some channels were left out',
+  );
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { presetSystem, simulateCollective } from '../../../src/engine/index';
+import { presetSystem, simulateCollective, asBytes } from '../../../src/engine/index';
 import { readTraceFile, serializeTraceFile, EMBED_KEY } from '../../../src/extension/glue/trace-file';
 import { MeasurementParseError } from '../../../src/native/import/model';
 import { needShared } from '../requirements';
@@ -10,7 +10,7 @@ import { needShared } from '../requirements';
 const SHARED = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'fixtures-real');
 
 test('an exported trace is Chrome JSON for Perfetto and reopens in the timeline unchanged', () => {
-  const trace = simulateCollective(presetSystem('dgx-h100')!, { bytes: 8 * 2 ** 20, trace: true }).trace!;
+  const trace = simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(8 * 2 ** 20), trace: true }).trace!;
   const text = serializeTraceFile(trace);
   const doc = JSON.parse(text);
   assert.ok(Array.isArray(doc.traceEvents) && doc.traceEvents.length > 0, 'Perfetto reads traceEvents');

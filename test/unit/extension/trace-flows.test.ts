@@ -2,7 +2,7 @@
 // into the Chrome/Perfetto export as flow events bound to their spans.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TraceBuilder, traceToChromeJson, type Trace } from '../../../src/engine/index';
+import { asBytes, asMicros, TraceBuilder, traceToChromeJson, type Trace } from '../../../src/engine/index';
 import { traceMessages } from '../../../src/extension/glue/trace-chunks';
 import { readTraceFile, serializeTraceFile } from '../../../src/extension/glue/trace-file';
 
@@ -11,8 +11,16 @@ function linkedTrace(spans: number): Trace {
   const a = builder.lane('rank', 'rank 0', { rank: 0, node: 0 });
   const b = builder.lane('rank', 'rank 1', { rank: 1, node: 1 });
   for (let i = 0; i < spans; i++) {
-    const common = { rank: i % 2, phase: 'exchange' as const, step: i, channel: 0, chunk: 0, bytes: 8, links: [] };
-    builder.add({ ...common, lane: i % 2 === 0 ? a : b, startUs: i * 10, endUs: i * 10 + 5 });
+    const common = {
+      rank: i % 2,
+      phase: 'exchange' as const,
+      step: i,
+      channel: 0,
+      chunk: 0,
+      bytes: asBytes(8),
+      links: [],
+    };
+    builder.add({ ...common, lane: i % 2 === 0 ? a : b, startUs: asMicros(i * 10), endUs: asMicros(i * 10 + 5) });
     if (i > 0) builder.flow(i - 1, i, `step ${i - 1}`);
   }
   return builder.build();

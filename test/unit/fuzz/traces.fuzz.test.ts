@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { presetSystem, simulateCollective } from '../../../src/engine/index';
+import { presetSystem, simulateCollective, asBytes } from '../../../src/engine/index';
 import { importMeasurementText } from '../../../src/native/import/index';
 import { importMeasurementFile } from '../../../src/native/import-file';
 import { readTraceFile, serializeTraceFile } from '../../../src/extension/glue/trace-file';
@@ -151,7 +151,7 @@ test('Kineto traces: mutated real excerpts and real events with hostile fields',
 });
 
 test('Chrome traces and *.cptrace.json: the timeline reader', () => {
-  const simulated = simulateCollective(presetSystem('dgx-h100')!, { bytes: 1 << 20, trace: true }).trace!;
+  const simulated = simulateCollective(presetSystem('dgx-h100')!, { bytes: asBytes(1 << 20), trace: true }).trace!;
   const own = serializeTraceFile(simulated);
   const chrome = fc.oneof(
     fc.array(chromeEvent, { maxLength: 30 }).map((events) => JSON.stringify(events)),

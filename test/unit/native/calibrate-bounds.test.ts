@@ -2,7 +2,14 @@
 // hidden NIC rate without leaving line rate, and it reports a run no bounded system explains instead of fitting it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import {
+  resolveSystem,
+  simulateCollective,
+  type SystemSpec,
+  asBytes,
+  asGBps,
+  asMicros,
+} from '../../../src/engine/index';
 import { boundFor, HEALTHY_LINE_RATE_FRACTION, PCIE_X16_LINE_GBPS } from '../../../src/native/calibrate-bounds';
 import { calibrateSystem } from '../../../src/native/calibrate';
 import type { Measurement } from '../../../src/native/import/model';
@@ -28,10 +35,10 @@ function runOn(spec: SystemSpec, sizes: readonly number[], slowdown: (bytes: num
     collective: 'allreduce',
     ranks,
     rows: sizes.map((bytes) => {
-      const r = simulateCollective(spec, { bytes });
-      const timeUs = r.timeUs * slowdown(bytes);
-      const algbwGBps = bytes / timeUs / 1e3;
-      return { bytes, timeUs, algbwGBps, busbwGBps: (algbwGBps * 2 * (ranks - 1)) / ranks };
+      const r = simulateCollective(spec, { bytes: asBytes(bytes) });
+      const timeUs = asMicros(r.timeUs * slowdown(bytes));
+      const algbwGBps = asGBps(bytes / timeUs / 1e3);
+      return { bytes: asBytes(bytes), timeUs, algbwGBps, busbwGBps: asGBps((algbwGBps * 2 * (ranks - 1)) / ranks) };
     }),
     meta: {},
   };
@@ -50,7 +57,7 @@ test('bounds come from the hardware the system names: NDR NIC, PCIe Gen5, NVLink
 });
 
 test('4 nodes with a NIC at 0.8 of line rate, fitted on sizes >= 64 MiB: the NIC rate is recovered within 10 % and the small sizes are no worse', () => {
-  const hiddenGBps = 0.8 * NDR_LINE_GBPS;
+  const hiddenGBps = asGBps(0.8 * NDR_LINE_GBPS);
   const measured = runOn({ ...fourNodes, overrides: { nicGBps: hiddenGBps } }, SIZES);
   const result = calibrateSystem(measured, fourNodes, { minBytes: 64 * MiB });
   assert.equal(result.unexplained, undefined, result.unexplained?.sentence);

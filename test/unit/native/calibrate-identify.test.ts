@@ -2,7 +2,14 @@
 // bandwidth, and leaves alone what the measured sizes cannot tell (launch cost and hop latency on 1 GiB rows).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import {
+  presetSystem,
+  simulateCollective,
+  type SystemSpec,
+  asBytes,
+  asGBps,
+  asMicros,
+} from '../../../src/engine/index';
 import { calibrateSystem } from '../../../src/native/calibrate';
 import type { Measurement } from '../../../src/native/import/model';
 
@@ -15,8 +22,8 @@ function runOn(spec: SystemSpec, sizes: number[]): Measurement {
     collective: 'allreduce',
     ranks: 8,
     rows: sizes.map((bytes) => {
-      const r = simulateCollective(spec, { bytes });
-      return { bytes, timeUs: r.timeUs, algbwGBps: r.algbwGBps, busbwGBps: r.busbwGBps };
+      const r = simulateCollective(spec, { bytes: asBytes(bytes) });
+      return { bytes: r.bytes, timeUs: r.timeUs, algbwGBps: r.algbwGBps, busbwGBps: r.busbwGBps };
     }),
     meta: {},
   };
@@ -24,7 +31,7 @@ function runOn(spec: SystemSpec, sizes: number[]): Measurement {
 
 // 18 GB/s per link is 0.72 of NVLink 4's 25 GB/s line rate: slow, but inside what a healthy system reaches.
 test('large sizes only: NVLink is fitted to the hidden value, launch and NVLink latency are not fitted', () => {
-  const hidden: SystemSpec = { ...dgx, overrides: { nvlinkGBpsPerLink: 18 } };
+  const hidden: SystemSpec = { ...dgx, overrides: { nvlinkGBpsPerLink: asGBps(18) } };
   const result = calibrateSystem(runOn(hidden, [GiB, 2 * GiB, 4 * GiB]), dgx);
   assert.ok(result.medianErrorBefore > 0.1, `the unfitted system is off (${result.medianErrorBefore})`);
   assert.ok(result.medianErrorAfter < 0.01, `fitted error ${result.medianErrorAfter}`);
@@ -37,7 +44,7 @@ test('large sizes only: NVLink is fitted to the hidden value, launch and NVLink 
 });
 
 test('a sweep from 8 B: the launch cost is identifiable and fitted', () => {
-  const hidden: SystemSpec = { ...dgx, overrides: { launchUs: 90 } };
+  const hidden: SystemSpec = { ...dgx, overrides: { launchUs: asMicros(90) } };
   const sizes = Array.from({ length: 12 }, (_, i) => 8 * 4 ** i);
   const result = calibrateSystem(runOn(hidden, sizes), dgx);
   assert.ok(!result.unidentified.includes('launchUs'));
@@ -51,7 +58,7 @@ test('a sweep from 8 B: the launch cost is identifiable and fitted', () => {
 
 // 12 GB/s per link is half of NVLink 4's line rate: no healthy system runs there, so calibrate names NVLink instead.
 test('NVLink at half its line rate is reported as unexplained, naming NVLink, not fitted', () => {
-  const hidden: SystemSpec = { ...dgx, overrides: { nvlinkGBpsPerLink: 12 } };
+  const hidden: SystemSpec = { ...dgx, overrides: { nvlinkGBpsPerLink: asGBps(12) } };
   const result = calibrateSystem(runOn(hidden, [GiB, 2 * GiB, 4 * GiB]), dgx);
   assert.ok(result.unexplained, `fitted instead: ${JSON.stringify(result.parameters)}`);
   assert.equal(result.unexplained.parts[0]?.part, 'NVLink', result.unexplained.sentence);

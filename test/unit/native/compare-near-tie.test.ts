@@ -2,7 +2,7 @@
 // pair NCCL rates near its choice is explained rather than flagged, and a run slow for every such pair is flagged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import { presetSystem, resolveSystem, simulateCollective, type SystemSpec, asBytes } from '../../../src/engine/index';
 import { compareMeasurement } from '../../../src/native/compare';
 import type { Measurement } from '../../../src/native/import/model';
 import { syntheticRun } from './fixtures/synthetic-run';
@@ -19,7 +19,7 @@ const modelUs =
   (algorithm: 'tree' | 'nvlstree', version = '2.26.2') =>
   (bytes: number): number =>
     simulateCollective(resolveSystem({ ...fourNodes, ncclVersion: version }), {
-      bytes,
+      bytes: asBytes(bytes),
       algorithm,
       protocol: algorithm === 'tree' ? 'LL128' : 'Simple',
     }).timeUs;

@@ -4,7 +4,14 @@
 // runs as fast as a healthy ring there, so the verdict could rightly name the algorithm instead.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
+import {
+  presetSystem,
+  resolveSystem,
+  simulateCollective,
+  type SystemSpec,
+  asGBps,
+  asBytes,
+} from '../../../src/engine/index';
 import {
   MODEL_UNCERTAINTY_BANDS,
   compareMeasurement,
@@ -21,7 +28,7 @@ const healthy = resolveSystem(fourNodes);
 const nicGBps = healthy.topology.links
   .filter((l) => l.kind === 'network')
   .reduce((m, l) => Math.min(m, l.GBps), Infinity);
-const halfNic = resolveSystem({ ...fourNodes, overrides: { nicGBps: nicGBps / 2 } });
+const halfNic = resolveSystem({ ...fourNodes, overrides: { nicGBps: asGBps(nicGBps / 2) } });
 const sizes = Array.from({ length: 14 }, (_, i) => 2 ** (i + 17)); // 128 KiB to 1 GiB
 
 function measured(timeUs: (bytes: number) => number): Measurement {
@@ -50,7 +57,8 @@ test('the bands cover every size once for single nodes of each fabric and for se
 test('a run within the band is not flagged', () => {
   // Each size slower than the model by 90 % of its band's bound: within what healthy runs have shown.
   const run = measured(
-    (bytes) => simulateCollective(healthy, { bytes }).timeUs / (1 - 0.9 * uncertaintyBand(bytes, 4).bound),
+    (bytes) =>
+      simulateCollective(healthy, { bytes: asBytes(bytes) }).timeUs / (1 - 0.9 * uncertaintyBand(bytes, 4).bound),
   );
   const result = compareMeasurement(run, healthy);
   assert.equal(
@@ -62,7 +70,9 @@ test('a run within the band is not flagged', () => {
 });
 
 test('a run slowed at large sizes by a NIC at half its rate is flagged there and the verdict names the NIC', () => {
-  const run = measured((bytes) => simulateCollective(bytes >= 64 * MiB ? halfNic : healthy, { bytes }).timeUs);
+  const run = measured(
+    (bytes) => simulateCollective(bytes >= 64 * MiB ? halfNic : healthy, { bytes: asBytes(bytes) }).timeUs,
+  );
   const result = compareMeasurement(run, healthy);
   const flagged = result.rows.filter((r) => r.flagged).map((r) => r.bytes);
   assert.ok(flagged.length > 0 && flagged.every((b) => b >= 64 * MiB), `flagged ${flagged.join(', ')}`);

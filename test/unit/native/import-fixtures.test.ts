@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { importMeasurementBytes, type ImportResult } from '../../../src/native/import/index';
-import { resolveSystem, simulateCollective } from '../../../src/engine/index';
+import { resolveSystem, simulateCollective, asBytes } from '../../../src/engine/index';
 import { parseSystemFile } from '../../../src/config/system-file';
 import { needShared } from '../requirements';
 
@@ -223,7 +223,10 @@ test('every NCCL log gives a system file the config parser and the simulator acc
     const spec = parseSystemFile(JSON.stringify(system, null, 2), `${file}.system.json`);
     const resolved = resolveSystem(spec);
     assert.ok(resolved.ranks >= 1);
-    assert.ok(simulateCollective(resolved, { bytes: 1 << 20 }).timeUs > 0, `${file}: the simulator runs on it`);
+    assert.ok(
+      simulateCollective(resolved, { bytes: asBytes(1 << 20) }).timeUs > 0,
+      `${file}: the simulator runs on it`,
+    );
   }
 });
 

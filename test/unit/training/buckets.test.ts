@@ -5,8 +5,9 @@ import fc from 'fast-check';
 import { assignBuckets, chunkSizes, flattenModel, DDP_FIRST_BUCKET_BYTES } from '../../../src/engine/training/buckets';
 import type { ModelSpec } from '../../../src/engine/training/types';
 import { toyModel } from './helpers';
+import { asBytes } from '../../../src/engine/index';
 
-const MiB = 1024 * 1024;
+const MiB = asBytes(1024 * 1024);
 
 function modelOf(paramCounts: readonly number[]): ModelSpec {
   return {
@@ -24,7 +25,7 @@ function modelOf(paramCounts: readonly number[]): ModelSpec {
 test('buckets are formed from the last parameter backwards, the first one closing at 1 MiB', () => {
   // Eight fp32 tensors of 0.5 MiB each (131072 params × 4 bytes).
   const flat = flattenModel(modelOf(Array(8).fill(131072)), 1);
-  const buckets = assignBuckets(flat, 4, 2 * MiB, DDP_FIRST_BUCKET_BYTES);
+  const buckets = assignBuckets(flat, 4, asBytes(2 * MiB), DDP_FIRST_BUCKET_BYTES);
   assert.deepEqual(
     buckets.map((b) => b.bytes / MiB),
     [1, 2, 1],
@@ -41,7 +42,7 @@ test('buckets are formed from the last parameter backwards, the first one closin
 
 test('a tensor larger than the cap gets a bucket of its own; bytes and parameters are conserved', () => {
   const flat = flattenModel(modelOf([1000, 50 * MiB, 600_000, 1000]), 1);
-  const buckets = assignBuckets(flat, 2, 25 * MiB, DDP_FIRST_BUCKET_BYTES);
+  const buckets = assignBuckets(flat, 2, asBytes(25 * MiB), DDP_FIRST_BUCKET_BYTES);
   assert.ok(buckets.some((b) => b.tensorCount === 1 && b.bytes === 100 * MiB));
   assert.equal(
     buckets.reduce((s, b) => s + b.params, 0),
@@ -55,7 +56,7 @@ test('a tensor larger than the cap gets a bucket of its own; bytes and parameter
 
 test('without the first-bucket rule every bucket fills to the cap', () => {
   const flat = flattenModel(modelOf(Array(10).fill(MiB / 4)), 1);
-  const buckets = assignBuckets(flat, 4, 4 * MiB, 0);
+  const buckets = assignBuckets(flat, 4, asBytes(4 * MiB), asBytes(0));
   assert.deepEqual(
     buckets.map((b) => b.bytes / MiB),
     [4, 4, 2],
@@ -75,11 +76,11 @@ test('property: a larger bucket cap never increases the number of buckets', () =
       fc.array(fc.integer({ min: 1, max: 40_000_000 }), { minLength: 1, maxLength: 120 }),
       fc.double({ min: 0.25, max: 512, noNaN: true }),
       fc.double({ min: 1, max: 8, noNaN: true }),
-      fc.constantFrom(0, DDP_FIRST_BUCKET_BYTES),
+      fc.constantFrom(asBytes(0), DDP_FIRST_BUCKET_BYTES),
       (params, capMb, growth, first) => {
         const flat = flattenModel(modelOf(params), 1);
-        const small = assignBuckets(flat, 2, capMb * MiB, first).length;
-        const large = assignBuckets(flat, 2, capMb * growth * MiB, first).length;
+        const small = assignBuckets(flat, 2, asBytes(capMb * MiB), first).length;
+        const large = assignBuckets(flat, 2, asBytes(capMb * growth * MiB), first).length;
         return large <= small;
       },
     ),
@@ -88,7 +89,7 @@ test('property: a larger bucket cap never increases the number of buckets', () =
 });
 
 test('chunkSizes splits a total into pieces of at most the chunk size', () => {
-  assert.deepEqual(chunkSizes(10, 4), [4, 4, 2]);
-  assert.deepEqual(chunkSizes(8, 4), [4, 4]);
-  assert.throws(() => chunkSizes(8, 0), /positive/);
+  assert.deepEqual(chunkSizes(asBytes(10), asBytes(4)), [4, 4, 2]);
+  assert.deepEqual(chunkSizes(asBytes(8), asBytes(4)), [4, 4]);
+  assert.throws(() => chunkSizes(asBytes(8), asBytes(0)), /positive/);
 });

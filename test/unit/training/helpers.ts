@@ -3,21 +3,22 @@
 import type { CollectivePricer } from '../../../src/engine/training/collective-cost';
 import type { LayerSpec, ModelSpec, TrainingRun, TrainingSpec } from '../../../src/engine/training/types';
 import { DDP_DEFAULT_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES } from '../../../src/engine/training/buckets';
+import { asMicros } from '../../../src/engine/index';
 
 /** Ring time at 40 GB/s bus bandwidth across nodes and 300 GB/s inside one, plus 15 µs of latency. */
 export const ringPrice: CollectivePricer = (system, kind, bytes) => {
   const n = system.ranks;
   const busGBps = system.nodes > 1 ? 40 : 300;
   const factor = kind === 'allreduce' ? (2 * (n - 1)) / n : (n - 1) / n;
-  const timeUs = 15 + (factor * bytes) / (busGBps * 1e3);
+  const timeUs = asMicros(15 + (factor * bytes) / (busGBps * 1e3));
   return {
     timeUs,
     algorithm: 'ring',
     protocol: 'Simple',
     phases: {
-      exchange: timeUs / 2,
-      reduce: kind === 'allgather' ? 0 : timeUs / 4,
-      broadcast: kind === 'reducescatter' ? 0 : timeUs / 4,
+      exchange: asMicros(timeUs / 2),
+      reduce: asMicros(kind === 'allgather' ? 0 : timeUs / 4),
+      broadcast: asMicros(kind === 'reducescatter' ? 0 : timeUs / 4),
     },
   };
 };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { simulateTrainingStep } from '../../../src/engine/training/step';
 import { stepTrace } from '../../../src/engine/training/step-trace';
-import { traceToChromeJson } from '../../../src/engine/index';
+import { traceToChromeJson, asBytes } from '../../../src/engine/index';
 import type { Wrapper } from '../../../src/engine/training/types';
 import { ringPrice, toyModel, toyRun } from './helpers';
 
@@ -27,7 +27,7 @@ test('property: step ≥ max(compute, exposed communication) and ≤ compute + a
           {
             wrapper,
             gradAccumulationSteps: accumulation,
-            bucketBytes: bucketMb * 2 ** 20,
+            bucketBytes: asBytes(bucketMb * 2 ** 20),
             microBatchSize: micro,
             overlapComm,
             gradDtype,
@@ -64,7 +64,7 @@ test('property: a larger bucket never increases the number of collectives', () =
       fc.double({ min: 1, max: 16, noNaN: true }),
       (wrapper, mb, growth) => {
         const count = (capMb: number) =>
-          simulateTrainingStep(toyRun({ wrapper, bucketBytes: capMb * 2 ** 20 }, {}, toyModel(6, 768)), {
+          simulateTrainingStep(toyRun({ wrapper, bucketBytes: asBytes(capMb * 2 ** 20) }, {}, toyModel(6, 768)), {
             price: ringPrice,
           }).collectives.length;
         return count(mb * growth) <= count(mb);
@@ -92,12 +92,18 @@ test('gradient accumulation: DDP and ZeRO-1 reduce once per step, ZeRO-2 after e
 });
 
 test('the gradient dtype sets the bytes: fp32 doubles every bucket of bf16', () => {
-  const bf16 = simulateTrainingStep(toyRun({ gradDtype: 'bf16', firstBucketBytes: 0, bucketBytes: 1e12 }), {
-    price: ringPrice,
-  });
-  const fp32 = simulateTrainingStep(toyRun({ gradDtype: 'fp32', firstBucketBytes: 0, bucketBytes: 1e12 }), {
-    price: ringPrice,
-  });
+  const bf16 = simulateTrainingStep(
+    toyRun({ gradDtype: 'bf16', firstBucketBytes: asBytes(0), bucketBytes: asBytes(1e12) }),
+    {
+      price: ringPrice,
+    },
+  );
+  const fp32 = simulateTrainingStep(
+    toyRun({ gradDtype: 'fp32', firstBucketBytes: asBytes(0), bucketBytes: asBytes(1e12) }),
+    {
+      price: ringPrice,
+    },
+  );
   assert.equal(fp32.gradientBytes, 2 * bf16.gradientBytes);
   assert.equal(bf16.gradientBytes, bf16.parameters * 2);
   assert.equal(
