@@ -36,7 +36,7 @@ import {
 } from '../check-format';
 import { choiceFlag, flagValue } from '../flag-values';
 import { globMatcher } from '../glob';
-import { createProgress, type Progress } from '../progress';
+import { startProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
@@ -342,7 +342,7 @@ export const checkCommand: CliCommand = defineCommand({
     const manifests: string[] = [];
     const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined, manifests);
     const options = { worldSize, hints: flags.has('hints') };
-    const progress = createProgress('check', { enabled: format === 'text' });
+    const progress = startProgress(io, 'check', format === 'text');
     const program = await checkProgram(
       files,
       positional.map((p) => resolve(p)),
