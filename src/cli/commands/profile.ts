@@ -173,8 +173,10 @@ export const profileCommand: CliCommand = defineCommand({
         stepTimeMs: Math.round(p.stepTimeUs) / 1000,
         exposedCommMs: Math.round(p.exposedCommUs) / 1000,
         collectives: p.collectives,
-        scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000,
+        scalingEfficiencyPct: Math.round(p.scalingEfficiency * 1000) / 10,
       }));
+      // The swept knob names its unit (bucket_cap_mb in MB, nodes a count): `value` and `best` are in it.
+      extra.sweepKey = sweep.key;
       extra.best = sweep.best;
       extra.recommendation = sweep.recommendation;
     }
