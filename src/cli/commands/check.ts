@@ -206,18 +206,20 @@ function confirmSyntaxErrors(results: FileFindings[], paths: readonly string[]):
 }
 
 function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
+  // Every bad code of --rule and --ignore is reported at once, so one run shows all there is to fix.
+  const problems: string[] = [];
   const parse = (name: string): RuleCode[] =>
     (flags.get(name) ?? [])
       .flatMap((v) => v.split(','))
       .map((v) => v.trim().toUpperCase())
       .filter((v) => v !== '')
-      .map((v) => {
-        if (!isRuleCode(v))
-          throw new UsageError(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
-        return v;
+      .filter((v): v is RuleCode => {
+        if (!isRuleCode(v)) problems.push(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
+        return isRuleCode(v);
       });
   const only = parse('rule');
   const ignored = parse('ignore');
+  if (problems.length > 0) throw new UsageError(problems[0], problems.slice(1));
   return (f) => (only.length === 0 || only.includes(f.code)) && !ignored.includes(f.code);
 }
 
