@@ -45,6 +45,7 @@ export function zipEntries(buffer) {
 
 export const REQUIRED = [
   'extension/package.json',
+  'extension/package.nls.json',
   'extension/dist/extension.js',
   'extension/dist/extension-lazy.js',
   'extension/dist/extension-shared.js',

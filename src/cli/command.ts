@@ -2,12 +2,15 @@
 // parses its arguments and writes its `--help`; `defineCommand` joins the two so no command parses on its own.
 import { UsageError } from './command-errors';
 import { formatHelp, parseCommandArgs, type CommandHelp, type ParsedArgs } from './options';
+import type { ProgressFactory } from './progress';
 
 export { UsageError };
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** Where long commands report progress; absent: a line on stderr, on a terminal only (progress.ts). */
+  readonly progress?: ProgressFactory;
 }
 
 export interface CliCommand extends CommandHelp {

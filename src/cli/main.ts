@@ -38,7 +38,7 @@ function help(): string {
     ...lines,
     '',
     'Run `collective-profiler <command> --help` for its options. Exit codes: 0 done, 1 findings, 2 usage or input',
-    'error, 70 internal error (docs/cli.md).',
+    'error, 70 internal error, 141 standard output closed by its reader (docs/cli.md).',
   ].join('\n');
 }
 

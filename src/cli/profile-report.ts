@@ -46,7 +46,7 @@ export function profileJson(
     commMs: ms(step.commUs),
     exposedCommMs: ms(step.exposedCommUs),
     overlapPct: Math.round(step.overlapPct * 10) / 10,
-    scalingEfficiency: Math.round(step.scalingEfficiency * 1000) / 1000,
+    scalingEfficiencyPct: Math.round(step.scalingEfficiency * 1000) / 10,
     buckets: gradients.map((c) => ({
       kind: c.kind,
       bytes: c.bytes,

@@ -1,4 +1,5 @@
-// Progress for work that can take more than a second (validate's datasets, check's files): one line on stderr,
+// Progress for work that can take more than a second (validate's datasets, check's files, calibrate's rounds,
+// sweep's sizes, profile's stages, import's files): one line on stderr,
 // rewritten in place, shown only on a terminal, only once a second has passed, and never with machine-readable
 // output or in CI, so logs and pipes never see it. The line is erased when the work ends.
 import { terminalInline } from './terminal-text';
@@ -52,4 +53,15 @@ export function createProgress(title: string, options: ProgressOptions): Progres
       drawn = false;
     },
   };
+}
+
+/** Makes the progress of one command run; CliIo carries one so tests can watch what a command reports. */
+export type ProgressFactory = (title: string, enabled: boolean) => Progress;
+
+/**
+ * The progress every command uses: the one `io` supplies (a test's recorder), else a line on this process's stderr.
+ * `enabled` is false with --json or any other output meant for a program.
+ */
+export function startProgress(io: { readonly progress?: ProgressFactory }, title: string, enabled: boolean): Progress {
+  return io.progress ? io.progress(title, enabled) : createProgress(title, { enabled });
 }

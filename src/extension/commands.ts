@@ -91,10 +91,12 @@ export function reportError(ctx: Ctx, id: string, error: unknown): void {
       : String(error);
   ctx.log.error(`${id}: ${message}`);
   if (error instanceof Error && error.stack) ctx.log.debug(error.stack);
-  const actions = where?.file ? ['Go to Error', 'Show Log'] : ['Show Log'];
+  const goToError = vscode.l10n.t('Go to Error');
+  const showLog = vscode.l10n.t('Show Log');
+  const actions = where?.file ? [goToError, showLog] : [showLog];
   void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-    if (choice === 'Show Log') ctx.log.show(true);
-    if (choice === 'Go to Error' && where?.file) {
+    if (choice === showLog) ctx.log.show(true);
+    if (choice === goToError && where?.file) {
       const position = new vscode.Position(Math.max(0, where.line - 1), Math.max(0, where.column - 1));
       void vscode.window.showTextDocument(vscode.Uri.file(where.file), {
         selection: new vscode.Range(position, position),

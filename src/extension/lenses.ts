@@ -125,7 +125,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
           const range = new vscode.Range(finding.range.startLine, 0, finding.range.startLine, 0);
           out.push(
             new vscode.CodeLens(range, {
-              title: `$(warning) ${finding.code}: ${ruleInfo(finding.code).title}`,
+              title: vscode.l10n.t('$(warning) {0}: {1}', finding.code, ruleInfo(finding.code).title),
               tooltip: finding.message,
               command: 'collectiveProfiler.showScalingCheck',
               arguments: [document.uri, finding.range.startLine],
@@ -142,18 +142,20 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       out.push(new ProfileLens(top, document.uri, document.version));
       out.push(
         new vscode.CodeLens(top, {
-          title: 'Sweep buckets',
+          title: vscode.l10n.t('Sweep buckets'),
           command: 'collectiveProfiler.sweepBucketSize',
           arguments: [document.uri],
-          tooltip: 'Sweep bucket_cap_mb from 1 to 1024 MB through the step model',
+          tooltip: vscode.l10n.t('Sweep bucket_cap_mb from 1 to 1024 MB through the step model'),
         }),
       );
       out.push(
         new vscode.CodeLens(top, {
-          title: 'Scaling',
+          title: vscode.l10n.t('Scaling'),
           command: 'collectiveProfiler.showScalingCheck',
           arguments: [document.uri],
-          tooltip: 'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference',
+          tooltip: vscode.l10n.t(
+            'Run the gradient-scaling check: summed vs averaged gradients against the single-GPU reference',
+          ),
         }),
       );
       return out;
@@ -163,14 +165,16 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
         const range = new vscode.Range(site.line, 0, site.line, 0);
         out.push(
           new vscode.CodeLens(range, {
-            title: `$(cloud-download) Import${site.test ? ` ${site.test}` : ''}`,
+            title: site.test
+              ? vscode.l10n.t('$(cloud-download) Import {0}', site.test)
+              : vscode.l10n.t('$(cloud-download) Import'),
             command: 'collectiveProfiler.importMeasurements',
             arguments: [document.uri],
           }),
         );
         out.push(
           new vscode.CodeLens(range, {
-            title: 'Compare with model',
+            title: vscode.l10n.t('Compare with model'),
             command: 'collectiveProfiler.compareWithModel',
             arguments: [document.uri],
           }),
@@ -189,7 +193,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       const message = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn(`Code lens: ${message}`);
       lens.command = {
-        title: '$(warning) no prediction (see the log)',
+        title: vscode.l10n.t('$(warning) no prediction (see the log)'),
         tooltip: message,
         command: 'collectiveProfiler.showLog',
       };
@@ -201,7 +205,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     const selected = await selectedSystem(this.ctx);
     if (!selected.ok) {
       lens.command = {
-        title: '$(warning) select a system to see predictions',
+        title: vscode.l10n.t('$(warning) select a system to see predictions'),
         tooltip: selected.error,
         command: 'collectiveProfiler.selectSystem',
       };
@@ -237,10 +241,13 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       return;
     }
     const plain = (why: string): vscode.Command => ({
-      title: '$(pulse) Profile',
+      title: vscode.l10n.t('$(pulse) Profile'),
       command: 'collectiveProfiler.profileTrainingConfig',
       arguments: [lens.uri],
-      tooltip: `Simulate the training step on its system: timeline, phase breakdown and busbw charts. (${why})`,
+      tooltip: vscode.l10n.t(
+        'Simulate the training step on its system: timeline, phase breakdown and busbw charts. ({0})',
+        why,
+      ),
     });
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), PROFILE_LENS_TIMEOUT_MS);
@@ -260,7 +267,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       // A config the parser refuses already has its error in Problems; the lens still offers the full profile.
       const message = error instanceof Error ? error.message : String(error);
       lens.command = plain(
-        abort.signal.aborted ? 'no step estimate: it took too long or was cancelled' : `no step estimate: ${message}`,
+        abort.signal.aborted
+          ? vscode.l10n.t('no step estimate: it took too long or was cancelled')
+          : vscode.l10n.t('no step estimate: {0}', message),
       );
     } finally {
       clearTimeout(timer);
@@ -272,7 +281,7 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     const selected = await selectedSystem(this.ctx);
     if (!selected.ok) {
       lens.command = {
-        title: '$(warning) select a system for a bucket recommendation',
+        title: vscode.l10n.t('$(warning) select a system for a bucket recommendation'),
         tooltip: selected.error,
         command: 'collectiveProfiler.selectSystem',
       };
@@ -283,10 +292,13 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     lens.command = share
       ? {
           title: bucketTitle(share),
-          tooltip: `AllReduce busbw of this bucket size on ${selected.label}. Bandwidth alone does not pick a bucket: smaller buckets start communicating earlier in the backward pass. Click to sweep bucket_cap_mb through a training config's step model; its best size is the one with the lowest step time.`,
+          tooltip: vscode.l10n.t(
+            "AllReduce busbw of this bucket size on {0}. Bandwidth alone does not pick a bucket: smaller buckets start communicating earlier in the backward pass. Click to sweep bucket_cap_mb through a training config's step model; its best size is the one with the lowest step time.",
+            selected.label,
+          ),
           command: 'collectiveProfiler.sweepBucketSize',
         }
-      : { title: 'no bucket recommendation', command: 'collectiveProfiler.showLog' };
+      : { title: vscode.l10n.t('no bucket recommendation'), command: 'collectiveProfiler.showLog' };
   }
 
   private simulate(

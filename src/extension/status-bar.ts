@@ -6,16 +6,21 @@ import { statusBarText } from './glue/system-choice';
 
 export function registerStatusBar(ctx: CoreServices): vscode.StatusBarItem {
   const item = vscode.window.createStatusBarItem('collectiveProfiler.system', vscode.StatusBarAlignment.Right, 100);
-  item.name = 'Collective Profiler: System';
+  item.name = vscode.l10n.t('Collective Profiler: System');
   item.command = 'collectiveProfiler.selectSystem';
   const update = async () => {
     const selected = await selectedSystem(ctx);
     item.text = statusBarText(selected.ok ? selected.label : '', ctx.settings.nodes, selected.ok);
     item.tooltip = selected.ok
       ? new vscode.MarkdownString(
-          `**Collective Profiler** predicts for **${selected.label}** (${selected.system.ranks} GPUs, ${selected.source}).\n\nClick to select another system.`,
+          vscode.l10n.t(
+            '**Collective Profiler** predicts for **{0}** ({1} GPUs, {2}).\n\nClick to select another system.',
+            selected.label,
+            selected.system.ranks,
+            selected.source,
+          ),
         )
-      : `The selected system cannot be used: ${selected.error}. Click to select another.`;
+      : vscode.l10n.t('The selected system cannot be used: {0}. Click to select another.', selected.error);
     item.backgroundColor = selected.ok ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
     item.show();
   };

@@ -158,7 +158,12 @@ export function partClause(p: Unexplained['parts'][number]): string {
 export function calibrateSystem(
   measurement: Measurement,
   given: SystemSpec,
-  options: { maxRows?: number; minBytes?: number } = {},
+  options: {
+    maxRows?: number;
+    minBytes?: number;
+    /** Called as each round of the search starts (`done` of `total` rounds), for a progress line. */
+    onProgress?: (done: number, total: number, label: string) => void;
+  } = {},
 ): CalibrationResult {
   const kind = collectiveKindOf(measurement);
   // The fit, and the file it writes, keep the NCCL release the measurement ran, as compare judges it.
@@ -322,7 +327,10 @@ export function calibrateSystem(
       best = chosen.value;
     }
   };
+  // The rounds, the settling and the judging after them: settling and judging count as one last step.
+  const rounds = steps.length + 1;
   steps.forEach((step, round) => {
+    options.onProgress?.(round, rounds, `step ×${Math.exp(step).toFixed(2)}`);
     if (round > 0) {
       repick();
       polish = round >= 5;
@@ -333,6 +341,7 @@ export function calibrateSystem(
   });
   // The last rounds may move the system across one of NCCL's switch points: polish again under the new choices
   // until they hold, so the fitted file is judged by the algorithms it will really run.
+  options.onProgress?.(steps.length, rounds, 'settling and judging');
   for (let settle = 0; settle < 3 && repick(); settle++) {
     best = loss(x);
     descend(Math.log(1.03));

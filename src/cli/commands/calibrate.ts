@@ -8,6 +8,7 @@ import { asUsageError, comparableMeasurement, systemForMeasurement } from '../me
 import { writeOutput } from '../../native/files/output-file';
 import { outputFlag } from '../output-flag';
 import { loadMeasurementFile } from './import';
+import { startProgress } from '../progress';
 
 export const calibrateCommand: CliCommand = defineCommand({
   name: 'calibrate',
@@ -61,9 +62,16 @@ export const calibrateCommand: CliCommand = defineCommand({
     const { system } = systemForMeasurement(flags, measurement, path);
     const minText = flagValue(flags, 'fit-min-bytes');
     const minBytes = minText === undefined ? undefined : sizeFlag('fit-min-bytes', minText);
-    const result = asUsageError(() =>
-      calibrateSystem(measurement, system.spec, minBytes === undefined ? {} : { minBytes }),
-    );
+    const progress = startProgress(io, 'calibrate', !flags.has('json'));
+    const onProgress = progress.update.bind(progress);
+    let result: ReturnType<typeof calibrateSystem>;
+    try {
+      result = asUsageError(() =>
+        calibrateSystem(measurement, system.spec, minBytes === undefined ? { onProgress } : { minBytes, onProgress }),
+      );
+    } finally {
+      progress.finish();
+    }
     const text = `${JSON.stringify(result.system, null, 2)}\n`;
     // A fit that explains nothing is not a system anyone has: it is kept from files unless asked for.
     const write = !result.unexplained || flags.has('force');

@@ -37,7 +37,7 @@ import {
 } from '../check-format';
 import { choiceFlag, flagValue, positiveIntegerFlag } from '../flag-values';
 import { globMatcher } from '../glob';
-import { createProgress, type Progress } from '../progress';
+import { startProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
@@ -215,18 +215,20 @@ function confirmSyntaxErrors(results: FileFindings[], paths: readonly string[]):
 }
 
 function selectRules(flags: Map<string, string[]>): (f: Finding) => boolean {
+  // Every bad code of --rule and --ignore is reported at once, so one run shows all there is to fix.
+  const problems: string[] = [];
   const parse = (name: string): RuleCode[] =>
     (flags.get(name) ?? [])
       .flatMap((v) => v.split(','))
       .map((v) => v.trim().toUpperCase())
       .filter((v) => v !== '')
-      .map((v) => {
-        if (!isRuleCode(v))
-          throw new UsageError(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
-        return v;
+      .filter((v): v is RuleCode => {
+        if (!isRuleCode(v)) problems.push(`--${name} ${v}: not a rule code (${RULES.map((r) => r.code).join(', ')})`);
+        return isRuleCode(v);
       });
   const only = parse('rule');
   const ignored = parse('ignore');
+  if (problems.length > 0) throw new UsageError(problems[0], problems.slice(1));
   return (f) => (only.length === 0 || only.includes(f.code)) && !ignored.includes(f.code);
 }
 
@@ -350,7 +352,7 @@ export const checkCommand: CliCommand = defineCommand({
     const manifests: string[] = [];
     const files = collectFiles(positional, excluded ? globMatcher(excluded) : undefined, manifests);
     const options = { worldSize, hints: flags.has('hints') };
-    const progress = createProgress('check', { enabled: format === 'text' });
+    const progress = startProgress(io, 'check', format === 'text');
     const program = await checkProgram(
       files,
       positional.map((p) => resolve(p)),

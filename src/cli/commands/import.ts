@@ -8,6 +8,7 @@ import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue } from '../flag-values';
 import { writeOutput } from '../../native/files/output-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
+import { startProgress } from '../progress';
 import { terminalInline } from '../terminal-text';
 
 /** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
@@ -122,7 +123,17 @@ export const importCommand: CliCommand = defineCommand({
     const systemTarget = outputFlag(flags, 'write-system', { allowStdout: true });
     if (traceTarget?.stdout && systemTarget?.stdout)
       throw new UsageError('--trace and --write-system cannot both go to stdout');
-    const loaded = positional.map((name) => ({ name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) }));
+    // Many per-rank traces (one per GPU) take seconds to read: progress counts the files.
+    const progress = startProgress(io, 'import', !flags.has('json'));
+    let loaded: { name: string; result: ImportResult }[];
+    try {
+      loaded = positional.map((name, i) => {
+        progress.update(i, positional.length, name);
+        return { name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) };
+      });
+    } finally {
+      progress.finish();
+    }
     let result: ImportResult;
     try {
       result = loaded.length === 1 ? loaded[0].result : mergeRankTraces(loaded);

@@ -29,6 +29,7 @@ import { writeOutput } from '../../native/files/output-file';
 import { readInputText } from '../../native/files/input-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
 import { terminalInline } from '../terminal-text';
+import { startProgress } from '../progress';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
 function engine<T>(work: () => T): T {
@@ -158,13 +159,25 @@ export const profileCommand: CliCommand = defineCommand({
       `${run.system.nodes} nodes × ${run.system.gpusPerNode} GPUs per node`,
       run.system.nodes * run.system.gpusPerNode,
     );
-    const system = engine(() => resolveSystem(run.system));
-    const step = engine(() => simulateTrainingStep(run, { system }));
-    const sweepText_ = flagValue(flags, 'sweep');
-    const sweep =
-      sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
-    const scaling = engine(() => profileScalingCheck(run));
     const json = flags.has('json');
+    const sweepText_ = flagValue(flags, 'sweep');
+    // The stages of a profile, each one engine call: a sweep over many nodes or a large what-if takes seconds.
+    const progress = startProgress(io, 'profile', !json);
+    const stages = sweepText_ !== undefined ? 3 : 2;
+    let step: ReturnType<typeof simulateTrainingStep>;
+    let sweep: ReturnType<typeof sweepTraining> | undefined;
+    let scaling: ReturnType<typeof profileScalingCheck>;
+    try {
+      progress.update(0, stages, 'simulating the step');
+      const system = engine(() => resolveSystem(run.system));
+      step = engine(() => simulateTrainingStep(run, { system }));
+      if (sweepText_ !== undefined) progress.update(1, stages, `sweeping ${sweepText_}`);
+      sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
+      progress.update(stages - 1, stages, 'checking gradient scaling');
+      scaling = engine(() => profileScalingCheck(run));
+    } finally {
+      progress.finish();
+    }
     const extra: Record<string, unknown> = {
       format: loaded.format,
       whatIf: flags.get('what-if') ?? [],
@@ -176,8 +189,10 @@ export const profileCommand: CliCommand = defineCommand({
         stepTimeMs: Math.round(p.stepTimeUs) / 1000,
         exposedCommMs: Math.round(p.exposedCommUs) / 1000,
         collectives: p.collectives,
-        scalingEfficiency: Math.round(p.scalingEfficiency * 1000) / 1000,
+        scalingEfficiencyPct: Math.round(p.scalingEfficiency * 1000) / 10,
       }));
+      // The swept knob names its unit (bucket_cap_mb in MB, nodes a count): `value` and `best` are in it.
+      extra.sweepKey = sweep.key;
       extra.best = sweep.best;
       extra.recommendation = sweep.recommendation;
     }

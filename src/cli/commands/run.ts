@@ -13,6 +13,7 @@ import { LIMITS } from '../../config/limits';
 import { loadTrainingRun } from '../load-training';
 import { writeOutput } from '../../native/files/output-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
+import { startProgress } from '../progress';
 
 function sizeList(flag: string, text: string): number[] {
   const parts = text.split(',');
@@ -143,6 +144,7 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
     });
     if (received) throw new NativeRunError('cancelled', `stopped by ${received} before the ranks started`);
     const nproc = givenNproc ?? (env.gpuCount > 0 ? Math.min(env.gpuCount, LIMITS.processes.max) : 4);
+    const progress = startProgress(io, 'run', !flags.has('json'));
     const run = await runNative({
       nproc,
       sizesBytes: sizes,
@@ -155,10 +157,9 @@ async function execute(flags: Map<string, string[]>, io: CliIo): Promise<number>
       launcher,
       backend,
       onProgress: (p) => {
-        if (!flags.has('json') && p.bytes !== undefined)
-          io.stderr(`[${p.done + 1}/${p.total}] ${p.label} ${formatBytes(asBytes(p.bytes))}`);
+        if (p.bytes !== undefined) progress.update(p.done, p.total, `${p.label} ${formatBytes(asBytes(p.bytes))}`);
       },
-    });
+    }).finally(() => progress.finish());
     const trace = nativeTrace(run, `native all_reduce, ${nproc} ranks`);
     if (traceTarget) writeOutput(traceTarget, JSON.stringify(traceToChromeJson(trace)));
     const ok = run.results.every((r) => r.unsupported || (r.verified?.sum && (r.verified.avg ?? true)));

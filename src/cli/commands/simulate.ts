@@ -39,7 +39,7 @@ export function simulateJson(result: CollectiveResult): object {
     busbwGBps: result.busbwGBps,
     algorithm: result.algorithm,
     protocol: result.protocol,
-    phases: { exchange: result.phases.exchange, reduce: result.phases.reduce, broadcast: result.phases.broadcast },
+    phasesUs: { exchange: result.phases.exchange, reduce: result.phases.reduce, broadcast: result.phases.broadcast },
   };
 }
 
@@ -84,7 +84,7 @@ export const simulateCommand: CliCommand = defineCommand({
     DTYPE_OPTION,
     OP_OPTION,
     { name: 'collective', value: 'kind', help: KINDS.join(' | '), default: 'allreduce' },
-    { name: 'json', help: 'Print {timeUs, algbwGBps, busbwGBps, algorithm, protocol, phases}, times in µs' },
+    { name: 'json', help: 'Print {timeUs, algbwGBps, busbwGBps, algorithm, protocol, phasesUs}' },
     {
       name: 'trace',
       value: 'out.json',

@@ -1,6 +1,15 @@
 // `sweep`: AllReduce over a range of sizes, printed in the layout of nccl-tests' all_reduce_perf (every column,
 // out-of-place and in-place) so a prediction and a real log can be compared with diff or paste.
-import { EngineError, sweepAllReduce, type SweepRow } from '../../engine/index';
+import {
+  asBytes,
+  type Bytes,
+  EngineError,
+  formatBytes,
+  sweepAllReduce,
+  type SweepOptions,
+  type SweepRow,
+  type System,
+} from '../../engine/index';
 import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
 import { flagValue, numberFlag, requiredFlag, sizeFlag } from '../flag-values';
 import { LIMITS } from '../../config/limits';
@@ -17,6 +26,7 @@ import {
   systemOptions,
 } from '../collective-flags';
 import { formatSweepTable } from '../nccl-tests-table';
+import { startProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 
 /** The `--json` row shape documented in docs/cli.md. */
@@ -29,6 +39,24 @@ export function sweepJsonRow(row: SweepRow): object {
     algorithm: row.algorithm,
     protocol: row.protocol,
   };
+}
+
+/**
+ * sweepAllReduce one size at a time, the same sizes in the same order (the engine's loop, repeated), so progress
+ * can be reported between sizes: a multi-node sweep with a small factor takes seconds.
+ */
+export function sweepWithProgress(system: System, options: SweepOptions, progress: Progress): SweepRow[] {
+  const factor = options.factor ?? 2;
+  // The engine rejects these with its own message; the loop below would never end on them.
+  if (!(factor > 1) || !(options.minBytes > 0)) return sweepAllReduce(system, options);
+  const sizes: Bytes[] = [];
+  for (let size: number = options.minBytes; size <= options.maxBytes; size *= factor) sizes.push(asBytes(size));
+  const rows: SweepRow[] = [];
+  sizes.forEach((size, i) => {
+    progress.update(i, sizes.length, formatBytes(size));
+    rows.push(...sweepAllReduce(system, { ...options, minBytes: size, maxBytes: size }));
+  });
+  return rows;
 }
 
 export const sweepCommand: CliCommand = defineCommand({
@@ -73,8 +101,9 @@ export const sweepCommand: CliCommand = defineCommand({
       );
     const { algorithm, protocol, dtype, op } = collectiveOptions(flags);
     let rows: SweepRow[];
+    const progress = startProgress(io, 'sweep', !flags.has('json'));
     try {
-      rows = sweepAllReduce(system, {
+      const options = {
         minBytes,
         maxBytes,
         factor,
@@ -82,10 +111,13 @@ export const sweepCommand: CliCommand = defineCommand({
         ...(algorithm ? { algorithm } : {}),
         ...(protocol ? { protocol } : {}),
         ...(op ? { op } : {}),
-      });
+      };
+      rows = sweepWithProgress(system, options, progress);
     } catch (error) {
       if (error instanceof EngineError) throw new UsageError(error.message);
       throw error;
+    } finally {
+      progress.finish();
     }
     const header = {
       toolVersion: TOOL_VERSION,

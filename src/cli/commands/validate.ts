@@ -18,7 +18,7 @@ import { ConfigError } from '../../config/positioned';
 import { parseSystemFile } from '../../config/system-file';
 import { UsageError, defineCommand, noPositionals, type CliCommand } from '../command';
 import { configUsageError } from '../command-errors';
-import { createProgress, type Progress } from '../progress';
+import { startProgress, type Progress } from '../progress';
 import { loadFixtureDatasets } from '../fixture-datasets';
 import { leaveOneOut, type CalibrationDataset, type LeaveOneOutRow, type RefitValue } from '../../native/loo-refit';
 
@@ -238,7 +238,7 @@ export const validateCommand: CliCommand = defineCommand({
     noPositionals('validate', positional);
     const calibrationDir = resolve(flags.get('calibration-dir')?.[0] ?? defaultCalibrationDir());
     const systemsDir = resolve(flags.get('systems-dir')?.[0] ?? 'calibration/systems');
-    const progress = createProgress('validate', { enabled: !flags.has('json') });
+    const progress = startProgress(io, 'validate', !flags.has('json'));
     if (flags.has('leave-one-out')) {
       const { rows, loo } = validateLeaveOneOut(calibrationDir, systemsDir, progress);
       progress.finish();

@@ -70,7 +70,11 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   const first = results[0];
   // Every rank drawn, from the launch to the predicted time, so the timeline agrees with the lens.
   const trace = drawnCollectiveTrace(selected.system, first);
-  const title = `${site?.callee ?? 'all_reduce'} · ${formatBytes(bytes)}${size.source === 'default' ? ' (assumed)' : ''} on ${selected.label}`;
+  const callee = site?.callee ?? 'all_reduce';
+  const title =
+    size.source === 'default'
+      ? vscode.l10n.t('{0} · {1} (assumed) on {2}', callee, formatBytes(bytes), selected.label)
+      : vscode.l10n.t('{0} · {1} on {2}', callee, formatBytes(bytes), selected.label);
   const withSource = where
     ? {
         ...trace,
@@ -98,7 +102,7 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
 export async function sweepMessageSizes(ctx: Ctx): Promise<void> {
   const selected = await requireSystem(ctx);
   ctx.panels.showCharts({
-    title: `AllReduce sweep on ${selected.label}`,
+    title: vscode.l10n.t('AllReduce sweep on {0}', selected.label),
     system: selected.label,
     sweeps: sweepSeries(selected.system),
     nodeScaling: scalingRows(ctx, ctx.settings.defaultBucketBytes),
@@ -120,18 +124,18 @@ export async function compareAlgorithms(ctx: Ctx, size?: unknown): Promise<void>
   let bytes = typeof size === 'number' ? size : undefined;
   if (bytes === undefined) {
     const answer = await vscode.window.showInputBox({
-      title: 'Compare Algorithms',
-      prompt: `Message size for the comparison on ${selected.label} (e.g. 64MiB, 1G, 4096)`,
+      title: vscode.l10n.t('Compare Algorithms'),
+      prompt: vscode.l10n.t('Message size for the comparison on {0} (e.g. 64MiB, 1G, 4096)', selected.label),
       value: `${ctx.settings.defaultBucketBytes / MB}MiB`,
       validateInput: (text) =>
-        parseBytes(text) && parseBytes(text)! > 0 ? undefined : 'A size such as 8, 4KiB, 25MiB or 1G',
+        parseBytes(text) && parseBytes(text)! > 0 ? undefined : vscode.l10n.t('A size such as 8, 4KiB, 25MiB or 1G'),
     });
     if (answer === undefined) return;
     bytes = parseBytes(answer)!;
   }
   const rows = compareAlgorithmsAt(selected.system, asBytes(bytes));
   ctx.panels.showCharts({
-    title: `Algorithms for ${formatBytes(asBytes(bytes))} on ${selected.label}`,
+    title: vscode.l10n.t('Algorithms for {0} on {1}', formatBytes(asBytes(bytes)), selected.label),
     system: selected.label,
     comparisonBytes: asBytes(bytes),
     algorithms: rows,

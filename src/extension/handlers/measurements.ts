@@ -23,8 +23,11 @@ async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined
   if (active && ['nccl-tests', 'nccl-log'].includes(active.languageId)) return active.uri;
   const picked = await vscode.window.showOpenDialog({
     canSelectMany: false,
-    openLabel: 'Import',
-    filters: { Measurements: ['txt', 'log', 'out', 'json', 'gz'], 'All files': ['*'] },
+    openLabel: vscode.l10n.t('Import'),
+    filters: {
+      [vscode.l10n.t('Measurements')]: ['txt', 'log', 'out', 'json', 'gz'],
+      [vscode.l10n.t('All files')]: ['*'],
+    },
   });
   return picked?.[0];
 }
@@ -57,8 +60,8 @@ export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<Loaded
 function measurementNotes(view: MeasurementView, comparedWith?: string): ChartsNote[] {
   return [
     {
-      title: 'Measurement',
-      lines: [view.hardware, `holds: ${view.contents}`, ...(comparedWith ? [comparedWith] : [])],
+      title: vscode.l10n.t('Measurement'),
+      lines: [view.hardware, vscode.l10n.t('holds: {0}', view.contents), ...(comparedWith ? [comparedWith] : [])],
     },
     ...view.sections,
   ];
@@ -120,7 +123,7 @@ async function comparisonSystem(
 export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void> {
   const file = await pickMeasurementFile(uri);
   if (!file) return;
-  const loaded = await withCancellableProgress(`Importing ${file.path.split('/').pop()}`, () =>
+  const loaded = await withCancellableProgress(vscode.l10n.t('Importing {0}', file.path.split('/').pop() ?? ''), () =>
     loadMeasurement(ctx, file),
   );
   // The imported trace is kept in the extension's storage (no source given), so a reload can restore it even
@@ -150,9 +153,14 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   );
   if (!measurement) {
     ctx.measurementWarnings.set(file, errors);
-    ctx.panels.showCharts({ title: `${name}: what the file holds`, notes: measurementNotes(view) });
+    ctx.panels.showCharts({ title: vscode.l10n.t('{0}: what the file holds', name), notes: measurementNotes(view) });
     void vscode.window.showInformationMessage(
-      `${name} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model; it holds ${view.contents}. ${view.hardware}.`,
+      vscode.l10n.t(
+        '{0} holds no all-reduce, all-gather or reduce-scatter sizes to compare with the model; it holds {1}. {2}.',
+        name,
+        view.contents,
+        view.hardware,
+      ),
     );
     return;
   }
@@ -169,10 +177,10 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
     factor: 2,
   });
   ctx.panels.showCharts({
-    title: `${name}: measured vs model on ${label}`,
+    title: vscode.l10n.t('{0}: measured vs model on {1}', name, label),
     system: label,
     notes: measurementNotes(view, note),
-    sweeps: [{ label: `model: ${label}`, rows: model }],
+    sweeps: [{ label: vscode.l10n.t('model: {0}', label), rows: model }],
     measured: result.measurements
       .filter((m) => m.rows.length > 0)
       .map((m, i, all) =>
@@ -191,17 +199,35 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   const flagged = rows.filter((r) => r.flagged);
   const verdict =
     flagged.length === 0
-      ? `${name}: every measured size is within the model's uncertainty of its busbw on ${label}.`
-      : `${name}: ${flagged.length} of ${rows.length} sizes fall below what the model's uncertainty allows on ${label} (lowest ${Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100)}% of the model's busbw).`;
+      ? vscode.l10n.t("{0}: every measured size is within the model's uncertainty of its busbw on {1}.", name, label)
+      : vscode.l10n.t(
+          "{0}: {1} of {2} sizes fall below what the model's uncertainty allows on {3} (lowest {4}% of the model's busbw).",
+          name,
+          flagged.length,
+          rows.length,
+          label,
+          Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100),
+        );
   // Sizes below the threshold of NCCL's modelled choice but normal for a pair NCCL rates near it: NCCL took that pair.
   const explained = rows.filter((r) => r.explainedBy);
   const explanation =
     explained.length === 0
       ? ''
-      : ` ${explained.length === 1 ? '1 size runs' : `${explained.length} sizes run`} as the model expects of ${[...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', ')}, which NCCL ${compared.ncclVersion} rates near its choice.`;
+      : ` ${vscode.l10n.t(
+          explained.length === 1
+            ? '1 size runs as the model expects of {1}, which NCCL {2} rates near its choice.'
+            : '{0} sizes run as the model expects of {1}, which NCCL {2} rates near its choice.',
+          explained.length,
+          [...new Set(explained.map((r) => `${r.explainedBy!.algorithm}/${r.explainedBy!.protocol}`))].join(', '),
+          compared.ncclVersion,
+        )}`;
   const invalid =
     errors.length > 0
-      ? ` ${errors.length} problem${errors.length === 1 ? '' : 's'} in the run itself (see Problems).`
+      ? ` ${
+          errors.length === 1
+            ? vscode.l10n.t('1 problem in the run itself (see Problems).')
+            : vscode.l10n.t('{0} problems in the run itself (see Problems).', errors.length)
+        }`
       : '';
   const summary = `${verdict}${explanation} ${view.hardware[0].toUpperCase()}${view.hardware.slice(1)}; ${note}.${invalid}`;
   ctx.log.info(summary);

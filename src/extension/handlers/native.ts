@@ -17,14 +17,14 @@ export async function runOnThisMachine(ctx: Ctx): Promise<void> {
   const availability = nativeAvailability(ctx.trusted);
   if (!availability.allowed) {
     ctx.log.warn(availability.reason);
-    const choice = await vscode.window.showWarningMessage(availability.reason, 'Manage Workspace Trust');
+    const choice = await vscode.window.showWarningMessage(availability.reason, vscode.l10n.t('Manage Workspace Trust'));
     if (choice) void vscode.commands.executeCommand('workbench.trust.manage');
     return;
   }
   const { native } = ctx.settings;
   const harness = vscode.Uri.joinPath(ctx.extensionUri, 'harness', 'collective_harness.py').fsPath;
-  await withCancellableProgress('Collective Profiler: native run', async (signal, report) => {
-    report('checking Python and torch…');
+  await withCancellableProgress(vscode.l10n.t('Collective Profiler: native run'), async (signal, report) => {
+    report(vscode.l10n.t('checking Python and torch…'));
     const env = await checkEnvironment({ python: native.pythonPath || undefined, harness });
     ctx.log.info(
       `Native environment: ${env.python} (Python ${env.pythonVersion}), torch ${env.torch}, backend ${env.backend}, ${env.gpuCount} GPUs${env.ncclVersion ? `, NCCL ${env.ncclVersion}` : ''}`,
@@ -35,7 +35,7 @@ export async function runOnThisMachine(ctx: Ctx): Promise<void> {
         `torchrun is started as "${env.python} -m torch.distributed.run"; collectiveProfiler.native.torchrunPath is not used for local runs.`,
       );
     }
-    report(`${nproc} ranks on ${env.backend}…`);
+    report(vscode.l10n.t('{0} ranks on {1}…', nproc, env.backend));
     const run = await runNative({
       nproc,
       sizesBytes: NATIVE_SIZES,
@@ -45,13 +45,16 @@ export async function runOnThisMachine(ctx: Ctx): Promise<void> {
       timeoutMs: native.timeoutSeconds * 1000,
       signal,
       onProgress: (p) =>
-        report(`${p.label ?? 'measuring'} (${p.done}/${p.total})`, p.total > 0 ? p.done / p.total : undefined),
+        report(
+          vscode.l10n.t('{0} ({1}/{2})', p.label ?? vscode.l10n.t('measuring'), p.done, p.total),
+          p.total > 0 ? p.done / p.total : undefined,
+        ),
       onSpawn: (pid) => ctx.log.debug(`native rank process ${pid} started`),
     });
-    const title = `native · ${nproc} ranks · ${env.backend}`;
+    const title = vscode.l10n.t('native · {0} ranks · {1}', nproc, env.backend);
     await ctx.panels.showTrace(nativeTrace(run, title));
     ctx.panels.showCharts({
-      title: `${title}: measured`,
+      title: vscode.l10n.t('{0}: measured', title),
       measured: nativeMeasurements(run).map((m) =>
         measuredSeries(`measured: ${m.collective} · ${String(m.meta.method ?? m.kind)}`, m.rows),
       ),

@@ -5,8 +5,6 @@ import type { Ctx } from '../context';
 import { presetNames, resolvePreset } from '../system';
 import { systemPickItems } from '../glue/system-choice';
 
-const FILE_ITEM = '$(file) Use a system file…';
-
 export async function selectSystem(ctx: Ctx, preset?: unknown, nodesArg?: unknown): Promise<void> {
   const target = vscode.workspace.workspaceFolders?.length
     ? vscode.ConfigurationTarget.Workspace
@@ -23,32 +21,38 @@ export async function selectSystem(ctx: Ctx, preset?: unknown, nodesArg?: unknow
     const resolved = resolvePreset(name, 1);
     return { name, label: resolved?.ok ? resolved.label : '' };
   });
-  const nodesItem = `$(list-ordered) Nodes: ${ctx.settings.nodes}…`;
+  const nodesItem = vscode.l10n.t('$(list-ordered) Nodes: {0}…', ctx.settings.nodes);
+  const fileItem = vscode.l10n.t('$(file) Use a system file…');
   const items: (vscode.QuickPickItem & { value?: string })[] = [
     ...systemPickItems(presets, ctx.settings.system).map((i) => ({
       label: i.label,
       description: i.description,
       value: i.value,
       picked: i.picked,
-      detail: i.picked ? 'current' : undefined,
+      detail: i.picked ? vscode.l10n.t('current') : undefined,
     })),
     { label: '', kind: vscode.QuickPickItemKind.Separator },
-    { label: nodesItem, description: 'how many nodes of the selected system' },
-    { label: FILE_ITEM, description: '*.system.yaml or *.system.json' },
+    { label: nodesItem, description: vscode.l10n.t('how many nodes of the selected system') },
+    { label: fileItem, description: vscode.l10n.t('*.system.yaml or *.system.json') },
   ];
   const pick = await vscode.window.showQuickPick(items, {
-    title: 'Collective Profiler: Select System',
-    placeHolder: `Current: ${ctx.settings.system}${ctx.settings.nodes > 1 ? ` × ${ctx.settings.nodes} nodes` : ''}`,
+    title: vscode.l10n.t('Collective Profiler: Select System'),
+    placeHolder:
+      ctx.settings.nodes > 1
+        ? vscode.l10n.t('Current: {0} × {1} nodes', ctx.settings.system, ctx.settings.nodes)
+        : vscode.l10n.t('Current: {0}', ctx.settings.system),
     matchOnDescription: true,
   });
   if (!pick) return;
   if (pick.label === nodesItem) {
     const answer = await vscode.window.showInputBox({
-      title: `Nodes of ${ctx.settings.system}`,
+      title: vscode.l10n.t('Nodes of {0}', ctx.settings.system),
       value: String(ctx.settings.nodes),
-      prompt: 'How many nodes (1 for a single machine)',
+      prompt: vscode.l10n.t('How many nodes (1 for a single machine)'),
       validateInput: (t) =>
-        /^\d+$/.test(t.trim()) && Number(t) >= 1 && Number(t) <= 65536 ? undefined : 'An integer from 1 to 65536',
+        /^\d+$/.test(t.trim()) && Number(t) >= 1 && Number(t) <= 65536
+          ? undefined
+          : vscode.l10n.t('An integer from 1 to 65536'),
     });
     if (answer === undefined) return;
     await config.update('nodes', Number(answer.trim()), target);
@@ -56,11 +60,11 @@ export async function selectSystem(ctx: Ctx, preset?: unknown, nodesArg?: unknow
     return;
   }
   let value = pick.value;
-  if (pick.label === FILE_ITEM) {
+  if (pick.label === fileItem) {
     const files = await vscode.window.showOpenDialog({
       canSelectMany: false,
-      filters: { 'System files': ['yaml', 'yml', 'json'] },
-      openLabel: 'Use System File',
+      filters: { [vscode.l10n.t('System files')]: ['yaml', 'yml', 'json'] },
+      openLabel: vscode.l10n.t('Use System File'),
     });
     if (!files?.[0]) return;
     const root = ctx.workspaceRoot;

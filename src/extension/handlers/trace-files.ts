@@ -32,15 +32,19 @@ export async function openTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   if (!target) {
     const picked = await vscode.window.showOpenDialog({
       canSelectMany: false,
-      openLabel: 'Open Trace',
-      filters: { 'Chrome / Perfetto trace': ['json', 'gz'], 'All files': ['*'] },
+      openLabel: vscode.l10n.t('Open Trace'),
+      filters: {
+        [vscode.l10n.t('Chrome / Perfetto trace')]: ['json', 'gz'],
+        [vscode.l10n.t('All files')]: ['*'],
+      },
     });
     if (!picked?.[0]) return;
     target = picked[0];
   }
   const file = target;
-  const { trace, warnings } = await withCancellableProgress(`Opening ${file.path.split('/').pop()}`, () =>
-    loadTrace(file),
+  const { trace, warnings } = await withCancellableProgress(
+    vscode.l10n.t('Opening {0}', file.path.split('/').pop() ?? ''),
+    () => loadTrace(file),
   );
   for (const w of warnings) ctx.log.warn(`${file.fsPath}: ${w}`);
   await ctx.panels.showTrace(trace, { uri: file.toString(), label: file.path.split('/').pop() ?? file.fsPath });
@@ -59,7 +63,9 @@ export function suggestedTraceName(title: string): string {
 export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   const trace = ctx.panels.activeTraceView?.trace;
   if (!trace) {
-    void vscode.window.showInformationMessage('There is no trace to export: profile something or open a trace first.');
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('There is no trace to export: profile something or open a trace first.'),
+    );
     return;
   }
   const folder = ctx.workspaceRoot ?? vscode.Uri.file(homedir());
@@ -69,21 +75,23 @@ export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   if (!target) {
     target = await vscode.window.showSaveDialog({
       defaultUri: vscode.Uri.joinPath(folder, suggestedTraceName(trace.metadata.title)),
-      saveLabel: 'Export Trace',
-      filters: { 'Chrome / Perfetto trace (opens in the timeline too)': ['json'] },
+      saveLabel: vscode.l10n.t('Export Trace'),
+      filters: { [vscode.l10n.t('Chrome / Perfetto trace (opens in the timeline too)')]: ['json'] },
     });
     if (!target) return;
     confirmed = true;
   }
   const decision = await overwriteDecision(target.fsPath, confirmed);
-  if (decision === 'refuse') throw new Error(`${target.fsPath} is not a regular file; choose another name.`);
+  if (decision === 'refuse')
+    throw new Error(vscode.l10n.t('{0} is not a regular file; choose another name.', target.fsPath));
   if (decision === 'ask') {
+    const replace = vscode.l10n.t('Replace');
     const yes = await vscode.window.showWarningMessage(
-      `${target.fsPath} exists. Replace it?`,
+      vscode.l10n.t('{0} exists. Replace it?', target.fsPath),
       { modal: true },
-      'Replace',
+      replace,
     );
-    if (yes !== 'Replace') return;
+    if (yes !== replace) return;
   }
   await writeFileAtomic(target.fsPath, serializeTraceFile(trace));
   ctx.log.info(`Exported ${trace.spans.length} spans to ${target.fsPath}`);
@@ -91,8 +99,11 @@ export async function exportTrace(ctx: Ctx, uri?: unknown): Promise<void> {
   const written = target;
   void vscode.window
     .showInformationMessage(
-      `Exported the trace to ${vscode.workspace.asRelativePath(written)}. It opens in Perfetto and in the timeline.`,
-      'Reveal',
+      vscode.l10n.t(
+        'Exported the trace to {0}. It opens in Perfetto and in the timeline.',
+        vscode.workspace.asRelativePath(written),
+      ),
+      vscode.l10n.t('Reveal'),
     )
     .then((open) => {
       if (open) void vscode.commands.executeCommand('revealFileInOS', written);

@@ -30,16 +30,16 @@ async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
   const picked = await vscode.window.showQuickPick(
     [
       ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })),
-      { label: '$(folder-opened) Browse…', uri: undefined },
+      { label: vscode.l10n.t('$(folder-opened) Browse…'), uri: undefined },
     ],
-    { title: 'Which training config?' },
+    { title: vscode.l10n.t('Which training config?') },
   );
   if (!picked) return undefined;
   if (picked.uri) return picked.uri;
   return (
     await vscode.window.showOpenDialog({
       canSelectMany: false,
-      filters: { 'Training configs': ['yaml', 'yml', 'json', 'sh'] },
+      filters: { [vscode.l10n.t('Training configs')]: ['yaml', 'yml', 'json', 'sh'] },
     })
   )?.[0];
 }
@@ -53,17 +53,17 @@ export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<vo
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(`Profiling ${name}`, async (signal, report) => {
+  await withCancellableProgress(vscode.l10n.t('Profiling {0}', name), async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
-    report('simulating the training step…');
+    report(vscode.l10n.t('simulating the training step…'));
     const { step, trace, systemLabel } = await runEngineTask(
       workerPath(ctx),
-      { kind: 'profileStep', run, title: `${name} on ${resolveSystem(run.system).label}` },
+      { kind: 'profileStep', run, title: vscode.l10n.t('{0} on {1}', name, resolveSystem(run.system).label) },
       signal,
     );
     await ctx.panels.showTrace(trace);
     ctx.panels.showCharts({
-      title: `${name}: ${formatMicros(step.stepTimeUs)} per step on ${systemLabel}`,
+      title: vscode.l10n.t('{0}: {1} per step on {2}', name, formatMicros(step.stepTimeUs), systemLabel),
       system: systemLabel,
       phases: stepPhaseRows(step),
       sweeps: sweepSeries(resolveSystem(run.system)),
@@ -85,9 +85,9 @@ export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(`Sweeping bucket sizes for ${name}`, async (signal, report) => {
+  await withCancellableProgress(vscode.l10n.t('Sweeping bucket sizes for {0}', name), async (signal, report) => {
     const run = await loadTrainingRun(ctx, target);
-    report('bucket_cap_mb from 1 to 1024 MB and the current value…');
+    report(vscode.l10n.t('bucket_cap_mb from 1 to 1024 MB and the current value…'));
     const { sweep, systemLabel } = await runEngineTask(
       workerPath(ctx),
       { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) },
@@ -96,13 +96,13 @@ export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
     // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
     const advice = bucketAdvice(sweep, run.training.bucketBytes);
     ctx.panels.showCharts({
-      title: `${name}: bucket-size sweep`,
+      title: vscode.l10n.t('{0}: bucket-size sweep', name),
       system: systemLabel,
       bucketSweep: bucketSweepRows(sweep, advice),
       bucketAdvice: advice.text,
     });
     ctx.log.info(`${name}: ${advice.text}`);
-    void vscode.window.showInformationMessage(`${name}: ${advice.text}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('{0}: {1}', name, advice.text));
   });
 }
 
@@ -128,7 +128,7 @@ export async function showScalingCheck(ctx: Ctx, uri?: unknown, line?: unknown):
   }
   ranks ??= (await requireSystem(ctx)).system.ranks;
   const curves = scalingCurves(ranks, subject);
-  ctx.panels.showCharts({ title: `Gradient scaling over ${ranks} ranks`, scalingCheck: curves });
+  ctx.panels.showCharts({ title: vscode.l10n.t('Gradient scaling over {0} ranks', ranks), scalingCheck: curves });
   ctx.log.info(curves.verdict ?? '');
 }
 

@@ -25,8 +25,8 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
   let checked = 0;
   let moreThanLimit = false;
   const partial: { uri: vscode.Uri; unanalysed: readonly Unanalysed[] }[] = [];
-  await withCancellableProgress('Checking gradient scaling', async (signal, report) => {
-    report('finding Python files');
+  await withCancellableProgress(vscode.l10n.t('Checking gradient scaling'), async (signal, report) => {
+    report(vscode.l10n.t('finding Python files'));
     // The search stops on Cancel too; VS Code's search (ripgrep) detects symbolic-link loops.
     const found = await vscode.workspace.findFiles(include, EXCLUDED_FOLDERS, MAX_FILES + 1, tokenOf(signal));
     throwIfCancelled(signal);
@@ -39,7 +39,8 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
     const skipped = new Map<string, Unanalysed[]>();
     for (const [index, uri] of files.entries()) {
       throwIfCancelled(signal);
-      if (index % 20 === 0) report(`reading ${vscode.workspace.asRelativePath(uri)}`, (index + 1) / files.length / 2);
+      if (index % 20 === 0)
+        report(vscode.l10n.t('reading {0}', vscode.workspace.asRelativePath(uri)), (index + 1) / files.length / 2);
       // A FIFO or a device named *.py would block the read: it is named as not analysed, like an unreadable file.
       let sizeBytes: number;
       try {
@@ -78,7 +79,10 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
       // The program may also hold files of an earlier check, so the index can run past this check's files.
       const input = inputs[index];
       if (input)
-        report(`analysing ${vscode.workspace.asRelativePath(input.uri)}`, 0.5 + (index + 1) / inputs.length / 2);
+        report(
+          vscode.l10n.t('analysing {0}', vscode.workspace.asRelativePath(input.uri)),
+          0.5 + (index + 1) / inputs.length / 2,
+        );
       await yieldToEventLoop();
     });
     for (const { uri } of inputs) {
@@ -95,7 +99,7 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
     }
   });
   if (checked === 0) {
-    void vscode.window.showInformationMessage('No Python files in the workspace.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('No Python files in the workspace.'));
     return;
   }
   for (const { uri, unanalysed } of partial) {
@@ -107,12 +111,14 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
   const summary = workspaceSummary({ checked, moreThanLimit, withFindings, counts, partial: partial.length });
   ctx.log.info(summary);
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  const actions = [...(total > 0 ? ['Show Problems'] : []), ...(partial.length > 0 ? ['Show Log'] : [])];
+  const showProblems = vscode.l10n.t('Show Problems');
+  const showLog = vscode.l10n.t('Show Log');
+  const actions = [...(total > 0 ? [showProblems] : []), ...(partial.length > 0 ? [showLog] : [])];
   const choice = await (moreThanLimit || partial.length > 0
     ? vscode.window.showWarningMessage(summary, ...actions)
     : vscode.window.showInformationMessage(summary, ...actions));
-  if (choice === 'Show Problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
-  else if (choice === 'Show Log') void vscode.commands.executeCommand('collectiveProfiler.showLog');
+  if (choice === showProblems) void vscode.commands.executeCommand('workbench.actions.view.problems');
+  else if (choice === showLog) void vscode.commands.executeCommand('collectiveProfiler.showLog');
 }
 
 /** The notification's sentence: findings, files not fully analysed, and the file limit when it was reached. */

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { validatePanelState } from '../../protocol';
 import type { ChartsData, PanelKind, TopologyData, Trace } from './protocol-types';
-import { PANEL_TITLES, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-wiring';
+import { panelTitle, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-wiring';
 import { readTraceFile, serializeTraceFile } from '../glue/trace-file';
 import { writeFileAtomic, removeStaleTemps } from '../glue/atomic-write';
 import type { CoreServices } from '../core';
@@ -80,7 +80,7 @@ export class PanelManager implements vscode.Disposable {
     }
     const panel = vscode.window.createWebviewPanel(
       VIEW_TYPES[kind],
-      PANEL_TITLES[kind],
+      panelTitle(kind),
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       {
         ...webviewOptions(this.ctx.extensionUri),

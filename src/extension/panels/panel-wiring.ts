@@ -10,11 +10,17 @@ import type { CoreServices } from '../core';
 import { spanSelection } from '../glue/span-links';
 import * as path from 'node:path';
 
-export const PANEL_TITLES: Readonly<Record<PanelKind, string>> = {
-  timeline: 'Collective Timeline',
-  charts: 'Collective Charts',
-  topology: 'Collective Topology',
-};
+/** A panel's title in the display language (read when the panel opens, never at load time). */
+export function panelTitle(kind: PanelKind): string {
+  switch (kind) {
+    case 'timeline':
+      return vscode.l10n.t('Collective Timeline');
+    case 'charts':
+      return vscode.l10n.t('Collective Charts');
+    case 'topology':
+      return vscode.l10n.t('Collective Topology');
+  }
+}
 
 export const VIEW_TYPES: Readonly<Record<PanelKind, string>> = {
   timeline: 'collectiveProfiler.timeline',
@@ -67,7 +73,7 @@ export class WiredWebview implements vscode.Disposable {
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview', `${kind}.js`)).toString(),
       codiconsUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
       nonce: makeNonce(),
-      title: PANEL_TITLES[kind],
+      title: panelTitle(kind),
     });
     const handlers: MessageHandlers = {
       ready: () => this.flush(),

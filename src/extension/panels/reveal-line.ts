@@ -7,7 +7,9 @@ import type { Ctx } from '../context';
 export async function revealLineInTimeline(ctx: Ctx): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
-    await vscode.window.showInformationMessage('Open the file whose line you want to find in the timeline.');
+    await vscode.window.showInformationMessage(
+      vscode.l10n.t('Open the file whose line you want to find in the timeline.'),
+    );
     return;
   }
   const file = editor.document.uri.fsPath;
@@ -15,7 +17,7 @@ export async function revealLineInTimeline(ctx: Ctx): Promise<void> {
   const extent = ctx.panels.revealSource(file, line);
   if (!extent) {
     await vscode.window.showInformationMessage(
-      `No span of the shown trace comes from ${vscode.workspace.asRelativePath(file)}:${line}.`,
+      vscode.l10n.t('No span of the shown trace comes from {0}:{1}.', vscode.workspace.asRelativePath(file), line),
     );
     return;
   }

@@ -13,13 +13,13 @@ test('simulate --json prints exactly the documented shape, with consistent numbe
   const run = await runCli(['simulate', '--system', 'dgx-h100', '--bytes', '256MiB', '--json']);
   assert.equal(run.code, 0, run.stderr);
   const out = JSON.parse(run.stdout);
-  assert.deepEqual(Object.keys(out).sort(), ['algbwGBps', 'algorithm', 'busbwGBps', 'phases', 'protocol', 'timeUs']);
-  assert.deepEqual(Object.keys(out.phases).sort(), ['broadcast', 'exchange', 'reduce']);
+  assert.deepEqual(Object.keys(out).sort(), ['algbwGBps', 'algorithm', 'busbwGBps', 'phasesUs', 'protocol', 'timeUs']);
+  assert.deepEqual(Object.keys(out.phasesUs).sort(), ['broadcast', 'exchange', 'reduce']);
   const bytes = asBytes(256 * 2 ** 20);
   assert.ok(out.timeUs > 0);
   assert.ok(Math.abs(out.algbwGBps - algbwGBps(bytes, out.timeUs)) < 1e-6 * out.algbwGBps);
   assert.ok(Math.abs(out.busbwGBps - allReduceBusbwGBps(bytes, out.timeUs, 8)) < 1e-6 * out.busbwGBps);
-  for (const phase of Object.values(out.phases) as number[])
+  for (const phase of Object.values(out.phasesUs) as number[])
     assert.ok(phase >= 0 && phase <= out.timeUs * 1.000001, `phase ${phase} within ${out.timeUs}`);
   assert.ok(['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'].includes(out.algorithm));
   assert.ok(['LL', 'LL128', 'Simple'].includes(out.protocol));
