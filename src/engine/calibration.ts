@@ -1,6 +1,6 @@
 // Compares simulated AllReduce busbw with a published all_reduce_perf run (../shared/calibration/nccl-tests/*.json):
 // per row the relative busbw error, per dataset the median absolute error for sizes ≥ 1 MiB and < 1 MiB.
-import type { Algorithm, Protocol } from './collective-types';
+import { NCCL_ALGORITHM_NAMES, type Algorithm, type Protocol } from './collective-types';
 import { EngineError } from './errors';
 import { simulateCollective } from './simulate';
 import { ncclChoiceUnder, ncclEnvLimits } from './nccl-env';
@@ -79,8 +79,7 @@ export function measuredRows(dataset: {
 export function forcedAlgorithm(env: unknown): Algorithm | 'auto' {
   const value = env && typeof env === 'object' ? (env as Record<string, unknown>).NCCL_ALGO : undefined;
   if (typeof value !== 'string') return 'auto';
-  const names: Record<string, Algorithm> = { ring: 'ring', tree: 'tree', nvls: 'nvls', nvlstree: 'nvlstree' };
-  const algorithm = names[value.trim().toLowerCase()];
+  const algorithm = NCCL_ALGORITHM_NAMES[value.trim().toLowerCase()];
   return algorithm ?? 'auto';
 }
 

@@ -3,7 +3,9 @@
 // orders and parents come from the same functions the builders call (ringOrders, treeParents, binaryTreeParent),
 // and channel i belongs to class i mod (number of classes), as the simulator spreads a flow's copies.
 import type { BuildContext } from './algorithms/context';
+import { collNetHeads } from './algorithms/collnet';
 import { ringOrders } from './algorithms/ring';
+import { sharpLeg } from './algorithms/sharp';
 import { binaryTreeParent, treeParents, treeRail, treeRotations } from './algorithms/tree';
 import { channelsFor } from './channels';
 import { DTYPE_BYTES, type Algorithm, type CollectiveRequest, type Protocol } from './collective-types';
@@ -98,6 +100,23 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
         const parent = treeParents(ctx, c % trees, treeRail(ctx, Math.floor(c / trees)).head);
         const edges: Edge[] = [];
         for (let r = 0; r < n; r++) if (parent[r] >= 0) edges.push([ids[parent[r]], ids[r]]);
+        return { channel: c, kind: 'tree', vertices: rootFirst(ids, edges), edges };
+      });
+    }
+    case 'collnetdirect':
+    case 'collnetchain': {
+      // The network's switches are the root: each node's head hangs off its leaf, and the node's other GPUs off the
+      // head (Direct) or one after another down the chain (Chain).
+      return collNetHeads(ctx).map(({ head, slot }, c) => {
+        const edges: Edge[] = [];
+        for (let node = 0; node < system.nodes; node++) {
+          const root = node * g + head;
+          edges.push([sharpLeg(system, root, slot).leaf, ids[root]]);
+          for (let j = 1; j < g; j++) {
+            const parent = ctx.algorithm === 'collnetdirect' ? root : node * g + ((head + j - 1) % g);
+            edges.push([ids[parent], ids[node * g + ((head + j) % g)]]);
+          }
+        }
         return { channel: c, kind: 'tree', vertices: rootFirst(ids, edges), edges };
       });
     }

@@ -124,12 +124,24 @@ function nicGBps(system: System): number {
   return system.spec.overrides?.nicGBps ?? (nic ? nic.gbps / 8 : 0);
 }
 
+/**
+ * Whether NCCL could run CollNet here: in-network reduction (SHARP) in the fabric, more than one node, and NICs.
+ * CollNet also changes the runtime channel count of every algorithm (searchChannels).
+ */
+export function hasSharp(system: System): boolean {
+  return system.spec.network?.sharp === true && system.nodes > 1 && system.fabric.nicsPerNode > 0;
+}
+
 /** NCCL's ring/tree channel count at runtime (search, duplication, connect.cc doubling). */
 export function searchChannels(system: System): number {
   if (system.fabric.idealised) return 1;
   const sm = system.gpu.smVersion;
   const graph = searchGraph(system);
   let channels = Math.min(64, graph.channels * 2);
+  // connect.cc: with CollNet enabled, "add more channels to saturate intra-node bandwidth, except the 1 PPN case"
+  // when the chain's (tree's) graph is faster inside the node than across it. Every algorithm runs on them.
+  if (hasSharp(system) && graph.tree.bwIntra > graph.tree.bwInter && system.ranks > system.nodes)
+    channels = Math.min(64, channels + Math.floor(channels / 2));
   // connect.cc: "use 4 compute channels per search channel to reach peak BW on <8 PPN".
   if (sm >= 90 && system.nodes > 1 && graph.bwIntra > 45 && channels < 16) channels *= 2;
   return Math.min(channels, system.gpu.sms);
@@ -147,7 +159,10 @@ export function channelsFor(system: System, algorithm: Algorithm, protocol: Prot
   if (algorithm === 'nvls' || algorithm === 'nvlstree') return nvlsChannels(system);
   let channels = searchChannels(system);
   if (algorithm === 'direct') return channels;
-  let threshold = K.CHANNEL_THRESHOLD_BYTES[protocol];
+  let threshold =
+    algorithm === 'collnetdirect' || algorithm === 'collnetchain'
+      ? K.NCCL_MODEL.collNetThresholdBytes
+      : K.CHANNEL_THRESHOLD_BYTES[protocol];
   if (algorithm === 'ring' && protocol === 'LL') threshold *= system.ranks;
   while (channels > 1 && bytes < channels * K.THREADS_PER_CHANNEL * threshold) channels--;
   return channels;

@@ -2,13 +2,33 @@
 import type { Trace } from './trace/model';
 import type { Bytes, GBps, Micros } from './units';
 
-export type Algorithm = 'ring' | 'tree' | 'nvls' | 'nvlstree' | 'hierarchical' | 'direct';
+export type Algorithm =
+  'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree' | 'hierarchical' | 'direct';
 export type Protocol = 'LL' | 'LL128' | 'Simple';
 export type Dtype = 'fp32' | 'fp16' | 'bf16' | 'fp8e4m3' | 'fp8e5m2';
 export type ReduceOp = 'sum' | 'avg' | 'premulsum';
 export type CollectiveKind = 'allreduce' | 'reducescatter' | 'allgather';
 
-export const ALGORITHMS: readonly Algorithm[] = ['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'];
+export const ALGORITHMS: readonly Algorithm[] = [
+  'ring',
+  'tree',
+  'collnetdirect',
+  'collnetchain',
+  'nvls',
+  'nvlstree',
+  'hierarchical',
+  'direct',
+];
+/** NCCL's own algorithms by the names NCCL_ALGO takes (case-insensitive): the ones `auto` chooses among. */
+export const NCCL_ALGORITHM_NAMES: Readonly<Record<string, Algorithm>> = {
+  ring: 'ring',
+  tree: 'tree',
+  collnetdirect: 'collnetdirect',
+  collnetchain: 'collnetchain',
+  nvls: 'nvls',
+  nvlstree: 'nvlstree',
+};
+
 export const PROTOCOLS: readonly Protocol[] = ['LL', 'LL128', 'Simple'];
 export const DTYPES: readonly Dtype[] = ['fp32', 'fp16', 'bf16', 'fp8e4m3', 'fp8e5m2'];
 

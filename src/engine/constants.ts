@@ -179,6 +179,17 @@ export const NCCL_MODEL = {
   ringSimplePlateauMinBytes: 64,
   ringSimplePlateauFactorAmpere: 1.4,
   ringSimplePlateauFactorPreAmpere: 1.9,
+  /**
+   * CollNetDirect AllReduce (tuning.cc): "requires all GPUs to have a local NIC to work at full speed": bus
+   * bandwidth ÷ (f − (f − 1)/2) with f the GPUs per head, then × 0.85 from Hopper on.
+   */
+  collNetDirectHopperShare: 0.85,
+  /** CollNetDirect's "arity serialization": 0.4 µs per local rank beyond the first, twice (up and down). */
+  collNetDirectArityUs: 0.4,
+  /** Most heads (channels) of a CollNetDirect graph: NCCL_MAX_DIRECT_ARITY + 1 (device.h). */
+  collNetDirectMaxHeads: 8,
+  /** CollNet's channel reduction for small messages: 512 bytes per thread (tuning.cc threadThresholds). */
+  collNetThresholdBytes: 512,
 } as const;
 
 /** NVLS (NVLink SHARP) multimem efficiency, NCCL tuning.cc nvlsEfficiency: Hopper 0.85, Blackwell 0.74. */

@@ -1,6 +1,12 @@
 // NCCL_ALGO, NCCL_PROTO and NCCL_NVLS_ENABLE as a run set them (lists, `^` negation, `allreduce:` prefixes), and
 // the choice NCCL makes under them: its cost model's fastest allowed (algorithm, protocol) pair.
-import type { Algorithm, CollectiveKind, Dtype, Protocol } from './collective-types';
+import {
+  NCCL_ALGORITHM_NAMES,
+  type Algorithm,
+  type CollectiveKind,
+  type Dtype,
+  type Protocol,
+} from './collective-types';
 import { ncclPredictedUs } from './nccl-model';
 import { autoCandidates } from './select';
 import type { System } from './topology/model';
@@ -10,7 +16,7 @@ export interface NcclEnvLimits {
   readonly protocols?: ReadonlySet<Protocol>;
 }
 
-const ALGORITHM_NAMES: Record<string, Algorithm> = { ring: 'ring', tree: 'tree', nvls: 'nvls', nvlstree: 'nvlstree' };
+const NCCL_ALGORITHMS: readonly Algorithm[] = Object.values(NCCL_ALGORITHM_NAMES);
 const PROTOCOL_NAMES: Record<string, Protocol> = { ll: 'LL', ll128: 'LL128', simple: 'Simple' };
 
 function parseList<T>(value: unknown, names: Record<string, T>, all: readonly T[]): Set<T> | undefined {
@@ -31,13 +37,9 @@ function parseList<T>(value: unknown, names: Record<string, T>, all: readonly T[
 
 export function ncclEnvLimits(env: unknown): NcclEnvLimits {
   const vars = env && typeof env === 'object' ? (env as Record<string, unknown>) : {};
-  let algorithms = parseList(vars.NCCL_ALGO, ALGORITHM_NAMES, ['ring', 'tree', 'nvls', 'nvlstree'] as Algorithm[]);
+  let algorithms = parseList(vars.NCCL_ALGO, NCCL_ALGORITHM_NAMES, NCCL_ALGORITHMS);
   if (String(vars.NCCL_NVLS_ENABLE ?? '') === '0') {
-    algorithms = new Set(
-      [...(algorithms ?? (['ring', 'tree', 'nvls', 'nvlstree'] as Algorithm[]))].filter(
-        (a) => a !== 'nvls' && a !== 'nvlstree',
-      ),
-    );
+    algorithms = new Set([...(algorithms ?? NCCL_ALGORITHMS)].filter((a) => a !== 'nvls' && a !== 'nvlstree'));
   }
   const protocols = parseList(vars.NCCL_PROTO, PROTOCOL_NAMES, ['LL', 'LL128', 'Simple'] as Protocol[]);
   return { algorithms, protocols };

@@ -6,13 +6,32 @@ import * as K from './constants';
 import { NCCL_MODEL as M } from './constants';
 import type { Algorithm, CollectiveKind, Protocol } from './collective-types';
 import { searchGraph } from './channels';
-import { baseLatencyUs, hwLatencyUs, type NcclTuner } from './nccl-versions';
+import { collNetChainGraph, collNetDirectGraph } from './collnet';
+import { baseLatencyUs, hwLatencyUs, type NcclTuner, type TunedAlgorithm } from './nccl-versions';
 import type { System } from './topology/model';
 
-type NcclAlgorithm = 'ring' | 'tree' | 'nvls' | 'nvlstree';
+function isNccl(algorithm: Algorithm): algorithm is TunedAlgorithm {
+  return algorithm !== 'hierarchical' && algorithm !== 'direct';
+}
 
-function isNccl(algorithm: Algorithm): algorithm is NcclAlgorithm {
-  return algorithm === 'ring' || algorithm === 'tree' || algorithm === 'nvls' || algorithm === 'nvlstree';
+function isCollNet(algorithm: Algorithm): boolean {
+  return algorithm === 'collnetdirect' || algorithm === 'collnetchain';
+}
+
+/**
+ * CollNet's bus bandwidth (Simple only): its graph's channels × intra-node speed at any node count, since the
+ * switches reduce; CollNetDirect loses speed when several GPUs share a head, and 15 % from Hopper on.
+ */
+function collNetBusBwGBps(system: System, algorithm: Algorithm, protocol: Protocol): number {
+  if (protocol !== 'Simple') return 0;
+  const graph = algorithm === 'collnetdirect' ? collNetDirectGraph(system) : collNetChainGraph(system);
+  let busBw = graph.channels * graph.bwIntra;
+  if (algorithm === 'collnetdirect') {
+    const gpusPerHead = system.gpusPerNode / graph.channels;
+    busBw /= gpusPerHead - (gpusPerHead - 1) / 2;
+    if (system.gpu.smVersion >= 90) busBw *= M.collNetDirectHopperShare;
+  }
+  return busBw;
 }
 
 /**
@@ -27,6 +46,7 @@ export function ncclBusBwGBps(
   protocol: Protocol,
   tuner: NcclTuner = system.tuner,
 ): number {
+  if (isCollNet(algorithm)) return kind === 'allreduce' ? collNetBusBwGBps(system, algorithm, protocol) : 0;
   const { nodes } = system;
   const ppn = system.gpusPerNode;
   const arch = K.archIndex(system.gpu.smVersion);
@@ -80,7 +100,7 @@ export function ncclAlgBwGBps(
   const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
-  if (algorithm === 'tree') return busBw * M.treeAlgBwShare;
+  if (algorithm === 'tree' || isCollNet(algorithm)) return busBw * M.treeAlgBwShare;
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return busBw * M.nvlsLegacyAlgBwShare;
   return (busBw * n) / Math.max(1, nSteps);
 }
@@ -115,6 +135,11 @@ export function ncclPredictedUs(
   } else if (algorithm === 'tree') {
     latency = base + 2 * ((ppn - 1) * intraLat + Math.log2(nodes) * interLat);
     algBw *= K.treeCorrection(protocol, bytes);
+  } else if (algorithm === 'collnetdirect') {
+    const arity = 2 * (Math.min(1, ppn - 1) * intraLat + (ppn - 1) * M.collNetDirectArityUs);
+    latency = base + arity + interLat;
+  } else if (algorithm === 'collnetchain') {
+    latency = base + 2 * (ppn - 1) * intraLat + interLat;
   } else if (algorithm === 'nvls') {
     latency = intraLat + (nodes > 1 ? interLat : 0);
   } else {

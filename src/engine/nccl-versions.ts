@@ -8,7 +8,9 @@ import type { Protocol } from './collective-types';
 import { EngineError } from './errors';
 
 type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
-type AlgorithmRows = Readonly<Record<'ring' | 'tree' | 'nvls' | 'nvlstree', ProtocolRow>>;
+/** The algorithms NCCL's tables have rows for (PAT aside). */
+export type TunedAlgorithm = 'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree';
+type AlgorithmRows = Readonly<Record<TunedAlgorithm, ProtocolRow>>;
 export type LatencyClass = 'nvlink' | 'pcie' | 'net';
 
 export interface NcclTuner {
@@ -35,10 +37,33 @@ export interface NcclTuner {
   readonly hopperLlAsAmpere: boolean;
 }
 
+// CollNet rows (Simple only): 3.7 / 2.8 µs per intra-node step for Direct / Chain, and 31 / 30 µs for the SHARP
+// operation across the network (tuning.cc hwLat, the same in 2.21.5, 2.27.7 and 2.30.7).
 const HEAD_HW: NcclTuner['hwLatencyUs'] = {
-  nvlink: { tree: [0.6, 1.25, 4], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25], nvlstree: [0, 0, 25] },
-  pcie: { tree: [1, 1.9, 4], ring: [1, 2.5, 5.7], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
-  net: { tree: [5, 8.5, 14], ring: [2.7, 4, 14], nvls: [0, 0, 18], nvlstree: [0, 0, 20.9] },
+  nvlink: {
+    tree: [0.6, 1.25, 4],
+    ring: [0.6, 1.9, 3.4],
+    collnetdirect: [0, 0, 3.7],
+    collnetchain: [0, 0, 2.8],
+    nvls: [0, 0, 25],
+    nvlstree: [0, 0, 25],
+  },
+  pcie: {
+    tree: [1, 1.9, 4],
+    ring: [1, 2.5, 5.7],
+    collnetdirect: [0, 0, 3.7],
+    collnetchain: [0, 0, 2.8],
+    nvls: [0, 0, 0],
+    nvlstree: [0, 0, 0],
+  },
+  net: {
+    tree: [5, 8.5, 14],
+    ring: [2.7, 4, 14],
+    collnetdirect: [0, 0, 31],
+    collnetchain: [0, 0, 30],
+    nvls: [0, 0, 18],
+    nvlstree: [0, 0, 20.9],
+  },
 };
 
 const HEAD: NcclTuner = {
@@ -46,7 +71,14 @@ const HEAD: NcclTuner = {
   version: '2.30.7',
   hwLatencyUs: HEAD_HW,
   stepLatencyUs: HEAD_HW,
-  baseLatencyUs: { tree: [6.8, 14, 8.4], ring: [6.6, 14, 8.4], nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
+  baseLatencyUs: {
+    tree: [6.8, 14, 8.4],
+    ring: [6.6, 14, 8.4],
+    collnetdirect: [0, 0, 0],
+    collnetchain: [0, 0, 0],
+    nvls: [0, 0, 0],
+    nvlstree: [0, 0, 0],
+  },
   nvlsPipelined: true,
   hopperLlAsAmpere: false,
 };
@@ -76,10 +108,18 @@ const V2_21: NcclTuner = {
   baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0] },
 };
 
+// 2.18.3's CollNet rows: 8.0 / 4.75 µs on NVLink, 8.0 / 8.0 on PCIe, 10.7 / 14 across the network, and a base
+// latency of 6.8 / 14 µs for LL / LL128 (Simple 0).
 const V2_18_HW: NcclTuner['hwLatencyUs'] = {
-  nvlink: { ...HEAD_HW.nvlink, nvls: [0, 0, 0], nvlstree: [0, 0, 0] },
-  pcie: { ...HEAD_HW.pcie, tree: [1, 1.9, 6] },
-  net: { ...HEAD_HW.net, nvlstree: [0, 0, 19] },
+  nvlink: {
+    ...HEAD_HW.nvlink,
+    collnetdirect: [0, 0, 8],
+    collnetchain: [0, 0, 4.75],
+    nvls: [0, 0, 0],
+    nvlstree: [0, 0, 0],
+  },
+  pcie: { ...HEAD_HW.pcie, tree: [1, 1.9, 6], collnetdirect: [0, 0, 8], collnetchain: [0, 0, 8] },
+  net: { ...HEAD_HW.net, collnetdirect: [0, 0, 10.7], collnetchain: [0, 0, 14], nvlstree: [0, 0, 19] },
 };
 
 const V2_18: NcclTuner = {
@@ -88,11 +128,29 @@ const V2_18: NcclTuner = {
   version: '2.18.3',
   hwLatencyUs: V2_18_HW,
   stepLatencyUs: V2_18_HW,
-  baseLatencyUs: { ...HEAD.baseLatencyUs, tree: [6.8, 14, 0], nvls: [0, 0, 23], nvlstree: [0, 0, 23] },
+  baseLatencyUs: {
+    ...HEAD.baseLatencyUs,
+    tree: [6.8, 14, 0],
+    collnetdirect: [6.8, 14, 0],
+    collnetchain: [6.8, 14, 0],
+    nvls: [0, 0, 23],
+    nvlstree: [0, 0, 23],
+  },
   hopperLlAsAmpere: true,
 };
 
 export const DEFAULT_TUNER = HEAD;
+
+/** The table row an algorithm's steps are charged by: its own, or the ring's for those NCCL does not have. */
+export function tunedRow(algorithm: string): TunedAlgorithm {
+  return algorithm === 'tree' ||
+    algorithm === 'collnetdirect' ||
+    algorithm === 'collnetchain' ||
+    algorithm === 'nvls' ||
+    algorithm === 'nvlstree'
+    ? algorithm
+    : 'ring';
+}
 
 const VERSION = /^(\d+)\.(\d+)(?:\.(\d+))?/;
 

@@ -2,9 +2,19 @@
 // takes the same candidates NCCL does and breaks ties the same way.
 import type { Algorithm, CollectiveKind, Dtype, Protocol } from './collective-types';
 import type { System } from './topology/model';
+import { hasSharp } from './channels';
+import { NCCL_MODEL } from './constants';
 
-/** NCCL's order: Tree, Ring, (CollNet), NVLS, NVLSTree × LL, LL128, Simple. Hierarchical and direct are ours. */
-const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'nvls', 'nvlstree'];
+/** NCCL's order: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree × LL, LL128, Simple. Hierarchical and direct are ours. */
+const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'collnetdirect', 'collnetchain', 'nvls', 'nvlstree'];
+
+/** CollNet's conditions (tuning.cc, connect.cc): SHARP across nodes, AllReduce, at most 8 GPUs per node. */
+function collNetUnavailable(system: System, kind: CollectiveKind): string | undefined {
+  if (!hasSharp(system)) return 'CollNet needs in-network reduction (network.sharp) across several nodes with NICs';
+  if (kind !== 'allreduce') return 'CollNet runs AllReduce only here (the SHARP plugin reduces, it does not gather)';
+  if (system.gpusPerNode > NCCL_MODEL.collNetDirectMaxHeads) return 'CollNet takes at most 8 GPUs per node';
+  return undefined;
+}
 const PROTOCOL_ORDER: readonly Protocol[] = ['LL', 'LL128', 'Simple'];
 
 /** Why an algorithm cannot run here, or undefined when it can. */
@@ -14,10 +24,18 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
       return undefined;
     case 'tree':
       return kind === 'allreduce' ? undefined : 'tree runs AllReduce only';
+    case 'collnetdirect':
+      if (!system.fabric.hasSwitch) return 'CollNetDirect needs an NVSwitch inside the node';
+      return collNetUnavailable(system, kind);
+    case 'collnetchain':
+      return collNetUnavailable(system, kind);
     case 'nvls':
       if (!system.fabric.nvlsCapable)
         return 'NVLS needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
-      return system.nodes > 1 ? 'NVLS across nodes needs a multi-node NVLink domain; use nvlstree' : undefined;
+      // Across nodes NVLS reduces in the NVSwitch, then in the network's switches (SHARP): it needs CollNet.
+      if (system.nodes > 1 && !hasSharp(system))
+        return 'NVLS across nodes needs in-network reduction (network.sharp); use nvlstree';
+      return system.nodes > 1 && kind !== 'allreduce' ? 'NVLS across nodes runs AllReduce only' : undefined;
     case 'nvlstree':
       if (!system.fabric.nvlsCapable)
         return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
@@ -34,6 +52,8 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
 export function protocolUnavailable(system: System, algorithm: Algorithm, protocol: Protocol): string | undefined {
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple')
     return 'NVLS runs the Simple protocol only';
+  if ((algorithm === 'collnetdirect' || algorithm === 'collnetchain') && protocol !== 'Simple')
+    return 'CollNet runs the Simple protocol only';
   if (protocol === 'LL128' && !system.fabric.idealised) {
     if (system.fabric.intraClass !== 'nvlink')
       return 'LL128 needs NVLink between GPUs (128-byte stores are not atomic over PCIe)';

@@ -1,5 +1,6 @@
 // The engine's entry points: simulate one collective (choosing algorithm and protocol like NCCL when asked to),
 // and sweep AllReduce over sizes as nccl-tests does.
+import { buildCollNet } from './algorithms/collnet';
 import { buildDirect } from './algorithms/direct';
 import { buildHierarchical } from './algorithms/hierarchical';
 import { buildNvls } from './algorithms/nvls';
@@ -37,6 +38,8 @@ export interface SimulateOptions {
 const BUILDERS: Record<Algorithm, (ctx: BuildContext) => Schedule> = {
   ring: buildRing,
   tree: buildTree,
+  collnetdirect: buildCollNet,
+  collnetchain: buildCollNet,
   nvls: buildNvls,
   nvlstree: buildNvls,
   hierarchical: buildHierarchical,

@@ -2,7 +2,14 @@
 // reuses calibrate's bounded relaxation (calibrate.ts, calibrate-bounds.ts): the part whose release below its
 // healthy bound explains the flagged sizes best is the one named. Kept apart from compare.ts because calibrate
 // imports compare, and because the fit costs seconds that the editor's quick comparison does not spend.
-import { formatBytes, type Algorithm, type Protocol, type SystemSpec, asBytes } from '../engine/index';
+import {
+  formatBytes,
+  NCCL_ALGORITHM_NAMES,
+  type Algorithm,
+  type Protocol,
+  type SystemSpec,
+  asBytes,
+} from '../engine/index';
 import { calibrateSystem, partClause } from './calibrate';
 import {
   achieved,
@@ -30,7 +37,7 @@ export interface CompareVerdict {
   readonly sentence: string;
 }
 
-const ALGORITHMS: readonly Algorithm[] = ['ring', 'tree', 'nvls', 'nvlstree'];
+const ALGORITHMS: readonly Algorithm[] = Object.values(NCCL_ALGORITHM_NAMES);
 const PROTOCOLS: readonly Protocol[] = ['LL', 'LL128', 'Simple'];
 
 /** What a slow GPU-to-NIC hop usually means in practice, so the sentence points at something a user can check. */

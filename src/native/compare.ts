@@ -5,6 +5,7 @@
 import {
   EngineError,
   nearTiedChoices,
+  NCCL_ALGORITHM_NAMES,
   resolveSystem,
   withNcclVersion,
   simulateCollective,
@@ -181,7 +182,7 @@ export function collectiveKindOf(measurement: Measurement): CollectiveKind {
 /** The algorithm a measurement forced (NCCL_ALGO in calibration JSON), so the model runs the same one. */
 export function forcedAlgorithm(measurement: Measurement): Algorithm | undefined {
   const algo = String(measurement.meta.ncclAlgo ?? '').toLowerCase();
-  return (['ring', 'tree', 'nvls', 'nvlstree'] as const).find((a) => a === algo);
+  return NCCL_ALGORITHM_NAMES[algo];
 }
 
 export function usableRows(measurement: Measurement): MeasurementRow[] {
@@ -289,6 +290,10 @@ export function compareMeasurement(
 const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = {
   RING: 'ring',
   TREE: 'tree',
+  COLLNET_DIRECT: 'collnetdirect',
+  COLLNETDIRECT: 'collnetdirect',
+  COLLNET_CHAIN: 'collnetchain',
+  COLLNETCHAIN: 'collnetchain',
   NVLS: 'nvls',
   NVLS_TREE: 'nvlstree',
   NVLSTREE: 'nvlstree',
@@ -297,7 +302,7 @@ const LOGGED_PROTOCOLS: Readonly<Record<string, Protocol>> = { LL: 'LL', LL128: 
 
 /**
  * The pair NCCL logged for each size of this collective (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 8388608 Bytes -> Algo
- * RING proto SIMPLE"), first call first. Pairs the model does not have (CollNet, PAT) are left out.
+ * RING proto SIMPLE"), first call first. Pairs the model does not have (PAT) are left out.
  */
 export function loggedChoices(
   measurement: Measurement,

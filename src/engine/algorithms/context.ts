@@ -10,7 +10,7 @@ import type { Flow } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { memoryResource } from '../sim/run';
 import { searchChannels } from '../channels';
-import { DEFAULT_TUNER, stepLatencyUs as releaseStepUs } from '../nccl-versions';
+import { DEFAULT_TUNER, stepLatencyUs as releaseStepUs, tunedRow } from '../nccl-versions';
 
 export interface BuildContext {
   readonly system: System;
@@ -133,8 +133,7 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
 
 /** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
 export function syncUs(ctx: BuildContext, cls: LinkClass): number {
-  const row =
-    ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
+  const row = tunedRow(ctx.algorithm);
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
   const scale =

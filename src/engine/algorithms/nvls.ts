@@ -22,6 +22,7 @@ import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { binaryTreeParent } from './tree';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
+import { sharpStage } from './sharp';
 
 function switchFlow(
   ctx: BuildContext,
@@ -63,7 +64,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const perChannel = ctx.bytes / ctx.channels;
   // Across nodes NCCL sizes NVLSTree chunks per head (nvls-tree-chunks.ts); one node keeps the NVLS chunk.
   const chunks =
-    multiNode && kind === 'allreduce'
+    ctx.algorithm === 'nvlstree' && kind === 'allreduce'
       ? nvlsTreeChunks(ctx.bytes, system.nodes, ctx.channels, g)
       : Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
   const chunk = perChannel / chunks;
@@ -87,7 +88,26 @@ export function buildNvls(ctx: BuildContext): Schedule {
   }
   const stages: Stage[] = [];
   if (reduceStage.length > 0) stages.push({ flows: reduceStage, phase: 'exchange', latencyUs: hop });
-  if (multiNode && kind === 'allreduce') {
+  if (multiNode && ctx.algorithm === 'nvls') {
+    // NVLS across nodes (CollNet): each GPU's reduced shard goes through its own NIC to the network's switches,
+    // which reduce it with the other nodes' (SHARP) and send it back.
+    const heads = weights.flatMap((weight, channel) =>
+      Array.from({ length: g }, (_, local) => ({
+        local,
+        slot: 0,
+        payload: chunk / g,
+        weight,
+        channel,
+        channelStride: weights.length,
+      })),
+    );
+    const network = sharpStage(ctx, heads);
+    stages.push({
+      flows: network.flows,
+      phase: 'exchange',
+      latencyUs: pipelineStageLatenciesUs(ctx, [network.paths])[0],
+    });
+  } else if (multiNode && kind === 'allreduce') {
     // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
     const up: Flow[][] = [];
     const down: Flow[][] = [];

@@ -1,11 +1,9 @@
 // The one-off device-side cost of a collective before its first step: NCCL's base latency for the algorithm and
 // protocol. The host's launch cost overlaps back-to-back collectives and is applied in simulate.ts.
 import type { BuildContext } from './context';
-import { baseLatencyUs } from '../nccl-versions';
+import { baseLatencyUs, tunedRow } from '../nccl-versions';
 
 export function setupUs(ctx: BuildContext): number {
   if (ctx.system.fabric.idealised) return 0;
-  const row =
-    ctx.algorithm === 'tree' || ctx.algorithm === 'nvls' || ctx.algorithm === 'nvlstree' ? ctx.algorithm : 'ring';
-  return baseLatencyUs(ctx.system.tuner, row, ctx.protocol);
+  return baseLatencyUs(ctx.system.tuner, tunedRow(ctx.algorithm), ctx.protocol);
 }

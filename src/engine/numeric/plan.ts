@@ -126,7 +126,14 @@ export function planReduction(options: NumericReductionOptions): ReductionPlan {
     elements,
     inputs,
     inputOverflowAt,
-    channels: options.channels ?? (algorithm === 'tree' || algorithm === 'nvlstree' ? 2 : 1),
+    // Trees alternate between NCCL's two; CollNet gives each head (every GPU of a node) its own channel.
+    channels:
+      options.channels ??
+      (algorithm === 'tree' || algorithm === 'nvlstree'
+        ? 2
+        : algorithm === 'collnetdirect' || algorithm === 'collnetchain'
+          ? gpusPerNode
+          : 1),
     scalar: premulScalar(op, dtype, ranks, options.scalar),
     exactScale: exactScale(op, ranks, options.scalar),
   };

@@ -53,6 +53,30 @@ function elementValue(plan: ReductionPlan, shapes: Shapes, arith: DtypeArithmeti
       return ringSum(arith, ranks, partOf(e, range, ranks), own);
     case 'tree':
       return subtreeSum(arith, shapes.rankTrees[tree], shapes.rankTrees[tree].root, own);
+    case 'collnetdirect':
+    case 'collnetchain': {
+      // The channel's head (local GPU channel mod g) sums its node: Direct adds the others in local order after
+      // it; Chain adds along the chain from its tail back to the head. The network's switches then sum the nodes.
+      const head = channel % gpusPerNode;
+      const nodeSum = (m: number): number => {
+        const at = (k: number) => own(m * gpusPerNode + ((head + k) % gpusPerNode));
+        let acc: number;
+        if (algorithm === 'collnetdirect') {
+          acc = at(0);
+          for (let k = 1; k < gpusPerNode; k++) acc = arith.add(acc, at(k));
+        } else {
+          acc = at(gpusPerNode - 1);
+          for (let k = gpusPerNode - 2; k >= 0; k--) acc = arith.add(at(k), acc);
+        }
+        return acc;
+      };
+      return switchSum(
+        plan,
+        arith,
+        Array.from({ length: nodes }, (_, m) => m),
+        nodeSum,
+      );
+    }
     case 'nvls':
       return switchSum(plan, arith, shapes.allRanks, own);
     case 'nvlstree': {

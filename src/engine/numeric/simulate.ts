@@ -140,24 +140,81 @@ export function simulateReduction(plan: ReductionPlan): { outputs: Float64Array[
   const outputs = Array.from({ length: ranks }, () => new Float64Array(plan.elements));
   const ownInput = (rank: number, e: number) => load(run, rank, e);
   splitRange({ start: 0, end: plan.elements }, plan.channels).forEach((range, channel) => {
-    const tree = (channel % 2) as 0 | 1;
-    runAlgorithm(plan.algorithm, run, range, tree, outputs, ownInput, ranks, gpusPerNode, nodes);
+    runAlgorithm(plan.algorithm, run, range, channel, outputs, ownInput, ranks, gpusPerNode, nodes);
   });
   return { outputs, overflowAt: run.overflowAt };
+}
+
+/**
+ * CollNet: the channel's head (local GPU channel mod g) collects its node's sum, as messages: Direct receives every
+ * other GPU's value and adds them in local order after its own; Chain passes a partial from the chain's tail to the
+ * head, each GPU adding its own value. The network's switches (SHARP) then sum the nodes' partials in a wider
+ * accumulator, rounding once, as the NVSwitch does (assumed: SHARP's accumulation width is not published), and
+ * every GPU receives the result.
+ */
+function runCollNet(
+  run: Run,
+  range: ElementRange,
+  channel: number,
+  outputs: Float64Array[],
+  ownInput: (rank: number, e: number) => number,
+): void {
+  const { ranks, gpusPerNode: g, algorithm } = run.plan;
+  const nodes = ranks / g;
+  const head = channel % g;
+  const accumulator = accumulatorFor(run);
+  const partials = Array.from({ length: nodes }, () => new Float64Array(range.end - range.start));
+  for (let m = 0; m < nodes; m++) {
+    const rankAt = (k: number) => m * g + ((head + k) % g);
+    const partial = partials[m];
+    for (let e = range.start; e < range.end; e++) {
+      let acc: number;
+      if (algorithm === 'collnetdirect') {
+        acc = ownInput(rankAt(0), e);
+        for (let k = 1; k < g; k++) {
+          acc = run.arith.add(acc, ownInput(rankAt(k), e));
+          note(run, e);
+        }
+      } else {
+        acc = ownInput(rankAt(g - 1), e);
+        for (let k = g - 2; k >= 0; k--) {
+          acc = run.arith.add(ownInput(rankAt(k), e), acc);
+          note(run, e);
+        }
+      }
+      partial[e - range.start] = acc;
+    }
+  }
+  for (let e = range.start; e < range.end; e++) {
+    let acc = accumulator.round(partials[0][e - range.start]);
+    for (let m = 1; m < nodes; m++) acc = accumulator.add(acc, partials[m][e - range.start]);
+    if (accumulator.overflowed) {
+      run.overflowAt[e] = 1;
+      accumulator.overflowed = false;
+    }
+    const result = run.arith.round(acc);
+    note(run, e);
+    for (let r = 0; r < ranks; r++) outputs[r][e] = result;
+  }
 }
 
 function runAlgorithm(
   algorithm: Algorithm,
   run: Run,
   range: ElementRange,
-  tree: 0 | 1,
+  channel: number,
   outputs: Float64Array[],
   ownInput: (rank: number, e: number) => number,
   ranks: number,
   gpusPerNode: number,
   nodes: number,
 ): void {
+  const tree = (channel % 2) as 0 | 1;
   switch (algorithm) {
+    case 'collnetdirect':
+    case 'collnetchain':
+      runCollNet(run, range, channel, outputs, ownInput);
+      return;
     case 'ring':
       ringReduceScatter(run, ranks, range, ownInput, outputs);
       ringAllGather(ranks, range, outputs);

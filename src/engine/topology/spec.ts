@@ -23,6 +23,11 @@ export interface NetworkSpec {
   readonly oversubscription?: number;
   /** One-way latency of one leaf↔spine hop (switch traversal and cable), µs. */
   readonly switchLatencyUs?: Micros;
+  /**
+   * In-network reduction (InfiniBand SHARP) in the leaf and spine switches, used by NCCL through the CollNet plugin
+   * with NCCL_COLLNET_ENABLE=1: CollNetDirect, CollNetChain and NVLS across nodes become candidates. Default false.
+   */
+  readonly sharp?: boolean;
 }
 
 /** Optional overrides of any bandwidth or latency the catalogue and fabric would otherwise give. */

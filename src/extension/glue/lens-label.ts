@@ -15,6 +15,8 @@ import {
 const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
   ring: 'Ring',
   tree: 'Tree',
+  collnetdirect: 'CollNetDirect',
+  collnetchain: 'CollNetChain',
   nvls: 'NVLS',
   nvlstree: 'NVLSTree',
   hierarchical: 'Hierarchical',

@@ -170,6 +170,7 @@ test('the schema lists exactly the SystemSpec keys, fabrics and override names',
     nodesPerLeaf: true,
     oversubscription: true,
     switchLatencyUs: true,
+    sharp: true,
   };
   const overrideKeys: Record<keyof SystemOverrides, true> = {
     nvlinkGBpsPerLink: true,

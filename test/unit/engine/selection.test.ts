@@ -86,7 +86,17 @@ test('NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE limit the choice as NCCL would',
   const { resolveSystem } = await import('../../../src/engine/index');
   const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
   assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'Ring' }).algorithms!], ['ring']);
-  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: '^nvls,nvlstree' }).algorithms!].sort(), ['ring', 'tree']);
+  // A negation leaves every other NCCL algorithm, CollNet's too (they run only where the fabric has SHARP).
+  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: '^nvls,nvlstree' }).algorithms!].sort(), [
+    'collnetchain',
+    'collnetdirect',
+    'ring',
+    'tree',
+  ]);
+  assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'CollNetDirect,ring' }).algorithms!].sort(), [
+    'collnetdirect',
+    'ring',
+  ]);
   assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'allgather:ring;allreduce:tree' }).algorithms!], ['tree']);
   assert.deepEqual([...ncclEnvLimits({ NCCL_PROTO: 'LL128,Simple' }).protocols!].sort(), ['LL128', 'Simple']);
   const big = ncclChoiceUnder(system, 'allreduce', 1 << 30, 'fp32', ncclEnvLimits({ NCCL_NVLS_ENABLE: '0' }));

@@ -21,7 +21,16 @@ const SHAPES: { ranks: number; gpusPerNode: number }[] = [
   { ranks: 64, gpusPerNode: 8 },
 ];
 
-for (const algorithm of ['ring', 'tree', 'nvls', 'nvlstree', 'hierarchical', 'direct'] as Algorithm[]) {
+for (const algorithm of [
+  'ring',
+  'tree',
+  'collnetdirect',
+  'collnetchain',
+  'nvls',
+  'nvlstree',
+  'hierarchical',
+  'direct',
+] as Algorithm[]) {
   test(`fp32 sum and avg with ${algorithm} equal the sequential reference in its order, bit for bit`, () => {
     for (const shape of SHAPES) {
       for (const op of ['sum', 'avg'] as ReduceOp[]) {
