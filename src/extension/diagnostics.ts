@@ -111,7 +111,9 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   private schedule(document: vscode.TextDocument, delayMs: number): void {
     if (document.uri.scheme === 'output') return;
     if (isManifestFileName(document.fileName)) {
-      // Its pins decide library contracts: the open Python files are judged again with the edited versions.
+      // Its pins decide library contracts: the open Python files are judged again with the edited versions. Only
+      // files on disk: an old version in a diff view (a `git:` document) pins nothing of the workspace.
+      if (document.uri.scheme !== 'file') return;
       this.debouncer.schedule(document.uri.toString(), delayMs, () => void this.updateManifest(document));
       return;
     }

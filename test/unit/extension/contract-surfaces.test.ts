@@ -131,6 +131,15 @@ test(
     fake.recorded.diagnostics.clear();
     await fake.commands.executeCommand('collectiveProfiler.checkGradientScalingInWorkspace');
     assert.deepEqual(editorFindings(trainer, dir), cli);
+
+    // An edit of the open requirements file re-judges the open Python file with the new pins, before any save.
+    const edited = fake.document(join(dir, 'requirements.txt'), 'pip-requirements', 'transformers>=4.41,<4.46\n');
+    fake.recorded.documents.push(edited);
+    fake.fireOpen(edited);
+    for (let i = 0; i < 200 && editorFindings(trainer, dir).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(editorFindings(trainer, dir), []);
+    fake.recorded.documents.splice(fake.recorded.documents.indexOf(edited), 1);
   },
 );
 
