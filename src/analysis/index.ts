@@ -3,6 +3,7 @@ export { analyzePython, DEFAULT_MAX_CHARS } from './analyze';
 export { Program, ModuleIndex } from './program';
 export { mayHaveFindings } from './select';
 export { isManifest } from './contracts/versions';
+export { isSkippedFolder, SKIPPED_FOLDERS_GLOB } from './skipped-folders';
 export { analyzeDeepSpeedConfig } from './deepspeed-rule';
 export { applyEdits } from './edits';
 export { RULES, RULE_CODES, ruleInfo, isRuleCode, type RuleInfo } from './rules';

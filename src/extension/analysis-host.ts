@@ -25,6 +25,12 @@ export interface PythonAnalyzer {
     options: ProgramOptions,
     pause: (index: number) => Promise<void>,
   ): Promise<void>;
+  /**
+   * The workspace's requirements*.txt, setup.cfg and pyproject.toml files (their pinned library versions decide
+   * library contracts, as in `check`). A manifest given again replaces its text; one given as `undefined` is gone,
+   * and with `all` (the whole workspace was searched) so is every manifest not given.
+   */
+  setManifests(files: readonly { path: string; text: string | undefined }[], all?: boolean): void;
   /** CP007: DeepSpeed pre-divide settings, read from the JSON config itself. */
   analyzeDeepSpeed(text: string): AnalysisResult;
 }
@@ -47,12 +53,15 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
   // Messages name the world size and hints change what is shown, so new options start a new program (its cache
   // holds finished results); the files it knew carry over.
   let program: { key: string; program: Program } | undefined;
+  // Manifests outlive a program: a new one (new options) is given them again.
+  const manifests = new Map<string, string>();
   const programFor = (options: ProgramOptions): Program => {
     const key = `${options.worldSize ?? ''}:${options.hints}`;
     if (!program || program.key !== key) {
       const next = new analysis.Program(parser, { worldSize: options.worldSize, hints: options.hints });
       for (const path of program?.program.paths ?? [])
         next.setFile(path, program!.program.textOf(path) ?? '', scopeOf(path));
+      for (const [path, text] of manifests) next.setManifest(path, text);
       program = { key, program: next };
     }
     return program.program;
@@ -75,6 +84,16 @@ export async function loadAnalyzer(extensionUri: vscode.Uri): Promise<PythonAnal
       // An open document's editor text is newer than the disk's: it was set by analyze() and stays.
       for (const f of files) if (p.textOf(f.path) === undefined) p.setFile(f.path, f.text, scopeOf(f.path));
       await p.prepareAsync((_, index) => pause(index));
+    },
+    setManifests: (files, all) => {
+      const given = new Set(files.map((f) => f.path));
+      const gone = all ? [...manifests.keys()].filter((path) => !given.has(path)) : [];
+      for (const f of [...files, ...gone.map((path) => ({ path, text: undefined }))]) {
+        // An empty text states no pins, which is what a deleted manifest states.
+        if (f.text === undefined) manifests.delete(f.path);
+        else manifests.set(f.path, f.text);
+        program?.program.setManifest(f.path, f.text ?? '');
+      }
     },
     analyzeDeepSpeed: (text) => analysis.analyzeDeepSpeedConfig(text),
   };

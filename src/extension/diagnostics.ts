@@ -15,6 +15,7 @@ import {
 import type { ProgramOptions, PythonAnalyzer } from './analysis-host';
 import type { Unanalysed } from '../analysis/types';
 import { configFormatOf } from './glue/lens-sites';
+import { isManifestFileName } from './glue/manifest-name';
 
 const SEVERITY: Readonly<Record<DiagnosticData['severity'], vscode.DiagnosticSeverity>> = {
   error: vscode.DiagnosticSeverity.Error,
@@ -108,10 +109,38 @@ export class ScalingDiagnostics implements vscode.CodeActionProvider, vscode.Dis
   }
 
   private schedule(document: vscode.TextDocument, delayMs: number): void {
-    if (document.uri.scheme === 'output' || !analysable(document)) return;
+    if (document.uri.scheme === 'output') return;
+    if (isManifestFileName(document.fileName)) {
+      // Its pins decide library contracts: the open Python files are judged again with the edited versions. Only
+      // files on disk: an old version in a diff view (a `git:` document) pins nothing of the workspace.
+      if (document.uri.scheme !== 'file') return;
+      this.debouncer.schedule(document.uri.toString(), delayMs, () => void this.updateManifest(document));
+      return;
+    }
+    if (!analysable(document)) return;
     this.debouncer.schedule(document.uri.toString(), delayMs, () => {
       void this.analyse(document);
     });
+  }
+
+  private async updateManifest(document: vscode.TextDocument): Promise<void> {
+    // Before the analyzer is loaded there is nothing to update: the indexing that follows its loading reads every
+    // manifest (open ones with their editor text), and opening a manifest alone need not load tree-sitter.
+    if (!this.ctx.settings.diagnostics.enabled || !this.analyzer) return;
+    // A failed load was logged where it failed; the manifest then has nothing to update.
+    const analyzer = await this.analyzer.catch(() => undefined);
+    if (!analyzer) return;
+    analyzer.setManifests([{ path: programPath(document.uri), text: document.getText() }]);
+    for (const open of vscode.workspace.textDocuments) if (open.languageId === 'python') this.schedule(open, 0);
+  }
+
+  /**
+   * Reads the package manifests under `base` (the workspace when undefined) into the program, as `check` reads those
+   * of the folder it checks: the workspace check calls it before analysing.
+   */
+  async loadManifests(base: vscode.Uri | undefined, token?: vscode.CancellationToken): Promise<number> {
+    const [lazy, analyzer] = await Promise.all([import('./lazy'), this.getAnalyzer()]);
+    return lazy.loadManifests(analyzer, base, token);
   }
 
   private restart(): void {

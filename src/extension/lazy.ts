@@ -11,4 +11,5 @@ export * as native from './handlers/native';
 export * as workspaceCheck from './handlers/workspace-check';
 export { loadAnalyzer } from './analysis-host';
 export { indexWorkspace } from './workspace-index';
+export { loadManifests } from './workspace-manifests';
 export { loadSystemFile } from '../config/system-file';

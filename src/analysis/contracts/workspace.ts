@@ -104,9 +104,9 @@ export class ContractIndex {
   }
 }
 
-/** `a/b/setup.py` → `a/b/`; a file at the root → ``. */
+/** `a/b/setup.py` → `a/b/`; a file at the root → ``. The editor names files by `\\`-separated paths on Windows. */
 function folderOf(path: string): string {
-  return path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  return path.slice(0, Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }
 
 /** setup.py states requirements in string literals; other files only through `require_version(…)`. */

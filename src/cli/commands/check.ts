@@ -1,13 +1,14 @@
 // `check <files or folders>`: the gradient-scaling linter (CP001-CP008) on Python files and DeepSpeed JSON
 // configs, with linter, JSON and SARIF output, rule selection, and a corpus mode that scores labelled examples.
 import { lstatSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
   analyzeDeepSpeedConfig,
   analyzePython,
   isRuleCode,
   Program,
   isManifest,
+  isSkippedFolder,
   type AnalysisOptions,
   mayHaveFindings,
   parseCorpusHeader,
@@ -41,17 +42,35 @@ import { startProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 import { pythonAccepts, rewordAsUnparsed } from '../python-ast';
 
-const SKIP_DIRS = new Set([
-  'node_modules',
-  '.git',
-  '.venv',
-  'venv',
-  '__pycache__',
-  '.tox',
-  'site-packages',
-  'dist',
-  'build',
-]);
+/**
+ * The manifests of the folders above the given paths, up to the working folder: a requirements.txt at the root of a
+ * project pins the versions of `check src/train.py` as it does for `check .`, and as the editor reads it for the
+ * open file. Paths outside the working folder get none from above.
+ */
+function ancestorManifests(paths: readonly string[], known: ReadonlySet<string>): string[] {
+  const cwd = process.cwd();
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    let dir = dirname(resolve(p));
+    while (!seen.has(dir) && (dir === cwd || dir.startsWith(`${cwd}${sep}`))) {
+      seen.add(dir);
+      let names: string[] = [];
+      try {
+        names = readdirSync(dir).sort();
+      } catch {
+        // An unreadable folder pins nothing.
+      }
+      for (const name of names) {
+        const path = join(dir, name);
+        if (isManifest(name) && !known.has(path) && !out.includes(path)) out.push(path);
+      }
+      if (dir === cwd) break;
+      dir = dirname(dir);
+    }
+  }
+  return out.map((path) => relative(cwd, path));
+}
 
 /**
  * Python files and DeepSpeed configs under the given paths, in a stable order. `excluded` (paths relative to the
@@ -83,7 +102,7 @@ export function collectFiles(
       }
       if (excluded?.(relative(process.cwd(), path) || path)) continue;
       if (st.isDirectory()) {
-        if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(path);
+        if (!isSkippedFolder(name)) walk(path);
       } else if (name.endsWith('.py') || (name.endsWith('.json') && /ds_?config|deepspeed/i.test(name))) out.push(path);
       else if (manifests && isManifest(name)) manifests.push(path);
     }
@@ -98,6 +117,7 @@ export function collectFiles(
     if (st.isDirectory()) walk(p);
     else out.push(p);
   }
+  if (manifests) manifests.push(...ancestorManifests(paths, new Set(manifests.map((m) => resolve(m)))));
   return out;
 }
 

@@ -9,10 +9,13 @@ import { mayHaveFindings } from '../../analysis/select';
 import { throwIfCancelled, withCancellableProgress, yieldToEventLoop } from '../progress';
 import { checkUserFile } from '../user-files';
 import { UserFileError } from '../../native/files/file-errors';
+import { SKIPPED_FOLDERS_GLOB } from '../../analysis/skipped-folders';
 
-/** Folders that hold other people's code or generated files; their findings are not the user's to fix. */
-export const EXCLUDED_FOLDERS =
-  '**/{node_modules,.venv,venv,env,.env,site-packages,.git,__pycache__,build,dist,.tox,.mypy_cache}/**';
+/**
+ * Folders that hold other people's code or generated files; their findings are not the user's to fix. The same
+ * folders `check` skips, so the editor and the command line analyse the same files.
+ */
+export const EXCLUDED_FOLDERS = SKIPPED_FOLDERS_GLOB;
 export const MAX_FILES = 5000;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
@@ -73,6 +76,9 @@ export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown
       inputs.push({ uri, text: read.text });
       if (index % 20 === 19) await yieldToEventLoop();
     }
+    // The manifests' version pins decide library contracts, as they do for `check` on the same folder.
+    await diagnostics.loadManifests(folder instanceof vscode.Uri ? folder : undefined, tokenOf(signal));
+    throwIfCancelled(signal);
     const results = await diagnostics.analyseFiles(inputs, async (index) => {
       throwIfCancelled(signal);
       if (index % 20 !== 0) return;
