@@ -7,12 +7,52 @@ import { cssRgba } from '../shared/theme';
 import { lineAt } from './layout';
 import type { TimeScale } from './time-scale';
 import { isNestedTrack } from './tracks';
-import type { TimelineView } from './view';
+import type { TimelineModel } from './model';
+import type { Layout } from './layout';
+import type { ViewWindow } from './time-scale';
+
+export interface Palette {
+  background: [number, number, number, number];
+  stripe: number;
+  backgroundPacked: number;
+  foreground: string;
+  muted: string;
+  slots: Uint32Array;
+  slotCss: string[];
+  selection: string;
+  border: string;
+}
+
+/**
+ * What the overlays read from the timeline view. It is declared here, not imported from view.ts, because view.ts
+ * calls drawOverlays: the import runs one way, and the architecture test forbids cycles even through types.
+ */
+export interface OverlayTarget {
+  readonly ctx: CanvasRenderingContext2D;
+  readonly canvas: HTMLCanvasElement;
+  readonly model: TimelineModel | undefined;
+  readonly view: ViewWindow;
+  readonly selected: number;
+  readonly range: ViewWindow | undefined;
+  readonly mask: Uint8Array | null;
+  readonly layout: Layout;
+  readonly palette: Palette;
+  readonly fontFamily: string;
+  readonly dpr: number;
+  readonly labelWidthPx: number;
+  readonly axisHeightPx: number;
+  readonly rowHeightPx: number;
+  readonly pinnedHeightPx: number;
+  lineTopPx(index: number): number;
+  rowTopPx(row: number): number | undefined;
+  scale(): TimeScale;
+  drawExtras: (visible: readonly number[], scale: TimeScale) => void;
+}
 
 export const TWISTY_OPEN = '▾';
 export const TWISTY_FOLDED = '▸';
 
-export function drawOverlays(view: TimelineView, visible: readonly number[], visited: number): void {
+export function drawOverlays(view: OverlayTarget, visible: readonly number[], visited: number): void {
   const { ctx, canvas, palette, model } = view;
   const scale = view.scale();
   const labelWidth = view.labelWidthPx;
@@ -45,7 +85,7 @@ export function drawOverlays(view: TimelineView, visible: readonly number[], vis
   drawAxis(view, scale);
 }
 
-function drawLineLabels(view: TimelineView, visible: readonly number[]): void {
+function drawLineLabels(view: OverlayTarget, visible: readonly number[]): void {
   const { ctx, canvas, palette, model, layout, dpr } = view;
   if (!model) return;
   const labelWidth = view.labelWidthPx;
@@ -99,7 +139,7 @@ function drawLineLabels(view: TimelineView, visible: readonly number[]): void {
 }
 
 /** True when the line above `index` shows another track of the same lane (so this one's label is not repeated). */
-function sameLaneAbove(view: TimelineView, index: number): boolean {
+function sameLaneAbove(view: OverlayTarget, index: number): boolean {
   const above = lineAt(view.layout, index - 1);
   const here = lineAt(view.layout, index);
   if (above?.kind !== 'track' || here?.kind !== 'track' || !view.model) return false;
@@ -108,7 +148,7 @@ function sameLaneAbove(view: TimelineView, index: number): boolean {
   return (a.laneId ?? a.id) === (b.laneId ?? b.id);
 }
 
-function drawSpanNames(view: TimelineView, visible: readonly number[], scale: TimeScale): void {
+function drawSpanNames(view: OverlayTarget, visible: readonly number[], scale: TimeScale): void {
   const { ctx, model } = view;
   if (!model) return;
   const minWidth = 48 * view.dpr;
@@ -134,7 +174,7 @@ function drawSpanNames(view: TimelineView, visible: readonly number[], scale: Ti
   }
 }
 
-function drawAxis(view: TimelineView, scale: TimeScale): void {
+function drawAxis(view: OverlayTarget, scale: TimeScale): void {
   const { ctx, canvas, palette } = view;
   const axisHeight = view.axisHeightPx;
   ctx.fillStyle = cssRgba(palette.background);

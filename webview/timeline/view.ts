@@ -4,7 +4,7 @@ import { asMicros, formatMicros } from '../../src/engine/index';
 import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../shared/theme';
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, columnsForRows, paintRow } from './raster';
-import { drawOverlays } from './overlays';
+import { drawOverlays, type Palette } from './overlays';
 import {
   buildLayout,
   laneIdOf,
@@ -21,18 +21,6 @@ export const LABEL_WIDTH_CSS = 170;
 export const AXIS_HEIGHT_CSS = 22;
 export const ROW_HEIGHT_CSS = 14;
 const FRAME_HISTORY = 2000;
-
-export interface Palette {
-  background: [number, number, number, number];
-  stripe: number;
-  backgroundPacked: number;
-  foreground: string;
-  muted: string;
-  slots: Uint32Array;
-  slotCss: string[];
-  selection: string;
-  border: string;
-}
 
 export class TimelineView {
   model: TimelineModel | undefined;

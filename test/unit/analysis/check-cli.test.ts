@@ -80,7 +80,7 @@ test('usage errors: no paths, a missing path, an unknown rule, both formats', as
   await assert.rejects(run([join(dir, 'missing.py')]), /no such file or folder/);
   await assert.rejects(run([buggy, '--rule', 'CP999']), /not a rule code/);
   await assert.rejects(run([buggy, '--json', '--sarif']), /choose one output format, not json and sarif/);
-  await assert.rejects(run([buggy, '--world-size', 'eight']), /positive integer/);
+  await assert.rejects(run([buggy, '--world-size', 'eight']), /positive whole number/);
 });
 
 test(
