@@ -6,22 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { asBytes, presetSystem, resolveSystem, simulateCollective, type SystemSpec } from '../../../src/engine/index';
 import { linkTable, materialised } from '../../../src/engine/topology/link-table';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(next: () => number, items: readonly T[]): T {
-  return items[Math.floor(next() * items.length)];
-}
+import { random, pick } from './support/random';
 
 const BASES: readonly SystemSpec[] = [
   { gpu: 'H100-SXM', nodes: 1, gpusPerNode: 8, intraNode: 'nvswitch' },

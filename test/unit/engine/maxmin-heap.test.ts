@@ -6,18 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runFlows, type FlowSet } from '../../../src/engine/sim/maxmin';
 import { runFlowsByRescan } from './support/maxmin-reference';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from './support/random';
 
 function randomFlows(next: () => number): { flows: FlowSet; capacityGBps: (r: number) => number } {
   const resources = 1 + Math.floor(next() * 40);
