@@ -147,7 +147,7 @@ export async function startCodeServer(options: {
     url,
     workspace,
     logTail() {
-      return findFiles(join(userData, 'logs'), /Collective Profiler\.log$|^exthost\.log$/)
+      return findFiles(join(userData, 'logs'), /Collective Profiler\.log$|^(remote)?exthost\.log$|^remoteagent\.log$/)
         .map((f) => `--- ${f.slice(userData.length)}\n${readFileSync(f, 'utf8').slice(-2500)}`)
         .join('\n');
     },
