@@ -297,12 +297,13 @@ const LOGGED_ALGORITHMS: Readonly<Record<string, Algorithm>> = {
   NVLS: 'nvls',
   NVLS_TREE: 'nvlstree',
   NVLSTREE: 'nvlstree',
+  PAT: 'pat',
 };
 const LOGGED_PROTOCOLS: Readonly<Record<string, Protocol>> = { LL: 'LL', LL128: 'LL128', SIMPLE: 'Simple' };
 
 /**
  * The pair NCCL logged for each size of this collective (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 8388608 Bytes -> Algo
- * RING proto SIMPLE"), first call first. Pairs the model does not have (PAT) are left out.
+ * RING proto SIMPLE"), first call first. Pairs the model does not have are left out.
  */
 export function loggedChoices(
   measurement: Measurement,
