@@ -156,6 +156,13 @@ function classPatterns(ctx: BuildContext, ids: readonly string[]): ChannelPath[]
       for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (a !== b) edges.push([ids[a], ids[b]]);
       return [{ channel: 0, kind: 'mesh', vertices: [...ids], edges }];
     }
+    case 'pat': {
+      // Every round's partner: the rank at each power-of-two distance.
+      const edges: Edge[] = [];
+      for (let distance = 1; distance < n; distance *= 2)
+        for (let r = 0; r < n; r++) edges.push([ids[r], ids[(r + distance) % n]]);
+      return [{ channel: 0, kind: 'mesh', vertices: [...ids], edges }];
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import type { Trace } from './trace/model';
 import type { Bytes, GBps, Micros } from './units';
 
 export type Algorithm =
-  'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree' | 'hierarchical' | 'direct';
+  'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree' | 'pat' | 'hierarchical' | 'direct';
 export type Protocol = 'LL' | 'LL128' | 'Simple';
 export type Dtype = 'fp32' | 'fp16' | 'bf16' | 'fp8e4m3' | 'fp8e5m2';
 export type ReduceOp = 'sum' | 'avg' | 'premulsum';
@@ -16,6 +16,7 @@ export const ALGORITHMS: readonly Algorithm[] = [
   'collnetchain',
   'nvls',
   'nvlstree',
+  'pat',
   'hierarchical',
   'direct',
 ];
@@ -27,6 +28,7 @@ export const NCCL_ALGORITHM_NAMES: Readonly<Record<string, Algorithm>> = {
   collnetchain: 'collnetchain',
   nvls: 'nvls',
   nvlstree: 'nvlstree',
+  pat: 'pat',
 };
 
 export const PROTOCOLS: readonly Protocol[] = ['LL', 'LL128', 'Simple'];

@@ -173,7 +173,7 @@ export const NCCL_MODEL = {
   netOverheadUs: 1,
   netOverheadSimpleMultiplier: 3,
   /**
-   * Ring/Simple across nodes with at least 64 bytes per channel per rank: latency × 1.4 from Ampere, × 1.9 before
+   * Ring/Simple AllReduce across nodes with at least 64 bytes per channel per rank: latency × 1.4 from Ampere, × 1.9 before
    * (NCCL's "plateau effect").
    */
   ringSimplePlateauMinBytes: 64,
@@ -190,6 +190,11 @@ export const NCCL_MODEL = {
   collNetDirectMaxHeads: 8,
   /** CollNet's channel reduction for small messages: 512 bytes per thread (tuning.cc threadThresholds). */
   collNetThresholdBytes: 512,
+  /** PAT's bus bandwidth is the tree graph's × 0.75 (tuning.cc), stored without conversion to algbw. */
+  patBusBwShare: 0.75,
+  /** PAT latency: base + log2(nodes) × interLat / 3.5 + 2.8 µs × ranks ("still a linear part", tuning.cc). */
+  patLogLatencyDivisor: 3.5,
+  patLinearUsPerRank: 2.8,
 } as const;
 
 /** NVLS (NVLink SHARP) multimem efficiency, NCCL tuning.cc nvlsEfficiency: Hopper 0.85, Blackwell 0.74. */

@@ -52,8 +52,9 @@ export function ncclBusBwGBps(
   const arch = K.archIndex(system.gpu.smVersion);
   const col = nodes <= 2 ? nodes - 1 : 2;
   const search = searchGraph(system);
-  // Trees have their own graph (the ring's channel count, possibly a faster intra-node speed across nodes).
-  const graph = algorithm === 'tree' ? search.tree : search;
+  // Trees (and PAT, which NCCL runs on the tree's graph) have their own graph (the ring's channel count, possibly a
+  // faster intra-node speed across nodes).
+  const graph = algorithm === 'tree' || algorithm === 'pat' ? search.tree : search;
   const nCh = graph.channels;
   let busBw = nCh * (nodes <= 2 ? graph.bwIntra : graph.bwInter);
   const llRow = arch === 2 && tuner.hopperLlAsAmpere ? 1 : arch;
@@ -64,6 +65,8 @@ export function ncclBusBwGBps(
       busBw = Math.min(M.ll128Share * busBw, nCh * K.RING_LL128_PER_CHANNEL_GBPS[arch][col]);
     return busBw;
   }
+  // PAT runs on the tree's graph (init.cc) and keeps three quarters of its bandwidth.
+  if (algorithm === 'pat') return protocol === 'Simple' ? busBw * M.patBusBwShare : 0;
   if (algorithm === 'tree') {
     busBw = Math.min(M.ll128Share * busBw, nCh * K.TREE_PER_CHANNEL_GBPS[arch][col]);
     if (protocol === 'LL') return Math.min(busBw / M.treeLlDivisor, llMax);
@@ -100,6 +103,9 @@ export function ncclAlgBwGBps(
   const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
+  // tuning.cc converts only rings (and every algorithm's AllReduce) from bus to algorithm bandwidth; PAT, which runs
+  // reduce-scatter and all-gather only, keeps its bus bandwidth.
+  if (algorithm === 'pat') return busBw;
   if (algorithm === 'tree' || isCollNet(algorithm)) return busBw * M.treeAlgBwShare;
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return busBw * M.nvlsLegacyAlgBwShare;
   return (busBw * n) / Math.max(1, nSteps);
@@ -127,10 +133,16 @@ export function ncclPredictedUs(
   if (algorithm === 'ring') {
     const netOverheadUs = M.netOverheadUs * (protocol === 'Simple' ? M.netOverheadSimpleMultiplier : 1);
     const ringIntra = nodes > 1 ? Math.max(intraLat, netOverheadUs) : intraLat;
-    const interSteps = nodes > 1 ? 2 * (nodes - 1) : 0;
+    // A reduce-scatter or all-gather ring crosses the network N − 1 times, an AllReduce ring twice that.
+    const interSteps = nodes > 1 ? (kind === 'allreduce' ? 2 : 1) * (nodes - 1) : 0;
     latency = base + (nSteps - interSteps) * ringIntra + interSteps * interLat;
     const channels = searchGraph(system).channels;
-    if (protocol === 'Simple' && nodes > 1 && bytes / channels / ranks >= M.ringSimplePlateauMinBytes)
+    if (
+      kind === 'allreduce' &&
+      protocol === 'Simple' &&
+      nodes > 1 &&
+      bytes / channels / ranks >= M.ringSimplePlateauMinBytes
+    )
       latency *= system.gpu.smVersion >= 80 ? M.ringSimplePlateauFactorAmpere : M.ringSimplePlateauFactorPreAmpere;
   } else if (algorithm === 'tree') {
     latency = base + 2 * ((ppn - 1) * intraLat + Math.log2(nodes) * interLat);
@@ -140,6 +152,10 @@ export function ncclPredictedUs(
     latency = base + arity + interLat;
   } else if (algorithm === 'collnetchain') {
     latency = base + 2 * (ppn - 1) * intraLat + interLat;
+  } else if (algorithm === 'pat') {
+    // "Log latency" plus "still a linear part" (tuning.cc); log2i is an integer log.
+    const logNodes = Math.floor(Math.log2(Math.max(1, nodes)));
+    latency = base + (logNodes * interLat) / M.patLogLatencyDivisor + M.patLinearUsPerRank * ranks;
   } else if (algorithm === 'nvls') {
     latency = intraLat + (nodes > 1 ? interLat : 0);
   } else {

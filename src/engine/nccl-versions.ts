@@ -8,8 +8,8 @@ import type { Protocol } from './collective-types';
 import { EngineError } from './errors';
 
 type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
-/** The algorithms NCCL's tables have rows for (PAT aside). */
-export type TunedAlgorithm = 'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree';
+/** The algorithms NCCL's tables have rows for. */
+export type TunedAlgorithm = 'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree' | 'pat';
 type AlgorithmRows = Readonly<Record<TunedAlgorithm, ProtocolRow>>;
 export type LatencyClass = 'nvlink' | 'pcie' | 'net';
 
@@ -35,6 +35,8 @@ export interface NcclTuner {
   readonly nvlsPipelined: boolean;
   /** Up to 2.18, Hopper's LL ceiling was Ampere's (87.7 / 22.5 / 19 GB/s). */
   readonly hopperLlAsAmpere: boolean;
+  /** PAT (reduce-scatter and all-gather with one GPU per node) exists from 2.23 on. */
+  readonly pat: boolean;
 }
 
 // CollNet rows (Simple only): 3.7 / 2.8 µs per intra-node step for Direct / Chain, and 31 / 30 µs for the SHARP
@@ -47,6 +49,7 @@ const HEAD_HW: NcclTuner['hwLatencyUs'] = {
     collnetchain: [0, 0, 2.8],
     nvls: [0, 0, 25],
     nvlstree: [0, 0, 25],
+    pat: [0, 0, 4],
   },
   pcie: {
     tree: [1, 1.9, 4],
@@ -55,6 +58,7 @@ const HEAD_HW: NcclTuner['hwLatencyUs'] = {
     collnetchain: [0, 0, 2.8],
     nvls: [0, 0, 0],
     nvlstree: [0, 0, 0],
+    pat: [0, 0, 4],
   },
   net: {
     tree: [5, 8.5, 14],
@@ -63,6 +67,7 @@ const HEAD_HW: NcclTuner['hwLatencyUs'] = {
     collnetchain: [0, 0, 30],
     nvls: [0, 0, 18],
     nvlstree: [0, 0, 20.9],
+    pat: [0, 0, 14],
   },
 };
 
@@ -78,12 +83,20 @@ const HEAD: NcclTuner = {
     collnetchain: [0, 0, 0],
     nvls: [0, 0, 0],
     nvlstree: [0, 0, 0],
+    pat: [8, 8, 8],
   },
   nvlsPipelined: true,
   hopperLlAsAmpere: false,
+  pat: true,
 };
 
-const V2_27_HW: NcclTuner['hwLatencyUs'] = { ...HEAD_HW, net: { ...HEAD_HW.net, nvlstree: [0, 0, 14] } };
+// 2.27.7 has no PAT row (its PAT latency is 8 + log2(N) × interLat / 3.5 + 2.8 × n, hard-coded, with the tree's
+// network row as interLat since PAT runs one GPU per node), so its PAT hardware latencies are 0.
+const V2_27_HW: NcclTuner['hwLatencyUs'] = {
+  nvlink: { ...HEAD_HW.nvlink, pat: [0, 0, 0] },
+  pcie: { ...HEAD_HW.pcie, pat: [0, 0, 0] },
+  net: { ...HEAD_HW.net, nvlstree: [0, 0, 14], pat: [0, 0, 0] },
+};
 
 const V2_27: NcclTuner = {
   ...HEAD,
@@ -147,7 +160,8 @@ export function tunedRow(algorithm: string): TunedAlgorithm {
     algorithm === 'collnetdirect' ||
     algorithm === 'collnetchain' ||
     algorithm === 'nvls' ||
-    algorithm === 'nvlstree'
+    algorithm === 'nvlstree' ||
+    algorithm === 'pat'
     ? algorithm
     : 'ring';
 }
@@ -179,7 +193,7 @@ export function ncclTuner(version?: string): NcclTuner {
   if (!m || Number(m[1]) !== 2) throw new EngineError(`ncclVersion must look like 2.26.2, got '${version}'`);
   const minor = Number(m[2]);
   const tables = minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : V2_18;
-  return { ...tables, version: m[0] };
+  return { ...tables, version: m[0], pat: minor >= 23 };
 }
 
 export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };

@@ -5,8 +5,8 @@ import type { System } from './topology/model';
 import { hasSharp } from './channels';
 import { NCCL_MODEL } from './constants';
 
-/** NCCL's order: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree × LL, LL128, Simple. Hierarchical and direct are ours. */
-const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'collnetdirect', 'collnetchain', 'nvls', 'nvlstree'];
+/** NCCL's order: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT × LL, LL128, Simple. Hierarchical and direct are ours. */
+const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'collnetdirect', 'collnetchain', 'nvls', 'nvlstree', 'pat'];
 
 /** CollNet's conditions (tuning.cc, connect.cc): SHARP across nodes, AllReduce, at most 8 GPUs per node. */
 function collNetUnavailable(system: System, kind: CollectiveKind): string | undefined {
@@ -41,6 +41,12 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
         return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
       if (system.nodes < 2) return 'NVLSTree runs across nodes only';
       return kind === 'allreduce' ? undefined : 'NVLSTree runs AllReduce only';
+    case 'pat':
+      // tuning.cc ncclPatEnable: from 2.23, SM60 or newer, one GPU per node, the host driving the network.
+      if (kind === 'allreduce') return 'PAT runs reduce-scatter and all-gather only';
+      if (!system.tuner.pat) return `PAT arrived in NCCL 2.23 (this system names ${system.tuner.version})`;
+      if (system.gpu.smVersion < 60) return 'PAT needs SM60 or newer (CUDA atomics)';
+      return system.ranks === system.nodes ? undefined : 'PAT runs with one GPU per node only';
     case 'hierarchical':
       return system.nodes > 1 ? undefined : 'hierarchical needs more than one node';
     case 'direct':
@@ -52,6 +58,7 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
 export function protocolUnavailable(system: System, algorithm: Algorithm, protocol: Protocol): string | undefined {
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple')
     return 'NVLS runs the Simple protocol only';
+  if (algorithm === 'pat' && protocol !== 'Simple') return 'PAT runs the Simple protocol only';
   if ((algorithm === 'collnetdirect' || algorithm === 'collnetchain') && protocol !== 'Simple')
     return 'CollNet runs the Simple protocol only';
   if (protocol === 'LL128' && !system.fabric.idealised) {

@@ -4,6 +4,7 @@ import { buildCollNet } from './algorithms/collnet';
 import { buildDirect } from './algorithms/direct';
 import { buildHierarchical } from './algorithms/hierarchical';
 import { buildNvls } from './algorithms/nvls';
+import { buildPat } from './algorithms/pat';
 import { buildRing } from './algorithms/ring';
 import { buildTree } from './algorithms/tree';
 import type { BuildContext } from './algorithms/context';
@@ -42,6 +43,7 @@ const BUILDERS: Record<Algorithm, (ctx: BuildContext) => Schedule> = {
   collnetchain: buildCollNet,
   nvls: buildNvls,
   nvlstree: buildNvls,
+  pat: buildPat,
   hierarchical: buildHierarchical,
   direct: buildDirect,
 };

@@ -133,7 +133,11 @@ export function meanStepLatencyUs(ctx: BuildContext, paths: readonly (readonly n
 
 /** NCCL's per-step synchronisation for this algorithm and protocol on a class of link, µs. */
 export function syncUs(ctx: BuildContext, cls: LinkClass): number {
-  const row = tunedRow(ctx.algorithm);
+  // With one GPU per node every step crosses the network and nothing inside a node hides its latency: NCCL's model
+  // then takes the tree's network latency for every algorithm ("with ppn=1 latencies are fully exposed",
+  // tuning.cc), and so does the simulator. PAT runs only there (2.27 had no PAT row at all).
+  const exposed = cls === 'net' && ctx.system.gpusPerNode === 1;
+  const row = exposed ? 'tree' : tunedRow(ctx.algorithm);
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
   const scale =

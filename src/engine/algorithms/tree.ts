@@ -3,9 +3,19 @@
 // pipelined in chunks.
 import * as K from '../constants';
 import type { Flow, Schedule } from '../sim/schedule';
-import { channelClasses, pipelineStageLatenciesUs, symmetricRails, transfer, type BuildContext } from './context';
+import { linkTable } from '../topology/link-table';
+import {
+  channelClasses,
+  pathClass,
+  pipelineStageLatenciesUs,
+  wireBytes,
+  symmetricRails,
+  transfer,
+  type BuildContext,
+} from './context';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
+import { treeChunkBytes } from './tree-chunks';
 
 /** Parent of rank r in NCCL's binary tree over n ranks (ncclGetBtree): the root 0 has one child. */
 function btreeParent(r: number, n: number): number {
@@ -97,6 +107,40 @@ export function treeRail(ctx: BuildContext, rotation: number): { slot: number; h
   return { slot: fabric.gpuNics[head].indexOf(nic), head };
 }
 
+/**
+ * What a network level adds to the pipeline's fill because NCCL's proxy forwards whole chunks: it sends a chunk
+ * only once the GPU has written all of it (net.cc sendProxyProgress waits for the step's size or flags), so the
+ * next level starts one of NCCL's chunks later than the simulator's finer cut-through chunk would let it. The chunk
+ * crosses at the wire's pace, its NIC shared by the channels that cross it (NCCL's measured tree correction, in the
+ * channels' ceilings, already stands for the pipeline's slow ramp and is not charged again here). Simple trees
+ * move whole chunks everywhere already.
+ */
+function networkStoreAndForwardUs(
+  ctx: BuildContext,
+  rotations: number,
+  perChannel: number,
+  granule: number,
+  stagePaths: readonly (readonly (readonly number[])[])[],
+): number {
+  const { system } = ctx;
+  if (system.nodes < 2 || ctx.protocol === 'Simple' || system.fabric.idealised) return 0;
+  const chunk = Math.min(
+    treeChunkBytes(ctx.protocol, ctx.bytes, ctx.channels, system.nodes, system.gpusPerNode),
+    perChannel,
+  );
+  if (chunk <= granule) return 0;
+  const links = linkTable(system.topology);
+  let slowestGBps = Infinity;
+  for (const paths of stagePaths)
+    for (const path of paths)
+      if (pathClass(ctx, path) === 'net')
+        for (const r of path)
+          if (r < links.count && links.kind(r) === 'network') slowestGBps = Math.min(slowestGBps, links.GBps(r));
+  if (!Number.isFinite(slowestGBps)) return 0;
+  const channelsPerNic = Math.max(1, ctx.channels / rotations);
+  return wireBytes(ctx, chunk - granule) / ((1000 * slowestGBps) / channelsPerNic);
+}
+
 export function buildTree(ctx: BuildContext): Schedule {
   const { system } = ctx;
   const rotations = treeRotations(ctx);
@@ -159,6 +203,7 @@ export function buildTree(ctx: BuildContext): Schedule {
   // LL and LL128 forward line by line (cut-through): model them as a pipeline deep enough that its fill is small.
   if (ctx.protocol !== 'Simple') chunks = Math.max(chunks, K.CUT_THROUGH_DEPTH * 2 * maxDepth);
   const payload = perChannel / chunks;
+  const storeAndForwardUs = networkStoreAndForwardUs(ctx, rotations, perChannel, payload, upPaths);
   for (const list of [...up, ...down])
     for (let i = 0; i < list.length; i++)
       list[i] = { ...list[i], bytes: list[i].bytes * payload, reduceBytes: list[i].reduceBytes * payload };
@@ -175,7 +220,7 @@ export function buildTree(ctx: BuildContext): Schedule {
     stages.push({
       flows: reducing ? up[d - 1] : down[d - 1],
       phase: reducing ? 'exchange' : 'broadcast',
-      latencyUs: latencies[i],
+      latencyUs: latencies[i] + (upPaths[d - 1].some((p) => pathClass(ctx, p) === 'net') ? storeAndForwardUs : 0),
     });
   });
   return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };

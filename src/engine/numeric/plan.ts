@@ -48,6 +48,9 @@ export interface ReductionPlan {
 /** A bad option of a numeric reduction; the message names the option. */
 export class NumericOptionError extends Error {}
 
+/** PAT has no AllReduce: NCCL runs it for reduce-scatter and all-gather only. */
+export const PAT_NOT_ALLREDUCE = 'PAT runs reduce-scatter and all-gather only; these numerics are AllReduce';
+
 function positiveInteger(value: number | undefined, name: string): void {
   if (value !== undefined && (!Number.isInteger(value) || value < 1))
     throw new NumericOptionError(`${name} must be a positive integer, got ${value}`);
@@ -64,6 +67,7 @@ export function planReduction(options: NumericReductionOptions): ReductionPlan {
   const { algorithm, ranks, dtype, op } = options;
   if (!ALGORITHMS.includes(algorithm))
     throw new NumericOptionError(`unknown algorithm '${String(algorithm)}' (expected ${ALGORITHMS.join(', ')})`);
+  if (algorithm === 'pat') throw new NumericOptionError(PAT_NOT_ALLREDUCE);
   if (!DTYPES.includes(dtype))
     throw new NumericOptionError(`unknown dtype '${String(dtype)}' (expected ${DTYPES.join(', ')})`);
   if (op !== 'sum' && op !== 'avg' && op !== 'premulsum')

@@ -3,7 +3,13 @@
 // with the step-by-step simulation, so equality bit for bit checks the simulation's message passing.
 import type { Algorithm } from '../collective-types';
 import { DtypeArithmetic } from './arithmetic';
-import { planReduction, type NumericReductionOptions, type ReductionPlan } from './plan';
+import {
+  NumericOptionError,
+  PAT_NOT_ALLREDUCE,
+  planReduction,
+  type NumericReductionOptions,
+  type ReductionPlan,
+} from './plan';
 import { nodeTree, partOf, rankTree, splitRange, type ElementRange, type RankTree } from './schedule';
 
 /** Sum of the tree below `vertex`: own value, then each child's subtree in order. */
@@ -101,6 +107,8 @@ function elementValue(plan: ReductionPlan, shapes: Shapes, arith: DtypeArithmeti
       for (let k = 1; k < ranks; k++) acc = arith.add(acc, own((rank + k) % ranks));
       return acc;
     }
+    case 'pat':
+      throw new NumericOptionError(PAT_NOT_ALLREDUCE);
   }
 }
 

@@ -4,7 +4,7 @@
 import type { Algorithm } from '../collective-types';
 import { DtypeArithmetic } from './arithmetic';
 import { childrenFirst, nodeTree, rankTree, splitRange, type ElementRange, type RankTree } from './schedule';
-import type { ReductionPlan } from './plan';
+import { NumericOptionError, PAT_NOT_ALLREDUCE, type ReductionPlan } from './plan';
 
 /** Shared state of one run: the arithmetic, the scalar applied to each input, and per-element overflow flags. */
 interface Run {
@@ -278,5 +278,7 @@ function runAlgorithm(
         }
       }
       return;
+    case 'pat':
+      throw new NumericOptionError(PAT_NOT_ALLREDUCE);
   }
 }

@@ -19,6 +19,7 @@ const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
   collnetchain: 'CollNetChain',
   nvls: 'NVLS',
   nvlstree: 'NVLSTree',
+  pat: 'PAT',
   hierarchical: 'Hierarchical',
   direct: 'Direct',
 };

@@ -86,10 +86,12 @@ test('NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE limit the choice as NCCL would',
   const { resolveSystem } = await import('../../../src/engine/index');
   const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
   assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: 'Ring' }).algorithms!], ['ring']);
-  // A negation leaves every other NCCL algorithm, CollNet's too (they run only where the fabric has SHARP).
+  // A negation leaves every other NCCL algorithm, CollNet's and PAT's too (they run only where the fabric has SHARP,
+  // or one GPU per node).
   assert.deepEqual([...ncclEnvLimits({ NCCL_ALGO: '^nvls,nvlstree' }).algorithms!].sort(), [
     'collnetchain',
     'collnetdirect',
+    'pat',
     'ring',
     'tree',
   ]);
