@@ -52,9 +52,13 @@ export function defaultWorkerScript(): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
-/** An error as the worker threw it: an EngineError stays one, so commands turn it into a usage error as before. */
+/**
+ * An error as the worker threw it: an EngineError or a RangeError (the engine's complaints about its input) stays
+ * one, so commands turn it into a usage error as they do on the serial path.
+ */
 function rebuiltError(reply: Extract<WorkerReply, { ok: false }>): Error {
   if (reply.name === 'EngineError') return new EngineError(reply.message);
+  if (reply.name === 'RangeError') return new RangeError(reply.message);
   return Object.assign(new Error(reply.message), { name: reply.name });
 }
 

@@ -4,10 +4,14 @@
 import {
   resolveSystem,
   sweepAllReduce,
+  trainingSweepPoint,
   type SweepOptions,
+  type SweepPoint,
+  type SweepRange,
   type SweepRow,
   type System,
   type SystemSpec,
+  type TrainingRun,
 } from '../../engine/index';
 
 /** AllReduce at one size (a sweep's row) on the system a spec resolves to. */
@@ -17,10 +21,19 @@ export interface AllReduceSizeTask {
   readonly options: SweepOptions;
 }
 
-export type ParallelTask = AllReduceSizeTask;
+/** One point of a training sweep (`profile --sweep nodes=…`): the step with the knob at `value`. */
+export interface TrainingPointTask {
+  readonly kind: 'training-point';
+  readonly run: TrainingRun;
+  readonly key: SweepRange['key'];
+  readonly value: number;
+}
+
+export type ParallelTask = AllReduceSizeTask | TrainingPointTask;
 
 export interface ParallelResults {
   readonly 'allreduce-size': readonly SweepRow[];
+  readonly 'training-point': SweepPoint;
 }
 
 export type ParallelResult = ParallelResults[ParallelTask['kind']];
@@ -51,5 +64,7 @@ export function runTask(task: ParallelTask, systems: SystemCache): ParallelResul
   switch (task.kind) {
     case 'allreduce-size':
       return sweepAllReduce(systems.get(task.spec), task.options);
+    case 'training-point':
+      return trainingSweepPoint(task.run, task.key, task.value);
   }
 }

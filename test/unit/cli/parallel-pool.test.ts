@@ -7,7 +7,17 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { asBytes, EngineError, presetSystem, resolveSystem, sweepAllReduce } from '../../../src/engine/index';
+import {
+  asBytes,
+  EngineError,
+  parseSweep,
+  presetSystem,
+  resolveSystem,
+  summariseTrainingSweep,
+  sweepAllReduce,
+  sweepTraining,
+} from '../../../src/engine/index';
+import { toyModel, toyRun } from '../training/helpers';
 import { CancelledError, runParallel, workerCount } from '../../../src/cli/parallel/pool';
 import { sweepInParallel } from '../../../src/cli/commands/sweep';
 import type { Progress } from '../../../src/cli/progress';
@@ -103,3 +113,14 @@ test(
     assert.equal(process.listenerCount('SIGINT'), before);
   },
 );
+
+test("a node sweep's points on worker threads equal the serial sweep's", { skip: needsBuild }, async () => {
+  const run = toyRun({ wrapper: 'fsdp' }, { nodes: 2 }, toyModel(4, 1024));
+  const range = parseSweep('nodes=1..16');
+  const serial = sweepTraining(run, range);
+  const tasks = range.values.map((value) => ({ kind: 'training-point' as const, run, key: range.key, value }));
+  const parallel = await runParallel(tasks, { jobs: 2, workerScript: WORKER });
+  assert.equal(parallel.workers, Math.min(2, CORES));
+  assert.equal(JSON.stringify(parallel.results), JSON.stringify(serial.points));
+  assert.deepEqual(summariseTrainingSweep(run, range.key, parallel.results), serial);
+});
