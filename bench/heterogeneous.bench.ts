@@ -12,12 +12,18 @@ import {
   asBytes,
   asGBps,
 } from '../src/engine/index';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { sweepInParallel } from '../src/cli/commands/sweep';
 import type { Benchmark } from './types';
 
 const GiB = asBytes(2 ** 30);
 const DEGRADED_NODES = 16384;
 
 let sweepFacts: Record<string, unknown> = {};
+let parallelFacts: Record<string, unknown> = {};
+/** The CLI's worker bundle (`npm run bench` builds it first). */
+const CLI_WORKER = join(import.meta.dirname, '..', 'dist', 'cli-worker.js');
 let degradedFacts: Record<string, unknown> = {};
 
 /** The system with the last node's first network link at a quarter of its bandwidth. */
@@ -44,6 +50,30 @@ export const benchmarks: Benchmark[] = [
       return ms;
     },
     extra: () => sweepFacts,
+  },
+  {
+    // What `sweep --system dgx-h100 --nodes 128` runs: the same sizes on the CLI's worker threads, one per core,
+    // each resolving the system itself (timed here, as the workers' start is).
+    name: 'cli: AllReduce sweep 8 B..8 GiB (×2, 31 sizes) on 1,024 GPUs, worker threads',
+    unit: 'ms',
+    target: 1000,
+    runs: 3,
+    async measure() {
+      if (!existsSync(CLI_WORKER)) throw new Error(`${CLI_WORKER} is missing: run npm run build first`);
+      const system = resolveSystem(presetSystem('dgx-h100', { nodes: 128 })!);
+      const silent = { update: () => undefined, finish: () => undefined };
+      const started = performance.now();
+      const { rows, workers } = await sweepInParallel(
+        system,
+        { minBytes: asBytes(8), maxBytes: asBytes(8 * GiB), factor: 2 },
+        silent,
+        { workerScript: CLI_WORKER },
+      );
+      const ms = performance.now() - started;
+      parallelFacts = { sizes: rows.length, workers };
+      return ms;
+    },
+    extra: () => parallelFacts,
   },
   {
     name: 'engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link',

@@ -31,6 +31,15 @@ const targets = [
     format: 'cjs',
     target: 'node20',
   },
+  // The CLI's worker threads (sweep sizes, training sweeps) load this bundle, the engine and little else.
+  {
+    ...common,
+    entryPoints: ['src/cli/parallel/worker.ts'],
+    outfile: 'dist/cli-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
   {
     ...common,
     entryPoints: ['src/cli/main.ts'],

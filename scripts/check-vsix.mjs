@@ -51,6 +51,8 @@ export const REQUIRED = [
   'extension/dist/extension-shared.js',
   'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
+  // The CLI's worker threads (sweep); without it the shipped CLI would run every sweep serially.
+  'extension/dist/cli-worker.js',
   'extension/dist/tree-sitter.wasm',
   'extension/dist/tree-sitter-python.wasm',
   'extension/dist/webview/timeline.js',

@@ -13,6 +13,8 @@ import {
   simulateTrainingStep,
   stepTrace,
   sweepTraining,
+  summariseTrainingSweep,
+  type TrainingSweep,
   traceToChromeJson,
   WHAT_IF_KEYS,
   type SweepRange,
@@ -30,6 +32,7 @@ import { readInputText } from '../../native/files/input-file';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
 import { terminalInline } from '../terminal-text';
 import { startProgress } from '../progress';
+import { CancelledError, runParallel } from '../parallel/pool';
 
 /** Runs engine code, turning its complaints about the input (EngineError) into exit-code-2 usage errors. */
 function engine<T>(work: () => T): T {
@@ -39,6 +42,25 @@ function engine<T>(work: () => T): T {
     if (error instanceof EngineError || error instanceof NumericOptionError || error instanceof RangeError)
       throw new UsageError(error.message);
     throw error;
+  }
+}
+
+/**
+ * A node sweep's points are separate systems, each priced from scratch: they run on worker threads (parallel/pool.ts)
+ * and come back in the range's order, the same numbers as the serial sweep. A bucket sweep stays on this thread,
+ * where one cache of priced collectives serves all of its points.
+ */
+async function sweepRun(run: TrainingRun, range: SweepRange): Promise<TrainingSweep> {
+  if (range.key !== 'nodes') return engine(() => sweepTraining(run, range));
+  const tasks = range.values.map((value) => ({ kind: 'training-point' as const, run, key: range.key, value }));
+  try {
+    const { results } = await runParallel(tasks, { stopOnSigint: true });
+    return summariseTrainingSweep(run, range.key, results);
+  } catch (error) {
+    if (error instanceof CancelledError) throw error;
+    return engine(() => {
+      throw error;
+    });
   }
 }
 
@@ -172,9 +194,13 @@ export const profileCommand: CliCommand = defineCommand({
       const system = engine(() => resolveSystem(run.system));
       step = engine(() => simulateTrainingStep(run, { system }));
       if (sweepText_ !== undefined) progress.update(1, stages, `sweeping ${sweepText_}`);
-      sweep = sweepText_ !== undefined ? engine(() => sweepTraining(run, checkedSweep(sweepText_, run))) : undefined;
+      sweep = sweepText_ !== undefined ? await sweepRun(run, checkedSweep(sweepText_, run)) : undefined;
       progress.update(stages - 1, stages, 'checking gradient scaling');
       scaling = engine(() => profileScalingCheck(run));
+    } catch (error) {
+      // Interrupted during a sweep on worker threads: they are gone; exit as SIGINT would (128 + 2).
+      if (error instanceof CancelledError) return 130;
+      throw error;
     } finally {
       progress.finish();
     }

@@ -26,6 +26,7 @@ import {
   systemOptions,
 } from '../collective-flags';
 import { formatSweepTable } from '../nccl-tests-table';
+import { CancelledError, runParallel, type PoolOptions } from '../parallel/pool';
 import { startProgress, type Progress } from '../progress';
 import { TOOL_VERSION } from '../version';
 
@@ -41,22 +42,40 @@ export function sweepJsonRow(row: SweepRow): object {
   };
 }
 
-/**
- * sweepAllReduce one size at a time, the same sizes in the same order (the engine's loop, repeated), so progress
- * can be reported between sizes: a multi-node sweep with a small factor takes seconds.
- */
-export function sweepWithProgress(system: System, options: SweepOptions, progress: Progress): SweepRow[] {
+/** The sizes sweepAllReduce visits, in its order: minBytes, minBytes·factor, … ≤ maxBytes. */
+function sweepSizes(options: SweepOptions): Bytes[] {
   const factor = options.factor ?? 2;
-  // The engine rejects these with its own message; the loop below would never end on them.
-  if (!(factor > 1) || !(options.minBytes > 0)) return sweepAllReduce(system, options);
   const sizes: Bytes[] = [];
   for (let size: number = options.minBytes; size <= options.maxBytes; size *= factor) sizes.push(asBytes(size));
-  const rows: SweepRow[] = [];
-  sizes.forEach((size, i) => {
-    progress.update(i, sizes.length, formatBytes(size));
-    rows.push(...sweepAllReduce(system, { ...options, minBytes: size, maxBytes: size }));
+  return sizes;
+}
+
+/**
+ * sweepAllReduce one size at a time, the same sizes in the same order (the engine's loop, repeated), spread over
+ * worker threads (parallel/pool.ts) and reported as sizes finish: a multi-node sweep with a small factor takes
+ * seconds. Each size is an independent simulation, so the rows are the serial loop's, in its order.
+ */
+export async function sweepInParallel(
+  system: System,
+  options: SweepOptions,
+  progress: Progress,
+  pool: Omit<PoolOptions, 'system' | 'onProgress'> = {},
+): Promise<{ rows: SweepRow[]; workers: number }> {
+  const factor = options.factor ?? 2;
+  // The engine rejects these with its own message; the loop in sweepSizes would never end on them.
+  if (!(factor > 1) || !(options.minBytes > 0)) return { rows: sweepAllReduce(system, options), workers: 0 };
+  const sizes = sweepSizes(options);
+  const tasks = sizes.map((size) => ({
+    kind: 'allreduce-size' as const,
+    spec: system.spec,
+    options: { ...options, minBytes: size, maxBytes: size },
+  }));
+  const run = await runParallel(tasks, {
+    ...pool,
+    system,
+    onProgress: (done, total, index) => progress.update(done, total, formatBytes(sizes[index])),
   });
-  return rows;
+  return { rows: run.results.flat(), workers: run.workers };
 }
 
 export const sweepCommand: CliCommand = defineCommand({
@@ -82,6 +101,11 @@ export const sweepCommand: CliCommand = defineCommand({
     DTYPE_OPTION,
     OP_OPTION,
     { name: 'json', help: 'Print rows {bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol}' },
+    {
+      name: 'jobs',
+      value: 'n',
+      help: 'Simulate sizes on at most n worker threads (default: one per core; 1 runs them one by one)',
+    },
   ],
   epilog: catalogueHelp,
   async execute({ flags, positional }, io) {
@@ -99,6 +123,11 @@ export const sweepCommand: CliCommand = defineCommand({
       throw new UsageError(
         `--factor ${factor} from ${minBytes} to ${maxBytes} bytes gives ${steps} sizes, over the limit of ${LIMITS.sweepPoints.max} (docs/limits.md); use a larger factor`,
       );
+    const jobsText = flagValue(flags, 'jobs');
+    const jobs =
+      jobsText === undefined
+        ? undefined
+        : numberFlag('jobs', jobsText, (n) => Number.isInteger(n) && n >= 1, 'must be a whole number ≥ 1');
     const { algorithm, protocol, dtype, op } = collectiveOptions(flags);
     let rows: SweepRow[];
     const progress = startProgress(io, 'sweep', !flags.has('json'));
@@ -112,8 +141,10 @@ export const sweepCommand: CliCommand = defineCommand({
         ...(protocol ? { protocol } : {}),
         ...(op ? { op } : {}),
       };
-      rows = sweepWithProgress(system, options, progress);
+      rows = (await sweepInParallel(system, options, progress, { jobs, stopOnSigint: true })).rows;
     } catch (error) {
+      // Interrupted: the workers are gone; exit as a program stopped by SIGINT does (128 + 2).
+      if (error instanceof CancelledError) return 130;
       if (error instanceof EngineError) throw new UsageError(error.message);
       throw error;
     } finally {

@@ -3,6 +3,7 @@
 import type { Round, Schedule } from '../sim/schedule';
 import type { Flow } from '../sim/schedule';
 import { channelClasses, meanStepLatencyUs, transfer, type BuildContext } from './context';
+import { foldedRingRound } from './ring-folded';
 import { setupUs } from './setup';
 
 /**
@@ -71,13 +72,16 @@ function ringRound(
 
 export function buildRing(ctx: BuildContext): Schedule {
   const n = ctx.system.ranks;
-  const orders = ringOrders(ctx);
   const payload = ctx.bytes / n / ctx.channels;
+  // On the fast path identical nodes fold onto node 0 (ring-folded.ts); otherwise every rank's flow is built.
+  let orders: number[][] | undefined;
+  const round = (reduce: boolean, step: number): Round =>
+    foldedRingRound(ctx, payload, reduce, step, n - 1) ??
+    ringRound(ctx, (orders ??= ringOrders(ctx)), payload, reduce, step, n - 1);
   const rounds: Round[] = [];
   if (n > 1) {
-    if (ctx.kind !== 'allgather') rounds.push(ringRound(ctx, orders, payload, true, 0, n - 1));
-    if (ctx.kind !== 'reducescatter')
-      rounds.push(ringRound(ctx, orders, payload, false, ctx.kind === 'allgather' ? 0 : n - 1, n - 1));
+    if (ctx.kind !== 'allgather') rounds.push(round(true, 0));
+    if (ctx.kind !== 'reducescatter') rounds.push(round(false, ctx.kind === 'allgather' ? 0 : n - 1));
   }
   return { rounds, setupUs: setupUs(ctx), channels: ctx.channels };
 }

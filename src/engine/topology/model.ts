@@ -29,6 +29,13 @@ export interface Topology {
   readonly links: readonly Link[];
 }
 
+/** A route between nodes split where it leaves the sender's node and where it enters the receiver's. */
+export interface NetRouteParts {
+  readonly send: readonly number[];
+  readonly shared: readonly number[];
+  readonly receive: readonly number[];
+}
+
 /** Which NCCL latency class a path belongs to. */
 export type LinkClass = 'nvlink' | 'pcie' | 'net';
 
@@ -40,6 +47,14 @@ export interface Fabric {
    * the spine when the two NICs are on different rails or under different leaves.
    */
   route(fromRank: number, toRank: number, nicSlot?: number): readonly number[];
+  /**
+   * A route between nodes split into the sender's links, the shared leaf and spine links and the receiver's links,
+   * with the most nodes one shared link serves: what folding every node onto one needs (absent on one node).
+   */
+  readonly network?: {
+    routeParts(fromRank: number, toRank: number, nicSlot: number): NetRouteParts;
+    readonly nodesPerLeaf: number;
+  };
   /** NIC indices on each local GPU's PCIe switch (one or more per GPU, or one shared by several GPUs). */
   readonly gpuNics: readonly (readonly number[])[];
   /** The local GPU a NIC's traffic enters and leaves by: the first GPU on the NIC's PCIe switch. */

@@ -7,6 +7,7 @@ import { EngineError } from '../errors';
 import type { GpuSpec } from '../hardware/gpus';
 import { TopologyBuilder } from './builder';
 import { buildNode, pcieGBps, vertexPrefix, type NodeFabric } from './node-fabric';
+import type { NetRouteParts } from './model';
 import type { SystemSpec } from './spec';
 import { asGBps, asMicros } from '../units';
 
@@ -33,6 +34,10 @@ export interface NodesAndNetwork {
   readonly nicGpu: number[];
   /** Route between ranks x and y on different nodes through NIC slot `slot`, as link indices of the whole system. */
   readonly netRoute: (x: number, y: number, slot: number) => number[];
+  /** The same route in its three parts: the sender's node, the shared leaf and spine links, the receiver's node. */
+  readonly netRouteParts: (x: number, y: number, slot: number) => NetRouteParts;
+  /** Nodes under one leaf: the most nodes whose NICs one shared (leaf or spine) link serves. */
+  readonly nodesPerLeaf: number;
 }
 
 export function buildNodesAndNetwork(
@@ -62,14 +67,19 @@ export function buildNodesAndNetwork(
   let nicsPerNode = 0;
   const gpuNics: number[][] = [];
   const nicGpu: number[] = [];
-  let netRoute: (x: number, y: number, slot: number) => number[] = () => [];
+  let netRouteParts: (x: number, y: number, slot: number) => NetRouteParts = () => ({
+    send: [],
+    shared: [],
+    receive: [],
+  });
+  let nodesPerLeaf = NODES_PER_LEAF;
   if (nodes > 1) {
     if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
     nicsPerNode = checkInteger(spec.nic.perNode, 'nic.perNode', 1);
     if (!(spec.nic.gbps > 0)) throw new EngineError(`nic.gbps must be positive, got ${spec.nic.gbps}`);
     const nicGBps = asGBps(spec.overrides?.nicGBps ?? (spec.nic.gbps / 8) * K.NIC_EFFICIENCY);
     const nicUs = spec.overrides?.nicLatencyUs ?? spec.nic.latencyUs ?? asMicros(K.NIC_HOP_US);
-    const nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
+    nodesPerLeaf = checkInteger(spec.network?.nodesPerLeaf ?? NODES_PER_LEAF, 'network.nodesPerLeaf', 1);
     const oversubscription = spec.network?.oversubscription ?? 1;
     if (!(oversubscription >= 1) || !Number.isFinite(oversubscription))
       throw new EngineError(`network.oversubscription must be a number ≥ 1, got ${oversubscription}`);
@@ -160,7 +170,7 @@ export function buildNodesAndNetwork(
     }
     if (nicStart + builtNodes * linksPerNode !== b.links.length)
       throw new Error('NIC links are not laid out node by node');
-    netRoute = (x, y, slot) => {
+    netRouteParts = (x, y, slot) => {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
       const gx = x % gpusPerNode;
@@ -174,10 +184,12 @@ export function buildNodesAndNetwork(
       const receive = fromNic.get(gy * nicsPerNode + receiveNic)!;
       const lx = Math.floor(nx / nodesPerLeaf);
       const ly = Math.floor(ny / nodesPerLeaf);
-      const path = [send[0] + sendShift, send[1] + sendShift, nicToLeaf[sendNic] + sendShift];
-      if (sendNic !== receiveNic || lx !== ly) path.push(leafUp[sendNic][lx], leafDown[receiveNic][ly]);
-      path.push(leafToNic[receiveNic] + receiveShift, receive[0] + receiveShift, receive[1] + receiveShift);
-      return path;
+      const crossesSpine = sendNic !== receiveNic || lx !== ly;
+      return {
+        send: [send[0] + sendShift, send[1] + sendShift, nicToLeaf[sendNic] + sendShift],
+        shared: crossesSpine ? [leafUp[sendNic][lx], leafDown[receiveNic][ly]] : [],
+        receive: [leafToNic[receiveNic] + receiveShift, receive[0] + receiveShift, receive[1] + receiveShift],
+      };
     };
   }
   return {
@@ -189,6 +201,14 @@ export function buildNodesAndNetwork(
     nicsPerNode,
     gpuNics,
     nicGpu,
-    netRoute,
+    netRoute: (x, y, slot) => {
+      // Joined by pushes, not spreads: trees at 131,072 GPUs route hundreds of thousands of pairs.
+      const { send, shared, receive } = netRouteParts(x, y, slot);
+      const path: number[] = [];
+      for (const part of [send, shared, receive]) for (let i = 0; i < part.length; i++) path.push(part[i]);
+      return path;
+    },
+    netRouteParts,
+    nodesPerLeaf,
   };
 }

@@ -99,6 +99,7 @@ export function resolveSystem(spec: SystemSpec): System {
       }
       return path;
     },
+    network: nodes > 1 ? { routeParts: net.netRouteParts, nodesPerLeaf: net.nodesPerLeaf } : undefined,
     gpuNics,
     nicGpu,
     switchUplink: (r) => node0.uplink[r % gpusPerNode] + Math.floor(r / gpusPerNode) * intraPerNode,

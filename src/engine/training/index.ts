@@ -23,5 +23,12 @@ export { stepTrace, DEFAULT_TRACE_RANKS } from './step-trace';
 export type { StepTraceOptions } from './step-trace';
 export { applyWhatIf, parseAssignment, parseSweep, canonicalWhatIfKey, WHAT_IF_KEYS } from './what-if';
 export type { SweepRange } from './what-if';
-export { sweepTraining, bestIndex, TIE_TOLERANCE, EFFICIENT_SCALING } from './sweep';
+export {
+  sweepTraining,
+  trainingSweepPoint,
+  summariseTrainingSweep,
+  bestIndex,
+  TIE_TOLERANCE,
+  EFFICIENT_SCALING,
+} from './sweep';
 export type { SweepPoint, TrainingSweep } from './sweep';

@@ -6,7 +6,7 @@ import { formatBytes, formatMicros } from '../units';
 import { flattenModel } from './buckets';
 import { CollectiveCoster, type CollectivePricer } from './collective-cost';
 import { resolveSystem } from '../topology/resolve';
-import { simulateTrainingStep } from './step';
+import { simulateTrainingStep, type StepOptions } from './step';
 import type { TrainingRun } from './types';
 import { applyWhatIf, type SweepRange } from './what-if';
 
@@ -60,6 +60,23 @@ function widestEfficient(points: readonly SweepPoint[]): number {
   return best;
 }
 
+/** One point of a sweep: the step with the knob at `value`. The options share a flattened model and a coster. */
+export function trainingSweepPoint(
+  run: TrainingRun,
+  key: SweepRange['key'],
+  value: number,
+  options: StepOptions = {},
+): SweepPoint {
+  const step = simulateTrainingStep(applyWhatIf(run, key, String(value)), options);
+  return {
+    value,
+    stepTimeUs: step.stepTimeUs,
+    exposedCommUs: step.exposedCommUs,
+    collectives: step.collectives.length,
+    scalingEfficiency: step.scalingEfficiency,
+  };
+}
+
 export function sweepTraining(run: TrainingRun, range: SweepRange, price?: CollectivePricer): TrainingSweep {
   const flat = flattenModel(run.model, run.training.sequenceLength);
   // Bucket sizes do not change the system, so one coster (and its cache of priced sizes) serves every point.
@@ -71,25 +88,28 @@ export function sweepTraining(run: TrainingRun, range: SweepRange, price?: Colle
           price,
         )
       : undefined;
-  const points = range.values.map((value): SweepPoint => {
-    const step = simulateTrainingStep(applyWhatIf(run, range.key, String(value)), { flat, price, coster });
-    return {
-      value,
-      stepTimeUs: step.stepTimeUs,
-      exposedCommUs: step.exposedCommUs,
-      collectives: step.collectives.length,
-      scalingEfficiency: step.scalingEfficiency,
-    };
-  });
-  const index = range.key === 'nodes' ? widestEfficient(points) : bestIndex(points.map((p) => p.stepTimeUs));
+  const points = range.values.map((value) => trainingSweepPoint(run, range.key, value, { flat, price, coster }));
+  return summariseTrainingSweep(run, range.key, points);
+}
+
+/**
+ * The best point of a sweep and what to set, from its points in the range's order (computed here or elsewhere:
+ * the CLI prices a node sweep's points on worker threads).
+ */
+export function summariseTrainingSweep(
+  run: TrainingRun,
+  key: SweepRange['key'],
+  points: readonly SweepPoint[],
+): TrainingSweep {
+  const index = key === 'nodes' ? widestEfficient(points) : bestIndex(points.map((p) => p.stepTimeUs));
   const best = points[index];
   const atEdge = points.length > 1 && (index === 0 || index === points.length - 1);
   return {
-    key: range.key,
+    key,
     points,
     best: best.value,
     bestAt: atEdge ? 'edge' : 'interior',
-    recommendation: recommend(run, range.key, points, index, atEdge),
+    recommendation: recommend(run, key, points, index, atEdge),
   };
 }
 

@@ -11,7 +11,7 @@ import type { Progress } from '../../../src/cli/progress';
 import { calibrateCommand } from '../../../src/cli/commands/calibrate';
 import { importCommand } from '../../../src/cli/commands/import';
 import { profileCommand } from '../../../src/cli/commands/profile';
-import { sweepCommand, sweepWithProgress } from '../../../src/cli/commands/sweep';
+import { sweepCommand, sweepInParallel } from '../../../src/cli/commands/sweep';
 import { loadSystem } from '../../../src/cli/load-system';
 import { asBytes, sweepAllReduce } from '../../../src/engine/index';
 import { ROOT } from './run-cli';
@@ -80,7 +80,7 @@ test('sweep reports each size, and one size at a time gives the rows of the whol
     { minBytes: asBytes(3), maxBytes: asBytes(1000), factor: 1.01, dtype: 'fp16' as const },
   ]) {
     const silent: Progress = { update: () => undefined, finish: () => undefined };
-    assert.deepEqual(sweepWithProgress(system, options, silent), sweepAllReduce(system, options));
+    assert.deepEqual((await sweepInParallel(system, options, silent)).rows, sweepAllReduce(system, options));
   }
 });
 

@@ -170,3 +170,30 @@ test('sweep --dtype and --nodes change the table', async () => {
   assert.deepEqual(row.trim().split(/\s+/).slice(0, 3), ['1048576', '524288', 'bfloat16']);
   assert.match(run.stdout, /16 ranks/);
 });
+
+test('sweep prints the same bytes on worker threads as with --jobs 1, and rejects --jobs 0', async () => {
+  const args = [
+    'sweep',
+    '--system',
+    'dgx-h100',
+    '--nodes',
+    '3',
+    '--min-bytes',
+    '8',
+    '--max-bytes',
+    '1G',
+    '--factor',
+    '8',
+  ];
+  const serial = await runCli([...args, '--jobs', '1']);
+  const parallel = await runCli([...args, '--jobs', '2']);
+  assert.equal(serial.code, 0, serial.stderr);
+  assert.equal(parallel.code, 0, parallel.stderr);
+  assert.equal(parallel.stdout, serial.stdout);
+  const json = await runCli([...args, '--jobs', '2', '--json']);
+  const jsonSerial = await runCli([...args, '--jobs', '1', '--json']);
+  assert.equal(json.stdout, jsonSerial.stdout);
+  const zero = await runCli([...args, '--jobs', '0']);
+  assert.equal(zero.code, 2);
+  assert.match(zero.stderr, /--jobs/);
+});
