@@ -35,19 +35,19 @@ export function uniformRound(
   const n = flows.count;
   const { start, resource, coefficient, weight, bytes, capRate } = flows;
   const localOf = new Int32Array(resource.length);
-  const globalOf: number[] = [];
+  const globalOf = new Int32Array(resource.length);
+  let m = 0;
   for (let k = 0; k < resource.length; k++) {
     const r = resource[k];
     let id = scratch[r];
     if (id < 0) {
-      id = globalOf.length;
+      id = m++;
       scratch[r] = id;
-      globalOf.push(r);
+      globalOf[id] = r;
     }
     localOf[k] = id;
   }
-  for (const r of globalOf) scratch[r] = -1;
-  const m = globalOf.length;
+  for (let id = 0; id < m; id++) scratch[globalOf[id]] = -1;
   const demand = new Float64Array(m);
   const entries = new Float64Array(m);
   const smallestUse = new Float64Array(m).fill(Infinity);
