@@ -225,7 +225,8 @@ export function issueAtPath(
   return { message, path, suggestion: options.suggestion, ...positionOf(doc, path, options) };
 }
 
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
+/** Made on the first validation: building it costs a CLI start tens of milliseconds that most commands never use. */
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function pathFromPointer(pointer: string): (string | number)[] {
@@ -319,6 +320,7 @@ function toIssue(doc: PositionedDocument, error: ErrorObject): ConfigIssue {
 export function validateAgainstSchema(doc: PositionedDocument, schema: object): ConfigIssue[] {
   let validate = compiled.get(schema);
   if (!validate) {
+    ajv ??= new Ajv({ allErrors: true, verbose: true, strict: false });
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
   }

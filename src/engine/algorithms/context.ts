@@ -66,13 +66,19 @@ export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): 
  * `proxy` (the default) a network step also waits for the CPU proxy to serve every channel (see proxyUs).
  */
 export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[], proxy = true): number {
+  // Trees over thousands of nodes price a path per node: the table and each class's synchronisation are looked up
+  // once, and each path's hops are summed in order as pathLatencyUs sums them.
+  const links = linkTable(ctx.system.topology);
+  const idealised = ctx.system.fabric.idealised;
+  const sync: Partial<Record<LinkClass, number>> = {};
   let worst = 0;
   for (const path of paths) {
-    let us = pathLatencyUs(ctx, path);
-    if (!ctx.system.fabric.idealised) {
+    let us = 0;
+    for (const r of path) if (r < links.count) us += links.latencyUs(r);
+    if (!idealised) {
       // NCCL's per-step latency already covers the hop it crosses; it can only be longer than the wire's.
       const cls = pathClass(ctx, path);
-      us = Math.max(us, syncUs(ctx, cls));
+      us = Math.max(us, (sync[cls] ??= syncUs(ctx, cls)));
       if (cls === 'net' && proxy) us += proxyUs(ctx);
     }
     worst = Math.max(worst, us);

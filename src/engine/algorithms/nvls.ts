@@ -11,7 +11,6 @@ import {
   pipelineStageLatenciesUs,
   symmetricRails,
   syncUs,
-  transfer,
   wireBytes,
   type BuildContext,
 } from './context';
@@ -20,8 +19,8 @@ import { DEFAULT_TUNER } from '../nccl-versions';
 import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
-import { binaryTreeParent } from './tree';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
+import { nvlsTreeStages } from './nvls-tree';
 import { sharpStage } from './sharp';
 
 function switchFlow(
@@ -109,73 +108,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
     });
   } else if (multiNode && kind === 'allreduce') {
     // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
-    const up: Flow[][] = [];
-    const down: Flow[][] = [];
-    const paths: (readonly number[])[][] = [];
-    for (let c = 0; c < weights.length; c++) {
-      // Depth of every node in this tree, from its parent's: a parent's index can be above or below its child's,
-      // so each node's chain is walked only as far as the first node whose depth is known.
-      const depth = new Int32Array(system.nodes).fill(-1);
-      const depthOf = (node: number): number => {
-        let d = 0;
-        let x = node;
-        for (; depth[x] < 0; x = binaryTreeParent(x, system.nodes, c)) {
-          if (binaryTreeParent(x, system.nodes, c) < 0) {
-            depth[x] = 0;
-            break;
-          }
-          d++;
-        }
-        const total = d + depth[x];
-        for (let y = node, k = total; y !== x; y = binaryTreeParent(y, system.nodes, c), k--) depth[y] = k;
-        return total;
-      };
-      const represents = symmetric ? g : 1;
-      const upOpts = {
-        weight: weights[c],
-        channel: c,
-        channelStride: weights.length,
-        chunk: 0,
-        phase: 'exchange' as const,
-        reduce: true,
-        represents,
-      };
-      const downOpts = { ...upOpts, phase: 'broadcast' as const, reduce: false };
-      for (let node = 0; node < system.nodes; node++) {
-        const parent = binaryTreeParent(node, system.nodes, c);
-        if (parent < 0) continue;
-        const d = depthOf(node);
-        while (up.length < d) {
-          up.push([]);
-          down.push([]);
-          paths.push([]);
-        }
-        for (let local = 0; local < (symmetric ? 1 : g); local++) {
-          const from = node * g + local;
-          const to = parent * g + local;
-          up[d - 1].push(transfer(ctx, from, to, chunk / g, upOpts));
-          down[d - 1].push(transfer(ctx, to, from, chunk / g, downOpts));
-          if (local === 0) paths[d - 1].push(system.fabric.route(from, to));
-        }
-      }
-    }
-    const depth = up.length;
-    const order = [
-      ...Array.from({ length: depth }, (_, i) => depth - i),
-      ...Array.from({ length: depth }, (_, i) => i + 1),
-    ];
-    const latencies = pipelineStageLatenciesUs(
-      ctx,
-      order.map((d) => paths[d - 1]),
-    );
-    order.forEach((d, i) => {
-      const reducing = i < depth;
-      stages.push({
-        flows: reducing ? up[d - 1] : down[d - 1],
-        phase: reducing ? 'exchange' : 'broadcast',
-        latencyUs: latencies[i],
-      });
-    });
+    stages.push(...nvlsTreeStages(ctx, weights, chunk, symmetric));
   }
   if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
   const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : syncUs(ctx, 'nvlink'));

@@ -3,6 +3,7 @@
 // each distinct component is solved once and its result reused, which keeps thousands of GPUs cheap. Exact: two
 // components share a result only when their canonical forms (resources renamed in order of use) are identical.
 import { runFlows, type FlowSet, type RoundResult } from './maxmin';
+import { uniformRound } from './uniform-round';
 
 interface Entry {
   readonly canonical: Float64Array;
@@ -33,6 +34,22 @@ export class ComponentSolver {
   }
 
   solve(flows: FlowSet): RoundResult {
+    // Most rounds on identical nodes end in one step at one rate per component: those components are shown exact
+    // without grouping them; the rest are solved.
+    const uniform = uniformRound(flows, this.capacityGBps, this.localId);
+    if (!uniform) return this.solveComponents(flows);
+    let rest = 0;
+    for (let f = 0; f < flows.count; f++) if (!uniform.solved[f]) rest++;
+    if (rest === 0) return uniform;
+    const order = new Int32Array(rest);
+    for (let f = 0, i = 0; f < flows.count; f++) if (!uniform.solved[f]) order[i++] = f;
+    const others = this.solveComponents(this.subset(flows, order, 0, rest));
+    const finish = uniform.finishUs;
+    for (let i = 0; i < rest; i++) finish[order[i]] = others.finishUs[i];
+    return { durationUs: Math.max(uniform.durationUs, others.durationUs), finishUs: finish };
+  }
+
+  private solveComponents(flows: FlowSet): RoundResult {
     const n = flows.count;
     const parent = new Int32Array(n);
     for (let f = 0; f < n; f++) parent[f] = f;

@@ -2,6 +2,7 @@
 // the next. Typed arrays and index lists only; no allocation inside the loops.
 
 import { ShareHeap } from './share-heap';
+import { uniformLevel } from './uniform-level';
 
 /** 1 GB/s moves 1000 bytes per µs. */
 const BYTES_PER_US_PER_GBPS = 1e3;
@@ -115,8 +116,14 @@ export function runFlows(
       for (let k = flows.start[f]; k < flows.start[f + 1]; k++)
         demand[localOf[k]] += flows.coefficient[k] * flows.weight[f];
     }
+    // One level often freezes every flow (identical nodes' trees and rings): then two linear passes suffice.
+    const level = uniformLevel({ ...flows, localOf, active, capacity, demand });
+    if (level > 0) {
+      for (let f = 0; f < n; f++) if (active[f]) rate[f] = level;
+      unfrozen = 0;
+    }
     heap.clear();
-    for (let id = 0; id < m; id++) if (demand[id] > 1e-12) heap.push(residual[id] / demand[id], id);
+    if (unfrozen > 0) for (let id = 0; id < m; id++) if (demand[id] > 1e-12) heap.push(residual[id] / demand[id], id);
     let capAt = 0;
     while (unfrozen > 0) {
       let share = Infinity;

@@ -7,8 +7,8 @@ import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import type { Trace, TraceMetadata } from '../trace/model';
-import type { FlowSet } from './maxmin';
 import { ComponentSolver } from './components';
+import { pack, phaseRuns, phaseShares } from './packed';
 import type { Flow, Round, Schedule } from './schedule';
 import { asBytes, asMicros } from '../units';
 
@@ -33,36 +33,6 @@ export function memoryResource(system: System, rank: number): number {
 /** A GPU's CTAs as a resource: what the algorithm's kernels can push per GPU, whatever the links allow. */
 export function engineResource(system: System, rank: number): number {
   return linkTable(system.topology).count + system.ranks + rank;
-}
-
-function pack(flows: readonly Flow[]): FlowSet {
-  let entries = 0;
-  for (const flow of flows) entries += flow.resources.length;
-  const n = flows.length;
-  const set: FlowSet = {
-    count: n,
-    bytes: new Float64Array(n),
-    weight: new Float64Array(n),
-    capRate: new Float64Array(n),
-    start: new Int32Array(n + 1),
-    resource: new Int32Array(entries),
-    coefficient: new Float64Array(entries),
-  };
-  let k = 0;
-  for (let f = 0; f < n; f++) {
-    const flow = flows[f];
-    set.bytes[f] = flow.bytes;
-    set.weight[f] = flow.weight;
-    set.capRate[f] = flow.capGBps * 1e3;
-    set.start[f] = k;
-    for (let i = 0; i < flow.resources.length; i++) {
-      set.resource[k] = flow.resources[i];
-      set.coefficient[k] = flow.coefficients ? flow.coefficients[i] : 1;
-      k++;
-    }
-  }
-  set.start[n] = k;
-  return set;
 }
 
 function expand(round: Round): Flow[] {
@@ -93,8 +63,13 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   let now = schedule.setupUs;
   for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
-    const flows = options.full ? expand(round) : round.flows;
-    const set = pack(flows);
+    // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects.
+    const packed = options.full || builder ? undefined : round.packed;
+    const flows = packed ? [] : options.full ? expand(round) : round.flows;
+    const set = packed?.set ?? pack(flows);
+    const runs = packed?.runs ?? phaseRuns(flows);
+    let maxReduceBytes = packed?.maxReduceBytes ?? 0;
+    if (!packed) for (const flow of flows) maxReduceBytes = Math.max(maxReduceBytes, flow.reduceBytes);
     let cached: ReturnType<ComponentSolver['solve']> | undefined;
     for (let rep = 0; rep < repeats; rep++) {
       // Identical repetitions take identical time; the full path still runs each one, as the reference does.
@@ -102,13 +77,10 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       cached = result;
       const multiplier = options.full ? 1 : round.repeat;
       const duration = round.latencyUs + result.durationUs;
-      let reduceUs = 0;
-      for (let f = 0; f < flows.length; f++) {
-        if (flows[f].reduceBytes > 0)
-          reduceUs = Math.max(reduceUs, (flows[f].reduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3));
-      }
+      // The largest reduction sets the reduce time (the time is monotone in the bytes, so max of times = time of max).
+      let reduceUs = maxReduceBytes > 0 ? (maxReduceBytes * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3) : 0;
       reduceUs = Math.min(reduceUs, result.durationUs);
-      const shares = phaseShares(flows);
+      const shares = phaseShares(runs);
       if (shares) {
         // A pipelined round runs several phases at once: split its time by the bytes each phase moves.
         phases.exchange += duration * multiplier * shares.exchange;
@@ -150,20 +122,6 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     trace,
     spanCount: builder?.spanCount ?? 0,
   };
-}
-
-/** Byte shares of each phase when a round mixes phases, or undefined when it has one. */
-function phaseShares(flows: readonly Flow[]): { exchange: number; reduce: number; broadcast: number } | undefined {
-  const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
-  let kinds = 0;
-  for (const flow of flows) {
-    const phase = flow.phase === 'reduce' || flow.phase === 'broadcast' ? flow.phase : 'exchange';
-    if (bytes[phase] === 0) kinds++;
-    bytes[phase] += flow.bytes * flow.weight * (flow.represents ?? 1);
-  }
-  const total = bytes.exchange + bytes.reduce + bytes.broadcast;
-  if (kinds < 2 || total <= 0) return undefined;
-  return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
 }
 
 function emitSpans(

@@ -1,6 +1,7 @@
 // A schedule is what an algorithm hands the simulator: rounds of concurrent transfers. A round starts when the
 // previous one has finished (NCCL's per-step synchronisation), waits its latency, then its flows share the links.
 import type { Phase } from '../trace/model';
+import type { FlowSet } from './maxmin';
 
 export interface Flow {
   /** Sending and receiving rank (the receiver reduces when `reduce` is set). */
@@ -36,6 +37,11 @@ export interface Round {
   readonly phase: Phase;
   /** Algorithm step of the first repetition; repetitions count up from it. */
   readonly step: number;
+  /**
+   * The same flows packed for the solver, when the builder made them without Flow objects (then `flows` is built on
+   * first read, for a trace or the full path).
+   */
+  readonly packed?: PackedFlows;
 }
 
 export interface Schedule {
@@ -45,4 +51,20 @@ export interface Schedule {
   readonly channels: number;
   /** Capacity of each GPU's engine resource (see engineResource), GB/s, when the algorithm uses one. */
   readonly engineGBps?: number;
+}
+
+/** `count` flows in a row that add `term` (bytes × weight × represents) to `phase`'s bytes (see sim/packed.ts). */
+export interface PhaseRun {
+  readonly phase: Phase;
+  readonly term: number;
+  readonly count: number;
+}
+
+/** A round's flows packed for the solver, with what the runner reads of them besides (see sim/packed.ts). */
+export interface PackedFlows {
+  readonly set: FlowSet;
+  /** The flows' byte terms by phase, in flow order. */
+  readonly runs: readonly PhaseRun[];
+  /** The largest payload any flow reduces at its receiver (0 when none). */
+  readonly maxReduceBytes: number;
 }

@@ -1,0 +1,183 @@
+// NVLSTree's trees across nodes: each local GPU's reduced shard goes up a binary tree over the nodes (one tree per
+// channel class) and comes back down. A stage is one depth of the trees, up or down; the stages run one after the
+// other for the first chunk and all at once in the pipeline's steady round.
+//
+// On identical nodes with a NIC per GPU one rail (local GPU 0) stands for all, but that rail's trees still have a
+// flow per node: 65 k flows at 16,384 nodes. There the stages are packed straight into the solver's typed arrays
+// (the same numbers transfer() and pack() would give: the packing test compares them), and the Flow objects are
+// built only when a trace or the full path reads them.
+import * as K from '../constants';
+import type { FlowSet } from '../sim/maxmin';
+import type { PackedFlows, PhaseRun } from '../sim/packed';
+import { memoryResource } from '../sim/run';
+import type { Flow } from '../sim/schedule';
+import { channelCapGBps, pipelineStageLatenciesUs, transfer, wireBytes, type BuildContext } from './context';
+import type { Stage } from './pipeline';
+import { binaryTreeParent } from './tree';
+
+/** The flows of one depth: tree (channel class) and sending node of each, in the order they are built. */
+interface DepthMembers {
+  readonly trees: number[];
+  readonly nodes: number[];
+  /** Route of each member's up flow (local GPU 0), for the stage's latency. */
+  readonly paths: (readonly number[])[];
+}
+
+/** Parent and depth of every node in tree t. */
+function treeShape(nodes: number, t: number): { parent: Int32Array; depth: Int32Array } {
+  const parent = new Int32Array(nodes);
+  for (let node = 0; node < nodes; node++) parent[node] = binaryTreeParent(node, nodes, t);
+  // A parent's index can be above or below its child's, so each node's chain is walked only as far as the first
+  // node whose depth is known.
+  const depth = new Int32Array(nodes).fill(-1);
+  for (let node = 0; node < nodes; node++) {
+    let d = 0;
+    let x = node;
+    for (; depth[x] < 0; x = parent[x]) {
+      if (parent[x] < 0) {
+        depth[x] = 0;
+        break;
+      }
+      d++;
+    }
+    const total = d + depth[x];
+    for (let y = node, k = total; y !== x; y = parent[y], k--) depth[y] = k;
+  }
+  return { parent, depth };
+}
+
+/**
+ * The tree stages, reduction (deepest first) then broadcast (shallowest first). `symmetric`: local GPU 0 stands for
+ * every local GPU (its flows represent g each) and the stages are packed.
+ */
+export function nvlsTreeStages(
+  ctx: BuildContext,
+  weights: readonly number[],
+  chunk: number,
+  symmetric: boolean,
+): Stage[] {
+  const { system } = ctx;
+  const g = system.gpusPerNode;
+  const shapes = weights.map((_, c) => treeShape(system.nodes, c));
+  const members: DepthMembers[] = [];
+  for (let c = 0; c < weights.length; c++) {
+    const { parent, depth } = shapes[c];
+    for (let node = 0; node < system.nodes; node++) {
+      if (parent[node] < 0) continue;
+      const d = depth[node];
+      while (members.length < d) members.push({ trees: [], nodes: [], paths: [] });
+      members[d - 1].trees.push(c);
+      members[d - 1].nodes.push(node);
+      members[d - 1].paths.push(system.fabric.route(node * g, parent[node] * g));
+    }
+  }
+  const represents = symmetric ? g : 1;
+  const payload = chunk / g;
+  /** Every flow of one depth and direction, as transfer() builds them. */
+  const flowsOf = (d: number, up: boolean): Flow[] => {
+    const flows: Flow[] = [];
+    const { trees, nodes } = members[d - 1];
+    for (let i = 0; i < trees.length; i++) {
+      const c = trees[i];
+      const opts = {
+        weight: weights[c],
+        channel: c,
+        channelStride: weights.length,
+        chunk: 0,
+        phase: up ? ('exchange' as const) : ('broadcast' as const),
+        reduce: up,
+        represents,
+      };
+      for (let local = 0; local < (symmetric ? 1 : g); local++) {
+        const child = nodes[i] * g + local;
+        const parent = shapes[c].parent[nodes[i]] * g + local;
+        flows.push(up ? transfer(ctx, child, parent, payload, opts) : transfer(ctx, parent, child, payload, opts));
+      }
+    }
+    return flows;
+  };
+  const depth = members.length;
+  const order = [
+    ...Array.from({ length: depth }, (_, i) => depth - i),
+    ...Array.from({ length: depth }, (_, i) => i + 1),
+  ];
+  const latencies = pipelineStageLatenciesUs(
+    ctx,
+    order.map((d) => members[d - 1].paths),
+  );
+  return order.map((d, i) => {
+    const up = i < depth;
+    const phase = up ? ('exchange' as const) : ('broadcast' as const);
+    if (!symmetric) return { flows: flowsOf(d, up), phase, latencyUs: latencies[i] };
+    let built: Flow[] | undefined;
+    return {
+      get flows() {
+        return (built ??= flowsOf(d, up));
+      },
+      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, represents),
+      phase,
+      latencyUs: latencies[i],
+    };
+  });
+}
+
+/** One depth's flows of local GPU 0, packed as pack(flowsOf(...)) would pack them. */
+function packDepth(
+  ctx: BuildContext,
+  members: DepthMembers,
+  shapes: readonly { parent: Int32Array }[],
+  weights: readonly number[],
+  payload: number,
+  up: boolean,
+  represents: number,
+): PackedFlows {
+  const { system } = ctx;
+  const g = system.gpusPerNode;
+  const { trees, nodes } = members;
+  const n = trees.length;
+  // As transfer(): the receiver's memory is charged for a reduction, off the idealised fabric.
+  const reduce = up && !system.fabric.idealised;
+  const wire = wireBytes(ctx, payload);
+  const memoryCoefficient = (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30);
+  const capRate = channelCapGBps(ctx) * 1e3;
+  // memoryResource(system, rank) is this base plus the rank.
+  const memoryBase = memoryResource(system, 0);
+  const routes: (readonly number[])[] = [];
+  let entries = 0;
+  for (let i = 0; i < n; i++) {
+    const child = nodes[i] * g;
+    const parent = shapes[trees[i]].parent[nodes[i]] * g;
+    const route = up ? system.fabric.route(child, parent) : system.fabric.route(parent, child);
+    routes.push(route);
+    entries += route.length + (reduce ? 1 : 0);
+  }
+  const set: FlowSet = {
+    count: n,
+    bytes: new Float64Array(n).fill(wire),
+    weight: new Float64Array(n),
+    capRate: new Float64Array(n).fill(capRate),
+    start: new Int32Array(n + 1),
+    resource: new Int32Array(entries),
+    coefficient: new Float64Array(entries).fill(1),
+  };
+  const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
+  const phase = up ? ('exchange' as const) : ('broadcast' as const);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const weight = weights[trees[i]];
+    set.weight[i] = weight;
+    set.start[i] = k;
+    const route = routes[i];
+    for (let h = 0; h < route.length; h++) set.resource[k++] = route[h];
+    if (reduce) {
+      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g;
+      set.coefficient[k++] = memoryCoefficient;
+    }
+    const term = wire * weight * represents;
+    const last = runs[runs.length - 1];
+    if (last && last.term === term) last.count++;
+    else runs.push({ phase, term, count: 1 });
+  }
+  set.start[n] = k;
+  return { set, runs, maxReduceBytes: reduce && n > 0 ? payload : 0 };
+}

@@ -1,0 +1,139 @@
+// A whole round solved without splitting it into components, when every component ends in one step at one level.
+// A tree or ring round on thousands of identical nodes is tens of thousands of flows in thousands of components
+// (or one large one); grouping them, hashing each for the cache and running the filling cost far more than the
+// answer, which is usually one rate per component and one completion.
+//
+// Exactness. Give each flow the smallest share (capacity / demand) among its resources: its level. When every
+// resource carries flows of one level only and of one size only, each component (flows linked by shared resources)
+// has one level and one size. Each resource then passes the checks of uniform-level.ts at its level, so the filling
+// of each component gives every flow exactly its level (see uniform-level.ts), and each flow finishes after
+// bytes / level in one step, as runFlows computes it. When any condition fails the caller runs the components.
+import type { FlowSet } from './maxmin';
+import { resourceAtLevel, USE_GRID } from './uniform-level';
+
+/** 1 GB/s moves 1000 bytes per µs (as in maxmin.ts). */
+const BYTES_PER_US_PER_GBPS = 1e3;
+
+export interface UniformPart {
+  /** Per flow: 1 when its finish time below is shown exact, 0 when its component must be solved. */
+  readonly solved: Uint8Array;
+  readonly finishUs: Float64Array;
+  /** Latest finish among the solved flows, µs. */
+  readonly durationUs: number;
+}
+
+/**
+ * The part of a round that can be shown to finish exactly as solving its components would: whole components, each
+ * at one level and one size. Undefined when no flow qualifies. `scratch` covers every resource id and holds -1
+ * everywhere; it is left that way.
+ */
+export function uniformRound(
+  flows: FlowSet,
+  capacityGBps: (resource: number) => number,
+  scratch: Int32Array,
+): UniformPart | undefined {
+  const n = flows.count;
+  const { start, resource, coefficient, weight, bytes, capRate } = flows;
+  const localOf = new Int32Array(resource.length);
+  const globalOf = new Int32Array(resource.length);
+  let m = 0;
+  for (let k = 0; k < resource.length; k++) {
+    const r = resource[k];
+    let id = scratch[r];
+    if (id < 0) {
+      id = m++;
+      scratch[r] = id;
+      globalOf[id] = r;
+    }
+    localOf[k] = id;
+  }
+  for (let id = 0; id < m; id++) scratch[globalOf[id]] = -1;
+  const demand = new Float64Array(m);
+  const entries = new Float64Array(m);
+  const smallestUse = new Float64Array(m).fill(Infinity);
+  // A flow is left to the solver when it moves nothing (it finishes at once) or a use is off the exact grid.
+  const left = new Uint8Array(n);
+  for (let f = 0; f < n; f++) {
+    if (!(bytes[f] > 0)) left[f] = 1;
+    for (let k = start[f]; k < start[f + 1]; k++) {
+      const use = coefficient[k] * weight[f];
+      if (!Number.isInteger(use * USE_GRID)) left[f] = 1;
+      const id = localOf[k];
+      demand[id] += use;
+      entries[id]++;
+      if (use < smallestUse[id]) smallestUse[id] = use;
+    }
+  }
+  const capacity = new Float64Array(m);
+  for (let id = 0; id < m; id++) capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
+  // Each flow's level, and each resource's level and size (NaN until a flow claims it).
+  const level = new Float64Array(n);
+  const resourceLevel = new Float64Array(m).fill(NaN);
+  const resourceBytes = new Float64Array(m).fill(NaN);
+  const leftResource = new Uint8Array(m);
+  for (let f = 0; f < n; f++) {
+    let own = Infinity;
+    for (let k = start[f]; k < start[f + 1]; k++) {
+      const id = localOf[k];
+      if (demand[id] > 1e-12) own = Math.min(own, capacity[id] / demand[id]);
+    }
+    if (!(own > 0 && own < Infinity) || capRate[f] < own) left[f] = 1;
+    level[f] = own;
+    for (let k = start[f]; k < start[f + 1]; k++) {
+      const id = localOf[k];
+      if (Number.isNaN(resourceLevel[id])) {
+        resourceLevel[id] = own;
+        resourceBytes[id] = bytes[f];
+      } else if (resourceLevel[id] !== own || resourceBytes[id] !== bytes[f]) leftResource[id] = 1;
+    }
+  }
+  for (let id = 0; id < m; id++) {
+    if (leftResource[id] || !(demand[id] > 1e-12)) continue;
+    if (resourceAtLevel(capacity[id], demand[id], entries[id], smallestUse[id], resourceLevel[id]) < 0)
+      leftResource[id] = 1;
+  }
+  if (!closeOverSharing(flows, localOf, left, leftResource)) return undefined;
+  // Every solved flow's level is the share of one of its resources, which the checks showed tight and exact there.
+  const solved = new Uint8Array(n);
+  const finish = new Float64Array(n);
+  let duration = 0;
+  for (let f = 0; f < n; f++) {
+    if (left[f]) continue;
+    solved[f] = 1;
+    finish[f] = bytes[f] / level[f];
+    duration = Math.max(duration, finish[f]);
+  }
+  return { solved, finishUs: finish, durationUs: duration };
+}
+
+/**
+ * Leaves to the solver every flow linked to a left flow or resource through shared resources, so that what
+ * remains is whole components. Returns whether any flow remains.
+ */
+function closeOverSharing(flows: FlowSet, localOf: Int32Array, left: Uint8Array, leftResource: Uint8Array): boolean {
+  const n = flows.count;
+  const { start } = flows;
+  // Sweep the flows until nothing changes: a sweep carries the marks forward along the flow order, so a left
+  // component that is not spread across the whole order settles in a few sweeps (and usually nothing is left).
+  let changed = left.includes(1) || leftResource.includes(1);
+  while (changed) {
+    changed = false;
+    for (let f = 0; f < n; f++) {
+      let mark = left[f] === 1;
+      for (let k = start[f]; k < start[f + 1] && !mark; k++) mark = leftResource[localOf[k]] === 1;
+      if (!mark) continue;
+      if (!left[f]) {
+        left[f] = 1;
+        changed = true;
+      }
+      for (let k = start[f]; k < start[f + 1]; k++) {
+        if (!leftResource[localOf[k]]) {
+          leftResource[localOf[k]] = 1;
+          changed = true;
+        }
+      }
+    }
+  }
+  for (let f = 0; f < n; f++) if (!left[f]) return true;
+  return false;
+}

@@ -1,0 +1,60 @@
+// On identical nodes NVLSTree packs its tree stages straight into the solver's typed arrays and builds the Flow
+// objects only when read (src/engine/algorithms/nvls-tree.ts). The packed arrays, the phase byte runs and the
+// largest reduction must be exactly what packing the Flow objects gives, round by round, on random systems.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildNvls } from '../../../src/engine/algorithms/nvls';
+import { channelsFor } from '../../../src/engine/channels';
+import { resolveSystem, type Protocol, type SystemSpec } from '../../../src/engine/index';
+import { pack, phaseRuns, phaseShares } from '../../../src/engine/sim/packed';
+import { runSchedule } from '../../../src/engine/sim/run';
+import { random, pick } from './support/random';
+
+test('packed NVLSTree stages equal the packed Flow objects (random systems)', () => {
+  let packedRounds = 0;
+  for (let seed = 1; seed <= 24; seed++) {
+    const next = random(7000 + seed);
+    const gpusPerNode = pick(next, [2, 4, 8]);
+    const spec: SystemSpec = {
+      gpu: pick(next, ['H100-SXM', 'B200']),
+      nodes: 2 + Math.floor(next() * 90),
+      gpusPerNode,
+      intraNode: 'nvswitch',
+      nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
+      network: { nodesPerLeaf: pick(next, [2, 4, 32]), oversubscription: pick(next, [1, 2]) },
+    };
+    const system = resolveSystem(spec);
+    const bytes = pick(next, [1 << 20, 64 << 20, 1 << 30]);
+    const protocol = pick<Protocol>(next, ['Simple', 'LL128', 'LL']);
+    const channels = channelsFor(system, 'nvlstree', protocol, bytes);
+    const ctx = { system, algorithm: 'nvlstree' as const, kind: 'allreduce' as const, bytes, protocol, channels };
+    const schedule = buildNvls({ ...ctx, representative: true });
+    const where = `seed ${7000 + seed} (${system.label}, ${protocol}, ${bytes} B)`;
+    for (const [i, round] of schedule.rounds.entries()) {
+      if (!round.packed) continue;
+      packedRounds++;
+      const flows = round.flows;
+      const expected = pack(flows);
+      const actual = round.packed.set;
+      assert.equal(actual.count, expected.count, `${where} round ${i}: count`);
+      for (const key of ['bytes', 'weight', 'capRate', 'start', 'resource', 'coefficient'] as const)
+        assert.deepEqual(Array.from(actual[key]), Array.from(expected[key]), `${where} round ${i}: ${key}`);
+      assert.deepEqual(phaseShares(round.packed.runs), phaseShares(phaseRuns(flows)), `${where} round ${i}: shares`);
+      const maxReduce = flows.reduce((max, flow) => Math.max(max, flow.reduceBytes), 0);
+      assert.equal(round.packed.maxReduceBytes, maxReduce, `${where} round ${i}: largest reduction`);
+    }
+    // The packed run equals a run of the same schedule's Flow objects (a trace reads the objects).
+    const fromPacked = runSchedule(system, schedule, { full: false });
+    const fromFlows = runSchedule(
+      system,
+      {
+        ...schedule,
+        rounds: schedule.rounds.map(({ packed: _packed, ...round }) => ({ ...round, flows: round.flows })),
+      },
+      { full: false },
+    );
+    assert.equal(fromPacked.timeUs, fromFlows.timeUs, `${where}: time`);
+    assert.deepEqual(fromPacked.phases, fromFlows.phases, `${where}: phases`);
+  }
+  assert.ok(packedRounds > 200, `only ${packedRounds} packed rounds compared`);
+});
