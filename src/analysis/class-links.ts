@@ -3,6 +3,7 @@
 // parameter then denotes. A file with an answer is analysed again with it.
 import {
   agreedArgument,
+  dimsKey,
   type ArgumentDenotation,
   type ConstructionSite,
   type ConstructorRequest,
@@ -26,6 +27,64 @@ export type ClassAnswers = Map<string, Map<string, ArgumentDenotation>>;
 
 export function requestKey(r: Pick<ConstructorRequest, 'className' | 'param'>): string {
   return `${r.className}.${r.param}`;
+}
+
+/**
+ * What a file says once it knows what its own classes were built with: the requests it then makes (a method that
+ * could not name its group never asked for its divisor) and its construction sites (a site passing `self.group`
+ * on to another class now denotes that group).
+ */
+export type ClassProbe = (path: string, answers: ReadonlyMap<string, ArgumentDenotation>) => ClassPass | undefined;
+
+// A class built by a class built by a class (Megatron's DDP → buffer → bucket) needs a round per level, and a method
+// asks for its divisor only in the round after its group was answered.
+const MAX_ROUNDS = 5;
+
+/**
+ * The answers of linkConstructors, repeated until they stop changing: each round probes the files that received
+ * answers, and their new requests and better-named sites are linked in the next round.
+ */
+export function linkConstructorsInRounds(
+  paths: readonly string[],
+  inputs: ClassLinkInputs,
+  probe: ClassProbe,
+): ClassAnswers {
+  const learned = new Map<string, { key: string; pass: ClassPass | undefined }>();
+  let answers: ClassAnswers = new Map();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const next = linkConstructors(paths, {
+      ...inputs,
+      pass: (path, parse) => {
+        const first = inputs.pass(path, parse);
+        const later = learned.get(path)?.pass;
+        if (!first || !later) return first ?? later;
+        const requests = [...first.requests];
+        for (const r of later.requests) if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
+        return { sites: later.sites, requests };
+      },
+    });
+    if (round > 0 && answersKey(next) === answersKey(answers)) break;
+    answers = next;
+    for (const [path, map] of answers) {
+      const key = answerMapKey(map);
+      if (learned.get(path)?.key !== key) learned.set(path, { key, pass: probe(path, map) });
+    }
+  }
+  return answers;
+}
+
+function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): string {
+  return [...map]
+    .map(([k, d]) => `${k}=${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`)
+    .sort()
+    .join(';');
+}
+
+function answersKey(answers: ClassAnswers): string {
+  return [...answers]
+    .map(([path, map]) => `${path}:${answerMapKey(map)}`)
+    .sort()
+    .join('\n');
 }
 
 export function linkConstructors(paths: readonly string[], inputs: ClassLinkInputs): ClassAnswers {

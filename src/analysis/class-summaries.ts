@@ -9,7 +9,7 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
-import type { ArgumentDenotation, ConstructorRequest } from './constructor-request';
+import type { ArgumentDenotation, ConstructorArgument, ConstructorRequest } from './constructor-request';
 
 // The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
 export {
@@ -30,10 +30,14 @@ export interface ConstructionSite {
   readonly opaque: boolean;
 }
 
-/** The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`. */
-export function constructionSites(model: FileModel): ConstructionSite[] {
+/**
+ * The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`.
+ * `constructorArgument` says what this file's own classes were built with, so a site inside a method that passes
+ * `self.group` on to another class (a buffer building its buckets) denotes what the buffer was built with.
+ */
+export function constructionSites(model: FileModel, constructorArgument?: ConstructorArgument): ConstructionSite[] {
   const s = model.syntax;
-  const sizes = new GroupSizes(model);
+  const sizes = new GroupSizes(model, constructorArgument);
   const defined = new Set(model.functions.filter((f) => f.name === '__init__').map((f) => f.className));
   const out: ConstructionSite[] = [];
   for (const fn of model.functions) {

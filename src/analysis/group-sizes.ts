@@ -249,7 +249,7 @@ export class GroupSizes {
         }),
       );
     }
-    const values = this.model.assignedValues.get(text) ?? [];
+    const values = this.model.valuesSeenBy(text, env.fn);
     if (values.length === 0) return undefined;
     return this.union(
       values.map((v) => {
