@@ -73,7 +73,8 @@ export function linkConstructorsInRounds(
   return answers;
 }
 
-function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): string {
+/** The answers a file received, as text: equal keys mean the same probe. */
+export function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): string {
   return [...map]
     .map(([k, d]) => `${k}=${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`)
     .sort()

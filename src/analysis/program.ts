@@ -15,7 +15,7 @@ import {
   type ConstructorArgument,
   type ConstructorRequest,
 } from './class-summaries';
-import { linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
+import { answerMapKey, linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
 import { ContractIndex } from './contracts/workspace';
 
 interface FirstPass {
@@ -71,6 +71,7 @@ export class Program {
     this.texts.delete(path);
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
+    this.probes.delete(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);
   }
@@ -154,8 +155,21 @@ export class Program {
     );
   }
 
+  /** Probes by file, for its text and answers: the editor links the classes again on every edit. */
+  private readonly probes = new Map<string, { text: string; key: string; pass: ClassPass | undefined }>();
+
   /** The requests and construction sites of a file analysed with the answers it has so far (class-links.ts). */
   private probe(path: string, answered: ReadonlyMap<string, ArgumentDenotation>): ClassPass | undefined {
+    const text = this.texts.get(path) ?? '';
+    const key = answerMapKey(answered);
+    const cached = this.probes.get(path);
+    if (cached && cached.text === text && cached.key === key) return cached.pass;
+    const pass = this.probeAnew(path, answered);
+    this.probes.set(path, { text, key, pass });
+    return pass;
+  }
+
+  private probeAnew(path: string, answered: ReadonlyMap<string, ArgumentDenotation>): ClassPass | undefined {
     const requests: ConstructorRequest[] = [];
     const record = recordingRequests(requests);
     // Every request is noted, answered or not: the next round must ask it again.

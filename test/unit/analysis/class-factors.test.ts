@@ -141,3 +141,21 @@ test('class factors: an attribute of an unrelated class of the file is another o
   const subclass = await analyzeAll({ 'sync.py': file.replace('class Other:', 'class Other(Syncer):') });
   assert.deepEqual(summary(subclass.get('sync.py')!.findings), ['CP003@11']);
 });
+
+test('class factors: in the editor, an edit of the file that passes the factor re-decides the bucket', async () => {
+  const program = new Program(await parser());
+  program.setFile(BUFFER_PATH, `${BUCKET}\n\n${BUFFER}`);
+  program.setFile('distributed/ddp.py', ddp(DP_ONLY));
+  await program.prepareAsync(() => Promise.resolve());
+  assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), [`CP003@${SCALE_LINE}`]);
+  // The editor analyses the edited document first, then the others it shows.
+  for (const [factor, expected] of [
+    [DP_AND_CP, []],
+    [DP_ONLY, [`CP003@${SCALE_LINE}`]],
+    [DP_AND_CP, []],
+  ] as const) {
+    program.setFile('distributed/ddp.py', ddp(factor));
+    assert.deepEqual(summary(program.analyzeFile('distributed/ddp.py').findings), []);
+    assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), expected, factor);
+  }
+});
