@@ -1,9 +1,11 @@
 // The program's side of the per-class summaries (class-summaries.ts): which constructor parameters the files asked
 // about in their first pass, which construction sites of the workspace build those classes, and what each
 // parameter then denotes. A file with an answer is analysed again with it.
+import type { Dims } from './dims';
 import {
   agreedArgument,
   dimsKey,
+  type SiteKind,
   type ArgumentDenotation,
   type ConstructionSite,
   type ConstructorRequest,
@@ -20,6 +22,8 @@ export interface ClassLinkInputs {
   /** The file's first pass; `parse` forces a parse of a file the prefilter skipped (its sites are needed). */
   pass(path: string, parse: boolean): ClassPass | undefined;
   resolve(from: string, module: string): string | undefined;
+  /** The file is test code (analyze.ts, isTestCode). */
+  isTest?(path: string): boolean;
 }
 
 /** Per file, the answers to its requests: `Class.param` → what every construction site passes. */
@@ -76,9 +80,13 @@ export function linkConstructorsInRounds(
 /** The answers a file received, as text: equal keys mean the same probe. */
 export function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): string {
   return [...map]
-    .map(([k, d]) => `${k}=${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`)
+    .map(([k, d]) => `${k}=${denotationKey(d)}[${(d.bySite ?? []).map(denotationKey).join(',')}]`)
     .sort()
     .join(';');
+}
+
+function denotationKey(d: { readonly group?: Dims; readonly size?: Dims }): string {
+  return `${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`;
 }
 
 function answersKey(answers: ClassAnswers): string {
@@ -111,16 +119,28 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
   }
   for (const [path, requests] of asking) {
     for (const request of requests) {
-      const sites = (sitesByClass.get(request.className) ?? [])
-        .filter((s) => mayBuild(s.path, s.site, path, inputs))
-        .map((s) => s.site);
-      const agreed = agreedArgument(request, sites);
+      const found = (sitesByClass.get(request.className) ?? []).filter((s) => mayBuild(s.path, s.site, path, inputs));
+      const agreed = agreedArgument(
+        request,
+        found.map((s) => s.site),
+        found.map((s) => siteKind(s.path, s.site, path, inputs)),
+      );
       if (!agreed) continue;
       const map = answers.get(path) ?? new Map<string, ArgumentDenotation>();
       answers.set(path, map.set(requestKey(request), agreed));
     }
   }
   return answers;
+}
+
+/**
+ * A site that builds the class for certain (its import resolves to the definer), one in test code (it builds objects
+ * to compare them, not to train), or one that only may build it.
+ */
+function siteKind(sitePath: string, site: ConstructionSite, definer: string, inputs: ClassLinkInputs): SiteKind {
+  if (inputs.isTest?.(sitePath)) return 'test';
+  const target = site.module === undefined ? sitePath : inputs.resolve(sitePath, site.module);
+  return target === definer ? 'certain' : 'possible';
 }
 
 /**

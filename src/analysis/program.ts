@@ -4,7 +4,7 @@
 // it is made, with the caller's divisions and update, and the helper's own caller-less verdict gives way to it.
 // Results are cached per file by text, so an edit re-analyses that file and the files that depend on what changed.
 import type { Parser } from 'web-tree-sitter';
-import { analyzeSource } from './analyze';
+import { analyzeSource, isTestCode } from './analyze';
 import type { ModuleAnalysis, ProgramContext } from './module-analysis';
 import { helperReduction, importedCallee, type HelperSummary } from './summaries';
 import type { AnalysisOptions, AnalysisResult } from './types';
@@ -150,6 +150,7 @@ export class Program {
         text: (p) => this.texts.get(p) ?? '',
         pass: (p, parse) => this.first(p, !parse),
         resolve: (from, module) => this.modules.resolve(from, module),
+        isTest: (p) => isTestCode(this.scopePaths.get(p) ?? p),
       },
       (p, answered) => this.probe(p, answered),
     );

@@ -159,3 +159,40 @@ test('class factors: in the editor, an edit of the file that passes the factor r
     assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), expected, factor);
   }
 });
+
+/** A second construction site in another file, with its own group and factor. */
+function secondSite(group: string, factor: string): string {
+  return py`
+    from megatron.core import parallel_state
+    from distributed.buffer import GradBuffer
+
+
+    def build_other(params):
+        return GradBuffer(params, ${group}, ${factor})
+  `;
+}
+
+test('class factors: sites that disagree keep each object group and factor together', async () => {
+  const files = (ddpFactor: string) => ({
+    [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
+    'distributed/ddp.py': ddp(ddpFactor),
+    'distributed/other.py': secondSite('parallel_state.get_data_parallel_group()', DP_ONLY),
+  });
+  // Each site pairs its group with the divisor that counts it: a group of one site with the factor of the other
+  // (dp × cp with 1/dp) would be a wrong divisor, and must not be combined.
+  const clean = await analyzeAll(files(DP_AND_CP));
+  assert.deepEqual(summary(clean.get(BUFFER_PATH)!.findings), []);
+  const bug = await analyzeAll(files(DP_ONLY));
+  const findings = bug.get(BUFFER_PATH)!.findings;
+  assert.deepEqual(summary(findings), [`CP003@${SCALE_LINE}`], findings.map((f) => f.message).join('\n'));
+  assert.match(findings[0].message, /dp×cp ranks/);
+});
+
+test('class factors: a site in test code names no training object', async () => {
+  const results = await analyzeAll({
+    [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
+    'distributed/ddp.py': ddp(DP_AND_CP),
+    'tests/test_buffer.py': secondSite('parallel_state.get_data_parallel_group(with_context_parallel=True)', DP_ONLY),
+  });
+  assert.deepEqual(summary(results.get(BUFFER_PATH)!.findings), []);
+});
