@@ -1,8 +1,11 @@
 // The program's side of the per-class summaries (class-summaries.ts): which constructor parameters the files asked
 // about in their first pass, which construction sites of the workspace build those classes, and what each
 // parameter then denotes. A file with an answer is analysed again with it.
+import type { Dims } from './dims';
 import {
   agreedArgument,
+  dimsKey,
+  type SiteKind,
   type ArgumentDenotation,
   type ConstructionSite,
   type ConstructorRequest,
@@ -19,6 +22,8 @@ export interface ClassLinkInputs {
   /** The file's first pass; `parse` forces a parse of a file the prefilter skipped (its sites are needed). */
   pass(path: string, parse: boolean): ClassPass | undefined;
   resolve(from: string, module: string): string | undefined;
+  /** The file is test code (analyze.ts, isTestCode). */
+  isTest?(path: string): boolean;
 }
 
 /** Per file, the answers to its requests: `Class.param` → what every construction site passes. */
@@ -26,6 +31,69 @@ export type ClassAnswers = Map<string, Map<string, ArgumentDenotation>>;
 
 export function requestKey(r: Pick<ConstructorRequest, 'className' | 'param'>): string {
   return `${r.className}.${r.param}`;
+}
+
+/**
+ * What a file says once it knows what its own classes were built with: the requests it then makes (a method that
+ * could not name its group never asked for its divisor) and its construction sites (a site passing `self.group`
+ * on to another class now denotes that group).
+ */
+export type ClassProbe = (path: string, answers: ReadonlyMap<string, ArgumentDenotation>) => ClassPass | undefined;
+
+// A class built by a class built by a class (Megatron's DDP → buffer → bucket) needs a round per level, and a method
+// asks for its divisor only in the round after its group was answered.
+const MAX_ROUNDS = 5;
+
+/**
+ * The answers of linkConstructors, repeated until they stop changing: each round probes the files that received
+ * answers, and their new requests and better-named sites are linked in the next round.
+ */
+export function linkConstructorsInRounds(
+  paths: readonly string[],
+  inputs: ClassLinkInputs,
+  probe: ClassProbe,
+): ClassAnswers {
+  const learned = new Map<string, { key: string; pass: ClassPass | undefined }>();
+  let answers: ClassAnswers = new Map();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const next = linkConstructors(paths, {
+      ...inputs,
+      pass: (path, parse) => {
+        const first = inputs.pass(path, parse);
+        const later = learned.get(path)?.pass;
+        if (!first || !later) return first ?? later;
+        const requests = [...first.requests];
+        for (const r of later.requests) if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
+        return { sites: later.sites, requests };
+      },
+    });
+    if (round > 0 && answersKey(next) === answersKey(answers)) break;
+    answers = next;
+    for (const [path, map] of answers) {
+      const key = answerMapKey(map);
+      if (learned.get(path)?.key !== key) learned.set(path, { key, pass: probe(path, map) });
+    }
+  }
+  return answers;
+}
+
+/** The answers a file received, as text: equal keys mean the same probe. */
+export function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): string {
+  return [...map]
+    .map(([k, d]) => `${k}=${denotationKey(d)}[${(d.bySite ?? []).map(denotationKey).join(',')}]`)
+    .sort()
+    .join(';');
+}
+
+function denotationKey(d: { readonly group?: Dims; readonly size?: Dims }): string {
+  return `${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`;
+}
+
+function answersKey(answers: ClassAnswers): string {
+  return [...answers]
+    .map(([path, map]) => `${path}:${answerMapKey(map)}`)
+    .sort()
+    .join('\n');
 }
 
 export function linkConstructors(paths: readonly string[], inputs: ClassLinkInputs): ClassAnswers {
@@ -51,16 +119,28 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
   }
   for (const [path, requests] of asking) {
     for (const request of requests) {
-      const sites = (sitesByClass.get(request.className) ?? [])
-        .filter((s) => mayBuild(s.path, s.site, path, inputs))
-        .map((s) => s.site);
-      const agreed = agreedArgument(request, sites);
+      const found = (sitesByClass.get(request.className) ?? []).filter((s) => mayBuild(s.path, s.site, path, inputs));
+      const agreed = agreedArgument(
+        request,
+        found.map((s) => s.site),
+        found.map((s) => siteKind(s.path, s.site, path, inputs)),
+      );
       if (!agreed) continue;
       const map = answers.get(path) ?? new Map<string, ArgumentDenotation>();
       answers.set(path, map.set(requestKey(request), agreed));
     }
   }
   return answers;
+}
+
+/**
+ * A site that builds the class for certain (its import resolves to the definer), one in test code (it builds objects
+ * to compare them, not to train), or one that only may build it.
+ */
+function siteKind(sitePath: string, site: ConstructionSite, definer: string, inputs: ClassLinkInputs): SiteKind {
+  if (inputs.isTest?.(sitePath)) return 'test';
+  const target = site.module === undefined ? sitePath : inputs.resolve(sitePath, site.module);
+  return target === definer ? 'certain' : 'possible';
 }
 
 /**

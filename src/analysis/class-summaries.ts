@@ -9,7 +9,7 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
-import type { ArgumentDenotation, ConstructorRequest } from './constructor-request';
+import type { ArgumentDenotation, ConstructorArgument, ConstructorRequest } from './constructor-request';
 
 // The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
 export {
@@ -18,6 +18,9 @@ export {
   type ConstructorArgument,
   type ConstructorRequest,
 } from './constructor-request';
+
+/** A site builds the class for certain, may build it (an import the program cannot resolve), or is test code. */
+export type SiteKind = 'certain' | 'possible' | 'test';
 
 /** One call that builds an object of a class, or a subclass constructor passing arguments to its base's. */
 export interface ConstructionSite {
@@ -30,10 +33,14 @@ export interface ConstructionSite {
   readonly opaque: boolean;
 }
 
-/** The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`. */
-export function constructionSites(model: FileModel): ConstructionSite[] {
+/**
+ * The construction sites of a file: calls of capitalised names it imports or defines, and `super().__init__`.
+ * `constructorArgument` says what this file's own classes were built with, so a site inside a method that passes
+ * `self.group` on to another class (a buffer building its buckets) denotes what the buffer was built with.
+ */
+export function constructionSites(model: FileModel, constructorArgument?: ConstructorArgument): ConstructionSite[] {
   const s = model.syntax;
-  const sizes = new GroupSizes(model);
+  const sizes = new GroupSizes(model, constructorArgument);
   const defined = new Set(model.functions.filter((f) => f.name === '__init__').map((f) => f.className));
   const out: ConstructionSite[] = [];
   for (const fn of model.functions) {
@@ -187,11 +194,14 @@ export function dimsKey(dims: Dims): string {
 
 /**
  * What a constructor parameter denotes over all the sites that build the class: the group (or size) every site
- * passes, or nothing when there is no site, or one passes something else, nothing, or something unnamed.
+ * passes, or nothing when there is no site, or one passes something else, nothing, or something unnamed; and what
+ * each site passes when every site names it (`kinds[i]`: the i-th site builds the class for certain, may build it,
+ * or is test code).
  */
 export function agreedArgument(
   request: ConstructorRequest,
   sites: readonly ConstructionSite[],
+  kinds: readonly SiteKind[] = [],
 ): ArgumentDenotation | undefined {
   if (sites.length === 0) return undefined;
   const given: (ArgumentDenotation | undefined)[] = sites.map((site) =>
@@ -211,5 +221,14 @@ export function agreedArgument(
   };
   const group = agree((d) => d.group);
   const size = agree((d) => d.size);
-  return group || size ? { ...(group ? { group } : {}), ...(size ? { size } : {}) } : undefined;
+  // Each object is judged with what its own site passed, when every site builds this class for certain and names
+  // the argument; sites in test code build objects to compare them, not to train, and are left out.
+  const training = given.filter((_, i) => kinds[i] !== 'test');
+  const bySite =
+    training.length > 0 &&
+    given.every((d, i) => kinds[i] === 'test' || (kinds[i] === 'certain' && d && (d.group || d.size)))
+      ? training.map((d) => ({ group: d?.group, size: d?.size }))
+      : undefined;
+  if (!group && !size && !bySite) return undefined;
+  return { ...(group ? { group } : {}), ...(size ? { size } : {}), ...(bySite ? { bySite } : {}) };
 }

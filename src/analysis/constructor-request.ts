@@ -11,6 +11,12 @@ export interface ArgumentDenotation {
   readonly group?: Dims;
   /** The parallel dimensions of the size (or the product of sizes) the argument is. */
   readonly size?: Dims;
+  /**
+   * What each construction site of the class passes, in the same order for every parameter of the class, when
+   * every site names it: a class built twice (a buffer for the dense gradients and one for the expert gradients)
+   * keeps each object's group and factor together, even where the sites disagree.
+   */
+  readonly bySite?: readonly { readonly group?: Dims; readonly size?: Dims }[];
 }
 
 /** A constructor parameter whose value a method of the class needs. */

@@ -64,7 +64,10 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
     unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
   }
   if ([...unknown.values()].some((v) => v !== 0)) return undefined;
-  const divisor = named.filter((n) => n.term.sign === -1).pop();
+  // A divisor is written as one (`/ dp`) or as a factor that is a reciprocal (`*= 1.0 / dp`, `mul_(scale)`).
+  const divides = (n: { term: T; values: SizeAlternative[] }) =>
+    n.values.some((v) => [...v.dims.values()].some((e) => e * n.term.sign < 0));
+  const divisor = named.filter(divides).pop();
   if (!divisor && !averages) return undefined;
   let decided = true;
   for (const g of groups) {
@@ -124,8 +127,12 @@ export function groupDivisorMessage(
     ? `averages the gradients over \`${group}\` (${groupSize} ranks)`
     : `sums the gradients over \`${group}\` (${groupSize} ranks)`;
   const counted = replicas === groupSize ? '' : `, of which ${replicas} hold replicas of the mean`;
+  // A reciprocal written as a factor (`mul_(scale)` with scale = 1/dp) is shown as the factor it is.
   const divided = averages
     ? `and they are scaled by \`${divisor}\``
-    : `and they are divided by \`${divisor}\` (${formatDims(m.divisorDims)})`;
-  return `\`${reduction}\` ${how}${counted}, ${divided} instead of ${replicas}: the effective learning rate is ${formatDims(m.factor)}× the configured one.`;
+    : m.term.sign === 1
+      ? `and they are scaled by \`${divisor}\` (${formatDims(multiplyDims(new Map(), m.divisorDims, -1))})`
+      : `and they are divided by \`${divisor}\` (${formatDims(m.divisorDims)})`;
+  const expected = !averages && m.term.sign === 1 ? formatDims(multiplyDims(new Map(), m.replicas, -1)) : replicas;
+  return `\`${reduction}\` ${how}${counted}, ${divided} instead of ${expected}: the effective learning rate is ${formatDims(m.factor)}× the configured one.`;
 }

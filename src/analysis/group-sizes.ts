@@ -249,7 +249,7 @@ export class GroupSizes {
         }),
       );
     }
-    const values = this.model.assignedValues.get(text) ?? [];
+    const values = this.model.valuesSeenBy(text, env.fn);
     if (values.length === 0) return undefined;
     return this.union(
       values.map((v) => {
@@ -276,8 +276,14 @@ export class GroupSizes {
     if (init.assignments.some((a) => child(a, 'left')?.type === 'identifier' && s.text(child(a, 'left')!) === param))
       return undefined;
     const request = constructorRequest(this.model, init, param);
-    const dims = request ? this.constructorArgument(request)?.[kind] : undefined;
-    return dims ? [{ dims, branches: new Map() }] : undefined;
+    const answer = request ? this.constructorArgument(request) : undefined;
+    const dims = answer?.[kind];
+    if (dims) return [{ dims, branches: new Map() }];
+    // Sites that disagree: one value per site, each assuming that site (a branch of the constructor), so a group
+    // and a factor are combined only when the same object was built with both.
+    const bySite = answer?.bySite;
+    if (!bySite || bySite.some((d) => !d[kind])) return undefined;
+    return bySite.map((d, i) => ({ dims: d[kind]!, branches: new Map([[init.node, i]]) }));
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */

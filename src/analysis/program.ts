@@ -4,12 +4,18 @@
 // it is made, with the caller's divisions and update, and the helper's own caller-less verdict gives way to it.
 // Results are cached per file by text, so an edit re-analyses that file and the files that depend on what changed.
 import type { Parser } from 'web-tree-sitter';
-import { analyzeSource } from './analyze';
+import { analyzeSource, isTestCode } from './analyze';
 import type { ModuleAnalysis, ProgramContext } from './module-analysis';
 import { helperReduction, importedCallee, type HelperSummary } from './summaries';
 import type { AnalysisOptions, AnalysisResult } from './types';
-import { constructionSites, type ConstructionSite, type ConstructorRequest } from './class-summaries';
-import { linkConstructors, requestKey, type ClassAnswers } from './class-links';
+import {
+  constructionSites,
+  type ArgumentDenotation,
+  type ConstructionSite,
+  type ConstructorArgument,
+  type ConstructorRequest,
+} from './class-summaries';
+import { answerMapKey, linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
 import { ContractIndex } from './contracts/workspace';
 
 interface FirstPass {
@@ -65,6 +71,7 @@ export class Program {
     this.texts.delete(path);
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
+    this.probes.delete(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);
   }
@@ -137,11 +144,44 @@ export class Program {
   }
 
   private linkClasses(paths: readonly string[]): ClassAnswers {
-    return linkConstructors(paths, {
-      text: (p) => this.texts.get(p) ?? '',
-      pass: (p, parse) => this.first(p, !parse),
-      resolve: (from, module) => this.modules.resolve(from, module),
-    });
+    return linkConstructorsInRounds(
+      paths,
+      {
+        text: (p) => this.texts.get(p) ?? '',
+        pass: (p, parse) => this.first(p, !parse),
+        resolve: (from, module) => this.modules.resolve(from, module),
+        isTest: (p) => isTestCode(this.scopePaths.get(p) ?? p),
+      },
+      (p, answered) => this.probe(p, answered),
+    );
+  }
+
+  /** Probes by file, for its text and answers: the editor links the classes again on every edit. */
+  private readonly probes = new Map<string, { text: string; key: string; pass: ClassPass | undefined }>();
+
+  /** The requests and construction sites of a file analysed with the answers it has so far (class-links.ts). */
+  private probe(path: string, answered: ReadonlyMap<string, ArgumentDenotation>): ClassPass | undefined {
+    const text = this.texts.get(path) ?? '';
+    const key = answerMapKey(answered);
+    const cached = this.probes.get(path);
+    if (cached && cached.text === text && cached.key === key) return cached.pass;
+    const pass = this.probeAnew(path, answered);
+    this.probes.set(path, { text, key, pass });
+    return pass;
+  }
+
+  private probeAnew(path: string, answered: ReadonlyMap<string, ArgumentDenotation>): ClassPass | undefined {
+    const requests: ConstructorRequest[] = [];
+    const record = recordingRequests(requests);
+    // Every request is noted, answered or not: the next round must ask it again.
+    const constructorArgument: ConstructorArgument = (r) => record(r) ?? answered.get(requestKey(r));
+    const { analysis } = analyzeSource(
+      this.parser,
+      this.texts.get(path) ?? '',
+      { ...this.optionsFor(path), prefilter: false },
+      { path, constructorArgument },
+    );
+    return analysis ? { requests, sites: constructionSites(analysis.model, constructorArgument) } : undefined;
   }
 
   /** One file's findings, judged with the summaries of the whole program (the editor's path after an edit). */
@@ -161,19 +201,15 @@ export class Program {
     const text = this.texts.get(path) ?? '';
     const cached = this.firstPass.get(path);
     if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
-    // The first pass knows no construction site: it only notes which constructor parameters it would need.
+    // The first pass knows no construction site: it only notes which constructor parameters it would need, for its
+    // methods and for the arguments its own sites pass on (`Bucket(group=self.group)`).
     const requests: ConstructorRequest[] = [];
+    const constructorArgument = recordingRequests(requests);
     const { result, analysis } = analyzeSource(
       this.parser,
       text,
       { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
-      {
-        path,
-        constructorArgument: (r) => {
-          if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
-          return undefined;
-        },
-      },
+      { path, constructorArgument },
     );
     const pass: FirstPass = {
       text,
@@ -181,7 +217,7 @@ export class Program {
       summaries: analysis?.summaries ?? [],
       calls: analysis ? callsOf(analysis) : [],
       parsed: analysis !== undefined || !prefilter,
-      sites: analysis ? constructionSites(analysis.model) : [],
+      sites: analysis ? constructionSites(analysis.model, constructorArgument) : [],
       requests,
     };
     this.firstPass.set(path, pass);
@@ -260,6 +296,14 @@ function mentionPattern(names: ReadonlySet<string>): RegExp | undefined {
   return new RegExp(
     `\\.\\s*(?:${alternatives})\\s*\\(|\\bimport\\s*\\(?[^()\\n]*(?:\\([^)]*)?\\b(?:${alternatives})\\b`,
   );
+}
+
+/** A callback that answers nothing and notes each constructor parameter asked for, once. */
+function recordingRequests(requests: ConstructorRequest[]): ConstructorArgument {
+  return (r) => {
+    if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
+    return undefined;
+  };
 }
 
 interface Links {

@@ -39,6 +39,8 @@ export class FileModel {
   /** `self.world_size`, `args.lr`, module globals: every value assigned to that text anywhere in the file. */
   readonly assignedValues = new Map<string, { value: PyNode; fn: FunctionInfo }[]>();
   readonly functionOf = new Map<PyNode, FunctionInfo>();
+  /** Each class of the file (by name) and its bases as written. */
+  private readonly classBases = new Map<string, string[]>();
 
   constructor(
     readonly module: PyNode,
@@ -86,6 +88,7 @@ export class FileModel {
       if (n.type === 'class_definition') {
         const nameNode = child(n, 'name');
         const cls = nameNode ? this.syntax.text(nameNode) : undefined;
+        if (cls) this.classBases.set(cls, this.basesOf(n));
         const classBody = child(n, 'body');
         for (const stmt of classBody ? named(classBody) : []) {
           const def = stmt.type === 'decorated_definition' ? child(stmt, 'definition') : stmt;
@@ -103,6 +106,49 @@ export class FileModel {
       if (n.type === 'call') fn.calls.push(n);
       else if (n.type === 'assignment' || n.type === 'augmented_assignment') fn.assignments.push(n);
       return true;
+    });
+  }
+
+  /** The bases of a class as written (`nn.Module`, `Base`); `object` is left out. */
+  private basesOf(cls: PyNode): string[] {
+    const list = child(cls, 'superclasses');
+    return (list ? named(list) : [])
+      .filter((b) => b.type === 'identifier' || b.type === 'attribute')
+      .map((b) => this.syntax.text(b).replace(/\s+/g, ''))
+      .filter((b) => b !== 'object');
+  }
+
+  /** The file's classes above `cls`; undefined when a base is not a class of this file (its ancestry is unknown). */
+  private ancestorsOf(cls: string, seen = new Set<string>()): Set<string> | undefined {
+    const bases = this.classBases.get(cls);
+    if (!bases || seen.has(cls)) return undefined;
+    seen.add(cls);
+    const out = new Set<string>();
+    for (const b of bases) {
+      const up = this.ancestorsOf(b, seen);
+      if (!up) return undefined;
+      out.add(b);
+      for (const a of up) out.add(a);
+    }
+    return out;
+  }
+
+  /**
+   * The values assigned to `self.x` that the object a method of `fn`'s class sees: the assignments in methods of
+   * a class of this file that is neither an ancestor nor a descendant of it are another object's attribute (a
+   * buffer and the buckets it builds both keep `self.data_parallel_group`). Other texts keep every value.
+   */
+  valuesSeenBy(text: string, fn: FunctionInfo): { value: PyNode; fn: FunctionInfo }[] {
+    const values = this.assignedValues.get(text) ?? [];
+    const own = fn.className;
+    if (!own || !text.startsWith('self.')) return values;
+    const ownUp = this.ancestorsOf(own);
+    if (!ownUp) return values;
+    return values.filter((v) => {
+      const other = v.fn.className;
+      if (!other || other === own || ownUp.has(other)) return true;
+      const otherUp = this.ancestorsOf(other);
+      return !otherUp || otherUp.has(own);
     });
   }
 

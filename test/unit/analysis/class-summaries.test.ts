@@ -87,7 +87,7 @@ test('class summaries: the data-parallel group, or a divisor that counts the rep
   }
 });
 
-test('class summaries: construction sites that disagree, pass nothing, or pass their own parameter say nothing', async () => {
+test('class summaries: construction sites that pass nothing, pass their own parameter or hide it say nothing', async () => {
   const other = py`
     from runtime.zero.optimizer import ZeroOptimizer
     from utils import groups
@@ -114,7 +114,7 @@ test('class summaries: construction sites that disagree, pass nothing, or pass t
     def build(optimizer, **kwargs):
         return ZeroOptimizer(optimizer, **kwargs)
   `;
-  for (const extra of [other, defaulted, subclass, splat]) {
+  for (const extra of [defaulted, subclass, splat]) {
     const results = await analyzeAll({
       [OPTIMIZER_PATH]: OPTIMIZER,
       'runtime/engine.py': ENGINE,
@@ -122,6 +122,39 @@ test('class summaries: construction sites that disagree, pass nothing, or pass t
     });
     assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), [], extra);
   }
+  // Two sites that both name their group build two objects: the engine's, over dp × sp ranks, divides by the whole
+  // group; the other, over the data-parallel group, is right. Each object is judged with its own group.
+  const results = await analyzeAll({
+    [OPTIMIZER_PATH]: OPTIMIZER,
+    'runtime/engine.py': ENGINE,
+    'runtime/extra.py': other,
+  });
+  const findings = results.get(OPTIMIZER_PATH)!.findings;
+  assert.deepEqual(summary(findings), [`CP003@${DIVIDE_LINE}`]);
+  assert.match(findings[0].message, /dp×sp ranks\), of which dp hold replicas/);
+  const agreeing = await analyzeAll({
+    [OPTIMIZER_PATH]: OPTIMIZER,
+    'runtime/engine.py': ENGINE.replace('_get_sequence_data_parallel_group', '_get_data_parallel_group'),
+    'runtime/extra.py': other,
+  });
+  assert.deepEqual(summary(agreeing.get(OPTIMIZER_PATH)!.findings), []);
+});
+
+test('class summaries: a site that may build another class of the same name keeps the sites from judging apart', async () => {
+  // `factory.ZeroOptimizer` resolves to no file of the program: it may be this class, built with an unknown group.
+  const unresolved = py`
+    import factory
+    from utils import groups
+
+    def build(optimizer):
+        return factory.ZeroOptimizer(optimizer, dp_process_group=groups._get_data_parallel_group())
+  `;
+  const results = await analyzeAll({
+    [OPTIMIZER_PATH]: OPTIMIZER,
+    'runtime/engine.py': ENGINE,
+    'runtime/extra.py': unresolved,
+  });
+  assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), []);
 });
 
 test('class summaries: a constructor that rebinds the parameter stores its own value, not the callers', async () => {
