@@ -280,6 +280,10 @@ export interface TimelineState {
   readonly scrollTopPx?: number;
   readonly filter?: string;
   readonly selectedSpan?: number;
+  /** Keys of the folded track groups ("node 1", "counters"), restored when the same trace is shown again. */
+  readonly folded?: readonly string[];
+  /** Lane ids of the pinned lanes. */
+  readonly pinned?: readonly number[];
 }
 export interface ChartsState {
   readonly panel: 'charts';
@@ -370,6 +374,20 @@ export function isValidationError(result: ValidationResult): result is { readonl
   return 'error' in result;
 }
 
+/** Most entries a saved list (folded groups, pinned lanes) may hold; a trace drawn at the rank limit has fewer lanes. */
+export const MAX_STATE_LIST = 100_000;
+
+/** The valid entries of a saved list, or undefined when it is not an array or is longer than MAX_STATE_LIST. */
+function boundedList<T>(value: unknown, entry: (v: unknown) => T | undefined): T[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_STATE_LIST) return undefined;
+  const out: T[] = [];
+  for (const v of value as unknown[]) {
+    const checked = entry(v);
+    if (checked !== undefined) out.push(checked);
+  }
+  return out;
+}
+
 /**
  * Checks the state a serializer hands back after a reload (it was written by the webview, so it is untrusted).
  * Returns undefined for anything that is not a panel state; unknown or malformed optional fields are dropped.
@@ -391,6 +409,12 @@ export function validatePanelState(state: unknown): PanelState | undefined {
           : undefined;
       const selected =
         integer(0, 2 ** 32 - 1)(state.selectedSpan) === undefined ? (state.selectedSpan as number) : undefined;
+      // Fold keys are short names ("node 12"); lane ids are integers. Anything else in the lists is dropped, and a
+      // list longer than any trace's lanes is refused whole.
+      const folded = boundedList(state.folded, (v) => (text(64)(v) === undefined ? (v as string) : undefined));
+      const pinned = boundedList(state.pinned, (v) =>
+        integer(0, 2 ** 31 - 1)(v) === undefined ? (v as number) : undefined,
+      );
       return {
         panel: 'timeline',
         source,
@@ -399,6 +423,8 @@ export function validatePanelState(state: unknown): PanelState | undefined {
         scrollTopPx: num(state.scrollTopPx),
         filter: str(state.filter),
         selectedSpan: selected,
+        folded,
+        pinned,
       };
     }
     case 'charts':

@@ -19,7 +19,7 @@ import { rangeAggregate } from './aggregate';
 import { drawCounter, traceCounters, type CounterSeries } from './counters';
 import { renderAggregate, renderFlows, renderRangeStats, renderSpanDetails, renderTooltip } from './details';
 import { drawFlows, flowSet, flowsOf, peerFlows, type FlowSet } from './flows';
-import { lineAt } from './layout';
+import { lineAt, restoredLayoutState, savedLayoutState } from './layout';
 import { attachInteraction } from './interaction';
 import { renderLegend } from './legend';
 import { TimelineModel, type SpanColumns } from './model';
@@ -82,6 +82,7 @@ function persist(): void {
       scrollTopPx: view.scrollTopPx,
       filter: filter.value || undefined,
       selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
+      ...savedLayoutState(view.layoutState),
     });
   }, 250);
 }
@@ -251,6 +252,11 @@ function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flo
       ? { startUs: restore.viewStartUs, endUs: restore.viewEndUs }
       : undefined,
   );
+  // Folds and pins first: they decide how tall the content is that the saved scroll position is in.
+  if (restore) {
+    view.layoutState = restoredLayoutState(model.rows, restore);
+    view.relayout();
+  }
   view.scrollTopPx = 0;
   if (restore?.scrollTopPx) view.scrollByPx(restore.scrollTopPx);
   filter.value = restore?.filter ?? '';
