@@ -10,28 +10,73 @@ import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
 import type { CoreServices } from '../core';
 import { loadTrainingRun } from '../training-run-loader';
-import { configFormatOf } from '../glue/lens-sites';
+import { configFormatOf, type ConfigFormat } from '../glue/lens-sites';
+import { readUserFile } from '../user-files';
+import { EXCLUDED_FOLDERS } from './workspace-check';
 import { sweepSeries } from '../glue/charts-data';
 import { stepPhaseRows, scalingCurves, type ScalingSubject } from '../glue/training-charts';
 import { bucketAdvice, bucketSweepRange, bucketSweepRows } from '../glue/bucket-advice';
+import { stepTimeText } from '../glue/lens-label';
 import { changesPart, mergeChanges, trainingAssumptions } from '../glue/training-assumptions';
 import { withCancellableProgress } from '../progress';
 import { requireSystem } from '../system';
+
+/** Most candidate files the config picker reads to tell a training config from other JSON and YAML. */
+const MAX_CONFIG_CANDIDATES = 400;
+
+/** How the picker describes each config format. */
+function configFormatLabel(format: ConfigFormat): string {
+  switch (format) {
+    case 'collective':
+      return vscode.l10n.t('Collective Profiler config');
+    case 'deepspeed':
+      return vscode.l10n.t('DeepSpeed config');
+    case 'accelerate':
+      return vscode.l10n.t('Accelerate config');
+    case 'hf-model':
+      return vscode.l10n.t('Hugging Face model config');
+  }
+}
+
+/**
+ * The training configs in the workspace: *.collective.yaml, DeepSpeed JSON, Accelerate YAML and Hugging Face
+ * config.json files, each recognised as the lenses recognise it (glue/lens-sites.ts configFormatOf), so a file the
+ * picker offers is one that has lenses, and a package.json or an unrelated config.json is not offered.
+ */
+async function workspaceConfigs(): Promise<{ uri: vscode.Uri; format: ConfigFormat }[]> {
+  const found = await vscode.workspace.findFiles(
+    '**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml},config.json}',
+    EXCLUDED_FOLDERS,
+    MAX_CONFIG_CANDIDATES,
+  );
+  const configs: { uri: vscode.Uri; format: ConfigFormat }[] = [];
+  for (const uri of found) {
+    let text: string;
+    try {
+      text = new TextDecoder().decode(await readUserFile(uri, 'config'));
+    } catch {
+      continue; // an unreadable file is not offered; picking it would only fail
+    }
+    const format = configFormatOf(uri.path, text);
+    if (format) configs.push({ uri, format });
+  }
+  return configs.sort((a, b) => a.uri.path.localeCompare(b.uri.path));
+}
 
 /** The config to act on: the argument, the active editor when it is a config, or one the user picks. */
 async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg;
   const doc = vscode.window.activeTextEditor?.document;
   if (doc && configFormatOf(doc.fileName, doc.getText())) return doc.uri;
-  const found = await vscode.workspace.findFiles(
-    '**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml}}',
-    '**/node_modules/**',
-    200,
-  );
-  if (found.length === 1) return found[0];
+  const found = await workspaceConfigs();
+  if (found.length === 1) return found[0].uri;
   const picked = await vscode.window.showQuickPick(
     [
-      ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })),
+      ...found.map((c) => ({
+        label: vscode.workspace.asRelativePath(c.uri),
+        description: configFormatLabel(c.format),
+        uri: c.uri as vscode.Uri | undefined,
+      })),
       { label: vscode.l10n.t('$(folder-opened) Browse…'), uri: undefined },
     ],
     { title: vscode.l10n.t('Which training config?') },
@@ -108,7 +153,7 @@ async function profileInPanels(
   await ctx.panels.showTrace(trace);
   ctx.panels.showCharts(
     {
-      title: vscode.l10n.t('{0}: {1} per step on {2}', name, formatMicros(step.stepTimeUs), systemLabel),
+      title: vscode.l10n.t('{0}: {1} per step on {2}', name, stepTimeText(step), systemLabel),
       system: systemLabel,
       phases: stepPhaseRows(step),
       sweeps: sweepSeries(resolveSystem(run.system)),
@@ -120,7 +165,7 @@ async function profileInPanels(
     },
   );
   ctx.log.info(
-    `${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives; ${run.assumed.length} assumptions, shown and changeable in the charts panel`,
+    `${name}: step ${stepTimeText(step)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives; ${run.assumed.length} assumptions, shown and changeable in the charts panel`,
   );
 }
 
