@@ -12,6 +12,12 @@ import { sourceExtent, type SourceExtent } from '../glue/span-links';
 import * as path from 'node:path';
 import { asMicros } from '../../engine/index';
 
+/**
+ * The timeline keeps its page while hidden (a large trace is costly to send again); the charts and topology reload
+ * from their saved state when shown again.
+ */
+const RETAINS_CONTEXT: Readonly<Record<PanelKind, boolean>> = { timeline: true, charts: false, topology: false };
+
 export class PanelManager implements vscode.Disposable {
   private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -109,7 +115,7 @@ export class PanelManager implements vscode.Disposable {
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       {
         ...webviewOptions(this.ctx.extensionUri),
-        retainContextWhenHidden: kind === 'timeline',
+        retainContextWhenHidden: RETAINS_CONTEXT[kind],
       },
     );
     return this.adopt(kind, panel);
@@ -126,6 +132,10 @@ export class PanelManager implements vscode.Disposable {
     this.open.set(kind, { panel, wired });
     panel.onDidChangeViewState((e) => {
       if (e.webviewPanel.active && wired.trace) this.setActiveTrace(wired);
+      // A hidden webview that does not retain its context is torn down, and a message posted to it is lost (a
+      // re-run's charts, posted right after the timeline came to the front, were). Shown again, its page loads
+      // anew and says ready; messages wait for that.
+      if (!e.webviewPanel.visible && !RETAINS_CONTEXT[kind]) wired.awaitReady();
     });
     panel.onDidDispose(() => {
       wired.dispose();

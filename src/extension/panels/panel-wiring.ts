@@ -111,6 +111,11 @@ export class WiredWebview implements vscode.Disposable {
     for (const m of traceMessages(trace, source)) this.post(m);
   }
 
+  /** The page was torn down (hidden without retaining its context): queue messages until it says ready again. */
+  awaitReady(): void {
+    this.ready = false;
+  }
+
   private flush(): void {
     this.ready = true;
     this.post({ type: 'theme', kind: themeKind() });

@@ -150,3 +150,16 @@ test(
     assert.deepEqual(notes, []);
   },
 );
+
+test('charts posted while the charts panel is hidden wait for its page to load again', { skip }, async () => {
+  const charts = panel('charts')!;
+  const count = charts.posted.filter((m) => m.type === 'charts').length;
+  // The timeline came to the front of the charts' editor group: VS Code tore the charts page down.
+  charts.hide();
+  await run('profileTrainingConfig', fake.Uri.file(HF_CONFIG), { sequenceLength: 128 });
+  assert.deepEqual(errors(), []);
+  assert.equal(charts.posted.filter((m) => m.type === 'charts').length, count, 'not posted into a torn-down page');
+  await charts.fromWebview({ type: 'ready', panel: 'charts' });
+  assert.equal(charts.posted.filter((m) => m.type === 'charts').length, count + 1);
+  assert.equal(lastCharts().assumptions?.fields.find((f) => f.key === 'sequenceLength')?.value, 128);
+});
