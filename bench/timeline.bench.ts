@@ -105,6 +105,13 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** Waits for the counter tracks, computed in a task after the first paint, and returns how long that task ran. */
+const COUNTER_TASK = `async () => {
+  const handle = window.collectiveProfilerTimeline;
+  while (handle.counterLabels().length === 0) await new Promise((done) => setTimeout(done, 10));
+  return handle.counterTaskMs();
+}`;
+
 let lastFrames: number[] = [];
 let last10M: Record<string, unknown> = {};
 
@@ -118,6 +125,19 @@ export const benchmarks: Benchmark[] = [
     extra: () => ({
       ...load(),
       note: 'from handing typed arrays to the view (grouping, sorting, LOD buckets) to the first presented frame',
+    }),
+  },
+  {
+    name: 'timeline: counter tracks task after first paint, 1 M spans',
+    unit: 'ms',
+    // A task over 50 ms is a long task: a key or a click that arrives during it waits for it to end.
+    target: 50,
+    runs: 3,
+    measure: () =>
+      withTimeline(1_000_000, async (panel) => (await panel.page.evaluate(`(${COUNTER_TASK})()`)) as number),
+    extra: () => ({
+      ...load(),
+      note: 'busbw per rank and bytes in flight per link, computed once after the first paint; input waits for it',
     }),
   },
   {

@@ -137,6 +137,47 @@ export interface ChartsData {
   readonly notes?: readonly ChartsNote[];
   readonly nodeScaling?: readonly NodeScalingRow[];
   readonly scalingCheck?: ScalingCheckCurves;
+  /** What a training profile or bucket sweep assumed, shown as a card whose values can be changed and re-run. */
+  readonly assumptions?: TrainingAssumptions;
+}
+
+/** The values of a training run the charts panel lets the user change; an edit runs the profile or sweep again. */
+export type AssumptionKey = 'model' | 'sequenceLength' | 'microBatchSize' | 'computeEfficiencyPct' | 'bucketMiB';
+export const ASSUMPTION_KEYS: readonly AssumptionKey[] = [
+  'model',
+  'sequenceLength',
+  'microBatchSize',
+  'computeEfficiencyPct',
+  'bucketMiB',
+];
+
+/** One value a run used, and where it came from: a config file, a default that filled a gap, or this panel. */
+export interface AssumptionField {
+  readonly key: AssumptionKey;
+  /** A number, or for `model` the preset's name (or the name of the model a config.json describes). */
+  readonly value: number | string;
+  readonly origin: 'config' | 'default' | 'panel';
+  /** For `model`: the presets the user may pick instead. */
+  readonly choices?: readonly string[];
+}
+
+export interface TrainingAssumptions {
+  /** Which command produced the panel, so the re-run is the same command. */
+  readonly command: 'profile' | 'sweep';
+  /** The config's file name. */
+  readonly config: string;
+  readonly fields: readonly AssumptionField[];
+  /** The other defaults that filled gaps, in words; they change through the config files, not here. */
+  readonly others: readonly string[];
+}
+
+/** Changed assumption values; absent keys keep what the run used. */
+export interface TrainingChanges {
+  readonly model?: string;
+  readonly sequenceLength?: number;
+  readonly microBatchSize?: number;
+  readonly computeEfficiencyPct?: number;
+  readonly bucketMiB?: number;
 }
 
 /** A titled list of lines, rendered as text (never as HTML). */
@@ -266,7 +307,14 @@ export interface LogMessage {
   readonly message: string;
 }
 
-export type FromWebview = ReadyMessage | OpenSourceMessage | SelectSpanMessage | ExportTraceMessage | LogMessage;
+/** Run the charts panel's training profile or sweep again with changed assumptions (its Assumptions card). */
+export interface RerunTrainingMessage {
+  readonly type: 'rerunTraining';
+  readonly changes: TrainingChanges;
+}
+
+export type FromWebview =
+  ReadyMessage | OpenSourceMessage | SelectSpanMessage | ExportTraceMessage | LogMessage | RerunTrainingMessage;
 export type FromWebviewType = FromWebview['type'];
 
 // ---------------------------------------------------------------------------------------------------------
@@ -280,6 +328,10 @@ export interface TimelineState {
   readonly scrollTopPx?: number;
   readonly filter?: string;
   readonly selectedSpan?: number;
+  /** Keys of the folded track groups ("node 1", "counters"), restored when the same trace is shown again. */
+  readonly folded?: readonly string[];
+  /** Lane ids of the pinned lanes. */
+  readonly pinned?: readonly number[];
 }
 export interface ChartsState {
   readonly panel: 'charts';
@@ -331,6 +383,53 @@ const oneOf =
   (v: unknown): string | undefined =>
     typeof v === 'string' && allowed.includes(v) ? undefined : `must be one of ${allowed.join(', ')}`;
 
+/**
+ * Bounds of each changeable assumption. The counts are the config layer's limits (docs/limits.md: sequenceLength,
+ * batch, bucketMiB; test/unit/protocol.test.ts holds them equal), as a value typed in the panel is held to what a
+ * config file may say. A model name is a preset's name: letters, digits, '.', '_' and '-'.
+ */
+export const ASSUMPTION_BOUNDS = {
+  sequenceLength: { min: 1, max: 4_194_304, integer: true },
+  microBatchSize: { min: 1, max: 1_048_576, integer: true },
+  computeEfficiencyPct: { min: 0.1, max: 100, integer: false },
+  bucketMiB: { min: 0.001, max: 1_048_576, integer: false },
+} as const satisfies Record<Exclude<AssumptionKey, 'model'>, { min: number; max: number; integer: boolean }>;
+
+const inRange =
+  (bounds: { readonly min: number; readonly max: number; readonly integer: boolean }) =>
+  (v: unknown): string | undefined =>
+    bounds.integer
+      ? integer(bounds.min, bounds.max)(v)
+      : (finiteNumber(v) ??
+        ((v as number) < bounds.min || (v as number) > bounds.max
+          ? `must be between ${bounds.min} and ${bounds.max}`
+          : undefined));
+
+const CHANGE_FIELDS: Fields = {
+  model: (v) =>
+    text(64)(v) ??
+    (/^[A-Za-z0-9._-]+$/.test(v as string) ? undefined : 'must be a preset name (letters, digits, . _ -)'),
+  sequenceLength: inRange(ASSUMPTION_BOUNDS.sequenceLength),
+  microBatchSize: inRange(ASSUMPTION_BOUNDS.microBatchSize),
+  computeEfficiencyPct: inRange(ASSUMPTION_BOUNDS.computeEfficiencyPct),
+  bucketMiB: inRange(ASSUMPTION_BOUNDS.bucketMiB),
+};
+
+/**
+ * Checks changed assumptions (from the panel, or a command's argument): an object whose keys are assumption keys,
+ * each optional and within its bounds. Returns the reason it is not, or undefined when it is.
+ */
+export function trainingChangesProblem(value: unknown): string | undefined {
+  if (!isRecord(value)) return 'must be an object';
+  for (const key of Object.keys(value)) {
+    if (!Object.prototype.hasOwnProperty.call(CHANGE_FIELDS, key))
+      return `has an unexpected field "${key.slice(0, 64)}"`;
+    const problem = CHANGE_FIELDS[key](value[key]);
+    if (problem) return `field ${key} ${problem}`;
+  }
+  return undefined;
+}
+
 /** Required fields of each message type, besides `type`. No message has optional fields. */
 const MESSAGE_FIELDS: Readonly<Record<FromWebviewType, Fields>> = {
   ready: { panel: oneOf(PANEL_KINDS) },
@@ -338,6 +437,7 @@ const MESSAGE_FIELDS: Readonly<Record<FromWebviewType, Fields>> = {
   selectSpan: { spanIndex: integer(0, 2 ** 32 - 1) },
   exportTrace: {},
   log: { level: oneOf(LOG_LEVELS), message: text() },
+  rerunTraining: { changes: trainingChangesProblem },
 };
 
 /**
@@ -370,6 +470,20 @@ export function isValidationError(result: ValidationResult): result is { readonl
   return 'error' in result;
 }
 
+/** Most entries a saved list (folded groups, pinned lanes) may hold; a trace drawn at the rank limit has fewer lanes. */
+export const MAX_STATE_LIST = 100_000;
+
+/** The valid entries of a saved list, or undefined when it is not an array or is longer than MAX_STATE_LIST. */
+function boundedList<T>(value: unknown, entry: (v: unknown) => T | undefined): T[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_STATE_LIST) return undefined;
+  const out: T[] = [];
+  for (const v of value as unknown[]) {
+    const checked = entry(v);
+    if (checked !== undefined) out.push(checked);
+  }
+  return out;
+}
+
 /**
  * Checks the state a serializer hands back after a reload (it was written by the webview, so it is untrusted).
  * Returns undefined for anything that is not a panel state; unknown or malformed optional fields are dropped.
@@ -391,6 +505,12 @@ export function validatePanelState(state: unknown): PanelState | undefined {
           : undefined;
       const selected =
         integer(0, 2 ** 32 - 1)(state.selectedSpan) === undefined ? (state.selectedSpan as number) : undefined;
+      // Fold keys are short names ("node 12"); lane ids are integers. Anything else in the lists is dropped, and a
+      // list longer than any trace's lanes is refused whole.
+      const folded = boundedList(state.folded, (v) => (text(64)(v) === undefined ? (v as string) : undefined));
+      const pinned = boundedList(state.pinned, (v) =>
+        integer(0, 2 ** 31 - 1)(v) === undefined ? (v as number) : undefined,
+      );
       return {
         panel: 'timeline',
         source,
@@ -399,6 +519,8 @@ export function validatePanelState(state: unknown): PanelState | undefined {
         scrollTopPx: num(state.scrollTopPx),
         filter: str(state.filter),
         selectedSpan: selected,
+        folded,
+        pinned,
       };
     }
     case 'charts':

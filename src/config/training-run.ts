@@ -13,6 +13,7 @@ import {
   type TrainingRun,
   type TrainingSpec,
   type Wrapper,
+  type DefaultedValue,
   asBytes,
 } from '../engine/index';
 import { limitProblem } from './limits';
@@ -104,6 +105,12 @@ function worldFromBatch(parts: readonly RunPart[], training: Partial<TrainingSpe
 
 export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   const assumed: string[] = [];
+  const defaulted: Partial<Record<DefaultedValue, string>> = {};
+  /** Records a default that filled a gap: in words for `assumed`, and by name for editors. */
+  const assume = (value: DefaultedValue, words?: string): void => {
+    if (words) assumed.push(words);
+    defaulted[value] = words ?? '';
+  };
   const file = parts[0]?.source.file ?? 'config';
   const training: Partial<TrainingSpec> = Object.assign({}, ...parts.map((p) => p.training ?? {}));
 
@@ -113,7 +120,9 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     const preset = lastOf(parts, (p) => p.modelPreset);
     model = modelPreset(preset?.value ?? DEFAULT_MODEL_PRESET);
     if (!model) failAt(preset, file, `unknown model preset '${preset?.value}'`);
-    if (!preset) assumed.push(`model ${model.name} (no model given; pass --model config.json)`);
+    if (!preset) {
+      assume('model', `model ${model.name} (no model given; pass --model config.json)`);
+    }
   }
 
   // System: an inline or file system wins over a preset; nodes and GPUs per node from any file scale it.
@@ -124,7 +133,9 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   if (!base) {
     base = presetSystem(presetName?.value ?? DEFAULT_SYSTEM_PRESET);
     if (!base) failAt(presetName, file, `unknown system preset '${presetName?.value}'`);
-    if (!presetName) assumed.push(`system ${DEFAULT_SYSTEM_PRESET} (pass --system to change it)`);
+    if (!presetName) {
+      assume('system', `system ${DEFAULT_SYSTEM_PRESET} (pass --system to change it)`);
+    }
   }
   const derived = worldFromBatch(parts, training);
   if (derived) assumed.push(`world size ${derived.value} (train batch ÷ micro-batch ÷ accumulation steps)`);
@@ -151,26 +162,38 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     );
 
   const wrapper = training.wrapper ?? 'ddp';
-  if (!training.wrapper) assumed.push('DDP data parallelism');
+  if (!training.wrapper) {
+    assume('wrapper', 'DDP data parallelism');
+  }
   // GPUs without bf16 tensor cores (V100) train in fp16.
   const hasBf16 = (findGpu(system.gpu)?.bf16Tflops ?? 1) > 0;
   const gradDtype = training.gradDtype ?? (hasBf16 ? 'bf16' : 'fp16');
-  if (!training.gradDtype) assumed.push(`${gradDtype} gradients`);
+  if (!training.gradDtype) {
+    assume('gradDtype', `${gradDtype} gradients`);
+  }
   const computeDtype =
     training.computeDtype ??
     (gradDtype === 'fp32' || gradDtype.startsWith('fp8') ? (hasBf16 ? 'bf16' : 'fp16') : gradDtype);
-  if (!training.computeDtype) assumed.push(`${computeDtype} matmuls`);
+  if (!training.computeDtype) {
+    assume('computeDtype', `${computeDtype} matmuls`);
+  }
   if (computeDtype === 'bf16' && !hasBf16)
     failAt(undefined, file, `${system.gpu} has no bf16 tensor cores; set the compute dtype to fp16`);
   let bucketBytes = training.bucketBytes;
   if (bucketBytes === undefined) {
     const d = defaultBucketBytes(wrapper, DTYPE_BYTES[gradDtype]);
     bucketBytes = asBytes(d.bytes);
-    if (wrapper !== 'fsdp' && wrapper !== 'zero3') assumed.push(`${formatBytes(bucketBytes)} buckets (${d.why})`);
+    // FSDP and ZeRO-3 gather and scatter per unit, so their bucket is no assumption the user reads about.
+    assume(
+      'bucketBytes',
+      wrapper !== 'fsdp' && wrapper !== 'zero3' ? `${formatBytes(bucketBytes)} buckets (${d.why})` : undefined,
+    );
   }
   const maxSequence = model.maxSequenceLength ?? DEFAULT_MAX_SEQUENCE;
   const sequenceLength = training.sequenceLength ?? Math.min(maxSequence, DEFAULT_MAX_SEQUENCE);
-  if (!training.sequenceLength) assumed.push(`sequence length ${sequenceLength}`);
+  if (!training.sequenceLength) {
+    assume('sequenceLength', `sequence length ${sequenceLength}`);
+  }
 
   // Batch arithmetic, as DeepSpeed checks it: global = micro × accumulation × world.
   const global = lastOf(parts, (p) => p.globalBatchSize);
@@ -195,7 +218,7 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
       micro = g / world;
       if (!Number.isInteger(micro) || micro < 1)
         failAt(global, file, `global batch ${g} does not divide over ${world} GPUs`);
-      assumed.push('no gradient accumulation');
+      assume('gradAccumulationSteps', 'no gradient accumulation');
     } else if (micro! * accumulation! * world !== g) {
       failAt(
         global,
@@ -206,17 +229,20 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
   }
   if (micro === undefined) {
     micro = 1;
-    assumed.push('micro-batch of 1 sequence per GPU');
+    assume('microBatchSize', 'micro-batch of 1 sequence per GPU');
   }
   if (accumulation === undefined) {
     accumulation = 1;
-    assumed.push('no gradient accumulation');
+    assume('gradAccumulationSteps', 'no gradient accumulation');
   }
   const efficiency = training.computeEfficiency ?? DEFAULT_COMPUTE_EFFICIENCY;
-  if (training.computeEfficiency === undefined)
-    assumed.push(`compute at ${Math.round(efficiency * 100)}% of the GPU's peak matmul throughput`);
+  if (training.computeEfficiency === undefined) {
+    assume('computeEfficiency', `compute at ${Math.round(efficiency * 100)}% of the GPU's peak matmul throughput`);
+  }
   const reduceOp = training.reduceOp ?? 'avg';
-  if (!training.reduceOp) assumed.push('gradients averaged across ranks');
+  if (!training.reduceOp) {
+    assume('reduceOp', 'gradients averaged across ranks');
+  }
 
   const spec: TrainingSpec = {
     microBatchSize: micro,
@@ -249,6 +275,7 @@ export function assembleTrainingRun(parts: readonly RunPart[]): TrainingRun {
     system,
     engine: lastOf(parts, (p) => p.engine) ?? 'simulated',
     assumed,
+    defaulted,
     notes,
   };
 }

@@ -10,7 +10,14 @@ import {
 } from '../engine/index';
 import type { CoreServices } from './core';
 import { selectedSystem } from './system';
-import { configFormatOf, measurementLensSites, pythonLensSites, type PythonLensSite } from './glue/lens-sites';
+import {
+  configFormatOf,
+  deepSpeedLensSites,
+  measurementLensSites,
+  pythonLensSites,
+  type MeasurementLensSite,
+  type PythonLensSite,
+} from './glue/lens-sites';
 import {
   LATENCY_PROBE_BYTES,
   bucketBandwidth,
@@ -135,7 +142,8 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       }
       return out;
     }
-    if (lenses.configFiles && configFormatOf(document.fileName, text)) {
+    const configFormat = lenses.configFiles ? configFormatOf(document.fileName, text) : undefined;
+    if (configFormat) {
       const top = new vscode.Range(0, 0, 0, 0);
       // A whole training step can take a second to simulate for a large model, too long to block the extension
       // host: the lens resolves in the engine worker, and the click opens the full profile.
@@ -148,6 +156,8 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
           tooltip: vscode.l10n.t('Sweep bucket_cap_mb from 1 to 1024 MB through the step model'),
         }),
       );
+      // A model's config.json says nothing about how gradients are reduced, which is what Scaling checks.
+      if (configFormat === 'hf-model') return out;
       out.push(
         new vscode.CodeLens(top, {
           title: vscode.l10n.t('Scaling'),
@@ -160,28 +170,32 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       );
       return out;
     }
-    if (lenses.measurementFiles && (document.languageId === 'nccl-tests' || document.languageId === 'nccl-log')) {
-      for (const site of measurementLensSites(document.languageId, text)) {
-        const range = new vscode.Range(site.line, 0, site.line, 0);
-        out.push(
-          new vscode.CodeLens(range, {
-            title: site.test
-              ? vscode.l10n.t('$(cloud-download) Import {0}', site.test)
-              : vscode.l10n.t('$(cloud-download) Import'),
-            command: 'collectiveProfiler.importMeasurements',
-            arguments: [document.uri],
-          }),
-        );
-        out.push(
-          new vscode.CodeLens(range, {
-            title: vscode.l10n.t('Compare with model'),
-            command: 'collectiveProfiler.compareWithModel',
-            arguments: [document.uri],
-          }),
-        );
-      }
-    }
+    if (!lenses.measurementFiles) return out;
+    const sites =
+      document.languageId === 'nccl-tests' || document.languageId === 'nccl-log'
+        ? measurementLensSites(document.languageId, text)
+        : deepSpeedLensSites(text);
+    for (const site of sites) out.push(...this.measurementLenses(document.uri, site));
     return out;
+  }
+
+  /** Import · Compare with model, on an nccl-tests run, an NCCL_DEBUG log or a DeepSpeed comms log. */
+  private measurementLenses(uri: vscode.Uri, site: MeasurementLensSite): vscode.CodeLens[] {
+    const range = new vscode.Range(site.line, 0, site.line, 0);
+    const title =
+      site.format === 'deepspeed'
+        ? vscode.l10n.t('$(cloud-download) Import DeepSpeed {0}', site.test ?? '')
+        : site.test
+          ? vscode.l10n.t('$(cloud-download) Import {0}', site.test)
+          : vscode.l10n.t('$(cloud-download) Import');
+    return [
+      new vscode.CodeLens(range, { title, command: 'collectiveProfiler.importMeasurements', arguments: [uri] }),
+      new vscode.CodeLens(range, {
+        title: vscode.l10n.t('Compare with model'),
+        command: 'collectiveProfiler.compareWithModel',
+        arguments: [uri],
+      }),
+    ];
   }
 
   async resolveCodeLens(lens: vscode.CodeLens, token?: vscode.CancellationToken): Promise<vscode.CodeLens> {
@@ -325,4 +339,7 @@ export const LENS_SELECTOR: vscode.DocumentSelector = [
   { language: 'json', pattern: '**/*.json' },
   { language: 'jsonc', pattern: '**/*.json' },
   { language: 'yaml' },
+  // DeepSpeed comms logs are plain text or VS Code's log language; provideCodeLenses looks for their lines.
+  { language: 'log' },
+  { language: 'plaintext', pattern: '**/*.{txt,log,out}' },
 ];

@@ -18,7 +18,8 @@ async function readText(uri: vscode.Uri): Promise<string> {
   return open ? open.getText() : new TextDecoder().decode(await readUserFile(uri, 'config'));
 }
 
-export async function loadTrainingRun(ctx: CoreServices, uri: vscode.Uri): Promise<TrainingRun> {
+/** `last`, when given, is merged after every file (the charts panel's changed assumptions). */
+export async function loadTrainingRun(ctx: CoreServices, uri: vscode.Uri, last?: RunPart): Promise<TrainingRun> {
   const { part } = readTrainingConfig(await readText(uri), uri.fsPath);
   const parts: RunPart[] = [];
   const folder = vscode.Uri.joinPath(uri, '..');
@@ -55,5 +56,5 @@ export async function loadTrainingRun(ctx: CoreServices, uri: vscode.Uri): Promi
     if (selected.ok)
       parts.unshift({ source: { format: 'settings', file: 'collectiveProfiler.system' }, system: selected.spec });
   }
-  return assembleTrainingRun([...parts, part]);
+  return assembleTrainingRun(last ? [...parts, part, last] : [...parts, part]);
 }

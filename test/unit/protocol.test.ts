@@ -2,7 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { validateWebviewMessage, validatePanelState, isValidationError, MAX_STRING_LENGTH } from '../../src/protocol';
+import {
+  validateWebviewMessage,
+  validatePanelState,
+  isValidationError,
+  MAX_STATE_LIST,
+  MAX_STRING_LENGTH,
+} from '../../src/protocol';
 
 const VALID = [
   { type: 'ready', panel: 'timeline' },
@@ -110,8 +116,28 @@ test('panel state from a reload keeps known fields and drops malformed ones', ()
       scrollTopPx: undefined,
       filter: 'ring',
       selectedSpan: undefined,
+      folded: undefined,
+      pinned: undefined,
     },
   );
   const charts = validatePanelState({ panel: 'charts', data: { title: 't' }, tab: 5 });
   assert.deepEqual(charts, { panel: 'charts', data: { title: 't' }, tab: undefined });
+});
+
+test('saved folds and pins keep their valid entries; a list that is not one, or is too long, is dropped', () => {
+  const state = validatePanelState({
+    panel: 'timeline',
+    folded: ['node 1', 3, 'x'.repeat(65), 'counters', null],
+    pinned: [4, -1, 2.5, '7', 0],
+  });
+  assert.ok(state?.panel === 'timeline');
+  assert.deepEqual(state.folded, ['node 1', 'counters']);
+  assert.deepEqual(state.pinned, [4, 0]);
+  const odd = validatePanelState({ panel: 'timeline', folded: 'node 1', pinned: { 0: 1 } });
+  assert.ok(odd?.panel === 'timeline');
+  assert.equal(odd.folded, undefined);
+  assert.equal(odd.pinned, undefined);
+  const huge = validatePanelState({ panel: 'timeline', pinned: new Array(MAX_STATE_LIST + 1).fill(1) });
+  assert.ok(huge?.panel === 'timeline');
+  assert.equal(huge.pinned, undefined);
 });

@@ -9,6 +9,8 @@ import {
   buildLayout,
   lineAt,
   nodeKey,
+  restoredLayoutState,
+  savedLayoutState,
   toggleFold,
   togglePin,
   type Layout,
@@ -157,4 +159,18 @@ test('counters get their own group at the end, which folds like a node', () => {
   assert.deepEqual(lines(m, open).slice(-3), ['-counters · 2', 'counter busbw', 'counter ib0']);
   const folded = buildLayout(m.rows, ['busbw', 'ib0'], toggleFold(EMPTY_STATE, COUNTERS_KEY));
   assert.deepEqual(lines(m, folded).slice(-2), ['host', '+counters · 2']);
+});
+
+test('the saved fold and pin state gives the same lines after a reload, and only for groups and lanes the trace has', () => {
+  const m = model();
+  const state = toggleFold(togglePin(togglePin(EMPTY_STATE, 6), 1), nodeKey(1));
+  const saved = JSON.parse(JSON.stringify(savedLayoutState(state))) as ReturnType<typeof savedLayoutState>;
+  assert.deepEqual(saved, { folded: ['node 1'], pinned: [1, 6] });
+  const restored = restoredLayoutState(m.rows, saved);
+  assert.deepEqual(lines(m, buildLayout(m.rows, ['busbw'], restored)), lines(m, buildLayout(m.rows, ['busbw'], state)));
+  // A state saved for another trace: node 7 and lane 99 do not exist here and change nothing.
+  const foreign = restoredLayoutState(m.rows, { folded: ['node 7', COUNTERS_KEY], pinned: [99, 4] });
+  assert.deepEqual([...foreign.folded], [COUNTERS_KEY]);
+  assert.deepEqual([...foreign.pinned], [4]);
+  assert.deepEqual(restoredLayoutState(m.rows, {}), { folded: new Set(), pinned: new Set() });
 });

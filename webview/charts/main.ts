@@ -6,6 +6,7 @@ import { el } from '../shared/dom';
 import { onThemeChange } from '../shared/theme';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { chartSpecs, themeColours } from './charts';
+import { renderAssumptions } from './assumptions';
 
 const app = document.getElementById('app')!;
 const title = el('span', { class: 'title' }, 'Collective charts');
@@ -16,6 +17,8 @@ app.append(el('div', { class: 'toolbar' }, title, system), message, grid);
 
 const charts = new Map<string, Chart>();
 let current: ChartsData | undefined;
+/** The Assumptions card's error line, while one is shown: a failed re-run is reported there. */
+let assumptionsError: ((message: string) => void) | undefined;
 
 function draw(data: ChartsData): void {
   current = data;
@@ -31,7 +34,7 @@ function draw(data: ChartsData): void {
   Chart.defaults.maintainAspectRatio = false;
   const specs = chartSpecs(data, colours);
   const notes = data.notes ?? [];
-  message.hidden = specs.length > 0 || notes.length > 0;
+  message.hidden = specs.length > 0 || notes.length > 0 || data.assumptions !== undefined;
   message.textContent = message.hidden ? '' : 'There is nothing to chart in this result.';
   message.className = 'message';
   // Notes (what a file holds, where it was measured) come first: the charts are read against them.
@@ -43,7 +46,13 @@ function draw(data: ChartsData): void {
       el('ul', {}, ...note.lines.map((line) => el('li', {}, line))),
     ),
   );
+  // The assumptions come before everything: every figure below follows from them.
+  const assumptions = data.assumptions
+    ? renderAssumptions(data.assumptions, (changes) => post({ type: 'rerunTraining', changes }))
+    : undefined;
+  assumptionsError = assumptions?.showError;
   grid.replaceChildren(
+    ...(assumptions ? [assumptions.card] : []),
     ...noteCards,
     ...specs.map((spec) => {
       const canvas = el('canvas', { 'aria-label': spec.title, role: 'img' });
@@ -71,6 +80,7 @@ function draw(data: ChartsData): void {
 onHostMessage((msg) => {
   if (msg.type === 'charts') draw(msg.data);
   else if (msg.type === 'theme' && current) draw(current);
+  else if (msg.type === 'error' && assumptionsError) assumptionsError(msg.message);
   else if (msg.type === 'error') {
     message.textContent = msg.message;
     message.className = 'message error';

@@ -1,6 +1,6 @@
 // The webview side of the host connection: typed posting, incoming messages and persisted panel state.
 // acquireVsCodeApi may be called only once per page, so every module goes through this one wrapper.
-import type { FromWebview, PanelState, ToWebview } from '../../src/protocol';
+import { validatePanelState, type FromWebview, type PanelState, type ToWebview } from '../../src/protocol';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -32,11 +32,13 @@ export function log(level: 'info' | 'warn' | 'error', message: string): void {
   post({ type: 'log', level, message: message.slice(0, 8000) });
 }
 
+/**
+ * The state saved before a reload, checked as the host checks it (validatePanelState): it outlives the page in
+ * VS Code's storage, so a field that an older or broken version wrote must not reach the panel unchecked.
+ */
 export function loadState<T extends PanelState>(panel: T['panel']): T | undefined {
-  const state = vscode().getState();
-  return typeof state === 'object' && state !== null && (state as PanelState).panel === panel
-    ? (state as T)
-    : undefined;
+  const state = validatePanelState(vscode().getState());
+  return state?.panel === panel ? (state as T) : undefined;
 }
 
 export function saveState(state: PanelState): void {

@@ -143,3 +143,29 @@ export function togglePin(state: LayoutState, laneId: number): LayoutState {
   if (!pinned.delete(laneId)) pinned.add(laneId);
   return { folded: state.folded, pinned };
 }
+
+/** The fold and pin state as the panel saves it (webview setState), in a stable order. */
+export function savedLayoutState(state: LayoutState): { folded: string[]; pinned: number[] } {
+  return { folded: [...state.folded].sort(), pinned: [...state.pinned].sort((a, b) => a - b) };
+}
+
+/**
+ * The fold and pin state to restore for a trace from what was saved before a reload: only the groups the trace
+ * has (its nodes' headers and the counters) and the lanes it has, so a saved state that no longer fits the trace
+ * folds or pins nothing else.
+ */
+export function restoredLayoutState(
+  rows: readonly Lane[],
+  saved: { readonly folded?: readonly string[]; readonly pinned?: readonly number[] },
+): LayoutState {
+  const groups = new Set<string>([COUNTERS_KEY]);
+  const lanes = new Set<number>();
+  for (const row of rows) {
+    if (row.node !== undefined) groups.add(nodeKey(row.node));
+    lanes.add(laneIdOf(row));
+  }
+  return {
+    folded: new Set((saved.folded ?? []).filter((key) => groups.has(key))),
+    pinned: new Set((saved.pinned ?? []).filter((id) => lanes.has(id))),
+  };
+}

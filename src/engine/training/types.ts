@@ -82,6 +82,20 @@ export interface TrainingRunSource {
   readonly file: string;
 }
 
+/** The values of a run that a default can fill when no config gives them. */
+export type DefaultedValue =
+  | 'model'
+  | 'system'
+  | 'sequenceLength'
+  | 'microBatchSize'
+  | 'gradAccumulationSteps'
+  | 'computeEfficiency'
+  | 'bucketBytes'
+  | 'gradDtype'
+  | 'computeDtype'
+  | 'wrapper'
+  | 'reduceOp';
+
 export interface TrainingRun {
   readonly sources: readonly TrainingRunSource[];
   readonly model: ModelSpec;
@@ -90,6 +104,11 @@ export interface TrainingRun {
   readonly engine: EngineKind;
   /** Every default that filled a gap, in words, e.g. "25 MiB buckets (DDP's default bucket_cap_mb)". */
   readonly assumed: readonly string[];
+  /**
+   * Which values no config gave, by name, each with its words in `assumed` ('' when none is shown), so an editor
+   * can tell a default from a value a file states.
+   */
+  readonly defaulted?: Readonly<Partial<Record<DefaultedValue, string>>>;
   /** What the configs imply that changes the step, in words, e.g. "DeepSpeed ZeRO-2 without overlap_comm". */
   readonly notes: readonly string[];
 }

@@ -78,8 +78,16 @@ export function predictionTitle(
 }
 
 /** A config's Profile lens once its step is simulated: "$(pulse) Profile · step ≈ 412 ms · 38 ms communication exposed". */
+/**
+ * A step's time as the Profile lens, the profile's charts title and its log line all write it, so the three show
+ * one figure for one config.
+ */
+export function stepTimeText(step: { stepTimeUs: number }): string {
+  return formatMicros(asMicros(step.stepTimeUs));
+}
+
 export function profileTitle(step: { stepTimeUs: number; exposedCommUs: number }): string {
-  return `$(pulse) Profile · step ≈ ${formatMicros(asMicros(step.stepTimeUs))} · ${formatMicros(asMicros(step.exposedCommUs))} communication exposed`;
+  return `$(pulse) Profile · step ≈ ${stepTimeText(step)} · ${formatMicros(asMicros(step.exposedCommUs))} communication exposed`;
 }
 
 export function profileTooltip(step: {

@@ -194,14 +194,28 @@ export function pythonLensSites(text: string): PythonLensSite[] {
   return sites.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/** The training-config formats that get Profile · Sweep buckets · Scaling lenses. */
-export type ConfigFormat = 'collective' | 'deepspeed' | 'accelerate';
+/**
+ * The training-config formats that get Profile · Sweep buckets lenses (and Scaling, except a model's config.json,
+ * which says nothing about how gradients are reduced).
+ */
+export type ConfigFormat = 'collective' | 'deepspeed' | 'accelerate' | 'hf-model';
+
+/**
+ * A Hugging Face model config (config.json): a JSON object naming its model type or architectures and giving the
+ * model's width and depth, the keys the config layer reads (config/hf-model.ts) under any family's names.
+ */
+const HF_MODEL_KEY = /"(model_type|architectures)"\s*:/;
+const HF_WIDTH_KEY = /"(hidden_size|n_embd|d_model)"\s*:/;
+const HF_DEPTH_KEY = /"(num_hidden_layers|n_layer|num_layers)"\s*:/;
 
 /** Recognises a training config by its name first and then by its keys, as users name these files freely. */
 export function configFormatOf(fileName: string, text: string): ConfigFormat | undefined {
   const base = fileName.split(/[\\/]/).pop() ?? fileName;
   if (/\.collective\.(ya?ml|json)$/i.test(base)) return 'collective';
   const head = text.slice(0, 65_536);
+  // The config layer reads a model config before trying DeepSpeed (config/training-config.ts); so does this.
+  if (/\.json$/i.test(base) && HF_MODEL_KEY.test(head) && HF_WIDTH_KEY.test(head) && HF_DEPTH_KEY.test(head))
+    return 'hf-model';
   if (
     /\.json$/i.test(base) &&
     /"(train_micro_batch_size_per_gpu|train_batch_size|zero_optimization|gradient_accumulation_steps)"\s*:/.test(head)
@@ -217,7 +231,7 @@ export function configFormatOf(fileName: string, text: string): ConfigFormat | u
 }
 
 /** The measurement formats that get Import · Compare with model lenses. */
-export type MeasurementFormat = 'nccl-tests' | 'nccl-log';
+export type MeasurementFormat = 'nccl-tests' | 'nccl-log' | 'deepspeed';
 
 export interface MeasurementLensSite {
   readonly line: number;
@@ -248,5 +262,28 @@ export function measurementLensSites(languageId: string, text: string): Measurem
   });
   if (sites.length === 0 && (hasInfo || languageId === 'nccl-tests' || languageId === 'nccl-log'))
     sites.push({ line: 0, format });
+  return sites;
+}
+
+/** A verbose comms_logger line, or the header of DeepSpeed's log_summary() table (native/import/deepspeed.ts). */
+const DEEPSPEED_VERBOSE = /comm op: \S+ \| time \(ms\)/;
+const DEEPSPEED_SUMMARY = /^Comm\. Op\s+Message Size/;
+
+/**
+ * Lens sites of a DeepSpeed comms log: the first verbose line, and each log_summary() table (a log may print one
+ * per interval). Empty for any other text, so plain-text files that are not such logs get no lens.
+ */
+export function deepSpeedLensSites(text: string): MeasurementLensSite[] {
+  // Cheap rejection first: most plain-text files never mention a comm op.
+  if (!/comm op: |Comm\. Op/.test(text)) return [];
+  const sites: MeasurementLensSite[] = [];
+  let verboseSeen = false;
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (DEEPSPEED_SUMMARY.test(line)) sites.push({ line: index, format: 'deepspeed', test: 'log_summary' });
+    else if (!verboseSeen && DEEPSPEED_VERBOSE.test(line)) {
+      verboseSeen = true;
+      sites.push({ line: index, format: 'deepspeed', test: 'comms log' });
+    }
+  });
   return sites;
 }

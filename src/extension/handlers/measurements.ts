@@ -11,6 +11,7 @@ import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries } from '../glue/charts-data';
+import { deepSpeedLensSites } from '../glue/lens-sites';
 import { MAX_MEASUREMENT_BYTES, refuseLargeFile } from '../glue/file-limits';
 import { presetScaling, rowWarnings, systemFromMeasuredGpu } from '../glue/compare';
 import { parseSystemChoice } from '../glue/system-choice';
@@ -20,7 +21,9 @@ import { checkUserFile } from '../user-files';
 async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined> {
   if (uri instanceof vscode.Uri) return uri;
   const active = vscode.window.activeTextEditor?.document;
-  if (active && ['nccl-tests', 'nccl-log'].includes(active.languageId)) return active.uri;
+  // The files that get Import lenses: nccl-tests output, NCCL_DEBUG logs and DeepSpeed comms logs.
+  if (active && (['nccl-tests', 'nccl-log'].includes(active.languageId) || deepSpeedLensSites(active.getText()).length))
+    return active.uri;
   const picked = await vscode.window.showOpenDialog({
     canSelectMany: false,
     openLabel: vscode.l10n.t('Import'),

@@ -2,34 +2,81 @@
 // gradient-scaling check, and profile the bundled example.
 import * as vscode from 'vscode';
 import { EXAMPLE_CONFIG, untitledExampleText } from '../glue/example-copy';
-import { MODEL_PRESETS } from '../../config/model-presets';
+import { MODEL_PRESETS, modelPreset } from '../../config/model-presets';
+import { trainingChangesProblem, type TrainingChanges } from '../../protocol';
 import { resolveSystem, formatMicros } from '../../engine/index';
 import { runEngineTask } from '../worker/engine-client';
 import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
 import type { CoreServices } from '../core';
 import { loadTrainingRun } from '../training-run-loader';
-import { configFormatOf } from '../glue/lens-sites';
+import { configFormatOf, type ConfigFormat } from '../glue/lens-sites';
+import { readUserFile } from '../user-files';
+import { EXCLUDED_FOLDERS } from './workspace-check';
 import { sweepSeries } from '../glue/charts-data';
 import { stepPhaseRows, scalingCurves, type ScalingSubject } from '../glue/training-charts';
 import { bucketAdvice, bucketSweepRange, bucketSweepRows } from '../glue/bucket-advice';
+import { stepTimeText } from '../glue/lens-label';
+import { changesPart, mergeChanges, trainingAssumptions } from '../glue/training-assumptions';
 import { withCancellableProgress } from '../progress';
 import { requireSystem } from '../system';
+
+/** Most candidate files the config picker reads to tell a training config from other JSON and YAML. */
+const MAX_CONFIG_CANDIDATES = 400;
+
+/** How the picker describes each config format. */
+function configFormatLabel(format: ConfigFormat): string {
+  switch (format) {
+    case 'collective':
+      return vscode.l10n.t('Collective Profiler config');
+    case 'deepspeed':
+      return vscode.l10n.t('DeepSpeed config');
+    case 'accelerate':
+      return vscode.l10n.t('Accelerate config');
+    case 'hf-model':
+      return vscode.l10n.t('Hugging Face model config');
+  }
+}
+
+/**
+ * The training configs in the workspace: *.collective.yaml, DeepSpeed JSON, Accelerate YAML and Hugging Face
+ * config.json files, each recognised as the lenses recognise it (glue/lens-sites.ts configFormatOf), so a file the
+ * picker offers is one that has lenses, and a package.json or an unrelated config.json is not offered.
+ */
+async function workspaceConfigs(): Promise<{ uri: vscode.Uri; format: ConfigFormat }[]> {
+  const found = await vscode.workspace.findFiles(
+    '**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml},config.json}',
+    EXCLUDED_FOLDERS,
+    MAX_CONFIG_CANDIDATES,
+  );
+  const configs: { uri: vscode.Uri; format: ConfigFormat }[] = [];
+  for (const uri of found) {
+    let text: string;
+    try {
+      text = new TextDecoder().decode(await readUserFile(uri, 'config'));
+    } catch {
+      continue; // an unreadable file is not offered; picking it would only fail
+    }
+    const format = configFormatOf(uri.path, text);
+    if (format) configs.push({ uri, format });
+  }
+  return configs.sort((a, b) => a.uri.path.localeCompare(b.uri.path));
+}
 
 /** The config to act on: the argument, the active editor when it is a config, or one the user picks. */
 async function configUri(arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg;
   const doc = vscode.window.activeTextEditor?.document;
   if (doc && configFormatOf(doc.fileName, doc.getText())) return doc.uri;
-  const found = await vscode.workspace.findFiles(
-    '**/{*.collective.{yaml,yml,json},*ds_config*.json,*deepspeed*.json,*accelerate*.{yaml,yml}}',
-    '**/node_modules/**',
-    200,
-  );
-  if (found.length === 1) return found[0];
+  const found = await workspaceConfigs();
+  if (found.length === 1) return found[0].uri;
   const picked = await vscode.window.showQuickPick(
     [
-      ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })),
+      ...found.map((c) => ({
+        label: vscode.workspace.asRelativePath(c.uri),
+        description: configFormatLabel(c.format),
+        uri: c.uri as vscode.Uri | undefined,
+      })),
       { label: vscode.l10n.t('$(folder-opened) Browse…'), uri: undefined },
     ],
     { title: vscode.l10n.t('Which training config?') },
@@ -49,30 +96,77 @@ function workerPath(ctx: CoreServices): string {
   return vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'extension-worker.js').fsPath;
 }
 
-export async function profileTrainingConfig(ctx: Ctx, uri?: unknown): Promise<void> {
+/**
+ * The changes a command was given (by the charts panel's Assumptions card, through a re-run), checked as the
+ * protocol checks the panel's message: a command can also be run with arguments from elsewhere.
+ */
+function checkedChanges(changes: unknown): TrainingChanges {
+  if (changes === undefined) return {};
+  const problem = trainingChangesProblem(changes);
+  if (problem) throw new Error(`changed assumptions ${problem}`);
+  return changes as TrainingChanges;
+}
+
+/**
+ * Runs a profile or sweep that the charts panel asked for again with changed assumptions. The panel learns of a
+ * failure (a value the config's batch arithmetic rejects) in the panel too, and the command reports it as usual.
+ */
+async function inPanel(ctx: Ctx, rerun: boolean, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    if (rerun) ctx.panels.showChartsError(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+/** Loads the config with the panel's changes applied on top of every file. */
+async function loadWithChanges(ctx: Ctx, target: vscode.Uri, changes: TrainingChanges) {
+  return loadTrainingRun(ctx, target, changesPart(changes, modelPreset, MODEL_PRESETS));
+}
+
+export async function profileTrainingConfig(ctx: Ctx, uri?: unknown, changes?: unknown): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(vscode.l10n.t('Profiling {0}', name), async (signal, report) => {
-    const run = await loadTrainingRun(ctx, target);
-    report(vscode.l10n.t('simulating the training step…'));
-    const { step, trace, systemLabel } = await runEngineTask(
-      workerPath(ctx),
-      { kind: 'profileStep', run, title: vscode.l10n.t('{0} on {1}', name, resolveSystem(run.system).label) },
-      signal,
-    );
-    await ctx.panels.showTrace(trace);
-    ctx.panels.showCharts({
-      title: vscode.l10n.t('{0}: {1} per step on {2}', name, formatMicros(step.stepTimeUs), systemLabel),
+  const applied = checkedChanges(changes);
+  await withCancellableProgress(vscode.l10n.t('Profiling {0}', name), (signal, report) =>
+    inPanel(ctx, changes !== undefined, () => profileInPanels(ctx, target, name, applied, signal, report)),
+  );
+}
+
+async function profileInPanels(
+  ctx: Ctx,
+  target: vscode.Uri,
+  name: string,
+  changes: TrainingChanges,
+  signal: AbortSignal,
+  report: (message: string) => void,
+): Promise<void> {
+  const run = await loadWithChanges(ctx, target, changes);
+  report(vscode.l10n.t('simulating the training step…'));
+  const { step, trace, systemLabel } = await runEngineTask(
+    workerPath(ctx),
+    { kind: 'profileStep', run, title: vscode.l10n.t('{0} on {1}', name, resolveSystem(run.system).label) },
+    signal,
+  );
+  await ctx.panels.showTrace(trace);
+  ctx.panels.showCharts(
+    {
+      title: vscode.l10n.t('{0}: {1} per step on {2}', name, stepTimeText(step), systemLabel),
       system: systemLabel,
       phases: stepPhaseRows(step),
       sweeps: sweepSeries(resolveSystem(run.system)),
-    });
-    ctx.log.info(
-      `${name}: step ${formatMicros(step.stepTimeUs)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives`,
-    );
-    for (const a of run.assumed) ctx.log.info(`${name}: assumed ${a}`);
-  });
+      assumptions: trainingAssumptions(run, 'profile', name, changes, MODEL_PRESETS),
+    },
+    {
+      rerun: (next) =>
+        vscode.commands.executeCommand('collectiveProfiler.profileTrainingConfig', target, mergeChanges(changes, next)),
+    },
+  );
+  ctx.log.info(
+    `${name}: step ${stepTimeText(step)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives; ${run.assumed.length} assumptions, shown and changeable in the charts panel`,
+  );
 }
 
 /** The figures a config's Profile lens shows, simulated in the worker so the extension host never waits on it. */
@@ -81,29 +175,48 @@ export async function stepSummary(ctx: CoreServices, uri: vscode.Uri, signal: Ab
   return runEngineTask(workerPath(ctx), { kind: 'stepSummary', run }, signal);
 }
 
-export async function sweepBucketSize(ctx: Ctx, uri?: unknown): Promise<void> {
+export async function sweepBucketSize(ctx: Ctx, uri?: unknown, changes?: unknown): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
-  await withCancellableProgress(vscode.l10n.t('Sweeping bucket sizes for {0}', name), async (signal, report) => {
-    const run = await loadTrainingRun(ctx, target);
-    report(vscode.l10n.t('bucket_cap_mb from 1 to 1024 MB and the current value…'));
-    const { sweep, systemLabel } = await runEngineTask(
-      workerPath(ctx),
-      { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) },
-      signal,
-    );
-    // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
-    const advice = bucketAdvice(sweep, run.training.bucketBytes);
-    ctx.panels.showCharts({
+  const applied = checkedChanges(changes);
+  await withCancellableProgress(vscode.l10n.t('Sweeping bucket sizes for {0}', name), (signal, report) =>
+    inPanel(ctx, changes !== undefined, () => sweepInPanel(ctx, target, name, applied, signal, report)),
+  );
+}
+
+async function sweepInPanel(
+  ctx: Ctx,
+  target: vscode.Uri,
+  name: string,
+  changes: TrainingChanges,
+  signal: AbortSignal,
+  report: (message: string) => void,
+): Promise<void> {
+  const run = await loadWithChanges(ctx, target, changes);
+  report(vscode.l10n.t('bucket_cap_mb from 1 to 1024 MB and the current value…'));
+  const { sweep, systemLabel } = await runEngineTask(
+    workerPath(ctx),
+    { kind: 'sweep', run, range: bucketSweepRange(run.training.bucketBytes) },
+    signal,
+  );
+  // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
+  const advice = bucketAdvice(sweep, run.training.bucketBytes);
+  ctx.panels.showCharts(
+    {
       title: vscode.l10n.t('{0}: bucket-size sweep', name),
       system: systemLabel,
       bucketSweep: bucketSweepRows(sweep, advice),
       bucketAdvice: advice.text,
-    });
-    ctx.log.info(`${name}: ${advice.text}`);
-    void vscode.window.showInformationMessage(vscode.l10n.t('{0}: {1}', name, advice.text));
-  });
+      assumptions: trainingAssumptions(run, 'sweep', name, changes, MODEL_PRESETS),
+    },
+    {
+      rerun: (next) =>
+        vscode.commands.executeCommand('collectiveProfiler.sweepBucketSize', target, mergeChanges(changes, next)),
+    },
+  );
+  ctx.log.info(`${name}: ${advice.text}`);
+  void vscode.window.showInformationMessage(vscode.l10n.t('{0}: {1}', name, advice.text));
 }
 
 /**

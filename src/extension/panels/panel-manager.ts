@@ -2,7 +2,7 @@
 // by their serializers. Traces the user has not saved are kept in the extension's storage so that a restored
 // timeline can load them again; charts and topology carry their data in the webview state.
 import * as vscode from 'vscode';
-import { validatePanelState } from '../../protocol';
+import { validatePanelState, type TrainingChanges } from '../../protocol';
 import type { ChartsData, PanelKind, TopologyData, Trace } from './protocol-types';
 import { panelTitle, VIEW_TYPES, WiredWebview, webviewOptions } from './panel-wiring';
 import { readTraceFile, serializeTraceFile } from '../glue/trace-file';
@@ -12,11 +12,19 @@ import { sourceExtent, type SourceExtent } from '../glue/span-links';
 import * as path from 'node:path';
 import { asMicros } from '../../engine/index';
 
+/**
+ * The timeline keeps its page while hidden (a large trace is costly to send again); the charts and topology reload
+ * from their saved state when shown again.
+ */
+const RETAINS_CONTEXT: Readonly<Record<PanelKind, boolean>> = { timeline: true, charts: false, topology: false };
+
 export class PanelManager implements vscode.Disposable {
   private readonly open = new Map<PanelKind, { panel: vscode.WebviewPanel; wired: WiredWebview }>();
   private readonly disposables: vscode.Disposable[] = [];
   /** The webview whose trace Export Trace writes: the last one focused or filled. */
   activeTraceView: WiredWebview | undefined;
+  /** Runs the charts panel's training profile or sweep again with changed assumptions; none after a reload. */
+  private chartsRerun: ((changes: TrainingChanges) => PromiseLike<unknown>) | undefined;
 
   constructor(private readonly ctx: CoreServices) {
     for (const kind of Object.keys(VIEW_TYPES) as PanelKind[]) {
@@ -40,12 +48,35 @@ export class PanelManager implements vscode.Disposable {
    * Shows chart data. With `background`, an open charts panel is updated without coming to the front and none is
    * created, so a command whose answer is the timeline keeps the timeline visible.
    */
-  showCharts(data: ChartsData, options: { background?: boolean } = {}): void {
+  showCharts(
+    data: ChartsData,
+    options: { background?: boolean; rerun?: (changes: TrainingChanges) => PromiseLike<unknown> } = {},
+  ): void {
     if (options.background) {
       this.open.get('charts')?.wired.post({ type: 'charts', data });
       return;
     }
+    // The panel's Assumptions card re-runs whatever produced the data it shows, and nothing once other data came.
+    this.chartsRerun = options.rerun;
     this.reveal('charts').post({ type: 'charts', data });
+  }
+
+  /** Tells the charts panel, when open, that what it asked for failed; it keeps its charts. */
+  showChartsError(message: string): void {
+    this.open.get('charts')?.wired.post({ type: 'error', message });
+  }
+
+  /** The charts panel's Assumptions card asked for a re-run with changed values (validated by the dispatcher). */
+  private async rerunCharts(changes: TrainingChanges): Promise<void> {
+    if (!this.chartsRerun) {
+      this.showChartsError(
+        vscode.l10n.t(
+          'This panel was restored after a reload: run Profile Training Config or Sweep Bucket Size again to change its assumptions.',
+        ),
+      );
+      return;
+    }
+    await this.chartsRerun(changes);
   }
 
   showTopology(data: TopologyData): void {
@@ -84,7 +115,7 @@ export class PanelManager implements vscode.Disposable {
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       {
         ...webviewOptions(this.ctx.extensionUri),
-        retainContextWhenHidden: kind === 'timeline',
+        retainContextWhenHidden: RETAINS_CONTEXT[kind],
       },
     );
     return this.adopt(kind, panel);
@@ -92,13 +123,23 @@ export class PanelManager implements vscode.Disposable {
 
   private adopt(kind: PanelKind, panel: vscode.WebviewPanel): WiredWebview {
     panel.iconPath = vscode.Uri.joinPath(this.ctx.extensionUri, 'media', 'icon.png');
-    const wired = new WiredWebview(this.ctx, kind, panel.webview);
+    const wired = new WiredWebview(
+      this.ctx,
+      kind,
+      panel.webview,
+      kind === 'charts' ? { rerunTraining: (m) => this.rerunCharts(m.changes) } : {},
+    );
     this.open.set(kind, { panel, wired });
     panel.onDidChangeViewState((e) => {
       if (e.webviewPanel.active && wired.trace) this.setActiveTrace(wired);
+      // A hidden webview that does not retain its context is torn down, and a message posted to it is lost (a
+      // re-run's charts, posted right after the timeline came to the front, were). Shown again, its page loads
+      // anew and says ready; messages wait for that.
+      if (!e.webviewPanel.visible && !RETAINS_CONTEXT[kind]) wired.awaitReady();
     });
     panel.onDidDispose(() => {
       wired.dispose();
+      if (kind === 'charts') this.chartsRerun = undefined;
       this.open.delete(kind);
       if (this.activeTraceView === wired) this.setActiveTrace(undefined);
     });

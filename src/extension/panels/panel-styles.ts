@@ -53,6 +53,24 @@ const charts = `
 .card h2 { font-size: 13px; margin: 0 0 6px; }
 .card .verdict { margin: 0 0 6px; color: var(--vscode-descriptionForeground); }
 .card .plot { position: relative; height: 280px; }
+.card.assumptions { grid-column: 1 / -1; }
+.card h3 { font-size: 12px; margin: 8px 0 2px; color: var(--vscode-descriptionForeground); }
+.assumption-fields { display: grid; grid-template-columns: max-content minmax(120px, 220px) max-content;
+  gap: 4px 10px; align-items: center; }
+.assumption-fields input, .assumption-fields select { font: inherit; padding: 2px 4px;
+  color: var(--vscode-input-foreground); background: var(--vscode-input-background);
+  border: 1px solid var(--vscode-input-border, var(--vscode-panel-border, transparent)); }
+.assumption-fields input:focus, .assumption-fields select:focus { outline: 1px solid var(--vscode-focusBorder); }
+.origin { font-size: 11px; color: var(--vscode-descriptionForeground); }
+.origin-default { color: var(--vscode-editorWarning-foreground, var(--vscode-descriptionForeground)); }
+.origin-panel { color: var(--vscode-textLink-foreground); }
+.assumption-actions { display: flex; align-items: center; gap: 10px; margin-top: 8px; }
+.assumption-actions button { font: inherit; padding: 3px 12px; cursor: pointer; border: none;
+  color: var(--vscode-button-foreground); background: var(--vscode-button-background); }
+.assumption-actions button:hover { background: var(--vscode-button-hoverBackground); }
+.assumption-actions button:disabled { opacity: 0.6; cursor: default; }
+.assumption-status { margin: 0; color: var(--vscode-descriptionForeground); }
+.assumption-status.error { color: var(--vscode-errorForeground); }
 `;
 
 const topology = `

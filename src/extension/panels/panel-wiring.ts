@@ -58,6 +58,8 @@ export class WiredWebview implements vscode.Disposable {
   /** The trace this webview shows, for Export Trace. */
   trace: Trace | undefined;
   sourceLabel: string | undefined;
+  /** The last charts or topology data posted: a page that loads again is given it on its ready message. */
+  private lastContent: ToWebview | undefined;
 
   constructor(
     private readonly ctx: CoreServices,
@@ -99,6 +101,7 @@ export class WiredWebview implements vscode.Disposable {
 
   /** Posts now when the page is ready, else after its ready message. */
   post(message: ToWebview): void {
+    if (message.type === 'charts' || message.type === 'topology') this.lastContent = message;
     if (this.ready) void this.webview.postMessage(message);
     else this.queue.push(message);
   }
@@ -111,10 +114,19 @@ export class WiredWebview implements vscode.Disposable {
     for (const m of traceMessages(trace, source)) this.post(m);
   }
 
+  /** The page was torn down (hidden without retaining its context): queue messages until it says ready again. */
+  awaitReady(): void {
+    this.ready = false;
+  }
+
   private flush(): void {
     this.ready = true;
     this.post({ type: 'theme', kind: themeKind() });
-    for (const m of this.queue.splice(0)) void this.webview.postMessage(m);
+    // A page that loads again (shown after VS Code tore it down) gets the latest content even when the message
+    // that carried it reached the old page as it went away: the hide event can come after that post.
+    const pending = this.queue.splice(0);
+    if (this.lastContent && !pending.includes(this.lastContent)) pending.unshift(this.lastContent);
+    for (const m of pending) void this.webview.postMessage(m);
   }
 
   /** A span selected in the panel: its summary in the status bar, and its source line opened when it has one. */

@@ -9,7 +9,11 @@ import { CancelledError } from '../../../src/extension/glue/cancel';
 import { readTrainingConfig } from '../../../src/config/training-config';
 import { assembleTrainingRun } from '../../../src/config/training-run';
 import { parseHfModelConfig } from '../../../src/config/hf-model';
-import type { TrainingRun } from '../../../src/engine/index';
+import { presetSystem, type TrainingRun } from '../../../src/engine/index';
+import { configFormatOf } from '../../../src/extension/glue/lens-sites';
+import { profileTitle, stepTimeText } from '../../../src/extension/glue/lens-label';
+import { trainingAssumptions } from '../../../src/extension/glue/training-assumptions';
+import { MODEL_PRESETS } from '../../../src/config/model-presets';
 import type { Worker } from 'node:worker_threads';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -75,3 +79,37 @@ test('cancelling a sweep terminates the worker at once', { skip }, async () => {
     CancelledError,
   );
 });
+
+test(
+  'a Hugging Face config.json: its Profile lens, the command and its panel give one step time',
+  { skip },
+  async () => {
+    // As loadTrainingRun reads it in the editor: the model from the file, the selected system from the settings.
+    const file = join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json');
+    const { format, part } = readTrainingConfig(readFileSync(file, 'utf8'), file);
+    assert.equal(format, 'hf-model');
+    assert.equal(configFormatOf(file, readFileSync(file, 'utf8')), 'hf-model', 'the file gets the config lenses');
+    const run = assembleTrainingRun([
+      { source: { format: 'settings', file: 'collectiveProfiler.system' }, system: presetSystem('dgx-h100')! },
+      part,
+    ]);
+    const lens = await runEngineTask(WORKER, { kind: 'stepSummary', run });
+    const command = await runEngineTask(WORKER, { kind: 'profileStep', run, title: 'config.json' });
+    assert.equal(lens.stepTimeUs, command.step.stepTimeUs);
+    assert.equal(lens.exposedCommUs, command.step.exposedCommUs);
+    const figure = stepTimeText(command.step);
+    assert.ok(profileTitle(lens).includes(`step ≈ ${figure}`), profileTitle(lens));
+    // The panel's Assumptions card says the model came from the file and what else was assumed.
+    const card = trainingAssumptions(run, 'profile', 'config.json', {}, MODEL_PRESETS);
+    assert.deepEqual(
+      card.fields.map((f) => [f.key, f.origin]),
+      [
+        ['model', 'config'],
+        ['sequenceLength', 'default'],
+        ['microBatchSize', 'default'],
+        ['computeEfficiencyPct', 'default'],
+        ['bucketMiB', 'default'],
+      ],
+    );
+  },
+);

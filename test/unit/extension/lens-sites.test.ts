@@ -4,8 +4,13 @@ import {
   pythonLensSites,
   codeOnlyLines,
   configFormatOf,
+  deepSpeedLensSites,
   measurementLensSites,
 } from '../../../src/extension/glue/lens-sites';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTrainingConfig } from '../../../src/config/training-config';
+import { looksLikeDeepSpeed } from '../../../src/native/import/deepspeed';
 
 const TRAIN = `import torch
 import torch.distributed as dist
@@ -125,3 +130,37 @@ test('an NCCL_DEBUG log without a table gets one lens at the top, marked as a lo
   assert.deepEqual(sites, [{ line: 0, format: 'nccl-log' }]);
   assert.deepEqual(measurementLensSites('plaintext', 'hello\n'), []);
 });
+
+test('a Hugging Face config.json is a config with lenses; a JSON file that only names a model type is not', () => {
+  const root = join(import.meta.dirname, '..', '..', '..', 'examples', 'models');
+  for (const model of readdirSync(root)) {
+    const file = join(root, model, 'config.json');
+    assert.equal(configFormatOf(file, readFileSync(file, 'utf8')), 'hf-model', model);
+  }
+  assert.equal(configFormatOf('config.json', '{"model_type": "llama", "note": "no sizes"}'), undefined);
+  assert.equal(configFormatOf('config.yaml', 'model_type: llama\nhidden_size: 8\nnum_hidden_layers: 2\n'), undefined);
+  // The config layer reads the same files as model configs, which is what the lens's click profiles.
+  const file = join(root, 'gpt2', 'config.json');
+  assert.equal(readTrainingConfig(readFileSync(file, 'utf8'), file).format, 'hf-model');
+});
+
+const FIXTURES = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'fixtures-real');
+const fixturesMissing = existsSync(FIXTURES) ? false : 'needs ../shared/fixtures-real';
+
+test(
+  'DeepSpeed comms logs get Import lenses on their first call line and each summary table',
+  { skip: fixturesMissing },
+  () => {
+    const sites = (name: string) =>
+      deepSpeedLensSites(readFileSync(join(FIXTURES, name), 'utf8')).map((s) => [s.line, s.format, s.test]);
+    assert.deepEqual(sites('deepspeed-commslogger-verbose-2022.log'), [[0, 'deepspeed', 'comms log']]);
+    assert.deepEqual(sites('deepspeed-commslogger-summary-2022.txt'), [[0, 'deepspeed', 'log_summary']]);
+    assert.deepEqual(sites('deepspeed-commslogger-summary-debug-2022.txt'), [[0, 'deepspeed', 'log_summary']]);
+    // Every file the lens is offered on is one the importer reads as DeepSpeed.
+    for (const name of readdirSync(FIXTURES).filter((n) => !n.endsWith('.md') && !n.endsWith('.gz'))) {
+      const text = readFileSync(join(FIXTURES, name), 'utf8');
+      assert.equal(deepSpeedLensSites(text).length > 0, looksLikeDeepSpeed(text), name);
+    }
+    assert.deepEqual(deepSpeedLensSites('just some notes\nabout a comm op\n'), []);
+  },
+);
