@@ -17,6 +17,16 @@ import {
   type Flow,
 } from './engine/index';
 
+export {
+  WEBVIEW_STRINGS,
+  WEBVIEW_STRINGS_ELEMENT_ID,
+  formatWebviewString,
+  readWebviewStrings,
+  webviewStringsJson,
+  type WebviewString,
+  type WebviewStrings,
+} from './protocol-strings';
+
 /** The panels that speak this protocol. Each is one bundle in dist/webview/<panel>.js. */
 export type PanelKind = 'timeline' | 'charts' | 'topology';
 export const PANEL_KINDS: readonly PanelKind[] = ['timeline', 'charts', 'topology'];

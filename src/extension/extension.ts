@@ -11,6 +11,7 @@ import { FindingsStore } from './findings-store';
 import { registerStatusBar } from './status-bar';
 import { PanelManager } from './panels/panel-manager';
 import { TraceEditorProvider } from './trace-editor';
+import { useL10n } from './glue/l10n';
 
 let active: ExtensionCore | undefined;
 
@@ -20,6 +21,8 @@ export interface ExtensionApi {
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
+  // Text the pure glue builds (lens titles, chart notes, advice) follows the display language from here on.
+  useL10n(vscode.l10n);
   const started = Date.now();
   // The services are built first, each from the core (and the findings) it needs, then assembled into Ctx.
   const core = new ExtensionCore(context);

@@ -3,6 +3,8 @@
 // is refused before it is read. Files on other file systems (remote, virtual) are checked through VS Code's stat.
 import * as vscode from 'vscode';
 import { closeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { CancelledError } from './glue/cancel';
 import { UserFileError } from '../native/files/file-errors';
 import { INPUT_LIMITS_BYTES, openInput, type InputKind } from '../native/files/input-file';
 
@@ -24,4 +26,51 @@ export async function checkUserFile(uri: vscode.Uri, kind: InputKind): Promise<n
 export async function readUserFile(uri: vscode.Uri, kind: InputKind): Promise<Uint8Array> {
   await checkUserFile(uri, kind);
   return vscode.workspace.fs.readFile(uri);
+}
+
+/** Pieces a file on disk is read in: each one a progress report and a chance to cancel. */
+const READ_PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads a user file whole after checking it, reporting the bytes read after each piece and stopping with
+ * CancelledError when `signal` is aborted between pieces; nothing read is kept then. Files on other file systems
+ * (remote, virtual) are read in one call and reported once.
+ */
+export async function readUserFileWithProgress(
+  uri: vscode.Uri,
+  kind: InputKind,
+  signal: AbortSignal,
+  onRead: (readBytes: number, sizeBytes: number) => void,
+): Promise<Uint8Array> {
+  const sizeBytes = await checkUserFile(uri, kind);
+  throwIfAborted(signal);
+  if (uri.scheme !== 'file') {
+    const bytes = await vscode.workspace.fs.readFile(uri);
+    onRead(bytes.length, sizeBytes);
+    return bytes;
+  }
+  const handle = await open(uri.fsPath, 'r');
+  try {
+    const pieces: Buffer[] = [];
+    let readBytes = 0;
+    for (;;) {
+      const piece = Buffer.allocUnsafe(READ_PIECE_BYTES);
+      const { bytesRead } = await handle.read(piece, 0, piece.length, null);
+      if (bytesRead === 0) break;
+      readBytes += bytesRead;
+      // The size checked above is a hint: a file that grows while it is read still stops at its kind's limit.
+      if (readBytes > INPUT_LIMITS_BYTES[kind])
+        throw new UserFileError(`'${uri.fsPath}' grew past the limit for ${kind} files while it was read`);
+      pieces.push(piece.subarray(0, bytesRead));
+      onRead(readBytes, sizeBytes);
+      throwIfAborted(signal);
+    }
+    return Buffer.concat(pieces, readBytes);
+  } finally {
+    await handle.close();
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new CancelledError();
 }

@@ -9,9 +9,16 @@ import { importLargeTrace, largeFilePlan, tooLargeMessage, WHOLE_FILE_LIMIT_BYTE
 
 export class MeasurementFileError extends UserFileError {}
 
+/** What an import is doing: reading the file, parsing what was read, or a streamed trace's second scan. */
+export type ImportStage = 'reading' | 'parsing' | 'second pass';
+
+/** Bytes of the file read (or scanned) so far, its size, and the stage; called after each 1 MiB piece. */
+export type ImportProgress = (doneBytes: number, sizeBytes: number, stage: ImportStage) => void;
+
 export function importMeasurementFile(
   path: string,
   options: Omit<ImportOptions, 'gunzip' | 'fileName'> = {},
+  onProgress?: ImportProgress,
 ): ImportResult {
   let bytes: Uint8Array;
   let sizeBytes = 0;
@@ -22,7 +29,13 @@ export function importMeasurementFile(
     sizeBytes = info.size;
     // Past the whole-file limit (a V8 string cannot hold it) a plain trace is streamed and anything else refused.
     bytes =
-      sizeBytes <= INPUT_LIMITS_BYTES.measurement ? readInputBytes(path, { kind: 'measurement' }) : new Uint8Array(0);
+      sizeBytes <= INPUT_LIMITS_BYTES.measurement
+        ? readInputBytes(
+            path,
+            { kind: 'measurement' },
+            onProgress && ((read) => onProgress(read, sizeBytes, 'reading')),
+          )
+        : new Uint8Array(0);
   } catch (error) {
     if (error instanceof UserFileError) throw new MeasurementFileError(error.message, error.reason);
     throw error;
@@ -30,8 +43,13 @@ export function importMeasurementFile(
   if (sizeBytes > WHOLE_FILE_LIMIT_BYTES) {
     const plan = largeFilePlan(path, sizeBytes);
     if (plan.refuse) throw new MeasurementFileError(plan.refuse);
-    return importLargeTrace(path);
+    return importLargeTrace(
+      path,
+      onProgress && ((read, pass) => onProgress(read, sizeBytes, pass === 1 ? 'reading' : 'second pass')),
+    );
   }
+  // Parsing a whole file is one synchronous step (JSON.parse, the log's scan): the line says so while it runs.
+  onProgress?.(bytes.length, sizeBytes, 'parsing');
   return importMeasurementBytes(bytes, {
     ...options,
     fileName: path,

@@ -19,7 +19,7 @@ import {
 import type { ChartsData } from '../../src/protocol';
 import { switchPoints } from '../../webview/charts/series';
 import { DARK_THEME, chromiumMissing, openPanel, rgb, type PanelPage } from './harness';
-import { SYNTHETIC_MODEL } from '../../src/extension/glue/training-charts';
+import { syntheticModelNote } from '../../src/extension/glue/training-charts';
 declare const window: any;
 declare const document: any;
 
@@ -129,7 +129,7 @@ function chartsData(): ChartsData {
     scalingCheck: {
       steps: sum.lossCurve.dataParallel.map((_, i) => i),
       verdict: `sum: ${sum.diverged ? 'diverges' : 'converges'}`,
-      model: SYNTHETIC_MODEL,
+      model: syntheticModelNote(),
       series: [
         {
           label: 'all_reduce SUM',

@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPanelHtml, makeNonce, panelCsp } from '../../src/extension/panels/html';
 import { PANEL_KINDS } from '../../src/protocol';
+import { englishL10n } from '../../src/extension/glue/l10n';
+import { webviewStrings } from '../../src/extension/glue/webview-strings';
 
 const CSP_SOURCE = 'https://*.vscode-cdn.net';
 
@@ -32,6 +34,7 @@ for (const panel of PANEL_KINDS) {
       nonce,
       title: `${panel} <b>`,
       codiconsUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/dist/codicon.css',
+      strings: { ...webviewStrings(englishL10n), 'Reset zoom': '</script><script>alert(1)</script>' },
     });
     const csp = cspOf(html);
     assert.deepEqual(csp.get('default-src'), ["'none'"]);
@@ -56,8 +59,13 @@ for (const panel of PANEL_KINDS) {
       'no network, frames or workers',
     );
     // Every script and style element carries the nonce; there are no inline handlers or javascript: URLs.
+    // One script runs (the bundle); the other is the labels' JSON, a data block the browser never executes.
     const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
-    assert.equal(scripts.length, 1);
+    assert.equal(scripts.length, 2);
+    assert.equal(scripts.filter((s) => /type="module"/.test(s)).length, 1);
+    assert.equal(scripts.filter((s) => /type="application\/json"/.test(s)).length, 1);
+    // A translation cannot close the data block: its `<` is escaped, so the page has exactly two closing tags.
+    assert.equal(html.match(/<\/script>/g)?.length, 2);
     for (const tag of [...scripts, ...[...html.matchAll(/<style\b[^>]*>/g)].map((m) => m[0])])
       assert.match(tag, new RegExp(`nonce="${nonce.replace(/[+/]/g, '\\$&')}"`));
     assert.doesNotMatch(html, /\son[a-z]+=|javascript:/i);
@@ -75,6 +83,7 @@ test('nonces are fresh, and inputs that could widen the policy are refused', () 
     scriptUri: 'https://x/a.js',
     nonce: makeNonce(),
     title: 't',
+    strings: webviewStrings(englishL10n),
   };
   assert.throws(() => buildPanelHtml({ ...base, nonce: 'short' }), /nonce/);
   assert.throws(

@@ -8,7 +8,9 @@ import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildPanelHtml, makeNonce } from '../../src/extension/panels/html';
-import type { PanelKind, ToWebview } from '../../src/protocol';
+import type { PanelKind, ToWebview, WebviewStrings } from '../../src/protocol';
+import { englishL10n } from '../../src/extension/glue/l10n';
+import { webviewStrings } from '../../src/extension/glue/webview-strings';
 // Callbacks passed to page.evaluate run in the browser; this name exists there, not in Node's typings.
 declare const window: any;
 
@@ -93,6 +95,8 @@ export async function openPanel(
   panel: PanelKind,
   viewport = { width: 1200, height: 800 },
   theme = DARK_THEME,
+  /** The labels the host would send, in English unless a test passes a translation. */
+  strings: WebviewStrings = webviewStrings(englishL10n),
 ): Promise<PanelPage> {
   const dir = await bundle(panel);
   const nonce = makeNonce();
@@ -102,7 +106,14 @@ export async function openPanel(
     if (url === `/${panel}.html`) {
       response.writeHead(200, { 'content-type': 'text/html' });
       response.end(
-        buildPanelHtml({ panel, cspSource: origin, scriptUri: `${origin}/${panel}.js`, nonce, title: `Test ${panel}` }),
+        buildPanelHtml({
+          panel,
+          cspSource: origin,
+          scriptUri: `${origin}/${panel}.js`,
+          nonce,
+          title: `Test ${panel}`,
+          strings,
+        }),
       );
     } else if (/^\/[a-z]+\.js$/.test(url) && existsSync(join(dir, url.slice(1)))) {
       response.writeHead(200, { 'content-type': 'text/javascript' });

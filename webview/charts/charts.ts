@@ -18,6 +18,7 @@ import {
 } from 'chart.js';
 import { formatBytes, formatMicros, asBytes, asMicros } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
+import { t } from '../shared/strings';
 import { cssRgba, readableColor, resolveColor, themeVar } from '../shared/theme';
 import {
   byteTick,
@@ -119,11 +120,11 @@ export const LOG_TIME_SPREAD = 100;
 
 /** A time axis in µs: logarithmic where the values span LOG_TIME_SPREAD× or more, linear from zero otherwise. */
 export function timeAxis(timesUs: readonly number[]) {
-  const positive = timesUs.filter((t) => t > 0);
+  const positive = timesUs.filter((timeUs) => timeUs > 0);
   const spread = positive.length > 0 ? Math.max(...positive) / Math.min(...positive) : 1;
   return spread >= LOG_TIME_SPREAD
-    ? { type: 'logarithmic' as const, title: { display: true, text: 'time (µs, log)' } }
-    : { type: 'linear' as const, title: { display: true, text: 'time (µs)' }, beginAtZero: true };
+    ? { type: 'logarithmic' as const, title: { display: true, text: t('time (µs, log)') } }
+    : { type: 'linear' as const, title: { display: true, text: t('time (µs)') }, beginAtZero: true };
 }
 
 /** Every chart the data allows, in a fixed order. */
@@ -135,7 +136,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const points = data.sweeps?.[0] ? switchPoints(data.sweeps[0].rows) : [];
     specs.push({
       id: 'busbw',
-      title: 'Bus bandwidth vs message size',
+      title: t('Bus bandwidth vs message size'),
       config: {
         type: 'line',
         data: { datasets },
@@ -143,8 +144,8 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
         options: {
           parsing: false,
           scales: {
-            x: bytesAxis('message size (bytes)'),
-            y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
+            x: bytesAxis(t('message size (bytes)')),
+            y: { title: { display: true, text: t('busbw (GB/s)') }, beginAtZero: true },
           },
           plugins: {
             tooltip: { callbacks: { title: (items) => formatBytes(asBytes(Number(items[0]?.parsed.x ?? 0))) } },
@@ -159,15 +160,15 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const datasets = sizeSeriesDatasets(data, 'timeUs', c);
     specs.push({
       id: 'time',
-      title: 'Time per call vs message size',
+      title: t('Time per call vs message size'),
       config: {
         type: 'line',
         data: { datasets },
         options: {
           parsing: false,
           scales: {
-            x: bytesAxis('message size (bytes)'),
-            y: { type: 'logarithmic', title: { display: true, text: 'time per call (µs, log)' } },
+            x: bytesAxis(t('message size (bytes)')),
+            y: { type: 'logarithmic', title: { display: true, text: t('time per call (µs, log)') } },
           },
           plugins: {
             tooltip: {
@@ -190,21 +191,21 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     });
     specs.push({
       id: 'phases',
-      title: 'Phase breakdown',
+      title: t('Phase breakdown'),
       config: {
         type: 'bar',
         data: {
           labels,
           datasets: [
-            phase('exchange', c[0], 'exchangeUs'),
-            phase('reduce', c[1], 'reduceUs'),
-            phase('broadcast', c[2], 'broadcastUs'),
+            phase(t('exchange'), c[0], 'exchangeUs'),
+            phase(t('reduce'), c[1], 'reduceUs'),
+            phase(t('broadcast'), c[2], 'broadcastUs'),
           ],
         },
         options: {
           scales: {
-            x: { stacked: true, title: { display: true, text: 'collective and size' } },
-            y: { stacked: true, title: { display: true, text: 'time (µs)' } },
+            x: { stacked: true, title: { display: true, text: t('collective and size') } },
+            y: { stacked: true, title: { display: true, text: t('time (µs)') } },
           },
         },
       },
@@ -214,14 +215,16 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const rows = data.algorithms;
     specs.push({
       id: 'algorithms',
-      title: `Algorithm comparison${data.comparisonBytes ? ` at ${formatBytes(data.comparisonBytes)}` : ''}`,
+      title: data.comparisonBytes
+        ? t('Algorithm comparison at {0}', formatBytes(data.comparisonBytes))
+        : t('Algorithm comparison'),
       config: {
         type: 'bar',
         data: {
           labels: rows.map((r) => `${r.algorithm}/${r.protocol}${r.chosen ? ' ★' : ''}`),
           datasets: [
             {
-              label: 'time (µs)',
+              label: t('time (µs)'),
               data: rows.map((r) => r.timeUs),
               backgroundColor: rows.map((r) => (r.chosen ? c[2] : c[0])),
             },
@@ -233,12 +236,16 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
             tooltip: {
               callbacks: {
                 label: (item) =>
-                  `${formatMicros(rows[item.dataIndex].timeUs)} · ${rows[item.dataIndex].busbwGBps.toFixed(1)} GB/s busbw`,
+                  t(
+                    '{0} · {1} GB/s busbw',
+                    formatMicros(rows[item.dataIndex].timeUs),
+                    rows[item.dataIndex].busbwGBps.toFixed(1),
+                  ),
               },
             },
           },
           scales: {
-            x: { title: { display: true, text: "algorithm/protocol (★ NCCL's choice)" } },
+            x: { title: { display: true, text: t("algorithm/protocol (★ NCCL's choice)") } },
             y: timeAxis(rows.map((r) => r.timeUs)),
           },
         },
@@ -250,21 +257,28 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const best = recommendedIndex(rows);
     specs.push({
       id: 'buckets',
-      title: `Bucket-size sweep${best >= 0 ? ` · recommended ${formatBytes(rows[best].bucketBytes)}, step ${formatMicros(rows[best].stepTimeUs)}` : ''}`,
+      title:
+        best >= 0
+          ? t(
+              'Bucket-size sweep · recommended {0}, step {1}',
+              formatBytes(rows[best].bucketBytes),
+              formatMicros(rows[best].stepTimeUs),
+            )
+          : t('Bucket-size sweep'),
       verdict: data.bucketAdvice,
       config: {
         type: 'line',
         data: {
           datasets: [
             {
-              label: 'step time (ms)',
+              label: t('step time (ms)'),
               borderColor: c[0],
               backgroundColor: c[0],
               data: rows.map((r) => ({ x: r.bucketBytes, y: r.stepTimeUs / 1e3 })),
               pointRadius: rows.map((_, i) => (i === best ? 6 : 2)),
             },
             {
-              label: 'exposed communication (ms)',
+              label: t('exposed communication (ms)'),
               borderColor: c[1],
               backgroundColor: c[1],
               data: rows.map((r) => ({ x: r.bucketBytes, y: r.exposedCommUs / 1e3 })),
@@ -274,8 +288,8 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
         options: {
           parsing: false,
           scales: {
-            x: bytesAxis('bucket size (bucket_cap_mb)'),
-            y: { title: { display: true, text: 'time per step (ms)' }, beginAtZero: true },
+            x: bytesAxis(t('bucket size (bucket_cap_mb)')),
+            y: { title: { display: true, text: t('time per step (ms)') }, beginAtZero: true },
           },
         },
       },
@@ -285,20 +299,20 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const rows = data.nodeScaling;
     specs.push({
       id: 'scaling',
-      title: 'Scaling with node count',
+      title: t('Scaling with node count'),
       config: {
         type: 'line',
         data: {
           datasets: [
             {
-              label: 'busbw (GB/s)',
+              label: t('busbw (GB/s)'),
               borderColor: c[0],
               backgroundColor: c[0],
               yAxisID: 'y',
               data: rows.map((r) => ({ x: r.nodes, y: r.busbwGBps })),
             },
             {
-              label: 'time (µs)',
+              label: t('time (µs)'),
               borderColor: c[1],
               backgroundColor: c[1],
               yAxisID: 'time',
@@ -311,11 +325,15 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
           scales: {
             x: {
               type: 'logarithmic',
-              title: { display: true, text: 'nodes' },
+              title: { display: true, text: t('nodes') },
               ticks: { callback: (v: number | string) => (Number.isInteger(Math.log2(Number(v))) ? String(v) : '') },
             },
-            y: { title: { display: true, text: 'busbw (GB/s)' }, beginAtZero: true },
-            time: { position: 'right', title: { display: true, text: 'time (µs)' }, grid: { drawOnChartArea: false } },
+            y: { title: { display: true, text: t('busbw (GB/s)') }, beginAtZero: true },
+            time: {
+              position: 'right',
+              title: { display: true, text: t('time (µs)') },
+              grid: { drawOnChartArea: false },
+            },
           },
         },
       },
@@ -326,7 +344,7 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
     const colourOf = { sum: c[4], avg: c[2], reference: c[0], other: c[3] } as const;
     specs.push({
       id: 'loss',
-      title: 'Gradient scaling: loss curves of a synthetic least-squares model',
+      title: t('Gradient scaling: loss curves of a synthetic least-squares model'),
       verdict: [verdict, model].filter(Boolean).join(' '),
       config: {
         type: 'line',
@@ -343,8 +361,8 @@ export function chartSpecs(data: ChartsData, colours: ThemeColours): ChartSpec[]
         },
         options: {
           scales: {
-            x: { title: { display: true, text: 'SGD step' } },
-            y: { type: 'logarithmic', title: { display: true, text: 'loss (mean squared error, log)' } },
+            x: { title: { display: true, text: t('SGD step') } },
+            y: { type: 'logarithmic', title: { display: true, text: t('loss (mean squared error, log)') } },
           },
         },
       },

@@ -3,16 +3,17 @@
 import { Chart } from 'chart.js';
 import type { ChartsData, ChartsState } from '../../src/protocol';
 import { el } from '../shared/dom';
+import { t } from '../shared/strings';
 import { onThemeChange } from '../shared/theme';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { chartSpecs, themeColours } from './charts';
 import { renderAssumptions } from './assumptions';
 
 const app = document.getElementById('app')!;
-const title = el('span', { class: 'title' }, 'Collective charts');
+const title = el('span', { class: 'title' }, t('Collective charts'));
 const system = el('span', { class: 'muted' });
 const grid = el('div', { class: 'grid' });
-const message = el('div', { class: 'message' }, 'Waiting for data…');
+const message = el('div', { class: 'message' }, t('Waiting for data…'));
 app.append(el('div', { class: 'toolbar' }, title, system), message, grid);
 
 const charts = new Map<string, Chart>();
@@ -24,7 +25,7 @@ function draw(data: ChartsData): void {
   current = data;
   for (const chart of charts.values()) chart.destroy();
   charts.clear();
-  title.textContent = data.title || 'Collective charts';
+  title.textContent = data.title || t('Collective charts');
   system.textContent = data.system ?? '';
   const colours = themeColours();
   Chart.defaults.color = colours.foreground;
@@ -35,7 +36,7 @@ function draw(data: ChartsData): void {
   const specs = chartSpecs(data, colours);
   const notes = data.notes ?? [];
   message.hidden = specs.length > 0 || notes.length > 0 || data.assumptions !== undefined;
-  message.textContent = message.hidden ? '' : 'There is nothing to chart in this result.';
+  message.textContent = message.hidden ? '' : t('There is nothing to chart in this result.');
   message.className = 'message';
   // Notes (what a file holds, where it was measured) come first: the charts are read against them.
   const noteCards = notes.map((note) =>
@@ -66,7 +67,7 @@ function draw(data: ChartsData): void {
           el(
             'p',
             { class: 'message error' },
-            `This chart could not be drawn: ${error instanceof Error ? error.message : String(error)}`,
+            t('This chart could not be drawn: {0}', error instanceof Error ? error.message : String(error)),
           ),
         );
         log('error', `chart ${spec.id} failed: ${String(error)}`);

@@ -2,6 +2,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import { formatBytes, type SweepRow, asBytes } from '../../src/engine/index';
 import type { ChartsData } from '../../src/protocol';
+import { t } from '../shared/strings';
 
 export interface SwitchPoint {
   /** The first size at which the new choice applies. */
@@ -83,7 +84,7 @@ export function sizeSeriesDatasets(
   const measured = (data.measured ?? []).map((series, i) => ({
     // A scatter inside a line chart: chart.js draws it with the line chart's axes when its type is cast so.
     type: 'scatter' as 'line',
-    label: `${series.label} (measured)`,
+    label: t('{0} (measured)', series.label),
     borderColor: colour(i + MEASURED_COLOUR_OFFSET),
     backgroundColor: colour(i + MEASURED_COLOUR_OFFSET),
     pointRadius: 5,

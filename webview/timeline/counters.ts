@@ -3,6 +3,7 @@
 // a counter is a step function whose integral over any window is the bytes that moved in it, and its average over
 // a selected range is the range's busbw (range-stats.ts) to the last digit.
 import { PHASES, type Lane } from '../../src/engine/index';
+import { t } from '../shared/strings';
 import type { TimelineModel } from './model';
 
 /** A piecewise-constant rate: valuePerUs[i] bytes per µs from timesUs[i] to timesUs[i + 1]; 0 after the last. */
@@ -125,7 +126,7 @@ export function traceCounters(model: TimelineModel): CounterSeries[] {
   }
   if (starts.length === 0) return [];
   const rankCount = Math.max(1, ranks.size > 0 ? ranks.size : model.metadata.ranks);
-  const counters = [rateSeries(`busbw per rank (${rankCount} ranks)`, starts, ends, bytes, rankCount)];
+  const counters = [rateSeries(t('busbw per rank ({0} ranks)', rankCount), starts, ends, bytes, rankCount)];
   const links = [...perLink.entries()].sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]));
   for (const [link, entry] of links.slice(0, MAX_LINK_COUNTERS))
     counters.push(rateSeries(link, entry.starts, entry.ends, entry.bytes));
@@ -185,5 +186,5 @@ export function drawCounter(
   ctx.closePath();
   ctx.fill();
   ctx.fillStyle = colours.text;
-  ctx.fillText(`peak ${peak.toFixed(1)} GB/s`, window.leftPx + 3 * dpr, topPx + target.rowHeightPx / 2);
+  ctx.fillText(t('peak {0} GB/s', peak.toFixed(1)), window.leftPx + 3 * dpr, topPx + target.rowHeightPx / 2);
 }

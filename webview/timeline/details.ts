@@ -2,6 +2,7 @@
 // set through textContent (dom.ts), so names and paths from a trace can never become markup.
 import { PHASES, formatBytes, formatMicros, asMicros } from '../../src/engine/index';
 import { el, factList } from '../shared/dom';
+import { t } from '../shared/strings';
 import type { NameAggregate } from './aggregate';
 import type { TimelineModel } from './model';
 import { rangeSummary, type RangeStats } from './range-stats';
@@ -11,23 +12,23 @@ export function spanFacts(model: TimelineModel, sorted: number): [string, string
   const span = model.spanAt(sorted);
   const durationUs = asMicros(model.end[sorted] - model.start[sorted]);
   const facts: [string, string][] = [
-    ['phase', PHASES[model.phase[sorted]]],
-    ['lane', model.rows[model.rowOf(sorted)].label],
-    ['start', formatMicros(asMicros(model.start[sorted] - model.startUs))],
-    ['duration', formatMicros(durationUs)],
+    [t('phase'), PHASES[model.phase[sorted]]],
+    [t('lane'), model.rows[model.rowOf(sorted)].label],
+    [t('start'), formatMicros(asMicros(model.start[sorted] - model.startUs))],
+    [t('duration'), formatMicros(durationUs)],
   ];
   if (!span) return facts;
   if (span.bytes > 0) {
-    facts.push(['bytes', formatBytes(span.bytes)]);
-    if (durationUs > 0) facts.push(['bandwidth', `${(span.bytes / (durationUs * 1e3)).toFixed(1)} GB/s`]);
+    facts.push([t('bytes'), formatBytes(span.bytes)]);
+    if (durationUs > 0) facts.push([t('bandwidth'), `${(span.bytes / (durationUs * 1e3)).toFixed(1)} GB/s`]);
   }
-  if (span.links.length > 0) facts.push([span.links.length === 1 ? 'link' : 'links', span.links.join(', ')]);
-  if (span.step >= 0) facts.push(['step', String(span.step)]);
-  facts.push(['channel', String(span.channel)]);
-  if (span.chunk >= 0) facts.push(['chunk', String(span.chunk)]);
+  if (span.links.length > 0) facts.push([span.links.length === 1 ? t('link') : t('links'), span.links.join(', ')]);
+  if (span.step >= 0) facts.push([t('step'), String(span.step)]);
+  facts.push([t('channel'), String(span.channel)]);
+  if (span.chunk >= 0) facts.push([t('chunk'), String(span.chunk)]);
   // Imported traces that do not say which rank they ran on carry -1: a thread or process id is not shown as a rank.
-  if (span.rank >= 0) facts.push(['rank', String(span.rank)]);
-  if (span.source) facts.push(['source', `${span.source.file}:${span.source.line}`]);
+  if (span.rank >= 0) facts.push([t('rank'), String(span.rank)]);
+  if (span.source) facts.push([t('source'), `${span.source.file}:${span.source.line}`]);
   for (const [key, value] of Object.entries(span.args ?? {}).slice(0, 12)) facts.push(argFact(key, value));
   return facts;
 }
@@ -63,23 +64,23 @@ export function renderSpanDetails(
   const section = el(
     'section',
     { class: 'span-details' },
-    el('h3', {}, 'Selected span'),
+    el('h3', {}, t('Selected span')),
     el('div', { class: 'name' }, spanTitle(model, sorted)),
   );
-  const facts = spanFacts(model, sorted).filter(([label]) => label !== 'source');
+  const facts = spanFacts(model, sorted).filter(([label]) => label !== t('source'));
   const list = factList(facts);
   if (span?.source) {
     const { file, line } = span.source;
     const link = el(
       'a',
-      { class: 'source', role: 'link', tabindex: '0', title: 'Open the source line' },
+      { class: 'source', role: 'link', tabindex: '0', title: t('Open the source line') },
       `${file}:${line}`,
     );
     link.addEventListener('click', () => openSource(file, line));
     link.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') openSource(file, line);
     });
-    list.append(el('dt', {}, 'source'), el('dd', {}, link));
+    list.append(el('dt', {}, t('source')), el('dd', {}, link));
   }
   section.append(list);
   return section;
@@ -93,7 +94,7 @@ export function renderRangeStats(stats: RangeStats, phaseCss: (phase: number) =>
     swatch.style.background = phaseCss(line.phase);
     return [line.label, el('span', {}, swatch, line.text)];
   });
-  return el('section', { class: 'range-stats' }, el('h3', {}, 'Selected range'), factList(facts));
+  return el('section', { class: 'range-stats' }, el('h3', {}, t('Selected range')), factList(facts));
 }
 
 /** Rows of the aggregate shown at most; the rest are summed up in one line. */
@@ -101,9 +102,9 @@ export const AGGREGATE_ROWS = 25;
 
 /** The flame-style aggregate of a range: per name its total and self time and span count, longest total first. */
 export function renderAggregate(rows: readonly NameAggregate[]): HTMLElement {
-  const section = el('section', { class: 'aggregate' }, el('h3', {}, 'Slices in range'));
+  const section = el('section', { class: 'aggregate' }, el('h3', {}, t('Slices in range')));
   if (rows.length === 0) {
-    section.append(el('span', { class: 'muted' }, 'no span in the range'));
+    section.append(el('span', { class: 'muted' }, t('no span in the range')));
     return section;
   }
   const longest = rows[0].totalUs;
@@ -113,10 +114,10 @@ export function renderAggregate(rows: readonly NameAggregate[]): HTMLElement {
     el(
       'tr',
       {},
-      el('th', {}, 'name'),
-      el('th', {}, 'total'),
-      el('th', {}, 'self'),
-      el('th', {}, 'count'),
+      el('th', {}, t('name')),
+      el('th', {}, t('total')),
+      el('th', {}, t('self')),
+      el('th', {}, t('count')),
       el('th', {}),
     ),
   );
@@ -137,7 +138,7 @@ export function renderAggregate(rows: readonly NameAggregate[]): HTMLElement {
   }
   section.append(table);
   if (rows.length > AGGREGATE_ROWS)
-    section.append(el('div', { class: 'muted' }, `and ${rows.length - AGGREGATE_ROWS} more names`));
+    section.append(el('div', { class: 'muted' }, t('and {0} more names', rows.length - AGGREGATE_ROWS)));
   return section;
 }
 
@@ -150,7 +151,7 @@ export function renderFlows(
   const link = (sorted: number): HTMLElement => {
     const anchor = el(
       'a',
-      { role: 'link', tabindex: '0', title: 'Select this span' },
+      { role: 'link', tabindex: '0', title: t('Select this span') },
       `${spanTitle(model, sorted)} (${model.rows[model.rowOf(sorted)].label})`,
     );
     anchor.addEventListener('click', () => select(sorted));
@@ -160,8 +161,8 @@ export function renderFlows(
     return anchor;
   };
   const facts: [string, Node][] = [
-    ...linked.incoming.map((s): [string, Node] => ['from', link(s)]),
-    ...linked.outgoing.map((s): [string, Node] => ['to', link(s)]),
+    ...linked.incoming.map((s): [string, Node] => [t('from'), link(s)]),
+    ...linked.outgoing.map((s): [string, Node] => [t('to'), link(s)]),
   ];
-  return el('section', { class: 'flows' }, el('h3', {}, 'Flows'), factList(facts));
+  return el('section', { class: 'flows' }, el('h3', {}, t('Flows')), factList(facts));
 }

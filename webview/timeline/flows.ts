@@ -2,6 +2,7 @@
 // trace's own flows (a gradient bucket to its collective, a CPU launch to its kernel) come with it; the ring steps
 // of a simulated collective are linked here, each rank's transfer to the one its peer sends next with the data.
 import type { Flow, Span } from '../../src/engine/index';
+import { t } from '../shared/strings';
 import type { TimelineModel } from './model';
 import type { TimeScale } from './time-scale';
 
@@ -31,7 +32,7 @@ export function peerFlows(spans: readonly Span[]): Flow[] {
     const next = byKey.get(key(peer, span.channel, span.step + 1));
     if (!next) return;
     const target = next.find((j) => spans[j].chunk === span.chunk) ?? next[0];
-    flows.push({ fromSpan: i, toSpan: target, name: `step ${span.step} → rank ${peer}` });
+    flows.push({ fromSpan: i, toSpan: target, name: t('step {0} → rank {1}', span.step, peer) });
   });
   return flows;
 }

@@ -1,5 +1,6 @@
 // Mouse, trackpad and keyboard input for the timeline, in the style of Perfetto: drag pans, shift+drag or a drag
 // on the time axis selects a range, ctrl+wheel (and trackpad pinch) zooms, W/S zoom and A/D pan.
+import { t } from '../shared/strings';
 import type { TimelineView } from './view';
 
 export interface InteractionCallbacks {
@@ -144,7 +145,7 @@ export function attachInteraction(view: TimelineView, callbacks: InteractionCall
 /** What a click on the label column at canvas y does, as the canvas's tooltip says it. */
 function labelHint(view: TimelineView, yPx: number): string {
   const line = view.lineAtPx(yPx);
-  if (line?.kind === 'group') return `${line.folded ? 'Unfold' : 'Fold'} ${line.label}`;
-  if (line?.kind === 'track') return line.pinned ? 'Unpin this lane' : 'Pin this lane to the top';
+  if (line?.kind === 'group') return line.folded ? t('Unfold {0}', line.label) : t('Fold {0}', line.label);
+  if (line?.kind === 'track') return line.pinned ? t('Unpin this lane') : t('Pin this lane to the top');
   return '';
 }

@@ -4,6 +4,7 @@
 // flat (they are what the rasteriser, the level-of-detail buckets and the hit test work on); this is the mapping
 // from display lines to those rows.
 import type { Lane } from '../../src/engine/index';
+import { t } from '../shared/strings';
 import type { Track } from './tracks';
 
 /** A header line: a node's tracks or the counters, shown under it or, folded, summarised on the header itself. */
@@ -91,7 +92,7 @@ export function buildLayout(rows: readonly Lane[], counterLabels: readonly strin
       scrolling.push({
         kind: 'group',
         key,
-        label: `node ${node} · ${lanes} lane${lanes === 1 ? '' : 's'}`,
+        label: lanes === 1 ? t('node {0} · 1 lane', node) : t('node {0} · {1} lanes', node, lanes),
         folded,
         rows: members,
         counters: [],
@@ -113,7 +114,7 @@ export function buildLayout(rows: readonly Lane[], counterLabels: readonly strin
     scrolling.push({
       kind: 'group',
       key: COUNTERS_KEY,
-      label: `counters · ${counterLabels.length}`,
+      label: t('counters · {0}', counterLabels.length),
       folded,
       rows: [],
       counters: counterLabels.map((_, i) => i),

@@ -1,19 +1,20 @@
 // The colour legend above the lanes: one swatch per colour the trace uses (its phases, and backward compute
 // apart from forward), in the colours the view draws with, so a reader never has to guess what orange means.
 import { el } from '../shared/dom';
+import { t } from '../shared/strings';
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 
 /** What each colour key means, in the words of a training step and an NCCL collective. */
-const MEANING: Readonly<Record<string, string>> = {
-  exchange: 'exchange (send/recv)',
-  reduce: 'reduce',
-  broadcast: 'broadcast',
-  compute: 'compute / forward',
-  collective: 'collective',
-  optimizer: 'optimizer',
-  other: 'other',
-  backward: 'backward',
-};
+const MEANING = (): Readonly<Record<string, string>> => ({
+  exchange: t('exchange (send/recv)'),
+  reduce: t('reduce'),
+  broadcast: t('broadcast'),
+  compute: t('compute / forward'),
+  collective: t('collective'),
+  optimizer: t('optimizer'),
+  other: t('other'),
+  backward: t('backward'),
+});
 
 /** The colour keys (indices into COLOUR_KEYS) that some span of the model is drawn in, in key order. */
 export function coloursUsed(model: TimelineModel): number[] {
@@ -30,12 +31,13 @@ export function coloursUsed(model: TimelineModel): number[] {
 
 /** Fills the legend with a swatch and a label per used colour. */
 export function renderLegend(legend: HTMLElement, model: TimelineModel, css: (key: number) => string): void {
+  const meaning = MEANING();
   legend.replaceChildren(
     ...coloursUsed(model).map((key) => {
       const swatch = el('span', { class: 'swatch' });
       swatch.style.background = css(key);
       const name = COLOUR_KEYS[key];
-      return el('span', { class: 'legend-item', 'data-key': name }, swatch, MEANING[name] ?? name);
+      return el('span', { class: 'legend-item', 'data-key': name }, swatch, meaning[name] ?? name);
     }),
   );
 }

@@ -13,6 +13,7 @@ import {
 } from '../../src/engine/index';
 import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
 import { el } from '../shared/dom';
+import { t } from '../shared/strings';
 import { onThemeChange } from '../shared/theme';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { rangeAggregate } from './aggregate';
@@ -26,30 +27,39 @@ import { TimelineModel, type SpanColumns } from './model';
 import { Overview } from './overview';
 import { TimelineView } from './view';
 
-const HINT =
-  'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.';
+const HINT = t(
+  'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.',
+);
 
 const app = document.getElementById('app')!;
-const title = el('span', { class: 'title' }, 'Trace timeline');
+const title = el('span', { class: 'title' }, t('Trace timeline'));
 const rangeLabel = el('span', { class: 'range-label muted', 'aria-live': 'polite' });
 const filter = el('vscode-textfield', {
   class: 'filter',
-  placeholder: 'Search spans (name, phase, lane)',
-  'aria-label': 'Search spans',
+  placeholder: t('Search spans (name, phase, lane)'),
+  'aria-label': t('Search spans'),
 }) as HTMLElement & { value: string };
 const matchCount = el('span', { class: 'match-count muted' });
-const reset = el('vscode-button', { secondary: '', icon: 'screen-full', title: 'Show the whole trace' }, 'Reset zoom');
+const reset = el(
+  'vscode-button',
+  { secondary: '', icon: 'screen-full', title: t('Show the whole trace') },
+  t('Reset zoom'),
+);
 const exportButton = el(
   'vscode-button',
-  { secondary: '', icon: 'export', title: 'Export as Chrome/Perfetto JSON' },
-  'Export…',
+  { secondary: '', icon: 'export', title: t('Export as Chrome/Perfetto JSON') },
+  t('Export…'),
 );
-const legend = el('div', { class: 'legend timeline-legend', 'aria-label': 'Colour legend' });
-const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': 'Trace overview' });
-const lanesCanvas = el('canvas', { class: 'lanes', tabindex: '0', 'aria-label': 'Trace timeline: W/S zoom, A/D pan' });
+const legend = el('div', { class: 'legend timeline-legend', 'aria-label': t('Colour legend') });
+const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': t('Trace overview') });
+const lanesCanvas = el('canvas', {
+  class: 'lanes',
+  tabindex: '0',
+  'aria-label': t('Trace timeline: W/S zoom, A/D pan'),
+});
 const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
 const details = el('div', { class: 'details' }, el('span', { class: 'muted' }, HINT));
-const message = el('div', { class: 'message' }, 'Waiting for a trace…');
+const message = el('div', { class: 'message' }, t('Waiting for a trace…'));
 app.append(
   el('div', { class: 'toolbar' }, title, rangeLabel, filter, matchCount, reset, exportButton),
   legend,
@@ -202,7 +212,7 @@ function applyFilter(): void {
       );
     });
     view.mask = mask;
-    matchCount.textContent = `${formatCount(count)} match${count === 1 ? '' : 'es'}`;
+    matchCount.textContent = count === 1 ? t('1 match') : t('{0} matches', formatCount(count));
   }
   view.invalidate();
   persist();
@@ -241,10 +251,10 @@ function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flo
   flows = traceFlows.length > 0 ? flowSet(model, traceFlows) : undefined;
   counters = [];
   message.hidden = true;
-  title.textContent = model.metadata.title || 'Trace timeline';
+  title.textContent = model.metadata.title || t('Trace timeline');
   // The facts (predicted time, what was mirrored or cut) are what the drawing is to be read against.
   const facts = Object.entries(model.metadata.facts ?? {}).map(([key, value]) => `${key}: ${String(value)}`);
-  title.title = [model.metadata.title, model.metadata.system, `${formatCount(model.spanCount)} spans`, ...facts]
+  title.title = [model.metadata.title, model.metadata.system, t('{0} spans', formatCount(model.spanCount)), ...facts]
     .filter(Boolean)
     .join(' · ');
   const restore = saved && saved.source?.uri !== undefined && saved.source.uri === from?.uri ? saved : undefined;
@@ -307,12 +317,15 @@ function handle(msg: ToWebview): void {
       break;
     case 'traceBegin':
       pending = { metadata: msg.metadata, lanes: msg.lanes, spans: [], totalSpans: msg.totalSpans, source: msg.source };
-      showMessage(`Receiving ${formatCount(msg.totalSpans)} spans…`, false);
+      showMessage(t('Receiving {0} spans…', formatCount(msg.totalSpans)), false);
       break;
     case 'traceChunk':
       if (!pending) break;
       for (const span of msg.spans) pending.spans.push(span);
-      showMessage(`Receiving spans… ${formatCount(pending.spans.length)} of ${formatCount(pending.totalSpans)}`, false);
+      showMessage(
+        t('Receiving spans… {0} of {1}', formatCount(pending.spans.length), formatCount(pending.totalSpans)),
+        false,
+      );
       break;
     case 'traceEnd':
       if (pending)
@@ -342,7 +355,7 @@ onHostMessage((msg) => {
   try {
     handle(msg);
   } catch (error) {
-    showMessage(`Could not show the trace: ${error instanceof Error ? error.message : String(error)}`, true);
+    showMessage(t('Could not show the trace: {0}', error instanceof Error ? error.message : String(error)), true);
     log('error', message.textContent ?? '');
   }
 });

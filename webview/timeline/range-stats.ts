@@ -5,6 +5,7 @@
 // passes, a pass to its layers): on each lane only the innermost track that is busy counts. Bytes are the spans'
 // own bytes, clipped to the range in proportion.
 import { PHASES, formatBytes, formatMicros, type Lane, asMicros, asBytes } from '../../src/engine/index';
+import { t } from '../shared/strings';
 
 const COLLECTIVE = PHASES.indexOf('collective');
 const COLLECTIVE_PARTS = new Set(
@@ -202,24 +203,28 @@ export interface RangeLine {
  * share of the ranks' time and its time per rank. The shares include idle, so they add up to 100 %.
  */
 export function rangeSummary(stats: RangeStats): RangeLine[] {
-  const rankWord = `${stats.ranks} rank${stats.ranks === 1 ? '' : 's'}`;
-  const lines: RangeLine[] = [{ label: 'range', text: formatMicros(asMicros(stats.endUs - stats.startUs)) }];
+  const rankWord = stats.ranks === 1 ? t('1 rank') : t('{0} ranks', stats.ranks);
+  const lines: RangeLine[] = [{ label: t('range'), text: formatMicros(asMicros(stats.endUs - stats.startUs)) }];
   if (stats.transferredBytes > 0) {
-    lines.push({ label: 'moved', text: `${formatBytes(asBytes(stats.transferredBytes))} over links` });
-    lines.push({ label: 'busbw', text: `${stats.busbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
+    lines.push({ label: t('moved'), text: t('{0} over links', formatBytes(asBytes(stats.transferredBytes))) });
+    lines.push({ label: t('busbw'), text: t('{0} GB/s per rank over {1}', stats.busbwGBps.toFixed(1), rankWord) });
   }
   if (stats.collectiveBytes > 0) {
-    lines.push({ label: 'collectives', text: `${formatBytes(asBytes(stats.collectiveBytes))} of messages` });
-    lines.push({ label: 'algbw', text: `${stats.algbwGBps.toFixed(1)} GB/s per rank over ${rankWord}` });
+    lines.push({ label: t('collectives'), text: t('{0} of messages', formatBytes(asBytes(stats.collectiveBytes))) });
+    lines.push({ label: t('algbw'), text: t('{0} GB/s per rank over {1}', stats.algbwGBps.toFixed(1), rankWord) });
   }
   if (stats.transferredBytes <= 0 && stats.collectiveBytes <= 0)
-    lines.push({ label: 'moved', text: 'no span in the range moved bytes' });
+    lines.push({ label: t('moved'), text: t('no span in the range moved bytes') });
   const totalUs = stats.phaseUs.reduce((a, b) => a + b, 0) + stats.idleUs;
   const share = (us: number): string =>
-    `${totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0'} % · ${formatMicros(asMicros(us / stats.ranks))} per rank`;
+    t(
+      '{0} % · {1} per rank',
+      totalUs > 0 ? ((100 * us) / totalUs).toFixed(1) : '0.0',
+      formatMicros(asMicros(us / stats.ranks)),
+    );
   PHASES.forEach((name, p) => {
     if (stats.phaseUs[p] > 0) lines.push({ label: name, text: share(stats.phaseUs[p]), phase: p });
   });
-  if (stats.idleUs > 0) lines.push({ label: 'idle', text: share(stats.idleUs) });
+  if (stats.idleUs > 0) lines.push({ label: t('idle'), text: share(stats.idleUs) });
   return lines;
 }

@@ -5,6 +5,7 @@ import { cssRgba, mix, packRgba, phaseColor, resolveColor, themeVar } from '../s
 import { COLOUR_COUNT, COLOUR_KEYS, type TimelineModel } from './model';
 import { ColumnScratch, DIMMED_SLOT, columnsForRow, columnsForRows, paintRow } from './raster';
 import { drawOverlays, type Palette } from './overlays';
+import { t } from '../shared/strings';
 import {
   buildLayout,
   laneIdOf,
@@ -374,6 +375,11 @@ export class TimelineView {
   describeView(): string {
     if (!this.model) return '';
     const origin = this.model.startUs;
-    return `${formatMicros(asMicros(this.view.startUs - origin))} – ${formatMicros(asMicros(this.view.endUs - origin))} of ${formatMicros(asMicros(this.model.endUs - origin))}`;
+    return t(
+      '{0} – {1} of {2}',
+      formatMicros(asMicros(this.view.startUs - origin)),
+      formatMicros(asMicros(this.view.endUs - origin)),
+      formatMicros(asMicros(this.model.endUs - origin)),
+    );
   }
 }

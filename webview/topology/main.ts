@@ -4,20 +4,21 @@ import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import type { ChannelPath, TopologyData, TopologyState } from '../../src/protocol';
 import { el } from '../shared/dom';
+import { t } from '../shared/strings';
 import { onThemeChange } from '../shared/theme';
 import { loadState, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { channelsFromTrace, linkUtilisation } from './model';
 import { heatColour, renderTopology } from './render';
 
 const app = document.getElementById('app')!;
-const title = el('span', { class: 'title' }, 'Topology');
+const title = el('span', { class: 'title' }, t('Topology'));
 const channelSelect = el('vscode-single-select', {
   class: 'channel',
-  'aria-label': 'Channel overlay',
+  'aria-label': t('Channel overlay'),
 }) as HTMLElement & { value: string };
 const legend = el('span', { class: 'legend' });
 const wrap = el('div', { class: 'topology-wrap' });
-const message = el('div', { class: 'message' }, 'Waiting for a topology…');
+const message = el('div', { class: 'message' }, t('Waiting for a topology…'));
 app.append(el('div', { class: 'toolbar' }, title, legend, channelSelect), message, wrap);
 
 interface Shown {
@@ -34,7 +35,7 @@ function drawLegend(): void {
     ...[0, 0.25, 0.5, 0.75, 1].map((u) => {
       const swatch = el('span', { class: 'swatch' });
       swatch.style.background = heatColour(u === 0 ? 0 : u);
-      return el('span', {}, swatch, u === 0 ? 'idle' : `${u * 100} %`);
+      return el('span', {}, swatch, u === 0 ? t('idle') : `${u * 100} %`);
     }),
   );
 }
@@ -63,8 +64,10 @@ function show(data: TopologyData, channel = -1): void {
   };
   shown = current;
   channelSelect.replaceChildren(
-    el('vscode-option', { value: '-1' }, 'No channel overlay'),
-    ...channels.map((c) => el('vscode-option', { value: String(c.channel) }, `channel ${c.channel} · ${c.kind}`)),
+    el('vscode-option', { value: '-1' }, t('No channel overlay')),
+    ...channels.map((c) =>
+      el('vscode-option', { value: String(c.channel) }, t('channel {0} · {1}', c.channel, c.kind)),
+    ),
   );
   channelSelect.value = String(channel);
   draw();

@@ -4,6 +4,7 @@ import { formatBytes, asBytes } from '../../src/engine/index';
 import type { ChannelPath, TopologyData, TopologyLink, TopologyVertex } from '../../src/protocol';
 import { cssRgba, mix, readableColor, resolveColor, themeVar } from '../shared/theme';
 import { layoutTopology, undirectedLinks, type Point } from './model';
+import { t } from '../shared/strings';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -58,7 +59,7 @@ function linkTitle(pair: { links: TopologyLink[]; utilisation: number }, bytes: 
   return pair.links
     .map(
       (l) =>
-        `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${(100 * pair.utilisation).toFixed(0)} % busy${bytes.get(l.id) ? ` · ${formatBytes(asBytes(bytes.get(l.id)!))}` : ''}`,
+        `${l.id} · ${l.kind} · ${l.GBps} GB/s · ${t('{0} % busy', (100 * pair.utilisation).toFixed(0))}${bytes.get(l.id) ? ` · ${formatBytes(asBytes(bytes.get(l.id)!))}` : ''}`,
     )
     .join('\n');
 }
@@ -113,7 +114,7 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
       }),
     );
     const caption = svg('text', { x: box.x + 8, y: box.y + 14, fill: muted, 'font-size': 11 });
-    caption.textContent = `node ${box.node}`;
+    caption.textContent = t('node {0}', box.node);
     frames.append(caption);
   }
   root.append(frames);
@@ -171,7 +172,7 @@ export function renderTopology(input: RenderInput): SVGSVGElement {
             'marker-end': 'url(#arrow)',
             'stroke-dasharray': '5 3',
           },
-          `channel ${input.channel.channel}: ${from} → ${to}`,
+          t('channel {0}: {1} → {2}', input.channel.channel, from, to),
         ),
       );
     }

@@ -1,7 +1,13 @@
 // `import <file>`: reads nccl-tests output (text or -J JSON), an NCCL_DEBUG log, a Kineto trace (.json or
 // .json.gz), DeepSpeed comms_logger output or calibration JSON, and prints what it holds.
 import { formatBytes, formatMicros, traceToChromeJson, asBytes, asMicros } from '../../engine/index';
-import { importMeasurementFile, MeasurementFileError } from '../../native/import-file';
+import { statSync } from 'node:fs';
+import {
+  importMeasurementFile,
+  MeasurementFileError,
+  type ImportProgress,
+  type ImportStage,
+} from '../../native/import-file';
 import { MeasurementParseError, type ImportResult, type Measurement } from '../../native/import/model';
 import { MergeError, mergeRankTraces } from '../../native/import/merge';
 import { UsageError, defineCommand, type CliCommand } from '../command';
@@ -12,9 +18,9 @@ import { startProgress } from '../progress';
 import { terminalInline } from '../terminal-text';
 
 /** Imports a file for any command, turning every input problem into a one-line UsageError with its position. */
-export function loadMeasurementFile(path: string, gpu?: string): ImportResult {
+export function loadMeasurementFile(path: string, gpu?: string, onProgress?: ImportProgress): ImportResult {
   try {
-    return importMeasurementFile(path, gpu ? { gpu } : {});
+    return importMeasurementFile(path, gpu ? { gpu } : {}, onProgress);
   } catch (error) {
     if (error instanceof MeasurementParseError || error instanceof MeasurementFileError)
       throw new UsageError(error.message);
@@ -88,6 +94,20 @@ function summary(result: ImportResult, path: string): string {
   return out.join('\n');
 }
 
+/** A file's size for the progress total; 0 when it cannot be read (the import then says why). */
+function sizeOrZero(path: string): number {
+  try {
+    const info = statSync(path);
+    return info.isFile() ? info.size : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function stageLabel(name: string, stage: ImportStage): string {
+  return stage === 'reading' ? name : `${name} (${stage})`;
+}
+
 export const importCommand: CliCommand = defineCommand({
   name: 'import',
   summary: 'Import nccl-tests output, NCCL_DEBUG logs, Kineto traces, DeepSpeed comms logs or calibration JSON',
@@ -123,13 +143,21 @@ export const importCommand: CliCommand = defineCommand({
     const systemTarget = outputFlag(flags, 'write-system', { allowStdout: true });
     if (traceTarget?.stdout && systemTarget?.stdout)
       throw new UsageError('--trace and --write-system cannot both go to stdout');
-    // Many per-rank traces (one per GPU) take seconds to read: progress counts the files.
-    const progress = startProgress(io, 'import', !flags.has('json'));
+    // A large trace or log takes seconds to read and parse, and many per-rank traces add up: progress counts the
+    // bytes of all the files, naming the one being read and what is being done with it.
+    const progress = startProgress(io, 'import', !flags.has('json'), 'bytes');
+    const sizes = positional.map(sizeOrZero);
+    const totalBytes = sizes.reduce((a, b) => a + b, 0);
     let loaded: { name: string; result: ImportResult }[];
     try {
+      let before = 0;
       loaded = positional.map((name, i) => {
-        progress.update(i, positional.length, name);
-        return { name, result: loadMeasurementFile(name, flagValue(flags, 'gpu')) };
+        progress.update(before, totalBytes, name);
+        const result = loadMeasurementFile(name, flagValue(flags, 'gpu'), (doneBytes, _size, stage) =>
+          progress.update(before + Math.min(doneBytes, sizes[i]), totalBytes, stageLabel(name, stage)),
+        );
+        before += sizes[i];
+        return { name, result };
       });
     } finally {
       progress.finish();

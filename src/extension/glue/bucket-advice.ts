@@ -4,6 +4,7 @@
 // no surface can say "try 512 MB" while another says "keep 25".
 import { TIE_TOLERANCE, asBytes, formatMicros, type TrainingSweep } from '../../engine/index';
 import type { BucketSweepRow } from '../../protocol';
+import { l10n } from './l10n';
 
 const MiB = 1024 * 1024;
 
@@ -49,15 +50,35 @@ export function bucketAdvice(sweep: TrainingSweep, currentBytes: number): Bucket
   const chosen = change ? best : current;
   const edge =
     change && (best === points[points.length - 1] || best === points[0])
-      ? `; it is at the ${best === points[0] ? 'low' : 'high'} end of the sweep, so the best may lie beyond it`
+      ? best === points[0]
+        ? l10n.t('; it is at the low end of the sweep, so the best may lie beyond it')
+        : l10n.t('; it is at the high end of the sweep, so the best may lie beyond it')
       : '';
   const text = change
-    ? `set bucket_cap_mb=${formatBucketMb(best.value)}: step ${formatMicros(best.stepTimeUs)} against ${formatMicros(current.stepTimeUs)} at the current ${formatBucketMb(current.value)} ` +
-      `(${(((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1)}% faster, exposed communication ${formatMicros(best.exposedCommUs)})${edge}`
+    ? l10n.t(
+        'set bucket_cap_mb={0}: step {1} against {2} at the current {3} ({4}% faster, exposed communication {5}){6}',
+        formatBucketMb(best.value),
+        formatMicros(best.stepTimeUs),
+        formatMicros(current.stepTimeUs),
+        formatBucketMb(current.value),
+        (((current.stepTimeUs - best.stepTimeUs) / current.stepTimeUs) * 100).toFixed(1),
+        formatMicros(best.exposedCommUs),
+        edge,
+      )
     : best === current
-      ? `keep bucket_cap_mb=${formatBucketMb(current.value)}: step ${formatMicros(current.stepTimeUs)}, the fastest of the sweep`
-      : `keep bucket_cap_mb=${formatBucketMb(current.value)}: step ${formatMicros(current.stepTimeUs)}; no swept size is more than ${TIE_TOLERANCE * 100}% faster ` +
-        `(the fastest, bucket_cap_mb=${formatBucketMb(best.value)}, takes ${formatMicros(best.stepTimeUs)})`;
+      ? l10n.t(
+          'keep bucket_cap_mb={0}: step {1}, the fastest of the sweep',
+          formatBucketMb(current.value),
+          formatMicros(current.stepTimeUs),
+        )
+      : l10n.t(
+          'keep bucket_cap_mb={0}: step {1}; no swept size is more than {2}% faster (the fastest, bucket_cap_mb={3}, takes {4})',
+          formatBucketMb(current.value),
+          formatMicros(current.stepTimeUs),
+          TIE_TOLERANCE * 100,
+          formatBucketMb(best.value),
+          formatMicros(best.stepTimeUs),
+        );
   return {
     recommendedMb: chosen.value,
     recommendedStepUs: chosen.stepTimeUs,

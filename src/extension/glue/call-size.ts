@@ -3,6 +3,7 @@
 // `torch.tensor([..])`, a `torch.zeros(1024)`), that is its size; a DDP-style wrapper moves buckets of
 // bucket_cap_mb; anything else is the configured default, and the answer says it was assumed.
 import { codeOnlyLines, type PythonLensSite } from './lens-sites';
+import { l10n } from './l10n';
 
 export type CallSizeSource = 'tensor' | 'bucket' | 'default';
 
@@ -63,7 +64,7 @@ export function callSize(
     return {
       bytes: defaultBytes,
       source: 'default',
-      why: "the tensor's size is not in the code, so collectiveProfiler.defaultBucketMB is assumed",
+      why: l10n.t("the tensor's size is not in the code, so collectiveProfiler.defaultBucketMB is assumed"),
     };
   }
   const fromCall = site?.bucketCapMb;
@@ -75,11 +76,11 @@ export function callSize(
   )?.bucketCapMb;
   const mb = fromCall ?? fromFile;
   if (mb !== undefined)
-    return { bytes: Math.round(mb * MiB), source: 'bucket', why: `bucket_cap_mb=${mb} from the code` };
+    return { bytes: Math.round(mb * MiB), source: 'bucket', why: l10n.t('bucket_cap_mb={0} from the code', mb) };
   return {
     bytes: defaultBytes,
     source: 'default',
-    why: 'no bucket_cap_mb in the code, so collectiveProfiler.defaultBucketMB is assumed',
+    why: l10n.t('no bucket_cap_mb in the code, so collectiveProfiler.defaultBucketMB is assumed'),
   };
 }
 
@@ -117,12 +118,15 @@ function sizeOfExpression(
     const d = dtype ?? literal.dtype;
     return {
       bytes: literal.elements * DTYPE_BYTES[d],
-      why: `${raw.trim()} holds ${literal.elements} ${d} element${literal.elements === 1 ? '' : 's'}`,
+      why:
+        literal.elements === 1
+          ? l10n.t('{0} holds 1 {1} element', raw.trim(), d)
+          : l10n.t('{0} holds {1} {2} elements', raw.trim(), literal.elements, d),
     };
   }
   if (isScalarExpression(expression)) {
     const d = dtype ?? 'fp32';
-    return { bytes: DTYPE_BYTES[d], why: `${raw.trim()} is a 0-d ${d} tensor (a reduced value)` };
+    return { bytes: DTYPE_BYTES[d], why: l10n.t('{0} is a 0-d {1} tensor (a reduced value)', raw.trim(), d) };
   }
   if (/^[A-Za-z_]\w*$/.test(expression) && hops < MAX_NAME_HOPS) {
     const assigned = lastAssignment(lines, expression, line);
@@ -132,7 +136,13 @@ function sizeOfExpression(
     const bytes = dtype ? (inner.bytes / DTYPE_BYTES.fp32) * DTYPE_BYTES[dtype] : inner.bytes;
     return {
       bytes,
-      why: `${expression} = ${abbreviate(assigned.expression)} on line ${assigned.line + 1}: ${inner.why}`,
+      why: l10n.t(
+        '{0} = {1} on line {2}: {3}',
+        expression,
+        abbreviate(assigned.expression),
+        assigned.line + 1,
+        inner.why,
+      ),
     };
   }
   return undefined;

@@ -22,6 +22,7 @@ import type {
   SweepSeries,
 } from '../../protocol';
 import { formatBucket } from './lens-label';
+import { l10n } from './l10n';
 
 export const SWEEP_MIN_BYTES: Bytes = asBytes(8);
 export const SWEEP_MAX_BYTES: Bytes = asBytes(8 * 1024 ** 3);
@@ -29,7 +30,7 @@ export const SWEEP_MAX_BYTES: Bytes = asBytes(8 * 1024 ** 3);
 /** The model's auto curve plus one curve per algorithm the system can run, over 8 B … 8 GiB. */
 export function sweepSeries(system: System, minBytes = SWEEP_MIN_BYTES, maxBytes = SWEEP_MAX_BYTES): SweepSeries[] {
   const series: SweepSeries[] = [
-    { label: 'auto (what NCCL would pick)', rows: sweepAllReduce(system, { minBytes, maxBytes, factor: 2 }) },
+    { label: l10n.t('auto (what NCCL would pick)'), rows: sweepAllReduce(system, { minBytes, maxBytes, factor: 2 }) },
   ];
   for (const algorithm of ALGORITHMS) {
     let rows: SweepRow[];

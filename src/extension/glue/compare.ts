@@ -9,6 +9,7 @@ import {
   asMicros,
   asBytes,
 } from '../../engine/index';
+import { l10n } from './l10n';
 
 export interface FlaggedRow {
   readonly bytes: number;
@@ -39,9 +40,23 @@ function judged(r: FlaggedRow, systemLabel: string): string {
     r.expectedTimeUs !== undefined;
   if (byTime) {
     const slower = r.measuredTimeUs! / r.expectedTimeUs!;
-    return `${size(r.bytes)}: ${formatMicros(asMicros(r.measuredTimeUs!))}, ${slower.toFixed(1)}× the ${formatMicros(asMicros(r.expectedTimeUs!))} the model expects on ${systemLabel}`;
+    return l10n.t(
+      '{0}: {1}, {2}× the {3} the model expects on {4}',
+      size(r.bytes),
+      formatMicros(asMicros(r.measuredTimeUs!)),
+      slower.toFixed(1),
+      formatMicros(asMicros(r.expectedTimeUs!)),
+      systemLabel,
+    );
   }
-  return `${size(r.bytes)}: busbw ${r.measuredBusbwGBps.toFixed(1)} GB/s is ${Math.round(r.ratio * 100)}% of the ${r.expectedBusbwGBps.toFixed(1)} GB/s the model expects on ${systemLabel}`;
+  return l10n.t(
+    '{0}: busbw {1} GB/s is {2}% of the {3} GB/s the model expects on {4}',
+    size(r.bytes),
+    r.measuredBusbwGBps.toFixed(1),
+    Math.round(r.ratio * 100),
+    r.expectedBusbwGBps.toFixed(1),
+    systemLabel,
+  );
 }
 
 /** A flagged size as a warning on its row of the measurement file (0-based line). */
@@ -58,7 +73,11 @@ export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, th
     .filter((r) => r.flagged && r.line !== undefined && r.line >= 1)
     .map((r) => ({
       line: r.line! - 1,
-      message: `${judged(r, systemLabel)} (below ${Math.round((r.threshold ?? threshold ?? 0) * 100)}% of its speed).`,
+      message: l10n.t(
+        '{0} (below {1}% of its speed).',
+        judged(r, systemLabel),
+        Math.round((r.threshold ?? threshold ?? 0) * 100),
+      ),
     }));
 }
 
@@ -87,7 +106,11 @@ export function gpuMismatch(measuredGpuNames: readonly string[], spec: SystemSpe
   const measured = measuredGpuNames.map(gpuFamily).find((f) => f !== undefined);
   const modelled = gpuFamily(spec.gpu);
   if (!measured || !modelled || measured === modelled) return undefined;
-  return `the measurement ran on ${measured} GPUs but the selected system has ${modelled}; select a matching system for a fair comparison`;
+  return l10n.t(
+    'the measurement ran on {0} GPUs but the selected system has {1}; select a matching system for a fair comparison',
+    measured,
+    modelled,
+  );
 }
 
 /**

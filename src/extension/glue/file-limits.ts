@@ -2,6 +2,7 @@
 // message that says what to do instead, so a 2 GB trace never freezes the extension host. The limits are the
 // CLI's (one table, docs/limits.md), so a file the CLI imports also opens in the editor.
 import { INPUT_LIMITS_BYTES } from '../../native/files/input-limits';
+import { l10n } from './l10n';
 
 /** The timeline parses a trace whole (one V8 string), as the CLI reads a measurement whole: the same limit holds. */
 export const MAX_TRACE_BYTES = INPUT_LIMITS_BYTES.measurement;
@@ -22,9 +23,17 @@ export function refuseLargeFile(
   what: 'trace' | 'measurement',
 ): string | undefined {
   if (sizeBytes <= limitBytes) return undefined;
-  const forward =
-    what === 'trace'
-      ? 'Open it in Perfetto (ui.perfetto.dev), which streams large traces, or record fewer steps (a shorter profiler schedule) and open that.'
-      : 'Split it (for example with `split -l`) or keep only the runs you need, and import those.';
-  return `${name} is ${formatFileSize(sizeBytes)}; the timeline reads ${what}s up to ${formatFileSize(limitBytes)} without freezing the editor. ${forward}`;
+  return what === 'trace'
+    ? l10n.t(
+        '{0} is {1}; the timeline reads traces up to {2} without freezing the editor. Open it in Perfetto (ui.perfetto.dev), which streams large traces, or record fewer steps (a shorter profiler schedule) and open that.',
+        name,
+        formatFileSize(sizeBytes),
+        formatFileSize(limitBytes),
+      )
+    : l10n.t(
+        '{0} is {1}; the timeline reads measurements up to {2} without freezing the editor. Split it (for example with `split -l`) or keep only the runs you need, and import those.',
+        name,
+        formatFileSize(sizeBytes),
+        formatFileSize(limitBytes),
+      );
 }

@@ -11,6 +11,7 @@ import {
   asMicros,
   asGBps,
 } from '../../engine/index';
+import { l10n } from './l10n';
 
 const ALGORITHM_NAMES: Readonly<Record<Algorithm, string>> = {
   ring: 'Ring',
@@ -67,14 +68,28 @@ export function predictionTitle(
   unit: 'buckets' | 'tensor' | 'units',
   latencyFloorUs?: number,
 ): string {
-  if (results.length === 0) return 'no prediction';
+  if (results.length === 0) return l10n.t('no prediction');
   const total = asMicros(results.reduce((s, r) => s + r.timeUs, 0));
   const first = results[0];
-  const what = unit === 'tensor' ? `a ${formatBucket(bucketBytes)} tensor` : `${formatBucket(bucketBytes)} ${unit}`;
+  const what =
+    unit === 'tensor'
+      ? l10n.t('a {0} tensor', formatBucket(bucketBytes))
+      : unit === 'buckets'
+        ? l10n.t('{0} buckets', formatBucket(bucketBytes))
+        : l10n.t('{0} units', formatBucket(bucketBytes));
   const split =
     results.length > 1 ? ` (${results.map((r) => `${KIND_NAMES[r.kind]} ${formatMicros(r.timeUs)}`).join(' + ')})` : '';
-  const rate = isLatencyBound(first.timeUs, latencyFloorUs) ? 'latency-bound' : `${formatGBps(first.busbwGBps)} busbw`;
-  return `≈ ${formatMicros(total)}${split} · ${rate} · ${algoProto(first.algorithm, first.protocol)} for ${what}`;
+  const rate = isLatencyBound(first.timeUs, latencyFloorUs)
+    ? l10n.t('latency-bound')
+    : l10n.t('{0} busbw', formatGBps(first.busbwGBps));
+  return l10n.t(
+    '≈ {0}{1} · {2} · {3} for {4}',
+    formatMicros(total),
+    split,
+    rate,
+    algoProto(first.algorithm, first.protocol),
+    what,
+  );
 }
 
 /** A config's Profile lens once its step is simulated: "$(pulse) Profile · step ≈ 412 ms · 38 ms communication exposed". */
@@ -87,7 +102,11 @@ export function stepTimeText(step: { stepTimeUs: number }): string {
 }
 
 export function profileTitle(step: { stepTimeUs: number; exposedCommUs: number }): string {
-  return `$(pulse) Profile · step ≈ ${stepTimeText(step)} · ${formatMicros(asMicros(step.exposedCommUs))} communication exposed`;
+  return l10n.t(
+    '$(pulse) Profile · step ≈ {0} · {1} communication exposed',
+    stepTimeText(step),
+    formatMicros(asMicros(step.exposedCommUs)),
+  );
 }
 
 export function profileTooltip(step: {
@@ -99,22 +118,40 @@ export function profileTooltip(step: {
   systemLabel: string;
 }): string {
   return [
-    `One training step on ${step.systemLabel}, simulated: ${formatMicros(asMicros(step.stepTimeUs))}.`,
-    `Compute ${formatMicros(asMicros(step.computeUs))}; ${step.collectives} collectives, ${step.overlapPct.toFixed(0)}% of their time hidden behind backward; ${formatMicros(asMicros(step.exposedCommUs))} exposed.`,
-    'Click for the timeline, phase breakdown and busbw charts.',
+    l10n.t('One training step on {0}, simulated: {1}.', step.systemLabel, formatMicros(asMicros(step.stepTimeUs))),
+    l10n.t(
+      'Compute {0}; {1} collectives, {2}% of their time hidden behind backward; {3} exposed.',
+      formatMicros(asMicros(step.computeUs)),
+      step.collectives,
+      step.overlapPct.toFixed(0),
+      formatMicros(asMicros(step.exposedCommUs)),
+    ),
+    l10n.t('Click for the timeline, phase breakdown and busbw charts.'),
   ].join('\n');
 }
 
 /** The hover text of a prediction lens: what was assumed, so nobody mistakes a default for a measurement. */
 export function predictionTooltip(systemLabel: string, size: CallSize, results: readonly CollectiveResult[]): string {
-  const phases = results.map(
-    (r) =>
-      `${KIND_NAMES[r.kind]}: exchange ${formatMicros(r.phases.exchange)}, reduce ${formatMicros(r.phases.reduce)}, broadcast ${formatMicros(r.phases.broadcast)}, ${r.channels} channels`,
+  const phases = results.map((r) =>
+    l10n.t(
+      '{0}: exchange {1}, reduce {2}, broadcast {3}, {4} channels',
+      KIND_NAMES[r.kind],
+      formatMicros(r.phases.exchange),
+      formatMicros(r.phases.reduce),
+      formatMicros(r.phases.broadcast),
+      r.channels,
+    ),
   );
   return [
-    `Predicted by the simulated engine on ${systemLabel}, ${results[0]?.ranks ?? '?'} ranks; size ${formatBucket(size.bytes)}: ${size.why}.`,
+    l10n.t(
+      'Predicted by the simulated engine on {0}, {1} ranks; size {2}: {3}.',
+      systemLabel,
+      results[0]?.ranks ?? '?',
+      formatBucket(size.bytes),
+      size.why,
+    ),
     ...phases,
-    'Click to profile and open the timeline.',
+    l10n.t('Click to profile and open the timeline.'),
   ].join('\n');
 }
 
@@ -154,5 +191,10 @@ export function bucketBandwidth(rows: readonly SweepRow[], currentBytes: number)
  * recommendation (the argmin of the simulated step time) comes from the sweep, which shows the step time with it.
  */
 export function bucketTitle(rec: BucketBandwidth): string {
-  return `bucket_cap_mb: ${formatBucket(rec.currentBytes)} reaches ${Math.round(rec.currentFraction * 100)}% of peak AllReduce busbw (${formatGBps(rec.peakBusbwGBps)}) · sweep step time`;
+  return l10n.t(
+    'bucket_cap_mb: {0} reaches {1}% of peak AllReduce busbw ({2}) · sweep step time',
+    formatBucket(rec.currentBytes),
+    Math.round(rec.currentFraction * 100),
+    formatGBps(rec.peakBusbwGBps),
+  );
 }

@@ -4,6 +4,7 @@
 // rows that must be errors in the editor (#wrong > 0, failed validation, a truncated run). Pure.
 import { formatBytes, asBytes } from '../../engine/index';
 import { parseNcclLogFacts, type ImportResult, type Measurement, type NcclLogFacts } from '../../native/import/index';
+import { l10n } from './l10n';
 
 export interface ViewSection {
   readonly title: string;
@@ -69,14 +70,17 @@ export function measurementView(result: ImportResult, facts?: NcclLogFacts): Mea
   const names = gpuNamesOf(result, facts);
   const ranks = rankCount(result, facts);
   const nodes = nodeCount(result, facts);
-  const where = nodes && nodes > 1 ? ` on ${nodes} nodes` : nodes === 1 ? ' on 1 node' : '';
+  const where = nodes && nodes > 1 ? l10n.t(' on {0} nodes', nodes) : nodes === 1 ? l10n.t(' on 1 node') : '';
   const measuredOn = names.length > 0 ? `${ranks ? `${ranks} × ` : ''}${names.join(' / ')}${where}` : undefined;
   const assumptions = [...new Set(result.measurements.flatMap((m) => strings(m.meta.assumptions)))];
+  const rankWords = ranks ? (ranks === 1 ? l10n.t('1 rank') : l10n.t('{0} ranks', ranks)) : '';
   const hardware =
     (measuredOn
-      ? `measured on ${measuredOn} (named in the file)`
-      : `the file does not name the GPUs it ran on${ranks ? ` (${ranks} rank${ranks === 1 ? '' : 's'}${where})` : where ? ` (${where.trim()})` : ''}`) +
-    (assumptions.length > 0 ? `; the model assumed: ${assumptions.join('; ')}` : '');
+      ? l10n.t('measured on {0} (named in the file)', measuredOn)
+      : ranks || where
+        ? l10n.t('the file does not name the GPUs it ran on ({0})', `${rankWords}${where}`.trim())
+        : l10n.t('the file does not name the GPUs it ran on')) +
+    (assumptions.length > 0 ? l10n.t('; the model assumed: {0}', assumptions.join('; ')) : '');
   return {
     measuredOn,
     hardware,
@@ -89,22 +93,44 @@ export function measurementView(result: ImportResult, facts?: NcclLogFacts): Mea
 function contentsOf(result: ImportResult, facts: NcclLogFacts | undefined): string {
   const parts: string[] = [];
   for (const m of result.measurements) {
-    if (m.rows.length > 0) parts.push(`${m.collective}: ${m.rows.length} size${m.rows.length === 1 ? '' : 's'} timed`);
+    if (m.rows.length > 0)
+      parts.push(
+        m.rows.length === 1
+          ? l10n.t('{0}: 1 size timed', m.collective)
+          : l10n.t('{0}: {1} sizes timed', m.collective, m.rows.length),
+      );
     else if (m.kind === 'kineto' && typeof m.meta.kernels === 'number')
-      parts.push(`${m.collective}: ${m.meta.kernels} kernel${m.meta.kernels === 1 ? '' : 's'} without sizes`);
+      parts.push(
+        m.meta.kernels === 1
+          ? l10n.t('{0}: 1 kernel without sizes', m.collective)
+          : l10n.t('{0}: {1} kernels without sizes', m.collective, m.meta.kernels),
+      );
   }
   for (const [collective, calls] of choicesByCollective(facts)) {
     const sizes = calls.map((c) => c.bytes);
     parts.push(
-      `${calls.length} ${collective} call${calls.length === 1 ? '' : 's'} with NCCL's algorithm choice, ${formatBytes(asBytes(Math.min(...sizes)))} to ${formatBytes(asBytes(Math.max(...sizes)))} (the log has no timings)`,
+      calls.length === 1
+        ? l10n.t(
+            "1 {0} call with NCCL's algorithm choice, {1} to {2} (the log has no timings)",
+            collective,
+            formatBytes(asBytes(Math.min(...sizes))),
+            formatBytes(asBytes(Math.max(...sizes))),
+          )
+        : l10n.t(
+            "{0} {1} calls with NCCL's algorithm choice, {2} to {3} (the log has no timings)",
+            calls.length,
+            collective,
+            formatBytes(asBytes(Math.min(...sizes))),
+            formatBytes(asBytes(Math.max(...sizes))),
+          ),
     );
   }
   if (parts.length > 0) return parts.join('; ');
   if (facts && facts.infoLines > 0)
-    return `NCCL initialisation only (${facts.infoLines} INFO lines): no collective was timed or logged`;
+    return l10n.t('NCCL initialisation only ({0} INFO lines): no collective was timed or logged', facts.infoLines);
   if (result.trace && result.trace.spans.length > 0)
-    return `${result.trace.spans.length} events without NCCL kernels (CPU side only)`;
-  return 'nothing timed';
+    return l10n.t('{0} events without NCCL kernels (CPU side only)', result.trace.spans.length);
+  return l10n.t('nothing timed');
 }
 
 function choicesByCollective(facts: NcclLogFacts | undefined): Map<string, NcclLogFacts['choices']> {
@@ -116,7 +142,7 @@ function choicesByCollective(facts: NcclLogFacts | undefined): Map<string, NcclL
 function listed(items: readonly string[]): string[] {
   return items.length <= MAX_LISTED
     ? [...items]
-    : [...items.slice(0, MAX_LISTED), `… and ${items.length - MAX_LISTED} more`];
+    : [...items.slice(0, MAX_LISTED), l10n.t('… and {0} more', items.length - MAX_LISTED)];
 }
 
 /** What an NCCL_DEBUG log says about the job: the panel shows these as they are in the log. */
@@ -126,41 +152,63 @@ export function logSections(facts: NcclLogFacts): ViewSection[] {
   if (facts.version) topology.push(`NCCL ${facts.version}`);
   if (facts.ranks !== undefined)
     topology.push(
-      `${facts.ranks} ranks${facts.nodes ? ` on ${facts.nodes} nodes` : ''}${facts.localRanks ? `, ${facts.localRanks} per node` : ''}`,
+      l10n.t('{0} ranks', facts.ranks) +
+        (facts.nodes ? l10n.t(' on {0} nodes', facts.nodes) : '') +
+        (facts.localRanks ? l10n.t(', {0} per node', facts.localRanks) : ''),
     );
-  if (facts.hosts.length > 0) topology.push(`hosts: ${listed(facts.hosts).join(', ')}`);
-  if (facts.gpuNames.length > 0) topology.push(`GPUs: ${facts.gpuNames.join(', ')}`);
+  if (facts.hosts.length > 0) topology.push(l10n.t('hosts: {0}', listed(facts.hosts).join(', ')));
+  if (facts.gpuNames.length > 0) topology.push(l10n.t('GPUs: {0}', facts.gpuNames.join(', ')));
   const links = new Map<string, number>();
   for (const l of facts.topologyLinks)
     links.set(`${l.kind} ${l.GBps} GB/s`, (links.get(`${l.kind} ${l.GBps} GB/s`) ?? 0) + 1);
   if (links.size > 0)
-    topology.push(`links in the topology dump: ${[...links].map(([k, n]) => `${n} × ${k}`).join(', ')}`);
-  if (facts.hasNvSwitch) topology.push('NVSwitch present');
-  if (facts.network) topology.push(`network: ${facts.network}${facts.gdrdma ? ' with GPUDirect RDMA' : ''}`);
+    topology.push(l10n.t('links in the topology dump: {0}', [...links].map(([k, n]) => `${n} × ${k}`).join(', ')));
+  if (facts.hasNvSwitch) topology.push(l10n.t('NVSwitch present'));
+  if (facts.network)
+    topology.push(
+      facts.gdrdma ? l10n.t('network: {0} with GPUDirect RDMA', facts.network) : l10n.t('network: {0}', facts.network),
+    );
   if (facts.nics.length > 0)
     topology.push(
-      `NICs: ${facts.nics.map((n) => `${n.name}${n.kind ? ` (${n.kind})` : ''}${n.speedGbps ? ` ${n.speedGbps} Gb/s` : ''}`).join(', ')}`,
+      l10n.t(
+        'NICs: {0}',
+        facts.nics
+          .map((n) => `${n.name}${n.kind ? ` (${n.kind})` : ''}${n.speedGbps ? ` ${n.speedGbps} Gb/s` : ''}`)
+          .join(', '),
+      ),
     );
-  if (facts.transports.length > 0) topology.push(`transports: ${facts.transports.join(', ')}`);
+  if (facts.transports.length > 0) topology.push(l10n.t('transports: {0}', facts.transports.join(', ')));
   const env = Object.entries(facts.env);
-  if (env.length > 0) topology.push(`environment: ${env.map(([k, v]) => `${k}=${v}`).join(' ')}`);
-  if (topology.length > 0) sections.push({ title: 'Topology', lines: topology });
+  if (env.length > 0) topology.push(l10n.t('environment: {0}', env.map(([k, v]) => `${k}=${v}`).join(' ')));
+  if (topology.length > 0) sections.push({ title: l10n.t('Topology'), lines: topology });
   const channels: string[] = [];
   if (facts.channels !== undefined)
     channels.push(
-      `${facts.channels} channels${facts.collChannels !== undefined ? `, ${facts.collChannels} collective channels` : ''}`,
+      facts.collChannels !== undefined
+        ? l10n.t('{0} channels, {1} collective channels', facts.channels, facts.collChannels)
+        : l10n.t('{0} channels', facts.channels),
     );
   if (facts.nvlsChannels !== undefined || facts.nvlsAvailable !== undefined)
     channels.push(
-      `NVLS: ${facts.nvlsAvailable ? 'available' : 'not available'}${facts.nvlsChannels !== undefined ? `, ${facts.nvlsChannels} NVLS channels` : ''}`,
+      (facts.nvlsAvailable ? l10n.t('NVLS: available') : l10n.t('NVLS: not available')) +
+        (facts.nvlsChannels !== undefined ? l10n.t(', {0} NVLS channels', facts.nvlsChannels) : ''),
     );
   for (const p of facts.graphPatterns)
     channels.push(
-      `graph pattern ${p.pattern}: ${p.nChannels} channels, ${p.bwIntraGBps}/${p.bwInterGBps} GB/s intra/inter, ${p.type}`,
+      l10n.t(
+        'graph pattern {0}: {1} channels, {2}/{3} GB/s intra/inter, {4}',
+        p.pattern,
+        p.nChannels,
+        p.bwIntraGBps,
+        p.bwInterGBps,
+        p.type,
+      ),
     );
-  if (channels.length > 0) sections.push({ title: 'Channels', lines: channels });
-  if (facts.rings.length > 0) sections.push({ title: `Rings (${facts.rings.length})`, lines: listed(facts.rings) });
-  if (facts.trees.length > 0) sections.push({ title: `Trees (${facts.trees.length})`, lines: listed(facts.trees) });
+  if (channels.length > 0) sections.push({ title: l10n.t('Channels'), lines: channels });
+  if (facts.rings.length > 0)
+    sections.push({ title: l10n.t('Rings ({0})', facts.rings.length), lines: listed(facts.rings) });
+  if (facts.trees.length > 0)
+    sections.push({ title: l10n.t('Trees ({0})', facts.trees.length), lines: listed(facts.trees) });
   const tuning: string[] = [];
   for (const [collective, table] of Object.entries(facts.tuning)) {
     const cells = Object.entries(table).flatMap(([algorithm, row]) =>
@@ -171,14 +219,22 @@ export function logSections(facts: NcclLogFacts): ViewSection[] {
     if (cells.length > 0) tuning.push(`${collective}: ${cells.join('; ')}`);
   }
   if (tuning.length > 0)
-    sections.push({ title: "Tuning table (NCCL's latency and busbw per algorithm/protocol)", lines: tuning });
+    sections.push({ title: l10n.t("Tuning table (NCCL's latency and busbw per algorithm/protocol)"), lines: tuning });
   const choices = [...choicesByCollective(facts)].map(([collective, calls]) => {
     const pairs = new Map<string, number[]>();
     for (const c of calls)
       pairs.set(`${c.algorithm}/${c.protocol}`, [...(pairs.get(`${c.algorithm}/${c.protocol}`) ?? []), c.bytes]);
-    return `${collective}: ${[...pairs].map(([pair, sizes]) => `${pair} for ${formatBytes(asBytes(Math.min(...sizes)))} to ${formatBytes(asBytes(Math.max(...sizes)))}`).join(', ')}`;
+    const ranges = [...pairs].map(([pair, sizes]) =>
+      l10n.t(
+        '{0} for {1} to {2}',
+        pair,
+        formatBytes(asBytes(Math.min(...sizes))),
+        formatBytes(asBytes(Math.max(...sizes))),
+      ),
+    );
+    return `${collective}: ${ranges.join(', ')}`;
   });
-  if (choices.length > 0) sections.push({ title: "NCCL's choices per call", lines: choices });
+  if (choices.length > 0) sections.push({ title: l10n.t("NCCL's choices per call"), lines: choices });
   return sections;
 }
 
@@ -198,21 +254,42 @@ function measurementErrors(m: Measurement): MeasurementError[] {
     if (wrong > 0) {
       errors.push({
         line: Math.max(0, (row.line ?? 1) - 1),
-        message: `${formatBytes(asBytes(row.bytes))}: #wrong ${wrong}: the ${m.collective} result failed validation (data corrupted in transit), so this size's timing is not a valid measurement.`,
+        message: l10n.t(
+          "{0}: #wrong {1}: the {2} result failed validation (data corrupted in transit), so this size's timing is not a valid measurement.",
+          formatBytes(asBytes(row.bytes)),
+          wrong,
+          m.collective,
+        ),
       });
     }
   }
   if (m.meta.validation === 'FAILED' || (typeof m.meta.outOfBounds === 'number' && m.meta.outOfBounds > 0)) {
     errors.push({
       line: Math.max(0, lastLine - 1),
-      message: `The ${m.collective} run failed validation${typeof m.meta.outOfBounds === 'number' && m.meta.outOfBounds > 0 ? ` (${m.meta.outOfBounds} out-of-bounds values)` : ''}: its results are not valid measurements.`,
+      message:
+        typeof m.meta.outOfBounds === 'number' && m.meta.outOfBounds > 0
+          ? l10n.t(
+              'The {0} run failed validation ({1} out-of-bounds values): its results are not valid measurements.',
+              m.collective,
+              m.meta.outOfBounds,
+            )
+          : l10n.t('The {0} run failed validation: its results are not valid measurements.', m.collective),
     });
   }
   if (m.meta.truncated === true) {
     const last = m.rows[m.rows.length - 1];
     errors.push({
       line: Math.max(0, lastLine - 1),
-      message: `The ${m.collective} run is truncated: it stops${last ? ` after ${formatBytes(asBytes(last.bytes))}` : ''} without nccl-tests' "# Avg bus bandwidth" summary, so it did not finish.`,
+      message: last
+        ? l10n.t(
+            'The {0} run is truncated: it stops after {1} without nccl-tests\' "# Avg bus bandwidth" summary, so it did not finish.',
+            m.collective,
+            formatBytes(asBytes(last.bytes)),
+          )
+        : l10n.t(
+            'The {0} run is truncated: it stops without nccl-tests\' "# Avg bus bandwidth" summary, so it did not finish.',
+            m.collective,
+          ),
     });
   }
   return errors;

@@ -1,5 +1,6 @@
 // What the `collectiveProfiler.system` setting names: a preset or a system file. Pure, so the status bar text and
 // the quick pick are tested without VS Code.
+import { l10n } from './l10n';
 
 export type SystemChoice =
   { readonly kind: 'preset'; readonly name: string } | { readonly kind: 'file'; readonly path: string };
@@ -13,8 +14,8 @@ export function parseSystemChoice(value: string): SystemChoice {
 
 /** The status bar text: the system's own label and the node count when there is more than one node. */
 export function statusBarText(label: string, nodes: number, ok: boolean): string {
-  if (!ok) return '$(warning) No system';
-  return nodes > 1 && !/node/i.test(label) ? `$(server) ${label} × ${nodes} nodes` : `$(server) ${label}`;
+  if (!ok) return l10n.t('$(warning) No system');
+  return nodes > 1 && !/node/i.test(label) ? l10n.t('$(server) {0} × {1} nodes', label, nodes) : `$(server) ${label}`;
 }
 
 export interface SystemPickItem {

@@ -11,6 +11,7 @@ import {
   type StepResult,
 } from '../../engine/index';
 import type { PhaseBreakdownRow, ScalingCheckCurves } from '../../protocol';
+import { l10n } from './l10n';
 
 /** One row per collective of the step (the first micro-step's, to keep the chart readable), in issue order. */
 export function stepPhaseRows(step: StepResult, maxRows = 64): PhaseBreakdownRow[] {
@@ -39,10 +40,11 @@ const SERIES_KIND: Readonly<Record<ScalingReduceOp, 'sum' | 'avg' | 'other'>> = 
  * The curves come from the engine's scaling check, not from the user's model: the words travel with the chart, as a
  * summed run can converge faster than an averaged one on this small convex problem and still be wrong.
  */
-export const SYNTHETIC_MODEL =
-  'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, ' +
-  'reducing gradients with the op under test. The curves show how the reduction scales each update (the effective learning rate), ' +
-  'not how your network trains: on this convex problem a larger step can even converge faster.';
+export function syntheticModelNote(): string {
+  return l10n.t(
+    'Synthetic least-squares model: simulated ranks train a small linear regression with data-parallel SGD, reducing gradients with the op under test. The curves show how the reduction scales each update (the effective learning rate), not how your network trains: on this convex problem a larger step can even converge faster.',
+  );
+}
 
 /** What the scaling chart runs: a finding's pattern, a config's reduction, or the plain sum-vs-average question. */
 export type ScalingSubject =
@@ -68,29 +70,54 @@ export function scalingCurves(ranks: number, subject: ScalingSubject): ScalingCh
   } else if (subject.kind === 'config') {
     const reduceOp: ScalingReduceOp = subject.reduceOp === 'premulsum' ? 'premul-sum' : subject.reduceOp;
     const result = runScalingCheck({ ranks, reduceOp, lrRule: subject.lrRule, dtype: subject.dtype });
-    runs.push({ label: `configured: ${reduceOp}, ${result.lrRule} LR`, kind: SERIES_KIND[reduceOp], result });
-    verdict =
-      `The configured reduction gives an effective learning rate of ${Number(result.lrMultiplier.toPrecision(3))}× the base ` +
-      `(intended ${Number(result.intendedMultiplier.toPrecision(3))}×)${result.matchesReference ? ', matching the single-process run' : result.diverged ? ', and training diverges' : ', and the loss departs from the single-process run'}` +
-      `${result.fp16Overflow.wouldOverflow ? '; an fp16 sum before division would overflow at this world size' : ''}.`;
+    runs.push({
+      label: l10n.t('configured: {0}, {1} LR', reduceOp, result.lrRule),
+      kind: SERIES_KIND[reduceOp],
+      result,
+    });
+    const outcome = result.matchesReference
+      ? l10n.t(', matching the single-process run')
+      : result.diverged
+        ? l10n.t(', and training diverges')
+        : l10n.t(', and the loss departs from the single-process run');
+    const overflow = result.fp16Overflow.wouldOverflow
+      ? l10n.t('; an fp16 sum before division would overflow at this world size')
+      : '';
+    verdict = l10n.t(
+      'The configured reduction gives an effective learning rate of {0}× the base (intended {1}×){2}{3}.',
+      Number(result.lrMultiplier.toPrecision(3)),
+      Number(result.intendedMultiplier.toPrecision(3)),
+      outcome,
+      overflow,
+    );
   } else {
     const sum = runScalingCheck({ ranks, reduceOp: 'sum', lrRule: 'fixed' });
-    runs.push({ label: 'sum (all_reduce SUM, no division)', kind: 'sum', result: sum });
-    verdict = `Summed gradients over ${ranks} ranks act as a ${Number(sum.lrMultiplier.toPrecision(3))}× learning rate${sum.diverged ? ' and diverge' : ''}; averaged ones match the single-process run.`;
+    runs.push({ label: l10n.t('sum (all_reduce SUM, no division)'), kind: 'sum', result: sum });
+    verdict = sum.diverged
+      ? l10n.t(
+          'Summed gradients over {0} ranks act as a {1}× learning rate and diverge; averaged ones match the single-process run.',
+          ranks,
+          Number(sum.lrMultiplier.toPrecision(3)),
+        )
+      : l10n.t(
+          'Summed gradients over {0} ranks act as a {1}× learning rate; averaged ones match the single-process run.',
+          ranks,
+          Number(sum.lrMultiplier.toPrecision(3)),
+        );
   }
   if (!runs.some((r) => r.kind === 'avg'))
     runs.push({
-      label: 'average (ReduceOp.AVG)',
+      label: l10n.t('average (ReduceOp.AVG)'),
       kind: 'avg',
       result: runScalingCheck({ ranks, reduceOp: 'avg', lrRule: 'fixed' }),
     });
   const reference = runs[0].result.lossCurve.reference;
   return {
-    model: SYNTHETIC_MODEL,
+    model: syntheticModelNote(),
     steps: reference.map((_, i) => i),
     series: [
       ...runs.map((r) => ({ label: r.label, kind: r.kind, loss: finiteOrNaN(r.result.lossCurve.dataParallel) })),
-      { label: 'single-process reference', kind: 'reference' as const, loss: finiteOrNaN(reference) },
+      { label: l10n.t('single-process reference'), kind: 'reference' as const, loss: finiteOrNaN(reference) },
     ],
     verdict,
   };

@@ -1,15 +1,18 @@
 // Workspace Trust for the native engine. In an untrusted workspace nothing runs: no Python, no torchrun, no
 // executable named by any setting. The simulated engine and the diagnostics read text only and keep working.
+import { l10n } from './l10n';
 
 export type NativeAvailability = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
-export const UNTRUSTED_REASON =
-  'Run on This Machine is disabled in this untrusted workspace: it starts Python and torch.distributed processes, ' +
-  'and a workspace you do not trust must not run code. Trust the workspace (Manage Workspace Trust) to enable it. ' +
-  'The simulated engine, code lenses and diagnostics keep working.';
+/** Why Run on This Machine is off, in the display language (read when asked, after activation set it). */
+export function untrustedReason(): string {
+  return l10n.t(
+    'Run on This Machine is disabled in this untrusted workspace: it starts Python and torch.distributed processes, and a workspace you do not trust must not run code. Trust the workspace (Manage Workspace Trust) to enable it. The simulated engine, code lenses and diagnostics keep working.',
+  );
+}
 
 export function nativeAvailability(trusted: boolean): NativeAvailability {
-  return trusted ? { allowed: true } : { allowed: false, reason: UNTRUSTED_REASON };
+  return trusted ? { allowed: true } : { allowed: false, reason: untrustedReason() };
 }
 
 /**
@@ -37,7 +40,11 @@ export function executableFromSettings(inspection: ExecutableInspection): {
   );
   const ignored =
     fromWorkspace !== undefined
-      ? `Ignored ${inspection.key} = ${JSON.stringify(fromWorkspace)} from the workspace settings: executables are taken only from your user settings.`
+      ? l10n.t(
+          'Ignored {0} = {1} from the workspace settings: executables are taken only from your user settings.',
+          inspection.key,
+          JSON.stringify(fromWorkspace),
+        )
       : undefined;
   return { path, ignored };
 }

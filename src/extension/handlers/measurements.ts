@@ -2,21 +2,21 @@
 // drawn over the model's prediction for the system the measurement ran on (from the log when it says) or the
 // selected one.
 import * as vscode from 'vscode';
-import { gunzipSync } from 'node:zlib';
 import { presetSystem, resolveSystem, sweepAllReduce, type System, asBytes } from '../../engine/index';
 import type { ChartsNote } from '../../protocol';
-import { measurementView, ncclFactsOf, type MeasurementView } from '../glue/measurement-view';
-import { importMeasurementBytes, isGzip, type ImportResult, type Measurement } from '../../native/import/index';
+import { measurementView, type MeasurementView } from '../glue/measurement-view';
+import type { ImportResult, Measurement } from '../../native/import/index';
 import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries } from '../glue/charts-data';
 import { deepSpeedLensSites } from '../glue/lens-sites';
-import { MAX_MEASUREMENT_BYTES, refuseLargeFile } from '../glue/file-limits';
+import { MAX_MEASUREMENT_BYTES, formatFileSize, refuseLargeFile } from '../glue/file-limits';
 import { presetScaling, rowWarnings, systemFromMeasuredGpu } from '../glue/compare';
 import { parseSystemChoice } from '../glue/system-choice';
 import { withCancellableProgress } from '../progress';
-import { checkUserFile } from '../user-files';
+import { checkUserFile, readUserFileWithProgress } from '../user-files';
+import { runEngineTask } from '../worker/engine-client';
 
 async function pickMeasurementFile(uri: unknown): Promise<vscode.Uri | undefined> {
   if (uri instanceof vscode.Uri) return uri;
@@ -41,21 +41,38 @@ export interface LoadedMeasurement {
   readonly view: MeasurementView;
 }
 
+/**
+ * Reads and parses a measurement file under a cancellable progress notification: the bytes read, then the parse,
+ * which runs in the engine worker so that Cancel ends it at once (the worker is terminated) and nothing partial is
+ * kept or shown.
+ */
 export async function loadMeasurement(ctx: Ctx, uri: vscode.Uri): Promise<LoadedMeasurement> {
   const name = uri.path.split('/').pop() ?? uri.fsPath;
   const size = await checkUserFile(uri, 'streamed-trace');
   const refusal = refuseLargeFile(name, size, MAX_MEASUREMENT_BYTES, 'measurement');
   if (refusal) throw new Error(refusal);
-  // An open editor may hold unsaved edits; import what the user sees.
-  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  const bytes = open ? new TextEncoder().encode(open.getText()) : await vscode.workspace.fs.readFile(uri);
-  const result = importMeasurementBytes(bytes, {
-    fileName: uri.fsPath,
-    gunzip: (b) => gunzipSync(b, { maxOutputLength: MAX_MEASUREMENT_BYTES }),
-  });
+  const { result, facts } = await withCancellableProgress(
+    vscode.l10n.t('Importing {0}', name),
+    async (signal, report) => {
+      // An open editor may hold unsaved edits; import what the user sees.
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      const bytes = open
+        ? new TextEncoder().encode(open.getText())
+        : await readUserFileWithProgress(uri, 'measurement', signal, (readBytes, sizeBytes) =>
+            report(
+              vscode.l10n.t('read {0} of {1}', formatFileSize(readBytes), formatFileSize(sizeBytes)),
+              sizeBytes > 0 ? (0.5 * readBytes) / sizeBytes : undefined,
+            ),
+          );
+      report(vscode.l10n.t('parsing {0}', formatFileSize(bytes.length)), 0.5);
+      return runEngineTask(
+        vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'extension-worker.js').fsPath,
+        { kind: 'importMeasurement', bytes, fileName: uri.fsPath },
+        signal,
+      );
+    },
+  );
   for (const w of result.warnings) ctx.log.warn(`${name}: ${w}`);
-  // Only NCCL_DEBUG output (never gzipped) is read again for its facts.
-  const facts = isGzip(bytes) ? undefined : ncclFactsOf(result, new TextDecoder('utf-8').decode(bytes));
   return { result, view: measurementView(result, facts) };
 }
 
@@ -126,9 +143,7 @@ async function comparisonSystem(
 export async function importMeasurements(ctx: Ctx, uri?: unknown): Promise<void> {
   const file = await pickMeasurementFile(uri);
   if (!file) return;
-  const loaded = await withCancellableProgress(vscode.l10n.t('Importing {0}', file.path.split('/').pop() ?? ''), () =>
-    loadMeasurement(ctx, file),
-  );
+  const loaded = await loadMeasurement(ctx, file);
   // The imported trace is kept in the extension's storage (no source given), so a reload can restore it even
   // though the measurement file itself is not a trace file.
   if (loaded.result.trace) await ctx.panels.showTrace(loaded.result.trace);

@@ -1,7 +1,7 @@
 // Builds the HTML page of each webview panel. Pure (strings in, string out) so the CSP can be tested without
 // VS Code: the panel classes pass webview.cspSource and asWebviewUri(...) results as plain strings.
 import { randomBytes } from 'node:crypto';
-import type { PanelKind } from '../../protocol';
+import { WEBVIEW_STRINGS_ELEMENT_ID, webviewStringsJson, type PanelKind, type WebviewStrings } from '../../protocol';
 import { PANEL_STYLES } from './panel-styles';
 
 export interface PanelHtmlOptions {
@@ -15,6 +15,8 @@ export interface PanelHtmlOptions {
   readonly title: string;
   /** codicon.css as a webview URI, when the extension ships it; its font must come from cspSource too. */
   readonly codiconsUri?: string;
+  /** The panels' labels in the display language (glue/webview-strings.ts), read by the bundle before it draws. */
+  readonly strings: WebviewStrings;
 }
 
 /** A 128-bit random nonce in base64, new for every page so that injected markup cannot guess it. */
@@ -69,6 +71,7 @@ export function buildPanelHtml(options: PanelHtmlOptions): string {
 </head>
 <body data-panel="${panel}">
   <div id="app" role="main" aria-label="${escapeHtml(options.title)}"></div>
+  <script type="application/json" id="${WEBVIEW_STRINGS_ELEMENT_ID}" nonce="${nonce}">${webviewStringsJson(options.strings)}</script>
   <script type="module" nonce="${nonce}" src="${escapeHtml(options.scriptUri)}"></script>
 </body>
 </html>

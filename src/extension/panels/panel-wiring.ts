@@ -8,6 +8,7 @@ import { createMessageDispatcher, isInsideFolders, type MessageHandlers } from '
 import { traceMessages } from '../glue/trace-chunks';
 import type { CoreServices } from '../core';
 import { spanSelection } from '../glue/span-links';
+import { webviewStrings } from '../glue/webview-strings';
 import * as path from 'node:path';
 
 /** A panel's title in the display language (read when the panel opens, never at load time). */
@@ -76,6 +77,7 @@ export class WiredWebview implements vscode.Disposable {
       codiconsUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
       nonce: makeNonce(),
       title: panelTitle(kind),
+      strings: webviewStrings(vscode.l10n),
     });
     const handlers: MessageHandlers = {
       ready: () => this.flush(),

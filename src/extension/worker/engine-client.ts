@@ -31,7 +31,13 @@ export function runEngineTask<K extends EngineTask['kind']>(
     worker.once('message', (reply: WorkerReply) =>
       finish(() => {
         if (reply.ok) resolve(reply.result as Extract<EngineTaskResult, { kind: K }>);
-        else reject(Object.assign(new Error(reply.message), { name: reply.name }));
+        else
+          reject(
+            Object.assign(new Error(reply.message), {
+              name: reply.name,
+              ...(reply.line !== undefined ? { line: reply.line, column: reply.column, file: reply.file } : {}),
+            }),
+          );
       }),
     );
     worker.once('error', (error) => finish(() => reject(error)));

@@ -93,8 +93,11 @@ export function wasOpenedAsInput(path: string): boolean {
   return info !== undefined && INPUTS_OPENED.has(identity(info));
 }
 
-/** Reads a whole user file within its kind's limit. */
-export function readInputBytes(path: string, options: InputOptions): Buffer {
+/** Called after each piece a reader reads: bytes read so far, and the size the file had when it was opened. */
+export type ReadProgress = (readBytes: number, sizeBytes: number) => void;
+
+/** Reads a whole user file within its kind's limit, telling `onRead` after each 1 MiB piece. */
+export function readInputBytes(path: string, options: InputOptions, onRead?: ReadProgress): Buffer {
   const { fd, info } = openInput(path, options);
   const limit = INPUT_LIMITS_BYTES[options.kind];
   const chunks: Buffer[] = [];
@@ -113,6 +116,7 @@ export function readInputBytes(path: string, options: InputOptions): Buffer {
           `grew past the ${formatLimitBytes(limit)} limit for ${options.kind} files while it was read`,
         );
       chunks.push(Buffer.from(buffer.subarray(0, n)));
+      onRead?.(total, info.size);
       if (buffer.length < CHUNK_BYTES) buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     }
   } catch (error) {

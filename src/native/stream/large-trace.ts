@@ -77,6 +77,7 @@ function scanFile(
   path: string,
   wants: (text: string) => boolean,
   onEvent: (e: Event) => void,
+  onRead?: (readBytes: number) => void,
 ): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   const scanner = new TraceEventScanner(
@@ -94,11 +95,14 @@ function scanFile(
   const decoder = new StringDecoder('utf8');
   const buffer = Buffer.alloc(CHUNK_BYTES);
   const fd = openSync(path, 'r');
+  let readBytes = 0;
   try {
     for (;;) {
       const n = readSync(fd, buffer, 0, CHUNK_BYTES, null);
       if (n === 0) break;
       scanner.push(decoder.write(buffer.subarray(0, n)));
+      readBytes += n;
+      onRead?.(readBytes);
     }
     scanner.push(decoder.end());
     scanner.end();
@@ -114,7 +118,11 @@ function scanFile(
  * pass runs only when some NCCL kernels have no size of their own and the trace has `nccl:` annotations, to pick
  * up the launches that tie the two together.
  */
-export function importLargeTrace(path: string): ImportResult {
+export function importLargeTrace(
+  path: string,
+  /** Bytes scanned so far in the current pass; the second pass, when there is one, starts again from 0. */
+  onRead?: (readBytes: number, pass: 1 | 2) => void,
+): ImportResult {
   const kept: Event[] = [];
   let dropped = 0;
   // Most events are compute kernels and CPU ops; a substring test skips them without parsing.
@@ -126,6 +134,7 @@ export function importLargeTrace(path: string): ImportResult {
       if (kept.length < MAX_KEPT_EVENTS) kept.push(trimmed(e));
       else dropped++;
     },
+    onRead && ((readBytes) => onRead(readBytes, 1)),
   );
   const hasAnnotations = kept.some((e) => e.cat === 'user_annotation');
   const unsized = new Set(
@@ -146,6 +155,7 @@ export function importLargeTrace(path: string): ImportResult {
         )
           kept.push(trimmed(e));
       },
+      onRead && ((readBytes) => onRead(readBytes, 2)),
     );
   }
   // deviceProperties names the GPUs the trace ran on; the whole-file import reads it too.

@@ -3,7 +3,7 @@
 // with --json. The commands run in-process with a recorder in place of the terminal line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/command';
@@ -19,6 +19,7 @@ import { ROOT } from './run-cli';
 interface Recorded {
   title: string;
   enabled: boolean;
+  unit?: string;
   updates: { done: number; total: number; label?: string }[];
   finished: boolean;
 }
@@ -27,14 +28,15 @@ interface Recorded {
 async function run(
   command: { run(args: readonly string[], io: CliIo): Promise<number> },
   args: string[],
+  /** Where the progress goes; passed in by a test that expects the command to throw. */
+  progress: Recorded[] = [],
 ): Promise<{ code: number; out: string; progress: Recorded[] }> {
   let out = '';
-  const progress: Recorded[] = [];
   const io: CliIo = {
     stdout: (text) => (out += text),
     stderr: () => undefined,
-    progress: (title, enabled): Progress => {
-      const recorded: Recorded = { title, enabled, updates: [], finished: false };
+    progress: (title, enabled, unit): Progress => {
+      const recorded: Recorded = { title, enabled, unit, updates: [], finished: false };
       progress.push(recorded);
       return {
         update: (done, total, label) => {
@@ -106,7 +108,7 @@ test('profile reports its stages, the sweep among them', async () => {
   assert.equal(assertCounts(plain.progress, 'profile', 2).updates.length, 2);
 });
 
-test('calibrate reports its rounds, and import its files', async () => {
+test('calibrate reports its rounds', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-progress-'));
   try {
     const table = join(dir, 'predicted.txt');
@@ -120,9 +122,51 @@ test('calibrate reports its rounds, and import its files', async () => {
       [0, 1, 2, 3, 4, 5, 6, 7],
     );
     assert.equal(p.updates.at(-1)?.label, 'settling and judging');
-    const imported = await run(importCommand, [table]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('import reports the bytes it has read of all its files, then that it parses, and nothing with --json', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-progress-'));
+  try {
+    const sweep = await run(sweepCommand, ['--system', 'dgx-h100', '--min-bytes', '1M', '--max-bytes', '64M']);
+    // A long log: 3 MiB of comment lines before the table, so the reader reports after each 1 MiB piece.
+    const long = join(dir, 'long.txt');
+    writeFileSync(long, `${'# NCCL INFO a line of a long log\n'.repeat(100_000)}${sweep.out}`);
+    const short = join(dir, 'short.txt');
+    writeFileSync(short, sweep.out);
+    const longBytes = statSync(long).size;
+    const totalBytes = longBytes + statSync(short).size;
+    const imported = await run(importCommand, [long]);
     assert.equal(imported.code, 0);
-    assert.deepEqual(assertCounts(imported.progress, 'import', 1).updates, [{ done: 0, total: 1, label: table }]);
+    assert.equal(imported.progress.length, 1);
+    const [p] = imported.progress;
+    assert.equal(p.unit, 'bytes');
+    assert.ok(p.finished, 'the line is erased');
+    assert.deepEqual(p.updates[0], { done: 0, total: longBytes, label: long });
+    const reads = p.updates.filter((u) => u.label === long).slice(1);
+    // One update per piece the reader reads (about 1 MiB), up to the whole file.
+    assert.ok(reads.length >= 4, `${reads.length} reads of ${longBytes} bytes`);
+    reads.forEach((u, i) => {
+      const step = u.done - (reads[i - 1]?.done ?? 0);
+      assert.ok(step > 0 && step <= 2 ** 20 + 1, `piece ${i}: ${step} bytes`);
+    });
+    assert.equal(reads.at(-1)?.done, longBytes);
+    assert.deepEqual(p.updates.at(-1), { done: longBytes, total: longBytes, label: `${long} (parsing)` });
+
+    // Two files: one total, counted up across both, each file named while it is read.
+    const both: Recorded[] = [];
+    // Two nccl-tests tables do not merge (only Kineto traces do), but both are read first.
+    await assert.rejects(run(importCommand, [long, short], both), /only PyTorch profiler traces can be merged/);
+    const updates = both[0].updates;
+    assert.ok(updates.every((u) => u.total === totalBytes));
+    updates.forEach((u, i) => assert.ok(u.done >= (updates[i - 1]?.done ?? 0), `counts up: ${JSON.stringify(u)}`));
+    assert.deepEqual(updates.at(-1), { done: totalBytes, total: totalBytes, label: `${short} (parsing)` });
+
+    const json = await run(importCommand, [long, '--json']);
+    assert.equal(json.code, 0);
+    assert.equal(json.progress[0].enabled, false, '--json turns progress off');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -27,6 +27,21 @@ test('nothing before a second has passed, then one rewritten line, erased by fin
   assert.equal(written.at(-1), '\r\x1b[2K');
 });
 
+test('a byte count reads in the project size units', () => {
+  const { written, stream } = fakeTerminal(true);
+  const progress = createProgress('import', {
+    enabled: true,
+    stream,
+    env: {},
+    delayMs: 0,
+    now: () => 5000,
+    unit: 'bytes',
+  });
+  progress.update(12 * 2 ** 20, 256 * 2 ** 20, 'trace.json (parsing)');
+  // eslint-disable-next-line no-control-regex -- the line starts with the erase-line escape sequence.
+  assert.match(written[0], /^\r\x1b\[2Kimport: 12(\.0)? MiB\/256 MiB trace\.json \(parsing\)$/);
+});
+
 test('silent when stderr is not a terminal, in CI, or with --json', () => {
   for (const [isTTY, env, enabled] of [
     [false, {}, true],

@@ -24,6 +24,7 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   'npm run package': 'builds production bundles over dist/ and writes the .vsix (test/unit/extension/vsix.test.ts checks a packaged one)',
   'code --install-extension collective-profiler.vsix': 'needs VS Code and a packaged .vsix',
   'node scripts/test.mjs cli docs': 'runs test files, this one among them',
+  'node scripts/test.mjs engine/calibration': 'runs a test file (test/unit/engine/calibration.test.ts), in the suite already',
   'npm run test:e2e': 'long-running: installs code-server and drives real VS Code for minutes',
   'npm run test:vscode': 'downloads VS Code, which this machine cannot reach',
   'npm run bench -- --quick': 'long-running benchmarks (minutes); CI runs the quick ones as its own step',

@@ -15,7 +15,10 @@ test('commands come from sh, bash, shell and console blocks only, with their lin
     fence('yaml', 'nodes: 2'),
   ].join('\n');
   const { commands, problems } = extractCommands(markdown, 'x.md');
-  assert.deepEqual(problems, []);
+  // A command in a block without a language is not run, so it is a problem: the block must say it is shell.
+  assert.deepEqual(problems, [
+    `x.md:${markdown.split('\n').indexOf('node dist/cli.js untagged') + 1}: a command in a code block without a language; mark the block \`\`\`sh`,
+  ]);
   assert.deepEqual(commands.map((c) => [c.line, c.text]), [
     [4, 'node dist/cli.js simulate --system dgx-h100 --bytes 8M'],
     [22, 'collective-profiler sweep --system dgx-a100'],

@@ -131,6 +131,9 @@ export function extractCommands(markdown: string, file: string): Extraction {
       fence = undefined;
       continue;
     }
+    // A command in a block without a language would never run here: the block must say it is shell.
+    if (language === '' && /^\s*(\$ )?(node|npm|npx|collective-profiler|code)\s/.test(raw))
+      problems.push(`${file}:${index + 1}: a command in a code block without a language; mark the block \`\`\`sh`);
     if (!SHELL_LANGUAGES.has(language)) continue;
     const start = index;
     let text = raw.trim();

@@ -10,6 +10,7 @@ import { readTrainingConfig } from '../../../src/config/training-config';
 import { assembleTrainingRun } from '../../../src/config/training-run';
 import { parseHfModelConfig } from '../../../src/config/hf-model';
 import { presetSystem, type TrainingRun } from '../../../src/engine/index';
+import { importMeasurementBytes } from '../../../src/native/import/index';
 import { configFormatOf } from '../../../src/extension/glue/lens-sites';
 import { profileTitle, stepTimeText } from '../../../src/extension/glue/lens-label';
 import { trainingAssumptions } from '../../../src/extension/glue/training-assumptions';
@@ -113,3 +114,63 @@ test(
     );
   },
 );
+/** A Kineto-like trace of about `totalBytes`: compute kernels, and an NCCL AllReduce in every fifty. */
+function syntheticKineto(totalBytes: number): Uint8Array {
+  const events: string[] = [];
+  let size = 0;
+  for (let i = 0; size < totalBytes; i++) {
+    const nccl = i % 50 === 0;
+    const event = nccl
+      ? `{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)","pid":0,"tid":7,"ts":${1000 + i * 3},"dur":2.5,"args":{"In msg nelems":1048576,"Out msg nelems":1048576,"dtype":"Float","Group size":8,"stream":7}}`
+      : `{"ph":"X","cat":"kernel","name":"elementwise_kernel","pid":0,"tid":7,"ts":${1000 + i * 3},"dur":2.5,"args":{"stream":7,"correlation":${i}}}`;
+    events.push(event);
+    size += event.length + 1;
+  }
+  return new TextEncoder().encode(`{"distributedInfo":{"rank":0,"world_size":8},"traceEvents":[${events.join(',')}]}`);
+}
+
+test(
+  'a measurement parses in the worker exactly as on the host, with its parse errors positioned',
+  { skip },
+  async () => {
+    const bytes = syntheticKineto(256 * 1024);
+    const { result } = await runEngineTask(WORKER, { kind: 'importMeasurement', bytes, fileName: '/tmp/trace.json' });
+    const host = importMeasurementBytes(bytes, { fileName: '/tmp/trace.json' });
+    assert.equal(result.kind, 'kineto');
+    assert.deepEqual(result.measurements, host.measurements);
+    assert.equal(result.trace?.spans.length, host.trace?.spans.length);
+    await assert.rejects(
+      runEngineTask(WORKER, {
+        kind: 'importMeasurement',
+        bytes: new TextEncoder().encode('{"traceEvents": [ {"ph": "X",, } ]}'),
+        fileName: '/tmp/broken.json',
+      }),
+      (error: Error & { line?: number; column?: number; file?: string }) =>
+        error.name === 'MeasurementParseError' &&
+        error.line === 1 &&
+        error.column! > 1 &&
+        error.file === '/tmp/broken.json',
+    );
+  },
+);
+
+test('cancelling a long parse terminates the worker at once, and nothing comes back', { skip }, async () => {
+  const bytes = syntheticKineto(64 * 1024 * 1024);
+  const controller = new AbortController();
+  let worker: Worker | undefined;
+  const started = performance.now();
+  const pending = runEngineTask(
+    WORKER,
+    { kind: 'importMeasurement', bytes, fileName: 'big.json' },
+    controller.signal,
+    (w) => {
+      worker = w;
+    },
+  );
+  const exited = new Promise((resolve) => worker!.once('exit', resolve));
+  setTimeout(() => controller.abort(), 200);
+  await assert.rejects(pending, (e: unknown) => e instanceof CancelledError);
+  assert.ok(performance.now() - started < 2000, 'rejected soon after the abort');
+  await exited;
+  assert.equal(worker!.threadId, -1, 'the worker thread has ended');
+});

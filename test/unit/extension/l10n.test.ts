@@ -1,11 +1,16 @@
 // The extension's user-facing strings go through vscode.l10n.t, so a translation bundle can replace them: every
 // notification, quick pick, input box, dialog label, progress title, lens and status bar text in the files that
-// talk to VS Code. Text built by the pure glue (lens figures, the workspace summary) and log lines stay English.
+// talk to VS Code, and the text the pure glue builds (lens titles and tooltips, chart notes, advice, problems),
+// which calls the same translator through glue/l10n.ts. Log lines stay English.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { l10n } from './fixtures/fake-vscode';
+import { untranslated } from '../l10n-scan';
+import { englishL10n, l10n as glueL10n, useL10n } from '../../../src/extension/glue/l10n';
+import { bucketTitle, profileTitle } from '../../../src/extension/glue/lens-label';
+import { statusBarText } from '../../../src/extension/glue/system-choice';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const EXTENSION = join(ROOT, 'src', 'extension');
@@ -141,4 +146,50 @@ test('the test double of vscode.l10n.t fills positional and named arguments as V
   assert.equal(l10n.t('{0} ranks on {1}…', 8, 'nccl'), '8 ranks on nccl…');
   assert.equal(l10n.t('Hello {name}', { name: 'world' }), 'Hello world');
   assert.equal(l10n.t('no arguments {0}'), 'no arguments {0}');
+});
+
+/** Glue literals that are not UI text, each with the reason it stays as it is. */
+const GLUE_NOT_UI: Readonly<Record<string, string>> = {
+  "diagnostics-map.ts: 'Collective Profiler'": "a diagnostic's source is the product's name",
+  'diagnostics-map.ts: `docs/rules/${code}.md`': 'a path in the documentation',
+  'example-copy.ts: `${indent}preset: ${name}': "a YAML comment written into the user's copy of the example",
+  'example-copy.ts: `# An untitled copy': "a YAML comment written into the user's copy of the example",
+  "simulated-trace.ts: 'launch and base latency": 'a span name: trace data, exported with the trace',
+  "simulated-trace.ts: 'host launch pacing": 'a span name: trace data, exported with the trace',
+  'simulated-trace.ts: `the first ${trace.spans.length} spans': 'a trace fact: trace data, exported with the trace',
+  'simulated-trace.ts: `${mirrored.mirroredRanks} ranks drawn': 'a trace fact: trace data, exported with the trace',
+  'trace-file.ts: `${skipped} events were not complete spans': 'a warning that goes to the log only',
+};
+
+test('the text the pure glue builds for the user goes through the glue translator', () => {
+  const dir = join(EXTENSION, 'glue');
+  const problems = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((f) => untranslated(f, readFileSync(join(dir, f), 'utf8')))
+    .filter((p) => {
+      const [file, , text] = p.split(/:(\d+): /);
+      return !Object.keys(GLUE_NOT_UI).some((key) => key === `${file}: ${text}` || `${file}: ${text}`.startsWith(key));
+    });
+  assert.deepEqual(problems, []);
+  const calls = readdirSync(dir).reduce(
+    (n, f) => n + (readFileSync(join(dir, f), 'utf8').match(/\bl10n\.t\(/g) ?? []).length,
+    0,
+  );
+  assert.ok(calls >= 200, `${calls} l10n.t calls in the glue`);
+});
+
+test('activation hands the glue vscode.l10n: lens and status bar texts follow the display language', () => {
+  try {
+    useL10n({ t: (message, ...args) => englishL10n.t(`«${message}»`, ...args) });
+    assert.equal(statusBarText('8× H100', 2, true), '«$(server) 8× H100 × 2 nodes»');
+    assert.match(profileTitle({ stepTimeUs: 412_000, exposedCommUs: 38_000 }), /^«\$\(pulse\) Profile · step ≈ 412 ms/);
+    assert.match(
+      bucketTitle({ currentBytes: 25 * 2 ** 20, currentFraction: 0.5, peakBusbwGBps: 400 }),
+      /^«bucket_cap_mb/,
+    );
+    assert.equal(glueL10n.t('{1} of {0}', 'a', 2), '«2 of a»');
+  } finally {
+    useL10n(englishL10n);
+  }
+  assert.equal(statusBarText('8× H100', 2, true), '$(server) 8× H100 × 2 nodes');
 });

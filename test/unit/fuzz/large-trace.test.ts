@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -232,6 +232,28 @@ test('a small .gz that inflates past the limit (a zip bomb) is refused, not infl
       () => importMeasurementFile(path),
       (e: unknown) => e instanceof MeasurementFileError && /inflates past that limit/.test(e.message),
     );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a streamed import tells its caller how many bytes it has scanned, up to the whole file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-stream-progress-'));
+  try {
+    const path = join(dir, 'trace.json');
+    // Three 4 MiB pieces and a part.
+    writeSyntheticTrace(path, 13 * 2 ** 20);
+    const sizeBytes = statSync(path).size;
+    const reports: [number, 1 | 2][] = [];
+    const result = importLargeTrace(path, (readBytes, pass) => reports.push([readBytes, pass]));
+    assert.ok(result.measurements.length > 0);
+    assert.ok(reports.length >= 4, `${reports.length} reports`);
+    assert.ok(
+      reports.every(([, pass]) => pass === 1),
+      'no second pass: the trace has no nccl: annotations',
+    );
+    reports.forEach(([read], i) => assert.ok(read > (reports[i - 1]?.[0] ?? 0), `report ${i} counts up`));
+    assert.equal(reports.at(-1)?.[0], sizeBytes);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
