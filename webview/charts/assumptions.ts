@@ -10,31 +10,37 @@ import {
   type TrainingChanges,
 } from '../../src/protocol';
 import { el } from '../shared/dom';
+import { t } from '../shared/strings';
 
-/** Every string the card shows, in one table (the panels' strings are being moved to localised tables). */
+/** Every string the card shows, read through t() when it is drawn, so the page's localised table applies. */
 export const ASSUMPTION_STRINGS = {
-  title: 'Assumptions',
-  intro: (config: string) => `What ${config} did not say was assumed. Change a value and re-run.`,
-  labels: {
-    model: 'Model',
-    sequenceLength: 'Sequence length (tokens)',
-    microBatchSize: 'Micro-batch per GPU (sequences)',
-    computeEfficiencyPct: 'Compute efficiency (% of peak matmul)',
-    bucketMiB: 'Gradient bucket (MiB)',
-  } satisfies Record<AssumptionKey, string>,
-  origins: {
-    config: 'from the config',
-    default: 'assumed',
-    panel: 'set here',
-  } satisfies Record<AssumptionField['origin'], string>,
-  others: 'Also assumed',
-  rerun: { profile: 'Re-run profile', sweep: 'Re-run sweep' } satisfies Record<TrainingAssumptions['command'], string>,
-  running: 'Running again with the changed values…',
-  unchanged: 'Nothing changed: edit a value first.',
-  notNumber: (label: string) => `${label}: not a number`,
+  title: () => t('Assumptions'),
+  intro: (config: string) => t('What {0} did not say was assumed. Change a value and re-run.', config),
+  labels: (): Record<AssumptionKey, string> => ({
+    model: t('Model'),
+    sequenceLength: t('Sequence length (tokens)'),
+    microBatchSize: t('Micro-batch per GPU (sequences)'),
+    computeEfficiencyPct: t('Compute efficiency (% of peak matmul)'),
+    bucketMiB: t('Gradient bucket (MiB)'),
+  }),
+  origins: (): Record<AssumptionField['origin'], string> => ({
+    config: t('from the config'),
+    default: t('assumed'),
+    panel: t('set here'),
+  }),
+  others: () => t('Also assumed'),
+  rerun: (): Record<TrainingAssumptions['command'], string> => ({
+    profile: t('Re-run profile'),
+    sweep: t('Re-run sweep'),
+  }),
+  running: () => t('Running again with the changed values…'),
+  unchanged: () => t('Nothing changed: edit a value first.'),
+  notNumber: (label: string) => t('{0}: not a number', label),
   outOfRange: (label: string, min: number, max: number, integer: boolean) =>
-    `${label}: must be ${integer ? 'a whole number ' : ''}between ${min} and ${max}`,
-} as const;
+    integer
+      ? t('{0}: must be a whole number between {1} and {2}', label, min, max)
+      : t('{0}: must be between {1} and {2}', label, min, max),
+};
 
 /**
  * Reads the form: the values that differ from what the run used, checked against the protocol's bounds (the host
@@ -52,7 +58,7 @@ export function changedValues(
       changes.model = raw;
       continue;
     }
-    const label = ASSUMPTION_STRINGS.labels[field.key];
+    const label = ASSUMPTION_STRINGS.labels()[field.key];
     const value = Number(raw);
     if (!Number.isFinite(value)) return { error: ASSUMPTION_STRINGS.notNumber(label) };
     if (value === field.value) continue;
@@ -61,7 +67,7 @@ export function changedValues(
       return { error: ASSUMPTION_STRINGS.outOfRange(label, bounds.min, bounds.max, bounds.integer) };
     changes[field.key] = value;
   }
-  if (Object.keys(changes).length === 0) return { error: ASSUMPTION_STRINGS.unchanged };
+  if (Object.keys(changes).length === 0) return { error: ASSUMPTION_STRINGS.unchanged() };
   return { changes: changes as TrainingChanges };
 }
 
@@ -100,13 +106,13 @@ export function renderAssumptions(
 ): { card: HTMLElement; showError(message: string): void } {
   const controls = assumptions.fields.map((field) => ({ field, input: control(field) }));
   const status = el('p', { class: 'assumption-status', 'aria-live': 'polite' });
-  const button = el('button', { type: 'button', class: 'rerun' }, ASSUMPTION_STRINGS.rerun[assumptions.command]);
+  const button = el('button', { type: 'button', class: 'rerun' }, ASSUMPTION_STRINGS.rerun()[assumptions.command]);
   const rows = el('div', { class: 'assumption-fields' });
   for (const { field, input } of controls) {
     rows.append(
-      el('label', { for: input.id }, ASSUMPTION_STRINGS.labels[field.key]),
+      el('label', { for: input.id }, ASSUMPTION_STRINGS.labels()[field.key]),
       input,
-      el('span', { class: `origin origin-${field.origin}` }, ASSUMPTION_STRINGS.origins[field.origin]),
+      el('span', { class: `origin origin-${field.origin}` }, ASSUMPTION_STRINGS.origins()[field.origin]),
     );
   }
   const submit = (): void => {
@@ -118,7 +124,7 @@ export function renderAssumptions(
       status.className = 'assumption-status error';
       return;
     }
-    status.textContent = ASSUMPTION_STRINGS.running;
+    status.textContent = ASSUMPTION_STRINGS.running();
     status.className = 'assumption-status';
     button.disabled = true;
     rerun(result.changes);
@@ -129,19 +135,19 @@ export function renderAssumptions(
   });
   const card = el(
     'section',
-    { class: 'card assumptions', 'data-note': ASSUMPTION_STRINGS.title },
+    { class: 'card assumptions', 'data-note': ASSUMPTION_STRINGS.title() },
     el(
       'h2',
       {},
       el('span', { class: 'codicon codicon-settings-gear', 'aria-hidden': 'true' }),
-      ` ${ASSUMPTION_STRINGS.title}`,
+      ` ${ASSUMPTION_STRINGS.title()}`,
     ),
     el('p', { class: 'verdict' }, ASSUMPTION_STRINGS.intro(assumptions.config)),
     rows,
   );
   if (assumptions.others.length > 0)
     card.append(
-      el('h3', {}, ASSUMPTION_STRINGS.others),
+      el('h3', {}, ASSUMPTION_STRINGS.others()),
       el('ul', {}, ...assumptions.others.map((line) => el('li', {}, line))),
     );
   card.append(el('div', { class: 'assumption-actions' }, button, status));

@@ -1,6 +1,7 @@
 // Where code lenses go. Placement is cheap text scanning (no parser), so `provideCodeLenses` answers at once
 // while the costly predictions wait for `resolveCodeLens`. Pure: text in, sites out.
 import type { CollectiveKind } from '../../engine/index';
+import { l10n } from './l10n';
 
 /** What a Python lens stands on. */
 export type PythonSiteKind = 'collective' | 'ddp' | 'fsdp' | 'horovod' | 'jax' | 'deepspeed' | 'bucket';
@@ -282,7 +283,7 @@ export function deepSpeedLensSites(text: string): MeasurementLensSite[] {
     if (DEEPSPEED_SUMMARY.test(line)) sites.push({ line: index, format: 'deepspeed', test: 'log_summary' });
     else if (!verboseSeen && DEEPSPEED_VERBOSE.test(line)) {
       verboseSeen = true;
-      sites.push({ line: index, format: 'deepspeed', test: 'comms log' });
+      sites.push({ line: index, format: 'deepspeed', test: l10n.t('comms log') });
     }
   });
   return sites;

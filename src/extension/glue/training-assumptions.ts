@@ -5,6 +5,7 @@
 import { asBytes, type DefaultedValue, type TrainingRun } from '../../engine/index';
 import type { RunPart } from '../../config/run-part';
 import { DEFAULT_SYSTEM_PRESET } from '../../config/training-run';
+import { l10n } from './l10n';
 import type { AssumptionField, AssumptionKey, TrainingAssumptions, TrainingChanges } from '../../protocol';
 
 const MiB = 1024 * 1024;
@@ -98,7 +99,10 @@ export function trainingAssumptions(
     .filter((words) => !shown.has(words))
     .map((words) =>
       words === defaulted.system
-        ? `system ${DEFAULT_SYSTEM_PRESET}: no config names one (Select System in the status bar picks another)`
+        ? l10n.t(
+            'system {0}: no config names one (Select System in the status bar picks another)',
+            DEFAULT_SYSTEM_PRESET,
+          )
         : words,
     );
   return { command, config, fields, others };

@@ -158,6 +158,8 @@ const GLUE_NOT_UI: Readonly<Record<string, string>> = {
   "simulated-trace.ts: 'host launch pacing": 'a span name: trace data, exported with the trace',
   'simulated-trace.ts: `the first ${trace.spans.length} spans': 'a trace fact: trace data, exported with the trace',
   'simulated-trace.ts: `${mirrored.mirroredRanks} ranks drawn': 'a trace fact: trace data, exported with the trace',
+  "training-assumptions.ts: 'the Assumptions card of the charts panel":
+    "the source named in the run assembler's errors, which stay English like every thrown config error",
   'trace-file.ts: `${skipped} events were not complete spans': 'a warning that goes to the log only',
 };
 
