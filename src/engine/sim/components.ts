@@ -2,7 +2,7 @@
 // components. Symmetric systems repeat the same component many times (every node's NVSwitch, every rail's ring);
 // each distinct component is solved once and its result reused, which keeps thousands of GPUs cheap. Exact: two
 // components share a result only when their canonical forms (resources renamed in order of use) are identical.
-import { runFlows, type FlowSet, type RoundResult } from './maxmin';
+import { allocateFlowSet, runFlows, type FlowSet, type RoundResult } from './maxmin';
 import { uniformRound } from './uniform-round';
 
 interface Entry {
@@ -160,15 +160,7 @@ export class ComponentSolver {
     const count = to - from;
     let entries = 0;
     for (let i = from; i < to; i++) entries += flows.start[order[i] + 1] - flows.start[order[i]];
-    const set = {
-      count,
-      bytes: new Float64Array(count),
-      weight: new Float64Array(count),
-      capRate: new Float64Array(count),
-      start: new Int32Array(count + 1),
-      resource: new Int32Array(entries),
-      coefficient: new Float64Array(entries),
-    };
+    const set = allocateFlowSet(count, entries);
     let k = 0;
     for (let i = 0; i < count; i++) {
       const f = order[from + i];

@@ -19,6 +19,19 @@ export interface FlowSet {
   readonly coefficient: Float64Array;
 }
 
+/** An empty flow set of `count` flows and `entries` (flow, resource) pairs, to be filled in place. */
+export function allocateFlowSet(count: number, entries: number): FlowSet {
+  return {
+    count,
+    bytes: new Float64Array(count),
+    weight: new Float64Array(count),
+    capRate: new Float64Array(count),
+    start: new Int32Array(count + 1),
+    resource: new Int32Array(entries),
+    coefficient: new Float64Array(entries),
+  };
+}
+
 export interface RoundResult {
   /** Time from the first byte to the last, µs. */
   readonly durationUs: number;

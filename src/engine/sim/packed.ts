@@ -2,7 +2,7 @@
 // (summed in the flows' order, so the sums round as they always did) and the largest reduction. A builder can make
 // these for tens of thousands of flows without a Flow object each (see algorithms/nvls-tree.ts); `pack` makes
 // them from Flow objects.
-import type { FlowSet } from './maxmin';
+import { allocateFlowSet, type FlowSet } from './maxmin';
 import type { Flow, PackedFlows, PhaseRun } from './schedule';
 
 // The shapes live in schedule.ts, which a round carries them in; they are re-exported for the packing's callers.
@@ -61,15 +61,7 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
     count += part.set.count;
     entries += part.set.resource.length;
   }
-  const set: FlowSet = {
-    count,
-    bytes: new Float64Array(count),
-    weight: new Float64Array(count),
-    capRate: new Float64Array(count),
-    start: new Int32Array(count + 1),
-    resource: new Int32Array(entries),
-    coefficient: new Float64Array(entries),
-  };
+  const set = allocateFlowSet(count, entries);
   let f = 0;
   let k = 0;
   const runs: PhaseRun[] = [];

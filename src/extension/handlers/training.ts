@@ -126,12 +126,35 @@ async function loadWithChanges(ctx: Ctx, target: vscode.Uri, changes: TrainingCh
 }
 
 export async function profileTrainingConfig(ctx: Ctx, uri?: unknown, changes?: unknown): Promise<void> {
+  await runOnConfig(ctx, uri, changes, (name) => vscode.l10n.t('Profiling {0}', name), profileInPanels);
+}
+
+type ConfigWork = (
+  ctx: Ctx,
+  target: vscode.Uri,
+  name: string,
+  changes: TrainingChanges,
+  signal: AbortSignal,
+  report: (message: string) => void,
+) => Promise<void>;
+
+/**
+ * The shape both config commands share: pick the config, check the panel's changes (an untrusted webview sent
+ * them), and run the work under a cancellable progress, reporting errors in the panel when the panel asked.
+ */
+async function runOnConfig(
+  ctx: Ctx,
+  uri: unknown,
+  changes: unknown,
+  title: (name: string) => string,
+  work: ConfigWork,
+): Promise<void> {
   const target = await configUri(uri);
   if (!target) return;
   const name = target.path.split('/').pop() ?? '';
   const applied = checkedChanges(changes);
-  await withCancellableProgress(vscode.l10n.t('Profiling {0}', name), (signal, report) =>
-    inPanel(ctx, changes !== undefined, () => profileInPanels(ctx, target, name, applied, signal, report)),
+  await withCancellableProgress(title(name), (signal, report) =>
+    inPanel(ctx, changes !== undefined, () => work(ctx, target, name, applied, signal, report)),
   );
 }
 
@@ -176,13 +199,7 @@ export async function stepSummary(ctx: CoreServices, uri: vscode.Uri, signal: Ab
 }
 
 export async function sweepBucketSize(ctx: Ctx, uri?: unknown, changes?: unknown): Promise<void> {
-  const target = await configUri(uri);
-  if (!target) return;
-  const name = target.path.split('/').pop() ?? '';
-  const applied = checkedChanges(changes);
-  await withCancellableProgress(vscode.l10n.t('Sweeping bucket sizes for {0}', name), (signal, report) =>
-    inPanel(ctx, changes !== undefined, () => sweepInPanel(ctx, target, name, applied, signal, report)),
-  );
+  await runOnConfig(ctx, uri, changes, (name) => vscode.l10n.t('Sweeping bucket sizes for {0}', name), sweepInPanel);
 }
 
 async function sweepInPanel(
