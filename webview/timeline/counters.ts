@@ -5,6 +5,7 @@
 import { PHASES, type Lane } from '../../src/engine/index';
 import { t } from '../shared/strings';
 import type { TimelineModel } from './model';
+import { sortIndicesByTime } from './sort-by-time';
 
 /** A piecewise-constant rate: valuePerUs[i] bytes per µs from timesUs[i] to timesUs[i + 1]; 0 after the last. */
 export interface CounterSeries {
@@ -32,20 +33,28 @@ export function rateSeries(
   divisor = 1,
 ): CounterSeries {
   const n = startUs.length;
-  const times: number[] = [];
-  const deltas: number[] = [];
+  // Typed arrays sized for every span's two edges: a million spans make two million edges, and growing plain
+  // arrays edge by edge cost as much as sorting them.
+  const allTimes = new Float64Array(2 * n);
+  const allDeltas = new Float64Array(2 * n);
+  let edges = 0;
   for (let i = 0; i < n; i++) {
     const durationUs = endUs[i] - startUs[i];
     if (!(durationUs > 0) || !(bytes[i] > 0)) continue;
     const rate = bytes[i] / durationUs;
     // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn.
     if (!Number.isFinite(rate)) continue;
-    times.push(startUs[i], endUs[i]);
-    deltas.push(rate, -rate);
+    allTimes[edges] = startUs[i];
+    allDeltas[edges++] = rate;
+    allTimes[edges] = endUs[i];
+    allDeltas[edges++] = -rate;
   }
-  const order = Uint32Array.from(times.keys()).sort((a, b) => times[a] - times[b]);
-  const timesUs: number[] = [];
-  const values: number[] = [];
+  const times = allTimes.subarray(0, edges);
+  const deltas = allDeltas.subarray(0, edges);
+  const order = sortIndicesByTime(times);
+  const stepTimes = new Float64Array(edges);
+  const values = new Float64Array(edges);
+  let steps = 0;
   let level = 0;
   let peak = 0;
   for (let k = 0; k < order.length; k++) {
@@ -54,16 +63,17 @@ export function rateSeries(
     const t = times[order[k]];
     // Edges at one instant merge into one step, so the series holds no zero-length pieces.
     if (k + 1 < order.length && times[order[k + 1]] === t) continue;
-    timesUs.push(t);
-    values.push(level);
+    stepTimes[steps] = t;
+    values[steps++] = level;
   }
+  const timesUs = stepTimes.slice(0, steps);
   // Adding and removing the same rates leaves rounding dust where nothing runs; it is no traffic.
   const dust = peak * 1e-9;
-  const valuePerUs = Float64Array.from(values, (v) => (Math.abs(v) <= dust ? 0 : v));
+  const valuePerUs = values.slice(0, steps).map((v) => (Math.abs(v) <= dust ? 0 : v));
   const cumulativeBytes = new Float64Array(timesUs.length);
   for (let i = 1; i < timesUs.length; i++)
     cumulativeBytes[i] = cumulativeBytes[i - 1] + valuePerUs[i - 1] * (timesUs[i] - timesUs[i - 1]);
-  return { label, timesUs: Float64Array.from(timesUs), valuePerUs, cumulativeBytes, divisor };
+  return { label, timesUs, valuePerUs, cumulativeBytes, divisor };
 }
 
 /** Bytes the series moved from its start up to `timeUs`. */
