@@ -28,6 +28,7 @@ import {
   profileTooltip,
 } from './glue/lens-label';
 import { callSize, type CallSize } from './glue/call-size';
+import { PendingValues } from './glue/pending-values';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
 
@@ -55,8 +56,10 @@ class ProfileLens extends vscode.CodeLens {
   }
 }
 
-/** A step that takes longer than this to simulate is not worth holding a lens for; the click still profiles it. */
-const PROFILE_LENS_TIMEOUT_MS = 15_000;
+/** How long resolving a Profile lens waits for its step; a later step replaces the title when it comes. */
+const PROFILE_LENS_WAIT_MS = 3_000;
+/** A step that takes longer than this to simulate is not worth a lens; the click still profiles it. */
+const PROFILE_LENS_LIMIT_MS = 120_000;
 
 class BucketLens extends vscode.CodeLens {
   constructor(
@@ -72,8 +75,8 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses = this.changed.event;
   /** Simulations keyed by system, kind and size, so scrolling back does not simulate again. */
   private readonly cache = new Map<string, CollectiveResult>();
-  /** Profile lens titles keyed by config and its version; cleared with the system and the settings. */
-  private readonly profiles = new Map<string, vscode.Command>();
+  /** Profile lens commands keyed by config and its version; cleared with the system and the settings. */
+  private readonly profiles = new PendingValues<vscode.Command>(() => this.changed.fire());
 
   constructor(
     private readonly ctx: CoreServices,
@@ -198,9 +201,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     ];
   }
 
-  async resolveCodeLens(lens: vscode.CodeLens, token?: vscode.CancellationToken): Promise<vscode.CodeLens> {
+  async resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
     try {
-      if (lens instanceof ProfileLens) await this.resolveProfile(lens, token);
+      if (lens instanceof ProfileLens) await this.resolveProfile(lens);
       else if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
       else if (lens instanceof BucketLens) await this.resolveBucket(lens);
     } catch (error) {
@@ -247,47 +250,58 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     };
   }
 
-  private async resolveProfile(lens: ProfileLens, token?: vscode.CancellationToken): Promise<void> {
-    const key = `${lens.uri.toString()}@${lens.version}`;
-    const known = this.profiles.get(key);
-    if (known) {
-      lens.command = known;
-      return;
-    }
+  private async resolveProfile(lens: ProfileLens): Promise<void> {
+    const file = `${lens.uri.toString()}@`;
+    const key = `${file}${lens.version}`;
+    // An edit makes a new version: the step of the old text is no longer worth computing.
+    this.profiles.dropPendingExcept(file, key);
+    const command = await this.profiles.get(
+      key,
+      (signal) => this.profileCommand(lens.uri, signal),
+      PROFILE_LENS_WAIT_MS,
+    );
+    lens.command = command ?? {
+      title: vscode.l10n.t('$(sync~spin) Profile · simulating the step…'),
+      command: 'collectiveProfiler.profileTrainingConfig',
+      arguments: [lens.uri],
+    };
+  }
+
+  /** The Profile lens's command: the simulated step in its title, or a plain Profile that says why not. */
+  private async profileCommand(uri: vscode.Uri, signal: AbortSignal): Promise<vscode.Command> {
     const plain = (why: string): vscode.Command => ({
       title: vscode.l10n.t('$(pulse) Profile'),
       command: 'collectiveProfiler.profileTrainingConfig',
-      arguments: [lens.uri],
+      arguments: [uri],
       tooltip: vscode.l10n.t(
         'Simulate the training step on its system: timeline, phase breakdown and busbw charts. ({0})',
         why,
       ),
     });
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), PROFILE_LENS_TIMEOUT_MS);
-    const cancel = token?.onCancellationRequested(() => abort.abort());
+    const stop = (): void => abort.abort();
+    const timer = setTimeout(stop, PROFILE_LENS_LIMIT_MS);
+    signal.addEventListener('abort', stop, { once: true });
     try {
       const { training } = await import('./lazy');
-      const step = await training.stepSummary(this.ctx, lens.uri, abort.signal);
-      lens.command = {
+      const step = await training.stepSummary(this.ctx, uri, abort.signal);
+      return {
         title: profileTitle(step),
         tooltip: profileTooltip(step),
         command: 'collectiveProfiler.profileTrainingConfig',
-        arguments: [lens.uri],
+        arguments: [uri],
       };
-      if (this.profiles.size > 100) this.profiles.clear();
-      this.profiles.set(key, lens.command);
     } catch (error) {
       // A config the parser refuses already has its error in Problems; the lens still offers the full profile.
       const message = error instanceof Error ? error.message : String(error);
-      lens.command = plain(
+      return plain(
         abort.signal.aborted
           ? vscode.l10n.t('no step estimate: it took too long or was cancelled')
           : vscode.l10n.t('no step estimate: {0}', message),
       );
     } finally {
       clearTimeout(timer);
-      cancel?.dispose();
+      signal.removeEventListener('abort', stop);
     }
   }
 
