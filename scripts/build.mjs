@@ -3,13 +3,11 @@ import * as esbuild from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { extensionBundleTargets } from './extension-bundles.mjs';
+import { cliTarget, writeCliLauncher } from './cli-bundle.mjs';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning' };
-// web-tree-sitter's ESM build reads import.meta.url, which a cjs bundle does not have; the node bundles use its
-// cjs build instead (the same code, with __filename).
-const nodeAliases = { alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } };
 
 // Every folder under webview/ with a main.ts is one panel bundle.
 const webviewEntries = readdirSync('webview', { withFileTypes: true })
@@ -40,16 +38,8 @@ const targets = [
     format: 'cjs',
     target: 'node20',
   },
-  {
-    ...common,
-    entryPoints: ['src/cli/main.ts'],
-    outfile: 'dist/cli.js',
-    ...nodeAliases,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
-  },
+  // The CLI: dist/cli.js launches dist/cli/main.mjs, split per command (scripts/cli-bundle.mjs).
+  cliTarget(common),
 ];
 if (webviewEntries.length > 0) {
   targets.push({
@@ -70,6 +60,7 @@ for (const wasm of [
 ]) {
   if (existsSync(wasm)) copyFileSync(wasm, join('dist', wasm.split('/').pop()));
 }
+writeCliLauncher();
 // The codicon font and stylesheet ship in dist/ too: webviews may load only from media/ and dist/.
 mkdirSync('dist/codicons', { recursive: true });
 for (const file of ['codicon.css', 'codicon.ttf']) {

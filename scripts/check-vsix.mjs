@@ -51,6 +51,8 @@ export const REQUIRED = [
   'extension/dist/extension-shared.js',
   'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
+  // The launcher's entry point; the commands' chunks beside it are named by hash.
+  'extension/dist/cli/main.mjs',
   // The CLI's worker threads (sweep); without it the shipped CLI would run every sweep serially.
   'extension/dist/cli-worker.js',
   'extension/dist/tree-sitter.wasm',

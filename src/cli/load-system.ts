@@ -2,14 +2,9 @@
 // UsageError that names the problem (with file:line:col for files).
 import { existsSync } from 'node:fs';
 import { EngineError, PRESETS, presetSystem, resolveSystem, type System, type SystemSpec } from '../engine/index';
-import { ConfigError } from '../config/positioned';
-import { parseSystemFile } from '../config/system-file';
 import { closestMatch } from '../config/did-you-mean';
 import { limitProblem } from '../config/limits';
-import { readInputText } from '../native/files/input-file';
-import { UserFileError } from '../native/files/file-errors';
 import { UsageError } from './command';
-import { configUsageError } from './command-errors';
 
 export interface SystemScaling {
   readonly nodes?: number;
@@ -26,24 +21,11 @@ function looksLikePath(arg: string): boolean {
   return /[\\/]/.test(arg) || /\.(ya?ml|json)$/i.test(arg);
 }
 
-function readSystemFile(path: string): SystemSpec {
-  let text: string;
-  try {
-    text = readInputText(path, { kind: 'config', what: 'system file' });
-  } catch (error) {
-    if (error instanceof UserFileError) throw new UsageError(error.message);
-    throw error;
-  }
-  try {
-    return parseSystemFile(text, path);
-  } catch (error) {
-    if (error instanceof ConfigError) throw configUsageError(error);
-    throw error;
-  }
-}
-
-/** Resolves a preset name (case-insensitive) or a system file path, then applies --nodes / --gpus-per-node. */
-export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
+/**
+ * Resolves a preset name (case-insensitive) or a system file path, then applies --nodes / --gpus-per-node. Async
+ * because a file's reader (and the YAML parser behind it) is loaded only when a file is named.
+ */
+export async function loadSystem(arg: string, scaling: SystemScaling = {}): Promise<System> {
   const presetName = presetNames().find((name) => name.toLowerCase() === arg.toLowerCase());
   let spec: SystemSpec;
   if (presetName !== undefined && !(looksLikePath(arg) && existsSync(arg))) {
@@ -51,6 +33,7 @@ export function loadSystem(arg: string, scaling: SystemScaling = {}): System {
     if (!preset) throw new UsageError(`unknown preset '${arg}'`);
     spec = preset;
   } else if (looksLikePath(arg) || existsSync(arg)) {
+    const { readSystemFile } = await import('./system-file-reader');
     const fromFile = readSystemFile(arg);
     spec = {
       ...fromFile,

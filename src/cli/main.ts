@@ -2,7 +2,7 @@
 // docs/cli.md: 0 done, 1 findings, 2 usage or input error, 70 internal error, 141 stdout closed by its reader.
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError, type CliIo } from './command';
-import { COMMANDS } from './commands/index';
+import { COMMAND_CATALOGUE } from './commands/catalogue';
 import { suggestion } from './suggest';
 import { terminalInline, terminalMessage, terminalSafe } from './terminal-text';
 import { TOOL_VERSION } from './version';
@@ -28,8 +28,8 @@ const io: CliIo = {
 };
 
 function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length), 8);
-  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  const width = Math.max(...COMMAND_CATALOGUE.map((c) => c.name.length), 8);
+  const lines = COMMAND_CATALOGUE.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return [
     'Usage: collective-profiler <command> [options]',
     '       collective-profiler --version',
@@ -58,9 +58,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     io.stdout(help());
     return 0;
   }
-  const names = COMMANDS.map((c) => c.name);
-  const command = COMMANDS.find((c) => c.name === commandName);
-  if (!command) {
+  const names = COMMAND_CATALOGUE.map((c) => c.name);
+  const entry = COMMAND_CATALOGUE.find((c) => c.name === commandName);
+  if (!entry) {
     const what = commandName.startsWith('-') ? 'option' : 'command';
     const hint = what === 'command' ? suggestion(commandName, names) : undefined;
     io.stderr(
@@ -68,6 +68,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
+  // Only the command that runs is loaded (commands/catalogue.ts).
+  const command = await entry.load();
   // Before `--`, a help flag anywhere asks for help: the command is not run.
   const beforeSeparator = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
   if (beforeSeparator.includes('--help') || beforeSeparator.includes('-h')) {

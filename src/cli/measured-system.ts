@@ -53,11 +53,11 @@ export function comparableMeasurement(result: ImportResult, path: string): Measu
   return found;
 }
 
-export function systemForMeasurement(
+export async function systemForMeasurement(
   flags: Map<string, string[]>,
   measurement: Measurement,
   measuredPath: string,
-): { system: System; source: string } {
+): Promise<{ system: System; source: string }> {
   const arg = flagValue(flags, 'system');
   const scaling = scalingFlags(flags);
   const release = scaling.ncclVersion !== undefined ? { ncclVersion: scaling.ncclVersion } : {};
@@ -72,11 +72,11 @@ export function systemForMeasurement(
       !/[\\/.]/.test(arg)
         ? { nodes, gpusPerNode: measurement.ranks / nodes, ...release }
         : scaling;
-    return { system: loadSystem(arg, auto), source: arg };
+    return { system: await loadSystem(arg, auto), source: arg };
   }
   if (measurement.kind === 'calibration-json') {
     const file = calibrationSystemFor(measuredPath);
-    if (file) return { system: loadSystem(file, release), source: file };
+    if (file) return { system: await loadSystem(file, release), source: file };
   }
   if (measurement.system)
     return {

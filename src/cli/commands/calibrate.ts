@@ -59,7 +59,7 @@ export const calibrateCommand: CliCommand = defineCommand({
     const outTarget = outputFlag(flags, 'out', { allowStdout: false });
     const out = outTarget?.label;
     const measurement = comparableMeasurement(loadMeasurementFile(path, flagValue(flags, 'gpu')), path);
-    const { system } = systemForMeasurement(flags, measurement, path);
+    const { system } = await systemForMeasurement(flags, measurement, path);
     const minText = flagValue(flags, 'fit-min-bytes');
     const minBytes = minText === undefined ? undefined : sizeFlag('fit-min-bytes', minText);
     const progress = startProgress(io, 'calibrate', !flags.has('json'));

@@ -103,7 +103,7 @@ export const compareCommand: CliCommand = defineCommand({
         ? undefined
         : numberFlag('threshold', given, (v) => v > 0 && v <= 1, 'must be a ratio in (0, 1]');
     const measurement = comparableMeasurement(loadMeasurementFile(path, flagValue(flags, 'gpu')), path);
-    const { system, source } = systemForMeasurement(flags, measurement, path);
+    const { system, source } = await systemForMeasurement(flags, measurement, path);
     const result = asUsageError(() =>
       compareMeasurement(measurement, system, threshold === undefined ? {} : { threshold }),
     );

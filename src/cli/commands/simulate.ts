@@ -95,7 +95,7 @@ export const simulateCommand: CliCommand = defineCommand({
   epilog: catalogueHelp,
   async execute({ flags, positional }, io) {
     noPositionals('simulate', positional);
-    const system = loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
+    const system = await loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
     const kindText = flagValue(flags, 'collective') ?? 'allreduce';
     const kind = KINDS.find((k) => k === kindText.toLowerCase());
     if (!kind) throw new UsageError(`--collective '${kindText}' must be one of ${KINDS.join(', ')}`);

@@ -110,7 +110,7 @@ export const sweepCommand: CliCommand = defineCommand({
   epilog: catalogueHelp,
   async execute({ flags, positional }, io) {
     noPositionals('sweep', positional);
-    const system = loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
+    const system = await loadSystem(requiredFlag(flags, 'system', 'dgx-h100'), scalingFlags(flags));
     const minBytes = sizeFlag('min-bytes', flagValue(flags, 'min-bytes') ?? '8');
     const maxBytes = sizeFlag('max-bytes', flagValue(flags, 'max-bytes') ?? '8G');
     if (minBytes > maxBytes) throw new UsageError(`--min-bytes (${minBytes}) is larger than --max-bytes (${maxBytes})`);

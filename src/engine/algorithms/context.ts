@@ -102,11 +102,18 @@ export function pipelineStageLatenciesUs(
   stagePaths: readonly (readonly (readonly number[])[])[],
 ): number[] {
   let queued = false;
+  // A tree's reduction and broadcast stages of one depth cross the same paths (one array, passed twice): its
+  // latency and whether it reaches the network are computed once (a path per node on 16,384 nodes).
+  const known = new Map<readonly (readonly number[])[], { us: number; net: boolean }>();
   return stagePaths.map((paths) => {
-    const us = stepLatencyUs(ctx, paths, false);
-    if (queued || ctx.system.fabric.idealised || !paths.some((p) => pathClass(ctx, p) === 'net')) return us;
+    let stage = known.get(paths);
+    if (stage === undefined) {
+      stage = { us: stepLatencyUs(ctx, paths, false), net: paths.some((p) => pathClass(ctx, p) === 'net') };
+      known.set(paths, stage);
+    }
+    if (queued || ctx.system.fabric.idealised || !stage.net) return stage.us;
     queued = true;
-    return us + proxyUs(ctx);
+    return stage.us + proxyUs(ctx);
   });
 }
 

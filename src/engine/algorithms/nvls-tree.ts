@@ -142,14 +142,16 @@ function packDepth(
   const capRate = channelCapGBps(ctx) * 1e3;
   // memoryResource(system, rank) is this base plus the rank.
   const memoryBase = memoryResource(system, 0);
-  const routes: (readonly number[])[] = [];
+  // Going up, each flow's route is the one its member holds already (child to parent, local GPU 0).
+  const routes: (readonly number[])[] = up ? members.paths : [];
   let entries = 0;
   for (let i = 0; i < n; i++) {
-    const child = nodes[i] * g;
-    const parent = shapes[trees[i]].parent[nodes[i]] * g;
-    const route = up ? system.fabric.route(child, parent) : system.fabric.route(parent, child);
-    routes.push(route);
-    entries += route.length + (reduce ? 1 : 0);
+    if (!up) {
+      const child = nodes[i] * g;
+      const parent = shapes[trees[i]].parent[nodes[i]] * g;
+      routes.push(system.fabric.route(parent, child));
+    }
+    entries += routes[i].length + (reduce ? 1 : 0);
   }
   const set: FlowSet = {
     count: n,

@@ -76,7 +76,7 @@ test('sweep reports each size, and one size at a time gives the rows of the whol
   assert.equal(p.updates.length, rows.length);
   assert.ok(p.enabled);
   assert.equal(p.updates.at(-1)?.label, '36.5 MiB', '8 × 3¹⁴ B, the last size under 64 MiB');
-  const system = loadSystem('dgx-h100', { nodes: 2 });
+  const system = await loadSystem('dgx-h100', { nodes: 2 });
   for (const options of [
     { minBytes: asBytes(8), maxBytes: asBytes(1 << 30), factor: 1.7 },
     { minBytes: asBytes(3), maxBytes: asBytes(1000), factor: 1.01, dtype: 'fp16' as const },
