@@ -15,6 +15,13 @@ import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisor
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode } from './types';
 
+/** Where a finding is shown, its message, and the evidence at other places. */
+interface ExplainedVerdict {
+  readonly node: PyNode;
+  readonly message: string;
+  readonly related: readonly { readonly node: PyNode; readonly message: string }[];
+}
+
 const LR_NAME = /(^|[._])(lr|learning_rate|base_lr|max_lr|init_lr|lr0)$/i;
 
 export class FindingWriter {
@@ -293,8 +300,13 @@ export class FindingWriter {
 
   /** CP003, token weighting: per-micro-batch token means averaged with equal weights (token-weighting.ts). */
   addTokenWeighting(v: TokenWeightingVerdict): void {
+    this.addExplained('CP003', v);
+  }
+
+  /** A finding whose rule wrote its message and evidence itself (`zero_grad` cutting the window short, ...). */
+  addExplained(code: RuleCode, v: ExplainedVerdict): void {
     const related = v.related.map((r) => ({ range: this.source.range(r.node), message: r.message }));
-    this.push('CP003', v.node, v.message, [], related);
+    this.push(code, v.node, v.message, [], related);
   }
 
   findings(): Finding[] {

@@ -16,6 +16,7 @@ import { UpdateFinder } from './updates';
 import { AccumulationRule } from './accumulation';
 import { implicitVerdicts } from './implicit';
 import { tokenWeightingVerdicts } from './token-weighting';
+import { ZeroGradWindows } from './zero-grad-window';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import { GroupSizes } from './group-sizes';
@@ -95,8 +96,12 @@ export function analyzeParsedModule(
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true))
     writer.addVerdict(v);
   const accumulation = new AccumulationRule(model, losses);
-  for (const v of accumulation.verdicts()) writer.addAccumulation(v);
+  // A window that `zero_grad` cuts short sums nothing: its steps apply one micro-batch's gradient (CP003 where the
+  // loss is divided by K), never the K-fold sum CP008 is about.
+  const zeroGrad = new ZeroGradWindows(model, losses, accumulation);
+  for (const v of accumulation.verdicts()) if (!zeroGrad.cuts(v.site)) writer.addAccumulation(v);
   for (const v of tokenWeightingVerdicts(model, losses, accumulation)) writer.addTokenWeighting(v);
+  for (const v of zeroGrad.verdicts()) writer.addExplained('CP003', v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
   return { findings: writer.findings(), model, summaries };
