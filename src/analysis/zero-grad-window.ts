@@ -170,7 +170,7 @@ export class ZeroGradWindows {
     )
       return undefined;
     const k = s.text(count);
-    const message = `\`${s.text(zero)}\` runs before \`${s.text(site.call)}\` on every micro-batch, and \`${s.text(step)}\` follows the backward: Accelerate runs (or skips) the prepared optimizer's \`zero_grad\` and \`step\` together, so each step applies the gradient of one micro-batch, which \`accelerator.backward\` has divided by \`${k}\`. The update is 1/\`${k}\` of the window's mean gradient (the effective learning rate is 1/\`${k}\` of the configured one) and the other micro-batches' gradients are discarded. Zero the gradients after the step instead.`;
+    const message = `\`${s.text(zero)}\` runs before \`${s.text(site.call)}\` on every micro-batch, and \`${s.text(step)}\` follows the backward: Accelerate runs (or skips) the prepared optimizer's \`zero_grad\` and \`step\` together, so (with DDP, FSDP or one GPU, Accelerate's default; DeepSpeed would take over both) each step applies the gradient of one micro-batch, which \`accelerator.backward\` has divided by \`${k}\`. The update is 1/\`${k}\` of the window's mean gradient (the effective learning rate is 1/\`${k}\` of the configured one) and the other micro-batches' gradients are discarded. Zero the gradients after the step instead.`;
     return {
       node: zero,
       message,
@@ -343,7 +343,12 @@ export class ZeroGradWindows {
     const built = (this.model.assignedValues.get(accelerator) ?? []).map((v) => unparen(v.value));
     if (built.length !== 1 || built[0].type !== 'call' || !/Accelerator$/.test(s.calleeText(built[0])))
       return undefined;
-    const count = s.args(built[0]).keywords.get('gradient_accumulation_steps')?.value;
+    const args = s.args(built[0]);
+    // Under DeepSpeed the engine takes over `zero_grad` and the step, so the claim holds only without it: an
+    // Accelerator given a DeepSpeed plugin, or keywords the file does not show (`**kwargs`), may run under it.
+    const spread = args.list !== undefined && named(args.list).some((a) => a.type === 'dictionary_splat');
+    if (spread || args.keywords.has('deepspeed_plugin')) return undefined;
+    const count = args.keywords.get('gradient_accumulation_steps')?.value;
     const literal = s.numberValue(count);
     if (!count || (literal !== undefined && literal <= 1)) return undefined;
     return count;
