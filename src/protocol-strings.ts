@@ -23,6 +23,7 @@ export const WEBVIEW_STRINGS = [
   'busbw',
   'busbw (GB/s)',
   'busbw per rank ({0} ranks)',
+  'algbw per rank ({0} ranks)',
   'bytes',
   'channel',
   'Channel overlay',

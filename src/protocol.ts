@@ -176,6 +176,11 @@ export interface TrainingAssumptions {
   readonly command: 'profile' | 'sweep';
   /** The config's file name. */
   readonly config: string;
+  /**
+   * The config's URI, so that a panel restored after a window reload can run the same command on it again
+   * (checked by glue/charts-rerun.ts: the saved state is the webview's).
+   */
+  readonly configUri?: string;
   readonly fields: readonly AssumptionField[];
   /** The other defaults that filled gaps, in words; they change through the config files, not here. */
   readonly others: readonly string[];

@@ -16,7 +16,7 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Frame, Locator, Page } from 'playwright-core';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const RESULTS_DIR = join(ROOT, 'test-results', 'e2e');
@@ -264,22 +264,25 @@ export async function waitForSettledLenses(page: Page, quietMs = 1500, maxMs = 1
 export async function clickUntilVisible(
   page: Page,
   target: Locator,
-  expected: Locator,
+  /** What the click shows: an element, or a check that waits up to the time it is given and says whether it came. */
+  expected: Locator | ((timeoutMs: number) => Promise<boolean>),
   what: string,
   logTail?: () => string,
   attempts = 3,
 ): Promise<void> {
   const seen: string[] = [];
+  const came =
+    typeof expected === 'function'
+      ? expected
+      : (timeoutMs: number) =>
+          expected.waitFor({ timeout: timeoutMs }).then(
+            () => true,
+            () => false,
+          );
   for (let attempt = 1; attempt <= attempts; attempt++) {
     await waitForSettledLenses(page);
     await target.click();
-    if (
-      await expected.waitFor({ timeout: 25_000 }).then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
+    if (await came(25_000)) return;
     const notes = await page
       .locator('.notification-toast')
       .allInnerTexts()
@@ -289,6 +292,35 @@ export async function clickUntilVisible(
     console.log(`# ${what}: nothing showed after click ${attempt}; ${seen[seen.length - 1]}`);
   }
   throw new Error(`${what}: nothing showed after ${attempts} clicks\n${seen.join('\n')}\n${logTail?.() ?? ''}`);
+}
+
+/**
+ * The webview frame that holds `selector` (a panel's own element: canvas.lanes, section.assumptions). With the
+ * timeline and the charts both open, or a closed panel's frame not yet removed, several webviews are in the page;
+ * this finds the one that is asked for rather than the last one.
+ */
+export async function frameWith(page: Page, selector: string, timeoutMs = 120_000): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      if (await frame.$(selector).catch(() => null)) return frame;
+    }
+    await page.waitForTimeout(250);
+  }
+  const shot = await screenshot(page, `missed-${selector.replace(/\W+/g, '-')}`);
+  throw new Error(`no webview shows ${selector} after ${timeoutMs} ms (screenshot ${shot})`);
+}
+
+/**
+ * Polls a condition in a webview until it holds (60 s at most by default). Not waitForFunction: the webview's CSP
+ * refuses the evaluation that it polls with.
+ */
+export async function pollFrame(element: Locator, condition: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await element.evaluate(condition).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`the webview never met ${String(condition)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** Opens a file by clicking it in the Explorer, then focuses the editor. */

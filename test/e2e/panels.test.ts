@@ -6,10 +6,12 @@
 // Screenshots go to test-results/e2e/ (CI keeps them as artefacts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Frame, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import {
   clickUntilVisible,
   closeAllEditors,
+  frameWith,
+  pollFrame,
   launchBrowser,
   missingPrerequisite,
   openFile,
@@ -27,34 +29,6 @@ const missing = missingPrerequisite();
 if (missing && process.env.REQUIRE_E2E === '1')
   throw new Error(`REQUIRE_E2E=1 but the end-to-end suite cannot run: ${missing}`);
 if (missing) console.log(`# SKIPPED end-to-end panel scenarios: ${missing}`);
-
-/**
- * The webview frame that holds `selector` (a panel's own element: canvas.lanes, section.assumptions). With the
- * timeline and the charts both open, both webviews are in the page; this finds the one that is asked for.
- */
-async function frameWith(page: Page, selector: string, timeoutMs = 120_000): Promise<Frame> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      if (await frame.$(selector).catch(() => null)) return frame;
-    }
-    await page.waitForTimeout(250);
-  }
-  const shot = await screenshot(page, `missed-${selector.replace(/\W+/g, '-')}`);
-  throw new Error(`no webview shows ${selector} after ${timeoutMs} ms (screenshot ${shot})`);
-}
-
-/**
- * Polls a condition in a webview until it holds (60 s at most). Not waitForFunction: the webview's CSP refuses
- * the evaluation that it polls with.
- */
-async function pollFrame(element: Locator, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await element.evaluate(condition).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`the webview never met ${String(condition)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 /** The timeline's lines as its label column names them: "+node 1 · …" folded, "^label" pinned. */
 async function timelineLines(canvas: Locator): Promise<string[]> {
@@ -162,8 +136,7 @@ describe(
       const pinned = await timelineLines(canvas);
       assert.ok(pinned[0].startsWith('^'), `a pinned lane on top: ${pinned[0]}`);
       await screenshot(page, '10-timeline-folded-pinned-light');
-      // The state is saved a quarter second after the change; the reload restores the panel and its folds and pins.
-      await page.waitForTimeout(1500);
+      // A fold and a pin are saved in the webview state at the click; the reload restores the panel with them.
       await runCommand(page, 'Developer: Reload Window');
       await page.waitForTimeout(3000);
       await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });

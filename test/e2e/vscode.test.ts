@@ -35,6 +35,33 @@ function webviewFrame(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
 }
 
+/** The part of the timeline's test handle (webview/timeline/main.ts) that these scenarios read. */
+interface TimelineHandle {
+  collectiveProfilerTimeline?: { view: { model?: { spanCount: number } } };
+}
+
+/**
+ * The lanes canvas of a webview whose timeline holds spans, or undefined when none does within the time. Every
+ * frame is searched each time: a closed panel's frame can linger in the page beside the new one.
+ */
+async function timelineWithSpans(page: Page, timeoutMs: number): Promise<Locator | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const element = await frame.$('canvas.lanes').catch(() => null);
+      if (!element) continue;
+      const holdsSpans = await element
+        .evaluate(
+          () => ((window as unknown as TimelineHandle).collectiveProfilerTimeline?.view.model?.spanCount ?? 0) > 0,
+        )
+        .catch(() => false);
+      if (holdsSpans) return frame.locator('canvas.lanes');
+    }
+    await page.waitForTimeout(250);
+  }
+  return undefined;
+}
+
 /** How many colours cover more than a few dozen sampled pixels of a canvas: spans in phase colours, not a blank. */
 async function frequentColours(canvas: Locator): Promise<number> {
   return canvas.evaluate((el: HTMLCanvasElement) => {
@@ -284,24 +311,40 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await openFile(page, 'train.py');
     const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
     await lens.waitFor({ timeout: 60_000 });
-    await clickUntilVisible(page, lens, webviewFrame(page).locator('canvas.lanes'), 'timeline before the reload', () =>
-      server.logTail(),
+    // Readiness signals, not fixed waits: the click counts once a webview (whichever frame it is, not the last
+    // one in the page, which can be a closed panel's) holds the trace's spans. The panel saved its state, with the
+    // trace's source, when it showed the trace.
+    await clickUntilVisible(
+      page,
+      lens,
+      (timeoutMs) => timelineWithSpans(page, timeoutMs).then((canvas) => canvas !== undefined),
+      'timeline before the reload',
+      () => server.logTail(),
     );
-    await page.waitForTimeout(1500);
+    // The page before the reload is marked, so the wait below is for the reloaded workbench, not the old one.
+    await page.evaluate(() => document.body.setAttribute('data-before-reload', ''));
     await runCommand(page, 'Developer: Reload Window');
-    await page.waitForTimeout(3000);
-    await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+    await page.waitForFunction(
+      () => !document.body?.hasAttribute('data-before-reload') && document.querySelector('.monaco-workbench') !== null,
+      undefined,
+      { timeout: 90_000 },
+    );
     const tab = page
       .locator('.tabs-container .tab')
       .filter({ hasText: /timeline/i })
       .first();
     await tab.waitFor({ timeout: 60_000 });
     await tab.click();
-    const canvas = webviewFrame(page).locator('canvas.lanes');
-    await canvas.waitFor({ timeout: 60_000 });
-    await page.waitForTimeout(2000);
+    const canvas = await timelineWithSpans(page, 90_000);
+    assert.ok(canvas, `the restored timeline holds its trace again\n${server.logTail()}`);
+    // The spans are drawn on the next frame after the model is set: poll the drawing itself.
+    const deadline = Date.now() + 30_000;
+    let colours = await frequentColours(canvas);
+    while (colours < 3 && Date.now() < deadline) {
+      await page.waitForTimeout(250);
+      colours = await frequentColours(canvas);
+    }
     await screenshot(page, '06-reloaded');
-    const colours = await frequentColours(canvas);
     assert.ok(colours >= 3, `the restored timeline draws its trace again (found ${colours} frequent colours)`);
   });
 });

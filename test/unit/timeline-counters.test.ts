@@ -6,6 +6,9 @@ import fc from 'fast-check';
 import { asBytes, presetSystem, simulateCollective } from '../../src/engine/index';
 import { averageGBps, bytesUpTo, columnAverages, rateSeries, traceCounters } from '../../webview/timeline/counters';
 import { TimelineModel } from '../../webview/timeline/model';
+import { simulateTrainingStep } from '../../src/engine/training/step';
+import { stepTrace } from '../../src/engine/training/step-trace';
+import { ringPrice, toyRun } from './training/helpers';
 
 const close = (a: number, b: number, relative = 1e-9): boolean =>
   Math.abs(a - b) <= relative * Math.max(1, Math.abs(b));
@@ -105,7 +108,7 @@ test('a simulated ring AllReduce: busbw and link counters hold its bytes, and ag
   );
 });
 
-test('a trace whose spans moved nothing over links has no counters', () => {
+test('a trace whose spans moved nothing over links and named no collective bytes has no counters', () => {
   const model = TimelineModel.fromColumns(
     { origin: 'test', title: 't', ranks: 1 },
     [{ id: 0, kind: 'rank', label: 'rank 0', rank: 0 }],
@@ -118,4 +121,31 @@ test('a trace whose spans moved nothing over links has no counters', () => {
     },
   );
   assert.deepEqual(traceCounters(model), []);
+});
+
+test('a training step timeline: an algbw counter from its collectives, equal to range statistics over any range', () => {
+  const step = simulateTrainingStep(toyRun({}, { nodes: 2 }), { price: ringPrice });
+  const trace = stepTrace(step, { ranks: 4, gpusPerNode: 8 });
+  const model = TimelineModel.fromTrace(trace);
+  const counters = traceCounters(model);
+  // No span of a step moves bytes over a link (its collectives are priced, not routed): no busbw, no links.
+  assert.deepEqual(
+    counters.map((c) => c.label),
+    ['algbw per rank (4 ranks)'],
+  );
+  const [algbw] = counters;
+  // Every collective span of every drawn rank holds its message bytes.
+  const messageBytes = trace.spans.filter((s) => s.phase === 'collective').reduce((sum, s) => sum + s.bytes, 0);
+  assert.ok(messageBytes > 0);
+  assert.ok(close(bytesUpTo(algbw, model.endUs), messageBytes));
+  const first = step.collectives[0];
+  for (const [from, to] of [
+    [model.startUs, model.endUs],
+    [first.startUs, first.endUs],
+    [first.startUs + (first.endUs - first.startUs) / 3, model.endUs / 2],
+  ]) {
+    const stats = model.rangeStats(from, to);
+    assert.ok(stats.algbwGBps > 0, `${from}..${to} holds collective time`);
+    assert.ok(close(averageGBps(algbw, from, to), stats.algbwGBps, 1e-9), `${from}..${to}`);
+  }
 });

@@ -23,7 +23,10 @@ before(async () => {
     type: 'charts',
     data: {
       title: 'ds_config.json: 1.2 s per step',
-      assumptions: trainingAssumptions(run, 'profile', 'ds_config.json', {}, MODEL_PRESETS),
+      assumptions: {
+        ...trainingAssumptions(run, 'profile', 'ds_config.json', {}, MODEL_PRESETS),
+        configUri: 'file:///work/examples/ds_config.json',
+      },
     },
   });
   await panel.page.waitForSelector('section.assumptions');
@@ -76,5 +79,24 @@ test(
     assert.ok(!(await panel.page.locator('section.assumptions button.rerun').isDisabled()), 'the user can try again');
     assert.deepEqual(await panel.cspViolations(), []);
     assert.deepEqual(panel.errors(), []);
+  },
+);
+
+test(
+  'after a reload of the page the card is drawn from the saved state and its Re-run still asks the host',
+  { skip },
+  async () => {
+    await panel.reload();
+    // Nothing is sent after the reload: the page draws what it saved, the config's URI included.
+    await panel.page.waitForSelector('section.assumptions');
+    const saved = (await panel.page.evaluate('window.__state')) as { data?: { assumptions?: { configUri?: string } } };
+    assert.equal(saved.data?.assumptions?.configUri, 'file:///work/examples/ds_config.json');
+    assert.equal(await panel.page.locator('#assumption-sequenceLength').inputValue(), '4096');
+    const before = (await rerunMessages()).length;
+    await panel.page.fill('#assumption-microBatchSize', '2');
+    await panel.page.click('section.assumptions button.rerun');
+    const sent = await rerunMessages();
+    assert.deepEqual(sent.slice(before), [{ type: 'rerunTraining', changes: { microBatchSize: 2 } }]);
+    assert.deepEqual(await panel.cspViolations(), []);
   },
 );

@@ -39,8 +39,8 @@ async function load(trace: unknown, uri: string): Promise<void> {
   const spans = (trace as { spans: unknown[] }).spans.length;
   await panel.send({ type: 'trace', trace: trace as never, source: { uri, label: uri } });
   await panel.page.waitForFunction((n) => window.collectiveProfilerTimeline.view.model?.spanCount === n, spans);
-  // Counters come in a task after the first paint.
-  await panel.page.evaluate(() => new Promise((done) => setTimeout(done, 50)));
+  // Counters are computed in slices after the first paint; the report comes when they are done (or found none).
+  await panel.page.waitForFunction(() => window.collectiveProfilerTimeline.counterReport() !== undefined);
   await frame();
 }
 
@@ -51,6 +51,13 @@ test('a training step: an arrow from each bucket to its collective, followed fro
   const flows = (await panel.page.evaluate(() => window.collectiveProfilerTimeline.flows())) as [number, number][];
   assert.equal(flows.length, trace.flows!.length);
   assert.ok(flows.length > 0);
+  // The step's collectives name their message bytes but no links: one counter, algbw per rank, on its own line.
+  const [labels, counterLines] = await panel.page.evaluate(() => {
+    const { view, counterLabels } = window.collectiveProfilerTimeline;
+    return [counterLabels(), view.layout.scrolling.filter((l: any) => l.kind === 'counter').map((l: any) => l.label)];
+  });
+  assert.deepEqual(labels, ['algbw per rank (2 ranks)']);
+  assert.deepEqual(counterLines, labels);
   // Zoom to the first bucket and its collective, then select the bucket.
   const [from, to] = flows[0];
   await panel.page.evaluate(

@@ -1,11 +1,13 @@
 // Counter tracks, computed from the spans: the bytes in flight on each link and the bus bandwidth over time. A
 // transfer of B bytes over [start, end] puts B / (end - start) bytes per µs on each of its links while it runs, so
 // a counter is a step function whose integral over any window is the bytes that moved in it, and its average over
-// a selected range is the range's busbw (range-stats.ts) to the last digit.
+// a selected range is the range's busbw (range-stats.ts) to the last digit. A million spans take a second or more
+// to count, so the panel runs traceCounterSteps in slices between frames (slices.ts) rather than in one task.
 import { PHASES, type Lane } from '../../src/engine/index';
+import { SLICE_CHUNK, finish, type Steps } from '../shared/slices';
 import { t } from '../shared/strings';
 import type { TimelineModel } from './model';
-import { sortIndicesByTime } from './sort-by-time';
+import { sortIndicesByTimeSteps } from './sort-by-time';
 
 /** A piecewise-constant rate: valuePerUs[i] bytes per µs from timesUs[i] to timesUs[i + 1]; 0 after the last. */
 export interface CounterSeries {
@@ -32,47 +34,77 @@ export function rateSeries(
   bytes: ArrayLike<number>,
   divisor = 1,
 ): CounterSeries {
+  return finish(rateSeriesSteps(label, startUs, endUs, bytes, divisor));
+}
+
+/** rateSeries as a computation that yields between chunks of its loops. */
+export function* rateSeriesSteps(
+  label: string,
+  startUs: ArrayLike<number>,
+  endUs: ArrayLike<number>,
+  bytes: ArrayLike<number>,
+  divisor = 1,
+): Steps<CounterSeries> {
   const n = startUs.length;
   // Typed arrays sized for every span's two edges: a million spans make two million edges, and growing plain
   // arrays edge by edge cost as much as sorting them.
   const allTimes = new Float64Array(2 * n);
   const allDeltas = new Float64Array(2 * n);
+  // Allocating tens of megabytes can start a garbage collection: the work goes on in the next slice.
+  yield;
   let edges = 0;
-  for (let i = 0; i < n; i++) {
-    const durationUs = endUs[i] - startUs[i];
-    if (!(durationUs > 0) || !(bytes[i] > 0)) continue;
-    const rate = bytes[i] / durationUs;
-    // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn.
-    if (!Number.isFinite(rate)) continue;
-    allTimes[edges] = startUs[i];
-    allDeltas[edges++] = rate;
-    allTimes[edges] = endUs[i];
-    allDeltas[edges++] = -rate;
+  for (let from = 0; from < n; from += SLICE_CHUNK) {
+    const to = Math.min(n, from + SLICE_CHUNK);
+    for (let i = from; i < to; i++) {
+      const durationUs = endUs[i] - startUs[i];
+      if (!(durationUs > 0) || !(bytes[i] > 0)) continue;
+      const rate = bytes[i] / durationUs;
+      // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn.
+      if (!Number.isFinite(rate)) continue;
+      allTimes[edges] = startUs[i];
+      allDeltas[edges++] = rate;
+      allTimes[edges] = endUs[i];
+      allDeltas[edges++] = -rate;
+    }
+    yield;
   }
   const times = allTimes.subarray(0, edges);
   const deltas = allDeltas.subarray(0, edges);
-  const order = sortIndicesByTime(times);
+  const order = yield* sortIndicesByTimeSteps(times);
   const stepTimes = new Float64Array(edges);
   const values = new Float64Array(edges);
+  yield;
   let steps = 0;
   let level = 0;
   let peak = 0;
-  for (let k = 0; k < order.length; k++) {
-    level += deltas[order[k]];
-    if (level > peak) peak = level;
-    const t = times[order[k]];
-    // Edges at one instant merge into one step, so the series holds no zero-length pieces.
-    if (k + 1 < order.length && times[order[k + 1]] === t) continue;
-    stepTimes[steps] = t;
-    values[steps++] = level;
+  for (let from = 0; from < order.length; from += SLICE_CHUNK) {
+    const to = Math.min(order.length, from + SLICE_CHUNK);
+    for (let k = from; k < to; k++) {
+      level += deltas[order[k]];
+      if (level > peak) peak = level;
+      const t = times[order[k]];
+      // Edges at one instant merge into one step, so the series holds no zero-length pieces.
+      if (k + 1 < order.length && times[order[k + 1]] === t) continue;
+      stepTimes[steps] = t;
+      values[steps++] = level;
+    }
+    yield;
   }
-  const timesUs = stepTimes.slice(0, steps);
+  // Views, not copies, and the edges' rates (all read by now) hold the integral: no more large arrays.
+  const timesUs = stepTimes.subarray(0, steps);
   // Adding and removing the same rates leaves rounding dust where nothing runs; it is no traffic.
   const dust = peak * 1e-9;
-  const valuePerUs = values.slice(0, steps).map((v) => (Math.abs(v) <= dust ? 0 : v));
-  const cumulativeBytes = new Float64Array(timesUs.length);
-  for (let i = 1; i < timesUs.length; i++)
-    cumulativeBytes[i] = cumulativeBytes[i - 1] + valuePerUs[i - 1] * (timesUs[i] - timesUs[i - 1]);
+  const valuePerUs = values.subarray(0, steps);
+  const cumulativeBytes = allDeltas.subarray(0, steps);
+  if (steps > 0) cumulativeBytes[0] = 0;
+  for (let from = 0; from < steps; from += SLICE_CHUNK) {
+    const to = Math.min(steps, from + SLICE_CHUNK);
+    for (let i = from; i < to; i++) {
+      if (Math.abs(valuePerUs[i]) <= dust) valuePerUs[i] = 0;
+      if (i > 0) cumulativeBytes[i] = cumulativeBytes[i - 1] + valuePerUs[i - 1] * (timesUs[i] - timesUs[i - 1]);
+    }
+    yield;
+  }
   return { label, timesUs, valuePerUs, cumulativeBytes, divisor };
 }
 
@@ -100,13 +132,21 @@ const speaksForRank = (lane: Lane): boolean => lane.kind === 'rank' || lane.kind
 
 /**
  * The counters of a trace: busbw per rank over time, from the transfers on the ranks' rows (the same spans and
- * bytes as a range's busbw), then bytes in flight on each link, from the ranks' transfers over it (link rows repeat
- * those transfers and are not counted again). Empty when no span moved bytes over a link.
+ * bytes as a range's busbw); algbw per rank, from the collective operations' spans (a training step's or an
+ * imported profile's, which name a message size but no links: the same bytes as a range's algbw); then bytes in
+ * flight on each link, from the ranks' transfers over it (link rows repeat those transfers and are not counted
+ * again). Empty when no span moved bytes over a link and no collective named its bytes.
  */
 export function traceCounters(model: TimelineModel): CounterSeries[] {
+  return finish(traceCounterSteps(model));
+}
+
+/** traceCounters as a computation that yields between chunks of spans. */
+export function* traceCounterSteps(model: TimelineModel): Steps<CounterSeries[]> {
   const starts: number[] = [];
   const ends: number[] = [];
   const bytes: number[] = [];
+  const collectives: { starts: number[]; ends: number[]; bytes: number[] } = { starts: [], ends: [], bytes: [] };
   const perLink = new Map<string, { starts: number[]; ends: number[]; bytes: number[]; total: number }>();
   const ranks = new Set<number>();
   const collective = PHASES.indexOf('collective');
@@ -116,8 +156,16 @@ export function traceCounters(model: TimelineModel): CounterSeries[] {
     // Ranks are counted as range statistics count them: every rank that has a row, busy or not.
     if (lane.rank !== undefined) ranks.add(lane.rank);
     for (let k = model.rowOffsets[r]; k < model.rowOffsets[r + 1]; k++) {
+      if ((k & (SLICE_CHUNK - 1)) === 0) yield;
       const b = model.bytesAt(k);
-      if (!(b > 0) || model.phase[k] === collective) continue;
+      if (!(b > 0)) continue;
+      if (model.phase[k] === collective) {
+        // A collective's message bytes, over the collective's span: what a range's algbw counts.
+        collectives.starts.push(model.start[k]);
+        collectives.ends.push(model.end[k]);
+        collectives.bytes.push(b);
+        continue;
+      }
       const span = model.spanAt(k);
       // Without span objects (bare columns) every byte-carrying span on a rank row is a transfer.
       if (span && span.links.length === 0) continue;
@@ -134,12 +182,18 @@ export function traceCounters(model: TimelineModel): CounterSeries[] {
       }
     }
   }
-  if (starts.length === 0) return [];
+  if (starts.length === 0 && collectives.starts.length === 0) return [];
   const rankCount = Math.max(1, ranks.size > 0 ? ranks.size : model.metadata.ranks);
-  const counters = [rateSeries(t('busbw per rank ({0} ranks)', rankCount), starts, ends, bytes, rankCount)];
+  const counters: CounterSeries[] = [];
+  if (starts.length > 0)
+    counters.push(yield* rateSeriesSteps(t('busbw per rank ({0} ranks)', rankCount), starts, ends, bytes, rankCount));
+  if (collectives.starts.length > 0) {
+    const { starts: from, ends: to, bytes: moved } = collectives;
+    counters.push(yield* rateSeriesSteps(t('algbw per rank ({0} ranks)', rankCount), from, to, moved, rankCount));
+  }
   const links = [...perLink.entries()].sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]));
   for (const [link, entry] of links.slice(0, MAX_LINK_COUNTERS))
-    counters.push(rateSeries(link, entry.starts, entry.ends, entry.bytes));
+    counters.push(yield* rateSeriesSteps(link, entry.starts, entry.ends, entry.bytes));
   return counters;
 }
 

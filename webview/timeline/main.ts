@@ -15,9 +15,11 @@ import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
 import { el } from '../shared/dom';
 import { t } from '../shared/strings';
 import { onThemeChange } from '../shared/theme';
+import { runInSlices, type SliceReport } from '../shared/slices';
+import { StateSaver } from '../shared/state-saver';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
 import { rangeAggregate } from './aggregate';
-import { drawCounter, traceCounters, type CounterSeries } from './counters';
+import { drawCounter, traceCounterSteps, type CounterSeries } from './counters';
 import { renderAggregate, renderFlows, renderRangeStats, renderSpanDetails, renderTooltip } from './details';
 import { drawFlows, flowSet, flowsOf, peerFlows, type FlowSet } from './flows';
 import { lineAt, restoredLayoutState, savedLayoutState } from './layout';
@@ -76,34 +78,38 @@ let saved = loadState<TimelineState>('timeline');
 let pending:
   | { metadata: TraceMetadata; lanes: readonly Lane[]; spans: Span[]; totalSpans: number; source?: TraceSource }
   | undefined;
-let stateTimer: number | undefined;
 /** The shown trace's flow arrows and counters; counters are computed after the first paint. */
 let flows: FlowSet | undefined;
 let counters: CounterSeries[] = [];
-/** How long the last counters task held the page (ms): input waits that long; the benchmark reads it. */
-let counterTaskMs = 0;
+/** How the last counters computation ran (its longest slice is how long input waited); the benchmark reads it. */
+let counterReport: SliceReport | undefined;
 
-function persist(): void {
-  window.clearTimeout(stateTimer);
-  stateTimer = window.setTimeout(() => {
-    saveState({
-      panel: 'timeline',
-      source,
-      viewStartUs: asMicros(view.view.startUs),
-      viewEndUs: asMicros(view.view.endUs),
-      scrollTopPx: view.scrollTopPx,
-      filter: filter.value || undefined,
-      selectedSpan: view.model && view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
-      ...savedLayoutState(view.layoutState),
-    });
-  }, 250);
-}
+/** What a reload of the panel restores; nothing is written before a trace is shown, so a reload keeps the last. */
+const saver = new StateSaver<TimelineState>(
+  () =>
+    view.model
+      ? {
+          panel: 'timeline',
+          source,
+          viewStartUs: asMicros(view.view.startUs),
+          viewEndUs: asMicros(view.view.endUs),
+          scrollTopPx: view.scrollTopPx,
+          filter: filter.value || undefined,
+          selectedSpan: view.selected >= 0 ? view.model.originalIndex(view.selected) : undefined,
+          ...savedLayoutState(view.layoutState),
+        }
+      : undefined,
+  saveState,
+);
+saver.flushOnPageHide(window, document);
 
 view.onViewChange = () => {
   rangeLabel.textContent = view.describeView();
   overview.draw();
-  persist();
+  saver.schedule();
 };
+// A fold or a pin is one click: saved at once, so a reload right after it keeps it.
+view.onLayoutChange = () => saver.saveNow();
 
 function showDetails(): void {
   const model = view.model;
@@ -174,7 +180,7 @@ attachInteraction(view, {
     view.selected = sorted;
     view.invalidate();
     showDetails();
-    persist();
+    saver.saveNow();
     const model = view.model;
     if (!model || sorted < 0) return;
     // The host opens the span's source line from its own copy of the trace, and sums the span up in the status bar.
@@ -215,7 +221,7 @@ function applyFilter(): void {
     matchCount.textContent = count === 1 ? t('1 match') : t('{0} matches', formatCount(count));
   }
   view.invalidate();
-  persist();
+  saver.schedule();
 }
 
 function nextMatch(): void {
@@ -278,16 +284,20 @@ function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flo
   overview.rebuild();
   refreshLegend();
   showDetails();
-  persist();
-  // Counters walk every transfer once; after the first paint, so a large trace shows without waiting for them.
-  window.setTimeout(() => {
-    if (view.model !== model) return;
-    const began = performance.now();
-    counters = traceCounters(model);
-    view.counterLabels = counters.map((c) => c.label);
-    view.relayout();
-    counterTaskMs = performance.now() - began;
-  }, 0);
+  saver.saveNow();
+  // Counters walk every transfer once and sort their edges: after the first paint, in slices between frames, so a
+  // large trace shows without waiting for them and a key or a click never waits behind them for long.
+  counterReport = undefined;
+  void runInSlices(traceCounterSteps(model), { cancelled: () => view.model !== model }).then(
+    (done) => {
+      if (!done || view.model !== model) return;
+      counters = done.value;
+      counterReport = done.report;
+      view.counterLabels = counters.map((c) => c.label);
+      view.relayout();
+    },
+    (error: unknown) => log('error', `counter tracks: ${error instanceof Error ? error.message : String(error)}`),
+  );
 }
 
 function refreshLegend(): void {
@@ -376,7 +386,7 @@ Object.assign(window, {
     /** Flow arrows as [from, to] sorted positions, and the counters' labels: what tests check the drawing against. */
     flows: (): [number, number][] => (flows ? [...flows.from].map((f, i) => [f, flows!.to[i]]) : []),
     counterLabels: (): string[] => counters.map((c) => c.label),
-    counterTaskMs: (): number => counterTaskMs,
+    counterReport: (): SliceReport | undefined => counterReport,
     loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void {
       show(TimelineModel.fromColumns(metadata, lanes, columns));
     },

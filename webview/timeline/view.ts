@@ -38,6 +38,8 @@ export class TimelineView {
   /** Duration of each render in ms, newest last, for the benchmark and the frame-time readout. */
   readonly frameTimesMs: number[] = [];
   onViewChange: () => void = () => undefined;
+  /** Called after a fold or a pin changed layoutState (a user's click), after onViewChange. */
+  onLayoutChange: () => void = () => undefined;
   palette!: Palette;
   readonly ctx: CanvasRenderingContext2D;
   private image: ImageData | undefined;
@@ -138,6 +140,7 @@ export class TimelineView {
     this.layoutState = toggleFold(this.layoutState, key);
     this.relayout();
     this.onViewChange();
+    this.onLayoutChange();
   }
 
   /** Pins a lane (all its tracks) to the top, or unpins it. */
@@ -145,6 +148,7 @@ export class TimelineView {
     this.layoutState = togglePin(this.layoutState, laneId);
     this.relayout();
     this.onViewChange();
+    this.onLayoutChange();
   }
 
   get labelWidthPx(): number {

@@ -24,6 +24,7 @@ export function webviewStrings(l10n: L10n): WebviewStrings {
     busbw: l10n.t('busbw'),
     'busbw (GB/s)': l10n.t('busbw (GB/s)'),
     'busbw per rank ({0} ranks)': l10n.t('busbw per rank ({0} ranks)'),
+    'algbw per rank ({0} ranks)': l10n.t('algbw per rank ({0} ranks)'),
     bytes: l10n.t('bytes'),
     channel: l10n.t('channel'),
     'Channel overlay': l10n.t('Channel overlay'),

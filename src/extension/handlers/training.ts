@@ -180,7 +180,10 @@ async function profileInPanels(
       system: systemLabel,
       phases: stepPhaseRows(step),
       sweeps: sweepSeries(resolveSystem(run.system)),
-      assumptions: trainingAssumptions(run, 'profile', name, changes, MODEL_PRESETS),
+      assumptions: {
+        ...trainingAssumptions(run, 'profile', name, changes, MODEL_PRESETS),
+        configUri: target.toString(),
+      },
     },
     {
       rerun: (next) =>
@@ -225,7 +228,7 @@ async function sweepInPanel(
       system: systemLabel,
       bucketSweep: bucketSweepRows(sweep, advice),
       bucketAdvice: advice.text,
-      assumptions: trainingAssumptions(run, 'sweep', name, changes, MODEL_PRESETS),
+      assumptions: { ...trainingAssumptions(run, 'sweep', name, changes, MODEL_PRESETS), configUri: target.toString() },
     },
     {
       rerun: (next) =>

@@ -11,6 +11,7 @@ import type { CoreServices } from '../core';
 import { sourceExtent, type SourceExtent } from '../glue/span-links';
 import * as path from 'node:path';
 import { asMicros } from '../../engine/index';
+import { restoredRerun, rerunCommandId } from '../glue/charts-rerun';
 
 /**
  * The timeline keeps its page while hidden (a large trace is costly to send again); the charts and topology reload
@@ -23,7 +24,10 @@ export class PanelManager implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   /** The webview whose trace Export Trace writes: the last one focused or filled. */
   activeTraceView: WiredWebview | undefined;
-  /** Runs the charts panel's training profile or sweep again with changed assumptions; none after a reload. */
+  /**
+   * Runs the charts panel's training profile or sweep again with changed assumptions; after a reload, rebuilt from
+   * what the panel's saved assumptions name (the config and the changes made so far).
+   */
   private chartsRerun: ((changes: TrainingChanges) => PromiseLike<unknown>) | undefined;
 
   constructor(private readonly ctx: CoreServices) {
@@ -165,6 +169,7 @@ export class PanelManager implements vscode.Disposable {
         wired.showTrace(trace, state.source);
         this.setActiveTrace(wired);
       } else if (state.panel === 'charts' && state.data) {
+        this.chartsRerun = this.rerunAfterReload(state.data.assumptions);
         wired.post({ type: 'charts', data: state.data });
       } else if (state.panel === 'topology' && state.data) {
         wired.post({ type: 'topology', data: state.data });
@@ -174,6 +179,23 @@ export class PanelManager implements vscode.Disposable {
       this.ctx.log.warn(`Restoring the ${kind} panel: ${message}`);
       wired.post({ type: 'error', message: `Could not restore this panel: ${message}` });
     }
+  }
+
+  /**
+   * The re-run of a restored charts panel: the command its assumptions name, on their config (a file), with the
+   * changes made before the reload under the new ones. Undefined when the saved state names none or a bad one.
+   */
+  private rerunAfterReload(assumptions: unknown): ((changes: TrainingChanges) => PromiseLike<unknown>) | undefined {
+    const rerun = restoredRerun(assumptions);
+    if (!rerun) return undefined;
+    let uri: vscode.Uri;
+    try {
+      uri = vscode.Uri.parse(rerun.configUri, true);
+    } catch {
+      return undefined;
+    }
+    if (uri.scheme !== 'file') return undefined;
+    return (next) => vscode.commands.executeCommand(rerunCommandId(rerun.command), uri, { ...rerun.changes, ...next });
   }
 
   /** Keeps the last traces in global storage (atomically written) so restored timelines can reload them. */

@@ -96,6 +96,43 @@ test(
 );
 
 test(
+  'after a window reload the restored charts panel still re-runs, keeping the changes made before it',
+  { skip },
+  async () => {
+    const saved = lastCharts();
+    assert.ok(saved.assumptions?.configUri?.startsWith('file:'), 'the assumptions name their config');
+    panel('charts')!.dispose();
+    const restored = await fake.restorePanel('collectiveProfiler.charts', { panel: 'charts', data: saved });
+    assert.equal(panel('charts'), restored);
+    await restored.fromWebview({ type: 'ready', panel: 'charts' });
+    const count = restored.posted.filter((m) => m.type === 'charts').length;
+    assert.equal(count, 1, 'the saved charts were drawn again');
+    await restored.fromWebview({ type: 'rerunTraining', changes: { microBatchSize: 2 } });
+    await chartsPosted(count + 1);
+    assert.deepEqual(errors(), []);
+    const changed = lastCharts()
+      .assumptions!.fields.filter((f) => f.origin === 'panel')
+      .map((f) => [f.key, f.value]);
+    assert.deepEqual(changed, [
+      ['sequenceLength', 256],
+      ['microBatchSize', 2],
+      ['computeEfficiencyPct', 30],
+    ]);
+    // A saved state that names no file (a web address, written by a tampered page) re-runs nothing.
+    restored.dispose();
+    const tampered = await fake.restorePanel('collectiveProfiler.charts', {
+      panel: 'charts',
+      data: { ...saved, assumptions: { ...saved.assumptions, configUri: 'https://example.com/config.json' } },
+    });
+    await tampered.fromWebview({ type: 'ready', panel: 'charts' });
+    await tampered.fromWebview({ type: 'rerunTraining', changes: { microBatchSize: 4 } });
+    const last = tampered.posted[tampered.posted.length - 1];
+    assert.equal(last.type, 'error');
+    assert.match(String(last.message), /restored after a reload/);
+  },
+);
+
+test(
   'Profile Training Config lists the workspace configs, config.json models included, and nothing else',
   { skip },
   async () => {

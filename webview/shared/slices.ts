@@ -1,0 +1,95 @@
+// Long computations in a panel, cut into slices so that input is never held up for long. A computation is a
+// generator that yields between chunks of its loops (a few thousand elements, well under a millisecond each);
+// runInSlices runs chunks until a slice's time budget is spent, then hands the page back (input, frames) and goes
+// on in a later task. `finish` runs the same generator at once, for tests and callers that want the result now.
+// A task over 50 ms is a "long task": a key or a click that arrives during it waits for the task to end.
+
+/** Elements a sliced loop handles between two yields. */
+export const SLICE_CHUNK = 1 << 14;
+
+/** A computation that yields between chunks of its work and returns T. */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs a computation to its end in the current task. */
+export function finish<T>(steps: Steps<T>): T {
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/** How a sliced computation ran: what a benchmark or a test checks against the 50 ms long-task line. */
+export interface SliceReport {
+  /** The longest time one slice held the page, ms. */
+  readonly longestSliceMs: number;
+  readonly slices: number;
+  /** Slices that ran past 50 ms, long tasks by the browser's measure (a loaded machine can stall any slice). */
+  readonly slicesOver50Ms: number;
+  /** From the first slice to the result, ms, waits for the page included. */
+  readonly elapsedMs: number;
+}
+
+export interface SliceOptions {
+  /** Time one slice may run before it hands the page back, ms; a chunk in progress finishes first. */
+  readonly budgetMs?: number;
+  /** Checked before every slice: true drops the computation (another trace was shown, say). */
+  readonly cancelled?: () => boolean;
+  /** Queues the next slice; by default a message to the page itself, which waits behind input and frames. */
+  readonly schedule?: (next: () => void) => void;
+  readonly now?: () => number;
+}
+
+/** A task queued through a MessageChannel: unlike setTimeout(0) it is not clamped to 4 ms once nested. */
+function nextTask(): (next: () => void) => void {
+  if (typeof MessageChannel !== 'function') return (next) => void setTimeout(next, 0);
+  const channel = new MessageChannel();
+  const queue: (() => void)[] = [];
+  channel.port1.onmessage = () => queue.shift()?.();
+  return (next) => {
+    queue.push(next);
+    channel.port2.postMessage(undefined);
+  };
+}
+
+/**
+ * Runs a computation in slices of about budgetMs, the first in a later task; resolves with its result and how the
+ * slices ran, or with undefined when it was cancelled.
+ */
+export function runInSlices<T>(
+  steps: Steps<T>,
+  options: SliceOptions = {},
+): Promise<{ value: T; report: SliceReport } | undefined> {
+  const budgetMs = options.budgetMs ?? 8;
+  const now = options.now ?? (() => performance.now());
+  const schedule = options.schedule ?? nextTask();
+  let longestSliceMs = 0;
+  let slices = 0;
+  let slicesOver50Ms = 0;
+  let firstMs: number | undefined;
+  return new Promise((resolve, reject) => {
+    const slice = (): void => {
+      if (options.cancelled?.()) {
+        resolve(undefined);
+        return;
+      }
+      const began = now();
+      firstMs ??= began;
+      slices++;
+      try {
+        let step = steps.next();
+        while (!step.done && now() - began < budgetMs) step = steps.next();
+        const heldMs = now() - began;
+        if (heldMs > longestSliceMs) longestSliceMs = heldMs;
+        if (heldMs > 50) slicesOver50Ms++;
+        if (step.done)
+          resolve({
+            value: step.value,
+            report: { longestSliceMs, slices, slicesOver50Ms, elapsedMs: now() - firstMs },
+          });
+        else schedule(slice);
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    };
+    schedule(slice);
+  });
+}
