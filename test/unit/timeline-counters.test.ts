@@ -51,8 +51,35 @@ test('property: the integral of a rate counter is the bytes moved, all of it and
         for (const v of series.valuePerUs) assert.ok(v >= 0, 'a rate is never negative');
       },
     ),
-    // A case a CI run found: a picosecond span whose start + duration rounds away from its duration.
-    { examples: [[[[15.99999900005129, 0.000001, 0.9728038619386015]], 16.00000000005129]] },
+    {
+      examples: [
+        // Cases random runs found: a picosecond span whose start + duration rounds away from its duration; a tiny
+        // rate beside a large one (it was dropped as rounding dust, or lost its digits when the large one ended);
+        // bytes whose rate underflows to zero.
+        [[[15.99999900005129, 0.000001, 0.9728038619386015]], 16.00000000005129],
+        [
+          [
+            [0, 0.000001, 5.490941029700158e-8],
+            [0, 18.21181442881195, 1.000000054909413e-9],
+          ],
+          0,
+        ],
+        [
+          [
+            [0, 0.000001, 268.43545599998623],
+            [0, 9.127592527187097, 0.0003359525546841865],
+          ],
+          1299.9999999999957,
+        ],
+        [
+          [
+            [0, 0.000001, 1.0000000000000003e-9],
+            [0, 2, 5e-324],
+          ],
+          0,
+        ],
+      ],
+    },
   );
 });
 

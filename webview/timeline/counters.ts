@@ -59,8 +59,9 @@ export function* rateSeriesSteps(
       const durationUs = endUs[i] - startUs[i];
       if (!(durationUs > 0) || !(bytes[i] > 0)) continue;
       const rate = bytes[i] / durationUs;
-      // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn.
-      if (!Number.isFinite(rate)) continue;
+      // A span too short for its bytes to have a finite rate (a picosecond-free clock's rounding) cannot be drawn,
+      // and one whose rate underflows to zero moves nothing a counter can show (its edges would not say open/close).
+      if (!Number.isFinite(rate) || !(rate > 0)) continue;
       allTimes[edges] = startUs[i];
       allDeltas[edges++] = rate;
       allTimes[edges] = endUs[i];
@@ -75,32 +76,39 @@ export function* rateSeriesSteps(
   const values = new Float64Array(edges);
   yield;
   let steps = 0;
-  let level = 0;
-  let peak = 0;
+  // The level is a compensated (Neumaier) sum: a small rate beside a large one that starts and ends around it
+  // would otherwise lose its low digits when the large one is taken away.
+  let sum = 0;
+  let compensation = 0;
+  let open = 0;
   for (let from = 0; from < order.length; from += SLICE_CHUNK) {
     const to = Math.min(order.length, from + SLICE_CHUNK);
     for (let k = from; k < to; k++) {
-      level += deltas[order[k]];
-      if (level > peak) peak = level;
+      const delta = deltas[order[k]];
+      const next = sum + delta;
+      compensation += Math.abs(sum) >= Math.abs(delta) ? sum - next + delta : delta - next + sum;
+      sum = next;
+      open += delta > 0 ? 1 : -1;
       const t = times[order[k]];
       // Edges at one instant merge into one step, so the series holds no zero-length pieces.
       if (k + 1 < order.length && times[order[k + 1]] === t) continue;
+      // Adding and removing the same rates leaves rounding dust: where no span is open the level is exactly zero,
+      // and a level that rounding pushed below zero is none. A tiny rate of a span that is open is kept.
+      if (open === 0) sum = compensation = 0;
+      const level = sum + compensation;
       stepTimes[steps] = t;
-      values[steps++] = level;
+      values[steps++] = level > 0 ? level : 0;
     }
     yield;
   }
   // Views, not copies, and the edges' rates (all read by now) hold the integral: no more large arrays.
   const timesUs = stepTimes.subarray(0, steps);
-  // Adding and removing the same rates leaves rounding dust where nothing runs; it is no traffic.
-  const dust = peak * 1e-9;
   const valuePerUs = values.subarray(0, steps);
   const cumulativeBytes = allDeltas.subarray(0, steps);
   if (steps > 0) cumulativeBytes[0] = 0;
   for (let from = 0; from < steps; from += SLICE_CHUNK) {
     const to = Math.min(steps, from + SLICE_CHUNK);
     for (let i = from; i < to; i++) {
-      if (Math.abs(valuePerUs[i]) <= dust) valuePerUs[i] = 0;
       if (i > 0) cumulativeBytes[i] = cumulativeBytes[i - 1] + valuePerUs[i - 1] * (timesUs[i] - timesUs[i - 1]);
     }
     yield;
