@@ -1,5 +1,6 @@
 // Entry point of `node dist/cli.js`: dispatches to a subcommand and turns errors into the exit codes of
-// docs/cli.md: 0 done, 1 findings, 2 usage or input error, 70 internal error, 141 stdout closed by its reader.
+// docs/cli.md: 0 done, 1 findings, 2 usage or input error, 70 internal error, 130 interrupted, 141 stdout closed
+// by its reader, 128 + n `run` stopped by a signal.
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError, type CliIo } from './command';
 import { COMMAND_CATALOGUE } from './commands/catalogue';
@@ -38,7 +39,8 @@ function help(): string {
     ...lines,
     '',
     'Run `collective-profiler <command> --help` for its options. Exit codes: 0 done, 1 findings, 2 usage or input',
-    'error, 70 internal error, 141 standard output closed by its reader (docs/cli.md).',
+    'error, 70 internal error, 130 interrupted, 141 standard output closed by its reader, 128 + n `run` stopped by',
+    'signal n (docs/cli.md).',
   ].join('\n');
 }
 

@@ -16,9 +16,13 @@ export function asUsageError<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof CompareError || error instanceof EngineError) throw new UsageError(error.message);
-    throw error;
+    throw usageErrorOf(error);
   }
+}
+
+/** A CompareError or EngineError as the UsageError it is to the user (exit 2); any other error unchanged. */
+export function usageErrorOf(error: unknown): unknown {
+  return error instanceof CompareError || error instanceof EngineError ? new UsageError(error.message) : error;
 }
 
 /** Folders that may hold calibration/systems: next to the bundle, next to the sources, and the working folder. */

@@ -39,7 +39,7 @@ export async function selectedSystem(ctx: SystemSource): Promise<SelectedSystem>
     if (choice.kind === 'preset') {
       result = resolvePreset(choice.name, nodes, ctx.settings.ncclVersion) ?? {
         ok: false,
-        error: `"${choice.name}" is not a preset (known: ${presetNames().join(', ')})`,
+        error: vscode.l10n.t('"{0}" is not a preset (known: {1})', choice.name, presetNames().join(', ')),
         source: value,
       };
     } else {
@@ -69,7 +69,11 @@ export async function requireSystem(ctx: SystemSource): Promise<Extract<Selected
   const s = await selectedSystem(ctx);
   if (!s.ok)
     throw new Error(
-      `The selected system (${s.source}) cannot be used: ${s.error}. Run "Collective Profiler: Select System".`,
+      vscode.l10n.t(
+        'The selected system ({0}) cannot be used: {1}. Run "Collective Profiler: Select System".',
+        s.source,
+        s.error,
+      ),
     );
   return s;
 }

@@ -35,7 +35,11 @@ export async function loadTrainingRun(ctx: CoreServices, uri: vscode.Uri, last?:
       const { line, column } = positionOf(ref.doc, ref.at);
       throw new ConfigError(ref.doc.fileName, [
         {
-          message: `cannot read ${ref.kind === 'model' ? 'model config' : 'system file'} '${ref.path}': ${error instanceof Error ? error.message : String(error)}`,
+          message: vscode.l10n.t(
+            ref.kind === 'model' ? "cannot read model config '{0}': {1}" : "cannot read system file '{0}': {1}",
+            ref.path,
+            error instanceof Error ? error.message : String(error),
+          ),
           line,
           column,
           path: ref.at,

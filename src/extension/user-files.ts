@@ -16,9 +16,12 @@ export async function checkUserFile(uri: vscode.Uri, kind: InputKind): Promise<n
     return info.size;
   }
   const info = await vscode.workspace.fs.stat(uri);
-  if ((info.type & vscode.FileType.File) === 0) throw new UserFileError(`'${uri.toString()}' is not a regular file`);
+  if ((info.type & vscode.FileType.File) === 0)
+    throw new UserFileError(vscode.l10n.t("'{0}' is not a regular file", uri.toString()));
   if (info.size > INPUT_LIMITS_BYTES[kind])
-    throw new UserFileError(`'${uri.toString()}' is over the limit for ${kind} files (docs/limits.md)`);
+    throw new UserFileError(
+      vscode.l10n.t("'{0}' is over the limit for {1} files (docs/limits.md)", uri.toString(), kind),
+    );
   return info.size;
 }
 
@@ -60,7 +63,9 @@ export async function readUserFileWithProgress(
       readBytes += bytesRead;
       // The size checked above is a hint: a file that grows while it is read still stops at its kind's limit.
       if (readBytes > INPUT_LIMITS_BYTES[kind])
-        throw new UserFileError(`'${uri.fsPath}' grew past the limit for ${kind} files while it was read`);
+        throw new UserFileError(
+          vscode.l10n.t("'{0}' grew past the limit for {1} files while it was read", uri.fsPath, kind),
+        );
       pieces.push(piece.subarray(0, bytesRead));
       onRead(readBytes, sizeBytes);
       throwIfAborted(signal);

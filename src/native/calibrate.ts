@@ -4,8 +4,9 @@
 // re-picked between rounds; the fitted system is judged with normal selection, as `sweep` will run it.
 // Every fitted value stays inside the hardware's box (calibrate-bounds.ts): a run no value in it explains is
 // reported as such, naming the part that would have to be slower, instead of being fitted with invented hardware.
+// The search yields its simulations in batches (calibrate-batch.ts), so the CLI can run each batch's independent
+// rows on worker threads; calibrateSystem runs them here.
 import {
-  simulateCollective,
   type Algorithm,
   type Protocol,
   type System,
@@ -14,6 +15,20 @@ import {
   asBytes,
 } from '../engine/index';
 import { boundFor, type ParamBound } from './calibrate-bounds';
+import { runSearchHere, type Search } from './calibrate-batch';
+import {
+  fittableParameters,
+  median,
+  percent,
+  partClause,
+  relativeErrors,
+  spread,
+  MODEL_UNCERTAINTY_LARGE,
+  MODEL_UNCERTAINTY_SMALL,
+  type CalibrationResult,
+  type Param,
+  type Unexplained,
+} from './calibrate-parts';
 import {
   CompareError,
   type CompareRow,
@@ -27,55 +42,16 @@ import {
   usableRows,
   withMeasuredNccl,
 } from './compare';
-import type { Measurement, MeasurementRow } from './import/model';
+import type { Measurement } from './import/model';
 
-type Param = keyof SystemOverrides;
+export {
+  partClause,
+  MODEL_UNCERTAINTY_LARGE,
+  MODEL_UNCERTAINTY_SMALL,
+  type CalibrationResult,
+  type Unexplained,
+} from './calibrate-parts';
 
-export interface CalibrationResult {
-  readonly system: SystemSpec;
-  readonly medianErrorBefore: number;
-  readonly medianErrorAfter: number;
-  readonly parameters: Readonly<Partial<Record<Param, { readonly from: number; readonly to: number }>>>;
-  /** Parameters left alone because a factor of 4 either way moves no measured size by 5 %: the data cannot tell. */
-  readonly unidentified: readonly Param[];
-  readonly evaluations: number;
-  /** The box each fittable parameter was held in (absent where no hardware constrains it). */
-  readonly bounds: Readonly<Partial<Record<Param, ParamBound>>>;
-  /** The smallest size the fit saw; every size is still judged. */
-  readonly fitMinBytes: number;
-  /** Median |time error| below 1 MiB, unfitted and fitted, when the run has such sizes. */
-  readonly smallSizeError?: { readonly before: number; readonly after: number };
-  /** Why the fit found was thrown away and the unfitted system kept, in one sentence. */
-  readonly rejected?: string;
-  /** Present when no system inside the bounds explains the fitted sizes. */
-  readonly unexplained?: Unexplained;
-}
-
-export interface Unexplained {
-  /** One sentence for the user: which way the run misses, by how much, and which part would have to change. */
-  readonly sentence: string;
-  /** True when the run is slower than the bounded model, false when it is faster. */
-  readonly slower: boolean;
-  /** Median |time error| of the best bounded fit on the fitted sizes from 1 MiB, and below (NaN when none). */
-  readonly fitErrorLarge: number;
-  readonly fitErrorSmall: number;
-  /** The parts pinned at a bound whose release explains most, best first, with the value the data asks for. */
-  readonly parts: readonly {
-    readonly name: Param;
-    readonly part: string;
-    readonly wanted: number;
-    readonly bound: number;
-    readonly lineRateGBps?: number;
-    /** How much releasing it lowers the mean |log error|. */ readonly gain: number;
-  }[];
-}
-
-/**
- * The model's own uncertainty, as `validate` judges it on the published runs (docs/calibration.md): a median
- * error within 10 % from 1 MiB and 25 % below. A bounded fit that misses by more has not explained the run.
- */
-export const MODEL_UNCERTAINTY_LARGE = 0.1;
-export const MODEL_UNCERTAINTY_SMALL = 0.25;
 const MiB = 1 << 20;
 /** The written file keeps four significant digits, so a fit may look this much worse on unfitted sizes and still stand. */
 const SMALL_SIZE_TOLERANCE = 1e-3;
@@ -85,86 +61,30 @@ const PRIOR_WEIGHT = 0.01;
 /** Below this change of any row's time when a parameter is divided or multiplied by 4, the measurement cannot pin it down. */
 const IDENTIFIABLE_CHANGE = 0.05;
 
-/** The overrides that matter for this system, with the values it uses now. */
-function fittableParameters(system: System): Partial<Record<Param, number>> {
-  const links = system.topology.links;
-  const first = (kinds: string[]): { GBps: number; latencyUs: number } | undefined =>
-    links.find((l) => kinds.includes(l.kind));
-  const base: Partial<Record<Param, number>> = { launchUs: Math.max(system.launchUs, 0.5) };
-  if (system.spec.intraNode === 'uniform-ring') {
-    const link = links[0];
-    if (link) Object.assign(base, { linkGBps: link.GBps, linkLatencyUs: Math.max(link.latencyUs, 0.1) });
-    return base;
-  }
-  const nvlink = first(['nvlink', 'nvswitch']);
-  if (nvlink && system.gpu.nvlinkGBpsPerLink > 0)
-    Object.assign(base, {
-      nvlinkGBpsPerLink: system.gpu.nvlinkGBpsPerLink,
-      nvlinkLatencyUs: Math.max(nvlink.latencyUs, 0.05),
-    });
-  const pcie = first(['pcie']);
-  // Across nodes every GPU also reaches its NIC over PCIe (GPUDirect RDMA), a hop in series with the NIC.
-  if (pcie && (!nvlink || system.fabric.hostStaged || system.spec.intraNode === 'pcie' || system.nodes > 1))
-    Object.assign(base, { pcieGBps: pcie.GBps, pcieLatencyUs: Math.max(pcie.latencyUs, 0.05) });
-  const socket = first(['inter-socket']);
-  if (socket && (system.fabric.hostStaged || system.spec.intraNode === 'pcie')) base.interSocketGBps = socket.GBps;
-  // The NIC's own link is the slowest network link; leaf-to-spine uplinks carry several NICs' worth.
-  const nets = links.filter((l) => l.kind === 'network').sort((a, b) => a.GBps - b.GBps);
-  if (nets.length > 0) Object.assign(base, { nicGBps: nets[0].GBps, nicLatencyUs: Math.max(nets[0].latencyUs, 0.1) });
-  return base;
-}
-
-/** Up to `limit` rows spread evenly in log size, so small and large messages weigh alike. */
-function spread(rows: MeasurementRow[], limit: number): MeasurementRow[] {
-  if (rows.length <= limit) return rows;
-  return Array.from({ length: limit }, (_, i) => rows[Math.round((i * (rows.length - 1)) / (limit - 1))]);
-}
-
-function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function percent(value: number): string {
-  return `${(value * 100).toFixed(1)} %`;
-}
-
-function unitOf(name: Param): string {
-  if (name === 'launchUs' || name.endsWith('LatencyUs')) return 'µs';
-  return name === 'nvlinkGBpsPerLink' ? 'GB/s per link' : 'GB/s';
-}
-
-function relativeErrors(rows: readonly CompareRow[]): number[] {
-  return rows.map((r) => Math.abs(r.expectedTimeUs - r.measuredTimeUs) / r.measuredTimeUs);
-}
-
-/** What one part pinned at its bound would have to be, as a clause of the user's sentence. */
-export function partClause(p: Unexplained['parts'][number]): string {
-  const unit = unitOf(p.name);
-  const wanted = `${Number(p.wanted.toPrecision(3))} ${unit}`;
-  if (p.lineRateGBps === undefined)
-    return `the ${p.part} would have to be ${wanted}, past its ${Number(p.bound.toPrecision(3))} µs floor`;
-  const share = (p.wanted / p.lineRateGBps).toFixed(2);
-  const line = `${Number(p.lineRateGBps.toPrecision(4))} ${unit} line rate`;
-  const limit =
-    p.wanted < p.bound
-      ? `a healthy one runs at ${Number(p.bound.toPrecision(3))} ${unit} or more`
-      : 'which no link exceeds';
-  return `the ${p.part} would have to run at ${wanted} (${share} of its ${line}; ${limit})`;
+export interface CalibrateOptions {
+  maxRows?: number;
+  minBytes?: number;
+  /** Called as each round of the search starts (`done` of `total` rounds), for a progress line. */
+  onProgress?: (done: number, total: number, label: string) => void;
 }
 
 export function calibrateSystem(
   measurement: Measurement,
   given: SystemSpec,
-  options: {
-    maxRows?: number;
-    minBytes?: number;
-    /** Called as each round of the search starts (`done` of `total` rounds), for a progress line. */
-    onProgress?: (done: number, total: number, label: string) => void;
-  } = {},
+  options: CalibrateOptions = {},
 ): CalibrationResult {
+  return runSearchHere(calibrationSearch(measurement, given, options));
+}
+
+/**
+ * The fit as a generator: it yields each batch of independent simulations it needs (the rows of one evaluation,
+ * or NCCL's choice for every row) and resumes with their outcomes. Whoever answers, the result is the same.
+ */
+export function* calibrationSearch(
+  measurement: Measurement,
+  given: SystemSpec,
+  options: CalibrateOptions = {},
+): Search<CalibrationResult> {
   const kind = collectiveKindOf(measurement);
   // The fit, and the file it writes, keep the NCCL release the measurement ran, as compare judges it.
   const start = withMeasuredNccl(asResolved(given), measurement);
@@ -177,17 +97,23 @@ export function calibrateSystem(
     options.maxRows ?? 24,
   );
   if (rows.length === 0) throw new CompareError(`the measurement has no size of at least ${fitMinBytes} bytes to fit`);
-  const choose = (system: System): { algorithm: Algorithm; protocol: Protocol }[] =>
-    rows.map((row) => {
-      const r = simulateCollective(system, {
-        kind,
-        bytes: asBytes(row.bytes),
-        dtype: dtypeOf(row),
-        ...(forced ? { algorithm: forced } : {}),
-      });
-      return { algorithm: r.algorithm, protocol: r.protocol };
-    });
-  let choices = choose(start);
+  /** NCCL's choice for every fitted row on a system; a spec that resolves to none throws, as resolving it here would. */
+  const choose = function* (spec: SystemSpec, system?: System): Search<{ algorithm: Algorithm; protocol: Protocol }[]> {
+    const requests = rows.map((row) => ({
+      kind,
+      bytes: asBytes(row.bytes),
+      dtype: dtypeOf(row),
+      ...(forced ? { algorithm: forced } : {}),
+    }));
+    const outcomes = yield { spec, ...(system ? { system } : {}), requests };
+    // Undefined only when the spec resolves to no system: resolving it here throws the error that says why.
+    if (!outcomes) {
+      asResolved(spec);
+      throw new Error('a system that resolved on one thread did not on another');
+    }
+    return outcomes.map((r) => ({ algorithm: r.algorithm, protocol: r.protocol }));
+  };
+  let choices = yield* choose(start.spec, start);
   const base = fittableParameters(start);
   const names = Object.keys(base) as Param[];
   const bounds: Partial<Record<Param, ParamBound>> = {};
@@ -212,20 +138,11 @@ export function calibrateSystem(
     return Object.keys(overrides).length > 0 ? { ...spec, overrides: overrides as SystemOverrides } : { ...spec };
   };
   /** Log errors of every fitted row, or undefined when the overrides make an impossible system. */
-  const logErrors = (logScales: number[]): number[] | undefined => {
+  const logErrors = function* (logScales: number[]): Search<number[] | undefined> {
     evaluations++;
-    let system: System;
-    try {
-      system = asResolved(specFor(logScales));
-    } catch {
-      return undefined;
-    }
-    return rows.map((row, i) =>
-      Math.log(
-        simulateCollective(system, { kind, bytes: asBytes(row.bytes), dtype: dtypeOf(row), ...choices[i] }).timeUs /
-          achieved(row).timeUs,
-      ),
-    );
+    const requests = rows.map((row, i) => ({ kind, bytes: asBytes(row.bytes), dtype: dtypeOf(row), ...choices[i] }));
+    const outcomes = yield { spec: specFor(logScales), requests };
+    return outcomes?.map((outcome, i) => Math.log(outcome.timeUs / achieved(rows[i]).timeUs));
   };
   // The mean absolute log error steers the search; the last rounds polish the median itself, the figure of merit.
   let polish = false;
@@ -233,8 +150,8 @@ export function calibrateSystem(
   // where the hardware put them: three 1 GiB rows otherwise drift NVLink to its ceiling and PCIe to its floor for a
   // 0.1 % gain, and the smaller sizes, which do feel them, pay for it.
   const prior = (logScales: number[]): number => PRIOR_WEIGHT * logScales.reduce((sum, v) => sum + Math.abs(v), 0);
-  const loss = (logScales: number[]): number => {
-    const errors = logErrors(logScales);
+  const loss = function* (logScales: number[]): Search<number> {
+    const errors = yield* logErrors(logScales);
     if (!errors) return Infinity;
     if (!polish) return errors.reduce((sum, e) => sum + Math.abs(e), 0) / errors.length + prior(logScales);
     const sorted = errors.map((e) => Math.abs(Math.exp(e) - 1)).sort((a, b) => a - b);
@@ -244,18 +161,22 @@ export function calibrateSystem(
   // A system file may start outside the box (an override above line rate): the fit starts at the nearest bound.
   const x = names.map((_, i) => clamp(i, 0));
   let pickedAt = x.join();
-  let best = loss(x);
+  let best = yield* loss(x);
   // A parameter the measured sizes barely depend on would only soak up what others explain (1 GiB rows "fitted"
   // with a millisecond launch cost), so it keeps its value.
-  const startErrors = logErrors(x) ?? [];
-  const frozen = names.map((_, i) =>
-    [Math.log(4), -Math.log(4)].every((d) => {
-      const moved = logErrors(x.map((v, j) => (j === i ? d : v)));
-      return (
-        moved !== undefined && moved.every((e, r) => Math.abs(Math.exp(e - startErrors[r]) - 1) < IDENTIFIABLE_CHANGE)
-      );
-    }),
-  );
+  const startErrors = (yield* logErrors(x)) ?? [];
+  const frozen: boolean[] = [];
+  for (let i = 0; i < names.length; i++) {
+    let still = true;
+    // Both directions, stopping at the first that moves a row, as `every` does.
+    for (const d of [Math.log(4), -Math.log(4)]) {
+      const moved = yield* logErrors(x.map((v, j) => (j === i ? d : v)));
+      still =
+        moved !== undefined && moved.every((e, r) => Math.abs(Math.exp(e - startErrors[r]) - 1) < IDENTIFIABLE_CHANGE);
+      if (!still) break;
+    }
+    frozen.push(still);
+  }
   const steps = [
     Math.log(2),
     Math.log(1.3),
@@ -265,7 +186,7 @@ export function calibrateSystem(
     Math.log(1.03),
     Math.log(1.01),
   ];
-  const descend = (step: number): void => {
+  const descend = function* (step: number): Search<void> {
     for (let pass = 0; pass < 2; pass++) {
       let improved = false;
       for (let i = 0; i < names.length; i++) {
@@ -276,7 +197,7 @@ export function calibrateSystem(
             const trial = [...x];
             trial[i] = clamp(i, x[i] + direction * step);
             if (trial[i] === x[i]) break;
-            const value = loss(trial);
+            const value = yield* loss(trial);
             if (!(value < best - 1e-12)) break;
             best = value;
             x[i] = trial[i];
@@ -288,10 +209,10 @@ export function calibrateSystem(
     }
   };
   /** NCCL re-picks algorithms as the hardware changes, so the fit does too; true when a choice changed. */
-  const repick = (): boolean => {
+  const repick = function* (): Search<boolean> {
     // Re-picking is NCCL's whole search per size, the slow part on multi-node systems: only when x moved.
     if (x.join() === pickedAt) return false;
-    const again = choose(asResolved(specFor(x)));
+    const again = yield* choose(specFor(x));
     pickedAt = x.join();
     const changed = again.some((c, i) => c.algorithm !== choices[i].algorithm || c.protocol !== choices[i].protocol);
     choices = again;
@@ -302,7 +223,7 @@ export function calibrateSystem(
    * can explain the same slow rows (a slow NIC or slow NVLink both cap NVLSTree); walking them in a fixed order
    * would hand the explanation to whichever comes first, where this hands it to the one that fits best.
    */
-  const steepestFirst = (step: number): void => {
+  const steepestFirst = function* (step: number): Search<void> {
     for (let moved = 0; moved < 3 * names.length; moved++) {
       let chosen: { i: number; to: number; value: number } | undefined;
       for (let i = 0; i < names.length; i++) {
@@ -314,7 +235,7 @@ export function calibrateSystem(
             const trial = [...x];
             trial[i] = clamp(i, at + direction * step);
             if (trial[i] === at) break;
-            const v = loss(trial);
+            const v = yield* loss(trial);
             if (!(v < value - 1e-12)) break;
             value = v;
             at = trial[i];
@@ -329,49 +250,49 @@ export function calibrateSystem(
   };
   // The rounds, the settling and the judging after them: settling and judging count as one last step.
   const rounds = steps.length + 1;
-  steps.forEach((step, round) => {
+  for (const [round, step] of steps.entries()) {
     options.onProgress?.(round, rounds, `step ×${Math.exp(step).toFixed(2)}`);
     if (round > 0) {
-      repick();
+      yield* repick();
       polish = round >= 5;
-      best = loss(x);
+      best = yield* loss(x);
     }
-    if (round === 0) steepestFirst(step);
-    descend(step);
-  });
+    if (round === 0) yield* steepestFirst(step);
+    yield* descend(step);
+  }
   // The last rounds may move the system across one of NCCL's switch points: polish again under the new choices
   // until they hold, so the fitted file is judged by the algorithms it will really run.
   options.onProgress?.(steps.length, rounds, 'settling and judging');
-  for (let settle = 0; settle < 3 && repick(); settle++) {
-    best = loss(x);
-    descend(Math.log(1.03));
-    descend(Math.log(1.01));
+  for (let settle = 0; settle < 3 && (yield* repick()); settle++) {
+    best = yield* loss(x);
+    yield* descend(Math.log(1.03));
+    yield* descend(Math.log(1.01));
   }
   /** Undefined when the bounded fit is within the model's uncertainty on the fitted sizes; else how it misses and why. */
-  function explain(judged: readonly CompareRow[]): Unexplained | undefined {
+  function* explain(judged: readonly CompareRow[]): Search<Unexplained | undefined> {
     const fitErrorLarge = median(relativeErrors(judged.filter((r) => r.bytes >= MiB)));
     const fitErrorSmall = median(relativeErrors(judged.filter((r) => r.bytes < MiB)));
     if (!(fitErrorLarge > MODEL_UNCERTAINTY_LARGE) && !(fitErrorSmall > MODEL_UNCERTAINTY_SMALL)) return undefined;
     const slower = median(judged.map((r) => Math.log(r.measuredTimeUs / r.expectedTimeUs))) > 0;
     // The mean log error weighs every fitted size, where the median would credit a part with half of them.
     polish = false;
-    const reference = loss(x);
+    const reference = yield* loss(x);
     // Which bound holds the fit back: release one at a time, try it at values past its bound, and see how far the
     // error falls. A slower run is held by a bandwidth's floor; a faster one by a ceiling or a latency's floor. The
     // whole range is scanned, not walked, because NCCL's channel search makes times flat between its speed steps.
     const parts: Unexplained['parts'][number][] = [];
-    names.forEach((name, i) => {
+    for (const [i, name] of names.entries()) {
       const b = bounds[name];
-      if (!b || frozen[i]) return;
+      if (!b || frozen[i]) continue;
       const bandwidth = b.lineRateGBps !== undefined;
       const direction = slower ? (bandwidth ? -1 : 0) : bandwidth ? 1 : -1;
-      if (direction === 0) return;
+      if (direction === 0) continue;
       let at = x[i];
       let value = reference;
       for (let moves = 1; moves <= 16; moves++) {
         const trial = [...x];
         trial[i] = (direction < 0 ? lo[i] : hi[i]) + direction * moves * Math.log(1.2);
-        const v = loss(trial);
+        const v = yield* loss(trial);
         if (v < value - 1e-12) {
           value = v;
           at = trial[i];
@@ -386,7 +307,7 @@ export function calibrateSystem(
           ...(bandwidth ? { lineRateGBps: b.lineRateGBps } : {}),
           gain: reference - value,
         });
-    });
+    }
     parts.sort((a, b) => b.gain - a.gain);
     const misses = [
       Number.isNaN(fitErrorLarge) ? '' : `${percent(fitErrorLarge)} from 1 MiB`,
@@ -412,7 +333,7 @@ export function calibrateSystem(
   let fitted = specFor(x);
   const fittedRows = compareMeasurement(measurement, fitted).rows;
   let after = medianRelativeError(fittedRows);
-  const unexplained = explain(fittedRows.filter((r) => r.bytes >= fitMinBytes));
+  const unexplained = yield* explain(fittedRows.filter((r) => r.bytes >= fitMinBytes));
   const unfittedRows = compareMeasurement(measurement, start).rows;
   const smallError = (list: typeof fittedRows): number => medianRelativeError(list.filter((r) => r.bytes < MiB));
   const smallSizeError = unfittedRows.some((r) => r.bytes < MiB)

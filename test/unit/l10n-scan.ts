@@ -1,11 +1,24 @@
-// Finds user-facing string literals outside a translation call (`t(…)` in the panels, `l10n.t(…)` in the glue) by
-// walking a file's syntax tree: a literal where the user reads it (an element's text, a title, aria-label,
-// placeholder or chart label, a textContent, a label/value pair), or any prose (two words or more) outside the log,
-// errors and the translation calls themselves.
+// Finds user-facing string literals outside a translation call (`t(…)` in the panels, `l10n.t(…)` in the glue and
+// the host) by walking a file's syntax tree: a literal where the user reads it (an element's text, a title,
+// aria-label, placeholder or chart label, a message's text, a textContent, a label/value pair), or any prose (two
+// words or more) outside the log and the translation calls themselves. Errors are silent in the panels (they go to
+// the log); in the extension host they are text, because the command wrapper shows every error's message in a
+// notification (src/extension/commands.ts, reportError).
 import ts from 'typescript';
 
 /** Object keys and attributes whose value the user reads. */
-const TEXT_KEYS = new Set(['title', 'text', 'label', 'aria-label', 'placeholder', 'alt', 'verdict', 'tooltip']);
+const TEXT_KEYS = new Set([
+  'title',
+  'text',
+  'label',
+  'aria-label',
+  'placeholder',
+  'alt',
+  'verdict',
+  'tooltip',
+  // What a message or a problem tells the user: `{ type: 'error', message }` posted to a panel, a diagnostic's text.
+  'message',
+]);
 /** Properties whose assignment puts text on screen. */
 const TEXT_TARGETS = new Set(['textContent', 'innerText', 'title', 'placeholder', 'ariaLabel', 'label']);
 /** Keys and targets whose values are markup, styling or identifiers, never text. */
@@ -37,6 +50,7 @@ const SILENT_CALLS = new Set([
   'warn',
   'info',
   'debug',
+  'trace',
   't',
   'getElementById',
   'querySelector',
@@ -87,17 +101,29 @@ function nameOf(name: ts.PropertyName | ts.Expression): string {
   return '';
 }
 
+/** How a scan treats what is not obviously text or silent. */
+export interface ScanOptions {
+  /**
+   * Whether an error's message reaches the user: true in the extension host, where the command wrapper shows it in
+   * a notification; false in the panels, whose errors go to the log.
+   */
+  readonly errorsAreText?: boolean;
+}
+
 /**
  * Where a literal sits, walking up through the expressions that pass it on unchanged (conditionals, parentheses,
- * `??`/`||`): 'text' where it is shown, 'silent' where it cannot be, 'neutral' otherwise.
+ * `??`/`||`, a template's substitutions): 'text' where it is shown, 'silent' where it cannot be, 'neutral'
+ * otherwise.
  */
-function placement(node: ts.Node): 'text' | 'silent' | 'neutral' {
+function placement(node: ts.Node, options: ScanOptions): 'text' | 'silent' | 'neutral' {
   let child: ts.Node = node;
   let parent = node.parent;
   while (
     ts.isConditionalExpression(parent) ||
     ts.isParenthesizedExpression(parent) ||
     ts.isAsExpression(parent) ||
+    ts.isTemplateSpan(parent) ||
+    ts.isTemplateExpression(parent) ||
     (ts.isBinaryExpression(parent) &&
       [ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.BarBarToken].includes(parent.operatorToken.kind))
   ) {
@@ -106,7 +132,8 @@ function placement(node: ts.Node): 'text' | 'silent' | 'neutral' {
     parent = parent.parent;
   }
   if (ts.isImportDeclaration(parent) || ts.isExportDeclaration(parent) || ts.isLiteralTypeNode(parent)) return 'silent';
-  if (ts.isCaseClause(parent) || ts.isElementAccessExpression(parent) || ts.isThrowStatement(parent)) return 'silent';
+  if (ts.isCaseClause(parent) || ts.isElementAccessExpression(parent)) return 'silent';
+  if (ts.isThrowStatement(parent)) return options.errorsAreText ? 'text' : 'silent';
   if (ts.isBinaryExpression(parent)) {
     const op = parent.operatorToken.kind;
     if (op === ts.SyntaxKind.EqualsToken && parent.right === child && !ts.isPropertyAccessExpression(parent.left))
@@ -127,7 +154,15 @@ function placement(node: ts.Node): 'text' | 'silent' | 'neutral' {
   if (ts.isPropertyAssignment(parent) && parent.name === child) return 'silent';
   if (ts.isCallExpression(parent) || ts.isNewExpression(parent)) {
     const name = calleeName(parent);
-    if (ts.isNewExpression(parent) && /Error$/.test(name)) return 'silent';
+    if (ts.isNewExpression(parent) && /Error$/.test(name)) {
+      // An error's first argument is its message; the others are positions and file names.
+      const first = parent.arguments?.[0] === child;
+      return options.errorsAreText && first ? 'text' : 'silent';
+    }
+    // A translation's template is the translator's; an argument filled into it is not, and English prose there
+    // reaches the user untranslated.
+    if (name === 't' && ts.isCallExpression(parent) && parent.arguments.indexOf(child as ts.Expression) > 0)
+      return 'neutral';
     if (SILENT_CALLS.has(name) || name === 'el' || name === 'svg') {
       // An element's children (after the tag and the attributes) are its text.
       const index = parent.arguments?.indexOf(child as ts.Expression) ?? -1;
@@ -149,13 +184,13 @@ function placement(node: ts.Node): 'text' | 'silent' | 'neutral' {
 }
 
 /** `file:line: text` for every user-facing literal of one source file outside `t(…)`. */
-export function untranslated(file: string, source: string): string[] {
+export function untranslated(file: string, source: string, options: ScanOptions = {}): string[] {
   const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
   const problems: string[] = [];
   const visit = (node: ts.Node): void => {
     const text = staticText(node);
     if (text !== undefined) {
-      const where = placement(node);
+      const where = placement(node, options);
       const shown = where === 'text' ? LETTERS.test(text) : where === 'neutral' && PROSE.test(text);
       if (shown) {
         const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;

@@ -103,3 +103,17 @@ test('nonces are fresh, and inputs that could widen the policy are refused', () 
   );
   assert.equal(panelCsp(CSP_SOURCE, 'n').includes('unsafe'), false);
 });
+
+test("the page's lang is VS Code's display language, and markup in it falls back to English", () => {
+  const base = {
+    panel: 'charts' as const,
+    cspSource: CSP_SOURCE,
+    scriptUri: 'https://x/a.js',
+    nonce: makeNonce(),
+    title: 't',
+    strings: webviewStrings(englishL10n),
+  };
+  assert.match(buildPanelHtml({ ...base, language: 'zh-cn' }), /<html lang="zh-cn">/);
+  assert.match(buildPanelHtml(base), /<html lang="en">/);
+  assert.match(buildPanelHtml({ ...base, language: 'de"><script>' }), /<html lang="en">/);
+});

@@ -1,10 +1,12 @@
 // `calibrate <measured> --system ..`: fits the system's bandwidths and latencies to a measurement and writes a
 // system file the simulator (simulate, sweep, profile) then uses. Fitted values stay inside the hardware's bounds;
 // a run that no bounded system explains is reported, not fitted, and exits 1.
-import { calibrateSystem } from '../../native/calibrate';
+import type { CalibrationResult } from '../../native/calibrate';
+import { calibrateInParallel } from '../parallel/calibrate-pool';
+import { CancelledError } from '../parallel/pool';
 import { UsageError, defineCommand, type CliCommand } from '../command';
-import { flagValue, sizeFlag } from '../flag-values';
-import { asUsageError, comparableMeasurement, systemForMeasurement } from '../measured-system';
+import { flagValue, numberFlag, sizeFlag } from '../flag-values';
+import { comparableMeasurement, systemForMeasurement, usageErrorOf } from '../measured-system';
 import { writeOutput } from '../../native/files/output-file';
 import { outputFlag } from '../output-flag';
 import { loadMeasurementFile } from './import';
@@ -52,6 +54,11 @@ export const calibrateCommand: CliCommand = defineCommand({
       help: 'Replace an existing --out file, and write the best bounded fit even when it explains nothing',
     },
     { name: 'json', help: 'Print {system, medianErrorBeforePct, medianErrorAfterPct, parameters, unidentified}' },
+    {
+      name: 'jobs',
+      value: 'n',
+      help: 'Simulate the rows of each evaluation on at most n worker threads (default: one per core; 1 runs them here)',
+    },
   ],
   async execute({ flags, positional }, io) {
     if (positional.length !== 1) throw new UsageError('calibrate takes exactly one measured file');
@@ -62,13 +69,22 @@ export const calibrateCommand: CliCommand = defineCommand({
     const { system } = await systemForMeasurement(flags, measurement, path);
     const minText = flagValue(flags, 'fit-min-bytes');
     const minBytes = minText === undefined ? undefined : sizeFlag('fit-min-bytes', minText);
+    const jobsText = flagValue(flags, 'jobs');
+    const jobs =
+      jobsText === undefined
+        ? undefined
+        : numberFlag('jobs', jobsText, (n) => Number.isInteger(n) && n >= 1, 'must be a whole number ≥ 1');
     const progress = startProgress(io, 'calibrate', !flags.has('json'));
     const onProgress = progress.update.bind(progress);
-    let result: ReturnType<typeof calibrateSystem>;
+    let result: CalibrationResult;
     try {
-      result = asUsageError(() =>
-        calibrateSystem(measurement, system.spec, minBytes === undefined ? { onProgress } : { minBytes, onProgress }),
-      );
+      // The rows of each evaluation run on worker threads when the system is large enough to gain from them.
+      const options = minBytes === undefined ? { onProgress } : { minBytes, onProgress };
+      result = (await calibrateInParallel(measurement, system.spec, options, { jobs, stopOnSigint: true })).result;
+    } catch (error) {
+      // Interrupted on worker threads: they are gone; exit as SIGINT would (128 + 2).
+      if (error instanceof CancelledError) return 130;
+      throw usageErrorOf(error);
     } finally {
       progress.finish();
     }

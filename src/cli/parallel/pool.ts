@@ -56,7 +56,7 @@ export function defaultWorkerScript(): string | undefined {
  * An error as the worker threw it: an EngineError or a RangeError (the engine's complaints about its input) stays
  * one, so commands turn it into a usage error as they do on the serial path.
  */
-function rebuiltError(reply: Extract<WorkerReply, { ok: false }>): Error {
+export function rebuiltError(reply: Extract<WorkerReply, { ok: false }>): Error {
   if (reply.name === 'EngineError') return new EngineError(reply.message);
   if (reply.name === 'RangeError') return new RangeError(reply.message);
   return Object.assign(new Error(reply.message), { name: reply.name });

@@ -3,6 +3,7 @@
 // numbers (structured cloning copies doubles exactly) and the output is the same bytes.
 import {
   resolveSystem,
+  type CollectiveRequest,
   sweepAllReduce,
   trainingSweepPoint,
   type SweepOptions,
@@ -13,6 +14,7 @@ import {
   type SystemSpec,
   type TrainingRun,
 } from '../../engine/index';
+import { simulationOutcome, type SimulationOutcome } from '../../native/calibrate-batch';
 
 /** AllReduce at one size (a sweep's row) on the system a spec resolves to. */
 export interface AllReduceSizeTask {
@@ -29,21 +31,31 @@ export interface TrainingPointTask {
   readonly value: number;
 }
 
-export type ParallelTask = AllReduceSizeTask | TrainingPointTask;
+/** One collective on the system a spec resolves to: a row of one calibrate evaluation. */
+export interface CollectiveTask {
+  readonly kind: 'collective';
+  readonly spec: SystemSpec;
+  readonly request: CollectiveRequest;
+}
+
+export type ParallelTask = AllReduceSizeTask | TrainingPointTask | CollectiveTask;
 
 export interface ParallelResults {
   readonly 'allreduce-size': readonly SweepRow[];
   readonly 'training-point': SweepPoint;
+  readonly collective: SimulationOutcome;
 }
 
 export type ParallelResult = ParallelResults[ParallelTask['kind']];
 
 /**
  * Resolved systems by spec, so a worker that runs many sizes of one system resolves it once. Keyed by the spec's
- * JSON: specs come from files and presets, plain data whose JSON names them exactly.
+ * JSON: specs come from files and presets, plain data whose JSON names them exactly. A calibrate search asks for a
+ * new spec at every evaluation, so only the most recent few are kept.
  */
 export class SystemCache {
   private readonly systems = new Map<string, System>();
+  private static readonly KEPT = 4;
 
   constructor(seed?: System) {
     if (seed) this.systems.set(JSON.stringify(seed.spec), seed);
@@ -54,6 +66,7 @@ export class SystemCache {
     let system = this.systems.get(key);
     if (!system) {
       system = resolveSystem(spec);
+      if (this.systems.size >= SystemCache.KEPT) this.systems.delete(this.systems.keys().next().value!);
       this.systems.set(key, system);
     }
     return system;
@@ -66,5 +79,7 @@ export function runTask(task: ParallelTask, systems: SystemCache): ParallelResul
       return sweepAllReduce(systems.get(task.spec), task.options);
     case 'training-point':
       return trainingSweepPoint(task.run, task.key, task.value);
+    case 'collective':
+      return simulationOutcome(systems.get(task.spec), task.request);
   }
 }

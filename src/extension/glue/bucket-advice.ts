@@ -42,7 +42,7 @@ export function bucketSweepRange(currentBytes: number): string {
 export function bucketAdvice(sweep: TrainingSweep, currentBytes: number): BucketAdvice {
   const currentMb = currentBytes / MiB;
   const points = sweep.points;
-  if (points.length === 0) throw new Error('the bucket sweep has no points');
+  if (points.length === 0) throw new Error(l10n.t('the bucket sweep has no points'));
   let best = points[0];
   for (const p of points) if (p.stepTimeUs < best.stepTimeUs) best = p;
   const current = points.reduce((a, b) => (Math.abs(b.value - currentMb) < Math.abs(a.value - currentMb) ? b : a));

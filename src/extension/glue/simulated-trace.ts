@@ -12,6 +12,7 @@ import {
   asBytes,
   asMicros,
 } from '../../engine/index';
+import { l10n } from './l10n';
 
 /** The engine keeps at most this many spans in a trace (MAX_TRACE_SPANS in src/engine/constants.ts). */
 export const ENGINE_TRACE_SPAN_CAP = 200_000;
@@ -24,7 +25,7 @@ const SAME_TIME_REL = 1e-6;
 
 export function drawnCollectiveTrace(system: System, result: CollectiveResult): Trace {
   const trace = result.trace;
-  if (!trace) throw new Error('The engine returned no trace for this collective.');
+  if (!trace) throw new Error(l10n.t('The engine returned no trace for this collective.'));
   const mirrored = mirrorEmptyRanks(system, trace);
   const lanes = mirrored.lanes;
   const spans = [...mirrored.spans];

@@ -4,6 +4,7 @@
 import { TraceBuilder, traceToChromeJson, type Phase, type Trace, asBytes, asMicros } from '../../engine/index';
 import { parseJsonText } from '../../native/import/json-text';
 import { MeasurementParseError } from '../../native/import/model';
+import { l10n } from './l10n';
 
 export const EMBED_KEY = 'collectiveProfiler';
 export const TRACE_FILE_VERSION = 1;
@@ -64,7 +65,7 @@ export function readTraceFile(
       : undefined;
   if (!events)
     throw new MeasurementParseError(
-      'not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)',
+      l10n.t('not a trace: expected Chrome Trace Event JSON (a "traceEvents" array or an array of events)'),
       1,
       1,
       fileName,
@@ -79,7 +80,12 @@ export function readTraceFile(
 function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace {
   const raw = embed.trace;
   if (!isRecord(raw) || !Array.isArray(raw.lanes) || !Array.isArray(raw.spans) || !isRecord(raw.metadata)) {
-    throw new MeasurementParseError(`"${EMBED_KEY}.trace" must hold metadata, lanes and spans`, 1, 1, fileName);
+    throw new MeasurementParseError(
+      l10n.t('"{0}" must hold metadata, lanes and spans', `${EMBED_KEY}.trace`),
+      1,
+      1,
+      fileName,
+    );
   }
   const metadata = raw.metadata as unknown as Trace['metadata'];
   const builder = new TraceBuilder({
@@ -92,7 +98,7 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
   const laneIds = new Map<number, number>();
   for (const lane of raw.lanes as unknown[]) {
     if (!isRecord(lane) || finite(lane.id) === undefined || typeof lane.label !== 'string')
-      throw new MeasurementParseError('a lane needs an id and a label', 1, 1, fileName);
+      throw new MeasurementParseError(l10n.t('a lane needs an id and a label'), 1, 1, fileName);
     const kind = lane.kind === 'link' || lane.kind === 'node' || lane.kind === 'stream' ? lane.kind : 'rank';
     laneIds.set(
       lane.id as number,
@@ -100,10 +106,15 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
     );
   }
   (raw.spans as unknown[]).forEach((span, index) => {
-    if (!isRecord(span)) throw new MeasurementParseError(`span ${index} is not an object`, 1, 1, fileName);
+    if (!isRecord(span)) throw new MeasurementParseError(l10n.t('span {0} is not an object', index), 1, 1, fileName);
     const lane = laneIds.get(span.lane as number);
     if (lane === undefined)
-      throw new MeasurementParseError(`span ${index} is on unknown lane ${String(span.lane)}`, 1, 1, fileName);
+      throw new MeasurementParseError(
+        l10n.t('span {0} is on unknown lane {1}', index, String(span.lane)),
+        1,
+        1,
+        fileName,
+      );
     try {
       builder.add({
         ...(span as unknown as Trace['spans'][number]),
@@ -112,7 +123,7 @@ function embeddedTrace(embed: Record<string, unknown>, fileName: string): Trace 
       });
     } catch (error) {
       throw new MeasurementParseError(
-        `span ${index}: ${error instanceof Error ? error.message : String(error)}`,
+        l10n.t('span {0}: {1}', index, error instanceof Error ? error.message : String(error)),
         1,
         1,
         fileName,
@@ -199,7 +210,12 @@ export function chromeEventsToTrace(
   }
   if (skipped > 0) warnings.push(`${skipped} events were not complete spans and were skipped`);
   if (spans.length === 0)
-    throw new MeasurementParseError('the trace has no complete ("X") or begin/end events to show', 1, 1, fileName);
+    throw new MeasurementParseError(
+      l10n.t('the trace has no complete ("X") or begin/end events to show'),
+      1,
+      1,
+      fileName,
+    );
   // A loop, not Math.min(...spread): a trace may hold millions of events.
   let origin = Infinity;
   for (const s of spans) origin = Math.min(origin, s.start);

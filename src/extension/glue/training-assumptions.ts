@@ -40,7 +40,8 @@ export function changesPart(
   let model: RunPart['model'];
   if (changes.model !== undefined) {
     model = lookupPreset(changes.model);
-    if (!model) throw new Error(`unknown model preset '${changes.model}'; the presets are ${presetNames.join(', ')}`);
+    if (!model)
+      throw new Error(l10n.t("unknown model preset '{0}'; the presets are {1}", changes.model, presetNames.join(', ')));
   }
   if (model === undefined && Object.keys(training).length === 0) return undefined;
   return {

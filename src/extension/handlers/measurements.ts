@@ -103,8 +103,8 @@ async function comparisonSystem(
       const system = resolveSystem(result.system);
       return {
         system,
-        label: `${system.label} (from the log)`,
-        note: `compared with ${system.label}, the system the log describes`,
+        label: vscode.l10n.t('{0} (from the log)', system.label),
+        note: vscode.l10n.t('compared with {0}, the system the log describes', system.label),
       };
     } catch (error) {
       ctx.log.warn(
@@ -121,8 +121,13 @@ async function comparisonSystem(
     const system = resolveSystem(fromFile);
     return {
       system,
-      label: `${system.label} (GPU from the file)`,
-      note: `compared with ${system.label}: the file's ${named[0]} as the catalogue's ${fromFile.gpu}; interconnect and network assumed`,
+      label: vscode.l10n.t('{0} (GPU from the file)', system.label),
+      note: vscode.l10n.t(
+        "compared with {0}: the file's {1} as the catalogue's {2}; interconnect and network assumed",
+        system.label,
+        named[0],
+        fromFile.gpu,
+      ),
     };
   }
   const selected = await requireSystem(ctx);
@@ -130,13 +135,15 @@ async function comparisonSystem(
   const scaling = presetScaling(measurement.ranks, nodes);
   const spec = choice.kind === 'preset' && scaling ? presetSystem(choice.name, scaling) : undefined;
   const system = spec ? resolveSystem(spec) : selected.system;
-  const why = view.measuredOn
-    ? `the model's catalogue has no ${named[0] ?? 'such GPU'}`
-    : 'the file does not name its hardware';
+  const why = !view.measuredOn
+    ? vscode.l10n.t('the file does not name its hardware')
+    : named[0] !== undefined
+      ? vscode.l10n.t("the model's catalogue has no {0}", named[0])
+      : vscode.l10n.t("the model's catalogue has no such GPU");
   return {
     system,
-    label: `${system.label} (assumed)`,
-    note: `compared with the selected ${system.label} as an assumption: ${why}`,
+    label: vscode.l10n.t('{0} (assumed)', system.label),
+    note: vscode.l10n.t('compared with the selected {0} as an assumption: {1}', system.label, why),
   };
 }
 
@@ -203,7 +210,9 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
       .filter((m) => m.rows.length > 0)
       .map((m, i, all) =>
         measuredSeries(
-          `measured: ${m.collective}${all.length > 1 ? ` #${i + 1}` : ''} · ${m.ranks} ranks (${m.kind})`,
+          all.length > 1
+            ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
+            : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
           m.rows,
         ),
       ),

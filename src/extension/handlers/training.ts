@@ -103,7 +103,7 @@ function workerPath(ctx: CoreServices): string {
 function checkedChanges(changes: unknown): TrainingChanges {
   if (changes === undefined) return {};
   const problem = trainingChangesProblem(changes);
-  if (problem) throw new Error(`changed assumptions ${problem}`);
+  if (problem) throw new Error(vscode.l10n.t('changed assumptions {0}', problem));
   return changes as TrainingChanges;
 }
 

@@ -21,7 +21,7 @@ const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
 export async function checkGradientScalingInWorkspace(ctx: Ctx, folder?: unknown): Promise<void> {
   const diagnostics = ctx.diagnostics;
-  if (!diagnostics) throw new Error('Diagnostics are not available.');
+  if (!diagnostics) throw new Error(vscode.l10n.t('Diagnostics are not available.'));
   const include = folder instanceof vscode.Uri ? new vscode.RelativePattern(folder, '**/*.py') : '**/*.py';
   const counts = new Map<string, number>();
   let withFindings = 0;
@@ -140,15 +140,24 @@ export function workspaceSummary(s: {
     .sort()
     .map(([code, n]) => `${code} ×${n}`)
     .join(', ');
-  const n = s.moreThanLimit ? `the first ${s.checked.toLocaleString('en-US')}` : `${s.checked}`;
+  const n = s.moreThanLimit ? vscode.l10n.t('the first {0}', s.checked.toLocaleString()) : `${s.checked}`;
   const head =
     total === 0
-      ? `Gradient scaling: no findings in ${n} Python files`
-      : `Gradient scaling: ${total} finding${total === 1 ? '' : 's'} in ${s.withFindings} of ${n} files (${byCode})`;
+      ? vscode.l10n.t('Gradient scaling: no findings in {0} Python files', n)
+      : total === 1
+        ? vscode.l10n.t('Gradient scaling: 1 finding in {0} of {1} files ({2})', s.withFindings, n, byCode)
+        : vscode.l10n.t('Gradient scaling: {0} findings in {1} of {2} files ({3})', total, s.withFindings, n, byCode);
   const partial =
-    s.partial === 0 ? '' : `; ${s.partial} file${s.partial === 1 ? '' : 's'} not fully analysed (see the log)`;
+    s.partial === 0
+      ? ''
+      : s.partial === 1
+        ? vscode.l10n.t('; 1 file not fully analysed (see the log)')
+        : vscode.l10n.t('; {0} files not fully analysed (see the log)', s.partial);
   const limit = s.moreThanLimit
-    ? `; there are more than ${MAX_FILES.toLocaleString('en-US')} Python files, so check a folder from the Explorer for the rest`
+    ? vscode.l10n.t(
+        '; there are more than {0} Python files, so check a folder from the Explorer for the rest',
+        MAX_FILES.toLocaleString(),
+      )
     : '';
   return `${head}${partial}${limit}.`;
 }

@@ -17,6 +17,8 @@ export interface PanelHtmlOptions {
   readonly codiconsUri?: string;
   /** The panels' labels in the display language (glue/webview-strings.ts), read by the bundle before it draws. */
   readonly strings: WebviewStrings;
+  /** VS Code's display language (vscode.env.language, e.g. "de" or "zh-cn"): the page's lang, for screen readers. */
+  readonly language?: string;
 }
 
 /** A 128-bit random nonce in base64, new for every page so that injected markup cannot guess it. */
@@ -53,6 +55,11 @@ function checkInputs(options: PanelHtmlOptions): void {
   }
 }
 
+/** A BCP 47 tag as VS Code names its display languages; anything else falls back to English. */
+function pageLanguage(language: string | undefined): string {
+  return language !== undefined && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(language) ? language : 'en';
+}
+
 /** The page for one panel; the bundle draws everything into #app from messages posted by the host. */
 export function buildPanelHtml(options: PanelHtmlOptions): string {
   checkInputs(options);
@@ -61,7 +68,7 @@ export function buildPanelHtml(options: PanelHtmlOptions): string {
     ? `\n  <link rel="stylesheet" id="vscode-codicon-stylesheet" href="${escapeHtml(options.codiconsUri)}">`
     : '';
   return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${pageLanguage(options.language)}">
 <head>
   <meta charset="UTF-8">
   <meta http-equiv="Content-Security-Policy" content="${panelCsp(options.cspSource, nonce)}">

@@ -155,13 +155,13 @@ export class PanelManager implements vscode.Disposable {
     const wired = this.adopt(kind, panel);
     const state = validatePanelState(raw);
     if (!state || state.panel !== kind) {
-      wired.post({ type: 'error', message: 'Nothing to restore: run a profile or open a trace again.' });
+      wired.post({ type: 'error', message: vscode.l10n.t('Nothing to restore: run a profile or open a trace again.') });
       return;
     }
     try {
       if (state.panel === 'timeline' && state.source) {
         const uri = vscode.Uri.parse(state.source.uri, true);
-        if (uri.scheme !== 'file') throw new Error(`cannot reload a trace from ${uri.scheme}:`);
+        if (uri.scheme !== 'file') throw new Error(vscode.l10n.t('cannot reload a trace from {0}:', uri.scheme));
         const trace = readTraceFile(
           new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)),
           uri.fsPath,
@@ -177,7 +177,7 @@ export class PanelManager implements vscode.Disposable {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.ctx.log.warn(`Restoring the ${kind} panel: ${message}`);
-      wired.post({ type: 'error', message: `Could not restore this panel: ${message}` });
+      wired.post({ type: 'error', message: vscode.l10n.t('Could not restore this panel: {0}', message) });
     }
   }
 

@@ -78,6 +78,7 @@ export class WiredWebview implements vscode.Disposable {
       nonce: makeNonce(),
       title: panelTitle(kind),
       strings: webviewStrings(vscode.l10n),
+      language: vscode.env.language,
     });
     const handlers: MessageHandlers = {
       ready: () => this.flush(),

@@ -2,6 +2,7 @@
 // is cancelled. Errors come back with their message; cancellation rejects with CancelledError.
 import { Worker } from 'node:worker_threads';
 import { CancelledError } from '../glue/cancel';
+import { l10n } from '../glue/l10n';
 import type { EngineTask, EngineTaskResult, WorkerReply } from './engine-tasks';
 
 export function runEngineTask<K extends EngineTask['kind']>(
@@ -42,7 +43,9 @@ export function runEngineTask<K extends EngineTask['kind']>(
     );
     worker.once('error', (error) => finish(() => reject(error)));
     worker.once('exit', (code) =>
-      finish(() => reject(new Error(`the engine worker stopped (exit code ${code}) before answering`))),
+      finish(() =>
+        reject(new Error(l10n.t('the engine worker stopped (exit code {0}) before answering', String(code)))),
+      ),
     );
     worker.postMessage(task);
   });

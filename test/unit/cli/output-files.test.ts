@@ -1,5 +1,5 @@
 // Every flag that writes a file refuses to replace one without --force, before any work starts, with the same
-// message (docs/cli.md#output-files); and the exit codes the CLI uses are the ones docs/cli.md documents.
+// message (docs/cli.md#output-files). The exit codes are checked in test/unit/docs/exit-codes.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,20 +52,4 @@ test('every output flag refuses an existing file without --force, exit 2, leavin
     assert.equal(run.stderr.trim(), `error: ${existing} exists; pass --force to overwrite it`, flag);
     assert.equal(readFileSync(existing, 'utf8'), 'keep me', flag);
   }
-});
-
-test('docs/cli.md documents exactly the exit codes the CLI uses, and --help names them', async () => {
-  const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
-  const section = docs.slice(docs.indexOf('## Exit codes'), docs.indexOf('\n## ', docs.indexOf('## Exit codes') + 1));
-  const documented = [...section.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]));
-  assert.deepEqual(documented, [0, 1, 2, 70, 141]);
-  const main = readFileSync(join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
-  const used = new Set(
-    [...main.matchAll(/\breturn (\d+);|process\.exitCode = (\d+)|EXIT_CLOSED_PIPE = (\d+)/g)].map((m) =>
-      Number(m[1] ?? m[2] ?? m[3]),
-    ),
-  );
-  for (const code of used) assert.ok(documented.includes(code), `main.ts uses exit code ${code}`);
-  const help = await runCli(['--help']);
-  for (const code of documented) assert.match(help.stdout, new RegExp(`\\b${code}\\b`), `--help names ${code}`);
 });

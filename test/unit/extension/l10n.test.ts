@@ -102,16 +102,8 @@ export function unlocalized(file: string, source: string): string[] {
   return problems;
 }
 
-function extensionFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return extensionFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
 test('every user-facing string of the files that import vscode goes through vscode.l10n.t', () => {
-  const files = extensionFiles(EXTENSION).filter((f) =>
+  const files = sourceFiles(EXTENSION).filter((f) =>
     /^import \* as vscode from 'vscode';$/m.test(readFileSync(f, 'utf8')),
   );
   assert.ok(files.length >= 15, `${files.length} files import vscode`);
@@ -148,36 +140,110 @@ test('the test double of vscode.l10n.t fills positional and named arguments as V
   assert.equal(l10n.t('no arguments {0}'), 'no arguments {0}');
 });
 
-/** Glue literals that are not UI text, each with the reason it stays as it is. */
-const GLUE_NOT_UI: Readonly<Record<string, string>> = {
-  "diagnostics-map.ts: 'Collective Profiler'": "a diagnostic's source is the product's name",
-  'diagnostics-map.ts: `docs/rules/${code}.md`': 'a path in the documentation',
-  'example-copy.ts: `${indent}preset: ${name}': "a YAML comment written into the user's copy of the example",
-  'example-copy.ts: `# An untitled copy': "a YAML comment written into the user's copy of the example",
-  "simulated-trace.ts: 'launch and base latency": 'a span name: trace data, exported with the trace',
-  "simulated-trace.ts: 'host launch pacing": 'a span name: trace data, exported with the trace',
-  'simulated-trace.ts: `the first ${trace.spans.length} spans': 'a trace fact: trace data, exported with the trace',
-  'simulated-trace.ts: `${mirrored.mirroredRanks} ranks drawn': 'a trace fact: trace data, exported with the trace',
-  "training-assumptions.ts: 'the Assumptions card of the charts panel":
+/**
+ * Literals in src/extension that are not UI text, each with the reason it stays as it is: `path: text` (the text as
+ * the scan prints it, or its start), with the path relative to src/extension.
+ */
+const NOT_UI: Readonly<Record<string, string>> = {
+  "core.ts: 'Collective Profiler'": "the output channel's name is the product's name",
+  "glue/diagnostics-map.ts: 'Collective Profiler'": "a diagnostic's source is the product's name",
+  "handlers/measurements.ts: 'Collective Profiler'": "a diagnostic's source is the product's name",
+  'glue/diagnostics-map.ts: `docs/rules/${code}.md`': 'a path in the documentation',
+  'glue/example-copy.ts: `${indent}preset: ${name}': "a YAML comment written into the user's copy of the example",
+  'glue/example-copy.ts: `# An untitled copy': "a YAML comment written into the user's copy of the example",
+  "glue/simulated-trace.ts: 'launch and base latency": 'a span name: trace data, exported with the trace',
+  "glue/simulated-trace.ts: 'host launch pacing": 'a span name: trace data, exported with the trace',
+  'glue/simulated-trace.ts: `the first ${trace.spans.length} spans':
+    'a trace fact: trace data, exported with the trace',
+  'glue/simulated-trace.ts: `${mirrored.mirroredRanks} ranks drawn':
+    'a trace fact: trace data, exported with the trace',
+  "glue/training-assumptions.ts: 'the Assumptions card of the charts panel":
     "the source named in the run assembler's errors, which stay English like every thrown config error",
-  'trace-file.ts: `${skipped} events were not complete spans': 'a warning that goes to the log only',
+  'glue/trace-file.ts: `${skipped} events were not complete spans': 'a warning that goes to the log only',
+  'handlers/workspace-check.ts: `cannot read: ':
+    'why a file was not analysed: written to the log only (the notification counts such files and offers Show Log)',
+  'handlers/workspace-check.ts: `${(sizeBytes / 1e6).toFixed(1)} MB is past':
+    'why a file was not analysed: written to the log only (the notification counts such files and offers Show Log)',
+  "handlers/workspace-check.ts: 'the file is not valid UTF-8":
+    'why a file was not analysed: written to the log only (the notification counts such files and offers Show Log)',
+  'panels/html.ts: "default-src': 'a Content-Security-Policy directive',
+  'panels/html.ts: `script-src': 'a Content-Security-Policy directive',
+  'panels/html.ts: `style-src': 'a Content-Security-Policy directive',
+  'panels/html.ts: `img-src': 'a Content-Security-Policy directive',
+  'panels/html.ts: "base-uri': 'a Content-Security-Policy directive',
+  'panels/html.ts: "form-action': 'a Content-Security-Policy directive',
+  'panels/html.ts: `\\n  <link rel="stylesheet"': "the page's markup; its text comes from the localised table",
+  'panels/html.ts: `<!DOCTYPE html>': "the page's markup; its text comes from the localised table",
+  "panels/html.ts: 'the nonce must be": 'an invariant of what VS Code hands the page builder: a bug report, not advice',
+  'panels/html.ts: `invalid CSP source':
+    'an invariant of what VS Code hands the page builder: a bug report, not advice',
+  'panels/html.ts: `invalid resource URI':
+    'an invariant of what VS Code hands the page builder: a bug report, not advice',
+  'panels/panel-styles.ts: `\n': 'a style sheet',
+  'settings.ts: `expected ${what}, got': "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'a preset name or a file path'": "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'true or false'": "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'expected an object such as": "a setting's problem, written to the log only (core.ts)",
+  'settings.ts: `"${code}" is not a rule code': "a setting's problem, written to the log only (core.ts)",
+  'settings.ts: `severity must be one of': "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'a positive number of MB'": "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'an integer from ": "a setting's problem, written to the log only (core.ts)",
+  "settings.ts: 'an NCCL release such as": "a setting's problem, written to the log only (core.ts)",
+  'settings.ts: \'"direct" or "torchrun"\'': "a setting's problem, written to the log only (core.ts)",
 };
 
-test('the text the pure glue builds for the user goes through the glue translator', () => {
-  const dir = join(EXTENSION, 'glue');
-  const problems = readdirSync(dir)
-    .filter((f) => f.endsWith('.ts'))
-    .flatMap((f) => untranslated(f, readFileSync(join(dir, f), 'utf8')))
-    .filter((p) => {
-      const [file, , text] = p.split(/:(\d+): /);
-      return !Object.keys(GLUE_NOT_UI).some((key) => key === `${file}: ${text}` || `${file}: ${text}`.startsWith(key));
-    });
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+test('every literal of src/extension that reaches the user goes through l10n.t: panel messages, errors, prose', () => {
+  // The command wrapper shows every error's message in a notification, so errors are text here (errorsAreText).
+  const found = sourceFiles(EXTENSION).flatMap((f) =>
+    untranslated(relative(EXTENSION, f).split('\\').join('/'), readFileSync(f, 'utf8'), { errorsAreText: true }),
+  );
+  const listed = (problem: string, key: string): boolean => {
+    const [file, , text] = problem.split(/:(\d+): /);
+    return `${file}: ${text}`.startsWith(key);
+  };
+  const problems = found.filter((p) => !Object.keys(NOT_UI).some((key) => listed(p, key)));
   assert.deepEqual(problems, []);
-  const calls = readdirSync(dir).reduce(
-    (n, f) => n + (readFileSync(join(dir, f), 'utf8').match(/\bl10n\.t\(/g) ?? []).length,
+  // A listed literal that is gone takes its entry with it, so the list cannot hide a new text under an old key.
+  const stale = Object.keys(NOT_UI).filter((key) => !found.some((p) => listed(p, key)));
+  assert.deepEqual(stale, []);
+  const glue = join(EXTENSION, 'glue');
+  const calls = readdirSync(glue).reduce(
+    (n, f) => n + (readFileSync(join(glue, f), 'utf8').match(/\bl10n\.t\(/g) ?? []).length,
     0,
   );
   assert.ok(calls >= 200, `${calls} l10n.t calls in the glue`);
+});
+
+test('the host scan finds messages posted to a panel, shown errors and English filled into a template', () => {
+  const source = [
+    "wired.post({ type: 'error', message: 'Nothing to restore: run a profile again.' });",
+    'throw new Error(`cannot reload a trace from ${scheme}:`);',
+    "throw new MeasurementParseError('a lane needs an id', 1, 1, fileName);",
+    "const m = vscode.l10n.t('cannot read {0}', kind === 'model' ? 'model config' : 'system file');",
+    'const label = `${system.label} (from the log)`;',
+    // These are fine: translated, the log, identifiers, an error's position arguments.
+    "wired.post({ type: 'error', message: vscode.l10n.t('Nothing to restore.') });",
+    "ctx.log.trace(`Analysed ${path} in ${ms} ms: ${trusted ? 'fully trusted' : 'not trusted'}`);",
+    "throw new MeasurementParseError(l10n.t('a lane needs an id'), 1, 1, 'trace file.json');",
+    "const e = vscode.l10n.t('{0} of {1}', count, name);",
+  ].join('\n');
+  assert.deepEqual(
+    untranslated('a.ts', source, { errorsAreText: true }).map((p) => p.split(':')[1]),
+    ['1', '2', '3', '4', '4', '5'],
+  );
+  // In the panels an error goes to the log: only the message and the prose are text there.
+  assert.deepEqual(
+    untranslated('a.ts', source).map((p) => p.split(':')[1]),
+    ['1', '4', '4', '5'],
+  );
 });
 
 test('activation hands the glue vscode.l10n: lens and status bar texts follow the display language', () => {
