@@ -42,7 +42,10 @@ const pcieBoxArbitrary: fc.Arbitrary<SystemSpec> = fc
 /**
  * The narrowest link every ring on this single-node PCIe system crosses, as the busbw it allows, GB/s. A PCIe
  * switch's uplink carries every staged send of the GPUs behind it (each goes up to host memory and back down);
- * with P2P a ring leaves and re-enters the switch at least once each way unless all GPUs sit behind it.
+ * with P2P a ring leaves and re-enters the switch at least once each way unless all GPUs sit behind it. These
+ * boxes name no CPU or NCCL release, so NCCL's default P2P level is PXB (paths.cc, 2.23 on): with P2P on, the GPUs
+ * behind one switch talk peer to peer and every other pair is staged, so a ring stages at least one send out of each
+ * switch and out of each GPU on a root port, in host memory of the sender's socket.
  */
 function pcieRingBoundGBps(system: System): number {
   const { links, vertices } = system.topology;
@@ -59,6 +62,20 @@ function pcieRingBoundGBps(system: System): number {
     if (at !== undefined) socketOf.set(v.id, at);
   }
   const gpusOn = (cpu: string): number => [...socketOf.values()].filter((s) => s === cpu).length;
+  // The groups of GPUs that talk peer to peer (one switch, or one GPU on a root port) on a socket: each sends at
+  // least once through host memory when the node has more than one of them.
+  const islandsOn = (cpu: string): number => {
+    const switches = new Set<string>();
+    let rootPortGpus = 0;
+    for (const v of vertices) {
+      if (v.kind !== 'gpu' || socketOf.get(v.id) !== cpu) continue;
+      const parent = upFrom(v.id);
+      if (parent !== undefined && kindOf.get(parent) === 'pcie-switch') switches.add(parent);
+      else rootPortGpus++;
+    }
+    return switches.size + rootPortGpus;
+  };
+  const stagedSendsOn = (cpu: string): number => (staged ? gpusOn(cpu) : islandsOn(cpu));
   const sockets = new Set(socketOf.values()).size;
   const gpusBehind = (switchId: string): number =>
     links.filter((l) => l.to === switchId && kindOf.get(l.from) === 'gpu').length;
@@ -66,7 +83,8 @@ function pcieRingBoundGBps(system: System): number {
   for (const link of links) {
     if (link.kind === 'inter-socket' && sockets > 1) bound = Math.min(bound, link.GBps);
     // Staged: each GPU of the socket writes its sends into this DRAM and they are read back from it.
-    if (link.kind === 'host' && gpusOn(link.from) > 0) bound = Math.min(bound, link.GBps / (2 * gpusOn(link.from)));
+    if (link.kind === 'host' && gpusOn(link.from) > 0)
+      bound = Math.min(bound, link.GBps / (2 * stagedSendsOn(link.from)));
     if (link.kind !== 'pcie') continue;
     const switchEnd = [link.from, link.to].find((id) => kindOf.get(id) === 'pcie-switch');
     const isUplink = switchEnd !== undefined && [link.from, link.to].some((id) => kindOf.get(id) === 'cpu');
@@ -107,7 +125,14 @@ test('large messages saturate the narrowest PCIe-side link (within 10 %)', () =>
 });
 
 test('with the protocol fixed, a bigger message never takes less time on a PCIe box', () => {
-  for (const name of ['pcie-4090x8', 'pcie-l40sx8', 'pcie-a100x8', 'bridge-h100pciex2', 'bridge-3090x2']) {
+  for (const name of [
+    'pcie-4090x8',
+    'pcie-l40sx8',
+    'pcie-a100x8',
+    'pcie-a10x4',
+    'bridge-h100pciex2',
+    'bridge-3090x2',
+  ]) {
     const system = resolveSystem(presetSystem(name)!);
     for (const protocol of ['LL', 'Simple'] as const) {
       let previousUs = 0;
