@@ -1,5 +1,6 @@
 // NCCL's P2P level (ncclTopoCheckP2p, src/graph/paths.cc) decides which GPU pairs of a PCIe node talk peer to peer
-// and which are staged through host memory (SHM).
+// and which are staged through host memory (SHM), and a Simple step on a PCIe path keeps NCCL's own PCIe figure
+// before Ada, where the step-cost scale was only ever fitted on NVLink rings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -86,5 +87,19 @@ test('staging a pair never speeds a ring up, and a wider P2P level never slows i
         previousUs = timeUs;
       }
     }
+  }
+});
+
+test("a pre-Ada PCIe ring's Simple steps keep NCCL's PCIe figure: Simple at 1 MiB beats LL at 256 KiB", () => {
+  // With the NVLink-fitted ×3.8 on every Simple step, 8× A100 PCIe fell from 7.1 GB/s (LL, 256 KiB) to 4.6 (Simple,
+  // 1 MiB, 399 µs): 14 steps of 21.7 µs. A Simple step moves twice LL's payload per wire byte, so at four times the
+  // size it carries more.
+  for (const name of ['pcie-a100x8', 'pcie-a10x4']) {
+    const system = resolveSystem(presetSystem(name)!);
+    const at = (bytes: number, protocol: 'LL' | 'Simple'): number =>
+      simulateCollective(system, { kind: 'allreduce', bytes: asBytes(bytes), algorithm: 'ring', protocol }).busbwGBps;
+    const ll = at(1 << 18, 'LL');
+    const simple = at(1 << 20, 'Simple');
+    assert.ok(simple > ll, `${name}: Simple at 1 MiB ${simple} GB/s ≤ LL at 256 KiB ${ll}`);
   }
 });
