@@ -66,9 +66,17 @@ export { PROTOCOL_INDEX } from './nccl-versions';
  * second A100 run (SuperBench, A100 40GB, -g 8) supports the pre-Ada value in the leave-one-out refit, which puts it
  * at 3.5 from the Azure run alone and 2.2 from the SuperBench run alone: Ampere rings vary that much between hosts.
  * Trees and NVLS, simulated as pipelines, keep NCCL's figure (context.ts syncUs).
+ *
+ * On a PCIe path (peer to peer or through host memory) a Simple step runs the same code as on NVLink (prims_simple.h:
+ * store the slice, fence.acq_rel.sys, store the step counter; the peer polls it), and NCCL's own PCIe figure (5.7 µs
+ * per ring/Simple step against 3.4 on NVLink, tuning.cc) already carries the slower fabric. From Ada on the ×2 was
+ * fitted on a PCIe run too (the RTX 4090 through host memory) and holds there; before Ada it was fitted on NVSwitch
+ * A100s only, and no pre-Ada PCIe ring is in ../shared, so PCIe steps keep NCCL's figure (the same fallback
+ * `validate --leave-one-out` takes for this constant).
  */
-export function intraStepLatencyScale(smVersion: number): number {
-  return smVersion >= 89 ? 2 : 3.8;
+export function intraStepLatencyScale(smVersion: number, linkClass: 'nvlink' | 'pcie'): number {
+  if (smVersion >= 89) return 2;
+  return linkClass === 'nvlink' ? 3.8 : 1;
 }
 
 /**

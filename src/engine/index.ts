@@ -4,7 +4,15 @@ export * from './collective-types';
 export type { Flow, Phase, Lane, LaneKind, Span, Trace, TraceMetadata } from './trace/model';
 export { PHASES } from './trace/model';
 export { TraceBuilder } from './trace/builder';
-export type { SystemSpec, IntraNodeFabric, NicSpec, NetworkSpec, SystemOverrides } from './topology/spec';
+export type {
+  SystemSpec,
+  IntraNodeFabric,
+  NicSpec,
+  NetworkSpec,
+  SystemOverrides,
+  P2pLevel,
+  CpuVendor,
+} from './topology/spec';
 // Numeric reduction: dtype emulation and AllReduce in each algorithm's order of operations.
 export { FORMATS, roundToDtype, encodeDtype, decodeDtype, overflowsDtype } from './numeric/formats';
 export type { FloatFormat, OverflowMode } from './numeric/formats';

@@ -103,12 +103,28 @@ export function ncclAlgBwGBps(
   const busBw = ncclBusBwGBps(system, kind, algorithm, protocol, tuner);
   const n = system.ranks;
   const nSteps = kind === 'allreduce' ? 2 * (n - 1) : n - 1;
-  // tuning.cc converts only rings (and every algorithm's AllReduce) from bus to algorithm bandwidth; PAT, which runs
-  // reduce-scatter and all-gather only, keeps its bus bandwidth.
-  if (algorithm === 'pat') return busBw;
+  // tuning.cc converts only rings (and every algorithm's AllReduce) from bus to algorithm bandwidth: PAT, NVLS and
+  // CollNet reduce-scatter and all-gather keep their bus bandwidth (NVLS's already carries (ppn − 1)/ppn).
+  if (kind !== 'allreduce' && algorithm !== 'ring') return busBw;
   if (algorithm === 'tree' || isCollNet(algorithm)) return busBw * M.treeAlgBwShare;
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return busBw * M.nvlsLegacyAlgBwShare;
   return (busBw * n) / Math.max(1, nSteps);
+}
+
+/**
+ * NCCL's NVLS bus bandwidth as buffer bytes per second, converted like a ring's (n / nSteps) whatever the collective:
+ * the multimem rate the simulator's NVLS engine ceiling stands for. NCCL's selection (ncclAlgBwGBps) keeps NVLS
+ * reduce-scatter and all-gather unconverted; the ceiling describes the hardware and keeps the conversion.
+ */
+export function nvlsBufferRateGBps(
+  system: System,
+  kind: CollectiveKind,
+  algorithm: Algorithm,
+  tuner: NcclTuner,
+): number {
+  if (kind === 'allreduce') return ncclAlgBwGBps(system, kind, algorithm, 'Simple', tuner);
+  const n = system.ranks;
+  return (ncclBusBwGBps(system, kind, algorithm, 'Simple', tuner) * n) / Math.max(1, n - 1);
 }
 
 /** NCCL's predicted time for one (algorithm, protocol), µs, or Infinity when its model gives no bandwidth. */

@@ -170,9 +170,11 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
   let tuner = system.tuner;
   if (step !== 1) {
     // The simulator charges the tuner's step latencies (NCCL's selection ranks with hwLatencyUs, untouched), scaled
-    // for intra-node LL128 and Simple ring steps; scaling those entries scales that charge.
+    // for intra-node LL128 and Simple ring steps; scaling those entries scales that charge. Before Ada the scale is
+    // NVLink's only (PCIe steps keep NCCL's figure), so its refit moves NVLink steps only.
     const scaled = { ...tuner.stepLatencyUs };
-    for (const cls of ['nvlink', 'pcie'] as const) {
+    const classes = system.gpu.smVersion >= 89 ? (['nvlink', 'pcie'] as const) : (['nvlink'] as const);
+    for (const cls of classes) {
       const ring = tuner.stepLatencyUs[cls].ring;
       scaled[cls] = { ...tuner.stepLatencyUs[cls], ring: [ring[0], ring[1] * step, ring[2] * step] };
     }

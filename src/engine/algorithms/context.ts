@@ -154,7 +154,9 @@ export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
   // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
   const scale =
-    cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring' ? K.intraStepLatencyScale(ctx.system.gpu.smVersion) : 1;
+    cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring'
+      ? K.intraStepLatencyScale(ctx.system.gpu.smVersion, cls)
+      : 1;
   return releaseStepUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;
 }
 

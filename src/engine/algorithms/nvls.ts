@@ -14,7 +14,7 @@ import {
   wireBytes,
   type BuildContext,
 } from './context';
-import { ncclAlgBwGBps } from '../nccl-model';
+import { nvlsBufferRateGBps } from '../nccl-model';
 import { DEFAULT_TUNER } from '../nccl-versions';
 import { engineResource } from '../sim/run';
 import { pipelineRounds, type Stage } from './pipeline';
@@ -117,7 +117,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   // The engine carries every multimem write a GPU issues (its whole buffer for the reduction, its shard for the
   // broadcast), so its capacity is NCCL's algbw ceiling times those bytes per byte of buffer.
   const writesPerByte = (kind !== 'allgather' ? 1 : 0) + (kind !== 'reducescatter' ? 1 / g : 0);
-  const engine = ncclAlgBwGBps(system, kind, ctx.algorithm, 'Simple', DEFAULT_TUNER) * writesPerByte;
+  const engine = nvlsBufferRateGBps(system, kind, ctx.algorithm, DEFAULT_TUNER) * writesPerByte;
   return {
     rounds: pipelineRounds(stages, chunks),
     setupUs: setup,

@@ -5,7 +5,8 @@ import { EngineError } from '../errors';
 import type { GpuSpec } from '../hardware/gpus';
 import type { TopologyBuilder } from './builder';
 import { DGX1_NVLINKS } from './dgx1-mesh';
-import type { SystemSpec } from './spec';
+import type { P2pLevel, SystemSpec } from './spec';
+import { ncclP2pLevel, stagedThroughHost } from './p2p-level';
 import { asGBps, asMicros } from '../units';
 
 export interface NodeFabric {
@@ -14,6 +15,8 @@ export interface NodeFabric {
   route(a: number, b: number): number[];
   uplink: number[];
   downlink: number[];
+  /** Whether some pair of GPUs stages its traffic through host memory (NCCL's SHM transport). */
+  readonly hostStaged: boolean;
 }
 
 export function vertexPrefix(nodes: number, node: number): string {
@@ -71,7 +74,12 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
   for (let s = 0; s < sockets; s++)
     for (let t = s + 1; t < sockets; t++)
       b.duplex(cpuIds[s], cpuIds[t], interSocket, asMicros(K.INTER_SOCKET_HOP_US), 'inter-socket');
-  const hostStaged = fabric === 'pcie' && spec.p2p === false;
+  // NCCL stages a pair's traffic through host memory when P2P is off or the pair sits farther apart than its P2P
+  // level (p2p-level.ts); a node whose pairs all go peer to peer needs no staging memory. Only PCIe boxes stage:
+  // the PCIe fallback between NVLink-mesh or bridged GPUs without a link of their own stays peer to peer.
+  const level = ncclP2pLevel(spec);
+  const stagedPath = (type: P2pLevel): boolean => fabric === 'pcie' && stagedThroughHost(spec, level, type);
+  const hostStaged = stagedPath(g > perSocket ? 'SYS' : g > 1 && perSwitch < g ? 'PHB' : 'PIX');
   const hostIds = hostStaged
     ? cpuIds.map((cpu, s) => {
         const host = b.vertex(`${p}host${s}`, 'host', `node ${node} · host memory ${s}`, node);
@@ -106,10 +114,15 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     for (let i = 0; i + 1 < vertices.length; i++) out.push(b.link(vertices[i], vertices[i + 1]));
     return out;
   };
+  // NCCL's path type between two GPUs of this tree: one switch (PIX), one root complex (PHB) or two sockets (SYS).
+  const pathType = (up: readonly string[], down: readonly string[]): P2pLevel => {
+    if (up[up.length - 1] !== down[down.length - 1]) return 'SYS';
+    return up.length > 2 && up[1] === down[1] ? 'PIX' : 'PHB';
+  };
   const pcieRoute = (x: number, y: number): number[] => {
     const up = chains[x];
     const down = chains[y];
-    if (hostStaged) {
+    if (stagedPath(pathType(up, down))) {
       const cpuX = up[up.length - 1];
       const host = hostIds[cpuIds.indexOf(cpuX)];
       const cpuY = down[down.length - 1];
@@ -177,6 +190,7 @@ export function buildNode(b: TopologyBuilder, spec: SystemSpec, gpu: GpuSpec, no
     gpuIds,
     uplink,
     downlink,
+    hostStaged,
     route(x: number, y: number): number[] {
       const key = x * g + y;
       let route = routes.get(key);

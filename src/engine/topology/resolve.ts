@@ -108,7 +108,7 @@ export function resolveSystem(spec: SystemSpec): System {
     nvlsCapable: nvls,
     hasSwitch: spec.intraNode === 'nvswitch',
     nicsPerNode,
-    hostStaged: spec.intraNode === 'pcie' && spec.p2p === false,
+    hostStaged: node0.hostStaged,
     idealised: false,
     ringOrders: ringOrders.length > 0 ? ringOrders : [Array.from({ length: gpusPerNode }, (_, i) => i)],
   };

@@ -4,6 +4,12 @@ import type { GBps, Micros } from '../units';
 
 export type IntraNodeFabric = 'nvswitch' | 'nvlink-mesh' | 'nvlink-bridge' | 'pcie' | 'uniform-ring';
 
+/** NCCL_P2P_LEVEL's PCIe values: the farthest GPU-to-GPU path NCCL still crosses peer to peer (LOC: none). */
+export type P2pLevel = 'LOC' | 'PIX' | 'PXB' | 'PHB' | 'SYS';
+
+/** The host CPU's maker, which NCCL's default P2P level depends on (paths.cc). */
+export type CpuVendor = 'intel' | 'amd' | 'arm';
+
 export interface NicSpec {
   /** Line rate of one NIC in Gb/s (400 for NDR). */
   readonly gbps: number;
@@ -60,8 +66,15 @@ export interface SystemSpec {
   readonly intraNode: IntraNodeFabric;
   /** In-switch reduction (NVLink SHARP). Defaults to what the GPU and fabric support. */
   readonly nvls?: boolean;
-  /** GPU peer-to-peer over PCIe; without it, traffic is staged through host memory. */
+  /**
+   * GPU peer-to-peer over PCIe: false when the driver refuses it (or NCCL_P2P_DISABLE=1), so all traffic is staged
+   * through host memory. When true (the default) NCCL still stages pairs farther apart than its P2P level.
+   */
   readonly p2p?: boolean;
+  /** NCCL_P2P_LEVEL: overrides NCCL's default level (PXB from NCCL 2.23; see topology/p2p-level.ts). */
+  readonly p2pLevel?: P2pLevel;
+  /** The host CPU's maker (default intel): NCCL allows P2P through AMD CPUs on hosts of at most two GPUs. */
+  readonly cpuVendor?: CpuVendor;
   readonly pcieGen?: 3 | 4 | 5 | 6;
   /** PCIe boxes: GPUs per CPU socket (the rest cross the inter-socket link). */
   readonly gpusPerSocket?: number;

@@ -38,8 +38,8 @@ function perturbed(d: CalibrationDataset, factor: number): CalibrationDataset {
 test('the refit module knows the engine constants by their current values', () => {
   assert.equal(ENGINE_VALUES.LAUNCH_PER_GPU_US, K.LAUNCH_PER_GPU_US);
   assert.equal(ENGINE_VALUES.OVERLAP_SHARPNESS, K.OVERLAP_SHARPNESS);
-  assert.equal(ENGINE_VALUES['intraStepLatencyScale(sm>=89)'], K.intraStepLatencyScale(90));
-  assert.equal(ENGINE_VALUES['intraStepLatencyScale(sm<89)'], K.intraStepLatencyScale(80));
+  assert.equal(ENGINE_VALUES['intraStepLatencyScale(sm>=89)'], K.intraStepLatencyScale(90, 'nvlink'));
+  assert.equal(ENGINE_VALUES['intraStepLatencyScale(sm<89)'], K.intraStepLatencyScale(80, 'nvlink'));
   assert.equal(ENGINE_VALUES['nvlinkBridgeEfficiency(NVLink4)'], K.nvlinkBridgeEfficiency(4));
   assert.equal(ENGINE_VALUES.HOST_MEMORY_GBPS, K.HOST_MEMORY_GBPS);
 });

@@ -62,10 +62,11 @@ test('every route is a chain of links from the sender GPU to the receiver GPU (r
           for (let k = 0; k < route.length; k++) {
             const link = links[route[k]];
             assert.ok(link, `${where}: link ${route[k]} does not exist`);
-            // A host-staged route crosses the same memory link twice, there and back.
+            // A host-staged route crosses the same memory link twice, there and back: the second crossing brings
+            // the data back to the CPU it left from.
             const repeat = k > 0 && route[k] === route[k - 1];
             if (!repeat) assert.equal(link.from, at, `${where}: hop ${k} starts at ${link.from}, not ${at}`);
-            at = link.to;
+            at = repeat ? link.from : link.to;
           }
           const last = links[route[route.length - 1]];
           assert.equal(

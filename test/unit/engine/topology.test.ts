@@ -82,7 +82,8 @@ test('without P2P, PCIe traffic is staged through host memory', () => {
     route.some((l) => l.kind === 'host'),
     route.map((l) => l.id).join(' '),
   );
-  const p2p = resolveSystem({ ...presetSystem('pcie-4090x8')!, p2p: true });
+  // With P2P on, NCCL's default level (PXB from 2.23) still stages GPUs on root ports; NCCL_P2P_LEVEL=SYS lifts it.
+  const p2p = resolveSystem({ ...presetSystem('pcie-4090x8')!, p2p: true, p2pLevel: 'SYS' });
   assert.ok(p2p.fabric.route(0, 1).every((i) => p2p.topology.links[i].kind === 'pcie'));
   const crossSocket = p2p.fabric.route(0, 7).map((i) => p2p.topology.links[i].kind);
   assert.ok(crossSocket.includes('inter-socket'));
