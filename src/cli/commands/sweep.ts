@@ -104,7 +104,7 @@ export const sweepCommand: CliCommand = defineCommand({
     {
       name: 'jobs',
       value: 'n',
-      help: 'Simulate sizes on at most n worker threads (default: one per core; 1 runs them one by one)',
+      help: 'Simulate sizes on at most n worker threads (default: one per two cores; 1 runs them one by one)',
     },
   ],
   epilog: catalogueHelp,

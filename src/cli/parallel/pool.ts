@@ -1,7 +1,7 @@
-// Spreads independent simulations over worker threads (dist/cli-worker.js, one per core at most) and puts their
-// results back in the order of the tasks. With one core, one task, --jobs 1 or no worker bundle (running from the
-// sources) it runs them here, one after another, through the same runTask, so the output is the same bytes
-// either way. Cancelling (the signal, or SIGINT when asked to listen) terminates every worker at once: a
+// Spreads independent simulations over worker threads (dist/cli-worker.js, one per two cores unless --jobs says
+// otherwise) and puts their results back in the order of the tasks. With two cores or fewer, one task, --jobs 1 or
+// no worker bundle (running from the sources) it runs them here, one after another, through the same runTask, so
+// the output is the same bytes either way. Cancelling (the signal, or SIGINT when asked to listen) terminates every worker at once: a
 // synchronous simulation cannot be interrupted otherwise.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -20,7 +20,7 @@ export class CancelledError extends Error {
 }
 
 export interface PoolOptions {
-  /** Upper bound on worker threads (--jobs); by default one per available core. */
+  /** Upper bound on worker threads (--jobs); by default one per two available cores (see workerCount). */
   readonly jobs?: number;
   /** The worker bundle; by default cli-worker.js beside this bundle, when it exists. */
   readonly workerScript?: string;
@@ -41,9 +41,14 @@ export interface PoolRun<R> {
   readonly workers: number;
 }
 
-/** Workers for `tasks` tasks: never more than the tasks, the cores the process may use, or --jobs. */
+/**
+ * Workers for `tasks` tasks: never more than the tasks, the cores the process may use, or --jobs; by default one per
+ * two cores. Each thread that simulates keeps about one more core busy with V8's compiler and collector threads
+ * (measured on the 1,024- and 16,384-GPU sweeps: the main thread's CPU time again, on helper threads), and each
+ * worker compiles the simulator again, so on two cores the workers only added CPU time (docs/performance.md).
+ */
 export function workerCount(tasks: number, jobs?: number, cores = availableParallelism()): number {
-  return Math.max(1, Math.min(tasks, cores, jobs ?? cores));
+  return Math.max(1, Math.min(tasks, cores, jobs ?? Math.floor(cores / 2)));
 }
 
 /** cli-worker.js next to the running bundle (dist/), or undefined when running from the sources. */

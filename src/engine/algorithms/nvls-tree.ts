@@ -3,9 +3,9 @@
 // other for the first chunk and all at once in the pipeline's steady round.
 //
 // On identical nodes with a NIC per GPU one rail (local GPU 0) stands for all, but that rail's trees still have a
-// flow per node: 65 k flows at 16,384 nodes. There the stages are packed straight into the solver's typed arrays
-// (the same numbers transfer() and pack() would give: the packing test compares them), and the Flow objects are
-// built only when a trace or the full path reads them.
+// flow per node: 65 k flows at 16,384 nodes; an edited system has a flow per GPU. The stages are packed straight
+// into the solver's typed arrays (the same numbers transfer() and pack() would give: the packing test compares
+// them), and the Flow objects are built only when a trace or the full path reads them.
 import * as K from '../constants';
 import type { FlowSet } from '../sim/maxmin';
 import type { PackedFlows, PhaseRun } from '../sim/packed';
@@ -48,7 +48,7 @@ function treeShape(nodes: number, t: number): { parent: Int32Array; depth: Int32
 
 /**
  * The tree stages, reduction (deepest first) then broadcast (shallowest first). `symmetric`: local GPU 0 stands for
- * every local GPU (its flows represent g each) and the stages are packed.
+ * every local GPU (its flows represent g each); either way the stages are packed.
  */
 export function nvlsTreeStages(
   ctx: BuildContext,
@@ -108,20 +108,23 @@ export function nvlsTreeStages(
   return order.map((d, i) => {
     const up = i < depth;
     const phase = up ? ('exchange' as const) : ('broadcast' as const);
-    if (!symmetric) return { flows: flowsOf(d, up), phase, latencyUs: latencies[i] };
     let built: Flow[] | undefined;
     return {
       get flows() {
         return (built ??= flowsOf(d, up));
       },
-      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, represents),
+      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, symmetric),
       phase,
       latencyUs: latencies[i],
     };
   });
 }
 
-/** One depth's flows of local GPU 0, packed as pack(flowsOf(...)) would pack them. */
+/**
+ * One depth's flows packed as pack(flowsOf(...)) would pack them: local GPU 0's, standing for every local GPU, when
+ * `symmetric`, else every local GPU's in turn (an edited system runs node by node, and its tens of thousands of flows
+ * are packed without a Flow object each as well).
+ */
 function packDepth(
   ctx: BuildContext,
   members: DepthMembers,
@@ -129,12 +132,14 @@ function packDepth(
   weights: readonly number[],
   payload: number,
   up: boolean,
-  represents: number,
+  symmetric: boolean,
 ): PackedFlows {
   const { system } = ctx;
   const g = system.gpusPerNode;
+  const locals = symmetric ? 1 : g;
+  const represents = symmetric ? g : 1;
   const { trees, nodes } = members;
-  const n = trees.length;
+  const n = trees.length * locals;
   // As transfer(): the receiver's memory is charged for a reduction, off the idealised fabric.
   const reduce = up && !system.fabric.idealised;
   const wire = wireBytes(ctx, payload);
@@ -152,6 +157,14 @@ function packDepth(
       routes.push(system.fabric.route(parent, child));
     }
     entries += routes[i].length + (reduce ? 1 : 0);
+  for (let i = 0; i < trees.length; i++) {
+    for (let local = 0; local < locals; local++) {
+      const child = nodes[i] * g + local;
+      const parent = shapes[trees[i]].parent[nodes[i]] * g + local;
+      const route = up ? system.fabric.route(child, parent) : system.fabric.route(parent, child);
+      routes.push(route);
+      entries += route.length + (reduce ? 1 : 0);
+    }
   }
   const set: FlowSet = {
     count: n,
@@ -165,14 +178,15 @@ function packDepth(
   const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
   const phase = up ? ('exchange' as const) : ('broadcast' as const);
   let k = 0;
-  for (let i = 0; i < n; i++) {
+  for (let f = 0; f < n; f++) {
+    const i = Math.floor(f / locals);
     const weight = weights[trees[i]];
-    set.weight[i] = weight;
-    set.start[i] = k;
-    const route = routes[i];
+    set.weight[f] = weight;
+    set.start[f] = k;
+    const route = routes[f];
     for (let h = 0; h < route.length; h++) set.resource[k++] = route[h];
     if (reduce) {
-      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g;
+      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g + (f % locals);
       set.coefficient[k++] = memoryCoefficient;
     }
     const term = wire * weight * represents;

@@ -53,7 +53,27 @@ export function packFlows(flows: readonly Flow[]): PackedFlows {
   return { set: pack(flows), runs: phaseRuns(flows), maxReduceBytes };
 }
 
-/** Several packed flow lists as one, in order. */
+/** The size-free arrays of a concatenation, and the parts' arrays it was made from. */
+interface Concatenation {
+  readonly parts: readonly FlowSet[];
+  readonly start: Int32Array;
+  readonly resource: Int32Array;
+  readonly coefficient: Float64Array;
+  readonly weight: Float64Array;
+}
+
+const CONCATENATIONS = new WeakMap<Int32Array, Concatenation>();
+
+/** Whether two sets share every array that does not depend on the message size. */
+function sameArrays(a: FlowSet, b: FlowSet): boolean {
+  return a.resource === b.resource && a.start === b.start && a.coefficient === b.coefficient && a.weight === b.weight;
+}
+
+/**
+ * Several packed flow lists as one, in order. When the parts share their size-free arrays with the parts of an
+ * earlier concatenation (a sweep's sizes on one tree, see algorithms/tree.ts), its arrays are shared too, so what
+ * is derived from them (uniform-round.ts) is computed once; only the sizes and ceilings are copied.
+ */
 export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
   let count = 0;
   let entries = 0;
@@ -61,7 +81,22 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
     count += part.set.count;
     entries += part.set.resource.length;
   }
-  const set = allocateFlowSet(count, entries);
+  const earlier = parts.length > 0 ? CONCATENATIONS.get(parts[0].set.resource) : undefined;
+  const reuse =
+    earlier !== undefined &&
+    earlier.parts.length === parts.length &&
+    parts.every((part, i) => sameArrays(part.set, earlier.parts[i]));
+  const set: FlowSet = reuse
+    ? {
+        count,
+        bytes: new Float64Array(count),
+        weight: earlier.weight,
+        capRate: new Float64Array(count),
+        start: earlier.start,
+        resource: earlier.resource,
+        coefficient: earlier.coefficient,
+      }
+    : allocateFlowSet(count, entries);
   let f = 0;
   let k = 0;
   const runs: PhaseRun[] = [];
@@ -69,17 +104,31 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
   for (const part of parts) {
     const p = part.set;
     set.bytes.set(p.bytes, f);
-    set.weight.set(p.weight, f);
     set.capRate.set(p.capRate, f);
-    for (let i = 0; i < p.count; i++) set.start[f + i] = p.start[i] + k;
-    set.resource.set(p.resource, k);
-    set.coefficient.set(p.coefficient, k);
+    if (!reuse) {
+      set.weight.set(p.weight, f);
+      for (let i = 0; i < p.count; i++) set.start[f + i] = p.start[i] + k;
+      set.resource.set(p.resource, k);
+      set.coefficient.set(p.coefficient, k);
+    }
     f += p.count;
     k += p.resource.length;
     runs.push(...part.runs);
     maxReduceBytes = Math.max(maxReduceBytes, part.maxReduceBytes);
   }
-  set.start[count] = k;
+  if (!reuse) {
+    set.start[count] = k;
+    if (parts.length > 0) {
+      const { start, resource, coefficient, weight } = set;
+      CONCATENATIONS.set(parts[0].set.resource, {
+        parts: parts.map((p) => p.set),
+        start,
+        resource,
+        coefficient,
+        weight,
+      });
+    }
+  }
   return { set, runs, maxReduceBytes };
 }
 

@@ -8,6 +8,11 @@
 // has one level and one size. Each resource then passes the checks of uniform-level.ts at its level, so the filling
 // of each component gives every flow exactly its level (see uniform-level.ts), and each flow finishes after
 // bytes / level in one step, as runFlows computes it. When any condition fails the caller runs the components.
+//
+// Ceilings. A flow whose ceiling lies strictly below its level is capped: its level is the ceiling. Where every flow
+// on a resource is capped, at one ceiling and one size, the component's smallest share exceeds the ceiling, so the
+// filling's first step freezes every flow of it at exactly the ceiling (no subtraction decides anything) and each
+// finishes after bytes / ceiling. Trees of small messages run so: NCCL's per-channel ceiling binds, not a link.
 import type { FlowSet } from './maxmin';
 import { resourceAtLevel, USE_GRID } from './uniform-level';
 
@@ -33,7 +38,115 @@ export function uniformRound(
   scratch: Int32Array,
 ): UniformPart | undefined {
   const n = flows.count;
-  const { start, resource, coefficient, weight, bytes, capRate } = flows;
+  const { start, bytes, capRate } = flows;
+  const { localOf, capacity, demand, entries, smallestUse, offGrid, own } = roundStructure(
+    flows,
+    capacityGBps,
+    scratch,
+  );
+  const m = capacity.length;
+  // A flow is left to the solver when it moves nothing (it finishes at once) or, unless it is capped, when a use is
+  // off the exact grid.
+  const left = new Uint8Array(n);
+  for (let f = 0; f < n; f++) if (!(bytes[f] > 0)) left[f] = 1;
+  // Each flow's level, and each resource's level, size and whether its flows are capped (NaN until a flow claims it).
+  const level = new Float64Array(n);
+  const resourceLevel = new Float64Array(m).fill(NaN);
+  const resourceBytes = new Float64Array(m).fill(NaN);
+  const resourceCapped = new Uint8Array(m);
+  const leftResource = new Uint8Array(m);
+  for (let f = 0; f < n; f++) {
+    const capped = capRate[f] < own[f] ? 1 : 0;
+    if (!(own[f] > 0 && own[f] < Infinity) || (offGrid[f] && !capped)) left[f] = 1;
+    const flowLevel = capped ? capRate[f] : own[f];
+    level[f] = flowLevel;
+    for (let k = start[f]; k < start[f + 1]; k++) {
+      const id = localOf[k];
+      if (Number.isNaN(resourceLevel[id])) {
+        resourceLevel[id] = flowLevel;
+        resourceBytes[id] = bytes[f];
+        resourceCapped[id] = capped;
+      } else if (resourceLevel[id] !== flowLevel || resourceBytes[id] !== bytes[f] || resourceCapped[id] !== capped)
+        leftResource[id] = 1;
+    }
+  }
+  for (let id = 0; id < m; id++) {
+    // A resource of capped flows has a share above their ceiling: nothing on it needs to be exact.
+    if (leftResource[id] || resourceCapped[id] || !(demand[id] > 1e-12)) continue;
+    if (resourceAtLevel(capacity[id], demand[id], entries[id], smallestUse[id], resourceLevel[id]) < 0)
+      leftResource[id] = 1;
+  }
+  if (!closeOverSharing(flows, localOf, left, leftResource)) return undefined;
+  // Every solved flow's level is the share of one of its resources, which the checks showed tight and exact there,
+  // or its own ceiling, which every flow of its component shares and which lies below all their shares.
+  const solved = new Uint8Array(n);
+  const finish = new Float64Array(n);
+  let duration = 0;
+  for (let f = 0; f < n; f++) {
+    if (left[f]) continue;
+    solved[f] = 1;
+    finish[f] = bytes[f] / level[f];
+    duration = Math.max(duration, finish[f]);
+  }
+  return { solved, finishUs: finish, durationUs: duration };
+}
+
+/**
+ * What the checks read of a round besides its sizes and ceilings: each entry's local resource, each resource's
+ * capacity, demand (uses summed in flow order), entry count and smallest use, each flow's own share (the smallest
+ * capacity / demand on its path) and whether a use is off the exact grid. The arrays of a set are never written after
+ * packing, so a sweep's sizes that share a round's arrays (algorithms/tree.ts) share this too.
+ */
+interface RoundStructure {
+  readonly start: Int32Array;
+  readonly coefficient: Float64Array;
+  readonly weight: Float64Array;
+  readonly localOf: Int32Array;
+  readonly globalOf: Int32Array;
+  readonly capacity: Float64Array;
+  readonly demand: Float64Array;
+  readonly entries: Float64Array;
+  readonly smallestUse: Float64Array;
+  readonly offGrid: Uint8Array;
+  readonly own: Float64Array;
+}
+
+const STRUCTURES = new WeakMap<Int32Array, RoundStructure>();
+
+function roundStructure(
+  flows: FlowSet,
+  capacityGBps: (resource: number) => number,
+  scratch: Int32Array,
+): RoundStructure {
+  const cached = STRUCTURES.get(flows.resource);
+  if (
+    cached &&
+    cached.start === flows.start &&
+    cached.coefficient === flows.coefficient &&
+    cached.weight === flows.weight &&
+    sameCapacities(cached, capacityGBps)
+  )
+    return cached;
+  const structure = buildStructure(flows, capacityGBps, scratch);
+  STRUCTURES.set(flows.resource, structure);
+  return structure;
+}
+
+/** Whether the capacities read when the structure was built are the ones `capacityGBps` gives now. */
+function sameCapacities(structure: RoundStructure, capacityGBps: (resource: number) => number): boolean {
+  const { globalOf, capacity } = structure;
+  for (let id = 0; id < capacity.length; id++)
+    if (capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS !== capacity[id]) return false;
+  return true;
+}
+
+function buildStructure(
+  flows: FlowSet,
+  capacityGBps: (resource: number) => number,
+  scratch: Int32Array,
+): RoundStructure {
+  const n = flows.count;
+  const { start, resource, coefficient, weight } = flows;
   const localOf = new Int32Array(resource.length);
   const globalOf = new Int32Array(resource.length);
   let m = 0;
@@ -51,13 +164,11 @@ export function uniformRound(
   const demand = new Float64Array(m);
   const entries = new Float64Array(m);
   const smallestUse = new Float64Array(m).fill(Infinity);
-  // A flow is left to the solver when it moves nothing (it finishes at once) or a use is off the exact grid.
-  const left = new Uint8Array(n);
+  const offGrid = new Uint8Array(n);
   for (let f = 0; f < n; f++) {
-    if (!(bytes[f] > 0)) left[f] = 1;
     for (let k = start[f]; k < start[f + 1]; k++) {
       const use = coefficient[k] * weight[f];
-      if (!Number.isInteger(use * USE_GRID)) left[f] = 1;
+      if (!Number.isInteger(use * USE_GRID)) offGrid[f] = 1;
       const id = localOf[k];
       demand[id] += use;
       entries[id]++;
@@ -87,25 +198,29 @@ export function uniformRound(
         resourceLevel[id] = own;
         resourceBytes[id] = bytes[f];
       } else if (resourceLevel[id] !== own || resourceBytes[id] !== bytes[f]) leftResource[id] = 1;
-    }
-  }
-  for (let id = 0; id < m; id++) {
-    if (leftResource[id] || !(demand[id] > 1e-12)) continue;
-    if (resourceAtLevel(capacity[id], demand[id], entries[id], smallestUse[id], resourceLevel[id]) < 0)
-      leftResource[id] = 1;
-  }
-  if (!closeOverSharing(flows, localOf, left, leftResource)) return undefined;
-  // Every solved flow's level is the share of one of its resources, which the checks showed tight and exact there.
-  const solved = new Uint8Array(n);
-  const finish = new Float64Array(n);
-  let duration = 0;
+  for (let id = 0; id < m; id++) capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
+  const own = new Float64Array(n);
   for (let f = 0; f < n; f++) {
-    if (left[f]) continue;
-    solved[f] = 1;
-    finish[f] = bytes[f] / level[f];
-    duration = Math.max(duration, finish[f]);
+    let share = Infinity;
+    for (let k = start[f]; k < start[f + 1]; k++) {
+      const id = localOf[k];
+      if (demand[id] > 1e-12) share = Math.min(share, capacity[id] / demand[id]);
+    }
+    own[f] = share;
   }
-  return { solved, finishUs: finish, durationUs: duration };
+  return {
+    start,
+    coefficient,
+    weight,
+    localOf,
+    globalOf: globalOf.slice(0, m),
+    capacity,
+    demand,
+    entries,
+    smallestUse,
+    offGrid,
+    own,
+  };
 }
 
 /**

@@ -28,10 +28,12 @@ const needsBuild = existsSync(WORKER) ? false : 'needs `npm run build` (dist/cli
 const silent: Progress = { update: () => undefined, finish: () => undefined };
 const CORES = availableParallelism();
 
-test('the worker count is bounded by the tasks, the cores and --jobs, and is one on one core', () => {
+test('the worker count is bounded by the tasks, the cores and --jobs, one per two cores by default', () => {
   assert.equal(workerCount(31, undefined, 1), 1);
   assert.equal(workerCount(31, 8, 1), 1);
-  assert.equal(workerCount(31, undefined, 16), 16);
+  assert.equal(workerCount(31, undefined, 16), 8);
+  assert.equal(workerCount(31, undefined, 2), 1);
+  assert.equal(workerCount(31, 2, 2), 2);
   assert.equal(workerCount(31, 4, 16), 4);
   assert.equal(workerCount(3, undefined, 16), 3);
   assert.equal(workerCount(0, undefined, 16), 1);

@@ -46,6 +46,8 @@ function treeLikeRound(next: () => number): Case {
   const bytes = pick(next, [65536, 1e6, 4096 / 0.9375]);
   const memoryCoefficient = pick(next, [3, 2.8125, 3 * 0.9]);
   const memoryCharged = next() < 0.5;
+  // Trees of small messages: every flow under one per-channel ceiling (NCCL's), below or near the links' shares.
+  const sharedCap = next() < 0.3 ? pick(next, [1e3, 5e3, 12e3, 24e3, 48e3 / 3]) : undefined;
   const start = new Int32Array(count + 1);
   const resource: number[] = [];
   const coefficient: number[] = [];
@@ -57,7 +59,8 @@ function treeLikeRound(next: () => number): Case {
     start[f] = resource.length;
     byteList[f] = next() < 0.01 ? bytes / 2 : bytes;
     weight[f] = pick(next, weights);
-    capRate[f] = next() < 0.98 ? pick(next, [30e3, Infinity]) : 1e3;
+    capRate[f] =
+      sharedCap !== undefined && next() < 0.99 ? sharedCap : next() < 0.98 ? pick(next, [30e3, Infinity]) : 1e3;
     resource.push(2 * from);
     coefficient.push(1);
     if (next() < 0.1) {
@@ -138,6 +141,7 @@ test('the uniform round answers only with the solver’s finish times, bit for b
   let solvedFlows = 0;
   let leftFlows = 0;
   let wholeRounds = 0;
+  let cappedSolved = 0;
   for (let seed = 1; seed <= 3000; seed++) {
     const { flows, capacityGBps, resources } = treeLikeRound(random(seed));
     const reference = referenceFinish(flows, capacityGBps);
@@ -149,6 +153,7 @@ test('the uniform round answers only with the solver’s finish times, bit for b
           continue;
         }
         solvedFlows++;
+        if (part.finishUs[f] === flows.bytes[f] / flows.capRate[f]) cappedSolved++;
         assert.equal(part.finishUs[f], reference[f], `seed ${seed}: flow ${f}`);
       }
       if (part.solved.every((s) => s === 1)) wholeRounds++;
@@ -161,6 +166,7 @@ test('the uniform round answers only with the solver’s finish times, bit for b
   assert.ok(solvedFlows > 8000, `only ${solvedFlows} flows solved by the shortcut`);
   assert.ok(leftFlows > 20000, `only ${leftFlows} flows left to the solver`);
   assert.ok(wholeRounds > 200, `only ${wholeRounds} whole rounds solved by the shortcut`);
+  assert.ok(cappedSolved > 3000, `only ${cappedSolved} flows solved at their ceiling`);
 });
 
 test('significandBits counts the bits between the highest and lowest set bit', () => {
