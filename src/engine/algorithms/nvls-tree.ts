@@ -147,23 +147,19 @@ function packDepth(
   const capRate = channelCapGBps(ctx) * 1e3;
   // memoryResource(system, rank) is this base plus the rank.
   const memoryBase = memoryResource(system, 0);
-  // Going up, each flow's route is the one its member holds already (child to parent, local GPU 0).
-  const routes: (readonly number[])[] = up ? members.paths : [];
+  // Going up on identical nodes, each flow's route is the one its member holds already (child to parent, local
+  // GPU 0); an edited system routes every local GPU itself.
+  const reuse = up && symmetric;
+  const routes: (readonly number[])[] = reuse ? members.paths : [];
   let entries = 0;
-  for (let i = 0; i < n; i++) {
-    if (!up) {
-      const child = nodes[i] * g;
-      const parent = shapes[trees[i]].parent[nodes[i]] * g;
-      routes.push(system.fabric.route(parent, child));
-    }
-    entries += routes[i].length + (reduce ? 1 : 0);
   for (let i = 0; i < trees.length; i++) {
     for (let local = 0; local < locals; local++) {
-      const child = nodes[i] * g + local;
-      const parent = shapes[trees[i]].parent[nodes[i]] * g + local;
-      const route = up ? system.fabric.route(child, parent) : system.fabric.route(parent, child);
-      routes.push(route);
-      entries += route.length + (reduce ? 1 : 0);
+      if (!reuse) {
+        const child = nodes[i] * g + local;
+        const parent = shapes[trees[i]].parent[nodes[i]] * g + local;
+        routes.push(up ? system.fabric.route(child, parent) : system.fabric.route(parent, child));
+      }
+      entries += routes[i * locals + local].length + (reduce ? 1 : 0);
     }
   }
   const set: FlowSet = {

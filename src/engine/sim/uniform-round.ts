@@ -176,28 +176,6 @@ function buildStructure(
     }
   }
   const capacity = new Float64Array(m);
-  // Each resource's share, divided once rather than once per flow crossing it (the same quotient either way).
-  const share = new Float64Array(m);
-  for (let id = 0; id < m; id++) {
-    capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
-    share[id] = demand[id] > 1e-12 ? capacity[id] / demand[id] : Infinity;
-  }
-  // Each flow's level, and each resource's level and size (NaN until a flow claims it).
-  const level = new Float64Array(n);
-  const resourceLevel = new Float64Array(m).fill(NaN);
-  const resourceBytes = new Float64Array(m).fill(NaN);
-  const leftResource = new Uint8Array(m);
-  for (let f = 0; f < n; f++) {
-    let own = Infinity;
-    for (let k = start[f]; k < start[f + 1]; k++) own = Math.min(own, share[localOf[k]]);
-    if (!(own > 0 && own < Infinity) || capRate[f] < own) left[f] = 1;
-    level[f] = own;
-    for (let k = start[f]; k < start[f + 1]; k++) {
-      const id = localOf[k];
-      if (Number.isNaN(resourceLevel[id])) {
-        resourceLevel[id] = own;
-        resourceBytes[id] = bytes[f];
-      } else if (resourceLevel[id] !== own || resourceBytes[id] !== bytes[f]) leftResource[id] = 1;
   for (let id = 0; id < m; id++) capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
   const own = new Float64Array(n);
   for (let f = 0; f < n; f++) {
