@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { buildNvls } from '../../../src/engine/algorithms/nvls';
 import { channelsFor } from '../../../src/engine/channels';
 import { resolveSystem, type Protocol, type SystemSpec } from '../../../src/engine/index';
-import { pack, phaseRuns, phaseShares } from '../../../src/engine/sim/packed';
 import { runSchedule } from '../../../src/engine/sim/run';
 import { random, pick } from './support/random';
+import { assertPackedMatchesFlows } from './support/packed-round';
 
 test('packed NVLSTree stages equal the packed Flow objects (random systems)', () => {
   let packedRounds = 0;
@@ -35,15 +35,7 @@ test('packed NVLSTree stages equal the packed Flow objects (random systems)', ()
     for (const [i, round] of schedule.rounds.entries()) {
       if (!round.packed) continue;
       packedRounds++;
-      const flows = round.flows;
-      const expected = pack(flows);
-      const actual = round.packed.set;
-      assert.equal(actual.count, expected.count, `${where} round ${i}: count`);
-      for (const key of ['bytes', 'weight', 'capRate', 'start', 'resource', 'coefficient'] as const)
-        assert.deepEqual(Array.from(actual[key]), Array.from(expected[key]), `${where} round ${i}: ${key}`);
-      assert.deepEqual(phaseShares(round.packed.runs), phaseShares(phaseRuns(flows)), `${where} round ${i}: shares`);
-      const maxReduce = flows.reduce((max, flow) => Math.max(max, flow.reduceBytes), 0);
-      assert.equal(round.packed.maxReduceBytes, maxReduce, `${where} round ${i}: largest reduction`);
+      assertPackedMatchesFlows(round.packed, round.flows, `${where} round ${i}`);
     }
     // The packed run equals a run of the same schedule's Flow objects (a trace reads the objects).
     const fromPacked = runSchedule(system, schedule, { full: false });

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { buildTree } from '../../../src/engine/algorithms/tree';
 import { channelsFor } from '../../../src/engine/channels';
 import { resolveSystem, type Protocol, type SystemSpec } from '../../../src/engine/index';
-import { pack, phaseRuns, phaseShares } from '../../../src/engine/sim/packed';
 import { runSchedule } from '../../../src/engine/sim/run';
 import type { Schedule } from '../../../src/engine/sim/schedule';
 import { random, pick } from './support/random';
+import { assertPackedMatchesFlows } from './support/packed-round';
 
 /** The same schedule with every round's Flow objects and no packed arrays. */
 function unpacked(schedule: Schedule): Schedule {
@@ -48,17 +48,9 @@ test('packed tree stages equal the packed Flow objects, size after size (random 
       for (const [i, round] of schedule.rounds.entries()) {
         assert.ok(round.packed, `${where} round ${i}: packed`);
         packedRounds++;
-        const flows = round.flows;
-        const expected = pack(flows);
-        const actual = round.packed.set;
-        assert.equal(actual.count, expected.count, `${where} round ${i}: count`);
-        for (const key of ['bytes', 'weight', 'capRate', 'start', 'resource', 'coefficient'] as const)
-          assert.deepEqual(Array.from(actual[key]), Array.from(expected[key]), `${where} round ${i}: ${key}`);
-        assert.deepEqual(phaseShares(round.packed.runs), phaseShares(phaseRuns(flows)), `${where} round ${i}: shares`);
-        const maxReduce = flows.reduce((max, flow) => Math.max(max, flow.reduceBytes), 0);
-        assert.equal(round.packed.maxReduceBytes, maxReduce, `${where} round ${i}: largest reduction`);
+        assertPackedMatchesFlows(round.packed, round.flows, `${where} round ${i}`);
         const before = previous?.rounds[i]?.packed?.set;
-        if (before && before.resource === actual.resource) sharedRounds++;
+        if (before && before.resource === round.packed.set.resource) sharedRounds++;
       }
       const fromPacked = runSchedule(system, schedule, { full: false });
       const fromFlows = runSchedule(system, unpacked(schedule), { full: false });
