@@ -165,12 +165,10 @@ test('CP003: zero_grad before accelerator.backward and the step in one straight 
     '        if self.accelerator.sync_gradients:\n            self.optimizer.step()',
   );
   assert.deepEqual(summary(await analyze(guarded)), []);
-  // DeepSpeed takes over zero_grad and the step: a plugin, or keywords the file does not show, may bring it.
-  for (const extra of [', deepspeed_plugin=plugin', ', **accelerator_kwargs']) {
-    const deepspeed = ACCELERATE.replace(
-      'gradient_accumulation_steps=config.gradient_accumulation_steps',
-      `gradient_accumulation_steps=config.gradient_accumulation_steps${extra}`,
-    );
-    assert.deepEqual(summary(await analyze(deepspeed)), [], extra);
-  }
+  // DeepSpeed takes over zero_grad and the step: an Accelerator given its plugin is not this bug.
+  const deepspeed = ACCELERATE.replace(
+    'gradient_accumulation_steps=config.gradient_accumulation_steps',
+    'gradient_accumulation_steps=config.gradient_accumulation_steps, deepspeed_plugin=plugin',
+  );
+  assert.deepEqual(summary(await analyze(deepspeed)), []);
 });
