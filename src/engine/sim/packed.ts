@@ -113,7 +113,8 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
     }
     f += p.count;
     k += p.resource.length;
-    runs.push(...part.runs);
+    // One push per run: an edited system's part can hold more runs than a spread call may pass as arguments.
+    for (const run of part.runs) runs.push(run);
     maxReduceBytes = Math.max(maxReduceBytes, part.maxReduceBytes);
   }
   if (!reuse) {
