@@ -3,8 +3,8 @@
 import * as vscode from 'vscode';
 import { EXAMPLE_CONFIG, untitledExampleText } from '../glue/example-copy';
 import { MODEL_PRESETS, modelPreset } from '../../config/model-presets';
-import { trainingChangesProblem, type TrainingChanges } from '../../protocol';
-import { resolveSystem, formatMicros } from '../../engine/index';
+import { trainingChangesProblem, type ChartsData, type TrainingChanges } from '../../protocol';
+import { resolveSystem, formatMicros, type TrainingRun } from '../../engine/index';
 import { runEngineTask } from '../worker/engine-client';
 import type { StepSummary } from '../worker/engine-tasks';
 import type { Ctx } from '../context';
@@ -174,24 +174,38 @@ async function profileInPanels(
     signal,
   );
   await ctx.panels.showTrace(trace);
-  ctx.panels.showCharts(
-    {
-      title: vscode.l10n.t('{0}: {1} per step on {2}', name, stepTimeText(step), systemLabel),
-      system: systemLabel,
-      phases: stepPhaseRows(step),
-      sweeps: sweepSeries(resolveSystem(run.system)),
-      assumptions: {
-        ...trainingAssumptions(run, 'profile', name, changes, MODEL_PRESETS),
-        configUri: target.toString(),
-      },
-    },
-    {
-      rerun: (next) =>
-        vscode.commands.executeCommand('collectiveProfiler.profileTrainingConfig', target, mergeChanges(changes, next)),
-    },
-  );
+  showTrainingCharts(ctx, 'profile', target, name, run, changes, {
+    title: vscode.l10n.t('{0}: {1} per step on {2}', name, stepTimeText(step), systemLabel),
+    system: systemLabel,
+    phases: stepPhaseRows(step),
+    sweeps: sweepSeries(resolveSystem(run.system)),
+  });
   ctx.log.info(
     `${name}: step ${stepTimeText(step)}, compute ${formatMicros(step.computeUs)}, exposed communication ${formatMicros(step.exposedCommUs)}, overlap ${step.overlapPct.toFixed(0)}%, ${step.collectives.length} collectives; ${run.assumed.length} assumptions, shown and changeable in the charts panel`,
+  );
+}
+
+/**
+ * The charts of a training command with its assumptions card; the card's Re-run runs the same command on the same
+ * config with the user's changes merged into the ones this run had.
+ */
+function showTrainingCharts(
+  ctx: Ctx,
+  mode: 'profile' | 'sweep',
+  target: vscode.Uri,
+  name: string,
+  run: TrainingRun,
+  changes: TrainingChanges,
+  data: Omit<ChartsData, 'assumptions'>,
+): void {
+  const command =
+    mode === 'profile' ? 'collectiveProfiler.profileTrainingConfig' : 'collectiveProfiler.sweepBucketSize';
+  ctx.panels.showCharts(
+    {
+      ...data,
+      assumptions: { ...trainingAssumptions(run, mode, name, changes, MODEL_PRESETS), configUri: target.toString() },
+    },
+    { rerun: (next) => vscode.commands.executeCommand(command, target, mergeChanges(changes, next)) },
   );
 }
 
@@ -222,19 +236,12 @@ async function sweepInPanel(
   );
   // One recommendation, the argmin of the simulated step time, in the chart and in the message alike.
   const advice = bucketAdvice(sweep, run.training.bucketBytes);
-  ctx.panels.showCharts(
-    {
-      title: vscode.l10n.t('{0}: bucket-size sweep', name),
-      system: systemLabel,
-      bucketSweep: bucketSweepRows(sweep, advice),
-      bucketAdvice: advice.text,
-      assumptions: { ...trainingAssumptions(run, 'sweep', name, changes, MODEL_PRESETS), configUri: target.toString() },
-    },
-    {
-      rerun: (next) =>
-        vscode.commands.executeCommand('collectiveProfiler.sweepBucketSize', target, mergeChanges(changes, next)),
-    },
-  );
+  showTrainingCharts(ctx, 'sweep', target, name, run, changes, {
+    title: vscode.l10n.t('{0}: bucket-size sweep', name),
+    system: systemLabel,
+    bucketSweep: bucketSweepRows(sweep, advice),
+    bucketAdvice: advice.text,
+  });
   ctx.log.info(`${name}: ${advice.text}`);
   void vscode.window.showInformationMessage(vscode.l10n.t('{0}: {1}', name, advice.text));
 }
