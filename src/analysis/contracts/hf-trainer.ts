@@ -21,7 +21,7 @@ import type { Finding, RelatedLocation, SourceRange } from '../types';
 import { ruleInfo } from '../rules';
 
 /** Releases of transformers from 4.40 on (the contract before 4.46 is the plain division, which needs none). */
-const RELEASES: readonly Version[] = [
+export const RELEASES: readonly Version[] = [
   '4.40.0 4.40.1 4.40.2 4.41.0 4.41.1 4.41.2 4.42.0 4.42.1 4.42.2 4.42.3 4.42.4 4.43.0 4.43.1 4.43.2 4.43.3 4.43.4',
   '4.44.0 4.44.1 4.44.2 4.45.0 4.45.1 4.45.2 4.46.0 4.46.1 4.46.2 4.46.3 4.47.0 4.47.1 4.48.0 4.48.1 4.48.2 4.48.3',
   '4.49.0 4.50.0 4.50.1 4.50.2 4.50.3 4.51.0 4.51.1 4.51.2 4.51.3 4.52.0 4.52.1 4.52.2 4.52.3 4.52.4 4.53.0',

@@ -10,10 +10,19 @@ import type { Finding, RelatedLocation } from '../types';
 import { ruleInfo } from '../rules';
 import type { FileClasses } from './trainer-classes';
 import { trainerHierarchy, type Located } from './hierarchy';
-import { allowsOnlyFrom, parseVersion, type Pin } from './versions';
-import { statedPins, type TrainerWorkspace } from './hf-trainer';
+import { allowedReleases, allowsOnlyFrom, compareVersions, parseVersion, type Pin, type Version } from './versions';
+import { RELEASES, statedPins, type TrainerWorkspace } from './hf-trainer';
 
 const WINDOWED_LOOP = parseVersion('4.55.0')!;
+
+/**
+ * Versions to test that the pins can be met at all from 4.55.0 on: the known 4.x releases and the 5.x minors (pins
+ * that contradict each other, `>=4.55` in one manifest and `<4.50` in another, describe no environment).
+ */
+const PROBES: readonly Version[] = [
+  ...RELEASES.filter((v) => compareVersions(v, WINDOWED_LOOP) >= 0),
+  ...Array.from({ length: 30 }, (_, minor) => [5, minor, 0]),
+];
 
 /** CP003 findings for Trainer subclasses whose `training_step` divides by the configured window size, by file. */
 export function tailWindowFindings(ws: TrainerWorkspace): Map<string, Finding[]> {
@@ -28,7 +37,7 @@ export function tailWindowFindings(ws: TrainerWorkspace): Map<string, Finding[]>
     const family = [c, ...up, ...hierarchy.descendantsOf(c)];
     if (family.some((k) => k.facts.namesWindowSize || k.facts.formsWindows)) continue;
     const pins = ws.pinsFor(c.path);
-    if (!allowsOnlyFrom(pins, WINDOWED_LOOP)) continue;
+    if (!allowsOnlyFrom(pins, WINDOWED_LOOP) || allowedReleases(pins, PROBES).allowed.length === 0) continue;
     const list = out.get(c.path) ?? [];
     out.set(c.path, [...list, tailFinding(c, pins)]);
   }

@@ -117,7 +117,11 @@ test('pins that allow a release before 4.55.0, or no pin at all, prove nothing',
     const manifests = { 'requirements.txt': `${spec}\n` };
     assert.deepEqual(await stepCodes(STEP, {}, manifests), [], spec);
   }
+  // Pins that contradict each other describe no environment.
+  const contradiction = { 'requirements.txt': 'transformers>=4.55.0\n', 'pkg/requirements.txt': 'transformers<4.50\n' };
+  assert.deepEqual(await stepCodes(STEP, {}, contradiction), []);
   assert.deepEqual(await stepCodes(STEP, {}, { 'requirements.txt': 'transformers~=4.56.1\n' }), ['CP003@15']);
+  assert.deepEqual(await stepCodes(STEP, {}, { 'requirements.txt': 'transformers>=5.2\n' }), ['CP003@15']);
   assert.deepEqual(await stepCodes(STEP, {}, { 'requirements.txt': 'transformers==4.57.*\n' }), ['CP003@15']);
 });
 
