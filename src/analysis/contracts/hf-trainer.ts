@@ -15,20 +15,13 @@
 //   they prove nothing here; 4.46.2 to 4.47 are left out for the same reason.
 // Where the workspace states no transformers version, nothing is proven: the finding is a hint, off by default.
 import { compareVersions, formatVersion, parseVersion, allowedReleases, type Pin, type Version } from './versions';
-import type { ClassFacts, FileClasses } from './trainer-classes';
+import type { FileClasses } from './trainer-classes';
+import { trainerHierarchy, type Located } from './hierarchy';
 import type { Finding, RelatedLocation, SourceRange } from '../types';
 import { ruleInfo } from '../rules';
 
-/** The bases that are transformers' Trainer, as the imports name them. */
-const TRAINER_ROOTS = new Set([
-  'transformers.Trainer',
-  'transformers.trainer.Trainer',
-  'transformers.Seq2SeqTrainer',
-  'transformers.trainer_seq2seq.Seq2SeqTrainer',
-]);
-
 /** Releases of transformers from 4.40 on (the contract before 4.46 is the plain division, which needs none). */
-const RELEASES: readonly Version[] = [
+export const RELEASES: readonly Version[] = [
   '4.40.0 4.40.1 4.40.2 4.41.0 4.41.1 4.41.2 4.42.0 4.42.1 4.42.2 4.42.3 4.42.4 4.43.0 4.43.1 4.43.2 4.43.3 4.43.4',
   '4.44.0 4.44.1 4.44.2 4.45.0 4.45.1 4.45.2 4.46.0 4.46.1 4.46.2 4.46.3 4.47.0 4.47.1 4.48.0 4.48.1 4.48.2 4.48.3',
   '4.49.0 4.50.0 4.50.1 4.50.2 4.50.3 4.51.0 4.51.1 4.51.2 4.51.3 4.52.0 4.52.1 4.52.2 4.52.3 4.52.4 4.53.0',
@@ -78,12 +71,6 @@ function span(versions: readonly Version[]): string {
   return first === last ? first : `${first} to ${last}`;
 }
 
-/** A class of the program, with the file that defines it. */
-interface Located {
-  readonly path: string;
-  readonly facts: ClassFacts;
-}
-
 export interface TrainerWorkspace {
   readonly files: ReadonlyMap<string, FileClasses>;
   /** The file a module name denotes from another file (the program's module index). */
@@ -95,54 +82,15 @@ export interface TrainerWorkspace {
 /** CP008 findings for the Trainer subclasses whose loss the Trainer leaves undivided, by file. */
 export function trainerContractFindings(ws: TrainerWorkspace, hints: boolean): Map<string, Finding[]> {
   const out = new Map<string, Finding[]>();
-  const all: Located[] = [];
-  for (const [path, file] of ws.files) for (const facts of file.classes) all.push({ path, facts });
-  const byFile = new Map<string, Map<string, Located>>();
-  for (const c of all) {
-    const m = byFile.get(c.path) ?? new Map<string, Located>();
-    byFile.set(c.path, m.set(c.facts.name, c));
-  }
-  const resolveBase = (c: Located, base: string): Located | 'trainer' | undefined => {
-    if (TRAINER_ROOTS.has(base)) return 'trainer';
-    const local = byFile.get(c.path)?.get(base);
-    if (local) return local;
-    const cut = base.lastIndexOf('.');
-    if (cut < 0) return undefined;
-    const file = ws.resolve(c.path, base.slice(0, cut));
-    return file ? byFile.get(file)?.get(base.slice(cut + 1)) : undefined;
-  };
-  // The workspace ancestors of a class up to the Trainer; undefined when a base is neither (unknown code may
-  // choose the scaling) or the chain does not reach the Trainer.
-  const chain = (c: Located, seen = new Set<Located>()): Located[] | undefined => {
-    if (seen.has(c)) return undefined;
-    seen.add(c);
-    let reaches = false;
-    const out: Located[] = [];
-    for (const base of c.facts.bases) {
-      const r = resolveBase(c, base);
-      if (r === undefined) return undefined;
-      if (r === 'trainer') {
-        reaches = true;
-        continue;
-      }
-      const up = chain(r, seen);
-      if (!up) return undefined;
-      reaches = true;
-      out.push(r, ...up);
-    }
-    return reaches ? out : undefined;
-  };
-  const ancestors = new Map<Located, Located[] | undefined>();
-  for (const c of all) ancestors.set(c, chain(c));
-  for (const c of all) {
+  const hierarchy = trainerHierarchy(ws.files, ws.resolve);
+  for (const c of hierarchy.classes) {
     const loss = c.facts.computeLoss;
-    const up = ancestors.get(c);
+    const up = hierarchy.ancestorsOf(c);
     if (!loss || !up || !loss.acceptsCount || loss.readsCount || loss.namesAccumulation) continue;
     // The class, its ancestors or a subclass that set the flag, pass `compute_loss_func` or replace
     // `training_step` choose the scaling themselves.
     if (c.facts.choosesScaling || up.some((a) => a.facts.choosesScaling)) continue;
-    const descendants = all.filter((d) => ancestors.get(d)?.includes(c));
-    if (descendants.some((d) => d.facts.choosesScaling)) continue;
+    if (hierarchy.descendantsOf(c).some((d) => d.facts.choosesScaling)) continue;
     const proof = proofFor(ws.pinsFor(c.path));
     if (proof === undefined || (proof === 'unstated' && !hints)) continue;
     const finding = trainerFinding(c, proof === 'unstated' ? undefined : proof);
@@ -153,7 +101,7 @@ export function trainerContractFindings(ws: TrainerWorkspace, hints: boolean): M
 }
 
 /** Each distinct specifier once, where it is first stated: "`transformers>=4.46.0` in setup.py:80". */
-function statedPins(pins: readonly Pin[]): string {
+export function statedPins(pins: readonly Pin[]): string {
   const seen = new Map<string, Pin>();
   for (const p of pins) if (!seen.has(p.specifier)) seen.set(p.specifier, p);
   return [...seen.values()].map((p) => `\`${p.package}${p.specifier}\` in ${p.file}:${p.line + 1}`).join('; ');

@@ -6,6 +6,7 @@ import type { Parser } from 'web-tree-sitter';
 import { parseModule } from '../parse';
 import { child, childrenOf, named, visit, type PyNode, type Source } from '../tree';
 import type { SourceRange } from '../types';
+import { readWindowDivision, type WindowDivision } from './training-step';
 
 export interface ComputeLossFacts {
   /** The `def compute_loss` name, for the related location. */
@@ -28,17 +29,27 @@ export interface ClassFacts {
   readonly choosesScaling: boolean;
   /** The `super().__init__(…)` call of the class's own `__init__`, where the Trainer reads the model's signature. */
   readonly superInit?: SourceRange;
+  /** Its own `training_step` divides the loss by the configured window size before backward (training-step.ts). */
+  readonly windowDivision?: WindowDivision;
+  /** The class names `current_gradient_accumulation_steps`, the size of the window being run. */
+  readonly namesWindowSize: boolean;
+  /** It defines `_inner_training_loop` or `get_batch_samples`, which decide how micro-batches form windows. */
+  readonly formsWindows: boolean;
 }
 
 export interface FileClasses {
   readonly classes: readonly ClassFacts[];
   /** Local name → dotted module path of the thing imported (`Trainer` → `transformers.Trainer`). */
   readonly imports: ReadonlyMap<string, string>;
+  /** The file assigns a Trainer's `_inner_training_loop`, `get_batch_samples` or `training_step` (a patch). */
+  readonly patchesLoop: boolean;
 }
 
 /** Files worth parsing: only a class that names a trainer, or a method that chooses the Trainer's scaling. */
 export function mayDefineTrainer(text: string): boolean {
-  return /\bclass\s+\w+\s*\([^)]*Trainer|compute_loss|model_accepts_loss_kwargs/.test(text);
+  return /\bclass\s+\w+\s*\([^)]*Trainer|compute_loss|model_accepts_loss_kwargs|\.(_inner_training_loop|get_batch_samples|training_step)\s*=[^=]/.test(
+    text,
+  );
 }
 
 const PARSE_BUDGET_MS = 5_000;
@@ -57,7 +68,11 @@ export function readClasses(parser: Parser, text: string): FileClasses | undefin
     }
     return n.type !== 'function_definition';
   });
-  return { classes, imports };
+  return {
+    classes,
+    imports,
+    patchesLoop: /\.\s*(_inner_training_loop|get_batch_samples|training_step)\s*=[^=]/.test(text),
+  };
 }
 
 function readImports(module: PyNode, source: Source): Map<string, string> {
@@ -106,6 +121,8 @@ function readClass(node: PyNode, source: Source, imports: ReadonlyMap<string, st
   }
   let computeLoss: ComputeLossFacts | undefined;
   let superInit: SourceRange | undefined;
+  let windowDivision: WindowDivision | undefined;
+  let formsWindows = false;
   for (const statement of named(body)) {
     const fn = statement.type === 'decorated_definition' ? child(statement, 'definition') : statement;
     if (fn?.type !== 'function_definition') continue;
@@ -113,6 +130,8 @@ function readClass(node: PyNode, source: Source, imports: ReadonlyMap<string, st
     const name = fnName ? source.textOf(fnName) : '';
     if (name === 'compute_loss' && fnName) computeLoss = readComputeLoss(fn, fnName, source);
     if (name === '__init__') superInit = superInitCall(fn, source);
+    if (name === 'training_step') windowDivision = readWindowDivision(fn, source);
+    if (name === '_inner_training_loop' || name === 'get_batch_samples') formsWindows = true;
   }
   return {
     name: source.textOf(nameNode),
@@ -121,7 +140,24 @@ function readClass(node: PyNode, source: Source, imports: ReadonlyMap<string, st
     computeLoss,
     choosesScaling: choosesScaling(body, source),
     superInit,
+    windowDivision,
+    namesWindowSize: namesIdentifier(body, source, 'current_gradient_accumulation_steps'),
+    formsWindows,
   };
+}
+
+/**
+ * The name appears in the code of the class, as an identifier or as a whole string (`getattr(self, "name", …)`);
+ * comments and prose that mention it do not count.
+ */
+function namesIdentifier(body: PyNode, source: Source, name: string): boolean {
+  let found = false;
+  visit(body, (n) => {
+    if (n.type === 'identifier' && source.textOf(n) === name) found = true;
+    if (n.type === 'string' && /^[rbuf]*("""|'''|"|')([\s\S]*)\1$/i.exec(source.textOf(n))?.[2] === name) found = true;
+    return !found;
+  });
+  return found;
 }
 
 /**

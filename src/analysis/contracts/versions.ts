@@ -151,3 +151,9 @@ export function isManifest(path: string): boolean {
   const file = path.split('/').pop() ?? '';
   return /^requirements[\w.-]*\.txt$/i.test(file) || file === 'setup.cfg' || file === 'pyproject.toml';
 }
+
+/** Whether every release the pins allow is `floor` or newer: some clause bounds the range from below at it. */
+export function allowsOnlyFrom(pins: readonly Pin[], floor: Version): boolean {
+  const fromBelow = ['>=', '>', '==', '===', '~=', '^', '~'];
+  return pins.some((p) => p.clauses.some((c) => fromBelow.includes(c.op) && compareVersions(c.version, floor) >= 0));
+}

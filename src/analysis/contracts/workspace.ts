@@ -7,13 +7,14 @@ import { isTestCode } from '../analyze';
 import type { Finding } from '../types';
 import { readClasses, type FileClasses } from './trainer-classes';
 import { pinsInText, type Pin } from './versions';
-import { trainerContractFindings } from './hf-trainer';
+import { trainerContractFindings, type TrainerWorkspace } from './hf-trainer';
+import { tailWindowFindings } from './tail-window';
 
 const PACKAGE = 'transformers';
 
 interface Entry {
   readonly text: string;
-  /** The text defines a `compute_loss` (read once per text: the editor asks on every edit). */
+  /** The text defines a `compute_loss` or `training_step` (read once per text: the editor asks on every edit). */
   readonly overrides: boolean;
   readonly classes?: FileClasses;
   readonly pins: readonly Pin[];
@@ -31,7 +32,11 @@ export class ContractIndex {
   setFile(path: string, text: string): void {
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
-    this.files.set(path, { text, overrides: text.includes('def compute_loss'), pins: pythonPins(path, text) });
+    this.files.set(path, {
+      text,
+      overrides: /def (compute_loss|training_step)\b/.test(text),
+      pins: pythonPins(path, text),
+    });
   }
 
   removeFile(path: string): void {
@@ -49,8 +54,8 @@ export class ContractIndex {
     paths: readonly string[],
     options: { hints?: boolean; scopeOf: (path: string) => string },
   ): Map<string, Finding[]> {
-    // Nothing is judged without an override of compute_loss, and nothing is proven without a pin: then no file
-    // needs the parse (most code bases).
+    // Nothing is judged without an override of compute_loss or training_step, and nothing is proven without a
+    // pin: then no file needs the parse (most code bases).
     const overrides = [...this.files.values()].some((e) => e.overrides);
     const pinned =
       [...this.files.values()].some((e) => e.pins.length > 0) || [...this.manifests.values()].some((p) => p.length > 0);
@@ -58,21 +63,20 @@ export class ContractIndex {
     const files = new Map<string, FileClasses>();
     for (const [path, entry] of this.files) {
       const classes = this.classesOf(path, entry);
-      if (classes && classes.classes.length > 0) files.set(path, classes);
+      if (classes && (classes.classes.length > 0 || classes.patchesLoop)) files.set(path, classes);
     }
     const wanted = new Set(paths);
     const programPins = [...this.files.values()].flatMap((e) => e.pins);
-    const found = trainerContractFindings(
-      {
-        files,
-        resolve: this.resolveModule,
-        pinsFor: (path) => [
-          ...programPins.filter((p) => !p.file.endsWith('setup.py') || path.startsWith(folderOf(p.file))),
-          ...this.manifestPins(path),
-        ],
-      },
-      options.hints === true,
-    );
+    const ws: TrainerWorkspace = {
+      files,
+      resolve: this.resolveModule,
+      pinsFor: (path) => [
+        ...programPins.filter((p) => !p.file.endsWith('setup.py') || path.startsWith(folderOf(p.file))),
+        ...this.manifestPins(path),
+      ],
+    };
+    const found = trainerContractFindings(ws, options.hints === true);
+    for (const [path, list] of tailWindowFindings(ws)) found.set(path, [...(found.get(path) ?? []), ...list]);
     const out = new Map<string, Finding[]>();
     for (const [path, list] of found) {
       if (!wanted.has(path)) continue;
