@@ -144,12 +144,45 @@ export function phaseShares(
   let kinds = 0;
   for (const run of runs) {
     const phase = run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+    const cycle = run.cycle;
     for (let i = 0; i < run.count; i++) {
-      if (bytes[phase] === 0) kinds++;
-      bytes[phase] += run.term;
+      if (cycle === undefined) {
+        if (bytes[phase] === 0) kinds++;
+        bytes[phase] += run.term;
+        continue;
+      }
+      for (let j = 0; j < cycle.length; j++) {
+        if (bytes[phase] === 0) kinds++;
+        bytes[phase] += cycle[j];
+      }
     }
   }
   const total = bytes.exchange + bytes.reduce + bytes.broadcast;
   if (kinds < 2 || total <= 0) return undefined;
   return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
+}
+
+/**
+ * The phase runs of `times` ranks that each repeat one pattern per channel class (classes outer, ranks inner), as
+ * phaseRuns gives them for every flow but without a run per flow where it can: phaseShares adds each phase's terms
+ * into its own sum, so only the order of each phase's terms matters, and a phase whose pattern holds one term is
+ * one run of them all, and one that alternates terms is one run of its cycle.
+ */
+export function repeatedRuns(patterns: readonly (readonly PhaseRun[])[], times: number): PhaseRun[] {
+  const runs: PhaseRun[] = [];
+  for (const pattern of patterns) {
+    for (const phase of new Set(pattern.map((run) => run.phase))) {
+      const own = pattern.filter((run) => run.phase === phase);
+      if (own.every((run) => run.term === own[0].term)) {
+        let count = 0;
+        for (const run of own) count += run.count;
+        runs.push({ phase, term: own[0].term, count: count * times });
+      } else {
+        const cycle: number[] = [];
+        for (const run of own) for (let i = 0; i < run.count; i++) cycle.push(run.term);
+        runs.push({ phase, term: cycle[0], count: times, cycle });
+      }
+    }
+  }
+  return runs;
 }
