@@ -140,6 +140,13 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
 export function phaseShares(
   runs: readonly PhaseRun[],
 ): { exchange: number; reduce: number; broadcast: number } | undefined {
+  // One phase whose first term is positive counts one kind however its terms add up: no shares, without the sums
+  // (a stage of a tree over thousands of nodes adds a term per flow).
+  const phaseOf = (run: PhaseRun): string =>
+    run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+  const first = runs.find((run) => run.count > 0);
+  if (first && (first.cycle?.[0] ?? first.term) > 0 && runs.every((run) => phaseOf(run) === phaseOf(first)))
+    return undefined;
   const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
   let kinds = 0;
   for (const run of runs) {
