@@ -147,26 +147,30 @@ export function phaseShares(
   const first = runs.find((run) => run.count > 0);
   if (first && (first.cycle?.[0] ?? first.term) > 0 && runs.every((run) => phaseOf(run) === phaseOf(first)))
     return undefined;
-  const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
+  // Each phase's sum in an array slot and each run's terms added in a local: the same additions in the same order.
+  const bytes = [0, 0, 0];
   let kinds = 0;
   for (const run of runs) {
-    const phase = run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+    const slot = run.phase === 'reduce' ? 1 : run.phase === 'broadcast' ? 2 : 0;
     const cycle = run.cycle;
+    let sum = bytes[slot];
     for (let i = 0; i < run.count; i++) {
       if (cycle === undefined) {
-        if (bytes[phase] === 0) kinds++;
-        bytes[phase] += run.term;
+        if (sum === 0) kinds++;
+        sum += run.term;
         continue;
       }
       for (let j = 0; j < cycle.length; j++) {
-        if (bytes[phase] === 0) kinds++;
-        bytes[phase] += cycle[j];
+        if (sum === 0) kinds++;
+        sum += cycle[j];
       }
     }
+    bytes[slot] = sum;
   }
-  const total = bytes.exchange + bytes.reduce + bytes.broadcast;
+  const [exchange, reduce, broadcast] = bytes;
+  const total = exchange + reduce + broadcast;
   if (kinds < 2 || total <= 0) return undefined;
-  return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
+  return { exchange: exchange / total, reduce: reduce / total, broadcast: broadcast / total };
 }
 
 /**
