@@ -65,11 +65,24 @@ function schedule(
   algorithm: Algorithm,
   protocol: Protocol,
   representative = true,
+  traced = false,
 ): Schedule {
   const channels = channelsFor(system, algorithm, protocol, bytes);
-  // One node stands for all only when all nodes are the same; an edited (heterogeneous) system runs node by node.
+  // One node stands for all only when all nodes are the same; an edited (heterogeneous) system runs its edited
+  // groups and one stand-in for the rest where the builder can show that exact, else node by node. A trace lists
+  // every flow, so it gets them all.
   const uniform = representative && (system.nodes === 1 || nodesIdentical(system));
-  return BUILDERS[algorithm]({ system, algorithm, kind, bytes, protocol, channels, representative: uniform });
+  const reduceEdits = representative && !uniform && !traced;
+  return BUILDERS[algorithm]({
+    system,
+    algorithm,
+    kind,
+    bytes,
+    protocol,
+    channels,
+    representative: uniform,
+    reduceEdits,
+  });
 }
 
 /**
@@ -160,7 +173,9 @@ export function simulateCollective(
   const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
   const full = options.path === 'full';
   const reuse = pick.run !== undefined && !full && !request.trace;
-  const plan = (reuse ? pick.plan : undefined) ?? schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full);
+  const plan =
+    (reuse ? pick.plan : undefined) ??
+    schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full, request.trace === true);
   const run: RunResult = reuse
     ? pick.run!
     : runSchedule(resolved, plan, {

@@ -25,6 +25,11 @@ export interface BuildContext {
    * not interact, one rail where rails do not) — their rounds take exactly as long as the whole system's.
    */
   readonly representative?: boolean;
+  /**
+   * Fast path on an edited system, with no trace to write: a builder may simulate the groups of flows an edit
+   * touches and one stand-in for the unchanged ones (see edited-classes.ts), where their rounds take exactly as long.
+   */
+  readonly reduceEdits?: boolean;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { FlowSet } from '../sim/maxmin';
 import type { PackedFlows, PhaseRun } from '../sim/packed';
 import { memoryResource } from '../sim/run';
 import type { Flow } from '../sim/schedule';
+import type { System } from '../topology/model';
 import { channelCapGBps, pipelineStageLatenciesUs, transfer, wireBytes, type BuildContext } from './context';
 import type { Stage } from './pipeline';
 import { binaryTreeParent } from './tree';
@@ -48,13 +49,15 @@ function treeShape(nodes: number, t: number): { parent: Int32Array; depth: Int32
 
 /**
  * The tree stages, reduction (deepest first) then broadcast (shallowest first). `symmetric`: local GPU 0 stands for
- * every local GPU (its flows represent g each); either way the stages are packed.
+ * every local GPU (its flows represent g each); `rails` (an edited system, see edited-classes.ts): only these local
+ * GPUs' flows are solved, though the byte terms count every local GPU's; either way the stages are packed.
  */
 export function nvlsTreeStages(
   ctx: BuildContext,
   weights: readonly number[],
   chunk: number,
   symmetric: boolean,
+  rails?: readonly number[],
 ): Stage[] {
   const { system } = ctx;
   const g = system.gpusPerNode;
@@ -96,6 +99,8 @@ export function nvlsTreeStages(
     }
     return flows;
   };
+  // The local GPUs whose flows are packed: GPU 0 for all, the chosen rails, or every one.
+  const locals = symmetric ? [0] : (rails ?? Array.from({ length: g }, (_, l) => l));
   const depth = members.length;
   const order = [
     ...Array.from({ length: depth }, (_, i) => depth - i),
@@ -113,7 +118,7 @@ export function nvlsTreeStages(
       get flows() {
         return (built ??= flowsOf(d, up));
       },
-      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, symmetric),
+      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, locals, symmetric),
       phase,
       latencyUs: latencies[i],
     };
@@ -121,9 +126,10 @@ export function nvlsTreeStages(
 }
 
 /**
- * One depth's flows packed as pack(flowsOf(...)) would pack them: local GPU 0's, standing for every local GPU, when
- * `symmetric`, else every local GPU's in turn (an edited system runs node by node, and its tens of thousands of flows
- * are packed without a Flow object each as well).
+ * One depth's flows packed as pack(flowsOf(...)) would pack them, but only those of `locals`: local GPU 0's, standing
+ * for every local GPU, when `symmetric`, else the given local GPUs' in turn (an edited system runs node by node, or
+ * its chosen rails, and its tens of thousands of flows are packed without a Flow object each as well). The byte
+ * terms are every flow's that flowsOf builds: one per member when symmetric, else one per member and local GPU.
  */
 function packDepth(
   ctx: BuildContext,
@@ -132,14 +138,16 @@ function packDepth(
   weights: readonly number[],
   payload: number,
   up: boolean,
+  locals: readonly number[],
   symmetric: boolean,
 ): PackedFlows {
   const { system } = ctx;
   const g = system.gpusPerNode;
-  const locals = symmetric ? 1 : g;
+  const perMember = locals.length;
   const represents = symmetric ? g : 1;
+  const termsPerMember = symmetric ? 1 : g;
   const { trees, nodes } = members;
-  const n = trees.length * locals;
+  const n = trees.length * perMember;
   // As transfer(): the receiver's memory is charged for a reduction, off the idealised fabric.
   const reduce = up && !system.fabric.idealised;
   const wire = wireBytes(ctx, payload);
@@ -153,13 +161,14 @@ function packDepth(
   const routes: (readonly number[])[] = reuse ? members.paths : [];
   let entries = 0;
   for (let i = 0; i < trees.length; i++) {
-    for (let local = 0; local < locals; local++) {
+    for (let j = 0; j < perMember; j++) {
       if (!reuse) {
-        const child = nodes[i] * g + local;
-        const parent = shapes[trees[i]].parent[nodes[i]] * g + local;
-        routes.push(up ? system.fabric.route(child, parent) : system.fabric.route(parent, child));
+        const child = nodes[i] * g + locals[j];
+        const parent = shapes[trees[i]].parent[nodes[i]] * g + locals[j];
+        const [from, to] = up ? [child, parent] : [parent, child];
+        routes.push(symmetric ? system.fabric.route(from, to) : routeOnce(system, from, to));
       }
-      entries += routes[i * locals + local].length + (reduce ? 1 : 0);
+      entries += routes[i * perMember + j].length + (reduce ? 1 : 0);
     }
   }
   const set: FlowSet = {
@@ -175,21 +184,38 @@ function packDepth(
   const phase = up ? ('exchange' as const) : ('broadcast' as const);
   let k = 0;
   for (let f = 0; f < n; f++) {
-    const i = Math.floor(f / locals);
+    const i = Math.floor(f / perMember);
     const weight = weights[trees[i]];
     set.weight[f] = weight;
     set.start[f] = k;
     const route = routes[f];
     for (let h = 0; h < route.length; h++) set.resource[k++] = route[h];
     if (reduce) {
-      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g + (f % locals);
+      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g + locals[f % perMember];
       set.coefficient[k++] = memoryCoefficient;
     }
-    const term = wire * weight * represents;
+  }
+  for (let i = 0; i < trees.length; i++) {
+    const term = wire * weights[trees[i]] * represents;
     const last = runs[runs.length - 1];
-    if (last && last.term === term) last.count++;
-    else runs.push({ phase, term, count: 1 });
+    if (last && last.term === term) last.count += termsPerMember;
+    else runs.push({ phase, term, count: termsPerMember });
   }
   set.start[n] = k;
   return { set, runs, maxReduceBytes: reduce && n > 0 ? payload : 0 };
+}
+
+/**
+ * fabric.route(x, y) (NIC slot 0), without keeping it: resolution caches every route it hands out, and an edited
+ * system's trees route every local GPU's pairs, hundreds of thousands once each, which the cache would only keep
+ * alive for the collector to trace again and again.
+ */
+function routeOnce(system: System, x: number, y: number): readonly number[] {
+  const network = system.fabric.network;
+  const g = system.gpusPerNode;
+  if (!network || Math.floor(x / g) === Math.floor(y / g)) return system.fabric.route(x, y);
+  const { send, shared, receive } = network.routeParts(x, y, 0);
+  const path: number[] = [];
+  for (const part of [send, shared, receive]) for (let i = 0; i < part.length; i++) path.push(part[i]);
+  return path;
 }

@@ -17,6 +17,8 @@ import {
 import { nvlsBufferRateGBps } from '../nccl-model';
 import { DEFAULT_TUNER } from '../nccl-versions';
 import { engineResource } from '../sim/run';
+import { pack, phaseRuns, repeatedRuns } from '../sim/packed';
+import { editedClasses } from './edited-classes';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
@@ -69,24 +71,56 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const chunk = perChannel / chunks;
   const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
   const symmetric = symmetricRails(ctx);
-  const reduceStage: Flow[] = [];
-  const castStage: Flow[] = [];
-  for (let c = 0; c < weights.length; c++) {
-    // Every node's NVSwitch traffic is its own and identical: with symmetric rails one node stands for all.
-    for (let r = 0; r < (symmetric ? g : system.ranks); r++) {
+  // An edited system with a NIC per GPU simulates the groups its edit touches and one stand-in for the others.
+  const classes =
+    !symmetric && ctx.reduceEdits && multiNode && ctx.algorithm === 'nvlstree' ? editedClasses(system) : undefined;
+  /** Both switch stages' flows of the given ranks, in the order every rank's are built. */
+  const switchStages = (ranks: Iterable<number>): { reduce: Flow[]; cast: Flow[] } => {
+    const reduce: Flow[] = [];
+    const cast: Flow[] = [];
+    for (let c = 0; c < weights.length; c++) {
       const w = weights[c];
-      if (kind !== 'allgather') {
-        reduceStage.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length, true));
-        reduceStage.push(switchFlow(ctx, r, chunk / g, 'down', 'reduce', w, c, weights.length));
-      }
-      if (kind !== 'reducescatter') {
-        castStage.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length, true));
-        castStage.push(switchFlow(ctx, r, chunk, 'down', 'broadcast', w, c, weights.length));
+      for (const r of ranks) {
+        if (kind !== 'allgather') {
+          reduce.push(switchFlow(ctx, r, chunk, 'up', 'exchange', w, c, weights.length, true));
+          reduce.push(switchFlow(ctx, r, chunk / g, 'down', 'reduce', w, c, weights.length));
+        }
+        if (kind !== 'reducescatter') {
+          cast.push(switchFlow(ctx, r, chunk / g, 'up', 'broadcast', w, c, weights.length, true));
+          cast.push(switchFlow(ctx, r, chunk, 'down', 'broadcast', w, c, weights.length));
+        }
       }
     }
-  }
+    return { reduce, cast };
+  };
+  // Every node's NVSwitch traffic is its own and identical: with symmetric rails one node stands for all.
+  const everyRank = Array.from({ length: symmetric ? g : system.ranks }, (_, r) => r);
+  let all: { reduce: Flow[]; cast: Flow[] } | undefined;
+  const switchStage = (which: 'reduce' | 'cast', phase: Phase): Stage | undefined => {
+    if (!classes) {
+      const flows = (all ??= switchStages(everyRank))[which];
+      return flows.length > 0 ? { flows, phase, latencyUs: hop } : undefined;
+    }
+    // The chosen ranks' flows are solved; the byte terms count every rank's, in the order they would be built.
+    const chosen = switchStages(classes.switchRanks)[which];
+    if (chosen.length === 0) return undefined;
+    const one = switchStages([classes.switchRanks[0]])[which];
+    const perClass = one.length / weights.length;
+    const patterns = weights.map((_, c) => phaseRuns(one.slice(c * perClass, (c + 1) * perClass)));
+    let every: Flow[] | undefined;
+    return {
+      get flows() {
+        return (every ??= switchStages(everyRank)[which]);
+      },
+      packed: { set: pack(chosen), runs: repeatedRuns(patterns, system.ranks), maxReduceBytes: 0 },
+      phase,
+      latencyUs: hop,
+    };
+  };
+  const reduceStage = kind !== 'allgather' ? switchStage('reduce', 'exchange') : undefined;
+  const castStage = kind !== 'reducescatter' ? switchStage('cast', 'broadcast') : undefined;
   const stages: Stage[] = [];
-  if (reduceStage.length > 0) stages.push({ flows: reduceStage, phase: 'exchange', latencyUs: hop });
+  if (reduceStage) stages.push(reduceStage);
   if (multiNode && ctx.algorithm === 'nvls') {
     // NVLS across nodes (CollNet): each GPU's reduced shard goes through its own NIC to the network's switches,
     // which reduce it with the other nodes' (SHARP) and send it back.
@@ -108,9 +142,9 @@ export function buildNvls(ctx: BuildContext): Schedule {
     });
   } else if (multiNode && kind === 'allreduce') {
     // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
-    stages.push(...nvlsTreeStages(ctx, weights, chunk, symmetric));
+    stages.push(...nvlsTreeStages(ctx, weights, chunk, symmetric, classes?.rails));
   }
-  if (castStage.length > 0) stages.push({ flows: castStage, phase: 'broadcast', latencyUs: hop });
+  if (castStage) stages.push(castStage);
   const setup = setupUs(ctx) + (system.fabric.idealised ? 0 : syncUs(ctx, 'nvlink'));
   // The CTAs driving multimem and the tree move at most what NCCL measured per channel (its NVLS/NVLSTree
   // ceilings, with the tree's mid-size correction): an engine per GPU that each GPU's contribution passes through.

@@ -140,16 +140,60 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
 export function phaseShares(
   runs: readonly PhaseRun[],
 ): { exchange: number; reduce: number; broadcast: number } | undefined {
-  const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
+  // One phase whose first term is positive counts one kind however its terms add up: no shares, without the sums
+  // (a stage of a tree over thousands of nodes adds a term per flow).
+  const phaseOf = (run: PhaseRun): string =>
+    run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+  const first = runs.find((run) => run.count > 0);
+  if (first && (first.cycle?.[0] ?? first.term) > 0 && runs.every((run) => phaseOf(run) === phaseOf(first)))
+    return undefined;
+  // Each phase's sum in an array slot and each run's terms added in a local: the same additions in the same order.
+  const bytes = [0, 0, 0];
   let kinds = 0;
   for (const run of runs) {
-    const phase = run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+    const slot = run.phase === 'reduce' ? 1 : run.phase === 'broadcast' ? 2 : 0;
+    const cycle = run.cycle;
+    let sum = bytes[slot];
     for (let i = 0; i < run.count; i++) {
-      if (bytes[phase] === 0) kinds++;
-      bytes[phase] += run.term;
+      if (cycle === undefined) {
+        if (sum === 0) kinds++;
+        sum += run.term;
+        continue;
+      }
+      for (let j = 0; j < cycle.length; j++) {
+        if (sum === 0) kinds++;
+        sum += cycle[j];
+      }
+    }
+    bytes[slot] = sum;
+  }
+  const [exchange, reduce, broadcast] = bytes;
+  const total = exchange + reduce + broadcast;
+  if (kinds < 2 || total <= 0) return undefined;
+  return { exchange: exchange / total, reduce: reduce / total, broadcast: broadcast / total };
+}
+
+/**
+ * The phase runs of `times` ranks that each repeat one pattern per channel class (classes outer, ranks inner), as
+ * phaseRuns gives them for every flow but without a run per flow where it can: phaseShares adds each phase's terms
+ * into its own sum, so only the order of each phase's terms matters, and a phase whose pattern holds one term is
+ * one run of them all, and one that alternates terms is one run of its cycle.
+ */
+export function repeatedRuns(patterns: readonly (readonly PhaseRun[])[], times: number): PhaseRun[] {
+  const runs: PhaseRun[] = [];
+  for (const pattern of patterns) {
+    for (const phase of new Set(pattern.map((run) => run.phase))) {
+      const own = pattern.filter((run) => run.phase === phase);
+      if (own.every((run) => run.term === own[0].term)) {
+        let count = 0;
+        for (const run of own) count += run.count;
+        runs.push({ phase, term: own[0].term, count: count * times });
+      } else {
+        const cycle: number[] = [];
+        for (const run of own) for (let i = 0; i < run.count; i++) cycle.push(run.term);
+        runs.push({ phase, term: cycle[0], count: times, cycle });
+      }
     }
   }
-  const total = bytes.exchange + bytes.reduce + bytes.broadcast;
-  if (kinds < 2 || total <= 0) return undefined;
-  return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
+  return runs;
 }

@@ -53,11 +53,15 @@ export interface Schedule {
   readonly engineGBps?: number;
 }
 
-/** `count` flows in a row that add `term` (bytes × weight × represents) to `phase`'s bytes (see sim/packed.ts). */
+/**
+ * `count` flows in a row that add `term` (bytes × weight × represents) to `phase`'s bytes (see sim/packed.ts); with
+ * `cycle`, `count` repetitions of those terms in turn (a stage whose flows alternate two sizes, rank after rank).
+ */
 export interface PhaseRun {
   readonly phase: Phase;
   readonly term: number;
   readonly count: number;
+  readonly cycle?: readonly number[];
 }
 
 /** A round's flows packed for the solver, with what the runner reads of them besides (see sim/packed.ts). */

@@ -56,7 +56,7 @@ export interface SymmetricLayout {
 }
 
 /** The link a virtual index copies: node k's link i has node 0's properties. */
-function templateIndex(layout: SymmetricLayout, index: number): number {
+export function templateIndex(layout: SymmetricLayout, index: number): number {
   const intraEnd = layout.nodes * layout.intraPerNode;
   if (index < intraEnd) return index % layout.intraPerNode;
   const sharedEnd = intraEnd + layout.shared;

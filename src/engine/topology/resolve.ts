@@ -10,6 +10,7 @@ import { buildNodesAndNetwork, checkInteger } from './network-layout';
 import type { SystemSpec } from './spec';
 import { ncclTuner } from '../nccl-versions';
 import { markNodesIdentical } from './uniform';
+import { recordLayout } from './edits';
 import { asMicros, type Micros, type GBps } from '../units';
 
 const FABRIC_LABEL: Record<string, string> = {
@@ -115,17 +116,20 @@ export function resolveSystem(spec: SystemSpec): System {
   // One spec builds every node, so the fast path may let node 0 stand for all (see uniform.ts). The full list of
   // vertices and links is built when first read, by the same code over every node.
   const template = net.builder;
+  const layout = {
+    nodes,
+    template: template.links,
+    intraPerNode,
+    shared: net.shared,
+    nicPerNode: net.nicLinksPerNode,
+  };
+  // An edited copy keeps this fabric: the layout says which of its links the edit changed (edits.ts).
+  if (nodes > 1) recordLayout(fabric, layout);
   const topology =
     nodes === 1
       ? { vertices: template.vertices, links: template.links }
       : lazyTopology(
-          {
-            nodes,
-            template: template.links,
-            intraPerNode,
-            shared: net.shared,
-            nicPerNode: net.nicLinksPerNode,
-          },
+          layout,
           () => {
             const all = buildNodesAndNetwork(spec, gpu, nodes, nodes).builder;
             return { vertices: all.vertices, links: all.links };

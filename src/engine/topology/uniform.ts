@@ -2,6 +2,7 @@
 // all of them, which is exact only then. Resolved specs are always uniform; a system whose links were edited after resolution
 // (a degraded cable, a slow node's NVSwitch) is not, and must be simulated node by node.
 import type { System, Topology } from './model';
+import { nodesAlikeByEdits } from './edits';
 
 /**
  * Verdicts by topology object or links array: resolution records its own (uniform by construction); an edited copy
@@ -25,7 +26,9 @@ export function nodesIdentical(system: System): boolean {
   if (own !== undefined) return own;
   const known = verdicts.get(system.topology.links);
   if (known !== undefined) return known;
-  const identical = checkNodesIdentical(system);
+  // An edited copy of a resolved system: its changed links say it without reading every link's vertices.
+  const alike = nodesAlikeByEdits(system);
+  const identical = alike === undefined ? checkNodesIdentical(system) : alike && railsIdentical(system);
   verdicts.set(system.topology.links, identical);
   return identical;
 }
