@@ -173,26 +173,23 @@ function packDepth(
   };
   const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
   const phase = up ? ('exchange' as const) : ('broadcast' as const);
-  // The arrays are read into locals once: this loop runs once per flow (65 k at 16,384 nodes), mostly before the
-  // optimising compiler has seen it, where every property read costs.
-  const { weight: weightOf, start, resource, coefficient } = set;
   let k = 0;
   for (let f = 0; f < n; f++) {
     const i = Math.floor(f / locals);
     const weight = weights[trees[i]];
-    weightOf[f] = weight;
-    start[f] = k;
+    set.weight[f] = weight;
+    set.start[f] = k;
     const route = routes[f];
-    for (let h = 0; h < route.length; h++) resource[k++] = route[h];
+    for (let h = 0; h < route.length; h++) set.resource[k++] = route[h];
     if (reduce) {
-      resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g + (f % locals);
-      coefficient[k++] = memoryCoefficient;
+      set.resource[k] = memoryBase + shapes[trees[i]].parent[nodes[i]] * g + (f % locals);
+      set.coefficient[k++] = memoryCoefficient;
     }
     const term = wire * weight * represents;
     const last = runs[runs.length - 1];
     if (last && last.term === term) last.count++;
     else runs.push({ phase, term, count: 1 });
   }
-  start[n] = k;
+  set.start[n] = k;
   return { set, runs, maxReduceBytes: reduce && n > 0 ? payload : 0 };
 }

@@ -140,32 +140,16 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
 export function phaseShares(
   runs: readonly PhaseRun[],
 ): { exchange: number; reduce: number; broadcast: number } | undefined {
-  // Three plain sums rather than an object indexed by phase: a tree's rounds add a term per flow (65 k at 16,384
-  // nodes), and the additions and the count of phases are the same ones either way.
-  let exchange = 0;
-  let reduce = 0;
-  let broadcast = 0;
+  const bytes = { exchange: 0, reduce: 0, broadcast: 0 };
   let kinds = 0;
   for (const run of runs) {
-    const { term, count } = run;
-    if (run.phase === 'reduce') {
-      for (let i = 0; i < count; i++) {
-        if (reduce === 0) kinds++;
-        reduce += term;
-      }
-    } else if (run.phase === 'broadcast') {
-      for (let i = 0; i < count; i++) {
-        if (broadcast === 0) kinds++;
-        broadcast += term;
-      }
-    } else {
-      for (let i = 0; i < count; i++) {
-        if (exchange === 0) kinds++;
-        exchange += term;
-      }
+    const phase = run.phase === 'reduce' || run.phase === 'broadcast' ? run.phase : 'exchange';
+    for (let i = 0; i < run.count; i++) {
+      if (bytes[phase] === 0) kinds++;
+      bytes[phase] += run.term;
     }
   }
-  const total = exchange + reduce + broadcast;
+  const total = bytes.exchange + bytes.reduce + bytes.broadcast;
   if (kinds < 2 || total <= 0) return undefined;
-  return { exchange: exchange / total, reduce: reduce / total, broadcast: broadcast / total };
+  return { exchange: bytes.exchange / total, reduce: bytes.reduce / total, broadcast: bytes.broadcast / total };
 }

@@ -55,20 +55,13 @@ export interface SymmetricLayout {
   readonly nicPerNode: number;
 }
 
-/**
- * The index in `template` of the link a virtual index copies: node k's link i has node 0's properties. The layout's
- * numbers are read once here, not on every call: trees price a path per node, several links each.
- */
-function templateIndexer(layout: SymmetricLayout): (index: number) => number {
-  const { intraPerNode, shared, nicPerNode } = layout;
-  const intraEnd = layout.nodes * intraPerNode;
-  const sharedEnd = intraEnd + shared;
-  const nicBase = intraPerNode + shared;
-  return (index) => {
-    if (index < intraEnd) return index % intraPerNode;
-    if (index < sharedEnd) return intraPerNode + (index - intraEnd);
-    return nicBase + ((index - sharedEnd) % nicPerNode);
-  };
+/** The link a virtual index copies: node k's link i has node 0's properties. */
+function templateIndex(layout: SymmetricLayout, index: number): number {
+  const intraEnd = layout.nodes * layout.intraPerNode;
+  if (index < intraEnd) return index % layout.intraPerNode;
+  const sharedEnd = intraEnd + layout.shared;
+  if (index < sharedEnd) return layout.intraPerNode + (index - intraEnd);
+  return layout.intraPerNode + layout.shared + ((index - sharedEnd) % layout.nicPerNode);
 }
 
 /**
@@ -92,12 +85,11 @@ export function lazyTopology(
     return built;
   };
   const { template } = layout;
-  const at = templateIndexer(layout);
   const table: LinkTable = {
     count: layout.nodes * (layout.intraPerNode + layout.nicPerNode) + layout.shared,
-    GBps: (i) => template[at(i)].GBps,
-    latencyUs: (i) => template[at(i)].latencyUs,
-    kind: (i) => template[at(i)].kind,
+    GBps: (i) => template[templateIndex(layout, i)].GBps,
+    latencyUs: (i) => template[templateIndex(layout, i)].latencyUs,
+    kind: (i) => template[templateIndex(layout, i)].kind,
   };
   const topology: Topology = {
     get vertices() {
