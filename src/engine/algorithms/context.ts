@@ -4,7 +4,7 @@ import * as K from '../constants';
 import type { Algorithm, CollectiveKind, Protocol } from '../collective-types';
 import { ncclBusBwGBps } from '../nccl-model';
 import { linkTable } from '../topology/link-table';
-import type { LinkClass, System } from '../topology/model';
+import type { LinkClass, LinkKind, System } from '../topology/model';
 
 import type { Flow } from '../sim/schedule';
 import type { Phase } from '../trace/model';
@@ -52,11 +52,17 @@ export function pathClass(ctx: BuildContext, resources: readonly number[]): Link
   let cls: LinkClass = 'nvlink';
   for (const r of resources) {
     if (r >= links.count) continue;
-    const kind = links.kind(r);
-    if (kind === 'network') return 'net';
-    if (kind === 'pcie' || kind === 'inter-socket' || kind === 'host') cls = 'pcie';
+    const hop = kindClass(links.kind(r));
+    if (hop === 'net') return 'net';
+    if (hop === 'pcie') cls = 'pcie';
   }
   return cls;
+}
+
+/** The latency class a single link puts its path in, at least. */
+function kindClass(kind: LinkKind): LinkClass {
+  if (kind === 'network') return 'net';
+  return kind === 'pcie' || kind === 'inter-socket' || kind === 'host' ? 'pcie' : 'nvlink';
 }
 
 export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): number {
@@ -71,24 +77,41 @@ export function pathLatencyUs(ctx: BuildContext, resources: readonly number[]): 
  * `proxy` (the default) a network step also waits for the CPU proxy to serve every channel (see proxyUs).
  */
 export function stepLatencyUs(ctx: BuildContext, paths: readonly (readonly number[])[], proxy = true): number {
+  return stepLatency(ctx, paths, proxy).us;
+}
+
+/** stepLatencyUs, and whether any of the paths leaves the node (reaches the network). */
+function stepLatency(
+  ctx: BuildContext,
+  paths: readonly (readonly number[])[],
+  proxy: boolean,
+): { us: number; net: boolean } {
   // Trees over thousands of nodes price a path per node: the table and each class's synchronisation are looked up
   // once, and each path's hops are summed in order as pathLatencyUs sums them.
   const links = linkTable(ctx.system.topology);
   const idealised = ctx.system.fabric.idealised;
   const sync: Partial<Record<LinkClass, number>> = {};
   let worst = 0;
+  let net = false;
   for (const path of paths) {
+    // One pass gives the hops' latency and the path's class, as pathLatencyUs and pathClass would.
     let us = 0;
-    for (const r of path) if (r < links.count) us += links.latencyUs(r);
+    let cls: LinkClass = 'nvlink';
+    for (const r of path) {
+      if (r >= links.count) continue;
+      us += links.latencyUs(r);
+      const hop = kindClass(links.kind(r));
+      if (hop === 'net' || (hop === 'pcie' && cls === 'nvlink')) cls = hop;
+    }
+    if (cls === 'net') net = true;
     if (!idealised) {
       // NCCL's per-step latency already covers the hop it crosses; it can only be longer than the wire's.
-      const cls = pathClass(ctx, path);
       us = Math.max(us, (sync[cls] ??= syncUs(ctx, cls)));
       if (cls === 'net' && proxy) us += proxyUs(ctx);
     }
     worst = Math.max(worst, us);
   }
-  return worst;
+  return { us: worst, net };
 }
 
 /** One CPU proxy thread per GPU posts and polls every channel's network transfer in turn. */
@@ -113,7 +136,7 @@ export function pipelineStageLatenciesUs(
   return stagePaths.map((paths) => {
     let stage = known.get(paths);
     if (stage === undefined) {
-      stage = { us: stepLatencyUs(ctx, paths, false), net: paths.some((p) => pathClass(ctx, p) === 'net') };
+      stage = stepLatency(ctx, paths, false);
       known.set(paths, stage);
     }
     if (queued || ctx.system.fabric.idealised || !stage.net) return stage.us;

@@ -48,8 +48,10 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   const links = linkTable(system.topology);
   const linkCount = links.count;
   const engineGBps = schedule.engineGBps ?? Infinity;
-  const capacity = (r: number): number =>
-    r < linkCount ? links.GBps(r) : r < linkCount + system.ranks ? system.hbmGBps : engineGBps;
+  // Read for every resource of every round (a path per node on thousands of nodes): the bounds are constants.
+  const memoryEnd = linkCount + system.ranks;
+  const hbmGBps = system.hbmGBps;
+  const capacity = (r: number): number => (r < linkCount ? links.GBps(r) : r < memoryEnd ? hbmGBps : engineGBps);
   const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];

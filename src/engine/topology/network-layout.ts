@@ -67,11 +67,11 @@ export function buildNodesAndNetwork(
   let nicsPerNode = 0;
   const gpuNics: number[][] = [];
   const nicGpu: number[] = [];
-  let netRouteParts: (x: number, y: number, slot: number) => NetRouteParts = () => ({
-    send: [],
-    shared: [],
-    receive: [],
-  });
+  // A route's hops between nodes, written into `hops` (six, or eight when it crosses the spine) by `routeHops`,
+  // which returns how many. Both forms of a route below read them: trees route one pair per node (65 k at 16,384
+  // nodes), so the joined form makes no part arrays. A single node has no network: its routes are empty.
+  const hops = new Int32Array(8);
+  let routeHops: (x: number, y: number, slot: number) => number = () => 0;
   let nodesPerLeaf = NODES_PER_LEAF;
   if (nodes > 1) {
     if (!spec.nic) throw new EngineError(`a system of ${nodes} nodes needs nic: {gbps, perNode}`);
@@ -170,7 +170,7 @@ export function buildNodesAndNetwork(
     }
     if (nicStart + builtNodes * linksPerNode !== b.links.length)
       throw new Error('NIC links are not laid out node by node');
-    netRouteParts = (x, y, slot) => {
+    routeHops = (x, y, slot) => {
       const nx = Math.floor(x / gpusPerNode);
       const ny = Math.floor(y / gpusPerNode);
       const gx = x % gpusPerNode;
@@ -185,13 +185,30 @@ export function buildNodesAndNetwork(
       const lx = Math.floor(nx / nodesPerLeaf);
       const ly = Math.floor(ny / nodesPerLeaf);
       const crossesSpine = sendNic !== receiveNic || lx !== ly;
-      return {
-        send: [send[0] + sendShift, send[1] + sendShift, nicToLeaf[sendNic] + sendShift],
-        shared: crossesSpine ? [leafUp[sendNic][lx], leafDown[receiveNic][ly]] : [],
-        receive: [leafToNic[receiveNic] + receiveShift, receive[0] + receiveShift, receive[1] + receiveShift],
-      };
+      let h = 0;
+      hops[h++] = send[0] + sendShift;
+      hops[h++] = send[1] + sendShift;
+      hops[h++] = nicToLeaf[sendNic] + sendShift;
+      if (crossesSpine) {
+        hops[h++] = leafUp[sendNic][lx];
+        hops[h++] = leafDown[receiveNic][ly];
+      }
+      hops[h++] = leafToNic[receiveNic] + receiveShift;
+      hops[h++] = receive[0] + receiveShift;
+      hops[h++] = receive[1] + receiveShift;
+      return h;
     };
   }
+  const netRouteParts = (x: number, y: number, slot: number): NetRouteParts => {
+    const count = routeHops(x, y, slot);
+    if (count === 0) return { send: [], shared: [], receive: [] };
+    const sharedEnd = count - 3;
+    return {
+      send: [hops[0], hops[1], hops[2]],
+      shared: sharedEnd > 3 ? [hops[3], hops[4]] : [],
+      receive: [hops[sharedEnd], hops[sharedEnd + 1], hops[sharedEnd + 2]],
+    };
+  };
   return {
     builder: b,
     node0: nodeFabrics[0],
@@ -202,10 +219,9 @@ export function buildNodesAndNetwork(
     gpuNics,
     nicGpu,
     netRoute: (x, y, slot) => {
-      // Joined by pushes, not spreads: trees at 131,072 GPUs route hundreds of thousands of pairs.
-      const { send, shared, receive } = netRouteParts(x, y, slot);
+      const count = routeHops(x, y, slot);
       const path: number[] = [];
-      for (const part of [send, shared, receive]) for (let i = 0; i < part.length; i++) path.push(part[i]);
+      for (let i = 0; i < count; i++) path.push(hops[i]);
       return path;
     },
     netRouteParts,
