@@ -17,8 +17,9 @@ function intraGBps(system: System): number {
   const spec = system.spec;
   if (spec.intraNode === 'uniform-ring') return spec.overrides?.linkGBps ?? 1;
   if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return ncclNvlinkGBps(spec, system.gpu);
-  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2)
-    return ncclNvlinkGBps(spec, system.gpu) * K.nvlinkBridgeEfficiency(system.gpu.nvlinkGen);
+  // NCCL counts a bridge's active links at its per-link figure (xml.cc, topo.cc): what the bridge delivers is the
+  // simulator's link capacity, not a smaller graph.
+  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return ncclNvlinkGBps(spec, system.gpu);
   let bw = pcieGBps(spec, system.gpu);
   const perSocket =
     spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);

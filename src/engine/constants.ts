@@ -59,13 +59,14 @@ export type { LatencyClass } from './nccl-versions';
 export { PROTOCOL_INDEX } from './nccl-versions';
 
 /**
- * Inside a node, LL128 and Simple ring steps take longer than NCCL's figure: their per-step fence and flag round
- * trip (Simple writes a slice, fences, then signals) is slower than NCCL's selection model assumes, so rings reach
- * their bandwidth far later than that model predicts. Fitted on rings only: ×2 from Ada/Hopper on (GB200, H100,
- * RTX 4090), ×3.8 before (the A100 set, NCCL 2.18, whose single-node ring is at half its bandwidth at 16 MiB). A
- * second A100 run (SuperBench, A100 40GB, -g 8) supports the pre-Ada value in the leave-one-out refit, which puts it
- * at 3.5 from the Azure run alone and 2.2 from the SuperBench run alone: Ampere rings vary that much between hosts.
- * Trees and NVLS, simulated as pipelines, keep NCCL's figure (context.ts syncUs).
+ * Inside a node, Simple ring steps take longer than NCCL's figure: a Simple step writes its slice, fences
+ * (fence.acq_rel.sys), then stores the step counter the peer polls, and that round trip is slower than NCCL's
+ * selection model assumes, so rings reach their bandwidth far later than that model predicts. Fitted on rings only:
+ * ×2 from Ada/Hopper on (GB200, H100, RTX 4090), ×3.8 before (the A100 set, NCCL 2.18). A second A100 run
+ * (SuperBench, A100 40GB, -g 8) supports the pre-Ada value in the leave-one-out refit: Ampere rings vary between hosts.
+ * LL and LL128 keep NCCL's figure: they flag every line and have no per-step fence; what their steps cost beyond it
+ * is that they move whole trips of the CTA (algorithms/ring-chunks.ts). Until session 9 the scale covered LL128 too
+ * and stood in for that. Trees and NVLS, simulated as pipelines, keep NCCL's figure (context.ts syncUs).
  *
  * On a PCIe path (peer to peer or through host memory) a Simple step runs the same code as on NVLink (prims_simple.h:
  * store the slice, fence.acq_rel.sys, store the step counter; the peer polls it), and NCCL's own PCIe figure (5.7 µs

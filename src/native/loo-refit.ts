@@ -86,7 +86,7 @@ export const FITTED_CONSTANTS: readonly FittedConstant[] = [
   {
     name: 'intraStepLatencyScale(sm>=89)',
     unit: '×',
-    meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, Ada and newer",
+    meaning: "intra-node ring Simple step cost over NCCL's per-step figure, Ada and newer",
     fittedOn: /^(gb200-4gpu|rtx4090-8gpu|h100-16gpu-.*-ring)/,
     fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB,
     range: [0.5, 8],
@@ -95,7 +95,7 @@ export const FITTED_CONSTANTS: readonly FittedConstant[] = [
   {
     name: 'intraStepLatencyScale(sm<89)',
     unit: '×',
-    meaning: "intra-node ring LL128/Simple step cost over NCCL's per-step figure, before Ada",
+    meaning: "intra-node ring Simple step cost over NCCL's per-step figure, before Ada",
     fittedOn: /^a100-8gpu/,
     fitBytes: (b) => b >= 256 * KiB && b <= 64 * MiB,
     range: [0.5, 8],
@@ -170,13 +170,13 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
   let tuner = system.tuner;
   if (step !== 1) {
     // The simulator charges the tuner's step latencies (NCCL's selection ranks with hwLatencyUs, untouched), scaled
-    // for intra-node LL128 and Simple ring steps; scaling those entries scales that charge. Before Ada the scale is
+    // for intra-node Simple ring steps; scaling those entries scales that charge. Before Ada the scale is
     // NVLink's only (PCIe steps keep NCCL's figure), so its refit moves NVLink steps only.
     const scaled = { ...tuner.stepLatencyUs };
     const classes = system.gpu.smVersion >= 89 ? (['nvlink', 'pcie'] as const) : (['nvlink'] as const);
     for (const cls of classes) {
       const ring = tuner.stepLatencyUs[cls].ring;
-      scaled[cls] = { ...tuner.stepLatencyUs[cls], ring: [ring[0], ring[1] * step, ring[2] * step] };
+      scaled[cls] = { ...tuner.stepLatencyUs[cls], ring: [ring[0], ring[1], ring[2] * step] };
     }
     tuner = { ...tuner, stepLatencyUs: scaled };
   }

@@ -179,10 +179,11 @@ export function syncUs(ctx: BuildContext, cls: LinkClass): number {
   // tuning.cc), and so does the simulator. PAT runs only there (2.27 had no PAT row at all).
   const exposed = cls === 'net' && ctx.system.gpusPerNode === 1;
   const row = exposed ? 'tree' : tunedRow(ctx.algorithm);
-  // The intra-node step cost scale was fitted on rings, whose steps the simulator runs as barriers; trees and NVLS
-  // are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own per-step figure.
+  // The intra-node step cost scale (Simple's per-step fence) was fitted on rings, whose steps the simulator runs as
+  // barriers; trees and NVLS are simulated as pipelines whose fill already pays every hop, so they keep NCCL's own
+  // per-step figure. LL and LL128 flag every line and have no per-step fence (their whole trips: ring-chunks.ts).
   const scale =
-    cls !== 'net' && ctx.protocol !== 'LL' && row === 'ring'
+    cls !== 'net' && ctx.protocol === 'Simple' && row === 'ring'
       ? K.intraStepLatencyScale(ctx.system.gpu.smVersion, cls)
       : 1;
   return releaseStepUs(ctx.system.tuner, cls, row, ctx.protocol) * scale;

@@ -3,6 +3,7 @@
 import type { Round, Schedule } from '../sim/schedule';
 import type { Flow } from '../sim/schedule';
 import { channelClasses, meanStepLatencyUs, transfer, type BuildContext } from './context';
+import { ringStepPayloadBytes } from './ring-chunks';
 import { foldedRingRound } from './ring-folded';
 import { setupUs } from './setup';
 
@@ -72,7 +73,8 @@ function ringRound(
 
 export function buildRing(ctx: BuildContext): Schedule {
   const n = ctx.system.ranks;
-  const payload = ctx.bytes / n / ctx.channels;
+  // What one channel moves per step on the critical chunk's way round: the release's chunking (ring-chunks.ts).
+  const payload = ringStepPayloadBytes(ctx);
   // On the fast path identical nodes fold onto node 0 (ring-folded.ts); otherwise every rank's flow is built.
   let orders: number[][] | undefined;
   const round = (reduce: boolean, step: number): Round =>
