@@ -8,6 +8,8 @@
 // default), passes `*args`/`**kwargs`, or is a subclass passing its own parameter on.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import type { Env } from './sizes';
+import { nestedCallContexts } from './call-contexts';
 import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
 import type { ArgumentDenotation, ConstructorArgument, ConstructorRequest } from './constructor-request';
 
@@ -44,17 +46,20 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
   const defined = new Set(model.functions.filter((f) => f.name === '__init__').map((f) => f.className));
   const out: ConstructionSite[] = [];
   for (const fn of model.functions) {
+    // A helper nested in a function builds one object per call of the helper, each with that call's arguments.
+    const contexts = nestedCallContexts(model, fn);
     for (const call of fn.calls) {
       const target = constructed(model, call, fn, defined);
       if (!target) continue;
       const argList = child(call, 'arguments');
       const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
       const args = s.args(call);
-      const env = { fn };
-      const denote = (n: PyNode) => denotation(sizes, n, env);
-      const keywords = new Map<string, ArgumentDenotation | undefined>();
-      for (const [name, kw] of args.keywords) keywords.set(name, denote(kw.value));
-      out.push({ ...target, positional: args.positional.map(denote), keywords, opaque });
+      for (const env of contexts ? contexts.map((c) => c.env) : [{ fn }]) {
+        const denote = (n: PyNode) => (env ? denotation(sizes, n, env) : undefined);
+        const keywords = new Map<string, ArgumentDenotation | undefined>();
+        for (const [name, kw] of args.keywords) keywords.set(name, denote(kw.value));
+        out.push({ ...target, positional: args.positional.map(denote), keywords, opaque: opaque || !env });
+      }
     }
     for (const n of fn.nodes) {
       if ((n.type !== 'identifier' && n.type !== 'attribute') || !escapes(model, n)) continue;
@@ -169,7 +174,7 @@ function baseOf(model: FileModel, init: FunctionInfo): { module?: string; name: 
   return module ? { module, name } : undefined;
 }
 
-function denotation(sizes: GroupSizes, node: PyNode, env: { fn: FunctionInfo }): ArgumentDenotation | undefined {
+function denotation(sizes: GroupSizes, node: PyNode, env: Env): ArgumentDenotation | undefined {
   const n = unparen(node);
   if (n.type !== 'identifier' && n.type !== 'attribute' && n.type !== 'call' && n.type !== 'binary_operator')
     return undefined;
