@@ -106,3 +106,55 @@ test('call contexts: a top-level helper may be called from other files and decid
   `;
   assert.deepEqual(await findings(topLevel), []);
 });
+
+/** A bucket sums over the group its buffer gave it and divides by that group's whole size. */
+const BUCKET = py`
+  import torch.distributed as dist
+
+  class Bucket:
+      def __init__(self, grad_data, data_parallel_group):
+          self.grad_data = grad_data
+          self.data_parallel_group = data_parallel_group
+
+      def start_grad_sync(self):
+          self.grad_data /= dist.get_world_size(group=self.data_parallel_group)
+          dist.all_reduce(self.grad_data, group=self.data_parallel_group)
+`;
+
+/** A buffer builds its buckets with the group it was built with. */
+const BUFFER = py`
+  from runtime.bucket import Bucket
+
+  class Buffer:
+      def __init__(self, params, data_parallel_group):
+          self.data_parallel_group = data_parallel_group
+          self.buckets = [Bucket(p.grad, self.data_parallel_group) for p in params]
+
+      def start_grad_sync(self):
+          for bucket in self.buckets:
+              bucket.start_grad_sync()
+`;
+
+/** The wrapper builds one buffer per kind of parameter: `FIRST` and `SECOND` are their groups. */
+const WRAPPER = py`
+  from runtime.buffer import Buffer
+  from utils import groups
+
+  class Wrapper:
+      def __init__(self, dense, sparse):
+          self.dense = Buffer(dense, FIRST)
+          self.sparse = Buffer(sparse, SECOND)
+`;
+
+async function threeLevels(first: string, second: string): Promise<string[]> {
+  const program = new Program(await parser());
+  program.setFile('runtime/bucket.py', BUCKET);
+  program.setFile('runtime/buffer.py', BUFFER);
+  program.setFile('runtime/wrapper.py', WRAPPER.replace('FIRST', first).replace('SECOND', second));
+  return [...program.analyzeAll()].flatMap(([path, r]) => summary(r.findings).map((f) => `${path}:${f}`));
+}
+
+test('site variants: a class built by objects built with different groups gets each object its own group', async () => {
+  assert.deepEqual(await threeLevels(DATA_GROUP, SEQUENCE_GROUP), ['runtime/bucket.py:CP003@9']);
+  assert.deepEqual(await threeLevels(DATA_GROUP, DATA_GROUP), []);
+});
