@@ -15,7 +15,9 @@ const MAX_VARIANTS = 8;
 
 /**
  * The denotations of a site's arguments, once per variant: one variant when every argument has one value on every
- * path (or none), one per outer object when the values differ only by the object the enclosing method runs on.
+ * path (or none); else one per consistent choice of the paths the values depend on (the outer object the enclosing
+ * method runs on, the `if` branches that chose a factor), so each variant is an object that may be built, with the
+ * values that go together. More than MAX_VARIANTS choices keep only the values that hold on every path.
  */
 export function siteVariants(
   sizes: GroupSizes,
@@ -23,30 +25,36 @@ export function siteVariants(
   env: Env,
 ): (ArgumentDenotation | undefined)[][] {
   const values = nodes.map((node) => alternatives(sizes, node, env));
-  const keys = new Set<PyNode>();
-  for (const v of values)
-    for (const a of v?.list ?? []) for (const k of a.branches.keys()) if (isObjectKey(k)) keys.add(k);
-  const [key] = keys;
-  if (keys.size !== 1 || !key) return [values.map((v) => (v ? denote(v.kind, single(v.list)) : undefined))];
-  let count = 0;
-  for (const v of values) for (const a of v?.list ?? []) count = Math.max(count, (a.branches.get(key) ?? -1) + 1);
-  if (count > MAX_VARIANTS) return [values.map((v) => (v ? denote(v.kind, single(v.list)) : undefined))];
-  const out: (ArgumentDenotation | undefined)[][] = [];
-  for (let i = 0; i < count; i++) {
-    out.push(
-      values.map((v) => {
-        if (!v) return undefined;
-        const own = v.list.filter((a) => !a.branches.has(key) || a.branches.get(key) === i);
-        return denote(v.kind, single(own));
-      }),
-    );
+  const plain = values.map((v) => (v ? denote(v.kind, single(v.list)) : undefined));
+  const branching = values.flatMap((v, i) => (v && !plain[i] ? [{ index: i, kind: v.kind, list: v.list }] : []));
+  if (branching.length === 0) return [plain];
+  let choices: { picked: Map<number, Dims>; branches: Map<PyNode, number> }[] = [
+    { picked: new Map(), branches: new Map() },
+  ];
+  for (const arg of branching) {
+    const next: typeof choices = [];
+    for (const c of choices) {
+      for (const a of arg.list) {
+        if (![...a.branches].every(([k, v]) => !c.branches.has(k) || c.branches.get(k) === v)) continue;
+        next.push({
+          picked: new Map(c.picked).set(arg.index, a.dims),
+          branches: new Map([...c.branches, ...a.branches]),
+        });
+      }
+    }
+    choices = next;
+    if (choices.length > MAX_VARIANTS * MAX_VARIANTS) return [plain];
   }
-  return out;
-}
-
-/** A construction-site key of group-sizes.ts: the `__init__` of the class whose objects the values differ by. */
-function isObjectKey(node: PyNode): boolean {
-  return node.type === 'function_definition';
+  // Paths that give the same values build the same kind of object.
+  const unique = new Map<string, Map<number, Dims>>();
+  for (const c of choices) {
+    const key = branching.map((b) => dimsKey(c.picked.get(b.index)!)).join('|');
+    if (!unique.has(key)) unique.set(key, c.picked);
+  }
+  if (unique.size === 0 || unique.size > MAX_VARIANTS) return [plain];
+  return [...unique.values()].map((picked) =>
+    values.map((v, i) => (v && picked.has(i) ? denote(v.kind, picked.get(i)) : plain[i])),
+  );
 }
 
 function alternatives(
