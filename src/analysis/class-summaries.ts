@@ -48,10 +48,11 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
   const out: ConstructionSite[] = [];
   for (const fn of model.functions) {
     // A helper nested in a function builds one object per call of the helper, each with that call's arguments.
-    const contexts = nestedCallContexts(model, fn);
+    let contexts: ReturnType<typeof nestedCallContexts> | null = null;
     for (const call of fn.calls) {
       const target = constructed(model, call, fn, defined);
       if (!target) continue;
+      if (contexts === null) contexts = nestedCallContexts(model, fn);
       const argList = child(call, 'arguments');
       const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
       const args = s.args(call);
