@@ -6,9 +6,12 @@
 // parameter the file cannot bind, the program gathers every construction site of the class in the workspace: the
 // parameter denotes what they all pass when they agree, and nothing when one disagrees, passes nothing (the
 // default), passes `*args`/`**kwargs`, or is a subclass passing its own parameter on.
-import { child, unparen, type PyNode } from './tree';
+import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
-import { GroupSizes, type Dims, type SizeAlternative } from './group-sizes';
+import { nestedCallContexts } from './call-contexts';
+import { siteVariants } from './site-variants';
+import { GroupSizes, type Dims } from './group-sizes';
+import { dimsKey } from './dims';
 import type { ArgumentDenotation, ConstructorArgument, ConstructorRequest } from './constructor-request';
 
 // The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
@@ -44,17 +47,24 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
   const defined = new Set(model.functions.filter((f) => f.name === '__init__').map((f) => f.className));
   const out: ConstructionSite[] = [];
   for (const fn of model.functions) {
+    // A helper nested in a function builds one object per call of the helper, each with that call's arguments.
+    let contexts: ReturnType<typeof nestedCallContexts> | null = null;
     for (const call of fn.calls) {
       const target = constructed(model, call, fn, defined);
       if (!target) continue;
+      if (contexts === null) contexts = nestedCallContexts(model, fn);
       const argList = child(call, 'arguments');
       const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
       const args = s.args(call);
-      const env = { fn };
-      const denote = (n: PyNode) => denotation(sizes, n, env);
-      const keywords = new Map<string, ArgumentDenotation | undefined>();
-      for (const [name, kw] of args.keywords) keywords.set(name, denote(kw.value));
-      out.push({ ...target, positional: args.positional.map(denote), keywords, opaque });
+      const names = [...args.keywords.keys()];
+      const nodes = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
+      for (const env of contexts ? contexts.map((c) => c.env) : [{ fn }]) {
+        for (const values of env ? siteVariants(sizes, nodes, env) : [nodes.map(() => undefined)]) {
+          const positional = values.slice(0, args.positional.length);
+          const keywords = new Map(names.map((name, i) => [name, values[args.positional.length + i]] as const));
+          out.push({ ...target, positional, keywords, opaque: opaque || !env });
+        }
+      }
     }
     for (const n of fn.nodes) {
       if ((n.type !== 'identifier' && n.type !== 'attribute') || !escapes(model, n)) continue;
@@ -169,28 +179,7 @@ function baseOf(model: FileModel, init: FunctionInfo): { module?: string; name: 
   return module ? { module, name } : undefined;
 }
 
-function denotation(sizes: GroupSizes, node: PyNode, env: { fn: FunctionInfo }): ArgumentDenotation | undefined {
-  const n = unparen(node);
-  if (n.type !== 'identifier' && n.type !== 'attribute' && n.type !== 'call' && n.type !== 'binary_operator')
-    return undefined;
-  const group = single(sizes.group(n, env));
-  const size = group ? undefined : single(sizes.size(n, env));
-  return group || size ? { ...(group ? { group } : {}), ...(size ? { size } : {}) } : undefined;
-}
-
-/** The one value every path gives; a value that depends on the path in another file is not one denotation. */
-function single(values: readonly SizeAlternative[] | undefined): Dims | undefined {
-  if (!values || values.length === 0) return undefined;
-  const key = dimsKey(values[0].dims);
-  return values.every((v) => dimsKey(v.dims) === key) ? values[0].dims : undefined;
-}
-
-export function dimsKey(dims: Dims): string {
-  return [...dims]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([d, e]) => `${d}^${e}`)
-    .join('*');
-}
+export { dimsKey } from './dims';
 
 /**
  * What a constructor parameter denotes over all the sites that build the class: the group (or size) every site

@@ -15,7 +15,7 @@ import {
 } from './group-sizes';
 
 /** Dimensions that are 1 in the frameworks that do not have them. */
-const OPTIONAL_DIMS = new Set(['cp']);
+export const OPTIONAL_DIMS = new Set(['cp']);
 
 /** A scaling term of the reduced gradients, with the environment its expression is read in. */
 export interface ScalingTerm {
@@ -50,20 +50,8 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
 ): GroupDivisorMismatch<T> | 'agrees' | undefined {
   const groups = sizes.group(groupNode, env);
   if (!groups) return undefined;
-  const named: { term: T; values: SizeAlternative[] }[] = [];
-  const unknown = new Map<string, number>();
-  for (const t of terms) {
-    const values = sizes.size(t.node, t.env);
-    if (values) {
-      named.push({ term: t, values });
-      continue;
-    }
-    if (t.size.kind === 'neutral') continue;
-    if (t.size.kind !== 'unknown') return undefined;
-    const key = text(t.node);
-    unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
-  }
-  if ([...unknown.values()].some((v) => v !== 0)) return undefined;
+  const named = namedTerms(sizes, terms, text);
+  if (!named) return undefined;
   // A divisor is written as one (`/ dp`) or as a factor that is a reciprocal (`*= 1.0 / dp`, `mul_(scale)`).
   const divides = (n: { term: T; values: SizeAlternative[] }) =>
     n.values.some((v) => [...v.dims.values()].some((e) => e * n.term.sign < 0));
@@ -105,7 +93,29 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
   return decided ? 'agrees' : undefined;
 }
 
-function isPowerOf(factor: Dims, base: Dims): boolean {
+/** The scaling terms with their named sizes; undefined when a term that does not cancel out cannot be named. */
+export function namedTerms<T extends ScalingTerm>(
+  sizes: GroupSizes,
+  terms: readonly T[],
+  text: (n: PyNode) => string,
+): { term: T; values: SizeAlternative[] }[] | undefined {
+  const named: { term: T; values: SizeAlternative[] }[] = [];
+  const unknown = new Map<string, number>();
+  for (const t of terms) {
+    const values = sizes.size(t.node, t.env);
+    if (values) {
+      named.push({ term: t, values });
+      continue;
+    }
+    if (t.size.kind === 'neutral') continue;
+    if (t.size.kind !== 'unknown') return undefined;
+    const key = text(t.node);
+    unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
+  }
+  return [...unknown.values()].some((v) => v !== 0) ? undefined : named;
+}
+
+export function isPowerOf(factor: Dims, base: Dims): boolean {
   const [first] = [...base];
   if (!first) return false;
   const k = (factor.get(first[0]) ?? 0) / first[1];

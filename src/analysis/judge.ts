@@ -14,6 +14,7 @@ import type { UpdateEvidence, UpdateFinder } from './updates';
 import { onSamePath } from './paths';
 import { GroupSizes } from './group-sizes';
 import { groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
+import { eitherOpNote, mismatchUnderBothOps, sumOrAverage } from './either-op';
 import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
@@ -238,28 +239,31 @@ export class Judge {
     const r = fact.reduction;
     const env0 = fact.frames[0].env;
     if (r.framework !== 'torch' || !r.groupNode || this.conditions.failingGuard(r.call, env0)) return undefined;
-    const op = this.resolveOp(r, env0).kind;
+    const resolved = this.resolveOp(r, env0).kind;
+    const either = resolved === 'other' && sumOrAverage(this.model, r, fact.frames[0].fn);
+    const op = either ? 'sum' : resolved;
     if (op !== 'sum' && op !== 'avg') return undefined;
     if (!this.isGradientFact(fact)) return undefined;
     const { terms } = this.termsOf(fact);
     const scaling = terms
       .filter((t) => !t.fromLoss)
       .map((t) => ({ ...t, node: t.written?.node ?? t.node, env: t.written?.env ?? env0, term: t }));
-    const mismatch = groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) =>
-      this.text(n),
-    );
+    const mismatch = either
+      ? mismatchUnderBothOps(this.groupSizes, r.groupNode, env0, scaling, (n) => this.text(n))
+      : groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) => this.text(n));
     if (!mismatch || mismatch === 'agrees') return mismatch;
     const loss = this.lossFor(fact, r.framework);
     if (!loss || loss.exponent !== 0 || loss.terms.length > 0) return undefined;
     const s = this.model.syntax;
     const term = mismatch.term.term;
-    const message = groupDivisorMessage(
-      mismatch,
-      clip(s.text(r.call)),
-      clip(s.text(r.groupNode), 50),
-      clip(s.text(term.node), 50),
-      op === 'avg',
-    );
+    const message =
+      groupDivisorMessage(
+        mismatch,
+        clip(s.text(r.call)),
+        clip(s.text(r.groupNode), 50),
+        clip(s.text(term.node), 50),
+        op === 'avg',
+      ) + (either ? eitherOpNote(mismatch) : '');
     // The divisor is pointed at where it divides, not where a caller passed it on.
     const verdict: Verdict = {
       code: 'CP003',
