@@ -288,7 +288,7 @@ function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flo
   // Counters walk every transfer once and sort their edges: after the first paint, in slices between frames, so a
   // large trace shows without waiting for them and a key or a click never waits behind them for long.
   counterReport = undefined;
-  void runInSlices(traceCounterSteps(model), { cancelled: () => view.model !== model }).then(
+  void runInSlices((clock) => traceCounterSteps(model, clock), { cancelled: () => view.model !== model }).then(
     (done) => {
       if (!done || view.model !== model) return;
       counters = done.value;
