@@ -7,7 +7,7 @@
 import { PHASES, formatBytes, formatMicros, type Lane, asMicros, asBytes } from '../../src/engine/index';
 import { CLOCK_CHECK_ELEMENTS, UNSLICED, finish, type SliceClock, type Steps } from '../shared/slices';
 import { t } from '../shared/strings';
-import { sortIndicesByTimeSteps } from './sort-by-time';
+import { sortIndicesByTimeSteps, sortScratch } from './sort-by-time';
 
 const COLLECTIVE = PHASES.indexOf('collective');
 const COLLECTIVE_PARTS = new Set(
@@ -82,10 +82,14 @@ export function* computeRangeStatsSteps(
   const groups = rankGroups(source.rows);
   const durationUs = Math.max(0, endUs - startUs);
   const totals = { idleUs: 0, transferredBytes: 0, collectiveBytes: 0 };
+  // Boundaries of a rank's spans inside the range: +1 where a phase starts, -1 where it ends, on a track. One set of
+  // arrays, large enough for the busiest rank, serves every rank in turn.
+  const capacity = groups.reduce((most, group) => Math.max(most, edgeBound(source, group, startUs, endUs)), 0);
+  const edges = new RankEdges(capacity, startUs, endUs);
+  const scratch = sortScratch(capacity);
+  yield;
   for (const group of groups) {
-    // Boundaries of this rank's spans inside the range: +1 where a phase starts, -1 where it ends, on a track.
-    const edges = new RankEdges(edgeBound(source, group, startUs, endUs), startUs, endUs);
-    yield;
+    edges.count = 0;
     for (let local = 0; local < group.length; local++) {
       const r = group[local];
       const last = source.rowOffsets[r + 1];
@@ -96,7 +100,7 @@ export function* computeRangeStatsSteps(
       }
     }
     // Edges in time order, ties in the order they were collected (the sort is stable).
-    const order = yield* sortIndicesByTimeSteps(edges.times(), clock);
+    const order = yield* sortIndicesByTimeSteps(edges.times(), clock, scratch);
     const sharer = new PhaseSharer(edges, order, tracksOf(source.rows, group), startUs, endUs, phaseUs);
     while (!sharer.run(CLOCK_CHECK_ELEMENTS)) if (clock.due()) yield;
     totals.idleUs += sharer.idleUs;

@@ -33,6 +33,27 @@ interface Keyed {
 
 const keyed = (n: number): Keyed => ({ low: new Uint32Array(n), high: new Uint32Array(n), order: new Uint32Array(n) });
 
+/** The first n elements of a Keyed's arrays, as views. */
+const viewOf = (arrays: Keyed, n: number): Keyed => ({
+  low: arrays.low.subarray(0, n),
+  high: arrays.high.subarray(0, n),
+  order: arrays.order.subarray(0, n),
+});
+
+/**
+ * Arrays a caller that sorts many times in a row (one rank's edges after another's) hands to each sort, so that the
+ * sorts allocate nothing: allocating and dropping megabytes rank after rank sets off garbage collections, each a
+ * pause. The order a sort returns is a view into them, valid until the next sort that uses them.
+ */
+export interface SortScratch {
+  readonly first: Keyed;
+  readonly second: Keyed;
+}
+
+export function sortScratch(capacity: number): SortScratch {
+  return { first: keyed(capacity), second: keyed(capacity) };
+}
+
 // The loops are plain functions over a range of elements, called group by group from the generator: V8 optimises a
 // plain function's loop while it runs, and a generator's only between resumptions, so a long loop inside the
 // generator would run unoptimised (and box every number it computes, garbage for the collector to sweep).
@@ -81,21 +102,25 @@ function scatter(
 }
 
 /** sortIndicesByTime as a computation that yields whenever `clock` is due. */
-export function* sortIndicesByTimeSteps(times: ArrayLike<number>, clock: SliceClock = UNSLICED): Steps<Uint32Array> {
+export function* sortIndicesByTimeSteps(
+  times: ArrayLike<number>,
+  clock: SliceClock = UNSLICED,
+  scratch?: SortScratch,
+): Steps<Uint32Array> {
   const n = times.length;
   // One number's bits at a time, through a one-element view: a copy of every time would be one more large array.
   const bits = new Float64Array(1);
   const words = new Uint32Array(bits.buffer);
   // The arrays are allocated a few at a time with a look at the clock between: allocating tens of megabytes can
   // start a garbage collection, and one slice should not hold two.
-  let current = keyed(n);
+  let current = scratch ? viewOf(scratch.first, n) : keyed(n);
   yield;
   for (let from = 0; from < n; from += CLOCK_CHECK_ELEMENTS) {
     writeKeys(times, current, bits, words, from, Math.min(n, from + CLOCK_CHECK_ELEMENTS));
     if (clock.due()) yield;
   }
   // The keys travel with their indices, so every pass reads its input in order and writes into few buckets.
-  let next = keyed(n);
+  let next = scratch ? viewOf(scratch.second, n) : keyed(n);
   yield;
   const counts = new Uint32Array(DIGITS);
   for (const [word, shift] of PASSES) {
