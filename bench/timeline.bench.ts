@@ -143,6 +143,43 @@ interface CounterSlices {
 }
 let lastCounters: CounterSlices | undefined;
 
+/**
+ * Selects the whole trace by dragging along the time axis (the real mouse handler), after the counters are done,
+ * and waits for the range's statistics to show; returns the long tasks from the press to then, and the time.
+ */
+async function selectWholeRange(panel: PanelPage): Promise<RangeSelection> {
+  const { page } = panel;
+  await page.evaluate(`(async () => {
+    while (!window.collectiveProfilerTimeline.counterReport()) await new Promise((done) => setTimeout(done, 10));
+  })()`);
+  const box = (await page.locator('canvas.lanes').boundingBox())!;
+  const leftPx = (await page.evaluate('window.collectiveProfilerTimeline.view.scale().leftPx')) as number;
+  const dpr = (await page.evaluate('window.devicePixelRatio')) as number;
+  await page.evaluate('window.__selectFromMs = performance.now()');
+  await page.mouse.move(box.x + leftPx / dpr + 1, box.y + 4);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width - 2, box.y + 4, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForSelector('.range-stats', { timeout: 120_000 });
+  return (await page.evaluate(`(async () => {
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const after = window.__longTasks.filter((task) => task.startMs >= window.__selectFromMs);
+    return { shownAfterMs: performance.now() - window.__selectFromMs, longTasks: after.length,
+      tasks: after.map((task) => Math.round(task.startMs - window.__selectFromMs) + ':' + Math.round(task.durationMs)).join(' '),
+      slices: window.collectiveProfilerTimeline.rangeReport?.(),
+      longestTaskMs: Math.max(0, ...after.map((task) => task.durationMs)),
+      range: document.querySelector('.range-stats').innerText.split('\\n').slice(1, 3).join(' ') };
+  })()`)) as RangeSelection;
+}
+
+interface RangeSelection {
+  shownAfterMs: number;
+  longTasks: number;
+  longestTaskMs: number;
+  range: string;
+}
+let lastRange: RangeSelection | undefined;
+
 let lastFrames: number[] = [];
 let last10M: Record<string, unknown> = {};
 
@@ -179,6 +216,29 @@ export const benchmarks: Benchmark[] = [
       note:
         'busbw per rank and bytes in flight per link, computed after the first paint in slices of about 8 ms; ' +
         'input waits at most one slice. Long tasks (Long Tasks API) counted from the first presented frame on',
+    }),
+  },
+  {
+    name: 'timeline: whole-range selection, longest task until its statistics show, 1 M spans',
+    unit: 'ms',
+    // A task over 50 ms is a long task: a key or a click that arrives during it waits for it to end.
+    target: 50,
+    runs: 3,
+    measure: () =>
+      withTimeline(
+        1_000_000,
+        async (panel) => {
+          lastRange = await selectWholeRange(panel);
+          return lastRange.longestTaskMs;
+        },
+        { observeLongTasks: true },
+      ),
+    extra: () => ({
+      ...load(),
+      ...lastRange,
+      note:
+        'a drag along the time axis over the whole 1 M-span trace; long tasks (Long Tasks API, 0 when none) from ' +
+        'the press until the range statistics show; the statistics and the aggregate are counted in slices',
     }),
   },
   {

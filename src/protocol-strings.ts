@@ -38,6 +38,7 @@ export const WEBVIEW_STRINGS = [
   'Colour legend',
   'compute / forward',
   'Could not show the trace: {0}',
+  'Counting the selected range…',
   'count',
   'counters · {0}',
   'duration',

@@ -3,6 +3,7 @@
 // (self), sorted by total. Self times of one lane add up to the time the lane was busy in the range, so the table
 // says where the time went without counting a parent and its children twice.
 import { PHASES, type Lane } from '../../src/engine/index';
+import { CLOCK_CHECK_ELEMENTS, UNSLICED, finish, type SliceClock, type Steps } from '../shared/slices';
 import type { TimelineModel } from './model';
 import type { Track } from './tracks';
 
@@ -38,31 +39,68 @@ export function rangeAggregate(
   model: TimelineModel,
   startUs: number,
   endUs: number,
-  nameOf: (sorted: number) => string = (k) => model.spanAt(k)?.name ?? PHASES[model.phase[k]],
+  nameOf: (sorted: number) => string = defaultName(model),
 ): NameAggregate[] {
-  const byName = new Map<string, { totalUs: number; selfUs: number; count: number }>();
-  const { start, end } = model;
+  return finish(rangeAggregateSteps(model, startUs, endUs, UNSLICED, nameOf));
+}
+
+const defaultName =
+  (model: TimelineModel) =>
+  (k: number): string =>
+    model.spanAt(k)?.name ?? PHASES[model.phase[k]];
+
+type ByName = Map<string, { totalUs: number; selfUs: number; count: number }>;
+
+/** rangeAggregate as a computation that yields whenever `clock` is due, a group of spans at a time. */
+export function* rangeAggregateSteps(
+  model: TimelineModel,
+  startUs: number,
+  endUs: number,
+  clock: SliceClock = UNSLICED,
+  nameOf: (sorted: number) => string = defaultName(model),
+): Steps<NameAggregate[]> {
+  const byName: ByName = new Map();
   for (const r of countedRows(model.rows)) {
     const child = childRow(model.rows, r);
     const last = model.rowOffsets[r + 1];
-    for (let i = model.firstVisible(r, startUs); i < last && start[i] < endUs; i++) {
-      const from = Math.max(startUs, start[i]);
-      const to = Math.min(endUs, end[i]);
-      // A span that only touches the range is not in it; a zero-length one inside it is (with no time).
-      if (end[i] < startUs || (to <= from && start[i] !== end[i])) continue;
-      const clippedUs = Math.max(0, to - from);
-      const childrenUs = child >= 0 ? coveredUs(model, child, Math.max(from, start[i]), to) : 0;
-      const name = nameOf(i);
-      let entry = byName.get(name);
-      if (!entry) byName.set(name, (entry = { totalUs: 0, selfUs: 0, count: 0 }));
-      entry.totalUs += clippedUs;
-      entry.selfUs += Math.max(0, clippedUs - childrenUs);
-      entry.count++;
+    const range = { startUs, endUs, child, nameOf };
+    for (let from = model.firstVisible(r, startUs); from < last; from += CLOCK_CHECK_ELEMENTS) {
+      const more = addSpans(model, range, byName, from, Math.min(last, from + CLOCK_CHECK_ELEMENTS));
+      if (clock.due()) yield;
+      if (!more) break;
     }
   }
   return [...byName.entries()]
     .map(([name, e]) => ({ name, ...e }))
     .sort((a, b) => b.totalUs - a.totalUs || b.selfUs - a.selfUs || a.name.localeCompare(b.name));
+}
+
+/** Adds spans [from, to) of a row to the aggregate; false once a span starts at or after the range's end. */
+function addSpans(
+  model: TimelineModel,
+  range: { startUs: number; endUs: number; child: number; nameOf: (sorted: number) => string },
+  byName: ByName,
+  from: number,
+  to: number,
+): boolean {
+  const { start, end } = model;
+  const { startUs, endUs, child, nameOf } = range;
+  for (let i = from; i < to; i++) {
+    if (!(start[i] < endUs)) return false;
+    const clippedFrom = Math.max(startUs, start[i]);
+    const clippedTo = Math.min(endUs, end[i]);
+    // A span that only touches the range is not in it; a zero-length one inside it is (with no time).
+    if (end[i] < startUs || (clippedTo <= clippedFrom && start[i] !== end[i])) continue;
+    const clippedUs = Math.max(0, clippedTo - clippedFrom);
+    const childrenUs = child >= 0 ? coveredUs(model, child, Math.max(clippedFrom, start[i]), clippedTo) : 0;
+    const name = nameOf(i);
+    let entry = byName.get(name);
+    if (!entry) byName.set(name, (entry = { totalUs: 0, selfUs: 0, count: 0 }));
+    entry.totalUs += clippedUs;
+    entry.selfUs += Math.max(0, clippedUs - childrenUs);
+    entry.count++;
+  }
+  return true;
 }
 
 /** Length of the union of row r's spans within [fromUs, toUs]. */

@@ -18,14 +18,14 @@ import { onThemeChange } from '../shared/theme';
 import { runInSlices, type SliceReport } from '../shared/slices';
 import { StateSaver } from '../shared/state-saver';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
-import { rangeAggregate } from './aggregate';
 import { drawCounter, traceCounterSteps, type CounterSeries } from './counters';
-import { renderAggregate, renderFlows, renderRangeStats, renderSpanDetails, renderTooltip } from './details';
+import { renderFlows, renderSpanDetails, renderTooltip } from './details';
 import { drawFlows, flowSet, flowsOf, peerFlows, type FlowSet } from './flows';
 import { lineAt, restoredLayoutState, savedLayoutState } from './layout';
 import { attachInteraction } from './interaction';
 import { renderLegend } from './legend';
 import { TimelineModel, type SpanColumns } from './model';
+import { RangeCounter } from './range-details';
 import { Overview } from './overview';
 import { TimelineView } from './view';
 
@@ -103,6 +103,8 @@ const saver = new StateSaver<TimelineState>(
 );
 saver.flushOnPageHide(window, document);
 
+const rangeCounter = new RangeCounter((phase) => view.phaseCss(phase));
+
 view.onViewChange = () => {
   rangeLabel.textContent = view.describeView();
   overview.draw();
@@ -120,10 +122,9 @@ function showDetails(): void {
     if (linked && linked.incoming.length + linked.outgoing.length > 0)
       sections.push(renderFlows(model, linked, (sorted) => selectAndReveal(sorted)));
   }
-  if (model && view.range) {
-    sections.push(renderRangeStats(model.rangeStats(view.range.startUs, view.range.endUs), (p) => view.phaseCss(p)));
-    sections.push(renderAggregate(rangeAggregate(model, view.range.startUs, view.range.endUs)));
-  }
+  if (model && view.range) sections.push(...rangeCounter.sections(model, view.range.startUs, view.range.endUs));
+  // No range: a count still running for an earlier one is dropped.
+  else rangeCounter.drop();
   details.replaceChildren(...(sections.length > 0 ? sections : [el('span', { class: 'muted' }, HINT)]));
 }
 
@@ -288,7 +289,7 @@ function show(model: TimelineModel, from?: TraceSource, traceFlows: readonly Flo
   // Counters walk every transfer once and sort their edges: after the first paint, in slices between frames, so a
   // large trace shows without waiting for them and a key or a click never waits behind them for long.
   counterReport = undefined;
-  void runInSlices(traceCounterSteps(model), { cancelled: () => view.model !== model }).then(
+  void runInSlices((clock) => traceCounterSteps(model, clock), { cancelled: () => view.model !== model }).then(
     (done) => {
       if (!done || view.model !== model) return;
       counters = done.value;
@@ -387,6 +388,8 @@ Object.assign(window, {
     flows: (): [number, number][] => (flows ? [...flows.from].map((f, i) => [f, flows!.to[i]]) : []),
     counterLabels: (): string[] => counters.map((c) => c.label),
     counterReport: (): SliceReport | undefined => counterReport,
+    /** How the last range's statistics were counted, once they are shown. */
+    rangeReport: (): SliceReport | undefined => rangeCounter.report,
     loadColumns(metadata: TraceMetadata, lanes: readonly Lane[], columns: SpanColumns): void {
       show(TimelineModel.fromColumns(metadata, lanes, columns));
     },

@@ -10,7 +10,8 @@ import {
   type TraceMetadata,
 } from '../../src/engine/index';
 import { buildRowLod, type RowLod } from './lod';
-import { computeRangeStats, type RangeStats } from './range-stats';
+import type { SliceClock, Steps } from '../shared/slices';
+import { computeRangeStats, computeRangeStatsSteps, type RangeSource, type RangeStats } from './range-stats';
 import { expandTracks, nestingDepths, type Track } from './tracks';
 
 export const PHASE_COUNT = PHASES.length;
@@ -311,20 +312,25 @@ export class TimelineModel {
 
   /** Phase time, idle time and bandwidth of a time range over the rank rows (see range-stats.ts). */
   rangeStats(startUs: number, endUs: number): RangeStats {
-    return computeRangeStats(
-      {
-        rows: this.rows,
-        rowOffsets: this.rowOffsets,
-        start: this.start,
-        end: this.end,
-        phase: this.phase,
-        ranksInMetadata: this.metadata.ranks,
-        bytesAt: (sorted) => this.bytesAt(sorted),
-        firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
-      },
-      startUs,
-      endUs,
-    );
+    return computeRangeStats(this.rangeSource(), startUs, endUs);
+  }
+
+  /** rangeStats as a computation that yields whenever `clock` is due, for the panel to run in slices. */
+  rangeStatsSteps(startUs: number, endUs: number, clock: SliceClock): Steps<RangeStats> {
+    return computeRangeStatsSteps(this.rangeSource(), startUs, endUs, clock);
+  }
+
+  private rangeSource(): RangeSource {
+    return {
+      rows: this.rows,
+      rowOffsets: this.rowOffsets,
+      start: this.start,
+      end: this.end,
+      phase: this.phase,
+      ranksInMetadata: this.metadata.ranks,
+      bytesAt: (sorted) => this.bytesAt(sorted),
+      firstVisible: (row, timeUs) => this.firstVisible(row, timeUs),
+    };
   }
 
   /** Marks each sorted position whose span matches; used to dim everything else. */

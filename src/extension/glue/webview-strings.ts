@@ -42,6 +42,7 @@ export function webviewStrings(l10n: L10n): WebviewStrings {
     'Colour legend': l10n.t('Colour legend'),
     'compute / forward': l10n.t('compute / forward'),
     'Could not show the trace: {0}': l10n.t('Could not show the trace: {0}'),
+    'Counting the selected range…': l10n.t('Counting the selected range…'),
     count: l10n.t('count'),
     'counters · {0}': l10n.t('counters · {0}'),
     duration: l10n.t('duration'),

@@ -46,8 +46,10 @@ const timeline = `
 .flows a { cursor: pointer; color: var(--vscode-textLink-foreground); }
 `;
 
+// auto-fit, not auto-fill: columns no card occupies collapse, so two charts in a wide panel share its width instead
+// of leaving a third of it empty.
 const charts = `
-.grid { flex: 1; overflow: auto; display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr));
+.grid { flex: 1; overflow: auto; display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr));
   gap: 12px; padding: 12px; align-content: start; }
 .card { border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); padding: 8px; }
 .card h2 { font-size: 13px; margin: 0 0 6px; }

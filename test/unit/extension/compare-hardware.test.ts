@@ -1,0 +1,50 @@
+// Issue 14: "A Kineto trace from A100 or B200 GPUs is judged against the selected H100 system without a word; a
+// DeepSpeed comms log is modelled as 16× H100." Compare with Model on real files (../shared/fixtures-real, read in
+// place) through the real bundle: a file that names its GPUs is judged on them, and one that names none is judged on
+// the selected system with the message saying it is an assumption and why.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import * as fake from './fixtures/fake-vscode';
+import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
+import { needShared } from '../requirements';
+
+const SHARED = join(ROOT, '..', 'shared', 'fixtures-real');
+const skip = notBuilt ?? needShared(SHARED, '../shared/fixtures-real');
+
+before(() => {
+  if (!notBuilt) activateBundle();
+});
+
+/** The one-line verdict Compare with Model gives for a file. */
+async function verdictFor(file: string): Promise<string> {
+  await fake.commands.executeCommand('collectiveProfiler.compareWithModel', fake.Uri.file(join(SHARED, file)));
+  const verdict = fake.recorded.messages.filter((m) => m.includes(`${file}:`)).pop();
+  assert.ok(verdict, `no verdict for ${file}: ${fake.recorded.messages.join(' | ')}`);
+  return verdict;
+}
+
+for (const [file, gpu] of [
+  ['kineto-a100-2rank-nccl2.17-gpu-excerpt.json', /NVIDIA A100-PG509-200/],
+  ['kineto-b200-8rank-nccl2.27-allgather-excerpt.json', /NVIDIA B200/],
+] as const) {
+  test(`Compare with Model on ${file} judges it on the GPUs it names, not on the selected H100`, { skip }, async () => {
+    const verdict = await verdictFor(file);
+    assert.match(verdict, /named in the file/);
+    assert.match(verdict, gpu);
+    assert.match(
+      verdict,
+      /compared with [^:]*: the file's .* as the catalogue's [^;]*; interconnect and network assumed/,
+    );
+    assert.doesNotMatch(verdict, /H100/);
+  });
+}
+
+test(
+  'Compare with Model on a DeepSpeed comms log, which names no GPU, says the system is an assumption',
+  { skip },
+  async () => {
+    const verdict = await verdictFor('deepspeed-commslogger-verbose-2022.log');
+    assert.match(verdict, /compared with the selected .* as an assumption: the file does not name its hardware/);
+  },
+);
