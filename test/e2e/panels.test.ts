@@ -171,7 +171,7 @@ describe(
       const stats = timeline.locator('section.range-stats');
       await stats.waitFor({ timeout: 30_000 });
       const facts = await rangeFacts(stats);
-      await screenshot(page, '12-range-stats-16-ranks-light');
+      await screenshot(page, '15-range-stats-16-ranks-light');
       const moved = /^([\d.]+) (B|KiB|MiB|GiB|TiB) over links$/.exec(facts.moved ?? '');
       assert.ok(moved && Number(moved[1]) > 0, `the range moved bytes: ${JSON.stringify(facts)}`);
       const busbw = /^([\d.]+) GB\/s per rank over 16 ranks$/.exec(facts.busbw ?? '');
