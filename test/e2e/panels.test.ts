@@ -1,8 +1,8 @@
 /// <reference lib="dom" />
 // End-to-end scenarios of the panels in real VS Code (code-server) in the light theme (issue 14): the charts
 // panel's Assumptions card re-runs a DeepSpeed config's profile with a changed value; a collective's timeline on two
-// nodes has node groups that fold, lanes that pin, flow arrows and counter tracks, and its folds and pins survive a
-// window reload.
+// nodes has spans on every one of its 16 ranks, range statistics with non-zero bytes and busbw, node groups that
+// fold, lanes that pin, flow arrows and counter tracks, and its folds and pins survive a window reload.
 // Screenshots go to test-results/e2e/ (CI keeps them as artefacts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,6 +56,33 @@ async function clickTimelineLabel(page: Page, canvas: Locator, index: number): P
   await page.waitForTimeout(400);
 }
 
+/** Drags along the timeline's time axis from the start of the plot to its end, as a person selects a range. */
+async function selectRangeOnAxis(page: Page, canvas: Locator): Promise<void> {
+  const box = (await canvas.boundingBox())!;
+  const { labelCss, axisCss } = await canvas.evaluate(() => {
+    const { view } = window.collectiveProfilerTimeline;
+    return { labelCss: view.labelWidthPx / view.dpr, axisCss: view.axisHeightPx / view.dpr };
+  });
+  const y = box.y + axisCss / 2;
+  await page.mouse.move(box.x + labelCss + 2, y);
+  await page.mouse.down();
+  for (const share of [0.25, 0.5, 0.75, 1]) {
+    await page.mouse.move(box.x + labelCss + 2 + share * (box.width - labelCss - 4), y, { steps: 4 });
+  }
+  await page.mouse.up();
+}
+
+/** The selected range's facts as the details pane lists them: label → value ("busbw" → "123.4 GB/s …"). */
+async function rangeFacts(stats: Locator): Promise<Record<string, string>> {
+  return stats.evaluate((section) => {
+    const facts: Record<string, string> = {};
+    section.querySelectorAll('dt').forEach((dt) => {
+      facts[dt.textContent ?? ''] = (dt.nextElementSibling?.textContent ?? '').trim();
+    });
+    return facts;
+  });
+}
+
 describe(
   'Collective Profiler panels in VS Code, light theme',
   { skip: missing !== undefined, timeout: 600_000 },
@@ -103,7 +130,7 @@ describe(
       await screenshot(page, '09-assumptions-rerun-light');
     });
 
-    test('a two-node timeline folds nodes, pins lanes, draws flow arrows and counters, and keeps folds and pins across a reload', async () => {
+    test('a two-node timeline has spans on all 16 ranks and range statistics with bytes and busbw, folds nodes, pins lanes, draws flow arrows and counters, and keeps folds and pins across a reload', async () => {
       // A collective's timeline on two nodes: every rank and link drawn, grouped by node, with ring-step flows.
       await closeAllEditors(page);
       await openFile(page, 'train.py');
@@ -124,6 +151,31 @@ describe(
       assert.ok(flows > 0, 'flow arrows from each ring step to its peer');
       const counters = await canvas.evaluate(() => window.collectiveProfilerTimeline.counterLabels());
       assert.ok(counters.length > 0, 'counter tracks');
+      // Every rank of the 16 has spans: none of the second node's ranks is an empty lane.
+      const spansPerRank = await canvas.evaluate(() => {
+        const { model } = window.collectiveProfilerTimeline.view;
+        const counts = new Map<number, [string, number]>();
+        model.rows.forEach((row: any, r: number) => {
+          if (row.kind !== 'rank') return;
+          const id = row.laneId ?? row.id;
+          const [label, spans] = counts.get(id) ?? [row.label, 0];
+          counts.set(id, [label, spans + model.rowOffsets[r + 1] - model.rowOffsets[r]]);
+        });
+        return [...counts.values()];
+      });
+      assert.equal(spansPerRank.length, 16, `16 rank lanes: ${spansPerRank.map(([l]) => l).join(' | ')}`);
+      const empty = spansPerRank.filter(([, spans]) => spans === 0).map(([label]) => label);
+      assert.deepEqual(empty, [], 'every rank lane has spans');
+      // A drag along the time axis over the whole collective selects it: the details give its bytes and busbw.
+      await selectRangeOnAxis(page, canvas);
+      const stats = timeline.locator('section.range-stats');
+      await stats.waitFor({ timeout: 30_000 });
+      const facts = await rangeFacts(stats);
+      await screenshot(page, '15-range-stats-16-ranks-light');
+      const moved = /^([\d.]+) (B|KiB|MiB|GiB|TiB) over links$/.exec(facts.moved ?? '');
+      assert.ok(moved && Number(moved[1]) > 0, `the range moved bytes: ${JSON.stringify(facts)}`);
+      const busbw = /^([\d.]+) GB\/s per rank over 16 ranks$/.exec(facts.busbw ?? '');
+      assert.ok(busbw && Number(busbw[1]) > 0, `a non-zero busbw over 16 ranks: ${JSON.stringify(facts)}`);
       const lines = await timelineLines(canvas);
       const header = lines.findIndex((l) => /^-node 1 /.test(l));
       assert.ok(header >= 0, `a header for node 1: ${lines.join(' | ')}`);

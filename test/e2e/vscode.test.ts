@@ -9,6 +9,7 @@ import {
   ROOT,
   clickUntilVisible,
   closeAllEditors,
+  frameWith,
   launchBrowser,
   missingPrerequisite,
   openFile,
@@ -25,9 +26,15 @@ if (missing && process.env.REQUIRE_E2E === '1')
 if (missing) console.log(`# SKIPPED end-to-end suite: ${missing}`);
 
 const SHARED = join(ROOT, '..', 'shared');
+/** nccl-tests on 2 × A100 80GB PCIe with NCCL_DEBUG=INFO: topology, rings, trees and NCCL's tuning table. */
+const NCCL_DEBUG_LOG = 'nccl-debug-a100-2gpu-graph-tuning.log';
+/** nccl-tests on 16 × GH200 over 4 nodes whose all_reduce reports #wrong > 0 and stops before its summary. */
+const WRONG_TRUNCATED_LOG = 'nccl-tests-gh200-16gpu-2026-wrong-truncated.txt';
 const extraFiles = {
   'all_reduce_perf.txt': join(SHARED, 'fixtures-real', 'nccl-tests-a100-8gpu-2021.txt'),
   'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
+  [NCCL_DEBUG_LOG]: join(SHARED, 'fixtures-real', NCCL_DEBUG_LOG),
+  [WRONG_TRUNCATED_LOG]: join(SHARED, 'fixtures-real', WRONG_TRUNCATED_LOG),
 };
 
 /** The innermost frame of the webview panel whose tab has this title. */
@@ -74,6 +81,56 @@ async function frequentColours(canvas: Locator): Promise<number> {
     return [...counts.values()].filter((n) => n > 50).length;
   });
 }
+
+/**
+ * Clicks a lens of a measurement file's first line (Import, Compare with model) until `expected` shows. The editor
+ * can open scrolled past the lens, so it is scrolled to the top before each try.
+ */
+async function clickTopLens(
+  page: Page,
+  text: string,
+  expected: Locator | ((timeoutMs: number) => Promise<boolean>),
+  what: string,
+  logTail: () => string,
+): Promise<void> {
+  await page.keyboard.press('Control+Home');
+  const lens = page.locator('.codelens-decoration a:visible').filter({ hasText: text }).first();
+  for (
+    let attempt = 1;
+    !(await lens.waitFor({ timeout: 20_000 }).then(
+      () => true,
+      () => false,
+    ));
+    attempt++
+  ) {
+    if (attempt === 3) throw new Error(`no visible ${text} lens at the top of the file`);
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+  }
+  await clickUntilVisible(page, lens, expected, what, logTail);
+}
+
+/**
+ * The charts panel's text cards (data-note → their lines), from the webview frame that holds `card`: a selector
+ * naming this file's content, so that a closed panel's frame lingering in the page is never read instead.
+ */
+async function chartNotes(page: Page, card: string): Promise<Record<string, string[]>> {
+  const frame = await frameWith(page, card);
+  return frame.locator('#app').evaluate((app) => {
+    const notes: Record<string, string[]> = {};
+    app.querySelectorAll('section.note').forEach((note) => {
+      notes[note.getAttribute('data-note') ?? ''] = Array.from(note.querySelectorAll('li')).map((li) =>
+        (li.textContent ?? '').trim(),
+      );
+    });
+    return notes;
+  });
+}
+
+// The cards that only the import of each file shows (Playwright selectors, :has-text included).
+const A100_CARD = 'section.note[data-note="Measurement"]:has-text("A100-SXM4-40GB")';
+const NCCL_DEBUG_CARD = 'section.note[data-note="Topology"]:has-text("A100 80GB PCIe")';
+const GH200_CARD = 'section.note[data-note="Measurement"]:has-text("GH200")';
 
 async function problems(page: Page): Promise<string[]> {
   return page.locator('.markers-panel .monaco-list-row').allTextContents();
@@ -272,26 +329,11 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     assert.notEqual(after, before, `lens changed from "${before}" to "${after}"`);
   });
 
-  test('importing the nccl-tests log shows measured and predicted curves together', async () => {
+  test('importing the nccl-tests log shows measured and predicted curves on a log size axis, and names its A100s', async () => {
     await closeAllEditors(page);
     await openFile(page, 'all_reduce_perf.txt');
-    // The lens sits above the first table; scroll to the top (and retry) in case the editor opened scrolled past it.
-    await page.keyboard.press('Control+Home');
-    const importLens = page.locator('.codelens-decoration a:visible').filter({ hasText: 'Import' }).first();
-    for (
-      let attempt = 1;
-      !(await importLens.waitFor({ timeout: 20_000 }).then(
-        () => true,
-        () => false,
-      ));
-      attempt++
-    ) {
-      if (attempt === 3) throw new Error('no visible Import lens above the nccl-tests table');
-      await page.locator('.monaco-editor .view-lines').first().click();
-      await page.keyboard.press('Control+Home');
-    }
     const frame = webviewFrame(page);
-    await clickUntilVisible(page, importLens, frame.locator('canvas').first(), 'charts from the Import lens', () =>
+    await clickTopLens(page, 'Import', frame.locator('canvas').first(), 'charts from the Import lens', () =>
       server.logTail(),
     );
     await frame
@@ -304,6 +346,124 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await screenshot(page, '05-import');
     assert.match(text, /measured/i, 'the chart names the measured series');
     assert.match(text, /predicted|model|simulated/i, 'the chart names the predicted series');
+    // The file's "Using devices" block names A100-SXM4-40GB: the panel says so, and compares with an A100.
+    const notes = await chartNotes(page, A100_CARD);
+    assert.match(notes.Measurement.join(' | '), /measured on 8 × A100-SXM4-40GB/, JSON.stringify(notes));
+    const charts = await frameWith(page, A100_CARD);
+    const toolbar = await charts.locator('.toolbar').innerText();
+    assert.match(toolbar, /A100/, 'the comparison is with an A100 system');
+    assert.doesNotMatch(toolbar, /H100/, 'not with the selected H100 system');
+    // Sizes from 1 B to 8 GiB: both size axes are logarithmic, ticked at powers of two across the decades.
+    const axes = await charts.locator('section[data-chart="busbw"] canvas').evaluate(() => {
+      const { charts } = (window as unknown as { collectiveProfilerCharts: { charts: Map<string, any> } })
+        .collectiveProfilerCharts;
+      return ['busbw', 'time'].map((id) => {
+        const x = charts.get(id)?.scales.x;
+        return { id, type: x?.type, ticks: (x?.ticks ?? []).map((tick: { value: number }) => tick.value) };
+      });
+    });
+    for (const axis of axes) {
+      assert.equal(axis.type, 'logarithmic', `the ${axis.id} chart's size axis is logarithmic`);
+      const ticks = axis.ticks.filter((v: number) => v > 0);
+      assert.ok(
+        ticks.length >= 4 && Math.max(...ticks) / Math.min(...ticks) >= 1e6,
+        `the ${axis.id} chart's size ticks span six decades or more: ${ticks.join(', ')}`,
+      );
+    }
+  });
+
+  test('an NCCL_DEBUG log compared with the model shows its hardware, topology and tuning table in the panel', async () => {
+    await closeAllEditors(page);
+    await openFile(page, NCCL_DEBUG_LOG);
+    await clickTopLens(
+      page,
+      'Compare with model',
+      (timeoutMs) =>
+        frameWith(page, NCCL_DEBUG_CARD, timeoutMs).then(
+          () => true,
+          () => false,
+        ),
+      'charts from the Compare lens of an NCCL_DEBUG log',
+      () => server.logTail(),
+    );
+    const notes = await chartNotes(page, NCCL_DEBUG_CARD);
+    await screenshot(page, '13-nccl-debug-sections');
+    assert.match(notes.Measurement.join(' | '), /measured on 2 × NVIDIA A100 80GB PCIe/, JSON.stringify(notes));
+    assert.ok(notes.Topology.length > 0, `the topology is listed: ${JSON.stringify(notes)}`);
+    const tuning = Object.keys(notes).find((title) => title.startsWith('Tuning table'));
+    assert.ok(tuning && notes[tuning].length > 0, `the tuning table is listed: ${Object.keys(notes).join(' | ')}`);
+    assert.ok(
+      Object.keys(notes).some((title) => /^(Rings|Trees|Channels)/.test(title)),
+      `rings, trees or channels are listed: ${Object.keys(notes).join(' | ')}`,
+    );
+  });
+
+  test('a corrupted (#wrong > 0), truncated nccl-tests run is an error in Problems once compared', async () => {
+    await closeAllEditors(page);
+    await openFile(page, WRONG_TRUNCATED_LOG);
+    await clickTopLens(
+      page,
+      'Compare with model',
+      (timeoutMs) =>
+        frameWith(page, GH200_CARD, timeoutMs).then(
+          () => true,
+          () => false,
+        ),
+      'charts from the Compare lens of a corrupted run',
+      () => server.logTail(),
+    );
+    const notes = await chartNotes(page, GH200_CARD);
+    assert.match(
+      notes.Measurement.join(' | '),
+      /measured on 16 × NVIDIA GH200 120GB on 4 nodes/,
+      JSON.stringify(notes),
+    );
+    await runCommand(page, 'View: Focus Problems');
+    const rows = page.locator('.markers-panel .monaco-list-row');
+    await rows.filter({ hasText: '#wrong' }).first().waitFor({ timeout: 30_000 });
+    await screenshot(page, '14-wrong-truncated-problems');
+    // The Problems filter narrows the list to each kind of message, so every one of them is in view whatever the
+    // list's order (by severity, then line) and length.
+    const filter = page.locator('.viewpane-filter input').first();
+    const severitiesOf = async (text: string, message: RegExp, count: number): Promise<string[]> => {
+      await filter.fill(text);
+      // The list is redrawn row by row as the filter applies: read it once it holds the expected rows (or time
+      // is up, and the assertions below say what it held).
+      const read = () =>
+        rows.evaluateAll(
+          (all, source) =>
+            all
+              // The messages, not the file's own row, whose name also says "truncated".
+              .filter((row) => new RegExp(source).test(row.textContent ?? ''))
+              .map((row) => (row.querySelector('.codicon-error') ? 'error' : 'not an error')),
+          message.source,
+        );
+      const deadline = Date.now() + 30_000;
+      let seen = await read();
+      while (seen.length < count && Date.now() < deadline) {
+        await page.waitForTimeout(250);
+        seen = await read();
+      }
+      return seen;
+    };
+    // The file's all_reduce reports #wrong > 0 at six sizes (2 to 64 MiB) and ends without its summary.
+    const wrong = await severitiesOf('failed validation', /#wrong \d+/, 6);
+    const truncated = await severitiesOf('run is truncated', /run is truncated/, 1);
+    await filter.fill('');
+    assert.equal(wrong.length, 6, `a #wrong problem per corrupted size: ${wrong.join(', ')}`);
+    assert.equal(truncated.length, 1, `one truncated-run problem: ${truncated.join(', ')}`);
+    assert.deepEqual(new Set([...wrong, ...truncated]), new Set(['error']), 'each is an error, not a warning');
+  });
+
+  test('a lens above dist.all_reduce of a reduced loss prices a 4 B tensor, not a default bucket', async () => {
+    await closeAllEditors(page);
+    await openFile(page, 'log_loss.py');
+    const lens = page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first();
+    await lens.waitFor({ timeout: 60_000 });
+    const title = (await lens.textContent()) ?? '';
+    await screenshot(page, '12-scalar-loss-lens');
+    assert.match(title, /for a 4 B tensor$/, `lens title: ${title}`);
+    assert.match(title, /≈ [\d.]+ µs · latency-bound/, `a 4 B all-reduce is latency-bound: ${title}`);
   });
 
   test('reloading the window restores the open timeline panel', async () => {
