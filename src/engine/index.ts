@@ -34,6 +34,8 @@ export { nearTiedChoices, type NearChoice } from './near-choices';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
 export { simulateCollective, sweepAllReduce, type SimulateOptions, type SweepOptions } from './simulate';
 export { traceToChromeJson, type ChromeTrace } from './trace/chrome';
+export { LAUNCH_SPAN_NAME, PACING_SPAN_NAME, drawnCollectiveTrace } from './trace/drawn';
+export { MAX_TRACE_SPANS } from './constants';
 // Each channel's ring or tree on the topology, from the same builders the simulator runs (the topology panel's overlay).
 export { channelPaths, channelPlan, type ChannelPath, type ChannelPlan } from './channel-paths';
 // The training-step model: buckets, the step schedule, its trace, what-ifs and sweeps.

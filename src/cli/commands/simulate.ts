@@ -2,6 +2,7 @@
 // picked and the per-phase breakdown; `--trace` writes the spans as Chrome Trace Event JSON for Perfetto.
 import {
   EngineError,
+  drawnCollectiveTrace,
   formatBytes,
   formatMicros,
   simulateCollective,
@@ -121,20 +122,23 @@ export const simulateCommand: CliCommand = defineCommand({
     summaryOut(json ? JSON.stringify(simulateJson(result), null, 2) : describe(system, request, result));
     if (traceTarget !== undefined) {
       if (!result.trace) throw new Error('the engine returned no trace although one was requested');
+      // The trace the extension's timeline draws: every rank filled from the rank it mirrors, and the launch and
+      // pacing drawn, so it ends at the predicted time printed above.
+      const drawn = drawnCollectiveTrace(system, result, result.trace);
       let text: string;
       try {
-        text = JSON.stringify(traceToChromeJson(result.trace));
+        text = JSON.stringify(traceToChromeJson(drawn));
       } catch (error) {
         // V8 strings stop at about 512 MiB; a trace that large cannot be written as one JSON document.
         if (error instanceof RangeError)
           throw new UsageError(
-            `the trace of ${result.spanCount} spans is too large for one JSON file; simulate fewer ranks or bytes`,
+            `the trace of ${drawn.spans.length} spans is too large for one JSON file; simulate fewer ranks or bytes`,
           );
         throw error;
       }
       writeOutput(traceTarget, text);
       // With --json (or the trace on stdout), stdout must stay pure JSON, so the note goes to stderr.
-      const note = `trace: ${result.spanCount} spans written to ${traceTarget.stdout ? 'stdout' : tracePath} (open it in https://ui.perfetto.dev)`;
+      const note = `trace: ${drawn.spans.length} spans written to ${traceTarget.stdout ? 'stdout' : tracePath} (open it in https://ui.perfetto.dev)`;
       (json || traceTarget.stdout ? io.stderr : io.stdout)(note);
     }
     return 0;

@@ -151,12 +151,6 @@ const NOT_UI: Readonly<Record<string, string>> = {
   'glue/diagnostics-map.ts: `docs/rules/${code}.md`': 'a path in the documentation',
   'glue/example-copy.ts: `${indent}preset: ${name}': "a YAML comment written into the user's copy of the example",
   'glue/example-copy.ts: `# An untitled copy': "a YAML comment written into the user's copy of the example",
-  "glue/simulated-trace.ts: 'launch and base latency": 'a span name: trace data, exported with the trace',
-  "glue/simulated-trace.ts: 'host launch pacing": 'a span name: trace data, exported with the trace',
-  'glue/simulated-trace.ts: `the first ${trace.spans.length} spans':
-    'a trace fact: trace data, exported with the trace',
-  'glue/simulated-trace.ts: `${mirrored.mirroredRanks} ranks drawn':
-    'a trace fact: trace data, exported with the trace',
   "glue/training-assumptions.ts: 'the Assumptions card of the charts panel":
     "the source named in the run assembler's errors, which stay English like every thrown config error",
   'glue/trace-file.ts: `${skipped} events were not complete spans': 'a warning that goes to the log only',
