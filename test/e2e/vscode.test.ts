@@ -141,6 +141,24 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   let browser: Browser;
   let page: Page;
 
+  /** Opens a measurement file alone, clicks its Compare with model lens until `card` shows, and reads the cards. */
+  async function compareFromLens(file: string, card: string, what: string): Promise<Record<string, string[]>> {
+    await closeAllEditors(page);
+    await openFile(page, file);
+    await clickTopLens(
+      page,
+      'Compare with model',
+      (timeoutMs) =>
+        frameWith(page, card, timeoutMs).then(
+          () => true,
+          () => false,
+        ),
+      `charts from the Compare lens of ${what}`,
+      () => server.logTail(),
+    );
+    return chartNotes(page, card);
+  }
+
   before(async () => {
     server = await startCodeServer({ trusted: true, extraFiles });
     browser = await launchBrowser();
@@ -373,20 +391,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('an NCCL_DEBUG log compared with the model shows its hardware, topology and tuning table in the panel', async () => {
-    await closeAllEditors(page);
-    await openFile(page, NCCL_DEBUG_LOG);
-    await clickTopLens(
-      page,
-      'Compare with model',
-      (timeoutMs) =>
-        frameWith(page, NCCL_DEBUG_CARD, timeoutMs).then(
-          () => true,
-          () => false,
-        ),
-      'charts from the Compare lens of an NCCL_DEBUG log',
-      () => server.logTail(),
-    );
-    const notes = await chartNotes(page, NCCL_DEBUG_CARD);
+    const notes = await compareFromLens(NCCL_DEBUG_LOG, NCCL_DEBUG_CARD, 'an NCCL_DEBUG log');
     await screenshot(page, '13-nccl-debug-sections');
     assert.match(notes.Measurement.join(' | '), /measured on 2 × NVIDIA A100 80GB PCIe/, JSON.stringify(notes));
     assert.ok(notes.Topology.length > 0, `the topology is listed: ${JSON.stringify(notes)}`);
@@ -399,20 +404,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('a corrupted (#wrong > 0), truncated nccl-tests run is an error in Problems once compared', async () => {
-    await closeAllEditors(page);
-    await openFile(page, WRONG_TRUNCATED_LOG);
-    await clickTopLens(
-      page,
-      'Compare with model',
-      (timeoutMs) =>
-        frameWith(page, GH200_CARD, timeoutMs).then(
-          () => true,
-          () => false,
-        ),
-      'charts from the Compare lens of a corrupted run',
-      () => server.logTail(),
-    );
-    const notes = await chartNotes(page, GH200_CARD);
+    const notes = await compareFromLens(WRONG_TRUNCATED_LOG, GH200_CARD, 'a corrupted run');
     assert.match(
       notes.Measurement.join(' | '),
       /measured on 16 × NVIDIA GH200 120GB on 4 nodes/,
