@@ -99,7 +99,7 @@ export interface CompareOptions {
   /** Which measured sizes to compare; all when absent. */
   readonly includeBytes?: (bytes: Bytes) => boolean;
   /** Replaces the simulated time of a row, µs; busbw is rescaled from it. */
-  readonly adjustTimeUs?: (timeUs: Micros, system: System) => Micros;
+  readonly adjustTimeUs?: (timeUs: Micros, system: System, channels: number) => Micros;
 }
 
 export function compareDataset(
@@ -124,7 +124,7 @@ export function compareDataset(
         protocol: pick?.protocol ?? 'auto',
       });
       const busbwGBps = options.adjustTimeUs
-        ? asGBps((result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system))
+        ? asGBps((result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system, result.channels))
         : result.busbwGBps;
       const errorPct = (100 * (busbwGBps - row.busbwGBps)) / row.busbwGBps;
       return {

@@ -90,6 +90,18 @@ export function intraStepLatencyScale(smVersion: number, linkClass: 'nvlink' | '
 export const LAUNCH_PER_GPU_US = 4.8;
 
 /**
+ * Host time per work slot NCCL ≤ 2.12 fills for each channel beyond the first, per GPU the process drives, µs
+ * (nccl-versions.ts hostWorkFifo). The slot's cache lines were last written by the GPU across PCIe (it clears the
+ * slot's flag once it has read the work), so the host's flag read and its 512-byte memset and fill miss the cache:
+ * the order of two DRAM accesses, 0.1 µs each. Fitted on the one run of such a release in ../shared (SuperBench, 8×
+ * A100, -g 8; its log prints "Launch mode", which enqueue.cc prints up to 2.12): from 32 KiB to 1 MiB NCCL keeps
+ * ring/LL at 4–5.5 KiB per channel and step while it raises the channels from 1 to 24, and the time grows by
+ * 0.21–0.23 µs per channel and GPU (34.7 µs at one channel, 47.5 at 8, 60.3 at 16, 74.8 at 24), where the Azure
+ * A100 run (NCCL 2.18, the same -g 8) grows by under 0.05. One dataset supports it: leave-one-out takes 0.
+ */
+export const HOST_WORK_SLOT_US = 0.2;
+
+/**
  * How sharply host and device time combine (a p-norm; ∞ would be a plain maximum). Iteration-to-iteration jitter
  * makes the mean of max(host, device) exceed the larger mean when the two are close. Fitted on the single-process runs near their floor (A100 at 1 MiB, GB200 at 2–4 MiB).
  */

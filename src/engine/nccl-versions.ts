@@ -37,6 +37,13 @@ export interface NcclTuner {
   readonly hopperLlAsAmpere: boolean;
   /** PAT (reduce-scatter and all-gather with one GPU per node) exists from 2.23 on. */
   readonly pat: boolean;
+  /**
+   * Up to 2.12 the host writes the work of every channel but the first (channel 0's rides in the kernel's
+   * arguments) into a per-channel FIFO in host memory, which each CTA reads over PCIe and then clears
+   * (enqueue.cc getNextOp: wait for the slot's flag, memset and fill the 512-byte slot; device common.h: `active = 0`
+   * written back to the host slot). 2.13 replaced it with kernel plans whose done counters live apart from the work.
+   */
+  readonly hostWorkFifo: boolean;
 }
 
 // CollNet rows (Simple only): 3.7 / 2.8 µs per intra-node step for Direct / Chain, and 31 / 30 µs for the SHARP
@@ -88,6 +95,7 @@ const HEAD: NcclTuner = {
   nvlsPipelined: true,
   hopperLlAsAmpere: false,
   pat: true,
+  hostWorkFifo: false,
 };
 
 // 2.27.7 has no PAT row (its PAT latency is 8 + log2(N) × interLat / 3.5 + 2.8 × n, hard-coded, with the tree's
@@ -193,7 +201,7 @@ export function ncclTuner(version?: string): NcclTuner {
   if (!m || Number(m[1]) !== 2) throw new EngineError(`ncclVersion must look like 2.26.2, got '${version}'`);
   const minor = Number(m[2]);
   const tables = minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : V2_18;
-  return { ...tables, version: m[0], pat: minor >= 23 };
+  return { ...tables, version: m[0], pat: minor >= 23, hostWorkFifo: minor <= 12 };
 }
 
 export const PROTOCOL_INDEX: Readonly<Record<Protocol, number>> = { LL: 0, LL128: 1, Simple: 2 };

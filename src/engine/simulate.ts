@@ -86,15 +86,23 @@ function schedule(
 }
 
 /**
+ * Host time of one collective for the process: its launches, and on NCCL ≤ 2.12 one work slot in host memory for
+ * every channel beyond the first (System.hostWorkSlotUs).
+ */
+export function hostUs(system: System, channels: number): number {
+  return system.launchUs + Math.max(0, channels - 1) * (system.hostWorkSlotUs ?? 0);
+}
+
+/**
  * Back-to-back collectives overlap the host's launches with the GPUs' work, so the slower of the two sets the pace.
  * Both jitter from one iteration to the next, and the mean of a maximum exceeds the maximum of the means most
  * when the two are close: a smooth maximum (a p-norm) stands for that.
  */
-function overlapUs(hostUs: number, deviceUs: number): number {
+function overlapUs(hostTimeUs: number, deviceUs: number): number {
   const p = K.OVERLAP_SHARPNESS;
-  const top = Math.max(hostUs, deviceUs);
+  const top = Math.max(hostTimeUs, deviceUs);
   if (top <= 0) return 0;
-  return top * ((hostUs / top) ** p + (deviceUs / top) ** p) ** (1 / p);
+  return top * ((hostTimeUs / top) ** p + (deviceUs / top) ** p) ** (1 / p);
 }
 
 interface Choice {
@@ -138,7 +146,7 @@ export function choose(
     if (system.fabric.idealised || candidate.algorithm === 'hierarchical' || candidate.algorithm === 'direct') {
       const plan = schedule(system, kind, bytes, candidate.algorithm, candidate.protocol);
       const run = runSchedule(system, plan, { full: false });
-      const us = overlapUs(system.launchUs, run.timeUs);
+      const us = overlapUs(hostUs(system, plan.channels), run.timeUs);
       if (us < bestUs) {
         bestUs = us;
         best = { ...candidate, plan, run };
@@ -195,7 +203,7 @@ export function simulateCollective(
             }
           : undefined,
       });
-  const timeUs = asMicros(overlapUs(resolved.launchUs, run.timeUs));
+  const timeUs = asMicros(overlapUs(hostUs(resolved, plan.channels), run.timeUs));
   const algbw = algbwGBps(bytes, timeUs);
   return {
     kind,

@@ -9,6 +9,8 @@
 // per-step latencies that only the simulator charges) and compareDataset's time hook (the host/device overlap).
 import {
   compareDataset,
+  hostUs,
+  hostWorkSlotUs,
   launchPerProcessUs,
   resolveSystem,
   type DatasetComparison,
@@ -26,7 +28,8 @@ export type ConstantName =
   | 'intraStepLatencyScale(sm>=89)'
   | 'intraStepLatencyScale(sm<89)'
   | 'nvlinkBridgeEfficiency(NVLink4)'
-  | 'HOST_MEMORY_GBPS';
+  | 'HOST_MEMORY_GBPS'
+  | 'HOST_WORK_SLOT_US';
 
 export type ConstantValues = Readonly<Record<ConstantName, number>>;
 
@@ -41,6 +44,7 @@ export const ENGINE_VALUES: ConstantValues = {
   'intraStepLatencyScale(sm<89)': 3.8,
   'nvlinkBridgeEfficiency(NVLink4)': 0.5,
   HOST_MEMORY_GBPS: 120,
+  HOST_WORK_SLOT_US: 0.2,
 };
 
 export interface FittedConstant {
@@ -119,6 +123,15 @@ export const FITTED_CONSTANTS: readonly FittedConstant[] = [
     range: [30, 400],
     fallback: { value: 204.8, source: 'peak of 8 DDR4-3200 channels (EPYC 7542)' },
   },
+  {
+    name: 'HOST_WORK_SLOT_US',
+    unit: 'µs',
+    meaning: 'host cost per GPU of each channel beyond the first on NCCL ≤ 2.12 (a work slot in host memory)',
+    fittedOn: /^a100-8gpu-nvswitch-1node-superbench/,
+    fitBytes: (b) => b >= 32 * KiB && b <= 2 * MiB,
+    range: [0.02, 1],
+    fallback: { value: 0, source: 'no per-slot host figure in ../shared: the launch constant alone' },
+  },
 ];
 
 export interface CalibrationDataset {
@@ -159,6 +172,7 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
     spec.overrides?.launchUs !== undefined || spec.intraNode === 'uniform-ring'
       ? system.launchUs
       : launchPerProcessUs(spec.gpusPerProcess ?? 1, asMicros(values.LAUNCH_PER_GPU_US));
+  const slotUs = hostWorkSlotUs(spec, values.HOST_WORK_SLOT_US);
   const host = values.HOST_MEMORY_GBPS / ENGINE_VALUES.HOST_MEMORY_GBPS;
   const links =
     host === 1
@@ -183,6 +197,7 @@ export function variantSystem(spec: SystemSpec, values: ConstantValues): System 
   return {
     ...system,
     launchUs,
+    hostWorkSlotUs: slotUs,
     tuner,
     topology: links === system.topology.links ? system.topology : { ...system.topology, links },
   };
@@ -199,10 +214,10 @@ export function compareWith(
   const adjustTimeUs =
     p === ENGINE_P
       ? undefined
-      : (timeUs: Micros, system: System): Micros => {
-          const hostUs = system.launchUs;
-          const deviceUs = Math.max(0, timeUs ** ENGINE_P - hostUs ** ENGINE_P) ** (1 / ENGINE_P);
-          return asMicros(pNorm(hostUs, deviceUs, p));
+      : (timeUs: Micros, system: System, channels: number): Micros => {
+          const host = hostUs(system, channels);
+          const deviceUs = Math.max(0, timeUs ** ENGINE_P - host ** ENGINE_P) ** (1 / ENGINE_P);
+          return asMicros(pNorm(host, deviceUs, p));
         };
   return compareDataset(variantSystem(d.spec, values), d.dataset, { includeBytes, adjustTimeUs });
 }

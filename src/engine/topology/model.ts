@@ -89,6 +89,12 @@ export interface System {
   readonly hbmGBps: GBps;
   /** Host time to launch one collective (all GPUs one process drives); it overlaps the device's work. */
   readonly launchUs: Micros;
+  /**
+   * Host time the process adds per channel beyond the first, per collective: NCCL up to 2.12 writes each further
+   * channel's work element into a FIFO in host memory that the GPU reads and clears (hostWorkFifo in
+   * nccl-versions.ts). Absent or 0 for later releases.
+   */
+  readonly hostWorkSlotUs?: Micros;
   /** The NCCL release whose cost model picks algorithms and whose per-step latencies the simulator charges. */
   readonly tuner: NcclTuner;
 }

@@ -26,6 +26,15 @@ export function launchPerProcessUs(gpusPerProcess: number, launchPerGpuUs: Micro
   return asMicros(gpusPerProcess * launchPerGpuUs);
 }
 
+/**
+ * Host time per collective for each channel beyond the first, for the process (see System.hostWorkSlotUs): one
+ * work slot per channel for every GPU the process drives, on the releases that keep the work FIFO in host memory.
+ */
+export function hostWorkSlotUs(spec: SystemSpec, slotUs: number = K.HOST_WORK_SLOT_US): Micros {
+  if (spec.intraNode === 'uniform-ring' || !ncclTuner(spec.ncclVersion).hostWorkFifo) return asMicros(0);
+  return asMicros((spec.gpusPerProcess ?? 1) * slotUs);
+}
+
 export function resolveSystem(spec: SystemSpec): System {
   const gpu = findGpu(String(spec.gpu ?? ''));
   if (!gpu) throw new EngineError(`unknown GPU '${String(spec.gpu)}'; known: ${GPU_NAMES.join(', ')}`);
@@ -148,6 +157,7 @@ export function resolveSystem(spec: SystemSpec): System {
     fabric,
     hbmGBps,
     launchUs,
+    hostWorkSlotUs: hostWorkSlotUs(spec),
     tuner: ncclTuner(spec.ncclVersion),
   };
 }
@@ -211,6 +221,7 @@ function uniformRing(
     fabric,
     hbmGBps,
     launchUs,
+    hostWorkSlotUs: hostWorkSlotUs(spec),
     tuner: ncclTuner(spec.ncclVersion),
   };
 }
