@@ -83,12 +83,33 @@ function judgeCall(
   if (!buffer) return undefined;
   for (const division of perParameterDivisions(model, fn, helper)) {
     const here = [...constraints, ...guardsOf(division.node, fn).map(constraintOf(model))];
-    if (!consistent(here)) continue;
+    if (!consistent(here) || rescales(model, fn, buffer, division.gradient)) continue;
     const alias = aliasedBuffer(model, fn, buffer, division.list, here);
     if (!alias) continue;
     return verdict(model, call, helper, flag, division, alias, buffer);
   }
   return undefined;
+}
+
+/**
+ * A multiplication of the buffer (or a view of it) or of the gradients in the method may undo a division (a
+ * pre-divide scaled back after the reduction): the factor is then not proven.
+ */
+function rescales(model: FileModel, fn: FunctionInfo, buffer: string, gradient: string): boolean {
+  const s = model.syntax;
+  const scaled = (target: PyNode) => {
+    const base = viewBase(model, fn, target, 0);
+    return base === buffer || base === gradient || compact(s.text(target)).split('.')[0] === gradient;
+  };
+  for (const call of fn.calls) {
+    const object = s.calleeObject(call);
+    if (['mul_', 'mul', 'multiply'].includes(s.calleeName(call)) && object && scaled(object)) return true;
+  }
+  for (const a of fn.assignments) {
+    const left = child(a, 'left');
+    if (a.type === 'augmented_assignment' && left && s.operator(a) === '*=' && scaled(left)) return true;
+  }
+  return false;
 }
 
 interface PerParameterDivision {

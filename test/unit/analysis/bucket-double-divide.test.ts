@@ -14,6 +14,7 @@ interface Shape {
   readonly averaged: string;
   readonly setsFlag: boolean;
   readonly helperDivides: boolean;
+  readonly after: string;
 }
 
 const BUG: Shape = {
@@ -23,6 +24,7 @@ const BUG: Shape = {
   averaged: 'self.flat',
   setsFlag: true,
   helperDivides: true,
+  after: 'pass',
 };
 
 function reducer(shape: Shape): string {
@@ -80,6 +82,7 @@ function reducer(shape: Shape): string {
                 flat.div_(dist.get_world_size(group=self.group))
             for key in per_group:
                 self.reduce_chunks(per_group[key], ${shape.average}, group=key)
+            ${shape.after}
 
         def step(self):
             self.average(${shape.averaged})
@@ -158,6 +161,7 @@ const TWINS: [string, Partial<Shape>][] = [
   ['another buffer than the gradients\u2019 is bucketed', { averaged: 'self.other_flat' }],
   ['the flag is never set', { setsFlag: false }],
   ['the helper sums without dividing', { helperDivides: false }],
+  ['the buffer is scaled back after the reduction', { after: 'flat.mul_(dist.get_world_size(group=self.group))' }],
 ];
 
 for (const [name, change] of TWINS) {
