@@ -17,6 +17,7 @@ import { AccumulationRule } from './accumulation';
 import { implicitVerdicts } from './implicit';
 import { tokenWeightingVerdicts } from './token-weighting';
 import { ZeroGradWindows } from './zero-grad-window';
+import { bucketDoubleDivideVerdicts } from './bucket-double-divide';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import { GroupSizes } from './group-sizes';
@@ -102,6 +103,7 @@ export function analyzeParsedModule(
   for (const v of accumulation.verdicts()) if (!zeroGrad.cuts(v.site)) writer.addAccumulation(v);
   for (const v of tokenWeightingVerdicts(model, losses, accumulation)) writer.addTokenWeighting(v);
   for (const v of zeroGrad.verdicts()) writer.addExplained('CP003', v);
+  for (const v of bucketDoubleDivideVerdicts(model)) writer.addExplained('CP002', v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
   return { findings: writer.findings(), model, summaries };
