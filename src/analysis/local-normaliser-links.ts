@@ -36,14 +36,13 @@ export function linkNormalisers(paths: readonly string[], host: NormaliserHost):
     if (n.rescale.length > 0) rescale.set(path, new Map(n.rescale.map((r) => [r.name, r])));
     for (const l of n.losses) losses.set(l.name, [...(losses.get(l.name) ?? []), l]);
   }
-  if (rescale.size === 0 || losses.size === 0) return NONE;
+  if (rescale.size === 0) return NONE;
   // A name defined more often than it is summarised has a definition that does something else: no match.
   for (const [name, list] of losses) {
     const def = new RegExp(`\\bdef\\s+${name}\\s*\\(`, 'g');
     const defined = paths.reduce((sum, p) => sum + (host.text(p).match(def)?.length ?? 0), 0);
     if (defined !== list.length) losses.delete(name);
   }
-  if (losses.size === 0) return NONE;
   const names = new Set([...rescale.values()].flatMap((m) => [...m.keys()]));
   const mention = new RegExp(`\\b(?:${[...names].join('|')})\\s*\\(`);
   const involved = new Set<string>();

@@ -7,7 +7,7 @@
 import { child, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { UpdateFinder } from './updates';
-import { COLLECTIVE, type LossNormaliserSummary, type RescaleHelperSummary } from './local-normaliser';
+import { COLLECTIVE, divisorOf, type LossNormaliserSummary, type RescaleHelperSummary } from './local-normaliser';
 import { clip, timesFactor } from './messages';
 import type { SourceRange } from './types';
 
@@ -55,8 +55,9 @@ export function localNormaliserVerdicts(
       if (!denom || !tensors || s.numberValue(s.stripWrappers(denom)) !== 1) continue;
       if (!holdsGradients(model, fn, tensors)) continue;
       const losses = lossCalls(model, fn, index).filter((l) => l.call.start < call.start);
-      if (losses.length === 0) continue;
-      const proofs = losses.map((l) => ({ ...l, proof: localCount(model, fn, l.normaliser, l.call, 0) }));
+      // Every backward pass before the sum must show its normaliser; one that does not may be normalised globally.
+      if (losses.length === 0 || losses.some((l) => !l.normaliser)) continue;
+      const proofs = losses.map((l) => ({ ...l, proof: localCount(model, fn, l.normaliser!, l.call, 0) }));
       if (proofs.some((p) => !p.proof)) continue;
       const update = updates.find([fn]);
       if (!update || update.node.start < call.start) continue;
@@ -67,7 +68,7 @@ export function localNormaliserVerdicts(
         : '';
       const message =
         `\`${helper.name}\` (${helper.path}:${helper.range.startLine + 1}) sums the gradients in \`${clip(s.text(tensors), 30)}\` over all ranks (the default group) ` +
-        `and divides them by \`${s.text(denom)}\`; the loss behind them was divided by \`${clip(s.text(first.normaliser), 30)}\`, ` +
+        `and divides them by \`${s.text(denom)}\`; the loss behind them was divided by \`${clip(s.text(first.normaliser!), 30)}\`, ` +
         `a count of this rank's own micro-batch that is never reduced across ranks, so each rank's gradients are a mean ` +
         `and the sum adds ${worldSize ?? 'N'} of them${perMicroBatch}. ${update.what[0].toUpperCase()}${update.what.slice(1)}. ` +
         `The effective learning rate is ${timesFactor(1, worldSize)} the configured one; normalise by the count summed over all ranks, or divide by the world size.`;
@@ -76,11 +77,13 @@ export function localNormaliserVerdicts(
         message,
         related: [
           ...first.proof!.map((n) => ({ node: n, message: "the normaliser counts this rank's micro-batch only" })),
-          {
-            file: first.summary.path,
-            range: first.summary.range,
-            message: `\`${first.summary.name}\` divides the loss by \`${first.summary.param}\` and runs backward`,
-          },
+          first.summary
+            ? {
+                file: first.summary.path,
+                range: first.summary.range,
+                message: `\`${first.summary.name}\` divides the loss by \`${first.summary.param}\` and runs backward`,
+              }
+            : { node: first.call, message: 'the loss is divided by the normaliser here and backward runs' },
           {
             file: helper.path,
             range: helper.range,
@@ -105,25 +108,40 @@ function holdsGradients(model: FileModel, fn: FunctionInfo, tensors: PyNode): bo
   return values.length > 0 && values.every(grad);
 }
 
-/** Calls in the function to a loss normaliser that every definition of that name in the program agrees on. */
-function lossCalls(
-  model: FileModel,
-  fn: FunctionInfo,
-  index: NormaliserIndex,
-): { call: PyNode; normaliser: PyNode; summary: LossNormaliserSummary }[] {
+interface LossCall {
+  readonly call: PyNode;
+  /** What the loss is divided by before backward; undefined when the backward shows no single divisor. */
+  readonly normaliser?: PyNode;
+  /** The loss normaliser of another file the call reaches; undefined for a backward written here. */
+  readonly summary?: LossNormaliserSummary;
+}
+
+/**
+ * The backward passes of the function: its own (`loss.div(n).backward()`, `torch.autograd.backward(loss / n)`)
+ * and its calls to a loss normaliser that every definition of that name in the program agrees on.
+ */
+function lossCalls(model: FileModel, fn: FunctionInfo, index: NormaliserIndex): LossCall[] {
   const s = model.syntax;
-  const out: { call: PyNode; normaliser: PyNode; summary: LossNormaliserSummary }[] = [];
+  const out: LossCall[] = [];
   for (const call of fn.calls) {
-    const summaries = index.lossNormalisers(s.calleeName(call));
+    const name = s.calleeName(call);
+    const args = s.args(call);
+    if (name === 'backward') {
+      const obj = s.calleeObject(call);
+      const loss = obj && args.positional.length === 0 ? obj : args.positional[0];
+      out.push({ call, normaliser: loss ? divisorOf(model, fn, unparen(loss), call.start) : undefined });
+      continue;
+    }
+    const summaries = index.lossNormalisers(name);
     if (summaries.length === 0) continue;
     const first = summaries[0];
     const method = child(call, 'function')?.type === 'attribute';
-    if (summaries.some((x) => x.index !== first.index || x.param !== first.param || x.isMethod !== method)) continue;
-    const args = s.args(call);
     const list = child(call, 'arguments');
-    if (list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
-    const normaliser = args.keywords.get(first.param)?.value ?? args.positional[first.index];
-    if (normaliser) out.push({ call, normaliser, summary: first });
+    const agree = summaries.every((x) => x.index === first.index && x.param === first.param && x.isMethod === method);
+    const hidden = list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+    const normaliser =
+      agree && !hidden ? (args.keywords.get(first.param)?.value ?? args.positional[first.index]) : undefined;
+    out.push({ call, normaliser, summary: first });
   }
   return out;
 }

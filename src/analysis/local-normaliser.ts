@@ -6,7 +6,7 @@
 //   argument for that parameter then decides the scale.
 // - a loss normaliser, `sharded_compute_loss(..., normalization)`: a function or method whose backward pass runs on
 //   a loss divided by one of its parameters; the caller's argument is then the loss's normaliser.
-import { child, unparen, type PyNode } from './tree';
+import { ancestors, child, statementOf, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { SourceRange } from './types';
 
@@ -156,7 +156,7 @@ function lossNormaliser(
   const loss = s.calleeObject(site);
   if (!loss || s.args(site).positional.length > 0) return undefined;
   const divisor = divisorOf(model, fn, unparen(loss), site.start);
-  if (!divisor) return undefined;
+  if (divisor?.type !== 'identifier') return undefined;
   const params = model.callableParams(fn);
   const param = params.find((p) => p.name === s.text(divisor));
   if (!param || reassigns(model, fn, param.name)) return undefined;
@@ -174,7 +174,7 @@ function lossNormaliser(
  * The single divisor of a loss before backward: `loss.div(n)`, `(loss / n)`, or a name assigned one of them just
  * before. Wrappers that keep the value (`float(n)`) are seen through; anything else is no divisor.
  */
-function divisorOf(model: FileModel, fn: FunctionInfo, loss: PyNode, before: number): PyNode | undefined {
+export function divisorOf(model: FileModel, fn: FunctionInfo, loss: PyNode, before: number): PyNode | undefined {
   const s = model.syntax;
   let expr = loss;
   if (expr.type === 'identifier') {
@@ -183,8 +183,11 @@ function divisorOf(model: FileModel, fn: FunctionInfo, loss: PyNode, before: num
       const left = child(a, 'left');
       return a.start < before && !!left && unparen(left).type === 'identifier' && s.text(left) === name;
     });
-    if (values.length !== 1 || values[0].type !== 'assignment') return undefined;
-    expr = unparen(child(values[0], 'right') ?? expr);
+    // The last assignment before the backward, written in a block that holds the backward too, sets the loss.
+    const last = values[values.length - 1];
+    const site = fn.calls.find((c) => c.start === before);
+    if (!last || last.type !== 'assignment' || !site || !ancestors(site).includes(blockOf(last))) return undefined;
+    expr = unparen(child(last, 'right') ?? expr);
   }
   let divisor: PyNode | undefined;
   if (expr.type === 'call' && /^(div|divide|true_divide)$/.test(s.calleeName(expr)) && s.calleeObject(expr)) {
@@ -196,6 +199,10 @@ function divisorOf(model: FileModel, fn: FunctionInfo, loss: PyNode, before: num
     if (divided.length === 1 && factors.length === 2) divisor = divided[0].node;
   }
   if (!divisor) return undefined;
-  const bare = s.stripWrappers(divisor);
-  return bare.type === 'identifier' ? bare : undefined;
+  return s.stripWrappers(divisor);
+}
+
+/** The block (or module) whose statement holds the node. */
+function blockOf(node: PyNode): PyNode {
+  return statementOf(node).parent ?? node;
 }

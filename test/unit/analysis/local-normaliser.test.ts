@@ -128,3 +128,30 @@ test('another class defines the loss method without dividing by the count: the c
   `;
   assert.deepEqual(await trainerFindings(trainer(), { 'pkg/plain.py': other }), []);
 });
+
+const DIRECT = py`
+  from pkg.dist_utils import sum_and_scale
+
+  def accumulate(model, optimizer, micro_batches):
+      model.zero_grad()
+      for batch in micro_batches:
+          loss = model(batch.inputs, batch.labels)
+          loss = loss / ${'NORM'}
+          loss.backward()
+      grads = [p.grad for p in model.parameters()]
+      sum_and_scale(grads, 1)
+      optimizer.step()
+`;
+
+test('the loss divided here by the micro-batch size before its own backward: CP001 at the rescale of 1', async () => {
+  const results = await check({ 'pkg/dist_utils.py': DIST, 'train.py': DIRECT.replace('NORM', 'len(batch.inputs)') });
+  assert.deepEqual(summary(results.get('train.py')!.findings), ['CP001@10']);
+});
+
+test('a backward here whose loss shows no divisor may be normalised elsewhere: silent', async () => {
+  const codes = await trainerFindings(DIRECT.replace('loss = loss / NORM', 'pass'));
+  assert.deepEqual(
+    codes.filter((c) => c.startsWith('CP001')),
+    [],
+  );
+});
