@@ -311,6 +311,8 @@ export class FindingWriter {
 
   /** A finding whose rule wrote its message and evidence itself (`zero_grad` cutting the window short, ...). */
   addExplained(code: RuleCode, v: ExplainedVerdict): void {
+    // A sum is compensated where the file divides the learning rate by the world size, as for addVerdict's CP001.
+    if (code === 'CP001' && this.learningRateDivided()) return;
     const related: RelatedLocation[] = v.related.flatMap((r) =>
       r.node
         ? [{ range: this.source.range(r.node), message: r.message }]

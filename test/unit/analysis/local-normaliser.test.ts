@@ -155,3 +155,12 @@ test('a backward here whose loss shows no divisor may be normalised elsewhere: s
     [],
   );
 });
+
+test('the learning rate divided by the world size in the same file compensates the sum: silent', async () => {
+  const compensated = DIRECT.replace('NORM', 'len(batch.inputs)').replace(
+    '    optimizer.step()',
+    '    lr = base_lr / dist.get_world_size()\n    optimizer.step(lr)',
+  );
+  const results = await check({ 'pkg/dist_utils.py': DIST, 'train.py': compensated });
+  assert.deepEqual(summary(results.get('train.py')!.findings), []);
+});
