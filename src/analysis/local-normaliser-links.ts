@@ -37,11 +37,13 @@ export function linkNormalisers(paths: readonly string[], host: NormaliserHost):
     for (const l of n.losses) losses.set(l.name, [...(losses.get(l.name) ?? []), l]);
   }
   if (rescale.size === 0) return NONE;
-  // A name defined more often than it is summarised has a definition that does something else: no match.
-  for (const [name, list] of losses) {
-    const def = new RegExp(`\\bdef\\s+${name}\\s*\\(`, 'g');
-    const defined = paths.reduce((sum, p) => sum + (host.text(p).match(def)?.length ?? 0), 0);
-    if (defined !== list.length) losses.delete(name);
+  // A name defined more often than it is summarised has a definition that does something else: no match. One
+  // pattern for all the names reads each text once.
+  if (losses.size > 0) {
+    const defined = new Map<string, number>();
+    const def = new RegExp(`\\bdef\\s+(${[...losses.keys()].join('|')})\\s*\\(`, 'g');
+    for (const p of paths) for (const m of host.text(p).matchAll(def)) defined.set(m[1], (defined.get(m[1]) ?? 0) + 1);
+    for (const [name, list] of losses) if (defined.get(name) !== list.length) losses.delete(name);
   }
   const names = new Set([...rescale.values()].flatMap((m) => [...m.keys()]));
   const mention = new RegExp(`\\b(?:${[...names].join('|')})\\s*\\(`);

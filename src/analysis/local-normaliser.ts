@@ -52,11 +52,16 @@ export function normaliserSummaries(
 ): FileNormalisers {
   const rescale: RescaleHelperSummary[] = [];
   const losses: LossNormaliserSummary[] = [];
+  // Most files neither sum nor run a backward pass: their functions are not read.
+  const text = model.syntax.source.text;
+  const sums = text.includes('all_reduce');
+  const backwards = text.includes('backward');
+  if (!sums && !backwards) return { rescale, losses };
   for (const fn of model.functions) {
     if (fn.node.type !== 'function_definition') continue;
-    const helper = rescaleHelper(path, model, fn, range);
+    const helper = sums ? rescaleHelper(path, model, fn, range) : undefined;
     if (helper) rescale.push(helper);
-    const loss = lossNormaliser(path, model, fn, range);
+    const loss = backwards ? lossNormaliser(path, model, fn, range) : undefined;
     if (loss) losses.push(loss);
   }
   return { rescale, losses };
