@@ -21,6 +21,15 @@ export interface NormaliserHost {
   /** Parses a file the prefilter skipped (its summaries are then complete). */
   parse(path: string): unknown;
   resolve(from: string, module: string): string | undefined;
+  /** Kept by the caller between links: what each file's text was found to define and mention, per set of names. */
+  readonly scans: Map<string, TextScan>;
+}
+
+export interface TextScan {
+  readonly text: string;
+  readonly key: string;
+  readonly defined: ReadonlyMap<string, number>;
+  readonly mentions: boolean;
 }
 
 const NONE: NormaliserLinks = {
@@ -38,21 +47,28 @@ export function linkNormalisers(paths: readonly string[], host: NormaliserHost):
   }
   if (rescale.size === 0) return NONE;
   // A name defined more often than it is summarised has a definition that does something else: no match. One
-  // pattern for all the names reads each text once.
-  if (losses.size > 0) {
-    const defined = new Map<string, number>();
-    const def = new RegExp(`\\bdef\\s+(${[...losses.keys()].join('|')})\\s*\\(`, 'g');
-    for (const p of paths) for (const m of host.text(p).matchAll(def)) defined.set(m[1], (defined.get(m[1]) ?? 0) + 1);
-    for (const [name, list] of losses) if (defined.get(name) !== list.length) losses.delete(name);
-  }
+  // pattern per set of names reads each text once, and a text read before with the same names is not read again
+  // (the editor links on every edit).
   const names = new Set([...rescale.values()].flatMap((m) => [...m.keys()]));
+  const key = `${[...losses.keys()].sort().join('|')}/${[...names].sort().join('|')}`;
+  const def = new RegExp(`\\bdef\\s+(${[...losses.keys()].join('|') || '(?!)'})\\s*\\(`, 'g');
   const mention = new RegExp(`\\b(?:${[...names].join('|')})\\s*\\(`);
+  const defined = new Map<string, number>();
   const involved = new Set<string>();
   for (const path of paths) {
-    if (!mention.test(host.text(path))) continue;
-    host.parse(path);
-    involved.add(path);
+    const text = host.text(path);
+    let scan = host.scans.get(path);
+    if (!scan || scan.text !== text || scan.key !== key) {
+      const found = new Map<string, number>();
+      if (losses.size > 0) for (const m of text.matchAll(def)) found.set(m[1], (found.get(m[1]) ?? 0) + 1);
+      scan = { text, key, defined: found, mentions: mention.test(text) };
+      host.scans.set(path, scan);
+    }
+    for (const [name, n] of scan.defined) defined.set(name, (defined.get(name) ?? 0) + n);
+    if (scan.mentions) involved.add(path);
   }
+  for (const [name, list] of losses) if (defined.get(name) !== list.length) losses.delete(name);
+  for (const path of involved) host.parse(path);
   return {
     involved,
     indexFor: (path) => ({

@@ -18,7 +18,7 @@ import {
 import { answerMapKey, linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
 import { ContractIndex } from './contracts/workspace';
 import { NO_NORMALISERS, type FileNormalisers } from './local-normaliser';
-import { linkNormalisers, type NormaliserLinks } from './local-normaliser-links';
+import { linkNormalisers, type NormaliserLinks, type TextScan } from './local-normaliser-links';
 
 interface FirstPass {
   readonly text: string;
@@ -76,6 +76,7 @@ export class Program {
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
     this.probes.delete(path);
+    this.normaliserScans.delete(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);
   }
@@ -267,6 +268,8 @@ export class Program {
     return links;
   }
 
+  private readonly normaliserScans = new Map<string, TextScan>();
+
   /** The files that call another file's rescaling reduction, with what the program knows of such helpers. */
   private linkNormalisers(paths: readonly string[]): NormaliserLinks {
     return linkNormalisers(paths, {
@@ -274,6 +277,7 @@ export class Program {
       normalisers: (p) => this.first(p).normalisers,
       parse: (p) => this.first(p, false),
       resolve: (from, module) => this.modules.resolve(from, module),
+      scans: this.normaliserScans,
     });
   }
 
