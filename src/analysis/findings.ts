@@ -13,13 +13,19 @@ import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
 import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
-import type { Finding, Fix, RelatedLocation, RuleCode } from './types';
+import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
 interface ExplainedVerdict {
   readonly node: PyNode;
   readonly message: string;
-  readonly related: readonly { readonly node: PyNode; readonly message: string }[];
+  /** Evidence in this file (`node`), or in another file of the program (`range` there, and `file`). */
+  readonly related: readonly {
+    readonly node?: PyNode;
+    readonly range?: SourceRange;
+    readonly file?: string;
+    readonly message: string;
+  }[];
 }
 
 const LR_NAME = /(^|[._])(lr|learning_rate|base_lr|max_lr|init_lr|lr0)$/i;
@@ -305,7 +311,15 @@ export class FindingWriter {
 
   /** A finding whose rule wrote its message and evidence itself (`zero_grad` cutting the window short, ...). */
   addExplained(code: RuleCode, v: ExplainedVerdict): void {
-    const related = v.related.map((r) => ({ range: this.source.range(r.node), message: r.message }));
+    // A sum is compensated where the file divides the learning rate by the world size, as for addVerdict's CP001.
+    if (code === 'CP001' && this.learningRateDivided()) return;
+    const related: RelatedLocation[] = v.related.flatMap((r) =>
+      r.node
+        ? [{ range: this.source.range(r.node), message: r.message }]
+        : r.range
+          ? [{ range: r.range, message: r.message, ...(r.file ? { file: r.file } : {}) }]
+          : [],
+    );
     this.push(code, v.node, v.message, [], related);
   }
 

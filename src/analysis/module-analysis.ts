@@ -22,6 +22,8 @@ import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import { GroupSizes } from './group-sizes';
 import type { ConstructorArgument } from './class-summaries';
+import { normaliserSummaries, type FileNormalisers } from './local-normaliser';
+import { localNormaliserVerdicts, type NormaliserIndex } from './local-normaliser-rule';
 import type { AnalysisOptions, Finding } from './types';
 
 /** What the rest of the program says about one file. */
@@ -34,6 +36,8 @@ export interface ProgramContext {
   readonly calledElsewhere?: ReadonlySet<string>;
   /** What a constructor parameter denotes over the program's construction sites of its class (class-summaries.ts). */
   readonly constructorArgument?: ConstructorArgument;
+  /** The program's rescaling reductions and loss normalisers (local-normaliser.ts), for the files that call them. */
+  readonly normalisers?: NormaliserIndex;
 }
 
 export interface ModuleAnalysis {
@@ -41,6 +45,8 @@ export interface ModuleAnalysis {
   readonly model: FileModel;
   /** Top-level helpers that sum a parameter's gradients and never divide (see summaries.ts). */
   readonly summaries: HelperSummary[];
+  /** Helpers that sum and rescale by a parameter, and losses divided by a parameter before backward. */
+  readonly normalisers: FileNormalisers;
 }
 
 export function analyzeParsedModule(
@@ -104,7 +110,11 @@ export function analyzeParsedModule(
   for (const v of tokenWeightingVerdicts(model, losses, accumulation)) writer.addTokenWeighting(v);
   for (const v of zeroGrad.verdicts()) writer.addExplained('CP003', v);
   for (const v of bucketDoubleDivideVerdicts(model)) writer.addExplained('CP002', v);
+  if (context?.normalisers)
+    for (const v of localNormaliserVerdicts(model, new UpdateFinder(model), context.normalisers, options.worldSize))
+      writer.addExplained('CP001', v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
-  return { findings: writer.findings(), model, summaries };
+  const normalisers = context ? normaliserSummaries(context.path, model, (n) => source.range(n)) : undefined;
+  return { findings: writer.findings(), model, summaries, normalisers: normalisers ?? { rescale: [], losses: [] } };
 }

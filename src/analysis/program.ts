@@ -17,6 +17,8 @@ import {
 } from './class-summaries';
 import { answerMapKey, linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
 import { ContractIndex } from './contracts/workspace';
+import { NO_NORMALISERS, type FileNormalisers } from './local-normaliser';
+import { linkNormalisers, type NormaliserLinks, type TextScan } from './local-normaliser-links';
 
 interface FirstPass {
   readonly text: string;
@@ -30,6 +32,8 @@ interface FirstPass {
   readonly sites: readonly ConstructionSite[];
   /** Constructor parameters of this file's classes whose value only the construction sites can tell. */
   readonly requests: readonly ConstructorRequest[];
+  /** Rescaling reductions and loss normalisers this file defines (local-normaliser.ts). */
+  readonly normalisers: FileNormalisers;
 }
 
 export class Program {
@@ -72,6 +76,7 @@ export class Program {
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
     this.probes.delete(path);
+    this.normaliserScans.delete(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);
   }
@@ -121,11 +126,14 @@ export class Program {
   private finish(paths: readonly string[]): Map<string, AnalysisResult> {
     const links = this.link(paths);
     const answers = this.linkClasses(paths);
+    const normalisers = this.linkNormalisers(paths);
     const out = new Map<string, AnalysisResult>();
     for (const path of paths)
       out.set(
         path,
-        links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result,
+        links.involved.has(path) || answers.has(path) || normalisers.involved.has(path)
+          ? this.second(path, links, answers, normalisers)
+          : this.first(path).result,
       );
     return this.withContracts(out);
   }
@@ -192,8 +200,11 @@ export class Program {
     );
     const links = this.link(known);
     const answers = this.first(path).requests.length > 0 ? this.linkClasses(known) : new Map();
+    const normalisers = this.linkNormalisers(known);
     const result =
-      links.involved.has(path) || answers.has(path) ? this.second(path, links, answers) : this.first(path).result;
+      links.involved.has(path) || answers.has(path) || normalisers.involved.has(path)
+        ? this.second(path, links, answers, normalisers)
+        : this.first(path).result;
     return this.withContracts(new Map([[path, result]])).get(path)!;
   }
 
@@ -219,6 +230,7 @@ export class Program {
       parsed: analysis !== undefined || !prefilter,
       sites: analysis ? constructionSites(analysis.model, constructorArgument) : [],
       requests,
+      normalisers: analysis?.normalisers ?? NO_NORMALISERS,
     };
     this.firstPass.set(path, pass);
     return pass;
@@ -256,10 +268,24 @@ export class Program {
     return links;
   }
 
-  private second(path: string, links: Links, answers: ClassAnswers): AnalysisResult {
+  private readonly normaliserScans = new Map<string, TextScan>();
+
+  /** The files that call another file's rescaling reduction, with what the program knows of such helpers. */
+  private linkNormalisers(paths: readonly string[]): NormaliserLinks {
+    return linkNormalisers(paths, {
+      text: (p) => this.texts.get(p) ?? '',
+      normalisers: (p) => this.first(p).normalisers,
+      parse: (p) => this.first(p, false),
+      resolve: (from, module) => this.modules.resolve(from, module),
+      scans: this.normaliserScans,
+    });
+  }
+
+  private second(path: string, links: Links, answers: ClassAnswers, normalisers?: NormaliserLinks): AnalysisResult {
     const answered = answers.get(path);
     const context: ProgramContext = {
       path,
+      normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),
       constructorArgument: (r) => answered?.get(requestKey(r)),
       external: (call, model) => {
