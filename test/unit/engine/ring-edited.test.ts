@@ -1,0 +1,199 @@
+// Heterogeneity in proportion for a forced ring: an edited system (a slow node, a degraded NIC link, a degraded
+// NVLink, a different rail on one node, a degraded leaf or spine link) simulates the node groups and network flows
+// its edit touches plus one stand-in of each (algorithms/ring-edited.ts). Its results must equal the unreduced
+// simulation, which a traced run is (a trace lists every flow, so every rank's flows are built and solved), and the
+// full expansion (every channel, every step) to the microsecond.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  asBytes,
+  asGBps,
+  resolveSystem,
+  simulateCollective,
+  type CollectiveResult,
+  type Protocol,
+  type System,
+  type SystemSpec,
+} from '../../../src/engine/index';
+import { buildRing } from '../../../src/engine/algorithms/ring';
+import { channelsFor } from '../../../src/engine/channels';
+import { nodesIdentical } from '../../../src/engine/topology/uniform';
+import { random, pick } from './support/random';
+
+/** A random H100 system with a NIC per GPU, its leaves holding one node, a few or all. */
+function randomSpec(next: () => number, nodes: number): SystemSpec {
+  const gpusPerNode = pick(next, [2, 4, 8]);
+  return {
+    gpu: 'H100-SXM',
+    nodes,
+    gpusPerNode,
+    intraNode: 'nvswitch',
+    nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
+    network: { nodesPerLeaf: pick(next, [1, 2, 4, 32]) },
+  };
+}
+
+function withLinks(system: System, change: (index: number) => number | undefined): System {
+  const links = system.topology.links.map((l, i) => {
+    const factor = change(i);
+    return factor === undefined ? l : { ...l, GBps: asGBps(l.GBps * factor) };
+  });
+  return { ...system, topology: { ...system.topology, links } };
+}
+
+const nodeOf = (system: System): Map<string, number> => new Map(system.topology.vertices.map((v) => [v.id, v.node]));
+
+type Edit = { name: string; apply: (system: System, next: () => number) => System };
+
+const EDITS: readonly Edit[] = [
+  {
+    name: 'one slow node',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      return withLinks(system, (i) => {
+        const l = system.topology.links[i];
+        return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
+      });
+    },
+  },
+  {
+    name: 'one degraded NIC-side link of a random node',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      const own = system.topology.links.flatMap((l, i) =>
+        (l.kind === 'network' || l.kind === 'pcie') && (nodes.get(l.from) === node || nodes.get(l.to) === node)
+          ? [i]
+          : [],
+      );
+      const link = pick(next, own);
+      return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5, 0.9]) : undefined));
+    },
+  },
+  {
+    name: 'one or two degraded NVLinks (switch uplink or downlink)',
+    apply(system, next) {
+      const a = system.fabric.switchUplink(Math.floor(next() * system.ranks));
+      const b = system.fabric.switchDownlink(Math.floor(next() * system.ranks));
+      const both = next() < 0.5;
+      return withLinks(system, (i) => (i === a ? 0.5 : both && i === b ? 0.75 : undefined));
+    },
+  },
+  {
+    name: 'a different rail on one node (one NIC faster or slower, both directions)',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      const nic = new RegExp(`^n${node}\\.nic${Math.floor(next() * system.gpusPerNode)}$`);
+      const factor = pick(next, [0.5, 2]);
+      return withLinks(system, (i) => {
+        const l = system.topology.links[i];
+        return l.kind === 'network' && nodes.get(l.from) !== undefined && (nic.test(l.from) || nic.test(l.to))
+          ? factor
+          : undefined;
+      });
+    },
+  },
+  {
+    name: 'one degraded leaf or spine link (reduced only while it cannot bind)',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
+      const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+      const link = pick(next, shared);
+      const factor = pick(next, [0.5, 0.999]);
+      // With a second edit inside a node, so that the nodes differ whether the shared link binds or not.
+      const up = system.fabric.switchUplink(0);
+      return withLinks(system, (i) => (i === link ? factor : i === up ? 0.5 : undefined));
+    },
+  },
+];
+
+/** Every field of a result but the trace, which only the traced run has. */
+function fields(result: CollectiveResult): Record<string, unknown> {
+  const { trace: _trace, spanCount: _spans, ...rest } = result;
+  return rest;
+}
+
+/**
+ * Every field alike, numbers to 1e-12 of their size. The reduced round fills each group on its own while the
+ * unreduced one fills a component that joins groups through resources that never bind, so a flow that outlasts
+ * others there is advanced in several steps and its finish may round one unit in the last place apart.
+ */
+function assertClose(actual: unknown, expected: unknown, where: string): void {
+  if (typeof actual === 'number' && typeof expected === 'number') {
+    const tolerance = 1e-12 * Math.max(Math.abs(actual), Math.abs(expected));
+    assert.ok(Math.abs(actual - expected) <= tolerance, `${where}: ${actual} against ${expected}`);
+  } else if (typeof actual === 'object' && actual !== null && typeof expected === 'object' && expected !== null) {
+    assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), where);
+    for (const key of Object.keys(actual))
+      assertClose(
+        (actual as Record<string, unknown>)[key],
+        (expected as Record<string, unknown>)[key],
+        `${where} ${key}`,
+      );
+  } else assert.equal(actual, expected, where);
+}
+
+/** The built topology (plain arrays of every node), as the full path's reference reads it. */
+function built(system: System): System {
+  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
+}
+
+/** Whether the fast path reduces this edited system's ring (its rounds come packed, without every rank's flows). */
+function reduces(system: System, bytes: number, protocol: Protocol): boolean {
+  const channels = channelsFor(system, 'ring', protocol, bytes);
+  const schedule = buildRing({
+    system,
+    algorithm: 'ring',
+    kind: 'allreduce',
+    bytes,
+    protocol,
+    channels,
+    representative: false,
+    reduceEdits: true,
+  });
+  return schedule.rounds.every((round) => round.packed !== undefined);
+}
+
+test('a forced ring on an edited system gives the unreduced results, and the full expansion to the µs', () => {
+  let reduced = 0;
+  let compared = 0;
+  const kinds = new Set<string>();
+  for (let seed = 1; seed <= 40; seed++) {
+    const next = random(9100 + seed);
+    const nodes = pick(next, [2, 3, 5, 17, 33]);
+    const system = resolveSystem(randomSpec(next, nodes));
+    const edit = EDITS[seed % EDITS.length];
+    const edited = edit.apply(system, next);
+    if (nodesIdentical(edited)) continue;
+    const where = `seed ${9100 + seed} (${system.label}, ${edit.name})`;
+    const sizes = [asBytes(pick(next, [64 << 10, 1 << 20])), asBytes(pick(next, [4 << 20, 64 << 20]))];
+    for (const bytes of sizes) {
+      for (const protocol of ['Simple', 'LL128', 'LL'] as const) {
+        if (protocol === 'LL' && bytes > 1 << 20) continue;
+        const request = { bytes, algorithm: 'ring' as const, protocol };
+        if (reduces(edited, bytes, protocol)) {
+          reduced++;
+          kinds.add(edit.name);
+        }
+        const fast = simulateCollective(edited, request);
+        const unreduced = simulateCollective(edited, { ...request, trace: true });
+        assertClose(fields(fast), fields(unreduced), `${where} ring/${protocol} ${bytes} B`);
+        compared++;
+        // The full expansion runs every channel and step: it is compared at the small sizes.
+        if (bytes > 4 << 20 || nodes > 17) continue;
+        const full = simulateCollective(built(edited), request, { path: 'full' });
+        for (const key of ['exchange', 'reduce', 'broadcast'] as const)
+          assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${protocol} ${bytes} B: ${key}`);
+        assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${protocol} ${bytes} B: ${fast.timeUs} µs`);
+      }
+    }
+  }
+  assert.ok(compared >= 150, `only ${compared} comparisons ran`);
+  // The reduction must have run, under every kind of edit but the binding shared link, else this compares the
+  // node-by-node path with itself.
+  assert.ok(reduced >= compared / 2, `only ${reduced} of ${compared} runs were reduced`);
+  assert.ok(kinds.size >= 4, `reduced under ${[...kinds].join(', ')}`);
+});
