@@ -17,6 +17,8 @@ import {
 } from '../../../src/engine/index';
 import { buildRing } from '../../../src/engine/algorithms/ring';
 import { channelsFor } from '../../../src/engine/channels';
+import { runSchedule, type RunResult } from '../../../src/engine/sim/run';
+import type { Schedule } from '../../../src/engine/sim/schedule';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { random, pick } from './support/random';
 
@@ -141,20 +143,14 @@ function built(system: System): System {
   return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
 }
 
-/** Whether the fast path reduces this edited system's ring (its rounds come packed, without every rank's flows). */
-function reduces(system: System, bytes: number, protocol: Protocol): boolean {
+/**
+ * The forced ring's schedule on an edited system, reduced (the fast path) or with every rank's flows (what the
+ * fast path ran before the reduction, and what a traced run still builds).
+ */
+function ringSchedule(system: System, bytes: number, protocol: Protocol, reduceEdits: boolean): Schedule {
   const channels = channelsFor(system, 'ring', protocol, bytes);
-  const schedule = buildRing({
-    system,
-    algorithm: 'ring',
-    kind: 'allreduce',
-    bytes,
-    protocol,
-    channels,
-    representative: false,
-    reduceEdits: true,
-  });
-  return schedule.rounds.every((round) => round.packed !== undefined);
+  const context = { system, algorithm: 'ring', kind: 'allreduce', bytes, protocol, channels } as const;
+  return buildRing({ ...context, representative: false, reduceEdits });
 }
 
 test('a forced ring on an edited system gives the unreduced results, and the full expansion to the µs', () => {
@@ -169,26 +165,38 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
     const edited = edit.apply(system, next);
     if (nodesIdentical(edited)) continue;
     const where = `seed ${9100 + seed} (${system.label}, ${edit.name})`;
-    const sizes = [asBytes(pick(next, [64 << 10, 1 << 20])), asBytes(pick(next, [4 << 20, 64 << 20]))];
+    const sizes = [asBytes(pick(next, [64 << 10, 1 << 20])), asBytes(pick(next, [4 << 20, 64 << 20, 1 << 30]))];
     for (const bytes of sizes) {
       for (const protocol of ['Simple', 'LL128', 'LL'] as const) {
         if (protocol === 'LL' && bytes > 1 << 20) continue;
-        const request = { bytes, algorithm: 'ring' as const, protocol };
-        if (reduces(edited, bytes, protocol)) {
+        const label = `${where} ring/${protocol} ${bytes} B`;
+        // Round by round: the reduced schedule against every rank's flows, each on the fast path's runner.
+        const fast = ringSchedule(edited, bytes, protocol, true);
+        const every = ringSchedule(edited, bytes, protocol, false);
+        if (fast.rounds.every((round) => round.packed !== undefined)) {
           reduced++;
           kinds.add(edit.name);
         }
-        const fast = simulateCollective(edited, request);
-        const unreduced = simulateCollective(edited, { ...request, trace: true });
-        assertClose(fields(fast), fields(unreduced), `${where} ring/${protocol} ${bytes} B`);
+        assert.equal(fast.rounds.length, every.rounds.length, label);
+        fast.rounds.forEach((round, i) => {
+          assert.equal(round.latencyUs, every.rounds[i].latencyUs, `${label}: round ${i} latency`);
+          const one = (schedule: Schedule): RunResult =>
+            runSchedule(edited, { ...schedule, rounds: [schedule.rounds[i]] }, { full: false });
+          assertClose(one(fast), one(every), `${label}: round ${i}`);
+        });
         compared++;
-        // The full expansion runs every channel and step: it is compared at the small sizes.
-        if (bytes > 4 << 20 || nodes > 17) continue;
-        const full = simulateCollective(built(edited), request, { path: 'full' });
-        for (const key of ['exchange', 'reduce', 'broadcast'] as const)
-          assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${protocol} ${bytes} B: ${key}`);
-        assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${protocol} ${bytes} B: ${fast.timeUs} µs`);
       }
+      // End to end at the smaller size: the fast path against a traced run (every flow), and the full expansion.
+      if (bytes > 1 << 20) continue;
+      const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
+      const fast = simulateCollective(edited, request);
+      const unreduced = simulateCollective(edited, { ...request, trace: true });
+      assertClose(fields(fast), fields(unreduced), `${where} ring/Simple ${bytes} B, traced`);
+      if (nodes > 5) continue;
+      const full = simulateCollective(built(edited), request, { path: 'full' });
+      for (const key of ['exchange', 'reduce', 'broadcast'] as const)
+        assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${bytes} B: ${key}`);
+      assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${bytes} B: ${fast.timeUs} µs`);
     }
   }
   assert.ok(compared >= 150, `only ${compared} comparisons ran`);
@@ -196,4 +204,26 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
   // node-by-node path with itself.
   assert.ok(reduced >= compared / 2, `only ${reduced} of ${compared} runs were reduced`);
   assert.ok(kinds.size >= 4, `reduced under ${[...kinds].join(', ')}`);
+});
+
+test('a ring round whose memories could bind is not reduced, and still gives the unreduced results', () => {
+  const system = resolveSystem(randomSpec(random(3), 5));
+  const uplink = system.fabric.switchUplink(1);
+  const edited = withLinks(system, (i) => (i === uplink ? 0.5 : undefined));
+  const bytes = asBytes(4 << 20);
+  const [reduceRound, broadcastRound] = ringSchedule(edited, bytes, 'Simple', true).rounds;
+  assert.ok(reduceRound.packed && broadcastRound.packed, 'with HBM to spare both rounds are reduced');
+  // Memory slower than a channel's ceiling times the channels (and than the ring's flows need) binds in the reduction
+  // round: that round runs every rank's flows, the broadcast (no reduction) is still reduced, and the results are the
+  // unreduced ones.
+  const slowMemory = { ...edited, hbmGBps: asGBps(40) };
+  const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
+  assertClose(
+    fields(simulateCollective(slowMemory, request)),
+    fields(simulateCollective(slowMemory, { ...request, trace: true })),
+    'slow memory',
+  );
+  const [reduceSlow, broadcastSlow] = ringSchedule(slowMemory, bytes, 'Simple', true).rounds;
+  assert.equal(reduceSlow.packed, undefined);
+  assert.ok(broadcastSlow.packed);
 });
