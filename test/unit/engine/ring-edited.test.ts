@@ -20,6 +20,7 @@ import { channelsFor } from '../../../src/engine/channels';
 import { runSchedule, type RunResult } from '../../../src/engine/sim/run';
 import type { Schedule } from '../../../src/engine/sim/schedule';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
+import { assertClose } from './support/close';
 import { random, pick } from './support/random';
 
 /** A random H100 system with a NIC per GPU, its leaves holding one node, a few or all. */
@@ -116,26 +117,6 @@ const EDITS: readonly Edit[] = [
 function fields(result: CollectiveResult): Record<string, unknown> {
   const { trace: _trace, spanCount: _spans, ...rest } = result;
   return rest;
-}
-
-/**
- * Every field alike, numbers to 1e-12 of their size. The reduced round fills each group on its own while the
- * unreduced one fills a component that joins groups through resources that never bind, so a flow that outlasts
- * others there is advanced in several steps and its finish may round one unit in the last place apart.
- */
-function assertClose(actual: unknown, expected: unknown, where: string): void {
-  if (typeof actual === 'number' && typeof expected === 'number') {
-    const tolerance = 1e-12 * Math.max(Math.abs(actual), Math.abs(expected));
-    assert.ok(Math.abs(actual - expected) <= tolerance, `${where}: ${actual} against ${expected}`);
-  } else if (typeof actual === 'object' && actual !== null && typeof expected === 'object' && expected !== null) {
-    assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), where);
-    for (const key of Object.keys(actual))
-      assertClose(
-        (actual as Record<string, unknown>)[key],
-        (expected as Record<string, unknown>)[key],
-        `${where} ${key}`,
-      );
-  } else assert.equal(actual, expected, where);
 }
 
 /** The built topology (plain arrays of every node), as the full path's reference reads it. */
