@@ -5,7 +5,7 @@
 // GPU and enters the next at another); the leaf and spine links carry the network flows of one rail under one leaf;
 // a rank's memory takes the one flow of each class that it receives and reduces.
 //
-// Why a few groups stand for all. A resource that cannot be filled even if every flow crossing it ran at the most
+// Why a few groups stand for all. A resource that cannot be filled even if every flow crossing it ran as fast as
 // its own links and its channel ceiling allow never binds: the max-min rates with it are the rates without it, at
 // every step of the filling (a flow's rate never exceeds that bound, whatever finishes first). The leaf and spine
 // links carry at most nodesPerLeaf flows of one class, and a memory one flow of each class; both are checked
