@@ -4,6 +4,7 @@ import type { Round, Schedule } from '../sim/schedule';
 import type { Flow } from '../sim/schedule';
 import { channelClasses, meanStepLatencyUs, transfer, type BuildContext } from './context';
 import { ringStepPayloadBytes } from './ring-chunks';
+import { editedRing, editedRingRound } from './ring-edited';
 import { foldedRingRound } from './ring-folded';
 import { setupUs } from './setup';
 
@@ -75,11 +76,16 @@ export function buildRing(ctx: BuildContext): Schedule {
   const n = ctx.system.ranks;
   // What one channel moves per step on the critical chunk's way round: the release's chunking (ring-chunks.ts).
   const payload = ringStepPayloadBytes(ctx);
-  // On the fast path identical nodes fold onto node 0 (ring-folded.ts); otherwise every rank's flow is built.
+  // On the fast path identical nodes fold onto node 0 (ring-folded.ts), and an edited system runs what its edit
+  // touches (ring-edited.ts); otherwise every rank's flow is built.
   let orders: number[][] | undefined;
+  const everyRank = (reduce: boolean, step: number): Round =>
+    ringRound(ctx, (orders ??= ringOrders(ctx)), payload, reduce, step, n - 1);
+  const edited = ctx.reduceEdits ? editedRing(ctx) : undefined;
   const round = (reduce: boolean, step: number): Round =>
     foldedRingRound(ctx, payload, reduce, step, n - 1) ??
-    ringRound(ctx, (orders ??= ringOrders(ctx)), payload, reduce, step, n - 1);
+    (edited && editedRingRound(ctx, edited, payload, reduce, step, n - 1, () => everyRank(reduce, step).flows)) ??
+    everyRank(reduce, step);
   const rounds: Round[] = [];
   if (n > 1) {
     if (ctx.kind !== 'allgather') rounds.push(round(true, 0));

@@ -17,6 +17,7 @@ import {
 import { editedClasses } from '../../../src/engine/algorithms/edited-classes';
 import { linkEdits, nodesAlikeByEdits } from '../../../src/engine/topology/edits';
 import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
+import { assertClose } from './support/close';
 import { random, pick } from './support/random';
 
 /** A random H100 system with a NIC per GPU (NVLSTree's rails do not meet), trees inside one leaf or across many. */
@@ -134,7 +135,9 @@ test('an edited NVLSTree system gives the unreduced results bit for bit, and the
         const request = { bytes, algorithm, ...(algorithm === 'nvlstree' ? { protocol: 'Simple' as const } : {}) };
         const fast = simulateCollective(edited, request);
         const unreduced = simulateCollective(edited, { ...request, trace: true });
-        assert.deepEqual(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
+        // NCCL's choice may be a ring, whose reduction (ring-edited.ts) agrees to rounding, not bit for bit.
+        if (fast.algorithm === 'ring') assertClose(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
+        else assert.deepEqual(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
         compared++;
         // The full expansion runs every channel and chunk: it is compared at the smaller size.
         if (bytes > 4 << 20) continue;

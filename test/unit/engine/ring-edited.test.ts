@@ -1,0 +1,210 @@
+// Heterogeneity in proportion for a forced ring: an edited system (a slow node, a degraded NIC link, a degraded
+// NVLink, a different rail on one node, a degraded leaf or spine link) simulates the node groups and network flows
+// its edit touches plus one stand-in of each (algorithms/ring-edited.ts). Its results must equal the unreduced
+// simulation, which a traced run is (a trace lists every flow, so every rank's flows are built and solved), and the
+// full expansion (every channel, every step) to the microsecond.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  asBytes,
+  asGBps,
+  resolveSystem,
+  simulateCollective,
+  type CollectiveResult,
+  type Protocol,
+  type System,
+  type SystemSpec,
+} from '../../../src/engine/index';
+import { buildRing } from '../../../src/engine/algorithms/ring';
+import { channelsFor } from '../../../src/engine/channels';
+import { runSchedule, type RunResult } from '../../../src/engine/sim/run';
+import type { Schedule } from '../../../src/engine/sim/schedule';
+import { nodesIdentical } from '../../../src/engine/topology/uniform';
+import { assertClose } from './support/close';
+import { random, pick } from './support/random';
+
+/** A random H100 system with a NIC per GPU, its leaves holding one node, a few or all. */
+function randomSpec(next: () => number, nodes: number): SystemSpec {
+  const gpusPerNode = pick(next, [2, 4, 8]);
+  return {
+    gpu: 'H100-SXM',
+    nodes,
+    gpusPerNode,
+    intraNode: 'nvswitch',
+    nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
+    network: { nodesPerLeaf: pick(next, [1, 2, 4, 32]) },
+  };
+}
+
+function withLinks(system: System, change: (index: number) => number | undefined): System {
+  const links = system.topology.links.map((l, i) => {
+    const factor = change(i);
+    return factor === undefined ? l : { ...l, GBps: asGBps(l.GBps * factor) };
+  });
+  return { ...system, topology: { ...system.topology, links } };
+}
+
+const nodeOf = (system: System): Map<string, number> => new Map(system.topology.vertices.map((v) => [v.id, v.node]));
+
+type Edit = { name: string; apply: (system: System, next: () => number) => System };
+
+const EDITS: readonly Edit[] = [
+  {
+    name: 'one slow node',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      return withLinks(system, (i) => {
+        const l = system.topology.links[i];
+        return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
+      });
+    },
+  },
+  {
+    name: 'one degraded NIC-side link of a random node',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      const own = system.topology.links.flatMap((l, i) =>
+        (l.kind === 'network' || l.kind === 'pcie') && (nodes.get(l.from) === node || nodes.get(l.to) === node)
+          ? [i]
+          : [],
+      );
+      const link = pick(next, own);
+      return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5, 0.9]) : undefined));
+    },
+  },
+  {
+    name: 'one or two degraded NVLinks (switch uplink or downlink)',
+    apply(system, next) {
+      const a = system.fabric.switchUplink(Math.floor(next() * system.ranks));
+      const b = system.fabric.switchDownlink(Math.floor(next() * system.ranks));
+      const both = next() < 0.5;
+      return withLinks(system, (i) => (i === a ? 0.5 : both && i === b ? 0.75 : undefined));
+    },
+  },
+  {
+    name: 'a different rail on one node (one NIC faster or slower, both directions)',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      const nic = new RegExp(`^n${node}\\.nic${Math.floor(next() * system.gpusPerNode)}$`);
+      const factor = pick(next, [0.5, 2]);
+      return withLinks(system, (i) => {
+        const l = system.topology.links[i];
+        return l.kind === 'network' && nodes.get(l.from) !== undefined && (nic.test(l.from) || nic.test(l.to))
+          ? factor
+          : undefined;
+      });
+    },
+  },
+  {
+    name: 'one degraded leaf or spine link (reduced only while it cannot bind)',
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
+      const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+      const link = pick(next, shared);
+      const factor = pick(next, [0.5, 0.999]);
+      // With a second edit inside a node, so that the nodes differ whether the shared link binds or not.
+      const up = system.fabric.switchUplink(0);
+      return withLinks(system, (i) => (i === link ? factor : i === up ? 0.5 : undefined));
+    },
+  },
+];
+
+/** Every field of a result but the trace, which only the traced run has. */
+function fields(result: CollectiveResult): Record<string, unknown> {
+  const { trace: _trace, spanCount: _spans, ...rest } = result;
+  return rest;
+}
+
+/** The built topology (plain arrays of every node), as the full path's reference reads it. */
+function built(system: System): System {
+  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
+}
+
+/**
+ * The forced ring's schedule on an edited system, reduced (the fast path) or with every rank's flows (what the
+ * fast path ran before the reduction, and what a traced run still builds).
+ */
+function ringSchedule(system: System, bytes: number, protocol: Protocol, reduceEdits: boolean): Schedule {
+  const channels = channelsFor(system, 'ring', protocol, bytes);
+  const context = { system, algorithm: 'ring', kind: 'allreduce', bytes, protocol, channels } as const;
+  return buildRing({ ...context, representative: false, reduceEdits });
+}
+
+test('a forced ring on an edited system gives the unreduced results, and the full expansion to the µs', () => {
+  let reduced = 0;
+  let compared = 0;
+  const kinds = new Set<string>();
+  for (let seed = 1; seed <= 40; seed++) {
+    const next = random(9100 + seed);
+    const nodes = pick(next, [2, 3, 5, 17, 33]);
+    const system = resolveSystem(randomSpec(next, nodes));
+    const edit = EDITS[seed % EDITS.length];
+    const edited = edit.apply(system, next);
+    if (nodesIdentical(edited)) continue;
+    const where = `seed ${9100 + seed} (${system.label}, ${edit.name})`;
+    const sizes = [asBytes(pick(next, [64 << 10, 1 << 20])), asBytes(pick(next, [4 << 20, 64 << 20, 1 << 30]))];
+    for (const bytes of sizes) {
+      for (const protocol of ['Simple', 'LL128', 'LL'] as const) {
+        if (protocol === 'LL' && bytes > 1 << 20) continue;
+        const label = `${where} ring/${protocol} ${bytes} B`;
+        // Round by round: the reduced schedule against every rank's flows, each on the fast path's runner.
+        const fast = ringSchedule(edited, bytes, protocol, true);
+        const every = ringSchedule(edited, bytes, protocol, false);
+        if (fast.rounds.every((round) => round.packed !== undefined)) {
+          reduced++;
+          kinds.add(edit.name);
+        }
+        assert.equal(fast.rounds.length, every.rounds.length, label);
+        fast.rounds.forEach((round, i) => {
+          assert.equal(round.latencyUs, every.rounds[i].latencyUs, `${label}: round ${i} latency`);
+          const one = (schedule: Schedule): RunResult =>
+            runSchedule(edited, { ...schedule, rounds: [schedule.rounds[i]] }, { full: false });
+          assertClose(one(fast), one(every), `${label}: round ${i}`);
+        });
+        compared++;
+      }
+      // End to end at the smaller size: the fast path against a traced run (every flow), and the full expansion.
+      if (bytes > 1 << 20) continue;
+      const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
+      const fast = simulateCollective(edited, request);
+      const unreduced = simulateCollective(edited, { ...request, trace: true });
+      assertClose(fields(fast), fields(unreduced), `${where} ring/Simple ${bytes} B, traced`);
+      if (nodes > 5) continue;
+      const full = simulateCollective(built(edited), request, { path: 'full' });
+      for (const key of ['exchange', 'reduce', 'broadcast'] as const)
+        assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${bytes} B: ${key}`);
+      assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${bytes} B: ${fast.timeUs} µs`);
+    }
+  }
+  assert.ok(compared >= 150, `only ${compared} comparisons ran`);
+  // The reduction must have run, under every kind of edit but the binding shared link, else this compares the
+  // node-by-node path with itself.
+  assert.ok(reduced >= compared / 2, `only ${reduced} of ${compared} runs were reduced`);
+  assert.ok(kinds.size >= 4, `reduced under ${[...kinds].join(', ')}`);
+});
+
+test('a ring round whose memories could bind is not reduced, and still gives the unreduced results', () => {
+  const system = resolveSystem(randomSpec(random(3), 5));
+  const uplink = system.fabric.switchUplink(1);
+  const edited = withLinks(system, (i) => (i === uplink ? 0.5 : undefined));
+  const bytes = asBytes(4 << 20);
+  const [reduceRound, broadcastRound] = ringSchedule(edited, bytes, 'Simple', true).rounds;
+  assert.ok(reduceRound.packed && broadcastRound.packed, 'with HBM to spare both rounds are reduced');
+  // Memory slower than a channel's ceiling times the channels (and than the ring's flows need) binds in the reduction
+  // round: that round runs every rank's flows, the broadcast (no reduction) is still reduced, and the results are the
+  // unreduced ones.
+  const slowMemory = { ...edited, hbmGBps: asGBps(40) };
+  const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
+  assertClose(
+    fields(simulateCollective(slowMemory, request)),
+    fields(simulateCollective(slowMemory, { ...request, trace: true })),
+    'slow memory',
+  );
+  const [reduceSlow, broadcastSlow] = ringSchedule(slowMemory, bytes, 'Simple', true).rounds;
+  assert.equal(reduceSlow.packed, undefined);
+  assert.ok(broadcastSlow.packed);
+});
