@@ -1,0 +1,319 @@
+// NCCL's tree on an edited system (a degraded cable, a slow node, a different rail), reduced as NVLSTree's is
+// (edited-classes.ts): the groups of flows an edit touches are simulated, and one stand-in for each kind of the
+// unchanged ones.
+//
+// Why the tree's rounds split. Without the reductions' memories, a tree round's flows fall into groups that share
+// no resource: each node's chain flows (its NVSwitch uplinks and downlinks) and each rail's flows between nodes
+// (rail l's NIC-side links on every node and its leaf and spine links). A reduction also charges the parent's
+// memory, and a chain head's memory takes both its chain child's flow and its network children's, which joins
+// every node's chain flows with every rail's tree into one large group. A memory that cannot bind can be left out
+// without changing a rate of the filling: see memoryIdle below for the proof and its check.
+//
+// Which groups are alike. A node's chain flows at depth d are those of its chain members d − a₀ (tree 0) and
+// d − a₁ (tree 1), where a₀ and a₁ are the node's depths in the two binary trees; the edges of one depth are built
+// class by class and node by node, so an unchanged node's groups, in every round, equal those of any other
+// unchanged node with the same pair (a₀, a₁), flow for flow and in the same order. A rail's flows are its rotation's
+// edges between chain heads, alike on every unchanged rail whose rotation's channel classes weigh the same. The
+// solver gives identical groups identical results (its cache compares their canonical forms), and a round lasts as
+// long as its slowest group: one stand-in per kind gives every round's duration exactly.
+//
+// The byte terms of each depth still count every edge, class by class (a depth's edges all move one size), so the
+// phase split adds the same numbers in the same order.
+import * as K from '../constants';
+import { linkEdits } from '../topology/edits';
+import { templateIndex } from '../topology/link-table';
+import type { System } from '../topology/model';
+import { channelClasses, wireBytes, type BuildContext } from './context';
+import { editedClasses, type EditedClasses } from './edited-classes';
+import { binaryTreeParent, treeRail, treeRotations, type TreeShape } from './tree-shape';
+
+/**
+ * How far below the memory's capacity the most its reductions can bring in must stay: far above the rounding of
+ * the filling's sums (a relative 2^-52 per term), so a memory that passes is never tight, in exact or in rounded
+ * arithmetic.
+ */
+const MEMORY_MARGIN = 2 ** -20;
+
+/**
+ * The edited system's groups when the tree's reductions may leave the receivers' memories out, else undefined (then
+ * every memory is charged and every node simulated, as before). Only for the fast path (traced or not) on an
+ * edited system: the full path's reference run charges every memory, and identical nodes are represented already.
+ *
+ * Proof that such a memory never binds. The filling freezes flows at the smallest share (residual / demand) of any
+ * resource. Suppose rank p's memory R were ever that resource, at share s. Its capacity is then its flows' use at
+ * the rates they would get: Σ coefficient × weight × rate, the unfrozen ones at s. Every flow into R reduces into p,
+ * so it crosses p's NVSwitch downlink (from its chain child) or the last link of p's NIC path (from a child node),
+ * and every link's share is at least s, so the flows on each of those links load it at most to its capacity. The
+ * reductions' coefficient is one value (the protocol's), so R's capacity would be at most that coefficient times
+ * the sum of those links' capacities, which the check below shows it exceeds with a margin. Leaving out a resource
+ * that is never the tightest changes no rate: the others' residuals, demands and the order of their ties (by local
+ * index, which keeps its order) are untouched.
+ */
+export function idleTreeMemory(ctx: BuildContext): EditedClasses | undefined {
+  const { system } = ctx;
+  if (ctx.reference || ctx.representative || system.nodes < 2) return undefined;
+  const classes = editedClasses(system);
+  if (!classes) return undefined;
+  return system.fabric.idealised || memoryIdle(ctx) ? classes : undefined;
+}
+
+/** The check of the proof above: per local GPU, the largest capacity its two ingress links have on any node. */
+function memoryIdle(ctx: BuildContext): boolean {
+  const { system } = ctx;
+  const { fabric, gpusPerNode: g } = system;
+  const edits = linkEdits(system);
+  const network = fabric.network;
+  if (!edits || !network || !fabric.hasSwitch) return false;
+  const { layout } = edits;
+  const links = system.topology.links;
+  // The largest capacity of each place in a node: the resolved one, or a larger edited one.
+  const largest = new Map<number, number>();
+  for (const link of edits.changed) {
+    const place = templateIndex(layout, link);
+    largest.set(place, Math.max(largest.get(place) ?? 0, links[link].GBps));
+  }
+  const atMost = (link: number): number => {
+    const place = templateIndex(layout, link);
+    return Math.max(layout.template[place].GBps, largest.get(place) ?? 0);
+  };
+  const coefficient = K.REDUCE_MEMORY_FACTOR / Math.max(wireBytes(ctx, 1), 1e-30);
+  const ingressGBps = new Float64Array(g);
+  for (let l = 0; l < g; l++) ingressGBps[l] = atMost(fabric.switchDownlink(l));
+  // A rotation's chain head receives its child nodes' reductions through its NIC (node 1 to node 0 here: the
+  // receiving end's links depend only on the receiver).
+  for (let k = 0; k < treeRotations(ctx); k++) {
+    const { slot, head } = treeRail(ctx, k);
+    const receive = network.routeParts(g + head, head, slot % fabric.nicsPerNode).receive;
+    if (receive.length === 0) return false;
+    ingressGBps[head] += atMost(receive[receive.length - 1]);
+  }
+  for (let l = 0; l < g; l++) if (!(coefficient * ingressGBps[l] < system.hbmGBps * (1 - MEMORY_MARGIN))) return false;
+  return true;
+}
+
+/** Parent and depth of every node in binary tree t. */
+function nodeTree(nodes: number, t: number): { parent: Int32Array; depth: Int32Array } {
+  const parent = new Int32Array(nodes);
+  for (let node = 0; node < nodes; node++) parent[node] = binaryTreeParent(node, nodes, t);
+  const depth = new Int32Array(nodes).fill(-1);
+  for (let node = 0; node < nodes; node++) {
+    // Walk up to the first node whose depth is known (or the root), then fill in the nodes passed.
+    let steps = 0;
+    let x = node;
+    while (depth[x] < 0 && parent[x] >= 0) {
+      x = parent[x];
+      steps++;
+    }
+    const top = depth[x] < 0 ? 0 : depth[x];
+    if (depth[x] < 0) depth[x] = 0;
+    for (let y = node, d = top + steps; y !== x; y = parent[y], d--) depth[y] = d;
+  }
+  return { parent, depth };
+}
+
+interface Edges {
+  child: number[];
+  parent: number[];
+  channelClass: number[];
+  upRoutes: (readonly number[])[];
+  downRoutes: (readonly number[])[];
+  samplePaths: (readonly number[])[];
+  termRuns: { weight: number; count: number }[];
+}
+
+const SHAPES = new WeakMap<System, Map<number, TreeShape>>();
+
+/**
+ * The tree's edges on an edited system, reduced to the groups `classes` names and one stand-in of each kind (see
+ * the file's comment), built once per system and channel count. Each depth keeps the samples of its paths and the
+ * byte terms of every edge, as the node-by-node shape has them.
+ */
+export function editedTreeShape(ctx: BuildContext, classes: EditedClasses): TreeShape {
+  const { system } = ctx;
+  let shapes = SHAPES.get(system);
+  if (!shapes) SHAPES.set(system, (shapes = new Map()));
+  let shape = shapes.get(ctx.channels);
+  if (!shape) {
+    shape = buildEditedShape(ctx, classes);
+    shapes.set(ctx.channels, shape);
+  }
+  return shape;
+}
+
+function buildEditedShape(ctx: BuildContext, classes: EditedClasses): TreeShape {
+  const { system } = ctx;
+  const { nodes, gpusPerNode: g } = system;
+  const rotations = treeRotations(ctx);
+  const trees = system.ranks > 2 ? 2 : 1;
+  const weights = channelClasses(ctx.channels, trees * rotations);
+  // The trees some class runs on (one channel runs tree 0 only).
+  const shapes = Array.from({ length: Math.min(trees, weights.length) }, (_, t) => nodeTree(nodes, t));
+  const rails = Array.from({ length: rotations }, (_, k) => treeRail(ctx, k));
+  const keptNodes = standInNodes(classes, shapes, nodes, g);
+  const keptRotations = standInRotations(classes, rails, weights, trees);
+  // Deepest edge: a chain's last member below the deepest node.
+  let maxDepth = 0;
+  for (const { depth } of shapes) for (let n = 0; n < nodes; n++) maxDepth = Math.max(maxDepth, depth[n] + g - 1);
+  const byDepth: Edges[] = Array.from({ length: maxDepth }, () => ({
+    child: [],
+    parent: [],
+    channelClass: [],
+    upRoutes: [],
+    downRoutes: [],
+    samplePaths: [],
+    termRuns: [],
+  }));
+  addTermRuns(byDepth, shapes, weights, trees, g);
+  addSamplePaths(ctx, byDepth, shapes, rails, weights.length, trees);
+  // The kept edges, class by class and node by node: the node-by-node order, as one depth holds at most one edge of
+  // a class and node (the chain head's edge up at its node's depth, member j's at that depth plus j).
+  for (let c = 0; c < weights.length; c++) {
+    const { parent, depth } = shapes[c % trees];
+    const rotation = Math.floor(c / trees);
+    const { slot, head } = rails[rotation];
+    const railKept = keptRotations[rotation] === 1;
+    for (let n = 0; n < nodes; n++) {
+      const a = depth[n];
+      if (railKept && parent[n] >= 0) add(system, byDepth[a - 1], c, n * g + head, parent[n] * g + head, slot);
+      if (!keptNodes[n]) continue;
+      for (let j = 1; j < g; j++)
+        add(system, byDepth[a + j - 1], c, n * g + ((head + j) % g), n * g + ((head + j - 1) % g), slot);
+    }
+  }
+  return { rotations, weights, representative: false, byDepth };
+}
+
+/** The nodes whose chain flows are simulated: every node an edit touches, and one per pair of tree depths. */
+function standInNodes(
+  classes: EditedClasses,
+  shapes: readonly { depth: Int32Array }[],
+  nodes: number,
+  g: number,
+): Uint8Array {
+  const kept = new Uint8Array(nodes);
+  const edited = new Uint8Array(nodes);
+  for (const rank of classes.editedRanks) edited[Math.floor(rank / g)] = 1;
+  const seen = new Set<number>();
+  for (let n = 0; n < nodes; n++) {
+    if (edited[n]) {
+      kept[n] = 1;
+      continue;
+    }
+    const key = shapes.length > 1 ? shapes[0].depth[n] * nodes + shapes[1].depth[n] : shapes[0].depth[n];
+    if (seen.has(key)) continue;
+    seen.add(key);
+    kept[n] = 1;
+  }
+  return kept;
+}
+
+/** The rotations whose rails' flows are simulated: every rail an edit touches, and one per weighing of classes. */
+function standInRotations(
+  classes: EditedClasses,
+  rails: readonly { head: number }[],
+  weights: readonly number[],
+  trees: number,
+): Uint8Array {
+  const kept = new Uint8Array(rails.length);
+  const seen = new Set<string>();
+  for (let k = 0; k < rails.length; k++) {
+    if (classes.editedRails.includes(rails[k].head)) {
+      kept[k] = 1;
+      continue;
+    }
+    const key = weights.slice(k * trees, (k + 1) * trees).join(':');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    kept[k] = 1;
+  }
+  return kept;
+}
+
+/**
+ * Every edge's byte term, by depth: class by class, as many as the class has edges there (a node's chain head at
+ * its depth, if it has a parent, and one member at each of the g − 1 depths below it), equal weights in one run.
+ */
+function addTermRuns(
+  byDepth: Edges[],
+  shapes: readonly { parent: Int32Array; depth: Int32Array }[],
+  weights: readonly number[],
+  trees: number,
+  g: number,
+): void {
+  const histograms = shapes.map(({ parent, depth }) => {
+    const heads = new Float64Array(byDepth.length + 1);
+    for (let n = 0; n < depth.length; n++) if (parent[n] >= 0) heads[depth[n]]++;
+    const all = new Float64Array(byDepth.length + 1);
+    for (let n = 0; n < depth.length; n++) all[depth[n]]++;
+    return { heads, all };
+  });
+  for (let d = 1; d <= byDepth.length; d++) {
+    const runs = byDepth[d - 1].termRuns;
+    for (let c = 0; c < weights.length; c++) {
+      const { heads, all } = histograms[c % trees];
+      let count = heads[d];
+      for (let j = 1; j < g && j <= d; j++) count += all[d - j];
+      if (count === 0) continue;
+      const last = runs[runs.length - 1];
+      if (last && last.weight === weights[c]) last.count += count;
+      else runs.push({ weight: weights[c], count });
+    }
+  }
+}
+
+/**
+ * Each depth's sample paths as the node-by-node shape takes them: the first edge inside a node and the first
+ * between nodes, in the order edges are built (class, then rank), in the order they were found.
+ */
+function addSamplePaths(
+  ctx: BuildContext,
+  byDepth: Edges[],
+  shapes: readonly { parent: Int32Array; depth: Int32Array }[],
+  rails: readonly { slot: number; head: number }[],
+  classCount: number,
+  trees: number,
+): void {
+  const { system } = ctx;
+  const { nodes, gpusPerNode: g } = system;
+  for (let d = 1; d <= byDepth.length; d++) {
+    /** The first edge of each kind: its class and rank, and its route up. */
+    let intra: { at: number; path: readonly number[] } | undefined;
+    let inter: { at: number; path: readonly number[] } | undefined;
+    for (let c = 0; c < classCount && !(intra && inter); c++) {
+      const { parent, depth } = shapes[c % trees];
+      const { slot, head } = rails[Math.floor(c / trees)];
+      for (let n = 0; n < nodes && !(intra && inter); n++) {
+        const j = d - depth[n];
+        const at = c * system.ranks + n * g;
+        if (!inter && j === 0 && parent[n] >= 0)
+          inter = { at: at + head, path: system.fabric.route(n * g + head, parent[n] * g + head, slot) };
+        if (!intra && j >= 1 && j < g) {
+          const child = n * g + ((head + j) % g);
+          intra = { at: at + (child % g), path: system.fabric.route(child, n * g + ((head + j - 1) % g), slot) };
+        }
+      }
+    }
+    const found = [intra, inter].filter((x) => x !== undefined).sort((x, y) => x.at - y.at);
+    for (const sample of found) byDepth[d - 1].samplePaths.push(sample.path);
+  }
+}
+
+/** Adds one kept edge, routed both ways without keeping the routes in resolution's cache. */
+function add(system: System, edges: Edges, c: number, child: number, parent: number, slot: number): void {
+  edges.child.push(child);
+  edges.parent.push(parent);
+  edges.channelClass.push(c);
+  edges.upRoutes.push(routeOnce(system, child, parent, slot));
+  edges.downRoutes.push(routeOnce(system, parent, child, slot));
+}
+
+/** fabric.route(x, y, slot), without keeping a route between nodes (a rail's tree routes every node's pair once). */
+function routeOnce(system: System, x: number, y: number, slot: number): readonly number[] {
+  const { network, nicsPerNode } = system.fabric;
+  const g = system.gpusPerNode;
+  if (!network || Math.floor(x / g) === Math.floor(y / g)) return system.fabric.route(x, y, slot);
+  const { send, shared, receive } = network.routeParts(x, y, slot % nicsPerNode);
+  const path: number[] = [];
+  for (const part of [send, shared, receive]) for (let i = 0; i < part.length; i++) path.push(part[i]);
+  return path;
+}
