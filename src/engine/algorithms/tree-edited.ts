@@ -263,7 +263,9 @@ function addTermRuns(
 
 /**
  * Each depth's sample paths as the node-by-node shape takes them: the first edge inside a node and the first
- * between nodes, in the order edges are built (class, then rank), in the order they were found.
+ * between nodes, in the order edges are built (class, then rank), in the order they were found. In one class, the
+ * first edge of depth d between nodes leaves the first node at depth d, and the first inside a node is a member of
+ * the first node at a depth from d − g + 1 to d − 1 (one member per node has depth d).
  */
 function addSamplePaths(
   ctx: BuildContext,
@@ -275,22 +277,37 @@ function addSamplePaths(
 ): void {
   const { system } = ctx;
   const { nodes, gpusPerNode: g } = system;
-  for (let d = 1; d <= byDepth.length; d++) {
+  const maxDepth = byDepth.length;
+  // Per tree: the first node at each depth, and the first node with a member at each depth (-1 when none).
+  const firsts = shapes.map(({ depth }) => {
+    const atDepth = new Int32Array(maxDepth + 1).fill(-1);
+    for (let n = nodes - 1; n >= 0; n--) atDepth[depth[n]] = n;
+    const member = new Int32Array(maxDepth + 1).fill(-1);
+    for (let d = 1; d <= maxDepth; d++)
+      for (let a = Math.max(0, d - g + 1); a < d; a++)
+        if (atDepth[a] >= 0 && (member[d] < 0 || atDepth[a] < member[d])) member[d] = atDepth[a];
+    return { atDepth, member };
+  });
+  for (let d = 1; d <= maxDepth; d++) {
     /** The first edge of each kind: its class and rank, and its route up. */
     let intra: { at: number; path: readonly number[] } | undefined;
     let inter: { at: number; path: readonly number[] } | undefined;
     for (let c = 0; c < classCount && !(intra && inter); c++) {
-      const { parent, depth } = shapes[c % trees];
+      const t = c % trees;
+      const { parent, depth } = shapes[t];
+      const { atDepth, member } = firsts[t];
       const { slot, head } = rails[Math.floor(c / trees)];
-      for (let n = 0; n < nodes && !(intra && inter); n++) {
-        const j = d - depth[n];
-        const at = c * system.ranks + n * g;
-        if (!inter && j === 0 && parent[n] >= 0)
-          inter = { at: at + head, path: system.fabric.route(n * g + head, parent[n] * g + head, slot) };
-        if (!intra && j >= 1 && j < g) {
-          const child = n * g + ((head + j) % g);
-          intra = { at: at + (child % g), path: system.fabric.route(child, n * g + ((head + j - 1) % g), slot) };
-        }
+      const n = atDepth[d];
+      if (!inter && n >= 0 && parent[n] >= 0)
+        inter = {
+          at: c * system.ranks + n * g + head,
+          path: system.fabric.route(n * g + head, parent[n] * g + head, slot),
+        };
+      const m = member[d];
+      if (!intra && m >= 0) {
+        const j = d - depth[m];
+        const child = m * g + ((head + j) % g);
+        intra = { at: c * system.ranks + child, path: system.fabric.route(child, m * g + ((head + j - 1) % g), slot) };
       }
     }
     const found = [intra, inter].filter((x) => x !== undefined).sort((x, y) => x.at - y.at);
