@@ -32,7 +32,7 @@ export interface BuildContext {
   readonly reduceEdits?: boolean;
   /**
    * The full path's reference run: every resource is charged as modelled, even one a builder can show never binds
-   * (the fast path, traced or not, may leave such a resource out; see tree-edited.ts).
+   * (the fast path, traced or not, may leave such a resource out; see tree-memory.ts).
    */
   readonly reference?: boolean;
 }

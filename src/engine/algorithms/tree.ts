@@ -11,7 +11,8 @@ import { channelCapGBps, pathClass, pipelineStageLatenciesUs, wireBytes, transfe
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { treeChunkBytes } from './tree-chunks';
-import { editedTreeShape, idleTreeMemory } from './tree-edited';
+import { editedTreeShape } from './tree-edited';
+import { idleTreeMemory } from './tree-memory';
 import { treeShape, type DepthEdges } from './tree-shape';
 
 // The tree's geometry lives in tree-shape.ts; its importers (channel paths, NVLS trees, CollNet) keep this path.
@@ -52,7 +53,7 @@ function networkStoreAndForwardUs(
 }
 
 export function buildTree(ctx: BuildContext): Schedule {
-  // On an edited system whose reductions' memories cannot bind (tree-edited.ts), they are left out, traced or not,
+  // On an edited system whose reductions' memories cannot bind (tree-memory.ts), they are left out, traced or not,
   // and the untraced fast path simulates the groups the edit touches and one stand-in of each kind.
   const idle = idleTreeMemory(ctx);
   const shape = idle && ctx.reduceEdits ? editedTreeShape(ctx, idle) : treeShape(ctx);

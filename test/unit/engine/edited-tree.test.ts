@@ -17,7 +17,8 @@ import {
   type SystemSpec,
 } from '../../../src/engine/index';
 import { channelsFor } from '../../../src/engine/channels';
-import { editedTreeShape, idleTreeMemory } from '../../../src/engine/algorithms/tree-edited';
+import { editedTreeShape } from '../../../src/engine/algorithms/tree-edited';
+import { idleTreeMemory } from '../../../src/engine/algorithms/tree-memory';
 import { treeShape } from '../../../src/engine/algorithms/tree-shape';
 import type { BuildContext } from '../../../src/engine/algorithms/context';
 import { random, pick } from './support/random';
