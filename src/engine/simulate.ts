@@ -82,6 +82,7 @@ function schedule(
     channels,
     representative: uniform,
     reduceEdits,
+    reference: !representative,
   });
 }
 

@@ -30,6 +30,11 @@ export interface BuildContext {
    * touches and one stand-in for the unchanged ones (see edited-classes.ts), where their rounds take exactly as long.
    */
   readonly reduceEdits?: boolean;
+  /**
+   * The full path's reference run: every resource is charged as modelled, even one a builder can show never binds
+   * (the fast path, traced or not, may leave such a resource out; see tree-memory.ts).
+   */
+  readonly reference?: boolean;
 }
 
 /**

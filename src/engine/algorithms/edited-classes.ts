@@ -17,6 +17,9 @@ export interface EditedClasses {
   readonly rails: readonly number[];
   /** Ranks whose NVSwitch flows are simulated: every rank an edit touches and, per local GPU, one that stands for the rest. */
   readonly switchRanks: readonly number[];
+  /** Local GPUs whose rails an edit touches, and ranks whose NVSwitch links it touches (the tree groups by them). */
+  readonly editedRails: readonly number[];
+  readonly editedRanks: readonly number[];
 }
 
 /** Where a link sits in the resolved layout: its node and its place among that node's links, or -1 for shared. */
@@ -116,5 +119,10 @@ export function editedClasses(system: System): EditedClasses | undefined {
     while (node < nodes && rankEdited.has(node * g + l)) node++;
     if (node < nodes) switchRanks.add(node * g + l);
   }
-  return { rails, switchRanks: [...switchRanks].sort((a, b) => a - b) };
+  return {
+    rails,
+    switchRanks: [...switchRanks].sort((a, b) => a - b),
+    editedRails: rails.filter((l) => railEdited[l] === 1),
+    editedRanks: [...rankEdited].sort((a, b) => a - b),
+  };
 }

@@ -105,13 +105,21 @@ export interface DepthEdges {
   readonly downRoutes: readonly (readonly number[])[];
   /** At most one route inside a node and one across nodes: enough to price the stage's latency. */
   readonly samplePaths: readonly (readonly number[])[];
+  /**
+   * The byte terms of every edge of this depth in order (equal weights in one run), when the edges above are only
+   * the ones simulated (an edited system, see tree-edited.ts); else each edge above counts once.
+   */
+  readonly termRuns?: readonly { readonly weight: number; readonly count: number }[];
 }
 
 export interface TreeShape {
   readonly rotations: number;
   /** Channels in each class: classes alternate trees, then rotations. */
   readonly weights: readonly number[];
-  /** One node per depth pair and rail 0 stand for all (see buildTree); reductions then leave memory out. */
+  /**
+   * One node per depth pair and rail 0 stand for all (see buildTree); reductions then leave memory out. An edited
+   * system's reduced shape (tree-edited.ts) is not representative in this sense: its byte terms count every edge.
+   */
   readonly representative: boolean;
   /** Edges by depth: byDepth[d − 1] holds the edges whose child is at depth d. */
   readonly byDepth: readonly DepthEdges[];

@@ -11,6 +11,8 @@ import { channelCapGBps, pathClass, pipelineStageLatenciesUs, wireBytes, transfe
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { treeChunkBytes } from './tree-chunks';
+import { editedTreeShape } from './tree-edited';
+import { idleTreeMemory } from './tree-memory';
 import { treeShape, type DepthEdges } from './tree-shape';
 
 // The tree's geometry lives in tree-shape.ts; its importers (channel paths, NVLS trees, CollNet) keep this path.
@@ -51,7 +53,14 @@ function networkStoreAndForwardUs(
 }
 
 export function buildTree(ctx: BuildContext): Schedule {
-  const { rotations, weights, representative, byDepth } = treeShape(ctx);
+  // On an edited system whose reductions' memories cannot bind (tree-memory.ts), they are left out, traced or not,
+  // and the untraced fast path simulates the groups the edit touches and one stand-in of each kind.
+  const idle = idleTreeMemory(ctx);
+  const shape = idle && ctx.reduceEdits ? editedTreeShape(ctx, idle) : treeShape(ctx);
+  const { rotations, weights, representative, byDepth } = shape;
+  const chargeMemory = !representative && !idle;
+  // Flow objects (a trace, the full path) list every edge: a reduced shape's come from the node-by-node one.
+  const everyEdge = (d: number): DepthEdges => (idle && ctx.reduceEdits ? treeShape(ctx) : shape).byDepth[d - 1];
   const perChannel = ctx.bytes / ctx.channels;
   const chunkBytes = K.MIN_PIPELINE_CHUNK_BYTES[ctx.protocol];
   let chunks = Math.max(1, Math.ceil(perChannel / chunkBytes));
@@ -76,9 +85,9 @@ export function buildTree(ctx: BuildContext): Schedule {
     return {
       // The solver reads the packed arrays; Flow objects are built only for a trace or the full path.
       get flows() {
-        return (built ??= edgeFlows(ctx, weights, representative, edges, reducing, payload));
+        return (built ??= edgeFlows(ctx, weights, chargeMemory, everyEdge(d), reducing, payload));
       },
-      packed: packEdges(ctx, weights, representative, edges, reducing, payload),
+      packed: packEdges(ctx, weights, chargeMemory, edges, reducing, payload),
       phase: reducing ? 'exchange' : 'broadcast',
       latencyUs: latencies[i] + (upPaths[d - 1].some((p) => pathClass(ctx, p) === 'net') ? storeAndForwardUs : 0),
     };
@@ -88,12 +97,13 @@ export function buildTree(ctx: BuildContext): Schedule {
 
 /**
  * One depth's flows in one direction, as transfer() builds them for a unit payload and then scaled to `payload`:
- * the reduction (child to parent) charges the parent's memory unless identical nodes are represented.
+ * the reduction (child to parent) charges the parent's memory when `chargeMemory` (not when identical nodes are
+ * represented, nor where that memory cannot bind).
  */
 function edgeFlows(
   ctx: BuildContext,
   weights: readonly number[],
-  representative: boolean,
+  chargeMemory: boolean,
   edges: DepthEdges,
   up: boolean,
   payload: number,
@@ -107,7 +117,7 @@ function edgeFlows(
           ...opts,
           phase: 'exchange',
           reduce: true,
-          chargeMemory: !representative,
+          chargeMemory,
           path: edges.upRoutes[i],
         })
       : transfer(ctx, edges.parent[i], edges.child[i], 1, {
@@ -140,7 +150,7 @@ const EDGE_ARRAYS = new WeakMap<DepthEdges, Map<string, EdgeArrays>>();
 function packEdges(
   ctx: BuildContext,
   weights: readonly number[],
-  representative: boolean,
+  chargeMemory: boolean,
   edges: DepthEdges,
   up: boolean,
   payload: number,
@@ -151,7 +161,7 @@ function packEdges(
   const reduce = up && !system.fabric.idealised;
   const wire = wireBytes(ctx, 1);
   const memoryCoefficient = (K.REDUCE_MEMORY_FACTOR * 1) / Math.max(wire, 1e-30);
-  const charge = reduce && !representative;
+  const charge = reduce && chargeMemory;
   const key = `${up}:${charge ? memoryCoefficient : 0}`;
   let cache = EDGE_ARRAYS.get(edges);
   if (!cache) EDGE_ARRAYS.set(edges, (cache = new Map()));
@@ -170,9 +180,11 @@ function packEdges(
     resource: arrays.resource,
     coefficient: arrays.coefficient,
   };
-  // phaseRuns' terms, bytes × weight × represents (1), in flow order; neighbours of equal weight share a run.
+  // phaseRuns' terms, bytes × weight × represents (1), in flow order; neighbours of equal weight share a run. A
+  // reduced depth counts every edge's term (termRuns).
   const phase = up ? 'exchange' : 'broadcast';
-  const runs: PhaseRun[] = arrays.weightRuns.map((run) => ({ phase, term: bytes * run.weight, count: run.count }));
+  const weightRuns = edges.termRuns ?? arrays.weightRuns;
+  const runs: PhaseRun[] = weightRuns.map((run) => ({ phase, term: bytes * run.weight, count: run.count }));
   return { set, runs, maxReduceBytes: reduce && n > 0 ? payload : 0 };
 }
 
