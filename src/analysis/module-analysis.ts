@@ -40,6 +40,8 @@ export interface ModuleAnalysis {
   readonly model: FileModel;
   /** Top-level helpers that sum a parameter's gradients and never divide (see summaries.ts). */
   readonly summaries: HelperSummary[];
+  /** Findings that belong in another file of the program (a factor chosen there, chosen-place.ts). */
+  readonly elsewhere: readonly { readonly file: string; readonly finding: Finding }[];
 }
 
 export function analyzeParsedModule(
@@ -69,7 +71,7 @@ export function analyzeParsedModule(
     new GroupSizes(model, context?.constructorArgument),
   );
   const allFacts = facts.facts();
-  const writer = new FindingWriter(model, source, sizes, options.worldSize);
+  const writer = new FindingWriter(model, source, sizes, options.worldSize, context?.path);
   const summaries: HelperSummary[] = [];
   const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));
   for (const fact of allFacts) {
@@ -104,5 +106,5 @@ export function analyzeParsedModule(
   for (const v of zeroGrad.verdicts()) writer.addExplained('CP003', v);
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
-  return { findings: writer.findings(), model, summaries };
+  return { findings: writer.findings(), model, summaries, elsewhere: writer.elsewhere };
 }
