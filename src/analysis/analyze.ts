@@ -25,7 +25,7 @@ export function analyzeSource(
   text: string,
   options: AnalysisOptions,
   context?: ProgramContext,
-): { result: AnalysisResult; analysis?: ModuleAnalysis } {
+): { result: AnalysisResult; analysis?: ModuleAnalysis; elsewhere?: ModuleAnalysis['elsewhere'] } {
   try {
     if (text.trim() === '') return { result: { findings: [], notes: [] } };
     const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
@@ -53,7 +53,7 @@ export function analyzeSource(
     const notes = parsed.unanalysed.map((u) => u.message);
     const result =
       parsed.unanalysed.length > 0 ? { findings, notes, unanalysed: parsed.unanalysed } : { findings, notes };
-    return { result, analysis };
+    return { result, analysis, elsewhere: testCode ? [] : analysis.elsewhere };
   } catch (error) {
     return notAnalysed({
       reason: 'failed',

@@ -4,12 +4,15 @@
 import type { Dims } from './dims';
 import {
   agreedArgument,
+  inFile,
+  placeKey,
   dimsKey,
   type SiteKind,
   type ArgumentDenotation,
   type ConstructionSite,
   type ConstructorRequest,
 } from './class-summaries';
+import type { ValueOrigin } from './constructor-request';
 
 /** What the program knows of one file for this purpose. */
 export interface ClassPass {
@@ -85,8 +88,9 @@ export function answerMapKey(map: ReadonlyMap<string, ArgumentDenotation>): stri
     .join(';');
 }
 
-function denotationKey(d: { readonly group?: Dims; readonly size?: Dims }): string {
-  return `${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}`;
+function denotationKey(d: { readonly group?: Dims; readonly size?: Dims; readonly origin?: ValueOrigin }): string {
+  const origin = d.origin ? [d.origin, ...d.origin.through].map(placeKey).join('>') : '';
+  return `${d.group ? dimsKey(d.group) : ''}/${d.size ? dimsKey(d.size) : ''}@${origin}`;
 }
 
 function answersKey(answers: ClassAnswers): string {
@@ -113,7 +117,7 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
     for (const site of inputs.pass(path, true)?.sites ?? []) {
       if (!classNames.has(site.name)) continue;
       const list = sitesByClass.get(site.name) ?? [];
-      list.push({ path, site });
+      list.push({ path, site: inFile(site, path) });
       sitesByClass.set(site.name, list);
     }
   }

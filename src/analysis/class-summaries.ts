@@ -9,10 +9,17 @@
 import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { nestedCallContexts } from './call-contexts';
-import { siteVariants } from './site-variants';
+import { siteVariants, type OriginOf } from './site-variants';
 import { GroupSizes, type Dims } from './group-sizes';
 import { dimsKey } from './dims';
-import type { ArgumentDenotation, ConstructorArgument, ConstructorRequest } from './constructor-request';
+import type {
+  ArgumentDenotation,
+  ConstructorArgument,
+  ConstructorRequest,
+  ProgramPlace,
+  ValueOrigin,
+} from './constructor-request';
+import { placeOf } from './constructor-request';
 
 // The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
 export {
@@ -58,8 +65,14 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
       const args = s.args(call);
       const names = [...args.keywords.keys()];
       const nodes = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
-      for (const env of contexts ? contexts.map((c) => c.env) : [{ fn }]) {
-        for (const values of env ? siteVariants(sizes, nodes, env) : [nodes.map(() => undefined)]) {
+      for (const [k, env] of (contexts ? contexts.map((c) => c.env) : [{ fn }]).entries()) {
+        // A helper's construction site is reached through the call of the helper that passed the value.
+        const passedAt = contexts ? [placeOf(model, contexts[k].call), placeOf(model, call)] : [placeOf(model, call)];
+        const originOf: OriginOf = (origin, argument) =>
+          origin && 'passed' in origin
+            ? { ...origin.passed, through: [...origin.passed.through, ...passedAt] }
+            : { ...placeOf(model, origin?.node ?? argument), through: passedAt };
+        for (const values of env ? siteVariants(sizes, nodes, env, originOf) : [nodes.map(() => undefined)]) {
           const positional = values.slice(0, args.positional.length);
           const keywords = new Map(names.map((name, i) => [name, values[args.positional.length + i]] as const));
           out.push({ ...target, positional, keywords, opaque: opaque || !env });
@@ -73,6 +86,18 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
     }
   }
   return out;
+}
+
+/** The origins of a site's arguments, with the file's name on every place of this file (those without one). */
+export function inFile(site: ConstructionSite, file: string): ConstructionSite {
+  const stamp = (p: ProgramPlace): ProgramPlace => (p.file === undefined ? { ...p, file } : p);
+  const origin = (o: ValueOrigin): ValueOrigin => ({ ...stamp(o), through: o.through.map(stamp) });
+  const denotation = (d: ArgumentDenotation | undefined) => (d?.origin ? { ...d, origin: origin(d.origin) } : d);
+  return {
+    ...site,
+    positional: site.positional.map(denotation),
+    keywords: new Map([...site.keywords].map(([k, d]) => [k, denotation(d)] as const)),
+  };
 }
 
 /**
@@ -216,8 +241,22 @@ export function agreedArgument(
   const bySite =
     training.length > 0 &&
     given.every((d, i) => kinds[i] === 'test' || (kinds[i] === 'certain' && d && (d.group || d.size)))
-      ? training.map((d) => ({ group: d?.group, size: d?.size }))
+      ? training.map((d) => ({ group: d?.group, size: d?.size, ...(d?.origin ? { origin: d.origin } : {}) }))
       : undefined;
   if (!group && !size && !bySite) return undefined;
-  return { ...(group ? { group } : {}), ...(size ? { size } : {}), ...(bySite ? { bySite } : {}) };
+  // The sites agree on a value; it was chosen at one place only when every site passes the one chosen there.
+  const origins = given.map((d) => d?.origin);
+  const origin =
+    origins[0] && origins.every((o) => o && placeKey(o) === placeKey(origins[0]!)) ? origins[0] : undefined;
+  return {
+    ...(group ? { group } : {}),
+    ...(size ? { size } : {}),
+    ...(bySite ? { bySite } : {}),
+    ...((group || size) && origin ? { origin } : {}),
+  };
+}
+
+/** A place as text: equal keys are the same place. */
+export function placeKey(p: ProgramPlace): string {
+  return `${p.file ?? ''}:${p.range.startLine}:${p.range.startColumn}`;
 }

@@ -1,9 +1,27 @@
 // What a method asks of its class's constructor: the `__init__` parameter whose value it needs, and what the
 // argument passed there denotes. group-sizes.ts asks (through a ConstructorArgument callback) and
 // class-summaries.ts answers from the construction sites, so the shapes live here, below both.
-import { child } from './tree';
+import { child, type PyNode } from './tree';
 import type { FunctionInfo, FileModel } from './scope';
 import type { Dims } from './dims';
+import type { SourceRange } from './types';
+
+/** A place in one of the program's files; `file` is absent while the place is in the file that reads it. */
+export interface ProgramPlace {
+  readonly file?: string;
+  readonly range: SourceRange;
+  /** The statement or call as written, clipped, for messages. */
+  readonly text: string;
+}
+
+/**
+ * Where a value passed to a constructor was chosen (the assignment that picked it, or the argument itself when it
+ * is written there), with the construction sites it was then passed through, the first site first: the place a user
+ * fixes a wrong factor is where it was chosen, not where the object that received it applies it.
+ */
+export interface ValueOrigin extends ProgramPlace {
+  readonly through: readonly ProgramPlace[];
+}
 
 /** What an argument denotes, when the file that passes it can name it. */
 export interface ArgumentDenotation {
@@ -16,7 +34,15 @@ export interface ArgumentDenotation {
    * every site names it: a class built twice (a buffer for the dense gradients and one for the expert gradients)
    * keeps each object's group and factor together, even where the sites disagree.
    */
-  readonly bySite?: readonly { readonly group?: Dims; readonly size?: Dims }[];
+  readonly bySite?: readonly { readonly group?: Dims; readonly size?: Dims; readonly origin?: ValueOrigin }[];
+  /** Where the value every site passes was chosen, when they all pass one chosen at the same place. */
+  readonly origin?: ValueOrigin;
+}
+
+/** A node of the file being read as a place (the program names its file when it links the sites). */
+export function placeOf(model: FileModel, node: PyNode): ProgramPlace {
+  const text = model.syntax.text(node).replace(/\s+/g, ' ').trim();
+  return { range: model.syntax.source.range(node), text: text.length > 60 ? `${text.slice(0, 59)}…` : text };
 }
 
 /** A constructor parameter whose value a method of the class needs. */

@@ -8,7 +8,14 @@ import type { Env } from './sizes';
 import { opKindOfText, type Reduction } from './reductions';
 import { dimsKey } from './dims';
 import { combine, formatDims, multiplyDims, replicaDims, type Dims, type GroupSizes } from './group-sizes';
-import { isPowerOf, namedTerms, OPTIONAL_DIMS, type GroupDivisorMismatch, type ScalingTerm } from './group-divisor';
+import {
+  chosenAt,
+  isPowerOf,
+  namedTerms,
+  OPTIONAL_DIMS,
+  type GroupDivisorMismatch,
+  type ScalingTerm,
+} from './group-divisor';
 
 /** A factor wrong under both operations: `factor` when summed, `averagedFactor` when averaged. */
 export type EitherOpMismatch<T extends ScalingTerm> = GroupDivisorMismatch<T> & { readonly averagedFactor: Dims };
@@ -64,8 +71,11 @@ export function mismatchUnderBothOps<T extends ScalingTerm>(
       if (summed.size === 0 || averaged.size === 0) continue;
       if (isPowerOf(summed, replicas) || isPowerOf(averaged, replicas)) continue;
       const divides = named.filter((n) => n.values.some((v) => [...v.dims.values()].some((e) => e * n.term.sign < 0)));
+      const term = (divides.pop() ?? named[0]).term;
+      const origin = chosenAt(named, term, c);
       return {
-        term: (divides.pop() ?? named[0]).term,
+        ...origin,
+        term,
         groupDims: g.dims,
         replicas: proven(new Map(replicas)),
         divisorDims: multiplyDims(new Map(), termsDims, -1),

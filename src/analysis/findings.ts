@@ -14,6 +14,7 @@ import { guardsOf } from './conditions';
 import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
+import { findingAtChoice } from './chosen-place';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
 interface ExplainedVerdict {
@@ -34,12 +35,15 @@ export class FindingWriter {
   private readonly out: Finding[] = [];
   private readonly fixes: FixBuilder;
   private readonly sums: Verdict[] = [];
+  /** Findings shown in another file of the program: where a factor this file applies was chosen. */
+  readonly elsewhere: { file: string; finding: Finding }[] = [];
 
   constructor(
     private readonly model: FileModel,
     private readonly source: Source,
     private readonly sizes: SizeClassifier,
     private readonly worldSize: number | undefined,
+    private readonly path?: string,
   ) {
     this.fixes = new FixBuilder(model, source);
   }
@@ -172,7 +176,9 @@ export class FindingWriter {
         // A model-parallel group's divisor: the rule words it, and no quick fix is offered, since the right size
         // is a product of parallel dimensions the edit cannot name for every framework.
         if ((v as Verdict).message) {
-          this.push('CP003', v.location, (v as Verdict).message!, [], related);
+          const { origin, chosenFactor } = v as Verdict;
+          if (origin) this.pushAtChoice(v as Verdict & { origin: object }, related, chosenFactor ?? 'factor');
+          else this.push('CP003', v.location, (v as Verdict).message!, [], related);
           return;
         }
         const groupNote =
@@ -307,6 +313,32 @@ export class FindingWriter {
   /** CP003, token weighting: per-micro-batch token means averaged with equal weights (token-weighting.ts). */
   addTokenWeighting(v: TokenWeightingVerdict): void {
     this.addExplained('CP003', v);
+  }
+
+  /** A factor chosen elsewhere (a constructor argument's origin) is reported where it was chosen (chosen-place.ts). */
+  private pushAtChoice(
+    v: Verdict & Required<Pick<Verdict, 'origin'>>,
+    related: RelatedLocation[],
+    factor: string,
+  ): void {
+    const placed = findingAtChoice({
+      path: this.path,
+      origin: v.origin,
+      factor,
+      applied: this.source.range(v.location),
+      message: v.message!,
+      related,
+      finding: { code: v.code, severity: ruleInfo(v.code).severity, fixes: [] },
+    });
+    const same = (f: Finding) =>
+      f.code === placed.finding.code &&
+      f.range.startLine === placed.finding.range.startLine &&
+      f.range.startColumn === placed.finding.range.startColumn;
+    if (!placed.file) {
+      if (!this.out.some(same)) this.out.push(placed.finding);
+    } else if (!this.elsewhere.some((e) => e.file === placed.file && same(e.finding))) {
+      this.elsewhere.push({ file: placed.file, finding: placed.finding });
+    }
   }
 
   /** A finding whose rule wrote its message and evidence itself (`zero_grad` cutting the window short, ...). */

@@ -4,6 +4,7 @@
 // name, unless it cancels out (`x / f * f`), keeps it silent.
 import type { PyNode } from './tree';
 import type { Env, SizeClass } from './sizes';
+import type { ValueOrigin } from './constructor-request';
 import {
   combine,
   formatDims,
@@ -34,6 +35,26 @@ export interface GroupDivisorMismatch<T extends ScalingTerm> {
   readonly divisorDims: Dims;
   /** What the gradients end up multiplied by, relative to the mean over the replicas. */
   readonly factor: Dims;
+  /** Where the divisor's value was chosen, when a constructor argument carried it to the object that applies it. */
+  readonly origin?: ValueOrigin;
+  /** The value chosen there, on this path. */
+  readonly originDims?: Dims;
+}
+
+/**
+ * Where the value the term takes on this path was chosen, when it reached the object through a constructor
+ * argument: the place a user fixes is where the factor was picked, not the method that applies it.
+ */
+export function chosenAt<T extends ScalingTerm>(
+  named: readonly { term: T; values: SizeAlternative[] }[],
+  term: T,
+  path: SizeAlternative,
+): { origin: ValueOrigin; originDims: Dims } | undefined {
+  const values = named.find((n) => n.term === term)?.values ?? [];
+  const taken = values.find((v) => [...v.branches].every(([k, b]) => path.branches.get(k) === b));
+  return taken?.origin && 'passed' in taken.origin
+    ? { origin: taken.origin.passed, originDims: taken.dims }
+    : undefined;
 }
 
 /**
@@ -81,12 +102,14 @@ export function groupDivisorMismatch<T extends ScalingTerm>(
       const term = divisor?.term ?? named[0]?.term;
       if (!term) return undefined;
       const shown = new Map([...replicas].filter(([d]) => !OPTIONAL_DIMS.has(d) || written.has(d)));
+      const origin = chosenAt(named, term, c);
       return {
         term,
         groupDims: g.dims,
         replicas: shown,
         divisorDims: multiplyDims(new Map(), termsDims, -1),
         factor: proven,
+        ...origin,
       };
     }
   }
@@ -121,6 +144,12 @@ export function isPowerOf(factor: Dims, base: Dims): boolean {
   const k = (factor.get(first[0]) ?? 0) / first[1];
   if (k === 0 || factor.size !== base.size) return false;
   return [...base].every(([d, e]) => factor.get(d) === k * e);
+}
+
+/** The value the code chose for the term: the factor (`1/dp`) or the divisor (`dp`). */
+export function chosenFactor(m: GroupDivisorMismatch<ScalingTerm>): string {
+  const dims = m.originDims ?? new Map<string, number>();
+  return `${m.term.sign === 1 ? 'factor' : 'divisor'} ${formatDims(dims)}`;
 }
 
 /** The finding's sentence: what was summed over which group, the divisor, and the effective factor. */

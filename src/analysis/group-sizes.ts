@@ -9,7 +9,13 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
-import { constructorRequest, type ConstructorArgument } from './constructor-request';
+import {
+  constructorRequest,
+  placeOf,
+  type ConstructorArgument,
+  type ProgramPlace,
+  type ValueOrigin,
+} from './constructor-request';
 import type { Dims } from './dims';
 
 // Dims lives in dims.ts, below constructor-request.ts, which this file imports.
@@ -19,6 +25,21 @@ export type { Dims } from './dims';
 export interface SizeAlternative {
   readonly dims: Dims;
   readonly branches: ReadonlyMap<PyNode, number>;
+  /** Where the value was chosen: an assignment of this file, or a value passed to the object's constructor. */
+  readonly origin?: SizeOrigin;
+}
+
+/** The assignment of this file that chose a value, or the origin of a value a constructor argument carried in. */
+export type SizeOrigin = { readonly node: PyNode } | { readonly passed: ValueOrigin };
+
+function sameOrigin(a: SizeOrigin, b: SizeOrigin): boolean {
+  return 'node' in a ? 'node' in b && a.node === b.node : 'passed' in b && a.passed === b.passed;
+}
+
+/** The one origin the parts of a product have (`1.0 / dp_size` was chosen where dp_size was); else none. */
+function productOrigin(parts: readonly SizeAlternative[]): SizeOrigin | undefined {
+  const origins = parts.flatMap((p) => (p.origin ? [p.origin] : []));
+  return origins.length > 0 && origins.every((o) => sameOrigin(o, origins[0])) ? origins[0] : undefined;
 }
 
 /** The dimensions a group helper's name denotes, after `_get_` / `get_` and `_group` / `_world_size` are removed. */
@@ -90,21 +111,30 @@ export function combine(
   lists: readonly (readonly SizeAlternative[] | undefined)[],
   signs: readonly (1 | -1)[],
 ): SizeAlternative[] | undefined {
-  let acc: SizeAlternative[] = [{ dims: new Map(), branches: new Map() }];
+  let acc: { dims: Dims; branches: Map<PyNode, number>; parts: SizeAlternative[] }[] = [
+    { dims: new Map(), branches: new Map(), parts: [] },
+  ];
   for (let i = 0; i < lists.length; i++) {
     const list = lists[i];
     if (!list) return undefined;
-    const next: SizeAlternative[] = [];
+    const next: typeof acc = [];
     for (const a of acc) {
       for (const b of list) {
         if (!consistent(a.branches, b.branches)) continue;
-        next.push({ dims: multiplyDims(a.dims, b.dims, signs[i]), branches: merge(a.branches, b.branches) });
+        next.push({
+          dims: multiplyDims(a.dims, b.dims, signs[i]),
+          branches: merge(a.branches, b.branches),
+          parts: [...a.parts, b],
+        });
         if (next.length > MAX_ALTERNATIVES) return undefined;
       }
     }
     acc = next;
   }
-  return acc;
+  return acc.map(({ dims, branches, parts }) => {
+    const origin = productOrigin(parts);
+    return origin ? { dims, branches, origin } : { dims, branches };
+  });
 }
 
 /** The `if` branches a node lies in, up to its function: if-statement node → 0 (body), 1.. (elif/else). */
@@ -173,7 +203,8 @@ export class GroupSizes {
       if (name === 'get_world_size') {
         // The default group is the whole job, which the world-size rules already judge.
         const g = s.arg(n, 'group', 0);
-        return g ? this.group(g, env, depth + 1) : undefined;
+        // The size is read here from the group: where the group was chosen did not choose this divisor.
+        return g ? this.group(g, env, depth + 1)?.map(({ dims, branches }) => ({ dims, branches })) : undefined;
       }
       const dims = this.helperDims(n, /_world_size$/);
       return dims ? [{ dims, branches: new Map() }] : undefined;
@@ -210,7 +241,7 @@ export class GroupSizes {
     for (let i = 0; i < branches.length; i++) {
       const values = branches[i] ? evaluate(branches[i]) : undefined;
       if (!values) return undefined;
-      for (const v of values) out.push({ dims: v.dims, branches: merge(v.branches, new Map([[n, i]])) });
+      for (const v of values) out.push({ ...v, branches: merge(v.branches, new Map([[n, i]])) });
     }
     return out;
   }
@@ -243,8 +274,10 @@ export class GroupSizes {
           const values = evaluate(child(a, 'right')!, env);
           if (!values) return undefined;
           const out: SizeAlternative[] = [];
+          // The innermost assignment that decided the value is where it was chosen.
           for (const v of values)
-            if (consistent(v.branches, where)) out.push({ dims: v.dims, branches: merge(v.branches, where) });
+            if (consistent(v.branches, where))
+              out.push({ dims: v.dims, branches: merge(v.branches, where), origin: v.origin ?? { node: a } });
           return out;
         }),
       );
@@ -257,11 +290,22 @@ export class GroupSizes {
         // `self.group = group` in `__init__`: the argument the object was built with.
         if (value.type === 'identifier' && v.fn.name === '__init__') {
           const b = env.instance?.get(s.text(value));
-          return b ? evaluate(b.node, b.env) : this.fromConstructionSites(v.fn, s.text(value), kind);
+          if (!b) return this.fromConstructionSites(v.fn, s.text(value), kind);
+          // An object built in view: a value chosen elsewhere was also passed through this construction.
+          const at = b.callSite ? placeOf(this.model, b.callSite) : undefined;
+          return evaluate(b.node, b.env)?.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
         }
-        return evaluate(v.value, { fn: v.fn });
+        const assignment = v.value.parent?.type === 'assignment' ? v.value.parent : v.value;
+        return evaluate(v.value, { fn: v.fn })?.map((a) => (a.origin ? a : { ...a, origin: { node: assignment } }));
       }),
     );
+  }
+
+  /** The origin of a value passed to a constructor at `at`: chosen where it was, or in the argument itself. */
+  private passedThrough(a: SizeAlternative, argument: PyNode, at: ProgramPlace): SizeOrigin {
+    if (a.origin && 'passed' in a.origin)
+      return { passed: { ...a.origin.passed, through: [...a.origin.passed.through, at] } };
+    return { passed: { ...placeOf(this.model, a.origin?.node ?? argument), through: [at] } };
   }
 
   /** What every construction site of the class in the program passes for an `__init__` parameter. */
@@ -278,12 +322,19 @@ export class GroupSizes {
     const request = constructorRequest(this.model, init, param);
     const answer = request ? this.constructorArgument(request) : undefined;
     const dims = answer?.[kind];
-    if (dims) return [{ dims, branches: new Map() }];
+    const bySite = answer?.bySite;
+    const perSite = !!bySite && bySite.every((d) => d[kind]);
+    // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
+    if (dims && (answer.origin || !perSite))
+      return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
     // Sites that disagree: one value per site, each assuming that site (a branch of the constructor), so a group
     // and a factor are combined only when the same object was built with both.
-    const bySite = answer?.bySite;
-    if (!bySite || bySite.some((d) => !d[kind])) return undefined;
-    return bySite.map((d, i) => ({ dims: d[kind]!, branches: new Map([[init.node, i]]) }));
+    if (!bySite || !perSite) return undefined;
+    return bySite.map((d, i) => ({
+      dims: d[kind]!,
+      branches: new Map([[init.node, i]]),
+      ...(d.origin ? { origin: { passed: d.origin } } : {}),
+    }));
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */

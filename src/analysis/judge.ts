@@ -13,7 +13,8 @@ import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 import type { UpdateEvidence, UpdateFinder } from './updates';
 import { onSamePath } from './paths';
 import { GroupSizes } from './group-sizes';
-import { groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
+import { chosenFactor, groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
+import type { ValueOrigin } from './constructor-request';
 import { eitherOpNote, mismatchUnderBothOps, sumOrAverage } from './either-op';
 import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
@@ -51,6 +52,13 @@ export interface Verdict {
   readonly group?: GroupClass;
   /** The whole message, when the rule that found it words it itself (a model-parallel group's divisor). */
   readonly message?: string;
+  /**
+   * Where the wrong factor was chosen, when a constructor argument carried it to the object that applies it: the
+   * finding is shown there, with the application in its evidence.
+   */
+  readonly origin?: ValueOrigin;
+  /** The factor as the message shows it (`1/dp`), for a finding shown where it was chosen. */
+  readonly chosenFactor?: string;
 }
 
 export class Judge {
@@ -273,6 +281,7 @@ export class Judge {
       term,
       why: 'wrong divisor for the group',
       message,
+      ...(mismatch.origin ? { origin: mismatch.origin, chosenFactor: chosenFactor(mismatch) } : {}),
     };
     const update = this.updates.find(this.enclosingChain(fact));
     if (update) return { ...verdict, update };

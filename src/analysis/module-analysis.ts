@@ -47,6 +47,8 @@ export interface ModuleAnalysis {
   readonly summaries: HelperSummary[];
   /** Helpers that sum and rescale by a parameter, and losses divided by a parameter before backward. */
   readonly normalisers: FileNormalisers;
+  /** Findings that belong in another file of the program (a factor chosen there, chosen-place.ts). */
+  readonly elsewhere: readonly { readonly file: string; readonly finding: Finding }[];
 }
 
 export function analyzeParsedModule(
@@ -76,7 +78,7 @@ export function analyzeParsedModule(
     new GroupSizes(model, context?.constructorArgument),
   );
   const allFacts = facts.facts();
-  const writer = new FindingWriter(model, source, sizes, options.worldSize);
+  const writer = new FindingWriter(model, source, sizes, options.worldSize, context?.path);
   const summaries: HelperSummary[] = [];
   const gradientFacts = allFacts.filter((f) => judge.isGradientFact(f));
   for (const fact of allFacts) {
@@ -116,5 +118,11 @@ export function analyzeParsedModule(
   writer.addLearningRateFindings();
   writer.addGlooFindings(allFacts.map((f) => f.reduction));
   const normalisers = context ? normaliserSummaries(context.path, model, (n) => source.range(n)) : undefined;
-  return { findings: writer.findings(), model, summaries, normalisers: normalisers ?? { rescale: [], losses: [] } };
+  return {
+    findings: writer.findings(),
+    model,
+    summaries,
+    normalisers: normalisers ?? { rescale: [], losses: [] },
+    elsewhere: writer.elsewhere,
+  };
 }

@@ -8,6 +8,7 @@ import { analyzeSource, isTestCode } from './analyze';
 import type { ModuleAnalysis, ProgramContext } from './module-analysis';
 import { helperReduction, importedCallee, type HelperSummary } from './summaries';
 import type { AnalysisOptions, AnalysisResult } from './types';
+import { withMoved, type MovedFinding } from './moved-findings';
 import {
   constructionSites,
   type ArgumentDenotation,
@@ -77,6 +78,7 @@ export class Program {
     this.firstPass.delete(path);
     this.probes.delete(path);
     this.normaliserScans.delete(path);
+    this.seconds.delete(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);
   }
@@ -128,14 +130,25 @@ export class Program {
     const answers = this.linkClasses(paths);
     const normalisers = this.linkNormalisers(paths);
     const out = new Map<string, AnalysisResult>();
-    for (const path of paths)
-      out.set(
-        path,
-        links.involved.has(path) || answers.has(path) || normalisers.involved.has(path)
-          ? this.second(path, links, answers, normalisers)
-          : this.first(path).result,
-      );
+    const moved: MovedFinding[] = [];
+    for (const path of paths) {
+      if (!links.involved.has(path) && !answers.has(path) && !normalisers.involved.has(path)) {
+        out.set(path, this.first(path).result);
+        continue;
+      }
+      const second = this.second(path, links, answers, normalisers);
+      out.set(path, second.result);
+      moved.push(...second.elsewhere);
+    }
+    for (const [path, result] of out) out.set(path, this.movedInto(path, result, moved));
     return this.withContracts(out);
+  }
+
+  /** A file's result with the findings other files' analyses placed in it (chosen-place.ts). */
+  private movedInto(path: string, result: AnalysisResult, moved: readonly MovedFinding[]): AnalysisResult {
+    const text = this.texts.get(path) ?? '';
+    const testCode = isTestCode(this.scopePaths.get(path) ?? path) && !this.options.hints;
+    return withMoved(path, result, testCode ? [] : moved, text);
   }
 
   /** Adds the findings of library contracts (contracts/) to the files' results. */
@@ -199,13 +212,49 @@ export class Program {
       (p) => p === path || this.firstPass.has(p) || (mentions?.test(this.texts.get(p) ?? '') ?? false),
     );
     const links = this.link(known);
-    const answers = this.first(path).requests.length > 0 ? this.linkClasses(known) : new Map();
+    const answers: ClassAnswers =
+      this.first(path).requests.length > 0 || this.buildsRequestedClass(path, known)
+        ? this.linkClasses(known)
+        : new Map();
     const normalisers = this.linkNormalisers(known);
     const result =
       links.involved.has(path) || answers.has(path) || normalisers.involved.has(path)
-        ? this.second(path, links, answers, normalisers)
+        ? this.second(path, links, answers, normalisers).result
         : this.first(path).result;
-    return this.withContracts(new Map([[path, result]])).get(path)!;
+    // The files whose objects this file's constructor arguments configured may place a finding here.
+    const moved = [...answers.keys()]
+      .filter((p) => p !== path)
+      .flatMap((p) => this.secondCached(p, links, answers).elsewhere.filter((m) => m.file === path));
+    return this.withContracts(new Map([[path, this.movedInto(path, result, moved)]])).get(path)!;
+  }
+
+  /** The file builds an object of a class whose methods asked what its constructor was given. */
+  private buildsRequestedClass(path: string, known: readonly string[]): boolean {
+    const names = new Set(known.flatMap((p) => this.firstPass.get(p)?.requests.map((r) => r.className) ?? []));
+    if (names.size === 0) return false;
+    const text = this.texts.get(path) ?? '';
+    if (![...names].some((n) => text.includes(n))) return false;
+    return this.first(path, false).sites.some((site) => names.has(site.name));
+  }
+
+  /**
+   * Second passes by file, for its text and answers (the editor asks for them on every edit of a building file).
+   * Only their findings for other files are read, which come from constructor arguments, not from the normalisers.
+   */
+  private readonly seconds = new Map<string, { key: string; pass: SecondPass }>();
+
+  private secondCached(path: string, links: Links, answers: ClassAnswers): SecondPass {
+    const answered = answers.get(path);
+    const key = [
+      this.texts.get(path) ?? '',
+      answered ? answerMapKey(answered) : '',
+      [...(links.calledElsewhere.get(path) ?? [])].sort().join(','),
+    ].join('\u0000');
+    const cached = this.seconds.get(path);
+    if (cached?.key === key) return cached.pass;
+    const pass = this.second(path, links, answers);
+    this.seconds.set(path, { key, pass });
+    return pass;
   }
 
   private first(path: string, prefilter = true): FirstPass {
@@ -281,7 +330,7 @@ export class Program {
     });
   }
 
-  private second(path: string, links: Links, answers: ClassAnswers, normalisers?: NormaliserLinks): AnalysisResult {
+  private second(path: string, links: Links, answers: ClassAnswers, normalisers?: NormaliserLinks): SecondPass {
     const answered = answers.get(path);
     const context: ProgramContext = {
       path,
@@ -295,12 +344,13 @@ export class Program {
         return summary ? helperReduction(model, call, summary) : undefined;
       },
     };
-    return analyzeSource(
+    const { result, elsewhere } = analyzeSource(
       this.parser,
       this.texts.get(path) ?? '',
       { ...this.optionsFor(path), prefilter: false },
       context,
-    ).result;
+    );
+    return { result, elsewhere: (elsewhere ?? []).map((m) => ({ ...m, from: path })) };
   }
 
   private optionsFor(path: string): AnalysisOptions {
@@ -330,6 +380,12 @@ function recordingRequests(requests: ConstructorRequest[]): ConstructorArgument 
     if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
     return undefined;
   };
+}
+
+interface SecondPass {
+  readonly result: AnalysisResult;
+  /** Findings that belong in other files, with the file whose analysis found them. */
+  readonly elsewhere: readonly MovedFinding[];
 }
 
 interface Links {

@@ -6,12 +6,15 @@
 // a class built by a class still knows, per object, which group and which factor go together.
 import { unparen, type PyNode } from './tree';
 import type { Env } from './sizes';
-import type { GroupSizes, SizeAlternative } from './group-sizes';
-import type { ArgumentDenotation } from './constructor-request';
+import type { GroupSizes, SizeAlternative, SizeOrigin } from './group-sizes';
+import type { ArgumentDenotation, ValueOrigin } from './constructor-request';
 import { dimsKey, type Dims } from './dims';
 
 // More outer objects than this are not split: the site keeps no per-object values.
 const MAX_VARIANTS = 8;
+
+/** Where the value an argument passes was chosen, as a place the program can name in other files. */
+export type OriginOf = (origin: SizeOrigin | undefined, argument: PyNode) => ValueOrigin;
 
 /**
  * The denotations of a site's arguments, once per variant: one variant when every argument has one value on every
@@ -23,12 +26,15 @@ export function siteVariants(
   sizes: GroupSizes,
   nodes: readonly PyNode[],
   env: Env,
+  originOf?: OriginOf,
 ): (ArgumentDenotation | undefined)[][] {
   const values = nodes.map((node) => alternatives(sizes, node, env));
-  const plain = values.map((v) => (v ? denote(v.kind, single(v.list)) : undefined));
+  const denote = (i: number, kind: 'group' | 'size', dims: Dims | undefined, origin: SizeOrigin | undefined) =>
+    dims ? { [kind]: dims, ...(originOf ? { origin: originOf(origin, nodes[i]) } : {}) } : undefined;
+  const plain = values.map((v, i) => (v ? denote(i, v.kind, single(v.list), commonOrigin(v.list)) : undefined));
   const branching = values.flatMap((v, i) => (v && !plain[i] ? [{ index: i, kind: v.kind, list: v.list }] : []));
   if (branching.length === 0) return [plain];
-  let choices: { picked: Map<number, Dims>; branches: Map<PyNode, number> }[] = [
+  let choices: { picked: Map<number, SizeAlternative>; branches: Map<PyNode, number> }[] = [
     { picked: new Map(), branches: new Map() },
   ];
   for (const arg of branching) {
@@ -37,7 +43,7 @@ export function siteVariants(
       for (const a of arg.list) {
         if (![...a.branches].every(([k, v]) => !c.branches.has(k) || c.branches.get(k) === v)) continue;
         next.push({
-          picked: new Map(c.picked).set(arg.index, a.dims),
+          picked: new Map(c.picked).set(arg.index, a),
           branches: new Map([...c.branches, ...a.branches]),
         });
       }
@@ -46,14 +52,17 @@ export function siteVariants(
     if (choices.length > MAX_VARIANTS * MAX_VARIANTS) return [plain];
   }
   // Paths that give the same values build the same kind of object.
-  const unique = new Map<string, Map<number, Dims>>();
+  const unique = new Map<string, Map<number, SizeAlternative>>();
   for (const c of choices) {
-    const key = branching.map((b) => dimsKey(c.picked.get(b.index)!)).join('|');
+    const key = branching.map((b) => dimsKey(c.picked.get(b.index)!.dims)).join('|');
     if (!unique.has(key)) unique.set(key, c.picked);
   }
   if (unique.size === 0 || unique.size > MAX_VARIANTS) return [plain];
   return [...unique.values()].map((picked) =>
-    values.map((v, i) => (v && picked.has(i) ? denote(v.kind, picked.get(i)) : plain[i])),
+    values.map((v, i) => {
+      const a = picked.get(i);
+      return v && a ? denote(i, v.kind, a.dims, a.origin) : plain[i];
+    }),
   );
 }
 
@@ -71,8 +80,13 @@ function alternatives(
   return size && size.length > 0 ? { kind: 'size', list: size } : undefined;
 }
 
-function denote(kind: 'group' | 'size', dims: Dims | undefined): ArgumentDenotation | undefined {
-  return dims ? { [kind]: dims } : undefined;
+/** The origin every path's value shares; none when the paths chose it at different places. */
+function commonOrigin(values: readonly SizeAlternative[]): SizeOrigin | undefined {
+  const first = values[0]?.origin;
+  if (!first) return undefined;
+  const same = (o: SizeOrigin | undefined) =>
+    !!o && ('node' in first ? 'node' in o && o.node === first.node : 'passed' in o && o.passed === first.passed);
+  return values.every((v) => same(v.origin)) ? first : undefined;
 }
 
 /** The one value every path gives; a value that depends on the path in another file is not one denotation. */

@@ -28,6 +28,9 @@ const BUCKET = py`
           optimizer.step()
 `;
 const SCALE_LINE = 12;
+/** The line of ddp()'s `factor = ...`: a wrong factor is reported where it was chosen (chosen-place.ts). */
+const CHOICE_LINE = 7;
+const DDP_PATH = 'distributed/ddp.py';
 
 /** The buffer keeps the same attribute names as its buckets and passes them on by keyword. */
 const BUFFER = py`
@@ -71,16 +74,22 @@ test('class factors: a factor given to the constructor in another file is the di
   const built = BUCKET.replace('class Bucket', 'class GradBuffer').replace(/Bucket/g, 'GradBuffer');
   const withData = ddp(DP_ONLY).replace('GradBuffer(params, ', 'GradBuffer(params, None, ');
   const results = await analyzeAll({ [BUFFER_PATH]: built, 'distributed/ddp.py': withData });
-  const findings = results.get(BUFFER_PATH)!.findings;
-  assert.deepEqual(summary(findings), [`CP003@${SCALE_LINE}`], findings.map((f) => f.message).join('\n'));
+  assert.deepEqual(summary(results.get(BUFFER_PATH)!.findings), []);
+  const findings = results.get(DDP_PATH)!.findings;
+  assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
   assert.match(findings[0].message, /scaled by `self\.gradient_scaling_factor` \(1\/dp\) instead of 1\/\(dp×cp\)/);
   assert.match(findings[0].message, /effective learning rate is cp× the configured one/);
 });
 
 test('class factors: group and factor passed on through a second class reach the bucket', async () => {
   const results = await analyzeAll({ [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`, 'distributed/ddp.py': ddp(DP_ONLY) });
-  const findings = results.get(BUFFER_PATH)!.findings;
-  assert.deepEqual(summary(findings), [`CP003@${SCALE_LINE}`], findings.map((f) => f.message).join('\n'));
+  const findings = results.get(DDP_PATH)!.findings;
+  assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
+  // The evidence runs from the choice through both constructions to the scaling in the other file.
+  assert.deepEqual(
+    findings[0].related.map((r) => `${r.file ?? DDP_PATH}:${r.range.startLine + 1}`),
+    [`${DDP_PATH}:8`, `${BUFFER_PATH}:24`, `${BUFFER_PATH}:${SCALE_LINE}`, `${BUFFER_PATH}:13`, `${BUFFER_PATH}:11`],
+  );
 });
 
 test('class factors: a factor that counts the replicas of the group is clean', async () => {
@@ -147,16 +156,16 @@ test('class factors: in the editor, an edit of the file that passes the factor r
   program.setFile(BUFFER_PATH, `${BUCKET}\n\n${BUFFER}`);
   program.setFile('distributed/ddp.py', ddp(DP_ONLY));
   await program.prepareAsync(() => Promise.resolve());
-  assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), [`CP003@${SCALE_LINE}`]);
-  // The editor analyses the edited document first, then the others it shows.
+  assert.deepEqual(summary(program.analyzeFile(DDP_PATH).findings), [`CP003@${CHOICE_LINE}`]);
+  // The editor analyses the edited document first, then the others it shows; the finding is the choosing file's.
   for (const [factor, expected] of [
     [DP_AND_CP, []],
-    [DP_ONLY, [`CP003@${SCALE_LINE}`]],
+    [DP_ONLY, [`CP003@${CHOICE_LINE}`]],
     [DP_AND_CP, []],
   ] as const) {
     program.setFile('distributed/ddp.py', ddp(factor));
-    assert.deepEqual(summary(program.analyzeFile('distributed/ddp.py').findings), []);
-    assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), expected, factor);
+    assert.deepEqual(summary(program.analyzeFile('distributed/ddp.py').findings), expected, factor);
+    assert.deepEqual(summary(program.analyzeFile(BUFFER_PATH).findings), []);
   }
 });
 
@@ -183,8 +192,10 @@ test('class factors: sites that disagree keep each object group and factor toget
   const clean = await analyzeAll(files(DP_AND_CP));
   assert.deepEqual(summary(clean.get(BUFFER_PATH)!.findings), []);
   const bug = await analyzeAll(files(DP_ONLY));
-  const findings = bug.get(BUFFER_PATH)!.findings;
-  assert.deepEqual(summary(findings), [`CP003@${SCALE_LINE}`], findings.map((f) => f.message).join('\n'));
+  const findings = bug.get(DDP_PATH)!.findings;
+  assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
+  assert.deepEqual(summary(bug.get(BUFFER_PATH)!.findings), []);
+  assert.deepEqual(summary(bug.get('distributed/other.py')!.findings), []);
   assert.match(findings[0].message, /dp×cp ranks/);
 });
 

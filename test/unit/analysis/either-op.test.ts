@@ -57,9 +57,9 @@ async function findings(sumFactor: string): Promise<{ codes: string[]; messages:
   };
 }
 
-test('either op: a factor wrong whether the bucket sums or averages is CP003 at the scaling', async () => {
+test('either op: a factor wrong whether the bucket sums or averages is CP003 where it was chosen', async () => {
   const { codes, messages } = await findings('1.0 / parallel_state.get_data_parallel_world_size()');
-  assert.deepEqual(codes, ['runtime/bucket.py:CP003@12'], messages.join('\n'));
+  assert.deepEqual(codes, ['runtime/wrapper.py:CP003@11'], messages.join('\n'));
   assert.match(messages[0], /effective learning rate is cp× the configured one/);
   assert.match(messages[0], /averaging instead leaves 1\/dp× the mean/);
 });
