@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import {
   chartNotes,
-  closeAllEditors,
   frameWith,
   launchBrowser,
   missingPrerequisite,
@@ -46,11 +45,12 @@ describe(
     let page: Page;
 
     /**
-     * Runs Import Measurements… with no editor open, so that VS Code asks for the file, types its path into the
+     * Runs Import Measurements… with no text editor open, so that VS Code asks for the file, types its path into the
      * dialog (in code-server a quick input that takes a path) and waits for the charts panel titled with its name.
      */
     async function importThroughDialog(file: string): Promise<ImportedPanel> {
-      await closeAllEditors(page);
+      // No editor is open (the panels are webviews, not text editors), so the command asks for the file; the
+      // charts panel of the previous file stays open and is told apart by its title below.
       await runCommand(page, 'Collective Profiler: Import Measurements');
       const input = page.locator('.quick-input-widget input');
       const widget = page.locator('.quick-input-widget');
