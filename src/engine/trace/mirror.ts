@@ -67,6 +67,7 @@ export function mirrorEmptyRanks(system: System, trace: Trace, maxSpans: number)
   }
   const has = (rank: number, part: Part | 'all') => simulated.has(`${rank}:${part}`);
   const rankLaneOf = new Map(trace.lanes.filter((l) => l.kind === 'rank').map((l) => [l.rank, l.id]));
+  const laneById = new Map(trace.lanes.map((l) => [l.id, l]));
   const laneByLabel = new Map(lanes.map((l) => [`${l.kind}:${l.label}`, l.id]));
   const linkIds = new Set(system.topology.links.map((l) => l.id));
   const linkIndex = new Map(system.topology.links.map((l, i) => [l.id, i]));
@@ -105,7 +106,7 @@ export function mirrorEmptyRanks(system: System, trace: Trace, maxSpans: number)
         let laneId = lane.id;
         if (span.lane !== rankLaneOf.get(source)) {
           // A stream of the source rank (its reduce kernels): the target's own stream of that name, made once.
-          const from = trace.lanes.find((l) => l.id === span.lane)!;
+          const from = laneById.get(span.lane)!;
           const label = from.label.replace(`rank ${source}`, `rank ${target}`);
           let id = laneByLabel.get(`${from.kind}:${label}`);
           if (id === undefined) {
