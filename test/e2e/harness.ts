@@ -362,3 +362,37 @@ export async function closeAllEditors(page: Page): Promise<void> {
     timeout: 15_000,
   });
 }
+
+/**
+ * The charts panel's text cards (data-note → their lines), from the webview frame that holds `card`: a selector
+ * naming this file's content, so that a closed panel's frame lingering in the page is never read instead.
+ */
+export async function chartNotes(page: Page, card: string): Promise<Record<string, string[]>> {
+  const frame = await frameWith(page, card);
+  return frame.locator('#app').evaluate((app) => {
+    const notes: Record<string, string[]> = {};
+    app.querySelectorAll('section.note').forEach((note) => {
+      notes[note.getAttribute('data-note') ?? ''] = Array.from(note.querySelectorAll('li')).map((li) =>
+        (li.textContent ?? '').trim(),
+      );
+    });
+    return notes;
+  });
+}
+
+/**
+ * Runs Developer: Reload Window and waits for the reloaded workbench, not a fixed time: the page before the reload
+ * is marked, so the wait ends only once a new document holds the workbench and its extensions have activated.
+ */
+export async function reloadWindow(page: Page): Promise<void> {
+  await page.evaluate(() => document.body.setAttribute('data-before-reload', ''));
+  await runCommand(page, 'Developer: Reload Window');
+  await page.waitForFunction(
+    () =>
+      !document.body?.hasAttribute('data-before-reload') &&
+      document.querySelector('.monaco-workbench') !== null &&
+      !document.querySelector('.statusbar')?.textContent?.includes('Activating Extensions'),
+    undefined,
+    { timeout: 90_000 },
+  );
+}

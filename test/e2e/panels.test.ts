@@ -16,6 +16,7 @@ import {
   missingPrerequisite,
   openFile,
   openWorkbench,
+  reloadWindow,
   runCommand,
   screenshot,
   startCodeServer,
@@ -189,9 +190,7 @@ describe(
       assert.ok(pinned[0].startsWith('^'), `a pinned lane on top: ${pinned[0]}`);
       await screenshot(page, '10-timeline-folded-pinned-light');
       // A fold and a pin are saved in the webview state at the click; the reload restores the panel with them.
-      await runCommand(page, 'Developer: Reload Window');
-      await page.waitForTimeout(3000);
-      await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+      await reloadWindow(page);
       const tab = page
         .locator('.tabs-container .tab')
         .filter({ hasText: /Collective Timeline/ })
@@ -201,7 +200,11 @@ describe(
       const reloaded = await frameWith(page, 'canvas.lanes');
       const restored = reloaded.locator('canvas.lanes');
       await pollFrame(restored, () => window.collectiveProfilerTimeline?.view.model?.spanCount > 0);
-      await page.waitForTimeout(1000);
+      // The saved folds and pins are applied with the restored trace: wait for a pinned line rather than a fixed
+      // time (the assertions below say what was restored if none comes).
+      await pollFrame(restored, () => window.collectiveProfilerTimeline.view.layout.pinned.length > 0, 15_000).catch(
+        () => undefined,
+      );
       const after = await timelineLines(restored);
       await screenshot(page, '11-timeline-reloaded-light');
       assert.equal(after[0], pinned[0], 'the pinned lane is still pinned');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import {
   ROOT,
+  chartNotes,
   clickUntilVisible,
   closeAllEditors,
   frameWith,
@@ -14,6 +15,7 @@ import {
   missingPrerequisite,
   openFile,
   openWorkbench,
+  reloadWindow,
   runCommand,
   screenshot,
   startCodeServer,
@@ -83,6 +85,20 @@ async function frequentColours(canvas: Locator): Promise<number> {
 }
 
 /**
+ * The frequent colours of a canvas once it shows at least `atLeast` of them, or what it shows after `timeoutMs`:
+ * the spans are drawn on the frame after the model is set, so the drawing itself is polled, not a fixed wait.
+ */
+async function coloursOnceDrawn(page: Page, canvas: Locator, atLeast = 3, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let colours = await frequentColours(canvas);
+  while (colours < atLeast && Date.now() < deadline) {
+    await page.waitForTimeout(250);
+    colours = await frequentColours(canvas);
+  }
+  return colours;
+}
+
+/**
  * Clicks a lens of a measurement file's first line (Import, Compare with model) until `expected` shows. The editor
  * can open scrolled past the lens, so it is scrolled to the top before each try.
  */
@@ -108,23 +124,6 @@ async function clickTopLens(
     await page.keyboard.press('Control+Home');
   }
   await clickUntilVisible(page, lens, expected, what, logTail);
-}
-
-/**
- * The charts panel's text cards (data-note → their lines), from the webview frame that holds `card`: a selector
- * naming this file's content, so that a closed panel's frame lingering in the page is never read instead.
- */
-async function chartNotes(page: Page, card: string): Promise<Record<string, string[]>> {
-  const frame = await frameWith(page, card);
-  return frame.locator('#app').evaluate((app) => {
-    const notes: Record<string, string[]> = {};
-    app.querySelectorAll('section.note').forEach((note) => {
-      notes[note.getAttribute('data-note') ?? ''] = Array.from(note.querySelectorAll('li')).map((li) =>
-        (li.textContent ?? '').trim(),
-      );
-    });
-    return notes;
-  });
 }
 
 // The cards that only the import of each file shows (Playwright selectors, :has-text included).
@@ -236,8 +235,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     const frame = webviewFrame(page);
     const canvas = frame.locator('canvas.lanes');
     await clickUntilVisible(page, lens, canvas, 'timeline from the lens', () => server.logTail());
-    await page.waitForTimeout(1500);
-    const colours = await frequentColours(canvas);
+    const colours = await coloursOnceDrawn(page, canvas);
     await screenshot(page, '02-timeline');
     assert.ok(colours >= 3, `the canvas draws spans in several colours (found ${colours} frequent colours)`);
 
@@ -275,19 +273,26 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
       .filter({ hasText: /bus ?bandwidth|busbw/i })
       .waitFor({ timeout: 90_000 })
       .catch(() => undefined);
-    await page.waitForTimeout(2000);
     const text = await frame.locator('body').innerText();
+    // Chart.js draws without animation once its canvas is laid out: poll the pixels rather than wait a fixed time.
+    const opaquePixels = () =>
+      frame
+        .locator('canvas')
+        .first()
+        .evaluate((el: HTMLCanvasElement) => {
+          const data = el.getContext('2d')!.getImageData(0, 0, el.width, el.height).data;
+          let opaque = 0;
+          for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
+          return opaque;
+        });
+    const deadline = Date.now() + 30_000;
+    let drawn = await opaquePixels();
+    while (drawn <= 500 && Date.now() < deadline) {
+      await page.waitForTimeout(250);
+      drawn = await opaquePixels();
+    }
     await screenshot(page, '03-charts');
     assert.match(text, /bus ?bandwidth|busbw/i, 'the charts panel shows a busbw chart');
-    const drawn = await frame
-      .locator('canvas')
-      .first()
-      .evaluate((el: HTMLCanvasElement) => {
-        const data = el.getContext('2d')!.getImageData(0, 0, el.width, el.height).data;
-        let opaque = 0;
-        for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
-        return opaque;
-      });
     assert.ok(drawn > 500, `the busbw chart canvas is drawn (${drawn} opaque pixels)`);
   });
 
@@ -350,17 +355,20 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   test('importing the nccl-tests log shows measured and predicted curves on a log size axis, and names its A100s', async () => {
     await closeAllEditors(page);
     await openFile(page, 'all_reduce_perf.txt');
-    const frame = webviewFrame(page);
-    await clickTopLens(page, 'Import', frame.locator('canvas').first(), 'charts from the Import lens', () =>
-      server.logTail(),
+    // The panel is ready when its frame holds this file's Measurement card: the cards and the charts are drawn in
+    // one pass (animation off), so no fixed wait is needed before reading or taking the screenshot.
+    await clickTopLens(
+      page,
+      'Import',
+      (timeoutMs) =>
+        frameWith(page, A100_CARD, timeoutMs).then(
+          () => true,
+          () => false,
+        ),
+      'charts from the Import lens',
+      () => server.logTail(),
     );
-    await frame
-      .locator('body')
-      .filter({ hasText: /measured/i })
-      .waitFor({ timeout: 60_000 })
-      .catch(() => undefined);
-    await page.waitForTimeout(2000);
-    const text = await frame.locator('body').innerText();
+    const text = await (await frameWith(page, A100_CARD)).locator('body').innerText();
     await screenshot(page, '05-import');
     assert.match(text, /measured/i, 'the chart names the measured series');
     assert.match(text, /predicted|model|simulated/i, 'the chart names the predicted series');
@@ -473,14 +481,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
       'timeline before the reload',
       () => server.logTail(),
     );
-    // The page before the reload is marked, so the wait below is for the reloaded workbench, not the old one.
-    await page.evaluate(() => document.body.setAttribute('data-before-reload', ''));
-    await runCommand(page, 'Developer: Reload Window');
-    await page.waitForFunction(
-      () => !document.body?.hasAttribute('data-before-reload') && document.querySelector('.monaco-workbench') !== null,
-      undefined,
-      { timeout: 90_000 },
-    );
+    await reloadWindow(page);
     const tab = page
       .locator('.tabs-container .tab')
       .filter({ hasText: /timeline/i })
@@ -489,13 +490,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     await tab.click();
     const canvas = await timelineWithSpans(page, 90_000);
     assert.ok(canvas, `the restored timeline holds its trace again\n${server.logTail()}`);
-    // The spans are drawn on the next frame after the model is set: poll the drawing itself.
-    const deadline = Date.now() + 30_000;
-    let colours = await frequentColours(canvas);
-    while (colours < 3 && Date.now() < deadline) {
-      await page.waitForTimeout(250);
-      colours = await frequentColours(canvas);
-    }
+    const colours = await coloursOnceDrawn(page, canvas);
     await screenshot(page, '06-reloaded');
     assert.ok(colours >= 3, `the restored timeline draws its trace again (found ${colours} frequent colours)`);
   });

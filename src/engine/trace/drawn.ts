@@ -60,6 +60,14 @@ export function drawnCollectiveTrace(system: System, result: CollectiveResult, t
     facts['mirrored ranks'] =
       `${mirrored.mirroredRanks} ranks drawn from the rank they mirror (the simulator ran one rank per symmetric class)`;
   }
+  if (mirrored.completedRanks > 0) {
+    facts['completed ranks'] =
+      `${mirrored.completedRanks} ranks simulated in part (their NVSwitch or their rail traffic, the other standing in for it) and completed from the ranks that stood for them`;
+  }
+  if (mirrored.incompleteRanks > 0) {
+    facts['ranks left incomplete'] =
+      `${mirrored.incompleteRanks} ranks show only the part the simulator ran: completing them would pass the cap of ${MAX_TRACE_SPANS} spans`;
+  }
   if (mirrored.leftOutRanks > 0) {
     facts['ranks left out'] =
       `${mirrored.leftOutRanks} ranks left empty: drawing them from the rank they mirror would pass the cap of ${MAX_TRACE_SPANS} spans`;

@@ -119,3 +119,68 @@ test("range statistics add up: phases and idle fill each rank's range, bytes are
     assert.ok(whole.phaseUs[PHASES.indexOf('other')] > 0, 'the launch is counted');
   }
 });
+
+/** Counts of a rank's spans by phase and by where its peer is: its own node, another node, or none (local work). */
+function partsOfRanks(trace: Trace, gpusPerNode: number): Map<number, string> {
+  const counts = new Map<number, Map<string, number>>();
+  for (const s of trace.spans) {
+    const named = /from rank (\d+)/.exec(s.name ?? '');
+    const peer = typeof s.args?.peer === 'number' ? s.args.peer : named ? Number(named[1]) : undefined;
+    const part =
+      peer === undefined
+        ? 'local'
+        : Math.floor(peer / gpusPerNode) === Math.floor(s.rank / gpusPerNode)
+          ? 'node'
+          : 'rail';
+    const rank = counts.get(s.rank) ?? new Map<string, number>();
+    rank.set(`${s.phase}:${part}`, (rank.get(`${s.phase}:${part}`) ?? 0) + 1);
+    counts.set(s.rank, rank);
+  }
+  return new Map([...counts].map(([rank, c]) => [rank, JSON.stringify([...c].sort())]));
+}
+
+// The fast path lets node 0's NVSwitch traffic stand for every node's and local GPU 0's rail traffic for every
+// rail's (algorithms/hierarchical.ts, nvls-tree.ts). Drawn as simulated, rank 0 alone had rail spans on node 0,
+// node 1's ranks had no NVSwitch spans, and the node headers read "node 0 · 9 lanes" / "node 1 · 16 lanes".
+for (const [nodes, algorithm] of [
+  [2, 'nvlstree'],
+  [2, 'hierarchical'],
+  [4, 'nvlstree'],
+  [4, 'hierarchical'],
+] as const) {
+  test(`dgx-h100 × ${nodes}, ${algorithm}: every GPU of a node is drawn alike, with its NVSwitch and its rail traffic`, () => {
+    const system = resolveSystem(presetSystem('dgx-h100', { nodes })!);
+    const result = simulateCollective(system, { kind: 'allreduce', bytes: asBytes(25 * MiB), algorithm, trace: true });
+    const drawn = drawnCollectiveTrace(system, result);
+    const g = system.gpusPerNode;
+    const parts = partsOfRanks(drawn, g);
+    for (let rank = 0; rank < system.ranks; rank++) {
+      const own = parts.get(rank) ?? '';
+      assert.match(own, /:node"/, `rank ${rank} has NVSwitch spans: ${own}`);
+      assert.match(own, /:rail"/, `rank ${rank} has rail spans: ${own}`);
+      const first = Math.floor(rank / g) * g;
+      assert.equal(own, parts.get(first), `rank ${rank} is drawn like rank ${first} of its node`);
+    }
+    const lanesPerNode = Array.from({ length: nodes }, (_, n) => drawn.lanes.filter((l) => l.node === n).length);
+    if (nodes === 2) {
+      // Two nodes play mirror roles in the trees, so they are drawn alike too.
+      assert.equal(parts.get(g), parts.get(0), 'node 1 is drawn like node 0');
+      assert.equal(lanesPerNode[1], lanesPerNode[0], `lanes per node: ${lanesPerNode.join(', ')}`);
+    }
+  });
+}
+
+test('a folded two-node ring draws NVSwitch traffic on node 1 as well, not its rail spans alone', () => {
+  const system = resolveSystem(presetSystem('dgx-h100', { nodes: 2 })!);
+  const result = simulateCollective(system, {
+    kind: 'allreduce',
+    bytes: asBytes(25 * MiB),
+    algorithm: 'ring',
+    trace: true,
+  });
+  const parts = partsOfRanks(drawnCollectiveTrace(system, result), system.gpusPerNode);
+  for (let rank = 0; rank < system.ranks; rank++) {
+    assert.match(parts.get(rank) ?? '', /:node"/, `rank ${rank} has NVSwitch spans`);
+    assert.match(parts.get(rank) ?? '', /:rail"/, `rank ${rank} has rail spans`);
+  }
+});
