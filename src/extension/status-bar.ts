@@ -10,7 +10,7 @@ export function registerStatusBar(ctx: CoreServices): vscode.StatusBarItem {
   item.command = 'collectiveProfiler.selectSystem';
   const update = async () => {
     const selected = await selectedSystem(ctx);
-    item.text = statusBarText(selected.ok ? selected.label : '', ctx.settings.nodes, selected.ok);
+    item.text = statusBarText(selected.ok ? selected.label : '', selected.ok);
     item.tooltip = selected.ok
       ? new vscode.MarkdownString(
           vscode.l10n.t(

@@ -12,10 +12,13 @@ export function parseSystemChoice(value: string): SystemChoice {
   return { kind: 'preset', name: v.toLowerCase() };
 }
 
-/** The status bar text: the system's own label and the node count when there is more than one node. */
-export function statusBarText(label: string, nodes: number, ok: boolean): string {
+/**
+ * The status bar text: the resolved system's own label, which already says how many nodes there are ("2×8 H100
+ * NVSwitch + 8×400G IB"), so the node count is not added a second time.
+ */
+export function statusBarText(label: string, ok: boolean): string {
   if (!ok) return l10n.t('$(warning) No system');
-  return nodes > 1 && !/node/i.test(label) ? l10n.t('$(server) {0} × {1} nodes', label, nodes) : `$(server) ${label}`;
+  return `$(server) ${label}`;
 }
 
 export interface SystemPickItem {

@@ -4,7 +4,7 @@ import { parseSystemChoice, statusBarText, systemPickItems } from '../../../src/
 import { refuseLargeFile, MAX_TRACE_BYTES } from '../../../src/extension/glue/file-limits';
 import { traceMessages } from '../../../src/extension/glue/trace-chunks';
 import { rowWarnings, presetScaling, gpuFamily, gpuMismatch } from '../../../src/extension/glue/compare';
-import { asBytes, asMicros, presetSystem, type Trace } from '../../../src/engine/index';
+import { asBytes, asMicros, presetSystem, resolveSystem, type Trace } from '../../../src/engine/index';
 
 test('the system setting names a preset or a file', () => {
   assert.deepEqual(parseSystemChoice('DGX-H100'), { kind: 'preset', name: 'dgx-h100' });
@@ -12,11 +12,16 @@ test('the system setting names a preset or a file', () => {
   assert.deepEqual(parseSystemChoice('box.json'), { kind: 'file', path: 'box.json' });
 });
 
-test('the status bar shows the system label, the node count, or a warning', () => {
-  assert.equal(statusBarText('8× H100 NVSwitch', 1, true), '$(server) 8× H100 NVSwitch');
-  assert.equal(statusBarText('8× H100 NVSwitch', 4, true), '$(server) 8× H100 NVSwitch × 4 nodes');
-  assert.equal(statusBarText('4 nodes × 8× H100', 4, true), '$(server) 4 nodes × 8× H100');
-  assert.equal(statusBarText('', 1, false), '$(warning) No system');
+test('the status bar shows the resolved system label, with the node count once, or a warning', () => {
+  for (const nodes of [1, 2, 16]) {
+    const label = resolveSystem(presetSystem('dgx-h100', { nodes })!).label;
+    const text = statusBarText(label, true);
+    assert.equal(text, `$(server) ${label}`);
+    // The engine's label says the node count ("2×8 H100 ..."); no second "× 2 nodes" after it.
+    if (nodes > 1) assert.ok(text.startsWith(`$(server) ${nodes}×8 H100`), text);
+    assert.doesNotMatch(text, /nodes/, text);
+  }
+  assert.equal(statusBarText('', false), '$(warning) No system');
 });
 
 test('the system quick pick lists the current preset first', () => {
