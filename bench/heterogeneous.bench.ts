@@ -25,6 +25,7 @@ let parallelFacts: Record<string, unknown> = {};
 /** The CLI's worker bundle (`npm run bench` builds it first). */
 const CLI_WORKER = join(import.meta.dirname, '..', 'dist', 'cli-worker.js');
 let degradedFacts: Record<string, unknown> = {};
+const forcedFacts: Record<string, Record<string, unknown>> = {};
 
 /** The system with the last node's first network link at a quarter of its bandwidth. */
 function withDegradedLink(system: System): { system: System; link: string } {
@@ -99,4 +100,21 @@ export const benchmarks: Benchmark[] = [
     },
     extra: () => degradedFacts,
   },
+  ...(['ring', 'tree'] as const).map((algorithm): Benchmark => ({
+    // The same edited system with the algorithm forced: heterogeneity must cost in proportion whatever NCCL would
+    // choose (ring-edited.ts, tree-edited.ts), not only for NVLSTree.
+    name: `engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link, forced ${algorithm}`,
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const { system } = withDegradedLink(resolveSystem(presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!));
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, algorithm });
+      const ms = performance.now() - started;
+      forcedFacts[algorithm] = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts[algorithm] ?? {},
+  })),
 ];
