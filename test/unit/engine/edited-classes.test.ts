@@ -7,43 +7,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   asBytes,
-  asGBps,
   resolveSystem,
   simulateCollective,
   type CollectiveResult,
   type System,
-  type SystemSpec,
 } from '../../../src/engine/index';
 import { editedClasses } from '../../../src/engine/algorithms/edited-classes';
 import { linkEdits, nodesAlikeByEdits } from '../../../src/engine/topology/edits';
 import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-
-/** A random H100 system with a NIC per GPU (NVLSTree's rails do not meet), trees inside one leaf or across many. */
-function randomSpec(next: () => number, nodes: number): SystemSpec {
-  const gpusPerNode = pick(next, [2, 4, 8]);
-  return {
-    gpu: 'H100-SXM',
-    nodes,
-    gpusPerNode,
-    intraNode: 'nvswitch',
-    nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
-    network: { nodesPerLeaf: pick(next, [1, 2, 4, 32]) },
-  };
-}
-
-function withLinks(system: System, change: (index: number) => number | undefined): System {
-  const links = system.topology.links.map((l, i) => {
-    const factor = change(i);
-    return factor === undefined ? l : { ...l, GBps: asGBps(l.GBps * factor) };
-  });
-  return { ...system, topology: { ...system.topology, links } };
-}
-
-type Edit = { name: string; apply: (system: System, next: () => number) => System };
-
-const nodeOf = (system: System): Map<string, number> => new Map(system.topology.vertices.map((v) => [v.id, v.node]));
+import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
   {
@@ -124,7 +98,7 @@ test('an edited NVLSTree system gives the unreduced results bit for bit, and the
   for (let seed = 1; seed <= 36; seed++) {
     const next = random(7000 + seed);
     const nodes = pick(next, [2, 3, 5, 17, 33]);
-    const system = resolveSystem(randomSpec(next, nodes));
+    const system = resolveSystem(randomH100Spec(next, nodes));
     const edit = EDITS[seed % EDITS.length];
     const edited = edit.apply(system, next);
     const where = `seed ${7000 + seed} (${system.label}, ${edit.name})`;
@@ -154,7 +128,7 @@ test('an edited NVLSTree system gives the unreduced results bit for bit, and the
 });
 
 test('the rails and ranks an edit touches are the ones simulated besides one stand-in', () => {
-  const system = resolveSystem(randomSpec(random(1), 6));
+  const system = resolveSystem(randomH100Spec(random(1), 6));
   const g = system.gpusPerNode;
   const last = `n${system.nodes - 1}.`;
   const nic = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
@@ -183,7 +157,7 @@ test('the verdict from the changed links equals the check of every link (random 
   for (let seed = 1; seed <= 40; seed++) {
     const next = random(8000 + seed);
     const base = resolveSystem({
-      ...randomSpec(next, pick(next, [2, 3, 7])),
+      ...randomH100Spec(next, pick(next, [2, 3, 7])),
       gpu: pick(next, ['H100-SXM', 'A100-SXM']),
     });
     const count = base.topology.links.length;

@@ -22,32 +22,15 @@ import { idleTreeMemory } from '../../../src/engine/algorithms/tree-memory';
 import { treeShape } from '../../../src/engine/algorithms/tree-shape';
 import type { BuildContext } from '../../../src/engine/algorithms/context';
 import { random, pick } from './support/random';
+import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
 
 /** A random H100 system with a NIC per GPU; a few have memory slow enough that it may bind (never reduced). */
 function randomSpec(next: () => number, nodes: number): SystemSpec {
-  const gpusPerNode = pick(next, [2, 4, 8]);
   return {
-    gpu: 'H100-SXM',
-    nodes,
-    gpusPerNode,
-    intraNode: 'nvswitch',
-    nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
-    network: { nodesPerLeaf: pick(next, [1, 2, 4, 32]) },
+    ...randomH100Spec(next, nodes),
     ...(next() < 0.2 ? { overrides: { hbmGBps: asGBps(pick(next, [400, 900])) } } : {}),
   };
 }
-
-function withLinks(system: System, change: (index: number) => number | undefined): System {
-  const links = system.topology.links.map((l, i) => {
-    const factor = change(i);
-    return factor === undefined ? l : { ...l, GBps: asGBps(l.GBps * factor) };
-  });
-  return { ...system, topology: { ...system.topology, links } };
-}
-
-const nodeOf = (system: System): Map<string, number> => new Map(system.topology.vertices.map((v) => [v.id, v.node]));
-
-type Edit = { name: string; apply: (system: System, next: () => number) => System };
 
 const EDITS: readonly Edit[] = [
   {

@@ -13,7 +13,6 @@ import {
   type CollectiveResult,
   type Protocol,
   type System,
-  type SystemSpec,
 } from '../../../src/engine/index';
 import { buildRing } from '../../../src/engine/algorithms/ring';
 import { channelsFor } from '../../../src/engine/channels';
@@ -22,31 +21,7 @@ import type { Schedule } from '../../../src/engine/sim/schedule';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-
-/** A random H100 system with a NIC per GPU, its leaves holding one node, a few or all. */
-function randomSpec(next: () => number, nodes: number): SystemSpec {
-  const gpusPerNode = pick(next, [2, 4, 8]);
-  return {
-    gpu: 'H100-SXM',
-    nodes,
-    gpusPerNode,
-    intraNode: 'nvswitch',
-    nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
-    network: { nodesPerLeaf: pick(next, [1, 2, 4, 32]) },
-  };
-}
-
-function withLinks(system: System, change: (index: number) => number | undefined): System {
-  const links = system.topology.links.map((l, i) => {
-    const factor = change(i);
-    return factor === undefined ? l : { ...l, GBps: asGBps(l.GBps * factor) };
-  });
-  return { ...system, topology: { ...system.topology, links } };
-}
-
-const nodeOf = (system: System): Map<string, number> => new Map(system.topology.vertices.map((v) => [v.id, v.node]));
-
-type Edit = { name: string; apply: (system: System, next: () => number) => System };
+import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
   {
@@ -141,7 +116,7 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
   for (let seed = 1; seed <= 40; seed++) {
     const next = random(9100 + seed);
     const nodes = pick(next, [2, 3, 5, 17, 33]);
-    const system = resolveSystem(randomSpec(next, nodes));
+    const system = resolveSystem(randomH100Spec(next, nodes));
     const edit = EDITS[seed % EDITS.length];
     const edited = edit.apply(system, next);
     if (nodesIdentical(edited)) continue;
@@ -188,7 +163,7 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
 });
 
 test('a ring round whose memories could bind is not reduced, and still gives the unreduced results', () => {
-  const system = resolveSystem(randomSpec(random(3), 5));
+  const system = resolveSystem(randomH100Spec(random(3), 5));
   const uplink = system.fabric.switchUplink(1);
   const edited = withLinks(system, (i) => (i === uplink ? 0.5 : undefined));
   const bytes = asBytes(4 << 20);
