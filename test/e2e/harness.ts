@@ -43,6 +43,18 @@ export function missingPrerequisite(): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a suite cannot run here, printed as a skip; undefined when it can. With REQUIRE_E2E=1 (CI) a missing browser
+ * or code-server throws instead, so the suite can never pass by being skipped.
+ */
+export function e2eSkipReason(suite: string): string | undefined {
+  const missing = missingPrerequisite();
+  if (missing && process.env.REQUIRE_E2E === '1')
+    throw new Error(`REQUIRE_E2E=1 but the end-to-end suite cannot run: ${missing}`);
+  if (missing) console.log(`# SKIPPED ${suite}: ${missing}`);
+  return missing;
+}
+
 /** The .vsix built by `npm run package`, rebuilt when any bundle is newer than it. */
 export function packagedVsix(): string {
   const vsix = join(ROOT, 'collective-profiler.vsix');
