@@ -17,7 +17,7 @@ import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './typ
 import { findingAtChoice } from './chosen-place';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
-interface ExplainedVerdict {
+export interface ExplainedVerdict {
   readonly node: PyNode;
   readonly message: string;
   /** Evidence in this file (`node`), or in another file of the program (`range` there, and `file`). */

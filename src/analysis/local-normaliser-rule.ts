@@ -9,7 +9,7 @@ import type { FileModel, FunctionInfo } from './scope';
 import type { UpdateFinder } from './updates';
 import { COLLECTIVE, divisorOf, type LossNormaliserSummary, type RescaleHelperSummary } from './local-normaliser';
 import { clip, timesFactor } from './messages';
-import type { SourceRange } from './types';
+import type { ExplainedVerdict } from './findings';
 
 /** What the program knows of the other files' helpers, for one file. */
 export interface NormaliserIndex {
@@ -19,16 +19,8 @@ export interface NormaliserIndex {
   lossNormalisers(name: string): readonly LossNormaliserSummary[];
 }
 
-export interface LocalNormaliserVerdict {
-  readonly node: PyNode;
-  readonly message: string;
-  readonly related: readonly {
-    readonly node?: PyNode;
-    readonly range?: SourceRange;
-    readonly file?: string;
-    readonly message: string;
-  }[];
-}
+/** A finding of this rule, shown as every explained finding is (findings.ts). */
+export type LocalNormaliserVerdict = ExplainedVerdict;
 
 /** Methods of a count's expression that keep it this rank's own: tensor views, comparisons and counts. */
 const COUNT_END = /^(sum|numel|size|count_nonzero|nelement)$/;

@@ -22,7 +22,7 @@
 import type { System } from '../topology/model';
 import { channelClasses, type BuildContext } from './context';
 import type { EditedClasses } from './edited-classes';
-import { binaryTreeParent, treeRail, treeRotations, type TreeShape } from './tree-shape';
+import { binaryTreeParent, treeRail, treeRotations, type MutableDepth, type TreeShape } from './tree-shape';
 
 /** Parent and depth of every node in binary tree t. */
 function nodeTree(nodes: number, t: number): { parent: Int32Array; depth: Int32Array } {
@@ -44,13 +44,7 @@ function nodeTree(nodes: number, t: number): { parent: Int32Array; depth: Int32A
   return { parent, depth };
 }
 
-interface Edges {
-  child: number[];
-  parent: number[];
-  channelClass: number[];
-  upRoutes: (readonly number[])[];
-  downRoutes: (readonly number[])[];
-  samplePaths: (readonly number[])[];
+interface Edges extends MutableDepth {
   termRuns: { weight: number; count: number }[];
 }
 

@@ -148,7 +148,7 @@ export function treeShape(ctx: BuildContext): TreeShape {
   return shape;
 }
 
-interface MutableDepth {
+export interface MutableDepth {
   child: number[];
   parent: number[];
   channelClass: number[];
