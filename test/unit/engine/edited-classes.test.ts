@@ -17,7 +17,7 @@ import { linkEdits, nodesAlikeByEdits } from '../../../src/engine/topology/edits
 import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
+import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
   {
@@ -38,17 +38,7 @@ const EDITS: readonly Edit[] = [
       return withLinks(system, (i) => (i === link ? 0.25 : undefined));
     },
   },
-  {
-    name: 'one slow node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
-      });
-    },
-  },
+  SLOW_NODE,
   {
     name: 'one rail slower on every node',
     apply(system, next) {

@@ -22,7 +22,7 @@ import { idleTreeMemory } from '../../../src/engine/algorithms/tree-memory';
 import { treeShape } from '../../../src/engine/algorithms/tree-shape';
 import type { BuildContext } from '../../../src/engine/algorithms/context';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
+import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
 
 /** A random H100 system with a NIC per GPU; a few have memory slow enough that it may bind (never reduced). */
 function randomSpec(next: () => number, nodes: number): SystemSpec {
@@ -33,17 +33,7 @@ function randomSpec(next: () => number, nodes: number): SystemSpec {
 }
 
 const EDITS: readonly Edit[] = [
-  {
-    name: 'one slow node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
-      });
-    },
-  },
+  SLOW_NODE,
   {
     name: 'one degraded NIC-side link of a random node',
     apply(system, next) {

@@ -21,20 +21,10 @@ import type { Schedule } from '../../../src/engine/sim/schedule';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
+import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
-  {
-    name: 'one slow node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
-      });
-    },
-  },
+  SLOW_NODE,
   {
     name: 'one degraded NIC-side link of a random node',
     apply(system, next) {

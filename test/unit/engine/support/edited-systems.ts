@@ -28,3 +28,16 @@ export const nodeOf = (system: System): Map<string, number> =>
   new Map(system.topology.vertices.map((v) => [v.id, v.node]));
 
 export type Edit = { name: string; apply: (system: System, next: () => number) => System };
+
+/** Every link of one random node at half its speed. */
+export const SLOW_NODE: Edit = {
+  name: 'one slow node',
+  apply(system, next) {
+    const nodes = nodeOf(system);
+    const node = Math.floor(next() * system.nodes);
+    return withLinks(system, (i) => {
+      const l = system.topology.links[i];
+      return nodes.get(l.from) === node || nodes.get(l.to) === node ? 0.5 : undefined;
+    });
+  },
+};
