@@ -77,8 +77,10 @@ test('what activation loads (main and shared bundles) leaves YAML, ajv, tree-sit
   const bytes = main.bytes + shared.bytes;
   // A size budget, so growth is seen in review; the target itself is activation time (bench/extension.bench.ts,
   // ≤ 100 ms). Raised from 400 to 448 KiB in session 7, when the engine gained PAT, tree chunking, the folded ring
-  // and the solver's exact shortcuts (412 KiB) and activation measured 54.5 ms.
-  assert.ok(bytes < 448 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
+  // and the solver's exact shortcuts (412 KiB) and activation measured 54.5 ms; and to 512 KiB in session 10, when
+  // the engine gained the reductions of edited systems (ring-edited, tree-edited, tree-memory) and the drawn trace's
+  // completed ranks (466 KiB) and activation measured 57.9 ms (median of 5, load 3).
+  assert.ok(bytes < 512 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
 });
 
 test('the check recognises the heavy modules: the lazy bundle is full of them', async () => {
