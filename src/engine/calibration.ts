@@ -122,6 +122,7 @@ export function compareDataset(
         dtype: 'fp32',
         algorithm: pick?.algorithm ?? 'auto',
         protocol: pick?.protocol ?? 'auto',
+        ncclProtoSet: limits.protocols !== undefined,
       });
       const busbwGBps = options.adjustTimeUs
         ? asGBps((result.busbwGBps * result.timeUs) / options.adjustTimeUs(result.timeUs, system, result.channels))

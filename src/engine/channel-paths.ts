@@ -178,7 +178,9 @@ export function channelPlan(system: SystemSpec | System, request: CollectiveRequ
   const kind = request.kind ?? 'allreduce';
   const dtype = request.dtype ?? 'fp32';
   if (!(dtype in DTYPE_BYTES)) throw new EngineError(`unknown dtype '${dtype}'`);
-  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
+  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto', {
+    ncclProtoSet: request.ncclProtoSet,
+  });
   const channels = channelsFor(resolved, pick.algorithm, pick.protocol, bytes);
   const ctx: BuildContext = {
     system: resolved,

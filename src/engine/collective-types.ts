@@ -44,6 +44,11 @@ export interface CollectiveRequest {
   readonly protocol?: Protocol | 'auto';
   readonly dtype?: Dtype;
   readonly op?: ReduceOp;
+  /**
+   * NCCL_PROTO is set for the run: a forced LL128 then runs where NCCL's default rule leaves it off (the paths or
+   * the GPU generation; ll128-rule.ts), as NCCL runs it.
+   */
+  readonly ncclProtoSet?: boolean;
   /** Produce spans. Off for sweeps, where only the time matters. */
   readonly trace?: boolean;
 }

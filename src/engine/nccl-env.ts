@@ -53,7 +53,8 @@ export function ncclChoiceUnder(
   dtype: Dtype,
   limits: NcclEnvLimits,
 ): { algorithm: Algorithm; protocol: Protocol } | undefined {
-  const candidates = autoCandidates(system, kind, dtype).filter(
+  // NCCL_PROTO enables the protocols it names outright, LL128 included where NCCL's default rule would not.
+  const candidates = autoCandidates(system, kind, dtype, { ncclProtoSet: limits.protocols !== undefined }).filter(
     (c) =>
       (!limits.algorithms || limits.algorithms.has(c.algorithm)) &&
       (!limits.protocols || limits.protocols.has(c.protocol)),

@@ -4,6 +4,16 @@ import type { Algorithm, CollectiveKind, Dtype, Protocol } from './collective-ty
 import type { System } from './topology/model';
 import { hasSharp } from './channels';
 import { NCCL_MODEL } from './constants';
+import { ll128DefaultOffOn } from './ll128-rule';
+
+/** How NCCL was told to pick protocols. */
+export interface ProtocolOptions {
+  /**
+   * NCCL_PROTO is set: NCCL then enables exactly the protocols it names (or does not negate), LL128 included where
+   * its default rule would leave LL128 off (tuning.cc skips the rule for a protocol the variable enables).
+   */
+  readonly ncclProtoSet?: boolean;
+}
 
 /** NCCL's order: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT × LL, LL128, Simple. Hierarchical and direct are ours. */
 const NCCL_ORDER: readonly Algorithm[] = ['tree', 'ring', 'collnetdirect', 'collnetchain', 'nvls', 'nvlstree', 'pat'];
@@ -55,16 +65,20 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
 }
 
 /** Why a protocol cannot run with an algorithm here, or undefined when it can. */
-export function protocolUnavailable(system: System, algorithm: Algorithm, protocol: Protocol): string | undefined {
+export function protocolUnavailable(
+  system: System,
+  algorithm: Algorithm,
+  protocol: Protocol,
+  options: ProtocolOptions = {},
+): string | undefined {
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && protocol !== 'Simple')
     return 'NVLS runs the Simple protocol only';
   if (algorithm === 'pat' && protocol !== 'Simple') return 'PAT runs the Simple protocol only';
   if ((algorithm === 'collnetdirect' || algorithm === 'collnetchain') && protocol !== 'Simple')
     return 'CollNet runs the Simple protocol only';
-  if (protocol === 'LL128' && !system.fabric.idealised) {
-    if (system.fabric.intraClass !== 'nvlink')
-      return 'LL128 needs NVLink between GPUs (128-byte stores are not atomic over PCIe)';
-    if (system.gpu.smVersion < 70) return 'LL128 needs Volta or newer';
+  if (protocol === 'LL128' && !options.ncclProtoSet) {
+    const off = ll128DefaultOffOn(system);
+    if (off) return `${off} (NCCL runs it there only when NCCL_PROTO names it)`;
   }
   return undefined;
 }
@@ -74,6 +88,7 @@ export function autoCandidates(
   system: System,
   kind: CollectiveKind,
   dtype: Dtype,
+  options: ProtocolOptions = {},
 ): { algorithm: Algorithm; protocol: Protocol }[] {
   const out: { algorithm: Algorithm; protocol: Protocol }[] = [];
   for (const algorithm of NCCL_ORDER) {
@@ -81,14 +96,14 @@ export function autoCandidates(
     // NCCL makes FP8 rings over more than 8 ranks 1024× dearer, so it never picks them when anything else runs.
     if (algorithm === 'ring' && dtype.startsWith('fp8') && system.ranks > 8 && kind === 'allreduce') continue;
     for (const protocol of PROTOCOL_ORDER)
-      if (!protocolUnavailable(system, algorithm, protocol)) out.push({ algorithm, protocol });
+      if (!protocolUnavailable(system, algorithm, protocol, options)) out.push({ algorithm, protocol });
   }
   if (out.length === 0)
     for (const protocol of PROTOCOL_ORDER)
-      if (!protocolUnavailable(system, 'ring', protocol)) out.push({ algorithm: 'ring', protocol });
+      if (!protocolUnavailable(system, 'ring', protocol, options)) out.push({ algorithm: 'ring', protocol });
   return out;
 }
 
-export function protocolsFor(system: System, algorithm: Algorithm): Protocol[] {
-  return PROTOCOL_ORDER.filter((p) => !protocolUnavailable(system, algorithm, p));
+export function protocolsFor(system: System, algorithm: Algorithm, options: ProtocolOptions = {}): Protocol[] {
+  return PROTOCOL_ORDER.filter((p) => !protocolUnavailable(system, algorithm, p, options));
 }

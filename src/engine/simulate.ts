@@ -22,7 +22,13 @@ import {
 import * as K from './constants';
 import { EngineError } from './errors';
 import { ncclPredictedUs } from './nccl-model';
-import { algorithmUnavailable, autoCandidates, protocolsFor, protocolUnavailable } from './select';
+import {
+  algorithmUnavailable,
+  autoCandidates,
+  protocolsFor,
+  protocolUnavailable,
+  type ProtocolOptions,
+} from './select';
 import { runSchedule, type RunResult } from './sim/run';
 import type { Schedule } from './sim/schedule';
 import type { System } from './topology/model';
@@ -122,21 +128,22 @@ export function choose(
   dtype: Dtype,
   algorithm: Algorithm | 'auto',
   protocol: Protocol | 'auto',
+  options: ProtocolOptions = {},
 ): Choice {
   let candidates: { algorithm: Algorithm; protocol: Protocol }[];
   if (algorithm === 'auto') {
-    candidates = autoCandidates(system, kind, dtype);
+    candidates = autoCandidates(system, kind, dtype, options);
     if (protocol !== 'auto') candidates = candidates.filter((c) => c.protocol === protocol);
     if (candidates.length === 0) throw new EngineError(`no algorithm runs protocol ${protocol} on ${system.label}`);
   } else {
     const why = algorithmUnavailable(system, algorithm, kind);
     if (why) throw new EngineError(`${algorithm} cannot run ${kind} on ${system.label}: ${why}`);
     if (protocol !== 'auto') {
-      const bad = protocolUnavailable(system, algorithm, protocol);
+      const bad = protocolUnavailable(system, algorithm, protocol, options);
       if (bad) throw new EngineError(`${algorithm}/${protocol} cannot run on ${system.label}: ${bad}`);
       return { algorithm, protocol };
     }
-    candidates = protocolsFor(system, algorithm).map((p) => ({ algorithm, protocol: p }));
+    candidates = protocolsFor(system, algorithm, options).map((p) => ({ algorithm, protocol: p }));
   }
   if (candidates.length === 1) return candidates[0];
   let best: Choice = candidates[0];
@@ -179,7 +186,9 @@ export function simulateCollective(
   // op does not change the time; it is checked so a typo never passes silently.
   if (request.op !== undefined && request.op !== 'sum' && request.op !== 'avg' && request.op !== 'premulsum')
     throw new EngineError(`unknown op '${String(request.op)}'; use sum, avg or premulsum`);
-  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto');
+  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto', {
+    ncclProtoSet: request.ncclProtoSet,
+  });
   const full = options.path === 'full';
   const reuse = pick.run !== undefined && !full && !request.trace;
   const plan =

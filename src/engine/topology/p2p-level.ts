@@ -12,7 +12,7 @@ export const PATH_TYPE_RANK: Readonly<Record<P2pLevel, number>> = { LOC: 0, PIX:
 /** The first release whose default P2P level is PATH_PXB whatever the CPU (paths.cc, tag v2.23.4-1). */
 const PXB_DEFAULT_MINOR = 23;
 
-function ncclMinor(version: string | undefined): number {
+export function ncclMinor(version: string | undefined): number {
   // No release named means the newest tables (nccl-versions.ts), which have the PXB default.
   const m = /^2\.(\d+)/.exec((version ?? '').trim());
   return m ? Number(m[1]) : Number.POSITIVE_INFINITY;

@@ -7,6 +7,12 @@ export type IntraNodeFabric = 'nvswitch' | 'nvlink-mesh' | 'nvlink-bridge' | 'pc
 /** NCCL_P2P_LEVEL's PCIe values: the farthest GPU-to-GPU path NCCL still crosses peer to peer (LOC: none). */
 export type P2pLevel = 'LOC' | 'PIX' | 'PXB' | 'PHB' | 'SYS';
 
+/**
+ * NCCL's path type from a GPU to its nearest NIC, as `nvidia-smi topo -m` prints it: PIX (one PCIe switch), PXB
+ * (several switches, no CPU), PHB (through the CPU's host bridge), SYS (across sockets).
+ */
+export type NicPath = 'PIX' | 'PXB' | 'PHB' | 'SYS';
+
 /** The host CPU's maker, which NCCL's default P2P level depends on (paths.cc). */
 export type CpuVendor = 'intel' | 'amd' | 'arm';
 
@@ -16,6 +22,16 @@ export interface NicSpec {
   readonly perNode: number;
   /** One-way latency added per network hop. */
   readonly latencyUs?: Micros;
+  /**
+   * The PCIe path from each GPU to its nearest NIC (default PIX: the NIC sits on the GPU's PCIe switch, as on DGX and
+   * HGX baseboards). NCCL enables LL128 across nodes only up to PXB (ll128-rule.ts).
+   */
+  readonly path?: NicPath;
+  /**
+   * NCCL_NET_GDR_LEVEL: the farthest GPU-to-NIC path over which NCCL uses GPUDirect RDMA (default PXB). A nearer NIC
+   * beyond it is reached through host memory, which NCCL's topology then counts as a PHB path.
+   */
+  readonly gdrLevel?: P2pLevel;
 }
 
 /**

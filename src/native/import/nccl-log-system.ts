@@ -88,5 +88,36 @@ function nicSpec(facts: NcclLogFacts, assumptions: string[]): NonNullable<System
     assumptions.push(`the log gives no NIC speed; assumed ${gbps} Gb/s for ${facts.network ?? 'the network'}`);
   }
   const perNode = Math.max(1, facts.nics.length || facts.nicCountHint || 1);
-  return { gbps, perNode };
+  return { gbps, perNode, ...nicPath(facts, assumptions) };
+}
+
+const NIC_PATHS = ['PIX', 'PXB', 'PHB', 'SYS'] as const;
+/** NCCL_NET_GDR_LEVEL's legacy numbers, as paths.cc reads them (levelsOldToNew). */
+const GDR_LEVELS = ['LOC', 'PIX', 'PXB', 'PHB', 'SYS'] as const;
+
+/**
+ * The GPU-to-NIC path type NCCL's graph search printed ("Pattern 4, …, type NVL/PIX": intra/inter; the ring's graph
+ * first), and NCCL_NET_GDR_LEVEL when the log echoes it: what NCCL's LL128 rule reads (engine ll128-rule.ts).
+ */
+function nicPath(
+  facts: NcclLogFacts,
+  assumptions: string[],
+): Pick<NonNullable<SystemSpec['nic']>, 'path' | 'gdrLevel'> {
+  const found = [...facts.graphPatterns]
+    .filter((g) => g.nChannels > 0)
+    .sort((a, b) => Number(b.pattern === 4) - Number(a.pattern === 4))[0];
+  const inter = found?.type.split('/')[1];
+  const out: { path?: (typeof NIC_PATHS)[number]; gdrLevel?: (typeof GDR_LEVELS)[number] } = {};
+  if (inter !== undefined) {
+    const path = NIC_PATHS.find((p) => p === inter);
+    if (path) out.path = path;
+    else assumptions.push(`NCCL's graph reached the NICs over ${inter}, which nic.path does not describe; left at PIX`);
+  }
+  const level = facts.env.NCCL_NET_GDR_LEVEL;
+  if (level !== undefined) {
+    const byName = GDR_LEVELS.find((l) => l === level.toUpperCase());
+    const byNumber = /^\d+$/.test(level) ? GDR_LEVELS[Math.min(Number(level), GDR_LEVELS.length - 1)] : undefined;
+    if (byName ?? byNumber) out.gdrLevel = byName ?? byNumber;
+  }
+  return out;
 }

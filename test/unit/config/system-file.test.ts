@@ -167,7 +167,13 @@ test('the schema lists exactly the SystemSpec keys, fabrics and override names',
     pcie: true,
     'uniform-ring': true,
   };
-  const nicKeys: Record<keyof NicSpec, true> = { gbps: true, perNode: true, latencyUs: true };
+  const nicKeys: Record<keyof NicSpec, true> = {
+    gbps: true,
+    perNode: true,
+    latencyUs: true,
+    path: true,
+    gdrLevel: true,
+  };
   const networkKeys: Record<keyof NetworkSpec, true> = {
     nodesPerLeaf: true,
     oversubscription: true,

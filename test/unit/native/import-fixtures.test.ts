@@ -126,10 +126,14 @@ test('NCCL logs: version, ranks, channels and a system', { skip }, () => {
   assert.equal(ofi.system?.gpusPerNode, 4);
   assert.equal(ofi.system?.nvls, false);
   assert.ok(ofi.system?.nic);
+  // Polaris sets NCCL_NET_GDR_LEVEL=PHB and prints no graph lines: the level is read, the path left at its default.
+  assert.equal(ofi.system?.nic?.gdrLevel, 'PHB');
+  assert.equal(ofi.system?.nic?.path, undefined);
 
   const ib = load('nccl-debug-a100-2node-graph-ib.log');
   assert.equal(ib.measurements[0].meta.ncclVersion, '2.16.5+cuda11.8');
-  assert.deepEqual(ib.system?.nic, { gbps: 200, perNode: 2 });
+  // "Pattern 4, …, type LOC/PHB" and "NCCL_NET_GDR_LEVEL set by environment to SYS": the path NCCL's LL128 rule reads.
+  assert.deepEqual(ib.system?.nic, { gbps: 200, perNode: 2, path: 'PHB', gdrLevel: 'SYS' });
 
   const tuning = load('nccl-debug-rtx5090-2rank-tuning.log');
   assert.equal(tuning.measurements[0].meta.ncclVersion, '2.29.7+cuda12.9');
