@@ -312,7 +312,10 @@ export class FindingWriter {
 
   /** CP003, token weighting: per-micro-batch token means averaged with equal weights (token-weighting.ts). */
   addTokenWeighting(v: TokenWeightingVerdict): void {
+    const before = this.out.length;
     this.addExplained('CP003', v);
+    // A misweighting whose size depends on the data (token-engine-window.ts) is reported as a warning.
+    if (v.severity && this.out.length > before) this.out[before] = { ...this.out[before], severity: v.severity };
   }
 
   /** A factor chosen elsewhere (a constructor argument's origin) is reported where it was chosen (chosen-place.ts). */

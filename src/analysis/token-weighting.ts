@@ -16,12 +16,16 @@ import type { AccumulationRule } from './accumulation';
 import type { LossTracer } from './losses';
 import { TokenCounts, type TokenMean } from './token-counts';
 import { enclosingLoop } from './accumulation-syntax';
+import { engineWindowVerdict } from './token-engine-window';
+import type { Severity } from './types';
 
 export interface TokenWeightingVerdict {
   /** Where the finding is shown: the micro-batch's loss (the call or division that makes the mean). */
   readonly node: PyNode;
   readonly message: string;
   readonly related: readonly { readonly node: PyNode; readonly message: string }[];
+  /** Set where the rule's severity is lowered (a misweighting whose size depends on the data). */
+  readonly severity?: Severity;
 }
 
 const WINDOW_COUNT = 'num_items_in_batch';
@@ -35,7 +39,9 @@ export function tokenWeightingVerdicts(
   const out: TokenWeightingVerdict[] = [];
   for (const fn of model.functions) {
     const v = trainerContractVerdict(model, counts, fn) ?? accumulationVerdict(model, counts, losses, accumulation, fn);
+    const engine = v ? undefined : engineWindowVerdict(model, counts, losses, fn, (m) => describe(model, m));
     if (v) out.push(v);
+    else if (engine) out.push({ ...engine, severity: 'warning' });
   }
   return out;
 }
