@@ -12,6 +12,14 @@ export interface ProgramPlace {
   readonly range: SourceRange;
   /** The statement or call as written, clipped, for messages. */
   readonly text: string;
+  /** The `if` tests the place runs under in its function, with the branch taken (flag-choice.ts). */
+  readonly under?: readonly BranchTest[];
+}
+
+/** `if self.cfg.flag:` (holds: true) or its `else:` (holds: false), the test as written without spaces. */
+export interface BranchTest {
+  readonly test: string;
+  readonly holds: boolean;
 }
 
 /**
@@ -42,7 +50,24 @@ export interface ArgumentDenotation {
 /** A node of the file being read as a place (the program names its file when it links the sites). */
 export function placeOf(model: FileModel, node: PyNode): ProgramPlace {
   const text = model.syntax.text(node).replace(/\s+/g, ' ').trim();
-  return { range: model.syntax.source.range(node), text: text.length > 60 ? `${text.slice(0, 59)}…` : text };
+  const place = { range: model.syntax.source.range(node), text: text.length > 60 ? `${text.slice(0, 59)}…` : text };
+  const under = branchTests(model, node);
+  return under.length > 0 ? { ...place, under } : place;
+}
+
+/** The tests of the `if` statements (without `elif`) that enclose a node in its function, innermost first. */
+export function branchTests(model: FileModel, node: PyNode): BranchTest[] {
+  const out: BranchTest[] = [];
+  for (let n: PyNode | null = node; n && n.parent; n = n.parent) {
+    const p = n.parent;
+    if (p.type === 'function_definition' || p.type === 'class_definition') break;
+    const statement = p.type === 'else_clause' ? p.parent : p;
+    if (statement?.type !== 'if_statement' || statement.children.some((c) => c.type === 'elif_clause')) continue;
+    const condition = child(statement, 'condition');
+    if (!condition || (p === statement && n.field !== 'consequence')) continue;
+    out.push({ test: model.syntax.text(condition).replace(/\s+/g, ''), holds: p === statement });
+  }
+  return out;
 }
 
 /** A constructor parameter whose value a method of the class needs. */

@@ -331,7 +331,7 @@ export class FindingWriter {
       applied: this.source.range(v.location),
       message: v.message!,
       related,
-      finding: { code: v.code, severity: ruleInfo(v.code).severity, fixes: [] },
+      finding: { code: v.code, severity: v.severity ?? ruleInfo(v.code).severity, fixes: [] },
     });
     const same = (f: Finding) =>
       f.code === placed.finding.code &&

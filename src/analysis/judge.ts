@@ -13,9 +13,10 @@ import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
 import type { UpdateEvidence, UpdateFinder } from './updates';
 import { onSamePath } from './paths';
 import { GroupSizes } from './group-sizes';
-import { chosenFactor, groupDivisorMessage, groupDivisorMismatch } from './group-divisor';
+import { chosenFactor, groupDivisorMessage, groupDivisorMismatch, type ScalingTerm } from './group-divisor';
 import type { ValueOrigin } from './constructor-request';
 import { eitherOpNote, mismatchUnderBothOps, sumOrAverage } from './either-op';
+import { averagingFlag, flagLinkedMessage, mismatchUnderFlag } from './flag-choice';
 import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 
@@ -59,6 +60,8 @@ export interface Verdict {
   readonly origin?: ValueOrigin;
   /** The factor as the message shows it (`1/dp`), for a finding shown where it was chosen. */
   readonly chosenFactor?: string;
+  /** A proof that holds only in some configurations (flag-choice.ts) is a warning, not the rule's error. */
+  readonly severity?: 'warning';
 }
 
 export class Judge {
@@ -73,6 +76,7 @@ export class Judge {
     private readonly worldSize: number | undefined,
     private readonly calledElsewhere: ReadonlySet<string> = new Set(),
     private readonly groupSizes: GroupSizes = new GroupSizes(model),
+    private readonly definesFunction: (name: string) => boolean = () => false,
   ) {}
 
   private text(n: PyNode): string {
@@ -259,6 +263,7 @@ export class Judge {
     const mismatch = either
       ? mismatchUnderBothOps(this.groupSizes, r.groupNode, env0, scaling, (n) => this.text(n))
       : groupDivisorMismatch(this.groupSizes, r.groupNode, env0, op === 'avg', scaling, (n) => this.text(n));
+    if (either && !mismatch) return this.flagLinkedVerdict(fact, scaling);
     if (!mismatch || mismatch === 'agrees') return mismatch;
     const loss = this.lossFor(fact, r.framework);
     if (!loss || loss.exponent !== 0 || loss.terms.length > 0) return undefined;
@@ -282,6 +287,43 @@ export class Judge {
       why: 'wrong divisor for the group',
       message,
       ...(mismatch.origin ? { origin: mismatch.origin, chosenFactor: chosenFactor(mismatch) } : {}),
+    };
+    const update = this.updates.find(this.enclosingChain(fact));
+    if (update) return { ...verdict, update };
+    return this.writesParameterGradients(fact) ? verdict : undefined;
+  }
+
+  /**
+   * CP003 (a warning) over an expert-data-parallel group whose operation a configuration flag chooses, when the
+   * factor was chosen under the same flag (flag-choice.ts): the factor left is etp/tp.
+   */
+  private flagLinkedVerdict(fact: Fact, scaling: readonly (ScalingTerm & { term: Term })[]): Verdict | undefined {
+    const r = fact.reduction;
+    const flag = averagingFlag(this.model, r, fact.frames[0].fn);
+    const m =
+      flag && mismatchUnderFlag(this.groupSizes, r.groupNode, fact.frames[0].env, scaling, (n) => this.text(n), flag);
+    // etp/tp is 1 unless the framework has an expert tensor-parallel size of its own (Megatron since it folded the
+    // expert groups): without its size helper in the program the quotient proves nothing.
+    if (!m || !m.origin || !this.definesFunction('get_expert_tensor_parallel_world_size')) return undefined;
+    const loss = this.lossFor(fact, r.framework);
+    if (!loss || loss.exponent !== 0 || loss.terms.length > 0) return undefined;
+    const s = this.model.syntax;
+    const verdict: Verdict = {
+      code: 'CP003',
+      exponent: 0,
+      location: m.term.node,
+      fact,
+      term: m.term.term,
+      why: 'wrong factor for the expert tensor-parallel size',
+      message: flagLinkedMessage(
+        m,
+        clip(s.text(r.call)),
+        clip(s.text(r.groupNode!), 50),
+        clip(s.text(m.term.node), 50),
+      ),
+      severity: 'warning',
+      origin: m.origin,
+      chosenFactor: chosenFactor(m),
     };
     const update = this.updates.find(this.enclosingChain(fact));
     if (update) return { ...verdict, update };

@@ -38,6 +38,8 @@ export interface ProgramContext {
   readonly constructorArgument?: ConstructorArgument;
   /** The program's rescaling reductions and loss normalisers (local-normaliser.ts), for the files that call them. */
   readonly normalisers?: NormaliserIndex;
+  /** True when a file of the program defines a top-level function of this name (flag-choice.ts). */
+  readonly definesFunction?: (name: string) => boolean;
 }
 
 export interface ModuleAnalysis {
@@ -76,6 +78,7 @@ export function analyzeParsedModule(
     options.worldSize,
     context?.calledElsewhere,
     new GroupSizes(model, context?.constructorArgument),
+    context?.definesFunction,
   );
   const allFacts = facts.facts();
   const writer = new FindingWriter(model, source, sizes, options.worldSize, context?.path);

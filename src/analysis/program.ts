@@ -330,10 +330,18 @@ export class Program {
     });
   }
 
+  /** Whether a file of the program defines a top-level function of this name (read from the texts, per name). */
+  private definesFunction(name: string): boolean {
+    const pattern = new RegExp(`^def ${name}\\(`, 'm');
+    for (const text of this.texts.values()) if (pattern.test(text)) return true;
+    return false;
+  }
+
   private second(path: string, links: Links, answers: ClassAnswers, normalisers?: NormaliserLinks): SecondPass {
     const answered = answers.get(path);
     const context: ProgramContext = {
       path,
+      definesFunction: (name) => this.definesFunction(name),
       normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),
       constructorArgument: (r) => answered?.get(requestKey(r)),
