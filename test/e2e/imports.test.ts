@@ -6,6 +6,7 @@
 // One window, the files in sequence, one test and one screenshot per file under test-results/e2e/.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import {
@@ -50,36 +51,60 @@ describe(
       // charts panel of the previous file stays open and is told apart by its title below.
       await runCommand(page, 'Collective Profiler: Import Measurements');
       const input = page.locator('.quick-input-widget input');
-      const widget = page.locator('.quick-input-widget');
       const path = join(FIXTURES_REAL, file);
-      const listed = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: file }).first();
-      // The dialog opens on the workspace folder and sets its value to that folder once it has read it, which can
-      // replace a path typed before; it then lists the typed path's folder, and an Enter pressed while it is still
-      // reading is dropped. So the path is typed again while the value is not it, and Enter pressed again while
-      // the dialog stays open.
-      for (let attempt = 1; ; attempt++) {
-        await page.waitForFunction(
-          () => document.querySelector<HTMLInputElement>('.quick-input-widget input')?.value.startsWith('/') ?? false,
-          undefined,
-          { timeout: 30_000 },
+      // code-server's file dialog (VS Code's SimpleFileDialog) opens on the workspace folder and, once it has read
+      // it, sets its value to that folder: a path typed before then is replaced. A typed path makes it read the
+      // path's folder; an Enter pressed before that folder is listed only navigates there (the dialog's
+      // tryUpdateItems) and leaves the dialog open. Its list is virtual, so the file's own row is drawn only when
+      // it is near the top: waiting for that row waited out its timeout for most files. So the path is typed once
+      // the workspace folder is listed, and Enter pressed once rows of the typed folder are listed, each step
+      // polled as it happens; a reset value is typed again, and Enter is pressed again only when the dialog stayed
+      // open for a while after it (the dialog ignores an Enter while it is accepting, and waits out its own
+      // busy state before it accepts).
+      const started = Date.now();
+      const events: string[] = [];
+      const mark = (what: string) => events.push(`${what}@${Date.now() - started}`);
+      let listedFolder: 'none' | 'workspace' | 'fixtures' = 'none';
+      let enteredAt = 0;
+      for (;;) {
+        const state = await page.evaluate(
+          ({ workspaceOnly, fixturesOnly }) => {
+            const box = document.querySelector<HTMLElement>('.quick-input-widget');
+            const rows = Array.from(box?.querySelectorAll('.quick-input-list .monaco-list-row') ?? []).map(
+              (row) => row.getAttribute('aria-label') ?? row.textContent ?? '',
+            );
+            return {
+              open: box !== null && box.offsetParent !== null && getComputedStyle(box).display !== 'none',
+              value: box?.querySelector<HTMLInputElement>('input')?.value ?? '',
+              workspace: rows.some((row) => workspaceOnly.some((name) => row.includes(name))),
+              fixtures: rows.some((row) => fixturesOnly.some((name) => row.includes(name))),
+            };
+          },
+          { workspaceOnly, fixturesOnly },
         );
-        if ((await input.inputValue()) !== path) await input.fill(path);
-        await listed.waitFor({ timeout: 10_000 }).catch(() => undefined);
-        if ((await input.inputValue()) === path) {
-          await page.keyboard.press('Enter');
-          if (
-            await widget.waitFor({ state: 'hidden', timeout: 10_000 }).then(
-              () => true,
-              () => false,
-            )
-          )
-            break;
+        if (enteredAt > 0 && !state.open) {
+          mark('accepted');
+          break;
         }
-        if (attempt === 4) {
+        const folder = state.fixtures ? 'fixtures' : state.workspace ? 'workspace' : 'none';
+        if (folder !== listedFolder) mark(`listed-${(listedFolder = folder)}`);
+        if (state.open && state.value.startsWith('/')) {
+          if (state.value !== path && (listedFolder !== 'none' || enteredAt > 0)) {
+            await input.fill(path);
+            mark('typed');
+          } else if (state.value === path && listedFolder === 'fixtures' && Date.now() - enteredAt > 5_000) {
+            await page.keyboard.press('Enter');
+            mark(enteredAt > 0 ? 'enter-again' : 'enter');
+            enteredAt = Date.now();
+          }
+        }
+        if (Date.now() - started > 90_000) {
           const shot = await screenshot(page, `missed-import-dialog-${file.replace(/[^\w.-]+/g, '-')}`);
-          throw new Error(`the file dialog never accepted ${path} (screenshot ${shot})`);
+          throw new Error(`the file dialog never accepted ${path}: ${events.join(' ')} (screenshot ${shot})`);
         }
+        await page.waitForTimeout(50);
       }
+      console.log(`# ${file}: the dialog took ${Date.now() - started} ms: ${events.join(' ')}`);
       // The title names the file ("<file>: measured vs model on …" or "<file>: what the file holds"), so a panel
       // of the previous file whose frame lingers in the page is never read instead.
       const titled = `.toolbar .title:has-text("${file}:")`;
@@ -97,8 +122,16 @@ describe(
       };
     }
 
+    /** Names listed in one of the two folders the dialog shows and not in the other, to tell which it lists. */
+    let workspaceOnly: string[] = [];
+    let fixturesOnly: string[] = [];
+
     before(async () => {
       server = await startCodeServer({ trusted: true });
+      const workspace = readdirSync(server.workspace);
+      const fixtures = readdirSync(FIXTURES_REAL);
+      workspaceOnly = workspace.filter((name) => !fixtures.includes(name));
+      fixturesOnly = fixtures.filter((name) => !workspace.includes(name));
       browser = await launchBrowser();
       page = await openWorkbench(browser, server.url);
     });

@@ -53,7 +53,7 @@ export const HARDWARE: Readonly<Record<string, RegExp | undefined>> = {
  */
 export const LOG_CONTENT: Readonly<Record<string, readonly [section: RegExp, line: RegExp][]>> = {
   'nccl-debug-a100-2gpu-graph-tuning.log': [
-    [/^Topology$/, /NVL 240 GB\/s/],
+    [/^Topology$/, /: 3 × PCI 24 GB\/s, 1 × NVL 240 GB\/s$/],
     [/^Channels$/, /graph pattern/],
     [/^Rings \(48\)$/, /0 -> 1 -> 0/],
     [/^Trees/, /./],
@@ -61,6 +61,8 @@ export const LOG_CONTENT: Readonly<Record<string, readonly [section: RegExp, lin
   ],
   'nccl-debug-a100-2node-graph-ib.log': [
     [/^Topology$/, /network: IB with GPUDirect RDMA/],
+    // NCCL 2.16 prints the AMD sockets' SYS link at LOC_BW (5000 GB/s): one link, a placeholder, not a bandwidth.
+    [/^Topology$/, /^links in the topology dump \(one node, each link once\): 1 × SYS \(5000 GB\/s placeholder\)/],
     [/^Channels$/, /^2 channels/],
     [/^Rings \(2\)$/, /1 -> 0 -> 1/],
     [/^Trees \(1\)$/, /->0->/],

@@ -56,7 +56,9 @@ export function foldedRingRound(
     for (const link of folded) ownLinkGBps = Math.min(ownLinkGBps, links.GBps(link));
     for (const link of leaving.shared) if (links.GBps(link) < copiesPerSharedLink * ownLinkGBps) return undefined;
     const flow = transfer(ctx, exit, c, payload, { ...opts, path: folded });
-    flows.push({ ...flow, peer: g + c, represents: system.nodes });
+    // Drawn as sent to node 1 and received from the last node, both on node 0, so that node 0's lanes hold all
+    // of one node's spans and every other node is drawn from them (trace/mirror.ts).
+    flows.push({ ...flow, peer: g + c, reducedAt: { rank: c, from: lastNode + exit }, represents: system.nodes });
     // Latency is priced on the whole route, switches included: every node's crossing has the same hops.
     paths.push(system.fabric.route(exit, g + c, 0));
     latencyUs = Math.max(latencyUs, meanStepLatencyUs(ctx, paths));

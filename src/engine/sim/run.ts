@@ -153,10 +153,12 @@ function emitSpans(
     args: { copies: flow.weight, peer: flow.peer },
   });
   if (flow.reduceBytes > 0) {
-    if (reduceLanes[flow.peer] === undefined) {
-      reduceLanes[flow.peer] = builder.lane('stream', `rank ${flow.peer} · reduce`, {
-        rank: flow.peer,
-        node: Math.floor(flow.peer / system.gpusPerNode),
+    const receiver = flow.reducedAt?.rank ?? flow.peer;
+    const sender = flow.reducedAt?.from ?? flow.rank;
+    if (reduceLanes[receiver] === undefined) {
+      reduceLanes[receiver] = builder.lane('stream', `rank ${receiver} · reduce`, {
+        rank: receiver,
+        node: Math.floor(receiver / system.gpusPerNode),
       });
     }
     const reduceUs = Math.min(
@@ -164,10 +166,10 @@ function emitSpans(
       (flow.reduceBytes * flow.weight * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3),
     );
     builder.add({
-      lane: reduceLanes[flow.peer],
-      rank: flow.peer,
+      lane: reduceLanes[receiver],
+      rank: receiver,
       phase: 'reduce',
-      name: `reduce from rank ${flow.rank}`,
+      name: `reduce from rank ${sender}`,
       step,
       channel: flow.channel,
       chunk: flow.chunk,

@@ -26,6 +26,12 @@ export interface Flow {
   readonly reduceBytes: number;
   /** Identical flows elsewhere in the system this one stands for on the fast path (default 1). */
   readonly represents?: number;
+  /**
+   * Where the reduction is drawn when it is not at `peer`: a flow folded onto one node (algorithms/ring-folded.ts)
+   * is sent to the next node's GPU `peer` but received, and reduced, by its own node's GPU `rank`, as the copy that
+   * arrives from rank `from` of the previous node. Its memory resource is that GPU's, so the trace must agree.
+   */
+  readonly reducedAt?: { readonly rank: number; readonly from: number };
 }
 
 export interface Round {

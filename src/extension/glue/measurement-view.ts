@@ -3,7 +3,14 @@
 // "unknown (0 sizes)"), what an NCCL_DEBUG log says about topology, channels, rings, trees and tuning, and the
 // rows that must be errors in the editor (#wrong > 0, failed validation, a truncated run). Pure.
 import { formatBytes, asBytes } from '../../engine/index';
-import { parseNcclLogFacts, type ImportResult, type Measurement, type NcclLogFacts } from '../../native/import/index';
+import {
+  NCCL_LOC_BW_GBps,
+  parseNcclLogFacts,
+  type ImportResult,
+  type Measurement,
+  type NcclLogFacts,
+  type TopologyLink,
+} from '../../native/import/index';
 import { l10n } from './l10n';
 
 export interface ViewSection {
@@ -145,6 +152,39 @@ function listed(items: readonly string[]): string[] {
     : [...items.slice(0, MAX_LISTED), l10n.t('… and {0} more', items.length - MAX_LISTED)];
 }
 
+/**
+ * The topology dump's links, each link once, by kind and bandwidth. A SYS link at NCCL's LOC_BW (5000 GB/s) is
+ * said to be a placeholder: NCCL prints it for an inter-CPU link it has no figure for (AMD x86 before 2.19), and
+ * "5000 GB/s" beside a PCIe link would otherwise read as the fastest link of the machine.
+ */
+function topologyLinkLines(links: readonly TopologyLink[]): string[] {
+  const counts = new Map<string, number>();
+  const placeholders: TopologyLink[] = [];
+  for (const l of links) {
+    const placeholder = l.kind === 'SYS' && l.GBps === NCCL_LOC_BW_GBps;
+    if (placeholder) placeholders.push(l);
+    const key = placeholder ? l10n.t('SYS ({0} GB/s placeholder)', NCCL_LOC_BW_GBps) : `${l.kind} ${l.GBps} GB/s`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  if (counts.size === 0) return [];
+  const ended = links.some((l) => l.from !== undefined);
+  const listed = [...counts].map(([k, n]) => `${n} × ${k}`).join(', ');
+  const lines = [
+    ended
+      ? l10n.t('links in the topology dump (one node, each link once): {0}', listed)
+      : l10n.t('link lines in the topology dump: {0}', listed),
+  ];
+  for (const l of placeholders)
+    lines.push(
+      l10n.t(
+        'SYS {0}: NCCL printed {1} GB/s, its placeholder (LOC_BW) for an inter-CPU link it has no figure for, not a bandwidth',
+        l.from && l.to ? `${l.from} – ${l.to}` : l10n.t('link'),
+        NCCL_LOC_BW_GBps,
+      ),
+    );
+  return lines;
+}
+
 /** What an NCCL_DEBUG log says about the job: the panel shows these as they are in the log. */
 export function logSections(facts: NcclLogFacts): ViewSection[] {
   const sections: ViewSection[] = [];
@@ -158,11 +198,7 @@ export function logSections(facts: NcclLogFacts): ViewSection[] {
     );
   if (facts.hosts.length > 0) topology.push(l10n.t('hosts: {0}', listed(facts.hosts).join(', ')));
   if (facts.gpuNames.length > 0) topology.push(l10n.t('GPUs: {0}', facts.gpuNames.join(', ')));
-  const links = new Map<string, number>();
-  for (const l of facts.topologyLinks)
-    links.set(`${l.kind} ${l.GBps} GB/s`, (links.get(`${l.kind} ${l.GBps} GB/s`) ?? 0) + 1);
-  if (links.size > 0)
-    topology.push(l10n.t('links in the topology dump: {0}', [...links].map(([k, n]) => `${n} × ${k}`).join(', ')));
+  topology.push(...topologyLinkLines(facts.topologyLinks));
   if (facts.hasNvSwitch) topology.push(l10n.t('NVSwitch present'));
   if (facts.network)
     topology.push(

@@ -17,6 +17,7 @@ export { parseNcclTests } from './nccl-tests';
 export { parseNcclTestsJson } from './nccl-tests-json';
 export { parseNcclLogFacts, type NcclLogFacts } from './nccl-log';
 export { systemFromNcclLog } from './nccl-log-system';
+export { NCCL_LOC_BW_GBps, type TopologyLink } from './nccl-log-topology';
 export { parseKineto, parseNcclKernelName } from './kineto';
 export { parseDeepSpeed } from './deepspeed';
 export { parseCalibrationJson } from './calibration-json';

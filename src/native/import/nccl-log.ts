@@ -3,6 +3,7 @@
 // choices. Lines from different processes may be spliced together mid-line, so every pattern is searched for
 // anywhere in a line rather than anchored, and a line that matches nothing is simply skipped.
 import { splitLines } from './model';
+import { TopologyDumpReader, type TopologyLink } from './nccl-log-topology';
 
 export interface TuningCell {
   readonly latencyUs: number;
@@ -16,8 +17,11 @@ export interface NcclLogFacts {
   localRanks?: number;
   hosts: string[];
   gpuNames: string[];
-  /** Links seen in the GRAPH topology dump, e.g. NVL 240 GB/s between two GPUs. */
-  topologyLinks: { kind: string; GBps: number }[];
+  /**
+   * The links of the first GRAPH topology dump, each once (e.g. NVL 240 GB/s between two GPUs), with their ends;
+   * see nccl-log-topology.ts for why printed lines are not links.
+   */
+  topologyLinks: TopologyLink[];
   hasNvSwitch: boolean;
   graphPatterns: { pattern: number; nChannels: number; bwIntraGBps: number; bwInterGBps: number; type: string }[];
   channels?: number;
@@ -74,6 +78,9 @@ export function parseNcclLogFacts(text: string): NcclLogFacts {
   const gpuNames = new Set<string>();
   const transports = new Set<string>();
   let tuningGroup: { algorithms: string[]; protocols: string[] } | undefined;
+  const dump = new TopologyDumpReader();
+  // Link lines outside a recognised dump (a format not seen yet): kept as printed, without their ends.
+  const looseLinks: TopologyLink[] = [];
   const lines = splitLines(text);
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index];
@@ -98,8 +105,9 @@ export function parseNcclLogFacts(text: string): NcclLogFacts {
       facts.localRanks = Number(m[3]);
     } else if ((m = /\bn[Rr]anks[ =](\d+)/.exec(line))) facts.ranks ??= Number(m[1]);
     if ((m = /(NCCL_\w+) set by environment to (\S+)/.exec(line))) facts.env[m[1]] = m[2].replace(/\.$/, '');
+    dump.read(line);
     if ((m = /\b(NVL|PCI|NET|SYS|NVB|C2C)\[(\d+(?:\.\d+)?)\]/.exec(line)))
-      facts.topologyLinks.push({ kind: m[1], GBps: Number(m[2]) });
+      looseLinks.push({ kind: m[1], GBps: Number(m[2]) });
     if (/\bNVS\/|\+ NVL\[[\d.]+\] - NVS/.test(line)) facts.hasNvSwitch = true;
     if (
       (m = /Pattern (\d+), crossNic \d+, nChannels (\d+), (?:bw|speed) ([\d.]+)\/([\d.]+), type (\S+?),/.exec(line))
@@ -152,6 +160,7 @@ export function parseNcclLogFacts(text: string): NcclLogFacts {
   facts.hosts = [...hosts].filter(([, n]) => n >= 3).map(([host]) => host);
   facts.gpuNames = [...gpuNames];
   facts.transports = [...transports];
+  facts.topologyLinks = dump.links.length > 0 ? dump.links : looseLinks;
   return facts;
 }
 

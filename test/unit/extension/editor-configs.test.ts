@@ -133,7 +133,7 @@ test(
 );
 
 test(
-  'Profile Training Config lists the workspace configs, config.json models included, and nothing else',
+  'Profile Training Config and Sweep Bucket Size list the workspace configs, config.json models included, and nothing else',
   { skip },
   async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cp-configs-'));
@@ -147,22 +147,29 @@ test(
       join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
       join(ROOT, 'node_modules', 'some-package', 'config.json'),
     ];
+    // Both commands ask the same question of the same files (issue 14: "list the configs found in the workspace").
+    const listed: string[][][] = [];
     try {
-      await run('profileTrainingConfig');
+      for (const command of ['profileTrainingConfig', 'sweepBucketSize']) {
+        const before = fake.recorded.quickPicks.length;
+        await run(command);
+        assert.equal(fake.recorded.quickPicks.length, before + 1, `${command} asks which config`);
+        const items = fake.recorded.quickPicks.pop()!;
+        listed.push(
+          items.map((i) => [i.label.startsWith(ROOT) ? i.label.slice(ROOT.length + 1) : i.label, i.description ?? '']),
+        );
+      }
     } finally {
       fake.recorded.workspaceFiles = [];
     }
-    const items = fake.recorded.quickPicks.pop()!;
-    assert.deepEqual(
-      items.map((i) => [i.label.startsWith(ROOT) ? i.label.slice(ROOT.length + 1) : i.label, i.description]),
-      [
-        ['examples/accelerate_config.yaml', 'Accelerate config'],
-        ['examples/ds_config.json', 'DeepSpeed config'],
-        ['examples/llama2-7b-ddp.collective.yaml', 'Collective Profiler config'],
-        ['examples/models/gpt2/config.json', 'Hugging Face model config'],
-        ['$(folder-opened) Browse…', undefined],
-      ],
-    );
+    const expected = [
+      ['examples/accelerate_config.yaml', 'Accelerate config'],
+      ['examples/ds_config.json', 'DeepSpeed config'],
+      ['examples/llama2-7b-ddp.collective.yaml', 'Collective Profiler config'],
+      ['examples/models/gpt2/config.json', 'Hugging Face model config'],
+      ['$(folder-opened) Browse…', ''],
+    ];
+    assert.deepEqual(listed, [expected, expected]);
   },
 );
 
