@@ -131,3 +131,24 @@ function attributeValue(model: FileModel, node: PyNode): { node: PyNode; fn: Fun
   const values = model.valuesSeenBy(text, fn);
   return values.length === 1 ? { node: values[0].value, fn: values[0].fn } : undefined;
 }
+
+/**
+ * The sentence a finding adds when the divisor `node` (a name assigned the ratio, or the ratio itself) is such a
+ * global batch: the message then says why the count is over all ranks, which the divisor's name rarely does.
+ */
+export function globalBatchNote(model: FileModel, node: PyNode): string | undefined {
+  const fn = model.enclosingFunction(node);
+  if (!fn) return undefined;
+  const s = model.syntax;
+  let ratio: PyNode | undefined = s.stripWrappers(node);
+  if (ratio.type === 'identifier') ratio = singleValue(model, s.text(ratio), fn)?.node;
+  if (!ratio || !isShardedGlobalBatch(model, ratio, fn)) return undefined;
+  const written = s.text(node).replace(/\s+/g, ' ');
+  const value = s.text(ratio).replace(/\s+/g, ' ');
+  const head = written === value ? `\`${clipped(value)}\`` : `\`${clipped(written)}\` (\`${clipped(value)}\`)`;
+  return `${head} is the batch of all ranks together, since the loader's distributed sampler gives each rank 1/N of the dataset in the same number of steps.`;
+}
+
+function clipped(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}

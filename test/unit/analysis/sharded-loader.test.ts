@@ -30,7 +30,14 @@ const DDP_GLOBAL_BATCH = py`
 `;
 
 test('CP002: a loss divided by len(dataset) / len(loader) of a DistributedSampler loader, then averaged by DDP', async () => {
-  assert.deepEqual(summary(await analyze(DDP_GLOBAL_BATCH)), ['CP002@18']);
+  const findings = await analyze(DDP_GLOBAL_BATCH);
+  assert.deepEqual(summary(findings), ['CP002@18']);
+  assert.match(findings[0].message, /DDP already averages/);
+  assert.match(
+    findings[0].message,
+    /`samples_per_step` \(`len\(loader.dataset\) \/\/ len\(loader\)`\) is the batch of all ranks/,
+  );
+  assert.match(findings[0].message, /1\/N \(world size\) of the configured one/);
 });
 
 test('CP002: the same global batch written as the dataset length times a sample rate of 1 / len(loader)', async () => {
