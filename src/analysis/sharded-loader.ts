@@ -12,6 +12,8 @@ import type { FileModel, FunctionInfo } from './scope';
 const SHARDING_SAMPLER = /^Distributed\w*Sampler$/;
 /** The loader classes whose length is the number of batches their sampler yields. */
 const LOADER = /^DataLoader$/;
+/** The world size as the code writes it when it passes it to a sampler. */
+const WORLD_SIZE = /^((\w+\.)*get_world_size\(\)|(\w+\.)*(world_size|num_replicas|num_processes))$/;
 /** How many names (`sample_rate`, `loader`) are followed back to their assignment. */
 const MAX_DEPTH = 4;
 
@@ -91,10 +93,22 @@ function loaderConstruction(
   if (!dataset || !sampler) return undefined;
   const samplerCall = samplerConstruction(model, sampler, value.fn);
   if (!samplerCall) return undefined;
+  if (!splitsAmongAllRanks(model, samplerCall)) return undefined;
   const sampled = s.arg(samplerCall, 'dataset', 0);
   const datasetText = s.text(dataset).replace(/\s+/g, '');
   if (!sampled || s.text(sampled).replace(/\s+/g, '') !== datasetText) return undefined;
   return { dataset: datasetText };
+}
+
+/**
+ * The sampler splits the dataset among every rank: `num_replicas` is left to its default (the world size), or
+ * given as the world size. A sampler told another count (`num_replicas=1` for an evaluation loader) is not proven.
+ */
+function splitsAmongAllRanks(model: FileModel, samplerCall: PyNode): boolean {
+  const replicas = model.syntax.arg(samplerCall, 'num_replicas', 1);
+  if (!replicas) return true;
+  const text = model.syntax.text(replicas).replace(/\s+/g, '');
+  return WORLD_SIZE.test(text);
 }
 
 function samplerConstruction(model: FileModel, sampler: PyNode, fn: FunctionInfo): PyNode | undefined {

@@ -46,6 +46,12 @@ test('CP002: the same global batch written as the dataset length times a sample 
     'sample_rate = 1 / len(loader)\n    samples_per_step = int(len(dataset) * sample_rate)',
   );
   assert.deepEqual(summary(await analyze(rate)), ['CP002@19']);
+  // The world size passed to the sampler explicitly splits the dataset the same way.
+  const explicit = rate.replace(
+    'DistributedSampler(dataset)',
+    'DistributedSampler(dataset, num_replicas=dist.get_world_size())',
+  );
+  assert.deepEqual(summary(await analyze(explicit)), ['CP002@19']);
 });
 
 test('CP002: a loader and its sampler kept on self and read in another method', async () => {
@@ -114,6 +120,12 @@ test('the global batch stays silent where it is right or not proven', async () =
     'len(dataset)',
   );
   assert.deepEqual(summary(await analyze(other)), []);
+  // A sampler told to split among one replica (an evaluation loader) leaves the ratio the rank's own batch.
+  const oneReplica = DDP_GLOBAL_BATCH.replace(
+    'DistributedSampler(dataset)',
+    'DistributedSampler(dataset, num_replicas=1, rank=0)',
+  );
+  assert.deepEqual(summary(await analyze(oneReplica)), []);
   // A loader built twice in different ways is not proven to split the dataset.
   const twice = DDP_GLOBAL_BATCH.replace(
     '    samples_per_step',
