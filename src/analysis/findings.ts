@@ -11,6 +11,7 @@ import type { AccumulationVerdict } from './accumulation';
 import type { TokenWeightingVerdict } from './token-weighting';
 import { groupIsGloo } from './groups';
 import { guardsOf } from './conditions';
+import { globalBatchNote } from './sharded-loader';
 import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
@@ -168,7 +169,9 @@ export class FindingWriter {
                 : 'Remove the redundant division',
             )
           : undefined;
-        this.push('CP002', v.location, doubleMessage(v.exponent, this.worldSize, why), [fix], related);
+        const globalBatch = v.term?.size.kind === 'global-count' ? globalBatchNote(this.model, v.term.node) : undefined;
+        const double = doubleMessage(v.exponent, this.worldSize, why);
+        this.push('CP002', v.location, globalBatch ? `${double} ${globalBatch}` : double, [fix], related);
         return;
       }
       case 'CP003': {

@@ -3,6 +3,7 @@
 // resort; the value a name was assigned (in the function, in `self.x = ...`, at the call site) wins.
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import { isShardedGlobalBatch } from './sharded-loader';
 
 export type SizeKind = 'world' | 'local' | 'const' | 'batch' | 'global-count' | 'neutral' | 'unknown';
 
@@ -104,6 +105,7 @@ export class SizeClassifier {
         return branches.every((b) => b.kind === branches[0]?.kind) && branches[0] ? branches[0] : { kind: 'unknown' };
       }
       case 'binary_operator': {
+        if (isShardedGlobalBatch(this.model, n, env.fn)) return { kind: 'global-count' };
         const parts = s.factors(n).map((f) => ({ ...this.classify(f.node, env, depth + 1), sign: f.sign }));
         const meaningful = parts.filter((p) => p.kind !== 'neutral');
         if (meaningful.length === 1 && meaningful[0].sign === 1) return meaningful[0];

@@ -1,0 +1,168 @@
+// A batch size computed from a dataset's length and a loader's number of steps (`len(loader.dataset) //
+// len(loader)`, or `len(dataset) * sample_rate` with `sample_rate = 1 / len(loader)`) is the GLOBAL batch, summed
+// over all ranks, when the loader draws from a sampler that splits the dataset among the ranks: each rank then sees
+// len(dataset) / N samples in len(loader) steps, so the ratio is N times the batch a rank computes. A divisor made
+// this way counts like a count all-reduced over the ranks (sizes.ts' 'global-count'). A loader without such a
+// sampler (each rank iterates the whole dataset) makes the ratio the rank's own batch, and a loader the code does
+// not build in view proves nothing, so both keep the ratio unclassified.
+import { child, unparen, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+
+/** Samplers that give each rank its own share of the dataset (torch's DistributedSampler and its relatives). */
+const SHARDING_SAMPLER = /^Distributed\w*Sampler$/;
+/** The loader classes whose length is the number of batches their sampler yields. */
+const LOADER = /^DataLoader$/;
+/** The world size as the code writes it when it passes it to a sampler. */
+const WORLD_SIZE = /^((\w+\.)*get_world_size\(\)|(\w+\.)*(world_size|num_replicas|num_processes))$/;
+/** How many names (`sample_rate`, `loader`) are followed back to their assignment. */
+const MAX_DEPTH = 4;
+
+interface Factor {
+  readonly node: PyNode;
+  readonly sign: 1 | -1;
+}
+
+/**
+ * True when `expr` is len(D) over len(L) (with factors of 1 at most), where L is a DataLoader built in view with a
+ * sharding sampler and D is the dataset that loader (and its sampler) draw from.
+ */
+export function isShardedGlobalBatch(model: FileModel, expr: PyNode, fn: FunctionInfo): boolean {
+  const factors = flatten(model, expr, fn, 1, 0);
+  if (!factors) return false;
+  const up = factors.filter((f) => f.sign === 1 && model.syntax.numberValue(f.node) !== 1);
+  const down = factors.filter((f) => f.sign === -1 && model.syntax.numberValue(f.node) !== 1);
+  if (up.length !== 1 || down.length !== 1) return false;
+  const dataset = lenArgument(model, up[0].node);
+  const loader = lenArgument(model, down[0].node);
+  if (!dataset || !loader) return false;
+  const built = loaderConstruction(model, loader, fn, 0);
+  if (!built) return false;
+  const s = model.syntax;
+  const loaderText = s.text(loader).replace(/\s+/g, '');
+  const datasetText = s.text(dataset).replace(/\s+/g, '');
+  return datasetText === `${loaderText}.dataset` || datasetText === built.dataset;
+}
+
+/** The product's factors with the names assigned once in view replaced by their values; `//` divides too. */
+function flatten(model: FileModel, expr: PyNode, fn: FunctionInfo, sign: 1 | -1, depth: number): Factor[] | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const s = model.syntax;
+  const n = s.stripWrappers(expr);
+  if (n.type === 'binary_operator') {
+    const op = s.operator(n);
+    const left = child(n, 'left');
+    const right = child(n, 'right');
+    if (!left || !right || !['*', '/', '//'].includes(op)) return undefined;
+    const l = flatten(model, left, fn, sign, depth + 1);
+    const r = flatten(model, right, fn, op === '*' ? sign : (-sign as 1 | -1), depth + 1);
+    return l && r ? [...l, ...r] : undefined;
+  }
+  if (n.type === 'identifier') {
+    const value = singleValue(model, s.text(n), fn);
+    if (value && value.node.type !== 'identifier') return flatten(model, value.node, value.fn, sign, depth + 1);
+  }
+  return [{ node: n, sign }];
+}
+
+/** `len(x)` → x. */
+function lenArgument(model: FileModel, node: PyNode): PyNode | undefined {
+  const n = unparen(node);
+  if (n.type !== 'call' || model.syntax.calleeText(n) !== 'len') return undefined;
+  const args = model.syntax.args(n);
+  return args.positional.length === 1 && args.keywords.size === 0 ? unparen(args.positional[0]) : undefined;
+}
+
+/**
+ * The dataset a loader named by `loader` draws from, when every value the name is given in view is a
+ * `DataLoader(dataset, sampler=DistributedSampler(dataset, ...))` over one dataset (the sampler may be a name
+ * assigned such a call). A loader passed in, or built twice in different ways, is not proven.
+ */
+function loaderConstruction(
+  model: FileModel,
+  loader: PyNode,
+  fn: FunctionInfo,
+  depth: number,
+): { dataset: string } | undefined {
+  const s = model.syntax;
+  const value = loader.type === 'identifier' ? singleValue(model, s.text(loader), fn) : attributeValue(model, loader);
+  if (!value || depth > MAX_DEPTH) return undefined;
+  const call = unparen(value.node);
+  if (call.type !== 'call' || !LOADER.test(s.calleeName(call))) return undefined;
+  const dataset = s.arg(call, 'dataset', 0);
+  const sampler = s.arg(call, 'sampler', 3) ?? s.args(call).keywords.get('batch_sampler')?.value;
+  if (!dataset || !sampler) return undefined;
+  const samplerCall = samplerConstruction(model, sampler, value.fn);
+  if (!samplerCall) return undefined;
+  if (!splitsAmongAllRanks(model, samplerCall)) return undefined;
+  const sampled = s.arg(samplerCall, 'dataset', 0);
+  const datasetText = s.text(dataset).replace(/\s+/g, '');
+  if (!sampled || s.text(sampled).replace(/\s+/g, '') !== datasetText) return undefined;
+  return { dataset: datasetText };
+}
+
+/**
+ * The sampler splits the dataset among every rank: `num_replicas` is left to its default (the world size), or
+ * given as the world size. A sampler told another count (`num_replicas=1` for an evaluation loader) is not proven.
+ */
+function splitsAmongAllRanks(model: FileModel, samplerCall: PyNode): boolean {
+  const replicas = model.syntax.arg(samplerCall, 'num_replicas', 1);
+  if (!replicas) return true;
+  const text = model.syntax.text(replicas).replace(/\s+/g, '');
+  return WORLD_SIZE.test(text);
+}
+
+function samplerConstruction(model: FileModel, sampler: PyNode, fn: FunctionInfo): PyNode | undefined {
+  const s = model.syntax;
+  let node = unparen(sampler);
+  if (node.type === 'identifier') node = unparen(singleValue(model, s.text(node), fn)?.node ?? node);
+  else if (node.type === 'attribute') node = unparen(attributeValue(model, node)?.node ?? node);
+  return node.type === 'call' && SHARDING_SAMPLER.test(s.calleeName(node)) ? node : undefined;
+}
+
+/** The one value `name` is assigned in `fn` or, when `fn` does not assign it, in the functions around it. */
+function singleValue(model: FileModel, name: string, fn: FunctionInfo): { node: PyNode; fn: FunctionInfo } | undefined {
+  for (let f: FunctionInfo | undefined = fn; f; f = f.enclosing) {
+    if (f.params.some((p) => p.name === name)) return undefined;
+    const values: PyNode[] = [];
+    for (const a of f.assignments) {
+      if (a.type !== 'assignment') continue;
+      const left = child(a, 'left');
+      const right = child(a, 'right');
+      if (left?.type === 'identifier' && right && model.syntax.text(left) === name) values.push(right);
+    }
+    if (values.length === 1) return { node: values[0], fn: f };
+    if (values.length > 1) return undefined;
+  }
+  return undefined;
+}
+
+/** The one value a `self.x` attribute is assigned in the file's methods of that object. */
+function attributeValue(model: FileModel, node: PyNode): { node: PyNode; fn: FunctionInfo } | undefined {
+  const text = model.syntax.text(node).replace(/\s+/g, '');
+  if (!text.startsWith('self.')) return undefined;
+  const fn = model.enclosingFunction(node);
+  if (!fn) return undefined;
+  const values = model.valuesSeenBy(text, fn);
+  return values.length === 1 ? { node: values[0].value, fn: values[0].fn } : undefined;
+}
+
+/**
+ * The sentence a finding adds when the divisor `node` (a name assigned the ratio, or the ratio itself) is such a
+ * global batch: the message then says why the count is over all ranks, which the divisor's name rarely does.
+ */
+export function globalBatchNote(model: FileModel, node: PyNode): string | undefined {
+  const fn = model.enclosingFunction(node);
+  if (!fn) return undefined;
+  const s = model.syntax;
+  let ratio: PyNode | undefined = s.stripWrappers(node);
+  if (ratio.type === 'identifier') ratio = singleValue(model, s.text(ratio), fn)?.node;
+  if (!ratio || !isShardedGlobalBatch(model, ratio, fn)) return undefined;
+  const written = s.text(node).replace(/\s+/g, ' ');
+  const value = s.text(ratio).replace(/\s+/g, ' ');
+  const head = written === value ? `\`${clipped(value)}\`` : `\`${clipped(written)}\` (\`${clipped(value)}\`)`;
+  return `${head} is the batch of all ranks together, since the loader's distributed sampler gives each rank 1/N of the dataset in the same number of steps.`;
+}
+
+function clipped(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
