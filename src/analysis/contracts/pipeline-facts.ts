@@ -19,6 +19,8 @@ export interface Construction {
   readonly scaling: GradScaling;
   /** The micro-batch count as written (`n_microbatches=` or the second positional argument). */
   readonly microbatches?: string;
+  /** `loss_fn=wrap(fn, k)`: the wrapper's name and its arguments as written. */
+  readonly lossWrapper?: { readonly callee: string; readonly args: readonly string[]; readonly range: SourceRange };
   /** The enclosing function, and the name the schedule is assigned to there. */
   readonly fn?: string;
   readonly variable?: string;
@@ -79,6 +81,8 @@ export interface PipelineFacts {
   readonly holders: readonly Holder[];
   readonly steps: readonly StepCall[];
   readonly loops: readonly AccumulationLoop[];
+  /** Functions that return a closure dividing the wrapped loss by one of their parameters, with its position. */
+  readonly lossDividers: ReadonlyMap<string, { readonly index: number; readonly range: SourceRange }>;
 }
 
 const PIPELINING = /^torch\.distributed\.pipelining(\.schedules)?\./;
@@ -108,6 +112,7 @@ class FileReader {
   private readonly holders: Holder[] = [];
   private readonly steps: StepCall[] = [];
   private readonly loops: AccumulationLoop[] = [];
+  private readonly lossDividers = new Map<string, { index: number; range: SourceRange }>();
 
   constructor(
     private readonly module: PyNode,
@@ -126,6 +131,7 @@ class FileReader {
       holders: this.holders,
       steps: this.steps,
       loops: this.loops,
+      lossDividers: this.lossDividers,
     };
   }
 
@@ -221,6 +227,7 @@ class FileReader {
     const returnType = child(def, 'return_type');
     const annotated = returnType ? this.returnedPosition(this.text(returnType), false) : undefined;
     if (annotated !== undefined) this.annotatedReturns.set(fn, annotated);
+    this.readLossDivider(def, fn, body);
     const scheduleClasses = this.scheduleClassVariables(body);
     /** Local name → the callee its (last) assignment calls, and the position taken from that call's result. */
     const assigned = new Map<string, { callee: string; index: Position }>();
@@ -288,6 +295,7 @@ class FileReader {
   private construction(call: PyNode, callee: string, args: PyNode, fn: string): Construction {
     let scaling: GradScaling = 'default';
     let microbatches: string | undefined;
+    let lossWrapper: Construction['lossWrapper'];
     const positional = named(args).filter((a) => a.type !== 'keyword_argument');
     for (const a of named(args)) {
       if (a.type === 'dictionary_splat') scaling = 'unknown';
@@ -297,6 +305,7 @@ class FileReader {
       if (key === 'scale_grads' && value)
         scaling = this.text(value) === 'True' ? 'true' : this.text(value) === 'False' ? 'false' : 'unknown';
       if (key === 'n_microbatches' && value) microbatches = this.source.textOf(value);
+      if (key === 'loss_fn' && value?.type === 'call') lossWrapper = this.wrapperCall(value);
     }
     if (microbatches === undefined && positional[1]) microbatches = this.source.textOf(positional[1]);
     const statement = call.parent?.type === 'assignment' ? call.parent : undefined;
@@ -307,9 +316,63 @@ class FileReader {
       callee,
       scaling,
       microbatches,
+      lossWrapper,
       fn,
       variable: left && child(statement!, 'right') === call ? this.text(left) : undefined,
     };
+  }
+
+  private wrapperCall(call: PyNode): Construction['lossWrapper'] {
+    const callee = child(call, 'function');
+    const args = child(call, 'arguments');
+    if (callee?.type !== 'identifier' || !args) return undefined;
+    const items = named(args);
+    if (items.some((a) => a.type !== 'identifier' && a.type !== 'attribute' && a.type !== 'integer')) return undefined;
+    return { callee: this.text(callee), args: items.map((a) => this.text(a)), range: this.source.range(call) };
+  }
+
+  /**
+   * `def wrap(fn, k): def inner(*a, **kw): return fn(*a, **kw) / k; return inner` (or with the quotient assigned
+   * first): the closure it returns divides the wrapped loss by its parameter `k`.
+   */
+  private readLossDivider(def: PyNode, fn: string, body: PyNode): void {
+    const params = child(def, 'parameters');
+    const names = (params ? named(params) : []).map((p) =>
+      this.text(p.type === 'identifier' ? p : (child(p, 'name') ?? named(p)[0] ?? p)),
+    );
+    const statements = named(body);
+    const last = statements[statements.length - 1];
+    const returned = last?.type === 'return_statement' ? named(last)[0] : undefined;
+    const inner = statements.find(
+      (s) =>
+        (s.type === 'function_definition' ? s : child(s, 'definition'))?.type === 'function_definition' &&
+        returned !== undefined &&
+        this.text(child(s.type === 'function_definition' ? s : child(s, 'definition')!, 'name') ?? s) ===
+          this.text(returned),
+    );
+    const innerDef = inner?.type === 'function_definition' ? inner : inner && child(inner, 'definition');
+    const innerBody = innerDef && child(innerDef, 'body');
+    if (!innerBody) return;
+    const quotients = new Map<string, string>();
+    for (const s of named(innerBody)) {
+      const e = s.type === 'expression_statement' ? named(s)[0] : s;
+      if (e?.type === 'assignment' && child(e, 'left')?.type === 'identifier') {
+        const divisor = this.divisorOf(child(e, 'right'));
+        if (divisor) quotients.set(this.text(child(e, 'left')!), divisor);
+      }
+      if (e?.type !== 'return_statement') continue;
+      const value = named(e)[0];
+      const divisor = value && (this.divisorOf(value) ?? quotients.get(this.text(value)));
+      const index = divisor ? names.indexOf(divisor) : -1;
+      if (index >= 0) this.lossDividers.set(fn, { index, range: this.source.range(value) });
+    }
+  }
+
+  private divisorOf(e: PyNode | undefined): string | undefined {
+    const v = e && unparen(e);
+    if (v?.type !== 'binary_operator' || v.children.find((c) => !c.named)?.type !== '/') return undefined;
+    const right = child(v, 'right');
+    return right?.type === 'identifier' ? this.text(right) : undefined;
   }
 
   private readAssignment(

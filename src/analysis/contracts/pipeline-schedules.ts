@@ -44,6 +44,10 @@ export function pipelineScheduleFindings(
   const callables = new Map<string, Position>();
   for (const f of files.values()) for (const [name, p] of f.annotatedCallables) callables.set(name, p);
   const ws: Workspace = { files, constructions, escaping, returning, callables };
+  for (const c of constructions) {
+    const doubled = scales(c.item) ? doubledLoss(ws, c) : undefined;
+    if (doubled) out.set(c.path, [...(out.get(c.path) ?? []), doubled]);
+  }
 
   for (const [path, facts] of files) {
     if (isTest(path)) continue;
@@ -54,7 +58,12 @@ export function pipelineScheduleFindings(
       if (!loop) continue;
       for (const c of sources) {
         const list = out.get(c.path) ?? [];
-        if (list.some((f) => f.range.startLine === c.item.range.startLine)) continue;
+        if (
+          list.some(
+            (f) => f.range.startLine === c.item.range.startLine && f.range.startColumn === c.item.range.startColumn,
+          )
+        )
+          continue;
         out.set(c.path, [...list, finding(c, { path, item: step }, { path, item: loop })]);
       }
     }
@@ -145,6 +154,34 @@ function repeatingLoop(facts: PipelineFacts, step: StepCall): AccumulationLoop |
       ? loop.cls === step.cls && loop.calls.has(`self.${step.fn}`)
       : loop.calls.has(step.fn);
   });
+}
+
+/**
+ * `loss_fn=wrap(loss_fn, n_microbatches)` where `wrap` returns a closure that divides the loss by that argument,
+ * on a schedule that also scales the gradients: the mean over the micro-batches is taken twice.
+ */
+function doubledLoss(ws: Workspace, c: Located<Construction>): Finding | undefined {
+  const wrapper = c.item.lossWrapper;
+  const count = c.item.microbatches?.replace(/\s+/g, '');
+  if (!wrapper || !count) return undefined;
+  for (const [path, f] of ws.files) {
+    const divider = f.lossDividers.get(wrapper.callee);
+    if (!divider || wrapper.args[divider.index] !== count) continue;
+    const keeps = c.item.scaling === 'true' ? 'passes `scale_grads=True`' : 'leaves `scale_grads` at its default, True';
+    const message =
+      `The loss given to this torch pipeline schedule is divided by \`${c.item.microbatches}\` (\`${wrapper.callee}\`), and the schedule ${keeps}, so every \`step()\` also divides all \`.grad\` by \`n_microbatches\`: ` +
+      `the mean over the micro-batches is taken twice, and the effective learning rate is 1/n_microbatches of the configured one. Pass \`scale_grads=False\` or give the undivided loss.`;
+    const related: RelatedLocation[] = [
+      { range: wrapper.range, message: `\`${wrapper.callee}(…)\` wraps the loss` },
+      {
+        range: divider.range,
+        message: `the wrapped loss is divided by the wrapper's argument \`${wrapper.args[divider.index]}\``,
+        ...(path === c.path ? {} : { file: path }),
+      },
+    ];
+    return { code: 'CP002', severity: ruleInfo('CP002').severity, range: c.item.range, message, related, fixes: [] };
+  }
+  return undefined;
 }
 
 function finding(c: Located<Construction>, step: Located<StepCall>, loop: Located<AccumulationLoop>): Finding {

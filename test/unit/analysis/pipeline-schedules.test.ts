@@ -175,3 +175,43 @@ test('a local schedule: CP002 when stepped k times before the optimizer, clean w
   // Test code is not judged.
   assert.deepEqual(codes(await check({ 'tests/test_pipe.py': script }), 'tests/test_pipe.py'), []);
 });
+
+const SCALED_LOSS = py`
+  import functools
+  from torch.distributed.pipelining import ScheduleInterleaved1F1B
+
+
+  def mean_over(loss_fn, parts):
+      @functools.wraps(loss_fn)
+      def divided(*args, **kwargs):
+          value = loss_fn(*args, **kwargs)
+          return value / parts
+
+      return divided
+
+
+  def build(stages, loss_fn, micro):
+      return ScheduleInterleaved1F1B(stages, n_microbatches=micro, loss_fn=mean_over(loss_fn, micro))
+`;
+
+test('a loss divided by n_microbatches given to a schedule that also scales the gradients is CP002', async () => {
+  const results = await check({ 'pp.py': SCALED_LOSS });
+  assert.deepEqual(codes(results, 'pp.py'), ['CP002@15']);
+  const finding = results.get('pp.py')!.findings[0];
+  assert.match(finding.message, /divided by `micro` \(`mean_over`\)/);
+  assert.match(finding.message, /1\/n_microbatches of the configured one/);
+  assert.deepEqual(
+    finding.related.map((r) => r.range.startLine + 1),
+    [15, 9],
+  );
+  // torchtitan's fix: the loss divided once, and the schedule told not to scale; or a division by another count.
+  const fixed = SCALED_LOSS.replace('mean_over(loss_fn, micro))', 'mean_over(loss_fn, micro), scale_grads=False)');
+  assert.deepEqual(codes(await check({ 'pp.py': fixed }), 'pp.py'), []);
+  const accumulation = SCALED_LOSS.replace(
+    'def build(stages, loss_fn, micro)',
+    'def build(stages, loss_fn, micro, steps)',
+  ).replace('mean_over(loss_fn, micro))', 'mean_over(loss_fn, steps))');
+  assert.deepEqual(codes(await check({ 'pp.py': accumulation }), 'pp.py'), []);
+  const multiplied = SCALED_LOSS.replace('return value / parts', 'return value * parts');
+  assert.deepEqual(codes(await check({ 'pp.py': multiplied }), 'pp.py'), []);
+});
