@@ -7,6 +7,7 @@ import type { Parser } from 'web-tree-sitter';
 import { parseModule } from '../parse';
 import { child, named, unparen, visit, type PyNode, type Source } from '../tree';
 import type { SourceRange } from '../types';
+import { readLossDivider, splitTopLevel } from './pipeline-loss-wrappers';
 
 /** How a construction sets `scale_grads`: left out (torch's default, True), True, False, or an expression. */
 export type GradScaling = 'default' | 'true' | 'false' | 'unknown';
@@ -227,7 +228,8 @@ class FileReader {
     const returnType = child(def, 'return_type');
     const annotated = returnType ? this.returnedPosition(this.text(returnType), false) : undefined;
     if (annotated !== undefined) this.annotatedReturns.set(fn, annotated);
-    this.readLossDivider(def, fn, body);
+    const divider = readLossDivider(this.source, def, body);
+    if (divider) this.lossDividers.set(fn, divider);
     const scheduleClasses = this.scheduleClassVariables(body);
     /** Local name → the callee its (last) assignment calls, and the position taken from that call's result. */
     const assigned = new Map<string, { callee: string; index: Position }>();
@@ -331,50 +333,6 @@ class FileReader {
     return { callee: this.text(callee), args: items.map((a) => this.text(a)), range: this.source.range(call) };
   }
 
-  /**
-   * `def wrap(fn, k): def inner(*a, **kw): return fn(*a, **kw) / k; return inner` (or with the quotient assigned
-   * first): the closure it returns divides the wrapped loss by its parameter `k`.
-   */
-  private readLossDivider(def: PyNode, fn: string, body: PyNode): void {
-    const params = child(def, 'parameters');
-    const names = (params ? named(params) : []).map((p) =>
-      this.text(p.type === 'identifier' ? p : (child(p, 'name') ?? named(p)[0] ?? p)),
-    );
-    const statements = named(body);
-    const last = statements[statements.length - 1];
-    const returned = last?.type === 'return_statement' ? named(last)[0] : undefined;
-    const inner = statements.find(
-      (s) =>
-        (s.type === 'function_definition' ? s : child(s, 'definition'))?.type === 'function_definition' &&
-        returned !== undefined &&
-        this.text(child(s.type === 'function_definition' ? s : child(s, 'definition')!, 'name') ?? s) ===
-          this.text(returned),
-    );
-    const innerDef = inner?.type === 'function_definition' ? inner : inner && child(inner, 'definition');
-    const innerBody = innerDef && child(innerDef, 'body');
-    if (!innerBody) return;
-    const quotients = new Map<string, string>();
-    for (const s of named(innerBody)) {
-      const e = s.type === 'expression_statement' ? named(s)[0] : s;
-      if (e?.type === 'assignment' && child(e, 'left')?.type === 'identifier') {
-        const divisor = this.divisorOf(child(e, 'right'));
-        if (divisor) quotients.set(this.text(child(e, 'left')!), divisor);
-      }
-      if (e?.type !== 'return_statement') continue;
-      const value = named(e)[0];
-      const divisor = value && (this.divisorOf(value) ?? quotients.get(this.text(value)));
-      const index = divisor ? names.indexOf(divisor) : -1;
-      if (index >= 0) this.lossDividers.set(fn, { index, range: this.source.range(value) });
-    }
-  }
-
-  private divisorOf(e: PyNode | undefined): string | undefined {
-    const v = e && unparen(e);
-    if (v?.type !== 'binary_operator' || v.children.find((c) => !c.named)?.type !== '/') return undefined;
-    const right = child(v, 'right');
-    return right?.type === 'identifier' ? this.text(right) : undefined;
-  }
-
   private readAssignment(
     a: PyNode,
     cls: string | undefined,
@@ -472,22 +430,4 @@ class FileReader {
 /** `optimizer`, `self.optimizers`, `opt`: the receiver of an optimizer's `.step()`. */
 function isOptimizer(receiver: string): boolean {
   return /(^|\.)(optim\w*|opt)$/i.test(receiver);
-}
-
-/** `a, list[b, c], d` → [`a`, `list[b,c]`, `d`] (the text is already without spaces). */
-function splitTopLevel(text: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '[' || c === '(') depth++;
-    else if (c === ']' || c === ')') depth--;
-    else if (c === ',' && depth === 0) {
-      out.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(text.slice(start));
-  return out;
 }
