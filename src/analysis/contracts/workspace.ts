@@ -9,6 +9,7 @@ import { readClasses, type FileClasses } from './trainer-classes';
 import { pinsInText, type Pin } from './versions';
 import { trainerContractFindings, type TrainerWorkspace } from './hf-trainer';
 import { tailWindowFindings } from './tail-window';
+import { PipelineIndex } from './pipeline-index';
 
 const PACKAGE = 'transformers';
 
@@ -23,13 +24,17 @@ interface Entry {
 export class ContractIndex {
   private readonly files = new Map<string, Entry>();
   private readonly manifests = new Map<string, readonly Pin[]>();
+  private readonly pipelines: PipelineIndex;
 
   constructor(
     private readonly parser: Parser,
     private readonly resolveModule: (from: string, module: string) => string | undefined,
-  ) {}
+  ) {
+    this.pipelines = new PipelineIndex(parser);
+  }
 
   setFile(path: string, text: string): void {
+    this.pipelines.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -42,6 +47,7 @@ export class ContractIndex {
   removeFile(path: string): void {
     this.files.delete(path);
     this.manifests.delete(path);
+    this.pipelines.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -51,6 +57,22 @@ export class ContractIndex {
 
   /** The findings of the contracts for the given files, with test code and ignore comments applied. */
   findings(
+    paths: readonly string[],
+    options: { hints?: boolean; scopeOf: (path: string) => string },
+  ): Map<string, Finding[]> {
+    const schedules = this.pipelines.findings(
+      new Set(paths),
+      (path) => isTestCode(options.scopeOf(path)) && !options.hints,
+    );
+    const trainers = this.trainerFindings(paths, options);
+    for (const [path, list] of schedules) {
+      const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
+      if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
+    }
+    return trainers;
+  }
+
+  private trainerFindings(
     paths: readonly string[],
     options: { hints?: boolean; scopeOf: (path: string) => string },
   ): Map<string, Finding[]> {
