@@ -188,9 +188,8 @@ function keyGroupList(model: FileModel, fn: FunctionInfo, bucketArg: PyNode, gro
   for (const c of fn.calls) {
     if (s.calleeName(c) !== 'append') continue;
     const object = s.calleeObject(c);
-    const o = object && unparen(object);
-    if (o?.type !== 'subscript' || compact(s.text(child(o, 'value') ?? o)) !== dictName) continue;
-    const storedKey = named(o).find((x) => x.field === 'subscript') ?? named(o)[1];
+    const storedKey = object ? storeKey(model, unparen(object), dictName) : undefined;
+    if (storedKey === undefined) continue;
     const shapes = storedKey ? keyShapes(model, fn, storedKey) : undefined;
     if (!shapes) return undefined;
     const picked = shapes.flatMap((shape) => {
@@ -207,6 +206,20 @@ function keyGroupList(model: FileModel, fn: FunctionInfo, bucketArg: PyNode, gro
     stores++;
   }
   return stores > 0 ? list : undefined;
+}
+
+/** The key of `B[key].append` or `B.setdefault(key, []).append`; undefined for another object. */
+function storeKey(model: FileModel, object: PyNode, dict: string): PyNode | null | undefined {
+  const s = model.syntax;
+  if (object.type === 'subscript' && compact(s.text(child(object, 'value') ?? object)) === dict)
+    return named(object).find((x) => x.field === 'subscript') ?? named(object)[1] ?? null;
+  if (
+    object.type === 'call' &&
+    s.calleeName(object) === 'setdefault' &&
+    compact(s.text(s.calleeObject(object) ?? object)) === dict
+  )
+    return s.args(object).positional[0] ?? null;
+  return undefined;
 }
 
 /** The shapes a key may have: the expression, or through its one local assignment, each branch of a conditional. */
