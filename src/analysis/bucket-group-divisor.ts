@@ -16,7 +16,7 @@
 // - the group and the divisor are named on one path (group-sizes.ts) and leave a factor other than 1
 //   (group-divisor.ts), a factor that is not a power of the replica count (a missing or doubled division, which the
 //   world-size rules judge).
-import { child, named, unparen, type PyNode } from './tree';
+import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { guardsOf } from './conditions';
 import {
