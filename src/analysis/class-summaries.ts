@@ -235,6 +235,7 @@ export function agreedArgument(
   };
   const group = agree((d) => d.group);
   const size = agree((d) => d.size);
+  const groupDict = agree((d) => d.groupDict);
   // Each object is judged with what its own site passed, when every site builds this class for certain and names
   // the argument; sites in test code build objects to compare them, not to train, and are left out.
   const training = given.filter((_, i) => kinds[i] !== 'test');
@@ -243,7 +244,7 @@ export function agreedArgument(
     given.every((d, i) => kinds[i] === 'test' || (kinds[i] === 'certain' && d && (d.group || d.size)))
       ? training.map((d) => ({ group: d?.group, size: d?.size, ...(d?.origin ? { origin: d.origin } : {}) }))
       : undefined;
-  if (!group && !size && !bySite) return undefined;
+  if (!group && !size && !groupDict && !bySite) return undefined;
   // The sites agree on a value; it was chosen at one place only when every site passes the one chosen there.
   const origins = given.map((d) => d?.origin);
   const origin =
@@ -251,6 +252,7 @@ export function agreedArgument(
   return {
     ...(group ? { group } : {}),
     ...(size ? { size } : {}),
+    ...(groupDict ? { groupDict } : {}),
     ...(bySite ? { bySite } : {}),
     ...((group || size) && origin ? { origin } : {}),
   };

@@ -37,12 +37,19 @@ export interface ArgumentDenotation {
   readonly group?: Dims;
   /** The parallel dimensions of the size (or the product of sizes) the argument is. */
   readonly size?: Dims;
+  /** The parallel dimensions of every group in the dict of process groups the argument is. */
+  readonly groupDict?: Dims;
   /**
    * What each construction site of the class passes, in the same order for every parameter of the class, when
    * every site names it: a class built twice (a buffer for the dense gradients and one for the expert gradients)
    * keeps each object's group and factor together, even where the sites disagree.
    */
-  readonly bySite?: readonly { readonly group?: Dims; readonly size?: Dims; readonly origin?: ValueOrigin }[];
+  readonly bySite?: readonly {
+    readonly group?: Dims;
+    readonly size?: Dims;
+    readonly groupDict?: Dims;
+    readonly origin?: ValueOrigin;
+  }[];
   /** Where the value every site passes was chosen, when they all pass one chosen at the same place. */
   readonly origin?: ValueOrigin;
 }

@@ -156,8 +156,11 @@ function normalisedHelper(name: string): string {
   return name
     .replace(/^_+/, '')
     .replace(/^get_/, '')
-    .replace(/(_world_size|_group(_gloo)?)$/, '');
+    .replace(/(_world_size|_group(_gloo|_dict)?)$/, '');
 }
+
+/** What a constructor argument may denote: a process group, a size, or a dict of process groups. */
+export type DenotationKind = 'group' | 'size' | 'groupDict';
 
 export class GroupSizes {
   /**
@@ -181,6 +184,39 @@ export class GroupSizes {
     if (n.type === 'conditional_expression') return this.conditional(n, (b) => this.group(b, env, depth + 1));
     if (n.type === 'identifier' || n.type === 'attribute')
       return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, 'group', (v, e) => this.group(v, e, depth + 1));
+    // `groups_by_name[name]`: every group of a dict of groups has the dimensions the dict was built with.
+    if (n.type === 'subscript') return this.groupDict(child(n, 'value') ?? undefined, env, depth + 1);
+    return undefined;
+  }
+
+  /**
+   * The dimensions every group of a dict of groups has (DeepSpeed's `_get_expert_data_parallel_group_dict()`, one
+   * expert-data-parallel group per expert group name), per path. A `None` branch (`d if has_moe else None`) gives no
+   * value: subscripting it fails, so a group read out of the dict never took that path.
+   */
+  groupDict(node: PyNode | undefined, env: Env, depth = 0): SizeAlternative[] | undefined {
+    if (!node || depth > MAX_DEPTH) return undefined;
+    const s = this.model.syntax;
+    const n = unparen(node);
+    if (n.type === 'call') {
+      const dims = this.helperDims(n, /_group_dict$/);
+      return dims ? [{ dims, branches: new Map() }] : undefined;
+    }
+    if (n.type === 'conditional_expression') {
+      const parts = named(n);
+      const out: SizeAlternative[] = [];
+      for (const [i, branch] of [parts[0], parts[2]].entries()) {
+        if (branch && unparen(branch).type === 'none') continue;
+        const values = this.groupDict(branch, env, depth + 1);
+        if (!values) return undefined;
+        for (const v of values) out.push({ ...v, branches: merge(v.branches, new Map([[n, i]])) });
+      }
+      return out.length > 0 ? out : undefined;
+    }
+    if (n.type === 'identifier' || n.type === 'attribute')
+      return this.name(n, s.text(n).replace(/\s+/g, ''), env, depth, 'groupDict', (v, e) =>
+        this.groupDict(v, e, depth + 1),
+      );
     return undefined;
   }
 
@@ -256,7 +292,7 @@ export class GroupSizes {
     text: string,
     env: Env,
     depth: number,
-    kind: 'group' | 'size',
+    kind: DenotationKind,
     evaluate: (value: PyNode, env: Env) => SizeAlternative[] | undefined,
   ): SizeAlternative[] | undefined {
     const s = this.model.syntax;
@@ -312,7 +348,7 @@ export class GroupSizes {
   private fromConstructionSites(
     init: FunctionInfo,
     param: string,
-    kind: 'group' | 'size',
+    kind: DenotationKind,
   ): SizeAlternative[] | undefined {
     if (!this.constructorArgument || !init.params.some((p) => p.name === param)) return undefined;
     // A parameter the constructor rebinds (`if group is None: group = ...`) is not what the callers passed.

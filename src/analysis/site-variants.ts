@@ -6,7 +6,7 @@
 // a class built by a class still knows, per object, which group and which factor go together.
 import { unparen, type PyNode } from './tree';
 import type { Env } from './sizes';
-import type { GroupSizes, SizeAlternative, SizeOrigin } from './group-sizes';
+import type { DenotationKind, GroupSizes, SizeAlternative, SizeOrigin } from './group-sizes';
 import type { ArgumentDenotation, ValueOrigin } from './constructor-request';
 import { dimsKey, type Dims } from './dims';
 
@@ -29,7 +29,7 @@ export function siteVariants(
   originOf?: OriginOf,
 ): (ArgumentDenotation | undefined)[][] {
   const values = nodes.map((node) => alternatives(sizes, node, env));
-  const denote = (i: number, kind: 'group' | 'size', dims: Dims | undefined, origin: SizeOrigin | undefined) =>
+  const denote = (i: number, kind: DenotationKind, dims: Dims | undefined, origin: SizeOrigin | undefined) =>
     dims ? { [kind]: dims, ...(originOf ? { origin: originOf(origin, nodes[i]) } : {}) } : undefined;
   const plain = values.map((v, i) => (v ? denote(i, v.kind, single(v.list), commonOrigin(v.list)) : undefined));
   const branching = values.flatMap((v, i) => (v && !plain[i] ? [{ index: i, kind: v.kind, list: v.list }] : []));
@@ -70,14 +70,20 @@ function alternatives(
   sizes: GroupSizes,
   node: PyNode,
   env: Env,
-): { kind: 'group' | 'size'; list: SizeAlternative[] } | undefined {
+): { kind: DenotationKind; list: SizeAlternative[] } | undefined {
   const n = unparen(node);
+  // A dict of groups may be passed only where it exists (`d if has_moe else None`).
+  const groupDict = () => {
+    const dicts = sizes.groupDict(n, env);
+    return dicts && dicts.length > 0 ? { kind: 'groupDict' as const, list: dicts } : undefined;
+  };
+  if (n.type === 'conditional_expression') return groupDict();
   if (n.type !== 'identifier' && n.type !== 'attribute' && n.type !== 'call' && n.type !== 'binary_operator')
     return undefined;
   const group = sizes.group(n, env);
   if (group && group.length > 0) return { kind: 'group', list: group };
   const size = sizes.size(n, env);
-  return size && size.length > 0 ? { kind: 'size', list: size } : undefined;
+  return size && size.length > 0 ? { kind: 'size', list: size } : groupDict();
 }
 
 /** The origin every path's value shares; none when the paths chose it at different places. */
