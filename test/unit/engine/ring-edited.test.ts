@@ -130,7 +130,7 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
           reduced++;
           kinds.add(edit.name);
           if (
-            editedRing({ ...context(edited, bytes, protocol), reduceEdits: true })?.sharedBound.some((s) => s.size > 0)
+            editedRing({ ...context(edited, bytes, protocol), reduceEdits: true })?.sharedBound?.some((s) => s.size > 0)
           )
             bound++;
         }
