@@ -25,6 +25,7 @@ let parallelFacts: Record<string, unknown> = {};
 /** The CLI's worker bundle (`npm run bench` builds it first). */
 const CLI_WORKER = join(import.meta.dirname, '..', 'dist', 'cli-worker.js');
 let degradedFacts: Record<string, unknown> = {};
+let leafFacts: Record<string, unknown> = {};
 const forcedFacts: Record<string, Record<string, unknown>> = {};
 
 /** The system with the last node's first network link at a quarter of its bandwidth. */
@@ -32,6 +33,17 @@ function withDegradedLink(system: System): { system: System; link: string } {
   const lastNode = `n${system.nodes - 1}.`;
   const index = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(lastNode));
   if (index < 0) throw new Error(`no network link leaves node ${system.nodes - 1}`);
+  const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: asGBps(l.GBps / 4) } : l));
+  return { system: { ...system, topology: { ...system.topology, links } }, link: system.topology.links[index].id };
+}
+
+/**
+ * The system with rail 0's first leaf uplink (leaf 0 to the spine) at a quarter of its bandwidth: a shared link that
+ * serves the 32 nodes under that leaf, on one rail.
+ */
+function withDegradedLeafUplink(system: System): { system: System; link: string } {
+  const index = system.topology.links.findIndex((l) => l.from === 'rail0.leaf0' && l.to === 'spine');
+  if (index < 0) throw new Error('no link from rail 0 leaf 0 to the spine');
   const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: asGBps(l.GBps / 4) } : l));
   return { system: { ...system, topology: { ...system.topology, links } }, link: system.topology.links[index].id };
 }
@@ -99,6 +111,25 @@ export const benchmarks: Benchmark[] = [
       return ms;
     },
     extra: () => degradedFacts,
+  },
+  {
+    // A degraded leaf or spine link serves many nodes of one rail: that rail is simulated over every node
+    // (edited-classes.ts), not every rail (17.4 s node by node in session 10).
+    name: 'engine: 1 GiB AllReduce, 131,072 GPUs, one degraded leaf-to-spine link',
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const { system, link } = withDegradedLeafUplink(
+        resolveSystem(presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!),
+      );
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB });
+      const ms = performance.now() - started;
+      leafFacts = { link, algorithm: result.algorithm, timeUs: result.timeUs };
+      return ms;
+    },
+    extra: () => leafFacts,
   },
   ...(['ring', 'tree'] as const).map((algorithm): Benchmark => ({
     // The same edited system with the algorithm forced: heterogeneity must cost in proportion whatever NCCL would

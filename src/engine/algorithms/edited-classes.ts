@@ -7,8 +7,9 @@
 //
 // What is shown here, from the resolved layout: the rails' links and the switch links are disjoint (by node 0 and
 // node 1's routes, which every node repeats at a constant stride, and the shared links of routes across leaves),
-// and no changed link is a shared leaf or spine link (those serve many nodes of a rail; the edit then runs node by
-// node). Unchanged rails are alike because resolution builds every rail from one spec (the fast path relies on it).
+// and a changed leaf or spine link is crossed by one rail's routes only (it serves many nodes, but of that one rail:
+// the rail is then simulated over every node, as any edited rail is). Unchanged rails are alike because resolution
+// builds every rail from one spec (the fast path relies on it).
 import type { System } from '../topology/model';
 import { linkEdits } from '../topology/edits';
 
@@ -95,9 +96,18 @@ export function editedClasses(system: System): EditedClasses | undefined {
   }
   const railEdited = new Uint8Array(g);
   const rankEdited = new Set<number>();
+  let sharedRail: Map<number, number> | undefined;
   for (const link of edits.changed) {
     const at = place(link);
-    if (at.node < 0) return undefined;
+    if (at.node < 0) {
+      // A leaf or spine link belongs to the one rail whose routes cross it; a link no rail's route crosses (a leaf's
+      // uplink when every node is under that one leaf) carries no flow of these algorithms and touches no rail.
+      sharedRail ??= sharedLinkRails(system, place);
+      if (!sharedRail) return undefined;
+      const rail = sharedRail.get(link);
+      if (rail !== undefined) railEdited[rail] = 1;
+      continue;
+    }
     for (let l = 0; l < g; l++) {
       if (railKeys[l].has(at.key)) railEdited[l] = 1;
       if (uplinkKey[l] === at.key || downlinkKey[l] === at.key) rankEdited.add(at.node * g + l);
@@ -125,4 +135,39 @@ export function editedClasses(system: System): EditedClasses | undefined {
     editedRails: rails.filter((l) => railEdited[l] === 1),
     editedRanks: [...rankEdited].sort((a, b) => a - b),
   };
+}
+
+/**
+ * Which rail's routes cross each leaf and spine link, or undefined when some route crosses another rail's or a
+ * node's links. A route between two ranks of one local GPU (the only network flows NVLSTree's and the tree's rails
+ * have) crosses the shared links of its two nodes' leaves, whatever the nodes within them, and nothing shared when
+ * both are under one leaf; so the routes between the first node of leaf 0 and the first node of every other leaf,
+ * both ways, cross every shared link any such route crosses. The nodes' own links on those routes must stay in the
+ * sending and receiving nodes (as the sample routes above show for the rails' node links).
+ */
+function sharedLinkRails(system: System, place: (link: number) => Place): Map<number, number> | undefined {
+  const { fabric, nodes, gpusPerNode: g } = system;
+  const network = fabric.network!;
+  const leaves = Math.ceil(nodes / network.nodesPerLeaf);
+  const rails = new Map<number, number>();
+  for (let l = 0; l < g; l++) {
+    for (let leaf = 1; leaf < leaves; leaf++) {
+      const far = leaf * network.nodesPerLeaf * g + l;
+      for (const [x, y] of [
+        [l, far],
+        [far, l],
+      ]) {
+        const parts = network.routeParts(x, y, 0);
+        if (parts.shared.length === 0) return undefined;
+        if (parts.send.some((link) => place(link).node !== Math.floor(x / g))) return undefined;
+        if (parts.receive.some((link) => place(link).node !== Math.floor(y / g))) return undefined;
+        for (const link of parts.shared) {
+          const held = rails.get(link);
+          if (place(link).node !== -1 || (held !== undefined && held !== l)) return undefined;
+          rails.set(link, l);
+        }
+      }
+    }
+  }
+  return rails;
 }

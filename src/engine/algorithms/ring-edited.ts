@@ -9,7 +9,9 @@
 // its own links and its channel ceiling allow never binds: the max-min rates with it are the rates without it, at
 // every step of the filling (a flow's rate never exceeds that bound, whatever finishes first). The leaf and spine
 // links carry at most nodesPerLeaf flows of one class, and a memory one flow of each class; both are checked
-// against that bound here, and the round falls back to every rank's flows when either could bind. Without them the
+// against that bound here, and the round falls back to every rank's flows when either could bind, unless the leaf or
+// spine links that could bind are all changed ones: the flows that cross them (found by their routes) then form
+// groups with them and are simulated on their whole routes, like the flows of a changed NIC link. Without them the
 // round splits into groups that share no resource: each node's intra-node flows, and each network flow alone on its
 // sender's and receiver's NIC-side links. The round lasts as long as its slowest group, and groups on unchanged
 // links are alike, so the groups an edit touches are simulated with one unchanged stand-in of each kind. This is
@@ -34,8 +36,13 @@ export interface EditedRing {
   readonly intraTouched: Uint8Array;
   /** Per class, the sending nodes whose network flow (to the next node) crosses a changed NIC-side link. */
   readonly netTouched: readonly Set<number>[];
-  /** Whether no leaf or spine link can bind (see the header). */
+  /** Whether no unchanged leaf or spine link can bind (see the header). */
   readonly sharedSlack: boolean;
+  /**
+   * Per class, the sending nodes whose network flow crosses a changed leaf or spine link that could bind: those
+   * flows are simulated on their whole route (and counted in netTouched), so the links they share are charged.
+   */
+  readonly sharedBound: readonly Set<number>[];
 }
 
 const INTRA = 0;
@@ -99,9 +106,13 @@ export function editedRing(ctx: BuildContext): EditedRing | undefined {
     if (links.latencyUs(i) !== sharedLatency || links.kind(i) !== 'network') return undefined;
   const intraTouched = new Uint8Array(nodes);
   const netTouched = Array.from({ length: classes }, () => new Set<number>());
+  const sharedChanged = new Set<number>();
   for (const link of changed) {
     const kind = kindOf(link);
-    if (kind === SHARED) continue;
+    if (kind === SHARED) {
+      sharedChanged.add(link);
+      continue;
+    }
     const node = nodeOf(link);
     if (kind === INTRA) {
       intraTouched[node] = 1;
@@ -114,19 +125,37 @@ export function editedRing(ctx: BuildContext): EditedRing | undefined {
   }
   const weights = channelClasses(ctx.channels, classes);
   const reach = { classes, weights, intraTouched, netTouched };
-  return { ...reach, sharedSlack: sharedLinksSlack(ctx, reach, intraEnd, sharedEnd) };
+  const tight = tightSharedLinks(ctx, reach, intraEnd, sharedEnd);
+  const sharedBound = Array.from({ length: classes }, () => new Set<number>());
+  // An unchanged leaf or spine link that could bind is one of many alike: every rank's flows run (as before).
+  for (const link of tight) if (!sharedChanged.has(link)) return { ...reach, sharedSlack: false, sharedBound };
+  if (tight.length > 0) {
+    // Changed links that could bind: the flows that cross them (each class's flow from every node, by its route)
+    // form groups with them, and are simulated with every link of their route.
+    const bound = new Set(tight);
+    for (let c = 0; c < classes; c++) {
+      for (let node = 0; node < nodes; node++) {
+        const parts = network.routeParts(node * g + ((c + g - 1) % g), ((node + 1) % nodes) * g + c, 0);
+        if (parts.shared.some((link) => bound.has(link))) {
+          sharedBound[c].add(node);
+          netTouched[c].add(node);
+        }
+      }
+    }
+  }
+  return { ...reach, sharedSlack: true, sharedBound };
 }
 
 /**
- * Whether every leaf and spine link has room for all the network flows that can cross it (at most nodesPerLeaf, one
- * rail's), each at the most its channel ceilings and its own NIC-side links allow.
+ * The leaf and spine links without room for all the network flows that can cross them (at most nodesPerLeaf, one
+ * rail's), each at the most its channel ceilings and its own NIC-side links allow: the links that could bind.
  */
-function sharedLinksSlack(
+function tightSharedLinks(
   ctx: BuildContext,
-  reach: Omit<EditedRing, 'sharedSlack'>,
+  reach: Omit<EditedRing, 'sharedSlack' | 'sharedBound'>,
   sharedStart: number,
   sharedEnd: number,
-): boolean {
+): number[] {
   const { system } = ctx;
   const network = system.fabric.network!;
   const links = linkTable(system.topology);
@@ -147,8 +176,9 @@ function sharedLinksSlack(
     }
   }
   const copies = Math.min(network.nodesPerLeaf, system.nodes);
-  for (let i = sharedStart; i < sharedEnd; i++) if (links.GBps(i) < copies * most) return false;
-  return true;
+  const tight: number[] = [];
+  for (let i = sharedStart; i < sharedEnd; i++) if (links.GBps(i) < copies * most) tight.push(i);
+  return tight;
 }
 
 /**
@@ -214,7 +244,10 @@ export function editedRingRound(
     for (const sender of senders) {
       const [from, to] = netEnds(sender, c);
       const parts = network.routeParts(from, to, 0);
-      flows.push(transfer(ctx, from, to, payload, { ...options(c), path: [...parts.send, ...parts.receive] }));
+      const path = reach.sharedBound[c].has(sender)
+        ? system.fabric.route(from, to, 0)
+        : [...parts.send, ...parts.receive];
+      flows.push(transfer(ctx, from, to, payload, { ...options(c), path }));
     }
   }
   // The step latency, summed over every path in the order ringRound sums it.

@@ -59,7 +59,7 @@ const EDITS: readonly Edit[] = [
     },
   },
   {
-    name: 'one degraded leaf or spine link (not reduced: it serves many nodes)',
+    name: 'one degraded leaf or spine link (its rail is simulated over every node)',
     apply(system, next) {
       const nodes = nodeOf(system);
       const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;

@@ -15,6 +15,8 @@ import {
   type System,
 } from '../../../src/engine/index';
 import { buildRing } from '../../../src/engine/algorithms/ring';
+import { editedRing } from '../../../src/engine/algorithms/ring-edited';
+import type { BuildContext } from '../../../src/engine/algorithms/context';
 import { channelsFor } from '../../../src/engine/channels';
 import { runSchedule, type RunResult } from '../../../src/engine/sim/run';
 import type { Schedule } from '../../../src/engine/sim/schedule';
@@ -64,13 +66,13 @@ const EDITS: readonly Edit[] = [
     },
   },
   {
-    name: 'one degraded leaf or spine link (reduced only while it cannot bind)',
+    name: 'one degraded leaf or spine link (the flows crossing it simulated with it where it could bind)',
     apply(system, next) {
       const nodes = nodeOf(system);
       const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
       const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
       const link = pick(next, shared);
-      const factor = pick(next, [0.5, 0.999]);
+      const factor = pick(next, [0.05, 0.25, 0.5, 0.999]);
       // With a second edit inside a node, so that the nodes differ whether the shared link binds or not.
       const up = system.fabric.switchUplink(0);
       return withLinks(system, (i) => (i === link ? factor : i === up ? 0.5 : undefined));
@@ -94,13 +96,18 @@ function built(system: System): System {
  * fast path ran before the reduction, and what a traced run still builds).
  */
 function ringSchedule(system: System, bytes: number, protocol: Protocol, reduceEdits: boolean): Schedule {
+  return buildRing({ ...context(system, bytes, protocol), representative: false, reduceEdits });
+}
+
+/** The forced ring's build context on a system. */
+function context(system: System, bytes: number, protocol: Protocol): BuildContext {
   const channels = channelsFor(system, 'ring', protocol, bytes);
-  const context = { system, algorithm: 'ring', kind: 'allreduce', bytes, protocol, channels } as const;
-  return buildRing({ ...context, representative: false, reduceEdits });
+  return { system, algorithm: 'ring', kind: 'allreduce', bytes, protocol, channels };
 }
 
 test('a forced ring on an edited system gives the unreduced results, and the full expansion to the µs', () => {
   let reduced = 0;
+  let bound = 0;
   let compared = 0;
   const kinds = new Set<string>();
   for (let seed = 1; seed <= 40; seed++) {
@@ -122,6 +129,10 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
         if (fast.rounds.every((round) => round.packed !== undefined)) {
           reduced++;
           kinds.add(edit.name);
+          if (
+            editedRing({ ...context(edited, bytes, protocol), reduceEdits: true })?.sharedBound?.some((s) => s.size > 0)
+          )
+            bound++;
         }
         assert.equal(fast.rounds.length, every.rounds.length, label);
         fast.rounds.forEach((round, i) => {
@@ -146,10 +157,11 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
     }
   }
   assert.ok(compared >= 150, `only ${compared} comparisons ran`);
-  // The reduction must have run, under every kind of edit but the binding shared link, else this compares the
-  // node-by-node path with itself.
+  // The reduction must have run, under every kind of edit (a binding shared link too), else this compares the
+  // node-by-node path with itself; and a changed shared link must have bound in some reduced rounds.
   assert.ok(reduced >= compared / 2, `only ${reduced} of ${compared} runs were reduced`);
-  assert.ok(kinds.size >= 4, `reduced under ${[...kinds].join(', ')}`);
+  assert.ok(kinds.size >= 5, `reduced under ${[...kinds].join(', ')}`);
+  assert.ok(bound >= 10, `a changed shared link bound in only ${bound} reduced runs`);
 });
 
 test('a ring round whose memories could bind is not reduced, and still gives the unreduced results', () => {
