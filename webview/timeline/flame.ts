@@ -112,3 +112,10 @@ function sortByTotal(node: FlameNode): void {
 export function flameDepth(node: FlameNode): number {
   return node.children.reduce((deepest, child) => Math.max(deepest, 1 + flameDepth(child)), 0);
 }
+
+/** A mask over the model's sorted spans with a 1 for each span merged into `node`, as the search box's mask. */
+export function spanMask(node: FlameNode, spanCount: number): Uint8Array {
+  const mask = new Uint8Array(spanCount);
+  for (const i of node.spans) mask[i] = 1;
+  return mask;
+}
