@@ -5,6 +5,7 @@
 import { asMicros, formatMicros } from '../../src/engine/index';
 import { el } from '../shared/dom';
 import { t } from '../shared/strings';
+import { resolveColor } from '../shared/theme';
 import { flameDepth, type FlameNode } from './flame';
 
 /** Height of one level of the graph, CSS pixels. */
@@ -132,9 +133,22 @@ function drawFlame(
       ctx.strokeRect(xPx + 1, yPx + 1, Math.max(1, widthPx - 3), FLAME_ROW_PX - 3);
     }
     if (widthPx > 30) {
-      ctx.fillStyle = colours.foreground;
+      ctx.fillStyle = node === root ? colours.foreground : readableOn(colours.phaseCss(node.phase), colours);
       const label = node === root ? flameHoverText(root, root) : node.name;
       ctx.fillText(label, xPx + 3, yPx + FLAME_ROW_PX / 2, widthPx - 6);
     }
   }
+}
+
+/** The theme's foreground or background, whichever is further in lightness from a node's fill: light phase colours
+ * (the grey of "other", the yellow of collectives) take dark text, so a label reads in both themes. */
+function readableOn(fillCss: string, colours: FlameColours): string {
+  const lightness = (css: string): number => {
+    const [r, g, b] = resolveColor(css, '#808080');
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const fill = lightness(fillCss);
+  return Math.abs(lightness(colours.foreground) - fill) >= Math.abs(lightness(colours.background) - fill)
+    ? colours.foreground
+    : colours.background;
 }
