@@ -10,7 +10,7 @@ import { flameDepth, type FlameNode } from './flame';
 
 /** Height of one level of the graph, CSS pixels. */
 export const FLAME_ROW_PX = 18;
-/** Levels drawn at most: deeper stacks are summed into their last drawn level, as the timeline caps its tracks. */
+/** Levels drawn at most: deeper stacks are not drawn, their time shown in the width of their last drawn caller. */
 const MAX_LEVELS = 16;
 
 export interface FlameColours {
