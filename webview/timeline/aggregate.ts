@@ -18,9 +18,14 @@ export interface NameAggregate {
 }
 
 /** The rows whose spans the aggregate counts: the ranks' rows (link rows repeat their transfers), or every row. */
-function countedRows(rows: readonly Lane[]): number[] {
+export function countedRows(rows: readonly Lane[]): number[] {
   const ranks = rows.map((lane, r) => r).filter((r) => rows[r].kind === 'rank' || rows[r].kind === 'stream');
   return ranks.length > 0 ? ranks : rows.map((_, r) => r);
+}
+
+/** The nesting depth of row r: 0 for a lane's own row, n for its n-th track below. */
+export function trackDepth(rows: readonly Lane[], r: number): number {
+  return (rows[r] as Partial<Track>).depth ?? 0;
 }
 
 /** The row one track deeper in the same lane, or -1 (tracks of a lane are consecutive rows, depth by depth). */
@@ -44,7 +49,7 @@ export function rangeAggregate(
   return finish(rangeAggregateSteps(model, startUs, endUs, UNSLICED, nameOf));
 }
 
-const defaultName =
+export const defaultName =
   (model: TimelineModel) =>
   (k: number): string =>
     model.spanAt(k)?.name ?? PHASES[model.phase[k]];
@@ -83,24 +88,50 @@ function addSpans(
   from: number,
   to: number,
 ): boolean {
-  const { start, end } = model;
   const { startUs, endUs, child, nameOf } = range;
   for (let i = from; i < to; i++) {
-    if (!(start[i] < endUs)) return false;
-    const clippedFrom = Math.max(startUs, start[i]);
-    const clippedTo = Math.min(endUs, end[i]);
-    // A span that only touches the range is not in it; a zero-length one inside it is (with no time).
-    if (end[i] < startUs || (clippedTo <= clippedFrom && start[i] !== end[i])) continue;
-    const clippedUs = Math.max(0, clippedTo - clippedFrom);
-    const childrenUs = child >= 0 ? coveredUs(model, child, Math.max(clippedFrom, start[i]), clippedTo) : 0;
+    if (!(model.start[i] < endUs)) return false;
+    const clipped = clippedTimes(model, child, i, startUs, endUs);
+    if (!clipped) continue;
     const name = nameOf(i);
     let entry = byName.get(name);
     if (!entry) byName.set(name, (entry = { totalUs: 0, selfUs: 0, count: 0 }));
-    entry.totalUs += clippedUs;
-    entry.selfUs += Math.max(0, clippedUs - childrenUs);
+    entry.totalUs += clipped.totalUs;
+    entry.selfUs += clipped.selfUs;
     entry.count++;
   }
   return true;
+}
+
+/**
+ * The time span i (of row r) ran inside [startUs, endUs] and the part of it the track one deeper did not cover, or
+ * undefined when the span is not in the range.
+ */
+export function clippedSpanUs(
+  model: TimelineModel,
+  r: number,
+  i: number,
+  startUs: number,
+  endUs: number,
+): { totalUs: number; selfUs: number } | undefined {
+  return clippedTimes(model, childRow(model.rows, r), i, startUs, endUs);
+}
+
+function clippedTimes(
+  model: TimelineModel,
+  child: number,
+  i: number,
+  startUs: number,
+  endUs: number,
+): { totalUs: number; selfUs: number } | undefined {
+  const { start, end } = model;
+  const clippedFrom = Math.max(startUs, start[i]);
+  const clippedTo = Math.min(endUs, end[i]);
+  // A span that only touches the range is not in it; a zero-length one inside it is (with no time).
+  if (!(start[i] < endUs) || end[i] < startUs || (clippedTo <= clippedFrom && start[i] !== end[i])) return undefined;
+  const totalUs = Math.max(0, clippedTo - clippedFrom);
+  const childrenUs = child >= 0 ? coveredUs(model, child, clippedFrom, clippedTo) : 0;
+  return { totalUs, selfUs: Math.max(0, totalUs - childrenUs) };
 }
 
 /** Length of the union of row r's spans within [fromUs, toUs]. */

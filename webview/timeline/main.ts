@@ -14,7 +14,7 @@ import {
 import type { TimelineState, ToWebview, TraceSource } from '../../src/protocol';
 import { el } from '../shared/dom';
 import { t } from '../shared/strings';
-import { onThemeChange } from '../shared/theme';
+import { cssRgba, onThemeChange } from '../shared/theme';
 import { runInSlices, type SliceReport } from '../shared/slices';
 import { StateSaver } from '../shared/state-saver';
 import { loadState, log, onHostMessage, post, saveState } from '../shared/vscode-api';
@@ -25,6 +25,7 @@ import { lineAt, restoredLayoutState, savedLayoutState } from './layout';
 import { attachInteraction } from './interaction';
 import { renderLegend } from './legend';
 import { TimelineModel, type SpanColumns } from './model';
+import { spanMask, type FlameNode } from './flame';
 import { RangeCounter } from './range-details';
 import { Overview } from './overview';
 import { TimelineView } from './view';
@@ -103,7 +104,15 @@ const saver = new StateSaver<TimelineState>(
 );
 saver.flushOnPageHide(window, document);
 
-const rangeCounter = new RangeCounter((phase) => view.phaseCss(phase));
+const rangeCounter = new RangeCounter(
+  () => ({
+    phaseCss: (phase) => view.phaseCss(phase),
+    foreground: view.palette.foreground,
+    background: cssRgba(view.palette.background),
+    highlight: view.palette.border,
+  }),
+  (node) => highlightSpans(node),
+);
 
 view.onViewChange = () => {
   rangeLabel.textContent = view.describeView();
@@ -198,6 +207,15 @@ attachInteraction(view, {
     showDetails();
   },
 });
+
+/** Dims every span but those of a flame graph node clicked in the range's details; no node clears the search. */
+function highlightSpans(node: FlameNode | undefined): void {
+  if (!view.model) return;
+  filter.value = '';
+  view.mask = node ? spanMask(node, view.model.spanCount) : null;
+  matchCount.textContent = node ? t('{0} spans of {1} highlighted', formatCount(node.spans.length), node.name) : '';
+  view.invalidate();
+}
 
 /** Dims every span that does not match the search text; Enter jumps to the next match. */
 function applyFilter(): void {

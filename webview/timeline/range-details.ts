@@ -1,4 +1,5 @@
-// The details of a selected range: its statistics (range-stats.ts) and its aggregate by span name (aggregate.ts).
+// The details of a selected range: its statistics (range-stats.ts), its aggregate by span name (aggregate.ts) and
+// its flame graph (flame.ts, drawn by flame-view.ts).
 // A range over a million spans takes a second or more to count, so it is counted in slices between frames
 // (slices.ts), the pane saying so meanwhile: input is never held up behind it, and a newer range or trace drops
 // the count of an older one at its next slice.
@@ -8,6 +9,8 @@ import { t } from '../shared/strings';
 import { log } from '../shared/vscode-api';
 import { rangeAggregateSteps, type NameAggregate } from './aggregate';
 import { renderAggregate, renderRangeStats } from './details';
+import { rangeFlameSteps, type FlameNode } from './flame';
+import { renderFlame, type FlameColours } from './flame-view';
 import type { RangeStats, TimelineModel } from './model';
 
 /** A selected range's statistics and aggregate, as the details pane shows them. */
@@ -17,6 +20,7 @@ export interface RangeDetails {
   readonly endUs: number;
   readonly stats: RangeStats;
   readonly aggregate: NameAggregate[];
+  readonly flame: FlameNode;
 }
 
 export function* rangeDetailSteps(
@@ -27,7 +31,8 @@ export function* rangeDetailSteps(
 ): Steps<RangeDetails> {
   const stats = yield* model.rangeStatsSteps(startUs, endUs, clock);
   const aggregate = yield* rangeAggregateSteps(model, startUs, endUs, clock);
-  return { model, startUs, endUs, stats, aggregate };
+  const flame = yield* rangeFlameSteps(model, startUs, endUs, clock);
+  return { model, startUs, endUs, stats, aggregate, flame };
 }
 
 export class RangeCounter {
@@ -38,7 +43,11 @@ export class RangeCounter {
   /** Bumped for each count started or dropped: a count whose number is no longer current stops. */
   private job = 0;
 
-  constructor(private readonly phaseCss: (phase: number) => string) {}
+  constructor(
+    private readonly colours: () => FlameColours,
+    /** Highlights the spans of a flame graph node clicked in the timeline (undefined: the root, clearing it). */
+    private readonly highlight: (node: FlameNode | undefined) => void,
+  ) {}
 
   /**
    * The sections of the range's details: at once when this range was counted last, else a line saying it is being
@@ -72,6 +81,11 @@ export class RangeCounter {
   }
 
   private render(shown: RangeDetails): HTMLElement[] {
-    return [renderRangeStats(shown.stats, this.phaseCss), renderAggregate(shown.aggregate)];
+    const colours = this.colours();
+    return [
+      renderRangeStats(shown.stats, colours.phaseCss),
+      renderFlame(shown.flame, colours, this.highlight),
+      renderAggregate(shown.aggregate),
+    ];
   }
 }

@@ -43,6 +43,13 @@ const timeline = `
 .aggregate td.name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
 .aggregate td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .aggregate .bar { display: inline-block; height: 8px; background: var(--vscode-charts-blue); vertical-align: middle; }
+.flame { flex: 1 1 320px; min-width: 320px; }
+.flame-wrap { position: relative; }
+.flame-canvas { display: block; width: 100%; cursor: pointer; }
+.flame-tip { position: absolute; pointer-events: none; z-index: 2; padding: 4px 6px; font-size: 12px; white-space: nowrap;
+  background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
+  border: 1px solid var(--vscode-editorHoverWidget-border); }
+.flame-tip[hidden] { display: none; }
 .flows a { cursor: pointer; color: var(--vscode-textLink-foreground); }
 `;
 
