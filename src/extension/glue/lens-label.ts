@@ -2,12 +2,14 @@
 // sweep's recommendation. Pure formatting and arithmetic over engine results, so the tests pin the wording.
 import type { CallSize } from './call-size';
 import {
+  formatBytes,
   formatMicros,
   type Algorithm,
   type CollectiveKind,
   type CollectiveResult,
   type Protocol,
   type SweepRow,
+  asBytes,
   asMicros,
   asGBps,
 } from '../../engine/index';
@@ -31,12 +33,12 @@ const KIND_NAMES: Readonly<Record<CollectiveKind, string>> = {
   allgather: 'all-gather',
 };
 
-/** "25 MB", "1.5 MB", "512 KB": bucket sizes as DDP counts them (1 MB = 2^20 bytes), which is what users type. */
+/**
+ * "25 MiB", "1.5 MiB", "512 KiB": a bucket's size in the project's one size format, so the lens, the timeline's title
+ * and the charts name one size the same way (DDP's bucket_cap_mb counts 2^20 bytes, which is a MiB).
+ */
 export function formatBucket(bytes: number): string {
-  const mb = bytes / (1024 * 1024);
-  if (mb >= 1) return `${Number.isInteger(mb) ? mb : Number(mb.toFixed(mb < 10 ? 1 : 0))} MB`;
-  const kb = bytes / 1024;
-  return kb >= 1 ? `${Math.round(kb)} KB` : `${bytes} B`;
+  return formatBytes(asBytes(bytes));
 }
 
 export function algoProto(algorithm: Algorithm, protocol: Protocol): string {
@@ -58,8 +60,8 @@ export function isLatencyBound(timeUs: number, latencyFloorUs: number | undefine
 }
 
 /**
- * One site's lens title. A single collective reads "≈ 1.9 ms · 440 GB/s busbw · NVLS/Simple for 25 MB buckets";
- * FSDP's pair reads "≈ 3.1 ms (reduce-scatter 1.6 ms + all-gather 1.5 ms) · … for 25 MB units"; a call that is
+ * One site's lens title. A single collective reads "≈ 1.9 ms · 440 GB/s busbw · NVLS/Simple for 25 MiB buckets";
+ * FSDP's pair reads "≈ 3.1 ms (reduce-scatter 1.6 ms + all-gather 1.5 ms) · … for 25 MiB units"; a call that is
  * latency-bound (see isLatencyBound, given the 8-byte time) reads "≈ 25.5 µs · latency-bound · Tree/LL for a 4 B tensor".
  */
 export function predictionTitle(

@@ -50,7 +50,7 @@ test('Python code lenses resolve to a prediction on the selected system', { skip
   const resolved = await provider.resolveCodeLens!(prediction);
   assert.match(
     resolved.command!.title,
-    /^≈ [\d.]+ (µs|ms) · [\d.]+ GB\/s busbw · \w+\/(LL|LL128|Simple) for a 25 MB tensor$/,
+    /^≈ [\d.]+ (µs|ms) · [\d.]+ GB\/s busbw · \w+\/(LL|LL128|Simple) for a 25 MiB tensor$/,
   );
   assert.equal(resolved.command!.command, 'collectiveProfiler.profileAllReduceAtCursor');
 });

@@ -132,7 +132,7 @@ test(
     assert.equal(marked[0].bucketBytes, Math.round(mb * 2 ** 20), 'the chart marks the size the words name');
     assert.ok(
       data.bucketSweep.some((r) => r.bucketBytes === 25 * 2 ** 20),
-      'the current 25 MB is on the chart',
+      'the current 25 MiB is on the chart',
     );
   },
 );

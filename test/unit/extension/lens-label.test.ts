@@ -30,7 +30,7 @@ const result = (over: Partial<CollectiveResult>): CollectiveResult => ({
 test('a prediction lens reads like the issue asks: time, busbw, algorithm/protocol, bucket size', () => {
   assert.equal(
     predictionTitle([result({})], 25 * MiB, 'buckets'),
-    '≈ 1.90 ms · 440 GB/s busbw · NVLS/Simple for 25 MB buckets',
+    '≈ 1.90 ms · 440 GB/s busbw · NVLS/Simple for 25 MiB buckets',
   );
   assert.equal(
     predictionTitle(
@@ -38,7 +38,7 @@ test('a prediction lens reads like the issue asks: time, busbw, algorithm/protoc
       256 * 1024,
       'tensor',
     ),
-    '≈ 85.3 µs · 12.3 GB/s busbw · Ring/LL128 for a 256 KB tensor',
+    '≈ 85.3 µs · 12.3 GB/s busbw · Ring/LL128 for a 256 KiB tensor',
   );
 });
 
@@ -50,7 +50,7 @@ test('FSDP sums its reduce-scatter and all-gather and names both', () => {
   );
   assert.equal(
     title,
-    '≈ 1.90 ms (reduce-scatter 1.00 ms + all-gather 900 µs) · 440 GB/s busbw · NVLS/Simple for 25 MB units',
+    '≈ 1.90 ms (reduce-scatter 1.00 ms + all-gather 900 µs) · 440 GB/s busbw · NVLS/Simple for 25 MiB units',
   );
 });
 
@@ -62,12 +62,12 @@ test('the tooltip says how the size was found, or that it was assumed', () => {
   };
   assert.match(
     predictionTooltip('8× H100 NVSwitch', assumed, [result({})]),
-    /size 25 MB: .*defaultBucketMB is assumed/,
+    /size 25 MiB: .*defaultBucketMB is assumed/,
   );
   const fromCode = { bytes: 50 * MiB, source: 'bucket' as const, why: 'bucket_cap_mb=50 from the code' };
   assert.match(
     predictionTooltip('8× H100 NVSwitch', fromCode, [result({})]),
-    /size 50 MB: bucket_cap_mb=50 from the code/,
+    /size 50 MiB: bucket_cap_mb=50 from the code/,
   );
   assert.match(predictionTooltip('8× H100 NVSwitch', fromCode, [result({})]), /8× H100 NVSwitch, 8 ranks/);
 });
@@ -90,7 +90,7 @@ test('a latency-bound call is judged by its time, not by a busbw near zero', () 
 test('sizes and bandwidths are formatted as people write them', () => {
   assert.deepEqual(
     [formatBucket(25 * MiB), formatBucket(1.5 * MiB), formatBucket(512 * 1024), formatBucket(100)],
-    ['25 MB', '1.5 MB', '512 KB', '100 B'],
+    ['25 MiB', '1.5 MiB', '512 KiB', '100 B'],
   );
   assert.deepEqual([formatGBps(440.4), formatGBps(12.0), formatGBps(0.5)], ['440 GB/s', '12 GB/s', '0.5 GB/s']);
 });
@@ -123,7 +123,7 @@ test('a Python bucket lens states the bandwidth its size reaches and recommends 
   assert.ok(share.currentFraction > 0.88 && share.currentFraction < 0.92, String(share.currentFraction));
   assert.equal(
     bucketTitle(bucketBandwidth(SWEEP, 4 * MiB)!),
-    'bucket_cap_mb: 4 MB reaches 59% of peak AllReduce busbw (440 GB/s) · sweep step time',
+    'bucket_cap_mb: 4 MiB reaches 59% of peak AllReduce busbw (440 GB/s) · sweep step time',
   );
   assert.doesNotMatch(bucketTitle(share), /try|best|good/, "the only recommendation is the step-time sweep's");
   assert.equal(bucketBandwidth([], 1), undefined);

@@ -29,6 +29,6 @@ test("the ncclVersion setting makes lens predictions follow that release's choic
     l.command!.title.startsWith('≈'),
   );
   assert.ok(resolved, 'a prediction lens on the DDP line');
-  assert.match(resolved.command!.title, /· NVLSTree\/Simple for 2 MB buckets$/);
+  assert.match(resolved.command!.title, /· NVLSTree\/Simple for 2 MiB buckets$/);
   assert.match(String(resolved.command!.tooltip), /2×8 H100 NVSwitch/);
 });
