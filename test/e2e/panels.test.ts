@@ -97,7 +97,11 @@ describe(
         trusted: true,
         colorTheme: 'Default Light Modern',
         settings: { 'collectiveProfiler.nodes': 2 },
-        extraFiles: { 'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml') },
+        // The example DDP config and the model config it names by a relative path, for Sweep Bucket Size.
+        extraFiles: {
+          'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
+          'models/llama-2-7b/config.json': join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json'),
+        },
       });
       browser = await launchBrowser();
       page = await openWorkbench(browser, server.url);
@@ -146,6 +150,12 @@ describe(
       await closeAllEditors(page);
       await openFile(page, 'llama2-7b.collective.yaml');
       await runCommand(page, 'Collective Profiler: Sweep Bucket Size');
+      // The message is an information toast that hides itself after a while: it is watched for from the start.
+      const toast = page.locator('.notification-toast').filter({ hasText: 'bucket_cap_mb=' }).first();
+      const toastText = toast
+        .waitFor({ timeout: 150_000 })
+        .then(() => toast.innerText())
+        .catch(() => '(no message with a bucket_cap_mb showed)');
       const card = 'section[data-chart="buckets"]';
       const charts = await frameWith(page, card);
       const heading = await charts.locator(`${card} h2`).innerText();
@@ -161,9 +171,7 @@ describe(
           xTitle: x.options.title.text,
         };
       });
-      const toast = page.locator('.notification-toast').filter({ hasText: 'bucket_cap_mb=' }).first();
-      await toast.waitFor({ timeout: 30_000 });
-      const said = (await toast.innerText()).trim();
+      const said = (await toastText).trim();
       await screenshot(page, '17-bucket-sweep-light');
       // One recommendation, said alike in the heading, the verdict under it, the chart's marked point and the toast.
       const titled = /^Bucket-size sweep · recommended (.+), step (.+)$/.exec(heading);
@@ -180,7 +188,7 @@ describe(
       const fastestMs = Math.min(...chart.points.map(([, y]: number[]) => y));
       if (advised[1] === 'set') assert.equal(markedStepMs, fastestMs, 'a change is advised only to the argmin');
       // "keep" names the current size, whose step is within the model's tolerance of the fastest.
-      else assert.ok(markedStepMs <= fastestMs * 1.1, `kept ${markedStepMs} ms against the fastest ${fastestMs} ms`);
+      else assert.ok(markedStepMs <= fastestMs * 1.01, `kept ${markedStepMs} ms against the fastest ${fastestMs} ms`);
       assert.equal(chart.xType, 'logarithmic', 'bucket sizes from 1 to 1024 MB are on a log axis');
       assert.equal(chart.xTitle, 'bucket size (bucket_cap_mb)');
       // A Python lens prices its bucket and recommends nothing ("try 512 MB" came back in issue 14).
