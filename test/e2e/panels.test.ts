@@ -6,8 +6,10 @@
 // Screenshots go to test-results/e2e/ (CI keeps them as artefacts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import {
+  ROOT,
   clickUntilVisible,
   closeAllEditors,
   frameWith,
@@ -95,6 +97,11 @@ describe(
         trusted: true,
         colorTheme: 'Default Light Modern',
         settings: { 'collectiveProfiler.nodes': 2 },
+        // The example DDP config and the model config it names by a relative path, for Sweep Bucket Size.
+        extraFiles: {
+          'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
+          'models/llama-2-7b/config.json': join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json'),
+        },
       });
       browser = await launchBrowser();
       page = await openWorkbench(browser, server.url);
@@ -126,6 +133,89 @@ describe(
       const after = await rerun.locator('.toolbar .title').innerText();
       assert.notEqual(after, title, `the step time follows the sequence length: ${title} → ${after}`);
       await screenshot(page, '09-assumptions-rerun-light');
+    });
+
+    test('the status bar names the two-node system with its node count once', async () => {
+      const item = page.locator('.statusbar-item').filter({ hasText: /H100/ }).first();
+      await item.waitFor({ timeout: 30_000 });
+      const text = (await item.innerText()).trim();
+      await screenshot(page, '16-status-bar-two-nodes-light');
+      // The system's own label says "2×8 H100 …"; the node count is not said a second time ("× 2 nodes").
+      assert.match(text, /^2×8 H100/, text);
+      assert.equal((text.match(/\b2\s*×|×\s*2\b|\b2\s*nodes?\b/g) ?? []).length, 1, `the node count once: ${text}`);
+      assert.doesNotMatch(text, /nodes?\b/, text);
+    });
+
+    test('Sweep Bucket Size shows one recommendation, the fastest simulated step, with its step time; a Python lens recommends nothing', async () => {
+      await closeAllEditors(page);
+      await openFile(page, 'llama2-7b.collective.yaml');
+      await runCommand(page, 'Collective Profiler: Sweep Bucket Size');
+      // The message is an information toast that hides itself after a while: it is watched for from the start.
+      const toast = page.locator('.notification-toast').filter({ hasText: 'bucket_cap_mb=' }).first();
+      const toastText = toast
+        .waitFor({ timeout: 150_000 })
+        .then(() => toast.innerText())
+        .catch(() => '(no message with a bucket_cap_mb showed)');
+      const card = 'section[data-chart="buckets"]';
+      const charts = await frameWith(page, card);
+      const heading = await charts.locator(`${card} h2`).innerText();
+      const verdict = await charts.locator(`${card} p.verdict`).innerText();
+      const chart = await charts.locator(`${card} canvas`).evaluate(() => {
+        const buckets = window.collectiveProfilerCharts.charts.get('buckets');
+        const [step] = buckets.data.datasets;
+        const { x } = buckets.scales;
+        return {
+          points: step.data.map((p: { x: number; y: number }) => [p.x, p.y]),
+          radii: step.pointRadius,
+          xType: x.type,
+          xTitle: x.options.title.text,
+        };
+      });
+      const said = (await toastText).trim();
+      await screenshot(page, '17-bucket-sweep-light');
+      // One recommendation, said alike in the heading, the verdict under it, the chart's marked point and the toast.
+      const titled = /^Bucket-size sweep · recommended (.+), step (.+)$/.exec(heading);
+      assert.ok(titled, `the heading names one recommendation with its step: ${heading}`);
+      const advised = /^(set|keep) bucket_cap_mb=([\d.]+): step ([\d.]+ (?:µs|ms|s))/.exec(verdict);
+      assert.ok(advised, `the verdict names one bucket_cap_mb with its step: ${verdict}`);
+      assert.equal(titled[2], advised[3], 'the heading and the verdict give the same step time');
+      assert.ok(said.includes(`llama2-7b.collective.yaml: ${verdict}`), `the message says the verdict: ${said}`);
+      assert.doesNotMatch(`${heading} ${verdict} ${said}`, /\btry\b/i, 'no second, contradicting suggestion');
+      const marked = chart.points.filter((_: unknown, i: number) => chart.radii[i] > 2);
+      assert.equal(marked.length, 1, `one marked point on the chart: ${JSON.stringify(chart.radii)}`);
+      const [markedBytes, markedStepMs] = marked[0];
+      assert.equal(markedBytes, Math.round(Number(advised[2]) * 2 ** 20), 'the chart marks the size the words name');
+      const fastestMs = Math.min(...chart.points.map(([, y]: number[]) => y));
+      if (advised[1] === 'set') assert.equal(markedStepMs, fastestMs, 'a change is advised only to the argmin');
+      // "keep" names the current size, whose step is within the model's tolerance of the fastest.
+      else assert.ok(markedStepMs <= fastestMs * 1.01, `kept ${markedStepMs} ms against the fastest ${fastestMs} ms`);
+      assert.equal(chart.xType, 'logarithmic', 'bucket sizes from 1 to 1024 MB are on a log axis');
+      assert.equal(chart.xTitle, 'bucket size (bucket_cap_mb)');
+      // A Python lens prices its bucket and recommends nothing ("try 512 MB" came back in issue 14).
+      await closeAllEditors(page);
+      await openFile(page, 'train_ddp.py');
+      await page.locator('.codelens-decoration a').filter({ hasText: '≈' }).first().waitFor({ timeout: 60_000 });
+      const lenses = await page.locator('.codelens-decoration a').allTextContents();
+      await screenshot(page, '18-python-bucket-lens-light');
+      for (const lens of lenses) assert.doesNotMatch(lens, /\btry\b|recommend|bucket_cap_mb=/i, lens);
+    });
+
+    test('the gradient-scaling check says its loss curves come from a synthetic least-squares model', async () => {
+      await closeAllEditors(page);
+      await runCommand(page, 'Collective Profiler: Show Gradient-Scaling Check');
+      const card = 'section[data-chart="loss"]';
+      const charts = await frameWith(page, card);
+      const heading = await charts.locator(`${card} h2`).innerText();
+      const verdict = await charts.locator(`${card} p.verdict`).innerText();
+      const legend = await charts.locator(`${card} canvas`).evaluate(() => {
+        const loss = window.collectiveProfilerCharts.charts.get('loss');
+        return { labels: loss.data.datasets.map((d: { label: string }) => d.label), y: loss.scales.y.type };
+      });
+      await screenshot(page, '19-scaling-check-light');
+      assert.match(heading, /loss curves of a synthetic least-squares model/, heading);
+      assert.match(verdict, /Synthetic least-squares model: .*not how your network trains/, verdict);
+      assert.equal(legend.labels.length, 3, `sum, average and reference curves: ${legend.labels.join(' | ')}`);
+      assert.equal(legend.y, 'logarithmic', 'the loss is on a log axis');
     });
 
     test('a two-node timeline has spans on all 16 ranks and range statistics with bytes and busbw, folds nodes, pins lanes, draws flow arrows and counters, and keeps folds and pins across a reload', async () => {
