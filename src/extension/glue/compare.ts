@@ -82,15 +82,21 @@ export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, th
 }
 
 /**
- * A preset describes one box; a measurement may span several. The preset is stretched to the measured ranks
- * (nodes from the file, GPUs per node = ranks ÷ nodes) as the CLI's compare does. Undefined when it cannot be.
+ * A preset describes one box; a measurement may span several. With the node count from the file, the preset is
+ * stretched to the measured ranks (GPUs per node = ranks ÷ nodes) as the CLI's compare does. Without one, the box
+ * keeps its GPUs and the ranks fill as many boxes as they need (16 ranks on an 8-GPU preset are 2 nodes, not one
+ * node of 16, which a hybrid cube-mesh cannot even hold); ranks that do not fill whole boxes make one node of them.
+ * Undefined when it cannot be.
  */
 export function presetScaling(
   ranks: number,
   nodes: number | undefined,
+  boxGpus?: number,
 ): { nodes: number; gpusPerNode: number } | undefined {
-  const n = nodes && nodes > 0 ? nodes : 1;
-  return ranks > 0 && ranks % n === 0 ? { nodes: n, gpusPerNode: ranks / n } : undefined;
+  if (ranks <= 0) return undefined;
+  if (nodes && nodes > 0) return ranks % nodes === 0 ? { nodes, gpusPerNode: ranks / nodes } : undefined;
+  if (boxGpus && boxGpus > 0 && ranks % boxGpus === 0) return { nodes: ranks / boxGpus, gpusPerNode: boxGpus };
+  return { nodes: 1, gpusPerNode: ranks };
 }
 
 /** The GPU family in a device name ("NVIDIA A100-SXM4-40GB" → "A100"), for telling a mismatched system apart. */

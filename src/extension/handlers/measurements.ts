@@ -112,7 +112,8 @@ async function comparisonSystem(
       );
     }
   }
-  const nodes = Number(measurement.meta.nodes ?? 0) || 1;
+  const fileNodes = Number(measurement.meta.nodes ?? 0) || undefined;
+  const nodes = fileNodes ?? 1;
   const named = Array.isArray(measurement.meta.gpuNames)
     ? (measurement.meta.gpuNames as readonly string[]).map(String)
     : [];
@@ -132,9 +133,18 @@ async function comparisonSystem(
   }
   const selected = await requireSystem(ctx);
   const choice = parseSystemChoice(ctx.settings.system);
-  const scaling = presetScaling(measurement.ranks, nodes);
+  const box = choice.kind === 'preset' ? presetSystem(choice.name)?.gpusPerNode : undefined;
+  const scaling = presetScaling(measurement.ranks, fileNodes, box);
   const spec = choice.kind === 'preset' && scaling ? presetSystem(choice.name, scaling) : undefined;
-  const system = spec ? resolveSystem(spec) : selected.system;
+  let system = selected.system;
+  try {
+    if (spec) system = resolveSystem(spec);
+  } catch (error) {
+    // A preset stretched past what its fabric holds (a cube-mesh of more than 8 GPUs) is said, not thrown.
+    ctx.log.warn(
+      `The selected system cannot hold the measured layout (${error instanceof Error ? error.message : String(error)}); comparing with ${selected.system.label}.`,
+    );
+  }
   const why = !view.measuredOn
     ? vscode.l10n.t('the file does not name its hardware')
     : named[0] !== undefined

@@ -120,6 +120,10 @@ test('a preset is stretched to the measured ranks, and a GPU mismatch is named',
   assert.deepEqual(presetScaling(16, 2), { nodes: 2, gpusPerNode: 8 });
   assert.deepEqual(presetScaling(8, undefined), { nodes: 1, gpusPerNode: 8 });
   assert.equal(presetScaling(10, 4), undefined);
+  // A file that names no node count keeps the selected box's GPUs: 16 ranks on an 8-GPU box are 2 nodes.
+  assert.deepEqual(presetScaling(16, undefined, 8), { nodes: 2, gpusPerNode: 8 });
+  assert.deepEqual(presetScaling(12, undefined, 8), { nodes: 1, gpusPerNode: 12 });
+  assert.deepEqual(presetScaling(16, 1, 8), { nodes: 1, gpusPerNode: 16 });
   assert.deepEqual(
     ['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3', 'Tesla K80', 'RTX4090', 'NVIDIA GeForce RTX 3090'].map(
       gpuFamily,
