@@ -408,3 +408,23 @@ export async function reloadWindow(page: Page): Promise<void> {
     { timeout: 90_000 },
   );
 }
+
+/**
+ * Opens a file and waits for a visible code lens whose title contains `text`. A lens that resolved while its value
+ * was still being computed shows a placeholder until VS Code asks again; when none shows within a try, the file is
+ * closed and opened again, as a person would, so the lenses are provided anew (a hidden lens of an editor in the
+ * background never counts).
+ */
+export async function openFileWithLens(page: Page, name: string, text: string, tries = 4): Promise<Locator> {
+  const lens = page.locator('.codelens-decoration a:visible').filter({ hasText: text }).first();
+  for (let attempt = 1; ; attempt++) {
+    await closeAllEditors(page);
+    await openFile(page, name);
+    const shown = await lens.waitFor({ timeout: 20_000 }).then(
+      () => true,
+      () => false,
+    );
+    if (shown) return lens;
+    if (attempt === tries) throw new Error(`no visible "${text}" lens in ${name} after ${tries} tries`);
+  }
+}
