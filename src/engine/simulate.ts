@@ -10,7 +10,9 @@ import { buildTree } from './algorithms/tree';
 import type { BuildContext } from './algorithms/context';
 import { channelsFor } from './channels';
 import {
+  ALGORITHMS,
   DTYPE_BYTES,
+  PROTOCOLS,
   type Algorithm,
   type CollectiveKind,
   type CollectiveRequest,
@@ -186,7 +188,15 @@ export function simulateCollective(
   // op does not change the time; it is checked so a typo never passes silently.
   if (request.op !== undefined && request.op !== 'sum' && request.op !== 'avg' && request.op !== 'premulsum')
     throw new EngineError(`unknown op '${String(request.op)}'; use sum, avg or premulsum`);
-  const pick = choose(resolved, kind, bytes, dtype, request.algorithm ?? 'auto', request.protocol ?? 'auto', {
+  // The CLI checks its flags, but API callers pass strings too: a typo is named here rather than failing deep in
+  // the cost model's tables.
+  const algorithm = request.algorithm ?? 'auto';
+  if (algorithm !== 'auto' && !ALGORITHMS.includes(algorithm))
+    throw new EngineError(`unknown algorithm '${String(algorithm)}'; use auto or ${ALGORITHMS.join(', ')}`);
+  const protocol = request.protocol ?? 'auto';
+  if (protocol !== 'auto' && !PROTOCOLS.includes(protocol))
+    throw new EngineError(`unknown protocol '${String(protocol)}'; use auto or ${PROTOCOLS.join(', ')}`);
+  const pick = choose(resolved, kind, bytes, dtype, algorithm, protocol, {
     ncclProtoSet: request.ncclProtoSet,
   });
   const full = options.path === 'full';

@@ -112,3 +112,19 @@ test('NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE limit the choice as NCCL would',
   );
   assert.deepEqual(ring, { algorithm: 'ring', protocol: 'Simple' });
 });
+
+test('an unknown algorithm or protocol from an API caller is an EngineError that lists the names', () => {
+  const system = presetSystem('dgx-h100')!;
+  const bytes = asBytes(1 << 20);
+  const badAlgorithm = { bytes, algorithm: 'rnig' } as unknown as Parameters<typeof simulateCollective>[1];
+  assert.throws(
+    () => simulateCollective(system, badAlgorithm),
+    (e: unknown) => {
+      assert.ok(e instanceof EngineError);
+      assert.match((e as Error).message, /unknown algorithm 'rnig'; use auto or ring, /);
+      return true;
+    },
+  );
+  const badProtocol = { bytes, protocol: 'll' } as unknown as Parameters<typeof simulateCollective>[1];
+  assert.throws(() => simulateCollective(system, badProtocol), /unknown protocol 'll'; use auto or LL, LL128, Simple/);
+});
