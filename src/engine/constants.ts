@@ -16,7 +16,9 @@ export const DEFAULT_INTER_SOCKET_GBPS = 22;
 /**
  * Host DRAM bandwidth one socket gives to GPU traffic staged through it, reads and writes together (8 DDR4-3200
  * channels ≈ 205 GB/s peak; DMA-heavy mixes reach about 60 %). Fitted with the no-P2P RTX 4090 run, whose ring
- * settles at 15 GB/s: four GPUs per socket each write and read back every byte.
+ * settles at 15 GB/s: four GPUs per socket each write and read back every byte. One dataset supports it and five
+ * searches found no published figure for DRAM's share under this DMA mix (docs/calibration.md, "Fifth search"), so
+ * `validate --leave-one-out` judges that run with the DRAM peak and reports it failing.
  */
 export const HOST_MEMORY_GBPS = 120;
 
@@ -275,7 +277,9 @@ export const MAX_TRACE_SPANS = 200_000;
  * Share of NCCL's per-link NVLink figure that an NVLink 4 bridge between two PCIe cards (H100 PCIe) delivers. The
  * one public measurement (nccl-tests 194: 2× H100 PCIe, 115–116 GB/s busbw, i.e. per direction, from 1 to 4 GB)
  * is half of 12 links × 20.6 GB/s. Fitted on that run alone; GA102/Ampere bridges keep NCCL's own (already
- * derated) per-link figures.
+ * derated) per-link figures. NCCL writes across the bridge (it reads over NVLink only between SM80 GPUs), and the
+ * run's 24 channels are what 12 links give under NCCL ≤ 2.15's search, so neither the transfer mode nor the channel
+ * count explains the half; no published per-direction figure for an NVLink 4 bridge exists in ../shared.
  */
 export function nvlinkBridgeEfficiency(nvlinkGen: number): number {
   return nvlinkGen >= 4 ? 0.5 : 1;
