@@ -24,14 +24,21 @@ const TRAINER = py`
 
 const PINNED = { 'requirements.txt': 'transformers>=4.41.2,<=4.46.0\naccelerate>=0.34.0\n' };
 
-async function check(files: Record<string, string>, manifests: Record<string, string>): Promise<Map<string, AnalysisResult>> {
+async function check(
+  files: Record<string, string>,
+  manifests: Record<string, string>,
+): Promise<Map<string, AnalysisResult>> {
   const program = new Program(await parser(), {});
   for (const [path, text] of Object.entries(files)) program.setFile(path, text);
   for (const [path, text] of Object.entries(manifests)) program.setManifest(path, text);
   return program.analyzeAll();
 }
 
-async function codes(files: Record<string, string>, manifests: Record<string, string>, path: string): Promise<string[]> {
+async function codes(
+  files: Record<string, string>,
+  manifests: Record<string, string>,
+  path: string,
+): Promise<string[]> {
   return summary((await check(files, manifests)).get(path)!.findings);
 }
 
@@ -73,7 +80,10 @@ test('a class that divides, sets the flag, replaces training_step or gets a comp
       ].join('\n'),
     ),
     TRAINER.replace('self.finetuning_args = finetuning_args', 'self.model_accepts_loss_kwargs = False'),
-    TRAINER.replace('    def create_optimizer(self):', '    def training_step(self, model, inputs, num_items_in_batch=None):\n        return super().training_step(model, inputs)\n\n    def create_optimizer(self):'),
+    TRAINER.replace(
+      '    def create_optimizer(self):',
+      '    def training_step(self, model, inputs, num_items_in_batch=None):\n        return super().training_step(model, inputs)\n\n    def create_optimizer(self):',
+    ),
   ];
   for (const text of variants) assert.deepEqual(await codes({ 't.py': text }, PINNED, 't.py'), [], text);
   const lossFunc = py`
