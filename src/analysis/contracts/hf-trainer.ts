@@ -31,10 +31,10 @@ export const RELEASES: readonly Version[] = [
   .split(' ')
   .map((v) => parseVersion(v)!);
 
-const NO_DIVISION = { from: [4, 46, 0], until: [4, 46, 2] } as const;
+export const NO_DIVISION = { from: [4, 46, 0], until: [4, 46, 2] } as const;
 const DIVISION_UNLESS_FLAG = { from: [4, 48, 0], until: [4, 54, 0] } as const;
 
-function within(v: Version, window: { from: Version; until: Version }): boolean {
+export function within(v: Version, window: { from: Version; until: Version }): boolean {
   return compareVersions(v, window.from) >= 0 && compareVersions(v, window.until) < 0;
 }
 

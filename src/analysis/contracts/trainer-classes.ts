@@ -43,6 +43,8 @@ export interface FileClasses {
   readonly imports: ReadonlyMap<string, string>;
   /** The file assigns a Trainer's `_inner_training_loop`, `get_batch_samples` or `training_step` (a patch). */
   readonly patchesLoop: boolean;
+  /** The file passes `compute_loss_func=` (to a Trainer's constructor, perhaps): that function computes the loss. */
+  readonly passesLossFunc: boolean;
 }
 
 /** Files worth parsing: only a class that names a trainer, or a method that chooses the Trainer's scaling. */
@@ -72,6 +74,7 @@ export function readClasses(parser: Parser, text: string): FileClasses | undefin
     classes,
     imports,
     patchesLoop: /\.\s*(_inner_training_loop|get_batch_samples|training_step)\s*=[^=]/.test(text),
+    passesLossFunc: /\bcompute_loss_func\s*=[^=]/.test(text),
   };
 }
 

@@ -9,13 +9,17 @@ import { readClasses, type FileClasses } from './trainer-classes';
 import { pinsInText, type Pin } from './versions';
 import { trainerContractFindings, type TrainerWorkspace } from './hf-trainer';
 import { tailWindowFindings } from './tail-window';
+import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
 
 const PACKAGE = 'transformers';
 
 interface Entry {
   readonly text: string;
-  /** The text defines a `compute_loss` or `training_step` (read once per text: the editor asks on every edit). */
+  /**
+   * The text defines a `compute_loss` or `training_step`, or a class whose bases name a Trainer (which may inherit
+   * the Trainer's `compute_loss`): read once per text, as the editor asks on every edit.
+   */
   readonly overrides: boolean;
   readonly classes?: FileClasses;
   readonly pins: readonly Pin[];
@@ -39,7 +43,7 @@ export class ContractIndex {
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
       text,
-      overrides: /def (compute_loss|training_step)\b/.test(text),
+      overrides: /def (compute_loss|training_step)\b|\bclass\s+\w+\s*\([^)]*Trainer/.test(text),
       pins: pythonPins(path, text),
     });
   }
@@ -76,8 +80,8 @@ export class ContractIndex {
     paths: readonly string[],
     options: { hints?: boolean; scopeOf: (path: string) => string },
   ): Map<string, Finding[]> {
-    // Nothing is judged without an override of compute_loss or training_step, and nothing is proven without a
-    // pin: then no file needs the parse (most code bases).
+    // Nothing is judged without a Trainer subclass or an override of compute_loss or training_step, and nothing is
+    // proven without a pin: then no file needs the parse (most code bases).
     const overrides = [...this.files.values()].some((e) => e.overrides);
     const pinned =
       [...this.files.values()].some((e) => e.pins.length > 0) || [...this.manifests.values()].some((p) => p.length > 0);
@@ -85,7 +89,8 @@ export class ContractIndex {
     const files = new Map<string, FileClasses>();
     for (const [path, entry] of this.files) {
       const classes = this.classesOf(path, entry);
-      if (classes && (classes.classes.length > 0 || classes.patchesLoop)) files.set(path, classes);
+      if (classes && (classes.classes.length > 0 || classes.patchesLoop || classes.passesLossFunc))
+        files.set(path, classes);
     }
     const wanted = new Set(paths);
     const programPins = [...this.files.values()].flatMap((e) => e.pins);
@@ -99,6 +104,7 @@ export class ContractIndex {
     };
     const found = trainerContractFindings(ws, options.hints === true);
     for (const [path, list] of tailWindowFindings(ws)) found.set(path, [...(found.get(path) ?? []), ...list]);
+    for (const [path, list] of inheritedLossFindings(ws)) found.set(path, [...(found.get(path) ?? []), ...list]);
     const out = new Map<string, Finding[]>();
     for (const [path, list] of found) {
       if (!wanted.has(path)) continue;
