@@ -6,17 +6,17 @@
 // parameter the file cannot bind, the program gathers every construction site of the class in the workspace: the
 // parameter denotes what they all pass when they agree, and nothing when one disagrees, passes nothing (the
 // default), passes `*args`/`**kwargs`, or is a subclass passing its own parameter on.
-import { child, named, type PyNode } from './tree';
+import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { nestedCallContexts } from './call-contexts';
-import { siteVariants, type OriginOf } from './site-variants';
+import type { OriginOf } from './site-variants';
+import { elementCalls, variantsOf } from './element-sites';
 import { GroupSizes, type Dims } from './group-sizes';
 import { dimsKey } from './dims';
 import type {
   ArgumentDenotation,
   ConstructorArgument,
   ConstructorRequest,
-  ElementSite,
   ProgramPlace,
   ValueOrigin,
 } from './constructor-request';
@@ -68,7 +68,7 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
       const own = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
       // The arguments of the objects built inside a list argument are evaluated with the site's own, so each
       // variant keeps an element's factor with the group the same path passed.
-      const lists = own.map((node) => elementCalls(model, node, fn, defined));
+      const lists = own.map((node) => elementCalls(model, node, (c) => constructed(model, c, fn, defined)));
       const nodes = [...own, ...lists.flatMap((l) => l?.flatMap((e) => e.nodes) ?? [])];
       for (const [k, env] of (contexts ? contexts.map((c) => c.env) : [{ fn }]).entries()) {
         // A helper's construction site is reached through the call of the helper that passed the value.
@@ -77,8 +77,7 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
           origin && 'passed' in origin
             ? { ...origin.passed, through: [...origin.passed.through, ...passedAt] }
             : { ...placeOf(model, origin?.node ?? argument), through: passedAt };
-        for (const all of env ? siteVariants(sizes, nodes, env, originOf) : [nodes.map(() => undefined)]) {
-          const values = withElements(all, own.length, lists);
+        for (const values of env ? variantsOf(sizes, own, nodes, lists, env, originOf) : [own.map(() => undefined)]) {
           const positional = values.slice(0, args.positional.length);
           const keywords = new Map(names.map((name, i) => [name, values[args.positional.length + i]] as const));
           out.push({ ...target, positional, keywords, opaque: opaque || !env });
@@ -92,61 +91,6 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
     }
   }
   return out;
-}
-
-/** An element of a list argument built at the site: its class, its call's argument nodes and their names. */
-interface ElementCall {
-  readonly target: { module?: string; name: string };
-  readonly positionalCount: number;
-  readonly names: readonly string[];
-  readonly nodes: readonly PyNode[];
-}
-
-/** The elements of a list literal when every one is a construction (`[Bucket(g, f)]`); else undefined. */
-function elementCalls(
-  model: FileModel,
-  node: PyNode,
-  fn: FunctionInfo,
-  defined: ReadonlySet<string | undefined>,
-): ElementCall[] | undefined {
-  if (node.type !== 'list') return undefined;
-  const items = named(node);
-  if (items.length === 0) return undefined;
-  const out: ElementCall[] = [];
-  for (const item of items) {
-    const target = item.type === 'call' ? constructed(model, item, fn, defined) : undefined;
-    const list = item.type === 'call' ? child(item, 'arguments') : undefined;
-    if (!target || list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat'))
-      return undefined;
-    const args = model.syntax.args(item);
-    const names = [...args.keywords.keys()];
-    const nodes = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
-    out.push({ target, positionalCount: args.positional.length, names, nodes });
-  }
-  return out;
-}
-
-/** The site's own denotations, with each list of constructions given its elements' denotations (read after them). */
-function withElements(
-  values: readonly (ArgumentDenotation | undefined)[],
-  ownCount: number,
-  lists: readonly (ElementCall[] | undefined)[],
-): (ArgumentDenotation | undefined)[] {
-  let next = ownCount;
-  return values.slice(0, ownCount).map((value, i) => {
-    const list = lists[i];
-    if (!list) return value;
-    const elements: ElementSite[] = list.map((e) => {
-      const mine = values.slice(next, next + e.nodes.length);
-      next += e.nodes.length;
-      return {
-        ...e.target,
-        positional: mine.slice(0, e.positionalCount),
-        keywords: new Map(e.names.map((name, j) => [name, mine[e.positionalCount + j]] as const)),
-      };
-    });
-    return { ...value, elements };
-  });
 }
 
 /** The origins of a site's arguments, with the file's name on every place of this file (those without one). */
