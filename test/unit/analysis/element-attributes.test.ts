@@ -113,3 +113,21 @@ test('element attributes: a list the group extends after construction holds buck
   const { codes } = await findings(EP, ONE_BUCKET, extended);
   assert.deepEqual(codes, []);
 });
+
+test('element attributes: a factor is paired with the group of the site that built its bucket', async () => {
+  // The expert factor goes to the dense group's buckets and the dense factor to the expert group's: no object
+  // averages 1/ep over the expert-data-parallel group.
+  const swapped = WRAPPER.replace('[GradBucket(dense_grads, factor)]', '[GradBucket(dense_grads, expert_factor)]');
+  const program = new Program(await parser());
+  program.setFile('runtime/buckets.py', BUCKETS);
+  program.setFile(
+    'runtime/wrapper.py',
+    swapped.replace('AVERAGE_FACTOR', EP).replace('EXPERT_BUCKETS', '[GradBucket(expert_grads, factor)]'),
+  );
+  program.setFile('runtime/parallel_state.py', STATE);
+  const messages = [...program.analyzeAll()].flatMap(([, r]) => r.findings.map((f) => f.message));
+  assert.deepEqual(
+    messages.filter((m) => /edp ranks/.test(m)),
+    [],
+  );
+});
