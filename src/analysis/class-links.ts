@@ -32,8 +32,9 @@ export interface ClassLinkInputs {
 /** Per file, the answers to its requests: `Class.param` → what every construction site passes. */
 export type ClassAnswers = Map<string, Map<string, ArgumentDenotation>>;
 
-export function requestKey(r: Pick<ConstructorRequest, 'className' | 'param'>): string {
-  return `${r.className}.${r.param}`;
+export function requestKey(r: Pick<ConstructorRequest, 'className' | 'param' | 'element'>): string {
+  const element = r.element ? `[].${r.element.className}.${r.element.param}` : '';
+  return `${r.className}.${r.param}${element}`;
 }
 
 /**
@@ -124,10 +125,15 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
   for (const [path, requests] of asking) {
     for (const request of requests) {
       const found = (sitesByClass.get(request.className) ?? []).filter((s) => mayBuild(s.path, s.site, path, inputs));
+      const read = found.map((s) =>
+        request.element
+          ? elementSite(request, s.path, s.site, path, inputs)
+          : { site: s.site, kind: siteKind(s.path, s.site, path, inputs) },
+      );
       const agreed = agreedArgument(
         request,
-        found.map((s) => s.site),
-        found.map((s) => siteKind(s.path, s.site, path, inputs)),
+        read.map((r) => r.site),
+        read.map((r) => r.kind),
       );
       if (!agreed) continue;
       const map = answers.get(path) ?? new Map<string, ArgumentDenotation>();
@@ -135,6 +141,59 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
     }
   }
   return answers;
+}
+
+/**
+ * A site as it answers a request for an attribute of its list argument's elements: the list's slot holds what every
+ * element passes for the element class's parameter (nothing when an element is of another class, or the elements
+ * disagree), and the site is certain only when the elements' class is certain too. The element class is defined in
+ * the requesting file, as the outer class is.
+ */
+function elementSite(
+  request: ConstructorRequest,
+  sitePath: string,
+  site: ConstructionSite,
+  definer: string,
+  inputs: ClassLinkInputs,
+): { site: ConstructionSite; kind: SiteKind } {
+  const wanted = request.element!;
+  const list = site.opaque
+    ? undefined
+    : site.keywords.has(request.param)
+      ? site.keywords.get(request.param)
+      : request.position !== undefined
+        ? site.positional[request.position]
+        : undefined;
+  let kind = siteKind(sitePath, site, definer, inputs);
+  const values: (ArgumentDenotation | undefined)[] = [];
+  for (const e of list?.elements ?? []) {
+    const built: ConstructionSite = { ...e, opaque: false };
+    if (e.name !== wanted.className || !mayBuild(sitePath, built, definer, inputs)) values.push(undefined);
+    else {
+      if (kind === 'certain') kind = siteKind(sitePath, built, definer, inputs);
+      values.push(
+        e.keywords.has(wanted.param)
+          ? e.keywords.get(wanted.param)
+          : wanted.position !== undefined
+            ? e.positional[wanted.position]
+            : undefined,
+      );
+    }
+  }
+  const first = values[0];
+  const agreed =
+    first && values.every((v) => v && denotationKey(v) === denotationKey(first))
+      ? {
+          ...(first.group ? { group: first.group } : {}),
+          ...(first.size ? { size: first.size } : {}),
+          ...(first.origin ? { origin: first.origin } : {}),
+        }
+      : undefined;
+  const positional = [...site.positional];
+  const keywords = new Map(site.keywords);
+  if (site.keywords.has(request.param)) keywords.set(request.param, agreed);
+  else if (request.position !== undefined) positional[request.position] = agreed;
+  return { site: { ...site, positional, keywords }, kind };
 }
 
 /**

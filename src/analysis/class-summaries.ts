@@ -9,7 +9,8 @@
 import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { nestedCallContexts } from './call-contexts';
-import { siteVariants, type OriginOf } from './site-variants';
+import type { OriginOf } from './site-variants';
+import { elementCalls, variantsOf } from './element-sites';
 import { GroupSizes, type Dims } from './group-sizes';
 import { dimsKey } from './dims';
 import type {
@@ -64,7 +65,11 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
       const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
       const args = s.args(call);
       const names = [...args.keywords.keys()];
-      const nodes = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
+      const own = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];
+      // The arguments of the objects built inside a list argument are evaluated with the site's own, so each
+      // variant keeps an element's factor with the group the same path passed.
+      const lists = own.map((node) => elementCalls(model, node, (c) => constructed(model, c, fn, defined)));
+      const nodes = [...own, ...lists.flatMap((l) => l?.flatMap((e) => e.nodes) ?? [])];
       for (const [k, env] of (contexts ? contexts.map((c) => c.env) : [{ fn }]).entries()) {
         // A helper's construction site is reached through the call of the helper that passed the value.
         const passedAt = contexts ? [placeOf(model, contexts[k].call), placeOf(model, call)] : [placeOf(model, call)];
@@ -72,7 +77,7 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
           origin && 'passed' in origin
             ? { ...origin.passed, through: [...origin.passed.through, ...passedAt] }
             : { ...placeOf(model, origin?.node ?? argument), through: passedAt };
-        for (const values of env ? siteVariants(sizes, nodes, env, originOf) : [nodes.map(() => undefined)]) {
+        for (const values of env ? variantsOf(sizes, own, nodes, lists, env, originOf) : [own.map(() => undefined)]) {
           const positional = values.slice(0, args.positional.length);
           const keywords = new Map(names.map((name, i) => [name, values[args.positional.length + i]] as const));
           out.push({ ...target, positional, keywords, opaque: opaque || !env });
@@ -92,7 +97,15 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
 export function inFile(site: ConstructionSite, file: string): ConstructionSite {
   const stamp = (p: ProgramPlace): ProgramPlace => (p.file === undefined ? { ...p, file } : p);
   const origin = (o: ValueOrigin): ValueOrigin => ({ ...stamp(o), through: o.through.map(stamp) });
-  const denotation = (d: ArgumentDenotation | undefined) => (d?.origin ? { ...d, origin: origin(d.origin) } : d);
+  const denotation = (d: ArgumentDenotation | undefined): ArgumentDenotation | undefined => {
+    if (!d) return d;
+    const elements = d.elements?.map((e) => ({
+      ...e,
+      positional: e.positional.map(denotation),
+      keywords: new Map([...e.keywords].map(([k, v]) => [k, denotation(v)] as const)),
+    }));
+    return { ...d, ...(d.origin ? { origin: origin(d.origin) } : {}), ...(elements ? { elements } : {}) };
+  };
   return {
     ...site,
     positional: site.positional.map(denotation),

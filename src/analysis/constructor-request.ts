@@ -52,6 +52,19 @@ export interface ArgumentDenotation {
   }[];
   /** Where the value every site passes was chosen, when they all pass one chosen at the same place. */
   readonly origin?: ValueOrigin;
+  /**
+   * A list written at the site whose every element is built there (`[Bucket(grads, factor)]`): each element's class
+   * and what its arguments denote, so a method that reads an attribute of the list's elements can be answered.
+   */
+  readonly elements?: readonly ElementSite[];
+}
+
+/** One element of a list argument, built at the site: its class as the site names it, and its arguments. */
+export interface ElementSite {
+  readonly module?: string;
+  readonly name: string;
+  readonly positional: readonly (ArgumentDenotation | undefined)[];
+  readonly keywords: ReadonlyMap<string, ArgumentDenotation | undefined>;
 }
 
 /** A node of the file being read as a place (the program names its file when it links the sites). */
@@ -83,6 +96,11 @@ export interface ConstructorRequest {
   readonly param: string;
   /** Its position among the call's arguments; undefined when it can only be passed by keyword. */
   readonly position: number | undefined;
+  /**
+   * The parameter is a list, and what is asked is the constructor parameter of its elements' class that an attribute
+   * of the elements holds (`for bucket in self.buckets: bucket.gradient_scaling_factor`).
+   */
+  readonly element?: Omit<ConstructorRequest, 'element'>;
 }
 
 export type ConstructorArgument = (request: ConstructorRequest) => ArgumentDenotation | undefined;

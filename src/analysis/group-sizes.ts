@@ -9,10 +9,12 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
+import { elementRequest, rebinds } from './element-attributes';
 import {
   constructorRequest,
   placeOf,
   type ConstructorArgument,
+  type ConstructorRequest,
   type ProgramPlace,
   type ValueOrigin,
 } from './constructor-request';
@@ -318,6 +320,8 @@ export class GroupSizes {
         }),
       );
     }
+    const element = elementRequest(this.model, n, env);
+    if (element) return this.fromConstructionSites(element.init, element.request, kind);
     const values = this.model.valuesSeenBy(text, env.fn);
     if (values.length === 0) return undefined;
     return this.union(
@@ -326,7 +330,7 @@ export class GroupSizes {
         // `self.group = group` in `__init__`: the argument the object was built with.
         if (value.type === 'identifier' && v.fn.name === '__init__') {
           const b = env.instance?.get(s.text(value));
-          if (!b) return this.fromConstructionSites(v.fn, s.text(value), kind);
+          if (!b) return this.fromParameter(v.fn, s.text(value), kind);
           // An object built in view: a value chosen elsewhere was also passed through this construction.
           const at = b.callSite ? placeOf(this.model, b.callSite) : undefined;
           return evaluate(b.node, b.env)?.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
@@ -345,18 +349,19 @@ export class GroupSizes {
   }
 
   /** What every construction site of the class in the program passes for an `__init__` parameter. */
+  private fromParameter(init: FunctionInfo, param: string, kind: DenotationKind): SizeAlternative[] | undefined {
+    if (!init.params.some((p) => p.name === param) || rebinds(this.model, init, param)) return undefined;
+    const request = constructorRequest(this.model, init, param);
+    return request ? this.fromConstructionSites(init, request, kind) : undefined;
+  }
+
+  /** What every construction site of `init`'s class passes for a request, one value per site where they differ. */
   private fromConstructionSites(
     init: FunctionInfo,
-    param: string,
+    request: ConstructorRequest,
     kind: DenotationKind,
   ): SizeAlternative[] | undefined {
-    if (!this.constructorArgument || !init.params.some((p) => p.name === param)) return undefined;
-    // A parameter the constructor rebinds (`if group is None: group = ...`) is not what the callers passed.
-    const s = this.model.syntax;
-    if (init.assignments.some((a) => child(a, 'left')?.type === 'identifier' && s.text(child(a, 'left')!) === param))
-      return undefined;
-    const request = constructorRequest(this.model, init, param);
-    const answer = request ? this.constructorArgument(request) : undefined;
+    const answer = this.constructorArgument?.(request);
     const dims = answer?.[kind];
     const bySite = answer?.bySite;
     const perSite = !!bySite && bySite.every((d) => d[kind]);
