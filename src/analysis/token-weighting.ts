@@ -44,8 +44,7 @@ export function tokenWeightingVerdicts(
   const out: TokenWeightingVerdict[] = [];
   for (const fn of model.functions) {
     const v = trainerContractVerdict(model, counts, fn) ?? accumulationVerdict(model, counts, losses, accumulation, fn);
-    const engine =
-      v || !hints ? undefined : engineWindowVerdict(model, counts, losses, fn, (m) => describe(model, m));
+    const engine = v || !hints ? undefined : engineWindowVerdict(model, counts, losses, fn, (m) => describe(model, m));
     if (v) out.push(v);
     else if (engine) out.push({ ...engine, severity: 'warning' });
   }
