@@ -12,9 +12,10 @@
 //
 // This is a hint (reported only with the `hints` option), not a proof. The window is read from a `%` with an
 // accumulation name in the loop, not from the engine: the engine's own window comes from its configuration, which
-// may differ (OpenRLHF's strategy sets DeepSpeed's `gradient_accumulation_steps` to 1 on its dynamic-batch path while
-// the loop still reads `step % self.strategy.accumulated_gradient`). Nor is the receiver of `.backward(loss)` proven
-// to be an engine that divides by the window.
+// may differ: OpenRLHF's DeepSpeed strategy sets `gradient_accumulation_steps` to 1 on its dynamic-batch path, yet
+// still computes `accumulated_gradient` from the batch sizes, and its own EMA update reads
+// `% self.accumulated_gradient == 0 or self.use_dynamic_batch`. Nor is the receiver of `.backward(loss)` proven to
+// be an engine that divides by the window.
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { LossTracer } from './losses';
