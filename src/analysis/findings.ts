@@ -317,7 +317,7 @@ export class FindingWriter {
   addTokenWeighting(v: TokenWeightingVerdict): void {
     const before = this.out.length;
     this.addExplained('CP003', v);
-    // A misweighting whose size depends on the data (token-engine-window.ts) is reported as a warning.
+    // The engine-window hint (token-engine-window.ts), when asked for, is a warning: its size depends on the data.
     if (v.severity && this.out.length > before) this.out[before] = { ...this.out[before], severity: v.severity };
   }
 

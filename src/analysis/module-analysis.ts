@@ -113,7 +113,8 @@ export function analyzeParsedModule(
   // loss is divided by K), never the K-fold sum CP008 is about.
   const zeroGrad = new ZeroGradWindows(model, losses, accumulation);
   for (const v of accumulation.verdicts()) if (!zeroGrad.cuts(v.site)) writer.addAccumulation(v);
-  for (const v of tokenWeightingVerdicts(model, losses, accumulation)) writer.addTokenWeighting(v);
+  for (const v of tokenWeightingVerdicts(model, losses, accumulation, options.hints === true))
+    writer.addTokenWeighting(v);
   for (const v of zeroGrad.verdicts()) writer.addExplained('CP003', v);
   for (const v of bucketDoubleDivideVerdicts(model)) writer.addExplained('CP002', v);
   for (const v of bucketGroupDivisorVerdicts(model, new GroupSizes(model, context?.constructorArgument)))

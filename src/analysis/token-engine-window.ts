@@ -9,6 +9,13 @@
 // A per-micro-batch mean without the all-reduce is left alone: with padding it is everywhere, and nothing in the
 // code says the author wants token weighting. So is a loop without a visible accumulation count: with one
 // micro-batch per step the rank-summed count is exactly right.
+//
+// This is a hint (reported only with the `hints` option), not a proof. The window is read from a `%` with an
+// accumulation name in the loop, not from the engine: the engine's own window comes from its configuration, which
+// may differ: OpenRLHF's DeepSpeed strategy sets `gradient_accumulation_steps` to 1 on its dynamic-batch path, yet
+// still computes `accumulated_gradient` from the batch sizes, and its own EMA update reads
+// `% self.accumulated_gradient == 0 or self.use_dynamic_batch`. Nor is the receiver of `.backward(loss)` proven to
+// be an engine that divides by the window.
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { LossTracer } from './losses';

@@ -30,16 +30,21 @@ export interface TokenWeightingVerdict {
 
 const WINDOW_COUNT = 'num_items_in_batch';
 
+/**
+ * `hints`: also report the engine-window shape (token-engine-window.ts), which is suspected, not proven: the
+ * engine's accumulation window is read from a `%` in the loop, not from the engine's configuration.
+ */
 export function tokenWeightingVerdicts(
   model: FileModel,
   losses: LossTracer,
   accumulation: AccumulationRule,
+  hints = false,
 ): TokenWeightingVerdict[] {
   const counts = new TokenCounts(model);
   const out: TokenWeightingVerdict[] = [];
   for (const fn of model.functions) {
     const v = trainerContractVerdict(model, counts, fn) ?? accumulationVerdict(model, counts, losses, accumulation, fn);
-    const engine = v ? undefined : engineWindowVerdict(model, counts, losses, fn, (m) => describe(model, m));
+    const engine = v || !hints ? undefined : engineWindowVerdict(model, counts, losses, fn, (m) => describe(model, m));
     if (v) out.push(v);
     else if (engine) out.push({ ...engine, severity: 'warning' });
   }

@@ -1,10 +1,13 @@
 // CP003, token weighting under an engine's accumulation window (token-engine-window.ts): each micro-batch's loss is
 // divided by its own token count summed over the ranks, while the engine averages the window's micro-batches with
 // equal weights. The correct twins count the whole window, take one micro-batch per step, or never sum the count
-// over the ranks (a plain per-batch mean, correct by convention and not this rule's to judge).
+// over the ranks (a plain per-batch mean, correct by convention and not this rule's to judge). The shape is a hint:
+// the window is read from a `%` in the loop, not from the engine's configuration, so it is off by default.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, py, summary } from './helpers';
+
+const HINTS = { hints: true } as const;
 
 const ENGINE_LOOP = py`
   import torch
@@ -24,8 +27,15 @@ const ENGINE_LOOP = py`
               print("window done", loss.item())
 `;
 
-test('CP003 (warning): a rank-summed token count of one micro-batch inside an engine accumulation window', async () => {
-  const findings = await analyze(ENGINE_LOOP);
+test('CP003 engine window is a hint: silent by default, a warning with hints', async () => {
+  assert.deepEqual(summary(await analyze(ENGINE_LOOP)), []);
+  const hinted = await analyze(ENGINE_LOOP, HINTS);
+  assert.deepEqual(summary(hinted), ['CP003@12']);
+  assert.equal(hinted[0].severity, 'warning');
+});
+
+test('CP003 (hint): a rank-summed token count of one micro-batch inside an engine accumulation window', async () => {
+  const findings = await analyze(ENGINE_LOOP, HINTS);
   assert.deepEqual(summary(findings), ['CP003@12']);
   const f = findings[0];
   assert.equal(f.severity, 'warning');
@@ -57,25 +67,25 @@ test('CP003 engine window is silent for a window-wide count, no accumulation, no
                 if (step + 1) % grad_accum_steps == 0:
                     print("window done")
   `;
-  assert.deepEqual(summary(await analyze(windowCount)), []);
+  assert.deepEqual(summary(await analyze(windowCount, HINTS)), []);
   // One micro-batch per step (no accumulation count in the loop): the rank-summed count is exactly right.
   const noWindow = ENGINE_LOOP.replace('if (step + 1) % grad_accum_steps == 0:', 'if step % 100 == 0:');
-  assert.deepEqual(summary(await analyze(noWindow)), []);
+  assert.deepEqual(summary(await analyze(noWindow, HINTS)), []);
   // No sum over the ranks: a per-batch mean that nothing says is meant to be a token mean over the window.
   const noRankSum = ENGINE_LOOP.replace('        dist.all_reduce(n_tokens)\n', '');
-  assert.deepEqual(summary(await analyze(noRankSum)), []);
+  assert.deepEqual(summary(await analyze(noRankSum, HINTS)), []);
   // A maximum over the ranks is not a total count.
   const maxOverRanks = ENGINE_LOOP.replace(
     'dist.all_reduce(n_tokens)',
     'dist.all_reduce(n_tokens, op=dist.ReduceOp.MAX)',
   );
-  assert.deepEqual(summary(await analyze(maxOverRanks)), []);
+  assert.deepEqual(summary(await analyze(maxOverRanks, HINTS)), []);
   // Every position of a fixed-size batch: the same count in every micro-batch.
   const fixed = ENGINE_LOOP.replace('n_tokens = keep.sum().float()', 'n_tokens = torch.tensor(float(keep.numel()))');
-  assert.deepEqual(summary(await analyze(fixed)), []);
+  assert.deepEqual(summary(await analyze(fixed, HINTS)), []);
   // Plain autograd (`loss.backward()`) has no engine dividing by the window: not this rule.
   const autograd = ENGINE_LOOP.replace('engine.backward(loss)', 'loss.backward()');
-  assert.deepEqual(summary(await analyze(autograd)), []);
+  assert.deepEqual(summary(await analyze(autograd, HINTS)), []);
 });
 
 test('CP003 engine window follows the count into a helper of the file the loop calls', async () => {
@@ -100,7 +110,7 @@ test('CP003 engine window follows the count into a helper of the file the loop c
                 if step % self.strategy.accumulated_gradient == 0:
                     self.log(loss)
   `;
-  const findings = await analyze(helper);
+  const findings = await analyze(helper, HINTS);
   assert.deepEqual(summary(findings), ['CP003@16']);
   assert.match(findings[0].message, /self\.strategy\.accumulated_gradient/);
 });
