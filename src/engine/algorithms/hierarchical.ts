@@ -1,9 +1,19 @@
 // Hierarchical: reduce-scatter inside each node, an AllReduce of each GPU's shard across nodes (one ring per
 // local GPU, i.e. per rail), then all-gather inside each node. The network carries S/g per GPU instead of S.
 import type { Flow, Round, Schedule } from '../sim/schedule';
+import type { Phase } from '../trace/model';
 import { meanStepLatencyUs, symmetricRails, transfer, type BuildContext } from './context';
 import { setupUs } from './setup';
+import { pack } from '../sim/packed';
+import { linkTable } from '../topology/link-table';
+import { editedClasses } from './edited-classes';
+import { editedNodes, staysInNode } from './edited-nodes';
 
+/**
+ * One ring step of every pair. With `chosen` (an edited system), only those pairs' flows are solved: each round's
+ * pairs fall into groups that share no resource (nodes inside, rails across), and the chosen pairs hold every group
+ * an edit touches and one that stands for the unchanged ones; the byte terms still count every pair's.
+ */
 function ringStep(
   ctx: BuildContext,
   pairs: [number, number][],
@@ -11,23 +21,55 @@ function ringStep(
   reduce: boolean,
   step: number,
   repeat: number,
+  chosen?: readonly [number, number][],
 ): Round {
-  const flows: Flow[] = [];
+  const phase: Phase = reduce ? 'exchange' : 'broadcast';
+  const flowOf = ([from, to]: readonly [number, number]): Flow =>
+    transfer(ctx, from, to, payload, { weight: ctx.channels, channel: 0, channelStride: 1, chunk: 0, phase, reduce });
   const paths: (readonly number[])[] = [];
-  for (const [from, to] of pairs) {
-    flows.push(
-      transfer(ctx, from, to, payload, {
-        weight: ctx.channels,
-        channel: 0,
-        channelStride: 1,
-        chunk: 0,
-        phase: reduce ? 'exchange' : 'broadcast',
-        reduce,
-      }),
+  for (let i = 0; i < pairs.length && i < 64; i++) paths.push(ctx.system.fabric.route(pairs[i][0], pairs[i][1]));
+  const round = { latencyUs: meanStepLatencyUs(ctx, paths), repeat, phase, step } as const;
+  if (!chosen || chosen.length === 0) return { ...round, flows: pairs.map(flowOf) };
+  const solved = chosen.map(flowOf);
+  // Every pair's flow carries the same bytes and reduces the same payload.
+  const one = solved[0];
+  const runs = [{ phase, term: one.bytes * one.weight * (one.represents ?? 1), count: pairs.length }];
+  let every: Flow[] | undefined;
+  return {
+    ...round,
+    packed: { set: pack(solved), runs, maxReduceBytes: one.reduceBytes },
+    get flows() {
+      return (every ??= pairs.map(flowOf));
+    },
+  };
+}
+
+/**
+ * The pairs to solve on an edited system: inside nodes, the edited nodes' and a stand-in node's (edited-nodes.ts);
+ * across nodes, the edited rails' and a stand-in rail's (edited-classes.ts). Undefined for a kind of pairs whose
+ * groups cannot be shown apart (those are all solved).
+ */
+function chosenPairs(
+  ctx: BuildContext,
+  intra: [number, number][],
+  inter: [number, number][],
+): { intra?: [number, number][]; inter?: [number, number][] } {
+  const { system } = ctx;
+  const g = system.gpusPerNode;
+  const linkCount = linkTable(system.topology).count;
+  const nodes = editedNodes(system);
+  let chosenIntra: [number, number][] | undefined;
+  if (nodes) {
+    const keep = new Set(nodes.nodes);
+    chosenIntra = intra.filter(([from]) => keep.has(Math.floor(from / g)));
+    const inNode = chosenIntra.every(([from, to]) =>
+      staysInNode(nodes, system.fabric.route(from, to), Math.floor(from / g), linkCount),
     );
-    if (paths.length < 64) paths.push(ctx.system.fabric.route(from, to));
+    if (!inNode) chosenIntra = undefined;
   }
-  return { flows, latencyUs: meanStepLatencyUs(ctx, paths), repeat, phase: reduce ? 'exchange' : 'broadcast', step };
+  const classes = editedClasses(system);
+  const rails = classes ? new Set(classes.rails) : undefined;
+  return { intra: chosenIntra, inter: rails ? inter.filter(([from]) => rails.has(from % g)) : undefined };
 }
 
 export function buildHierarchical(ctx: BuildContext): Schedule {
@@ -43,6 +85,7 @@ export function buildHierarchical(ctx: BuildContext): Schedule {
       if (!symmetric || local === 0) inter.push([rank, ((node + 1) % nodes) * g + local]);
     }
   }
+  const chosen = ctx.reduceEdits && !symmetric ? chosenPairs(ctx, intra, inter) : {};
   const C = ctx.channels;
   const rounds: Round[] = [];
   let step = 0;
@@ -50,20 +93,20 @@ export function buildHierarchical(ctx: BuildContext): Schedule {
   const doReduce = ctx.kind !== 'allgather';
   const doGather = ctx.kind !== 'reducescatter';
   if (g > 1 && doReduce) {
-    rounds.push(ringStep(ctx, intra, shard / C, true, step, g - 1));
+    rounds.push(ringStep(ctx, intra, shard / C, true, step, g - 1, chosen.intra));
     step += g - 1;
   }
   if (nodes > 1) {
     const piece = shard / nodes / C;
     if (doReduce) {
-      rounds.push(ringStep(ctx, inter, piece, true, step, nodes - 1));
+      rounds.push(ringStep(ctx, inter, piece, true, step, nodes - 1, chosen.inter));
       step += nodes - 1;
     }
     if (doGather) {
-      rounds.push(ringStep(ctx, inter, piece, false, step, nodes - 1));
+      rounds.push(ringStep(ctx, inter, piece, false, step, nodes - 1, chosen.inter));
       step += nodes - 1;
     }
   }
-  if (g > 1 && doGather) rounds.push(ringStep(ctx, intra, shard / C, false, step, g - 1));
+  if (g > 1 && doGather) rounds.push(ringStep(ctx, intra, shard / C, false, step, g - 1, chosen.intra));
   return { rounds, setupUs: setupUs(ctx), channels: C };
 }
