@@ -7,7 +7,7 @@ import { setupUs } from './setup';
 import { pack } from '../sim/packed';
 import { linkTable } from '../topology/link-table';
 import { editedClasses } from './edited-classes';
-import { editedNodes, staysInNode } from './edited-nodes';
+import { editedNodes, staysInNode, type EditedNodes } from './edited-nodes';
 
 /**
  * One ring step of every pair. With `chosen` (an edited system), only those pairs' flows are solved: each round's
@@ -67,9 +67,54 @@ function chosenPairs(
     );
     if (!inNode) chosenIntra = undefined;
   }
+  const pairs = nodes ? chosenInterPairs(ctx, inter, nodes) : undefined;
+  if (pairs) return { intra: chosenIntra, inter: pairs };
   const classes = editedClasses(system);
   const rails = classes ? new Set(classes.rails) : undefined;
   return { intra: chosenIntra, inter: rails ? inter.filter(([from]) => rails.has(from % g)) : undefined };
+}
+
+/**
+ * The ring pairs across nodes to solve, or undefined when their routes are not the layout's. With a NIC per GPU each
+ * pair's flow runs alone: a rail's ring leaves each node once and enters it once, and leaves each leaf once, so no
+ * two flows share a link (nor a memory: each reduces at its own receiver). A flow crosses its two nodes' NIC-side
+ * links on its rail and, when the nodes hang on different leaves, the sender's leaf uplink and the receiver's leaf
+ * downlink. So a pair none of whose links an edit changed finishes with every unchanged pair of its shape (within a
+ * leaf, or across leaves): the touched pairs are solved with one unchanged pair of each shape.
+ */
+function chosenInterPairs(
+  ctx: BuildContext,
+  inter: [number, number][],
+  edited: EditedNodes,
+): [number, number][] | undefined {
+  const { system } = ctx;
+  const g = system.gpusPerNode;
+  const network = system.fabric.network;
+  if (!network || system.fabric.nicsPerNode !== g) return undefined;
+  const perLeaf = network.nodesPerLeaf;
+  const touched = new Set(edited.nodes.filter((node) => node !== edited.standIn));
+  const changedShared = new Set(edited.sharedChanged);
+  const chosen: [number, number][] = [];
+  const shapes = new Set<number>();
+  for (const pair of inter) {
+    const a = Math.floor(pair[0] / g);
+    const b = Math.floor(pair[1] / g);
+    const sameLeaf = Math.floor(a / perLeaf) === Math.floor(b / perLeaf);
+    const nodeTouched = touched.has(a) || touched.has(b);
+    // Unchanged pairs within a leaf cross no shared link: once one stands for them, they need no route.
+    if (!nodeTouched && sameLeaf && shapes.has(0)) continue;
+    const parts = network.routeParts(pair[0], pair[1], 0);
+    if (parts.send.some((link) => edited.nodeOfLink(link) !== a)) return undefined;
+    if (parts.receive.some((link) => edited.nodeOfLink(link) !== b)) return undefined;
+    if (parts.shared.some((link) => edited.nodeOfLink(link) !== -1)) return undefined;
+    if ((parts.shared.length === 0) !== sameLeaf) return undefined;
+    if (nodeTouched || parts.shared.some((link) => changedShared.has(link))) chosen.push(pair);
+    else if (!shapes.has(parts.shared.length)) {
+      shapes.add(parts.shared.length);
+      chosen.push(pair);
+    }
+  }
+  return chosen;
 }
 
 export function buildHierarchical(ctx: BuildContext): Schedule {
