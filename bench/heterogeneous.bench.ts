@@ -148,4 +148,23 @@ export const benchmarks: Benchmark[] = [
     },
     extra: () => forcedFacts[algorithm] ?? {},
   })),
+  ...(['nvls', 'collnetdirect', 'collnetchain', 'hierarchical'] as const).map((algorithm): Benchmark => ({
+    // NVLS across nodes and CollNet reduce in the network's switches (SHARP, on here); they and hierarchical
+    // simulate the edited node and one stand-in node (edited-nodes.ts, sharp-edited.ts), not every node (24-39 s
+    // of CPU node by node in session 11).
+    name: `engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link, forced ${algorithm}`,
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const spec = presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!;
+      const { system } = withDegradedLink(resolveSystem({ ...spec, network: { ...spec.network, sharp: true } }));
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, algorithm });
+      const ms = performance.now() - started;
+      forcedFacts[algorithm] = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts[algorithm] ?? {},
+  })),
 ];

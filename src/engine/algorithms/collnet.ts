@@ -1,127 +1,32 @@
-// CollNet AllReduce (NCCL's CollNetDirect and CollNetChain over the SHARP plugin): the node reduces to its heads,
-// the heads' shards are reduced in the network's switches (sharp.ts), and the result comes back down the same way.
-// Direct: every GPU is a head for its share of the channels; the others send it their part of that share through
-// the NVSwitch and it returns the result to them (one hop each way). Chain: each channel reduces along a chain of
-// the node's GPUs to the GPU beside the channel's NIC, and broadcasts back along it. Both are pipelined in chunks.
+// CollNet AllReduce's schedule (the stages: collnet-stages.ts). An edited system simulates the nodes its edit
+// touches and one stand-in node (collnet-edited.ts) where that is exact, else every node.
 import * as K from '../constants';
-import type { Flow, Schedule } from '../sim/schedule';
-import { collNetDirectGraph } from '../collnet';
-import { channelClasses, pipelineStageLatenciesUs, transfer, type BuildContext } from './context';
+import type { Schedule } from '../sim/schedule';
+import type { BuildContext } from './context';
+import { editedCollNetStages } from './collnet-edited';
+import { intraStages, orderedStages } from './collnet-stages';
 import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
-import { sharpStage, type SharpHead } from './sharp';
-import { treeRail } from './tree';
+import { sharpStage } from './sharp';
 
-interface ChannelClass {
-  readonly weight: number;
-  readonly channel: number;
-  readonly stride: number;
-}
-
-/** Intra-node stages of one channel class: flows per stage, and one path per stage for its latency. */
-interface IntraStage {
-  readonly flows: Flow[];
-  readonly paths: (readonly number[])[];
-}
-
-function classesOf(channels: number, count: number): ChannelClass[] {
-  const weights = channelClasses(channels, count);
-  return weights.map((weight, channel) => ({ weight, channel, stride: weights.length }));
-}
-
-/**
- * Each channel class's head (local GPU) and the NIC slot it reaches the network by. Direct: class c is headed by
- * local GPU c, one class per head of its graph. Chain: one chain per NIC (as far as the channels go), headed by the
- * GPU beside that NIC.
- */
-export function collNetHeads(ctx: BuildContext): { head: number; slot: number }[] {
-  const { system } = ctx;
-  if (ctx.algorithm === 'collnetdirect') {
-    const count = Math.min(ctx.channels, collNetDirectGraph(system).channels);
-    return Array.from({ length: Math.max(1, count) }, (_, c) => ({ head: c % system.gpusPerNode, slot: 0 }));
-  }
-  const count = Math.min(ctx.channels, Math.max(1, system.fabric.nicsPerNode));
-  return Array.from({ length: Math.max(1, count) }, (_, c) => treeRail(ctx, c));
-}
+export { collNetHeads } from './collnet-stages';
 
 /** Stages in order: the node's reduction to its heads, the network, and the return to every GPU. */
 function buildStages(ctx: BuildContext, chunk: number): Stage[] {
-  const { system } = ctx;
-  const g = system.gpusPerNode;
-  const nodes = ctx.representative ? 1 : system.nodes;
-  const represents = system.nodes / nodes;
-  const up: IntraStage[] = [];
-  const down: IntraStage[] = [];
-  const heads: SharpHead[] = [];
-  const stage = (list: IntraStage[], i: number): IntraStage => {
-    while (list.length <= i) list.push({ flows: [], paths: [] });
-    return list[i];
-  };
-  const hop = (c: ChannelClass, from: number, to: number, reduce: boolean) =>
-    transfer(ctx, from, to, chunk, {
-      weight: c.weight,
-      channel: c.channel,
-      channelStride: c.stride,
-      chunk: 0,
-      phase: reduce ? 'exchange' : 'broadcast',
-      reduce,
-      represents,
-    });
-  const rails = collNetHeads(ctx);
-  const classes = classesOf(ctx.channels, rails.length);
-  if (ctx.algorithm === 'collnetdirect') {
-    for (const c of classes) {
-      const { head, slot } = rails[c.channel];
-      heads.push({ local: head, slot, payload: chunk, ...asHead(c) });
-      for (let node = 0; node < nodes; node++)
-        for (let local = 0; local < g; local++) {
-          if (local === head) continue;
-          const [from, to] = [node * g + local, node * g + head];
-          stage(up, 0).flows.push(hop(c, from, to, true));
-          stage(down, 0).flows.push(hop(c, to, from, false));
-          if (node === 0 && local === (head + 1) % g) {
-            stage(up, 0).paths.push(system.fabric.route(from, to));
-            stage(down, 0).paths.push(system.fabric.route(to, from));
-          }
-        }
-    }
-  } else {
-    for (const c of classes) {
-      const rail = rails[c.channel];
-      heads.push({ local: rail.head, slot: rail.slot, payload: chunk, ...asHead(c) });
-      for (let node = 0; node < nodes; node++)
-        for (let j = g - 1; j >= 1; j--) {
-          // Hop j of the chain: from its (j)th GPU after the head to the one before; the reduction runs from the tail.
-          const from = node * g + ((rail.head + j) % g);
-          const to = node * g + ((rail.head + j - 1) % g);
-          const i = g - 1 - j;
-          stage(up, i).flows.push(hop(c, from, to, true));
-          stage(down, g - 2 - i).flows.push(hop(c, to, from, false));
-          if (node === 0) {
-            stage(up, i).paths.push(system.fabric.route(from, to));
-            stage(down, g - 2 - i).paths.push(system.fabric.route(to, from));
-          }
-        }
-    }
-  }
+  const nodes = ctx.representative ? 1 : ctx.system.nodes;
+  const everyNode = Array.from({ length: nodes }, (_, n) => n);
+  const { up, down, heads } = intraStages(ctx, chunk, everyNode, ctx.system.nodes / nodes);
   const network = sharpStage(ctx, heads);
-  const ordered = [...up.map((s) => s.paths), network.paths, ...down.map((s) => s.paths)];
-  const latencies = pipelineStageLatenciesUs(ctx, ordered);
-  const stages: Stage[] = [];
-  up.forEach((s, i) => stages.push({ flows: s.flows, phase: 'exchange', latencyUs: latencies[i] }));
-  stages.push({ flows: network.flows, phase: 'exchange', latencyUs: latencies[up.length] });
-  down.forEach((s, i) => stages.push({ flows: s.flows, phase: 'broadcast', latencyUs: latencies[up.length + 1 + i] }));
-  return stages;
-}
-
-function asHead(c: ChannelClass): Pick<SharpHead, 'weight' | 'channel' | 'channelStride'> {
-  return { weight: c.weight, channel: c.channel, channelStride: c.stride };
+  return orderedStages(ctx, up, down, { flows: network.flows, paths: network.paths });
 }
 
 export function buildCollNet(ctx: BuildContext): Schedule {
   // Every channel moves its share of the buffer, one chunk per round.
   const perChannel = ctx.bytes / ctx.channels;
   const chunks = Math.max(1, Math.ceil(perChannel / K.PIPELINE_CHUNK_BYTES));
-  const stages = buildStages(ctx, perChannel / chunks);
+  const chunk = perChannel / chunks;
+  const stages =
+    (ctx.reduceEdits ? editedCollNetStages(ctx, chunk, () => buildStages(ctx, chunk)) : undefined) ??
+    buildStages(ctx, chunk);
   return { rounds: pipelineRounds(stages, chunks), setupUs: setupUs(ctx), channels: ctx.channels };
 }

@@ -23,7 +23,9 @@ import { pipelineRounds, type Stage } from './pipeline';
 import { setupUs } from './setup';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
 import { nvlsTreeStages } from './nvls-tree';
-import { sharpStage } from './sharp';
+import { sharpStage, type SharpHead } from './sharp';
+import { editedNodes } from './edited-nodes';
+import { selectedSharpStage } from './sharp-edited';
 
 function switchFlow(
   ctx: BuildContext,
@@ -72,8 +74,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const hop = pathLatencyUs(ctx, [system.fabric.switchUplink(0), system.fabric.switchDownlink(0)]);
   const symmetric = symmetricRails(ctx);
   // An edited system with a NIC per GPU simulates the groups its edit touches and one stand-in for the others.
-  const classes =
-    !symmetric && ctx.reduceEdits && multiNode && ctx.algorithm === 'nvlstree' ? editedClasses(system) : undefined;
+  const classes = !symmetric && ctx.reduceEdits && multiNode ? editedClasses(system) : undefined;
   /** Both switch stages' flows of the given ranks, in the order every rank's are built. */
   const switchStages = (ranks: Iterable<number>): { reduce: Flow[]; cast: Flow[] } => {
     const reduce: Flow[] = [];
@@ -134,12 +135,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
         channelStride: weights.length,
       })),
     );
-    const network = sharpStage(ctx, heads);
-    stages.push({
-      flows: network.flows,
-      phase: 'exchange',
-      latencyUs: pipelineStageLatenciesUs(ctx, [network.paths])[0],
-    });
+    stages.push(sharpNetworkStage(ctx, heads, classes !== undefined));
   } else if (multiNode && kind === 'allreduce') {
     // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
     stages.push(...nvlsTreeStages(ctx, weights, chunk, symmetric, classes?.rails));
@@ -157,5 +153,28 @@ export function buildNvls(ctx: BuildContext): Schedule {
     setupUs: setup,
     channels: ctx.channels,
     engineGBps: engine > 0 ? engine : undefined,
+  };
+}
+
+/**
+ * NVLS's network stage. On an edited system (`reduce`) the streams of the nodes an edit touches and of one stand-in
+ * node are simulated with every leaf's aggregate (sharp-edited.ts), and the byte terms count every node's; when
+ * that cannot be shown exact, every node's streams are.
+ */
+function sharpNetworkStage(ctx: BuildContext, heads: readonly SharpHead[], reduce: boolean): Stage {
+  const nodes = reduce ? editedNodes(ctx.system) : undefined;
+  const selected = nodes ? selectedSharpStage(ctx, heads, nodes) : undefined;
+  if (!selected) {
+    const network = sharpStage(ctx, heads);
+    return { flows: network.flows, phase: 'exchange', latencyUs: pipelineStageLatenciesUs(ctx, [network.paths])[0] };
+  }
+  let every: Flow[] | undefined;
+  return {
+    get flows() {
+      return (every ??= sharpStage(ctx, heads).flows);
+    },
+    packed: { set: pack(selected.flows), runs: selected.runs, maxReduceBytes: 0 },
+    phase: 'exchange',
+    latencyUs: pipelineStageLatenciesUs(ctx, [selected.paths])[0],
   };
 }

@@ -39,7 +39,7 @@ export function sharpLeg(system: System, rank: number, slot: number): SharpLeg {
  * A leaf's uplink to the spine and downlink from it on one rail: the second and third network links of a route
  * from a node under that leaf to a node under another leaf.
  */
-function leafSpineLinks(system: System, rank: number, otherRank: number, slot: number): number[] {
+export function leafSpineLinks(system: System, rank: number, otherRank: number, slot: number): number[] {
   const out = networkLinks(system, system.fabric.route(rank, otherRank, slot));
   const back = networkLinks(system, system.fabric.route(otherRank, rank, slot));
   return [out[1], back[2]];
