@@ -428,3 +428,19 @@ export async function openFileWithLens(page: Page, name: string, text: string, t
     if (attempt === tries) throw new Error(`no visible "${text}" lens in ${name} after ${tries} tries`);
   }
 }
+
+/** Drags along the timeline's time axis from the start of the plot to its end, as a person selects a range. */
+export async function selectRangeOnAxis(page: Page, canvas: Locator): Promise<void> {
+  const box = (await canvas.boundingBox())!;
+  const { labelCss, axisCss } = await canvas.evaluate(() => {
+    const { view } = (window as any).collectiveProfilerTimeline;
+    return { labelCss: view.labelWidthPx / view.dpr, axisCss: view.axisHeightPx / view.dpr };
+  });
+  const y = box.y + axisCss / 2;
+  await page.mouse.move(box.x + labelCss + 2, y);
+  await page.mouse.down();
+  for (const share of [0.25, 0.5, 0.75, 1]) {
+    await page.mouse.move(box.x + labelCss + 2 + share * (box.width - labelCss - 4), y, { steps: 4 });
+  }
+  await page.mouse.up();
+}
