@@ -63,10 +63,15 @@ describe(
         .first();
       await tab.waitFor({ timeout: 60_000 });
       await frameWith(page, 'section.assumptions');
-      // The config's editor is closed, and its group with it, so the panels take the window's width.
-      await page.locator('.tabs-container .tab').filter({ hasText: 'ds_config.json' }).first().click();
-      await runCommand(page, 'View: Close Editor');
       await tab.click();
+      // The config's editor beside the panels is closed, and its group with it, so they take the window's width. The
+      // palette opens only once the keyboard has left the webview: a click on the title bar takes it back.
+      await page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 } });
+      await runCommand(page, 'View: Close Editors in Other Groups');
+      await page
+        .locator('.tabs-container .tab')
+        .filter({ hasText: 'ds_config.json' })
+        .waitFor({ state: 'detached', timeout: 15_000 });
       const timeline = await frameWith(page, 'canvas.lanes');
       const lanes = timeline.locator('canvas.lanes');
       await pollFrame(lanes, () => window.collectiveProfilerTimeline?.view.model?.spanCount > 0);
@@ -134,9 +139,10 @@ describe(
     test('Compare Algorithms draws candidates 100× apart on a log time axis, every bar readable', async () => {
       await closeAllEditors(page);
       await runCommand(page, 'Collective Profiler: Compare Algorithms');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: 15_000 });
-      assert.equal(await input.inputValue(), '25MiB', 'the default bucket size is offered');
+      // The palette's input turns into the command's size prompt, whose value is the default bucket size.
+      const prompt = page.locator('.quick-input-widget').filter({ hasText: 'Message size for the comparison' });
+      await prompt.waitFor({ timeout: 30_000 });
+      assert.equal(await prompt.locator('input').inputValue(), '25MiB', 'the default bucket size is offered');
       await page.keyboard.press('Enter');
       const card = 'section[data-chart="algorithms"]';
       const charts: Frame = await frameWith(page, card);
