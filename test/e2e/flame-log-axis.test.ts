@@ -154,7 +154,9 @@ describe(
         return {
           labels: algorithms.data.labels,
           times: algorithms.data.datasets[0].data,
-          barsPx: algorithms.getDatasetMeta(0).data.map((bar: { y: number; base: number }) => Math.abs(bar.base - bar.y)),
+          barsPx: algorithms
+            .getDatasetMeta(0)
+            .data.map((bar: { y: number; base: number }) => Math.abs(bar.base - bar.y)),
           yType: y.type,
           yTitle: y.options.title.text,
         };
