@@ -358,6 +358,14 @@ export async function runCommand(page: Page, title: string): Promise<void> {
       )
     )
       break;
+    // A palette opened before the extensions' commands are registered says "No matching commands" until it is
+    // opened again: the window's first command waits so (about 25 s after openWorkbench at a load of 11 to 13).
+    const first = await page
+      .locator('.quick-input-list .monaco-list-row')
+      .first()
+      .textContent({ timeout: 1_000 })
+      .catch(() => '(no row)');
+    console.log(`# the palette did not list "${title}" in 15 s; it showed "${first}"`);
     if (attempt === 3) throw new Error(`the palette never listed "${title}"`);
   }
   await page.keyboard.press('Enter');

@@ -67,6 +67,7 @@ describe(
       const mark = (what: string) => events.push(`${what}@${Date.now() - started}`);
       let listedFolder: 'none' | 'workspace' | 'fixtures' = 'none';
       let enteredAt = 0;
+      let shownAt = 0;
       for (;;) {
         const state = await page.evaluate(
           ({ workspaceOnly, fixturesOnly }) => {
@@ -86,6 +87,10 @@ describe(
         if (enteredAt > 0 && !state.open) {
           mark('accepted');
           break;
+        }
+        if (!shownAt && state.open && state.value.startsWith('/')) {
+          shownAt = Date.now();
+          mark('shown');
         }
         const folder = state.fixtures ? 'fixtures' : state.workspace ? 'workspace' : 'none';
         if (folder !== listedFolder) mark(`listed-${(listedFolder = folder)}`);
