@@ -358,6 +358,14 @@ export async function runCommand(page: Page, title: string): Promise<void> {
       )
     )
       break;
+    // A palette opened before the extensions' commands are registered says "No matching commands" until it is
+    // opened again: the window's first command waits so (about 25 s after openWorkbench at a load of 11 to 13).
+    const first = await page
+      .locator('.quick-input-list .monaco-list-row')
+      .first()
+      .textContent({ timeout: 1_000 })
+      .catch(() => '(no row)');
+    console.log(`# the palette did not list "${title}" in 15 s; it showed "${first}"`);
     if (attempt === 3) throw new Error(`the palette never listed "${title}"`);
   }
   await page.keyboard.press('Enter');
@@ -427,4 +435,20 @@ export async function openFileWithLens(page: Page, name: string, text: string, t
     if (shown) return lens;
     if (attempt === tries) throw new Error(`no visible "${text}" lens in ${name} after ${tries} tries`);
   }
+}
+
+/** Drags along the timeline's time axis from the start of the plot to its end, as a person selects a range. */
+export async function selectRangeOnAxis(page: Page, canvas: Locator): Promise<void> {
+  const box = (await canvas.boundingBox())!;
+  const { labelCss, axisCss } = await canvas.evaluate(() => {
+    const { view } = (window as any).collectiveProfilerTimeline;
+    return { labelCss: view.labelWidthPx / view.dpr, axisCss: view.axisHeightPx / view.dpr };
+  });
+  const y = box.y + axisCss / 2;
+  await page.mouse.move(box.x + labelCss + 2, y);
+  await page.mouse.down();
+  for (const share of [0.25, 0.5, 0.75, 1]) {
+    await page.mouse.move(box.x + labelCss + 2 + share * (box.width - labelCss - 4), y, { steps: 4 });
+  }
+  await page.mouse.up();
 }

@@ -49,6 +49,7 @@ describe(
     async function importThroughDialog(file: string): Promise<ImportedPanel> {
       // No editor is open (the panels are webviews, not text editors), so the command asks for the file; the
       // charts panel of the previous file stays open and is told apart by its title below.
+      const commandAt = Date.now();
       await runCommand(page, 'Collective Profiler: Import Measurements');
       const input = page.locator('.quick-input-widget input');
       const path = join(FIXTURES_REAL, file);
@@ -66,6 +67,7 @@ describe(
       const mark = (what: string) => events.push(`${what}@${Date.now() - started}`);
       let listedFolder: 'none' | 'workspace' | 'fixtures' = 'none';
       let enteredAt = 0;
+      let shownAt = 0;
       for (;;) {
         const state = await page.evaluate(
           ({ workspaceOnly, fixturesOnly }) => {
@@ -86,6 +88,10 @@ describe(
           mark('accepted');
           break;
         }
+        if (!shownAt && state.open && state.value.startsWith('/')) {
+          shownAt = Date.now();
+          mark('shown');
+        }
         const folder = state.fixtures ? 'fixtures' : state.workspace ? 'workspace' : 'none';
         if (folder !== listedFolder) mark(`listed-${(listedFolder = folder)}`);
         if (state.open && state.value.startsWith('/')) {
@@ -104,7 +110,10 @@ describe(
         }
         await page.waitForTimeout(50);
       }
-      console.log(`# ${file}: the dialog took ${Date.now() - started} ms: ${events.join(' ')}`);
+      const acceptedAt = Date.now();
+      console.log(
+        `# ${file}: the palette took ${started - commandAt} ms, the dialog ${acceptedAt - started} ms: ${events.join(' ')}`,
+      );
       // The title names the file ("<file>: measured vs model on …" or "<file>: what the file holds"), so a panel
       // of the previous file whose frame lingers in the page is never read instead.
       const titled = `.toolbar .title:has-text("${file}:")`;
@@ -115,6 +124,7 @@ describe(
           .catch(() => [] as string[]);
         throw new Error(`${error.message}\nnotifications: ${notes.join(' | ')}\n${server.logTail()}`);
       });
+      console.log(`# ${file}: the panel showed ${Date.now() - acceptedAt} ms after the dialog`);
       return {
         title: await charts.locator('.toolbar .title').innerText(),
         system: await charts.locator('.toolbar .muted').innerText(),

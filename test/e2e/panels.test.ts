@@ -22,6 +22,7 @@ import {
   reloadWindow,
   runCommand,
   screenshot,
+  selectRangeOnAxis,
   startCodeServer,
   type CodeServer,
 } from './harness';
@@ -55,22 +56,6 @@ async function clickTimelineLabel(page: Page, canvas: Locator, index: number): P
   }, index);
   await page.mouse.click(box.x + 30, box.y + y);
   await page.waitForTimeout(400);
-}
-
-/** Drags along the timeline's time axis from the start of the plot to its end, as a person selects a range. */
-async function selectRangeOnAxis(page: Page, canvas: Locator): Promise<void> {
-  const box = (await canvas.boundingBox())!;
-  const { labelCss, axisCss } = await canvas.evaluate(() => {
-    const { view } = window.collectiveProfilerTimeline;
-    return { labelCss: view.labelWidthPx / view.dpr, axisCss: view.axisHeightPx / view.dpr };
-  });
-  const y = box.y + axisCss / 2;
-  await page.mouse.move(box.x + labelCss + 2, y);
-  await page.mouse.down();
-  for (const share of [0.25, 0.5, 0.75, 1]) {
-    await page.mouse.move(box.x + labelCss + 2 + share * (box.width - labelCss - 4), y, { steps: 4 });
-  }
-  await page.mouse.up();
 }
 
 /** The selected range's facts as the details pane lists them: label → value ("busbw" → "123.4 GB/s …"). */

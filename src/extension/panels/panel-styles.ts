@@ -44,6 +44,10 @@ const timeline = `
 .aggregate td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .aggregate .bar { display: inline-block; height: 8px; background: var(--vscode-charts-blue); vertical-align: middle; }
 .flame { flex: 1 1 320px; min-width: 320px; }
+.flame-head { display: flex; align-items: baseline; gap: 8px; }
+.flame-reset { font: inherit; font-size: 12px; padding: 1px 8px; cursor: pointer; border: none;
+  color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
+.flame-reset[hidden] { display: none; }
 .flame-wrap { position: relative; }
 .flame-canvas { display: block; width: 100%; cursor: pointer; }
 .flame-tip { position: absolute; pointer-events: none; z-index: 2; padding: 4px 6px; font-size: 12px; white-space: nowrap;
