@@ -58,6 +58,21 @@ export class PendingValues<T> {
     }
   }
 
+  /**
+   * Forgets every value and stops every computation whose key starts with `prefix`: the document they were
+   * computed for was closed. Reopening it starts again at the same version, so without this a failure kept for that
+   * key (a step that timed out, a worker that died) or a computation that never ended would answer for it for the
+   * rest of the session.
+   */
+  forget(prefix: string): void {
+    for (const [key, entry] of this.pending) {
+      if (!key.startsWith(prefix)) continue;
+      entry.abort.abort();
+      this.pending.delete(key);
+    }
+    for (const key of this.settled.keys()) if (key.startsWith(prefix)) this.settled.delete(key);
+  }
+
   get pendingCount(): number {
     return this.pending.size;
   }
