@@ -9,7 +9,7 @@ import {
   asBytes,
 } from '../engine/index';
 import type { CoreServices } from './core';
-import { selectedSystem } from './system';
+import { selectedSystem, type SelectedSystem } from './system';
 import {
   configFormatOf,
   deepSpeedLensSites,
@@ -129,14 +129,14 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
             );
         } else if (lenses.collectives) {
           // The same size the Profile command and its panel use for this call (glue/call-size.ts).
-          out.push(
-            new PredictionLens(
-              range,
-              document.uri,
-              site,
-              callSize(text, sites, site, this.ctx.settings.defaultBucketBytes),
-            ),
+          const lens = new PredictionLens(
+            range,
+            document.uri,
+            site,
+            callSize(text, sites, site, this.ctx.settings.defaultBucketBytes),
           );
+          this.predictNow(lens);
+          out.push(lens);
         }
       }
       if (lenses.scalingWarnings) {
@@ -159,7 +159,10 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       const top = new vscode.Range(0, 0, 0, 0);
       // A whole training step can take a second to simulate for a large model, too long to block the extension
       // host: the lens resolves in the engine worker, and the click opens the full profile.
-      out.push(new ProfileLens(top, document.uri, document.version));
+      const profile = new ProfileLens(top, document.uri, document.version);
+      // A step simulated before needs no resolve (predict says why that matters).
+      profile.command = this.profiles.peek(`${profileKeyPrefix(document.uri)}${document.version}`);
+      out.push(profile);
       out.push(
         new vscode.CodeLens(top, {
           title: vscode.l10n.t('Sweep buckets'),
@@ -232,7 +235,15 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   }
 
   private async resolvePrediction(lens: PredictionLens): Promise<void> {
-    const selected = await selectedSystem(this.ctx);
+    this.predict(lens, await selectedSystem(this.ctx));
+  }
+
+  /**
+   * Fills in a prediction lens's title and command. Done already in provideCodeLenses once the system is known: a
+   * lens that needs no resolve cannot be caught in the editor's race between a resolve and a newer provide (see
+   * glue/lens-refresh.ts), which left a '≈' lens whose command had been released (e2e: "Actual command not found").
+   */
+  private predict(lens: PredictionLens, selected: SelectedSystem): void {
     if (!selected.ok) {
       lens.command = {
         title: vscode.l10n.t('$(warning) select a system to see predictions'),
@@ -261,6 +272,18 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       command: 'collectiveProfiler.profileAllReduceAtCursor',
       arguments: [lens.uri, lens.site.line],
     };
+  }
+
+  /** Predicts at once when the selected system is resolved already; otherwise resolveCodeLens does. */
+  private predictNow(lens: PredictionLens): void {
+    const selected = this.ctx.resolvedSystem;
+    if (!selected) return;
+    try {
+      this.predict(lens, selected);
+    } catch {
+      // Left unresolved: resolveCodeLens tries again and says why in the lens and the log.
+      lens.command = undefined;
+    }
   }
 
   private async resolveProfile(lens: ProfileLens): Promise<void> {

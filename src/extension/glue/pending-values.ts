@@ -41,6 +41,11 @@ export class PendingValues<T> {
     }
   }
 
+  /** The value for `key` if it has settled, without computing anything. */
+  peek(key: string): T | undefined {
+    return this.settled.get(key);
+  }
+
   /** Forgets every value and stops every computation: the inputs they depend on (system, settings) changed. */
   clear(): void {
     for (const entry of this.pending.values()) entry.abort.abort();

@@ -27,7 +27,9 @@ test('a refresh asked for while a lens resolves reaches the editor only after th
   let refreshes = 0;
   provider.onDidChangeCodeLenses!(() => refreshes++);
   const doc = fake.document('/w/train.py', 'python', TRAIN);
-  const prediction = provider.provideCodeLenses(doc).find((l) => l.range.start.line === 8 && !l.command)!;
+  // Resolved in provideCodeLenses when the system is known; resolving it again runs the same prediction.
+  const prediction = provider.provideCodeLenses(doc).find((l) => l.range.start.line === 8)!;
+  prediction.command = undefined;
   let answered = false;
   const resolving = provider.resolveCodeLens!(prediction).then((lens) => {
     answered = true;
@@ -70,3 +72,18 @@ test("a config's Profile lens simulates again after its file is closed and reope
   const reopened = await profileTitle();
   assert.match(reopened, /^\$\(pulse\) Profile · step ≈ /, `the reopened file simulates again: ${reopened}`);
 });
+
+test(
+  'once the system is resolved, a Python lens comes with its prediction and needs no resolve',
+  { skip },
+  async () => {
+    const provider = lensProvider();
+    const doc = fake.document('/w/train.py', 'python', TRAIN);
+    // The first resolve resolves the selected system, as the status bar does at activation.
+    const first = provider.provideCodeLenses(doc).find((l) => l.range.start.line === 8)!;
+    if (!first.command) await provider.resolveCodeLens!(first);
+    const lens = provider.provideCodeLenses(doc).find((l) => l.range.start.line === 8)!;
+    assert.match(lens.command?.title ?? '(unresolved)', /^≈ [\d.]+ (µs|ms) · /);
+    assert.deepEqual(lens.command!.arguments?.[1], 8, 'the command profiles the lens line');
+  },
+);
