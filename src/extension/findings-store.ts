@@ -18,13 +18,15 @@ export class FindingsStore implements vscode.Disposable {
    */
   set(uri: vscode.Uri, findings: readonly Finding[]): void {
     const key = uri.toString();
-    const before = this.byUri.get(key);
+    // No findings before (a file just opened) and none now change no lens either.
+    const before = this.byUri.get(key) ?? [];
     this.byUri.set(key, findings);
-    if (!before || !sameFindings(before, findings)) this.changed.fire(uri);
+    if (!sameFindings(before, findings)) this.changed.fire(uri);
   }
 
   delete(uri: vscode.Uri): void {
-    if (this.byUri.delete(uri.toString())) this.changed.fire(uri);
+    const before = this.byUri.get(uri.toString());
+    if (this.byUri.delete(uri.toString()) && before && before.length > 0) this.changed.fire(uri);
   }
 
   dispose(): void {

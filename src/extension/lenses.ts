@@ -9,7 +9,7 @@ import {
   asBytes,
 } from '../engine/index';
 import type { CoreServices } from './core';
-import { selectedSystem } from './system';
+import { selectedSystem, type SelectedSystem } from './system';
 import {
   configFormatOf,
   deepSpeedLensSites,
@@ -29,6 +29,8 @@ import {
 } from './glue/lens-label';
 import { callSize, type CallSize } from './glue/call-size';
 import { PendingValues } from './glue/pending-values';
+import { LensRefresh } from './glue/lens-refresh';
+import { untilAborted } from './glue/cancel';
 import type { FindingsStore } from './findings-store';
 import { ruleInfo } from '../analysis/rules';
 
@@ -73,10 +75,12 @@ class BucketLens extends vscode.CodeLens {
 export class CollectiveLensProvider implements vscode.CodeLensProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
+  /** Every refresh goes through this: it waits while a resolve runs (glue/lens-refresh.ts says why). */
+  private readonly refreshes = new LensRefresh(() => this.changed.fire());
   /** Simulations keyed by system, kind and size, so scrolling back does not simulate again. */
   private readonly cache = new Map<string, CollectiveResult>();
   /** Profile lens commands keyed by config and its version; cleared with the system and the settings. */
-  private readonly profiles = new PendingValues<vscode.Command>(() => this.changed.fire());
+  private readonly profiles = new PendingValues<vscode.Command>(() => this.refresh());
 
   constructor(
     private readonly ctx: CoreServices,
@@ -84,22 +88,27 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   ) {
     ctx.push(
       this.changed,
+      this.refreshes,
       ctx.onDidChangeSystem(() => {
         this.cache.clear();
         this.profiles.clear();
-        this.changed.fire();
+        this.refresh();
       }),
       ctx.onDidChangeSettings(() => {
         this.cache.clear();
         this.profiles.clear();
-        this.changed.fire();
+        this.refresh();
       }),
-      findings.onDidChange(() => this.changed.fire()),
+      findings.onDidChange(() => this.refresh()),
+      // Reopening a file starts again at version 1: what was kept for it (a failure, a step that never came) must
+      // not answer for the reopened file.
+      vscode.workspace.onDidCloseTextDocument((document) => this.profiles.forget(profileKeyPrefix(document.uri))),
     );
   }
 
+  /** Tells the editor to ask for the lenses again, once no resolve is running. */
   refresh(): void {
-    this.changed.fire();
+    this.refreshes.request();
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -120,14 +129,14 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
             );
         } else if (lenses.collectives) {
           // The same size the Profile command and its panel use for this call (glue/call-size.ts).
-          out.push(
-            new PredictionLens(
-              range,
-              document.uri,
-              site,
-              callSize(text, sites, site, this.ctx.settings.defaultBucketBytes),
-            ),
+          const lens = new PredictionLens(
+            range,
+            document.uri,
+            site,
+            callSize(text, sites, site, this.ctx.settings.defaultBucketBytes),
           );
+          this.predictNow(lens);
+          out.push(lens);
         }
       }
       if (lenses.scalingWarnings) {
@@ -150,7 +159,10 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
       const top = new vscode.Range(0, 0, 0, 0);
       // A whole training step can take a second to simulate for a large model, too long to block the extension
       // host: the lens resolves in the engine worker, and the click opens the full profile.
-      out.push(new ProfileLens(top, document.uri, document.version));
+      const profile = new ProfileLens(top, document.uri, document.version);
+      // A step simulated before needs no resolve (predict says why that matters).
+      profile.command = this.profiles.peek(`${profileKeyPrefix(document.uri)}${document.version}`);
+      out.push(profile);
       out.push(
         new vscode.CodeLens(top, {
           title: vscode.l10n.t('Sweep buckets'),
@@ -201,7 +213,11 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     ];
   }
 
-  async resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
+  resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
+    return this.refreshes.track(() => this.resolveLens(lens));
+  }
+
+  private async resolveLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
     try {
       if (lens instanceof ProfileLens) await this.resolveProfile(lens);
       else if (lens instanceof PredictionLens) await this.resolvePrediction(lens);
@@ -219,7 +235,15 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
   }
 
   private async resolvePrediction(lens: PredictionLens): Promise<void> {
-    const selected = await selectedSystem(this.ctx);
+    this.predict(lens, await selectedSystem(this.ctx));
+  }
+
+  /**
+   * Fills in a prediction lens's title and command. Done already in provideCodeLenses once the system is known: a
+   * lens that needs no resolve cannot be caught in the editor's race between a resolve and a newer provide (see
+   * glue/lens-refresh.ts), which left a '≈' lens whose command had been released (e2e: "Actual command not found").
+   */
+  private predict(lens: PredictionLens, selected: SelectedSystem): void {
     if (!selected.ok) {
       lens.command = {
         title: vscode.l10n.t('$(warning) select a system to see predictions'),
@@ -250,8 +274,20 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     };
   }
 
+  /** Predicts at once when the selected system is resolved already; otherwise resolveCodeLens does. */
+  private predictNow(lens: PredictionLens): void {
+    const selected = this.ctx.resolvedSystem;
+    if (!selected) return;
+    try {
+      this.predict(lens, selected);
+    } catch {
+      // Left unresolved: resolveCodeLens tries again and says why in the lens and the log.
+      lens.command = undefined;
+    }
+  }
+
   private async resolveProfile(lens: ProfileLens): Promise<void> {
-    const file = `${lens.uri.toString()}@`;
+    const file = profileKeyPrefix(lens.uri);
     const key = `${file}${lens.version}`;
     // An edit makes a new version: the step of the old text is no longer worth computing.
     this.profiles.dropPendingExcept(file, key);
@@ -284,7 +320,9 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     signal.addEventListener('abort', stop, { once: true });
     try {
       const { training } = await import('./lazy');
-      const step = await training.stepSummary(this.ctx, uri, abort.signal);
+      // The limit covers the whole step, the config's reading included, not only the worker: a pending step that
+      // never ends would keep the lens at "simulating" for as long as the file stays open.
+      const step = await untilAborted(training.stepSummary(this.ctx, uri, abort.signal), abort.signal);
       return {
         title: profileTitle(step),
         tooltip: profileTooltip(step),
@@ -343,6 +381,11 @@ export class CollectiveLensProvider implements vscode.CodeLensProvider {
     this.cache.set(key, result);
     return result;
   }
+}
+
+/** The start of a config's Profile lens keys (`uri@version`): every version of one file. */
+function profileKeyPrefix(uri: vscode.Uri): string {
+  return `${uri.toString()}@`;
 }
 
 /** Where lenses are offered: Python, the two measurement languages, and JSON/YAML configs. */

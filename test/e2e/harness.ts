@@ -166,7 +166,10 @@ export async function startCodeServer(options: {
     workspace,
     logTail() {
       return findFiles(join(userData, 'logs'), /Collective Profiler\.log$|^(remote)?exthost\.log$|^remoteagent\.log$/)
-        .map((f) => `--- ${f.slice(userData.length)}\n${readFileSync(f, 'utf8').slice(-2500)}`)
+        .map(
+          (f) =>
+            `--- ${f.slice(userData.length)}\n${readFileSync(f, 'utf8').slice(/Collective/.test(f) ? -8000 : -2500)}`,
+        )
         .join('\n');
     },
     stop() {
@@ -175,6 +178,9 @@ export async function startCodeServer(options: {
       } catch {
         // The server may already be gone; nothing is left to stop.
       }
+      // E2E_KEEP_LOGS=DIR keeps the whole session's logs (the extension's, the extension host's) for a later look.
+      const keep = process.env.E2E_KEEP_LOGS;
+      if (keep) cpSync(join(userData, 'logs'), join(keep, `logs-${Date.now()}`), { recursive: true });
       rmSync(base, { recursive: true, force: true });
     },
   };
@@ -423,7 +429,13 @@ export async function reloadWindow(page: Page): Promise<void> {
  * closed and opened again, as a person would, so the lenses are provided anew (a hidden lens of an editor in the
  * background never counts).
  */
-export async function openFileWithLens(page: Page, name: string, text: string, tries = 4): Promise<Locator> {
+export async function openFileWithLens(
+  page: Page,
+  name: string,
+  text: string,
+  logTail: () => string,
+  tries = 4,
+): Promise<Locator> {
   const lens = page.locator('.codelens-decoration a:visible').filter({ hasText: text }).first();
   for (let attempt = 1; ; attempt++) {
     await closeAllEditors(page);
@@ -433,7 +445,14 @@ export async function openFileWithLens(page: Page, name: string, text: string, t
       () => false,
     );
     if (shown) return lens;
-    if (attempt === tries) throw new Error(`no visible "${text}" lens in ${name} after ${tries} tries`);
+    // What the editor showed instead (a placeholder, a warning, nothing) tells a stuck lens from a slow one.
+    const titles = await page
+      .locator('.codelens-decoration')
+      .allInnerTexts()
+      .catch(() => [] as string[]);
+    const shot = await screenshot(page, `missed-lens-${name.replace(/\W+/g, '-')}-${attempt}`);
+    console.log(`# no "${text}" lens in ${name} (try ${attempt}): lenses [${titles.join(' | ')}], screenshot ${shot}`);
+    if (attempt === tries) throw new Error(`no visible "${text}" lens in ${name} after ${tries} tries\n${logTail()}`);
   }
 }
 

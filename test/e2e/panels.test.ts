@@ -178,7 +178,7 @@ describe(
       assert.equal(chart.xType, 'logarithmic', 'bucket sizes from 1 to 1024 MB are on a log axis');
       assert.equal(chart.xTitle, 'bucket size (bucket_cap_mb)');
       // A Python lens prices its bucket and recommends nothing ("try 512 MB" came back in issue 14).
-      await openFileWithLens(page, 'train_ddp.py', '≈');
+      await openFileWithLens(page, 'train_ddp.py', '≈', () => server.logTail());
       const lenses = await page.locator('.codelens-decoration a').allTextContents();
       await screenshot(page, '18-python-bucket-lens-light');
       for (const lens of lenses) assert.doesNotMatch(lens, /\btry\b|recommend|bucket_cap_mb=/i, lens);
@@ -204,7 +204,7 @@ describe(
 
     test('a two-node timeline has spans on all 16 ranks and range statistics with bytes and busbw, folds nodes, pins lanes, draws flow arrows and counters, and keeps folds and pins across a reload', async () => {
       // A collective's timeline on two nodes: every rank and link drawn, grouped by node, with ring-step flows.
-      const lens = await openFileWithLens(page, 'train.py', '≈');
+      const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
       const anyCanvas = page
         .frameLocator('iframe.webview.ready')
         .last()

@@ -260,7 +260,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
 
   test('Profile Training Config from the palette on the DeepSpeed config opens the charts panel with a busbw curve', async () => {
     // The config's Profile lens carries the step time, simulated in the engine worker.
-    const profileLens = await openFileWithLens(page, 'ds_config.json', 'Profile · step ≈');
+    const profileLens = await openFileWithLens(page, 'ds_config.json', 'Profile · step ≈', () => server.logTail());
     assert.match(
       (await profileLens.textContent()) ?? '',
       /Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed/,
@@ -316,7 +316,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   // Before Select System: with the DGX-1 V100 that it selects, the 16-rank DeepSpeed log's import fails (an open
   // defect: "an NVLink hybrid cube-mesh holds at most 8 GPUs, got gpusPerNode 16").
   test('a Hugging Face config.json gets a Profile lens with its step time, and a DeepSpeed comms log Import and Compare lenses', async () => {
-    const profileLens = await openFileWithLens(page, 'config.json', 'Profile · step ≈');
+    const profileLens = await openFileWithLens(page, 'config.json', 'Profile · step ≈', () => server.logTail());
     await screenshot(page, '16-hf-config-lens');
     assert.match(
       (await profileLens.textContent()) ?? '',
@@ -354,7 +354,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('Select System from the status bar changes the system, and the lens figures follow', async () => {
-    const lens = await openFileWithLens(page, 'train.py', '≈');
+    const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
     const before = (await lens.textContent()) ?? '';
     const status = page
       .locator('.statusbar-item')
@@ -507,7 +507,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('a lens above dist.all_reduce of a reduced loss prices a 4 B tensor, not a default bucket', async () => {
-    const lens = await openFileWithLens(page, 'log_loss.py', '≈');
+    const lens = await openFileWithLens(page, 'log_loss.py', '≈', () => server.logTail());
     const title = (await lens.textContent()) ?? '';
     await screenshot(page, '12-scalar-loss-lens');
     assert.match(title, /for a 4 B tensor$/, `lens title: ${title}`);
@@ -515,7 +515,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('reloading the window restores the open timeline panel', async () => {
-    const lens = await openFileWithLens(page, 'train.py', '≈');
+    const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
     // Readiness signals, not fixed waits: the click counts once a webview (whichever frame it is, not the last
     // one in the page, which can be a closed panel's) holds the trace's spans. The panel saved its state, with the
     // trace's source, when it showed the trace.

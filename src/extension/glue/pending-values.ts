@@ -41,6 +41,11 @@ export class PendingValues<T> {
     }
   }
 
+  /** The value for `key` if it has settled, without computing anything. */
+  peek(key: string): T | undefined {
+    return this.settled.get(key);
+  }
+
   /** Forgets every value and stops every computation: the inputs they depend on (system, settings) changed. */
   clear(): void {
     for (const entry of this.pending.values()) entry.abort.abort();
@@ -56,6 +61,21 @@ export class PendingValues<T> {
         this.pending.delete(key);
       }
     }
+  }
+
+  /**
+   * Forgets every value and stops every computation whose key starts with `prefix`: the document they were
+   * computed for was closed. Reopening it starts again at the same version, so without this a failure kept for that
+   * key (a step that timed out, a worker that died) or a computation that never ended would answer for it for the
+   * rest of the session.
+   */
+  forget(prefix: string): void {
+    for (const [key, entry] of this.pending) {
+      if (!key.startsWith(prefix)) continue;
+      entry.abort.abort();
+      this.pending.delete(key);
+    }
+    for (const key of this.settled.keys()) if (key.startsWith(prefix)) this.settled.delete(key);
   }
 
   get pendingCount(): number {

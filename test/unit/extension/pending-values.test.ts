@@ -72,3 +72,28 @@ test('clear() and a newer version stop the old computations, and their late valu
     'a dropped value is computed again',
   );
 });
+
+test('closing a document forgets its values and stops its computations, so reopening it computes again', async () => {
+  const values = new PendingValues<string>(() => undefined);
+  // A failure is kept as a value for its key; the same key comes back when the file is reopened (version 1 again).
+  assert.equal(
+    await values.get('file:///w/ds_config.json@1', async () => 'no step estimate: it took too long', 50),
+    'no step estimate: it took too long',
+  );
+  const signals: AbortSignal[] = [];
+  const hung = (signal: AbortSignal): Promise<string> => {
+    signals.push(signal);
+    return new Promise<string>(() => undefined);
+  };
+  assert.equal(await values.get('file:///w/config.json@1', hung, 1), undefined);
+  assert.equal(await values.get('file:///w/other.json@1', hung, 1), undefined);
+  values.forget('file:///w/ds_config.json@');
+  values.forget('file:///w/config.json@');
+  assert.ok(signals[0]!.aborted, "the closed file's computation is stopped");
+  assert.ok(!signals[1]!.aborted, "another file's computation goes on");
+  assert.equal(values.pendingCount, 1);
+  let computed = 0;
+  const fresh = async (): Promise<string> => `step ≈ 412 ms (${++computed})`;
+  assert.equal(await values.get('file:///w/ds_config.json@1', fresh, 50), 'step ≈ 412 ms (1)');
+  assert.equal(await values.get('file:///w/config.json@1', fresh, 50), 'step ≈ 412 ms (2)');
+});
