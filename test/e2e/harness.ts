@@ -440,6 +440,9 @@ export async function openFileWithLens(
   for (let attempt = 1; ; attempt++) {
     await closeAllEditors(page);
     await openFile(page, name);
+    // VS Code restores a reopened file's scroll position, which can leave the top lines (and their lenses) above the
+    // view: a 13-line config came back scrolled to line 14. The workspace's files fit one screen from the top.
+    await page.keyboard.press('Control+Home');
     const shown = await lens.waitFor({ timeout: 20_000 }).then(
       () => true,
       () => false,
