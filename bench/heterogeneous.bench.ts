@@ -8,6 +8,7 @@ import {
   resolveSystem,
   simulateCollective,
   sweepAllReduce,
+  type Algorithm,
   type System,
   asBytes,
   asGBps,
@@ -131,34 +132,28 @@ export const benchmarks: Benchmark[] = [
     },
     extra: () => leafFacts,
   },
-  ...(['ring', 'tree'] as const).map((algorithm): Benchmark => ({
-    // The same edited system with the algorithm forced: heterogeneity must cost in proportion whatever NCCL would
-    // choose (ring-edited.ts, tree-edited.ts), not only for NVLSTree.
-    name: `engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link, forced ${algorithm}`,
-    unit: 'ms',
-    target: 2000,
-    runs: 3,
-    measure() {
-      const { system } = withDegradedLink(resolveSystem(presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!));
-      const started = performance.now();
-      const result = simulateCollective(system, { bytes: GiB, algorithm });
-      const ms = performance.now() - started;
-      forcedFacts[algorithm] = { timeUs: result.timeUs, protocol: result.protocol };
-      return ms;
-    },
-    extra: () => forcedFacts[algorithm] ?? {},
-  })),
-  ...(['nvls', 'collnetdirect', 'collnetchain', 'hierarchical'] as const).map((algorithm): Benchmark => ({
-    // NVLS across nodes and CollNet reduce in the network's switches (SHARP, on here); they and hierarchical
-    // simulate the edited node and one stand-in node (edited-nodes.ts, sharp-edited.ts), not every node (24-39 s
-    // of CPU node by node in session 11).
+  // The same edited system with the algorithm forced: heterogeneity must cost in proportion whatever NCCL would
+  // choose (ring-edited.ts, tree-edited.ts), not only for NVLSTree. NVLS across nodes and CollNet reduce in the
+  // network's switches (SHARP, on for them); they and hierarchical simulate the edited node and one stand-in node
+  // (edited-nodes.ts, sharp-edited.ts), not every node (24-39 s of CPU node by node in session 11).
+  ...(['ring', 'tree'] as const).map((algorithm) => forcedOnDegradedLink(algorithm, false)),
+  ...(['nvls', 'collnetdirect', 'collnetchain', 'hierarchical'] as const).map((algorithm) =>
+    forcedOnDegradedLink(algorithm, true),
+  ),
+];
+
+/** One GiB on the 131,072-GPU system with one degraded link and `algorithm` forced; `sharp` turns SHARP on. */
+function forcedOnDegradedLink(algorithm: Algorithm, sharp: boolean): Benchmark {
+  return {
     name: `engine: 1 GiB AllReduce, 131,072 GPUs, one degraded link, forced ${algorithm}`,
     unit: 'ms',
     target: 2000,
     runs: 3,
     measure() {
       const spec = presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!;
-      const { system } = withDegradedLink(resolveSystem({ ...spec, network: { ...spec.network, sharp: true } }));
+      const { system } = withDegradedLink(
+        resolveSystem(sharp ? { ...spec, network: { ...spec.network, sharp: true } } : spec),
+      );
       const started = performance.now();
       const result = simulateCollective(system, { bytes: GiB, algorithm });
       const ms = performance.now() - started;
@@ -166,5 +161,5 @@ export const benchmarks: Benchmark[] = [
       return ms;
     },
     extra: () => forcedFacts[algorithm] ?? {},
-  })),
-];
+  };
+}
