@@ -58,8 +58,8 @@ test('untrusted: nothing the extension did started a process', { skip }, () => {
 test('untrusted: code lenses still resolve to simulated predictions', { skip }, async () => {
   const provider = fake.recorded.lensProviders[0];
   const doc = fake.document('/w/untrusted_lens.py', 'python', TRAIN);
-  const prediction = provider.provideCodeLenses(doc).find((l) => l.range.start.line === 8 && !l.command);
-  assert.ok(prediction);
-  const resolved = await provider.resolveCodeLens!(prediction);
-  assert.match(resolved.command!.title, /GB\/s busbw/);
+  // Once the system is resolved a prediction lens comes with its command from provide, else it is resolved.
+  const onLine = provider.provideCodeLenses(doc).filter((l) => l.range.start.line === 8);
+  const lenses = await Promise.all(onLine.map(async (l) => (l.command ? l : provider.resolveCodeLens!(l))));
+  assert.ok(lenses.some((l) => /GB\/s busbw/.test(l.command!.title)));
 });
