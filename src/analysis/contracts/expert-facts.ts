@@ -28,6 +28,8 @@ export interface ExpertGradList {
   readonly otherUses: readonly Located[];
   /** A scaling inside the block that selects the expert parameters. */
   readonly scaledInBlock: boolean;
+  /** How many `self.<list>` the class holds (all of them); more `.<list>` in the program are uses elsewhere. */
+  readonly mentions: number;
 }
 
 export interface ExpertFacts {
@@ -156,7 +158,8 @@ class ExpertReader {
       if (n.type === 'augmented_assignment' && /^[*/]/.test(operator)) found = n;
       else if (n.type === 'binary_operator' && /^[*/]$/.test(operator) && /grad/i.test(this.text(n))) found = n;
       else if (n.type === 'call' && SCALING_CALL.test(this.text(child(n, 'function') ?? n))) found = n;
-      else if ((n.type === 'attribute' || n.type === 'identifier') && /\bAVG\b|\bAverage\b/.test(this.text(n))) found = n;
+      else if ((n.type === 'attribute' || n.type === 'identifier') && /\bAVG\b|\bAverage\b/.test(this.text(n)))
+        found = n;
       return undefined;
     });
     return found;
@@ -174,7 +177,8 @@ class ExpertReader {
       const loopBody = child(n, 'body');
       if (!variable || !loopBody) return undefined;
       for (const statement of named(loopBody)) {
-        if (statement.type !== 'if_statement' || !this.selectsExperts(child(statement, 'condition'), variable)) continue;
+        if (statement.type !== 'if_statement' || !this.selectsExperts(child(statement, 'condition'), variable))
+          continue;
         const block = child(statement, 'consequence');
         if (!block) continue;
         visit(block, (m) => {
@@ -194,6 +198,7 @@ class ExpertReader {
         field: f.field,
         site: this.located(f.site),
         otherUses: this.otherUses(body, f.list, f.site),
+        mentions: this.mentions(body, f.list),
         scaledInBlock: this.firstScaling(f.block) !== undefined,
       });
     }
@@ -242,7 +247,11 @@ class ExpertReader {
       if (n.type !== 'attribute' || this.text(n) !== `self.${list}`) return undefined;
       if (isWithin(n, site)) return undefined;
       const parent = n.parent;
-      if (parent?.type === 'assignment' && n.field === 'left' && /^\[\]$|^list\(\)$/.test(this.text(child(parent, 'right') ?? parent))) {
+      if (
+        parent?.type === 'assignment' &&
+        n.field === 'left' &&
+        /^\[\]$|^list\(\)$/.test(this.text(child(parent, 'right') ?? parent))
+      ) {
         return undefined;
       }
       if (parent?.type === 'for_statement' && n.field === 'right' && this.onlyZeroes(parent)) return undefined;
@@ -252,13 +261,25 @@ class ExpertReader {
     return out;
   }
 
+  private mentions(body: PyNode, list: string): number {
+    let count = 0;
+    visit(body, (n) => {
+      if (n.type === 'class_definition') return false;
+      if (n.type === 'attribute' && this.text(n) === `self.${list}`) count++;
+      return undefined;
+    });
+    return count;
+  }
+
   private onlyZeroes(loop: PyNode): boolean {
     const left = child(loop, 'left');
     const body = child(loop, 'body');
     if (!left || left.type !== 'identifier' || !body) return false;
     const v = this.text(left);
     return named(body).every(
-      (s) => s.type === 'expression_statement' && new RegExp(`^${v}\\.(zero_\\(\\)|fill_\\(0(\\.0)?\\))$`).test(this.text(s)),
+      (s) =>
+        s.type === 'expression_statement' &&
+        new RegExp(`^${v}\\.(zero_\\(\\)|fill_\\(0(\\.0)?\\))$`).test(this.text(s)),
     );
   }
 }

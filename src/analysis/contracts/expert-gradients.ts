@@ -14,7 +14,13 @@
 import type { Parser } from 'web-tree-sitter';
 import { ruleInfo } from '../rules';
 import type { Finding, RelatedLocation } from '../types';
-import { mayConcernExperts, readExpertFacts, type ExpertFacts, type ExpertGradList, type Located } from './expert-facts';
+import {
+  mayConcernExperts,
+  readExpertFacts,
+  type ExpertFacts,
+  type ExpertGradList,
+  type Located,
+} from './expert-facts';
 
 interface Entry {
   readonly text: string;
@@ -48,7 +54,8 @@ export class ExpertIndex {
       const f = this.factsOf(entry);
       if (f) facts.set(path, f);
     }
-    return expertGradientFindings(facts, wanted, isTest);
+    const texts = new Map([...this.files].map(([path, e]) => [path, e.text]));
+    return expertGradientFindings(facts, texts, wanted, isTest);
   }
 
   private factsOf(entry: Entry): ExpertFacts | undefined {
@@ -70,6 +77,7 @@ interface At {
 
 export function expertGradientFindings(
   facts: ReadonlyMap<string, ExpertFacts>,
+  texts: ReadonlyMap<string, string>,
   wanted: ReadonlySet<string>,
   isTest: (path: string) => boolean,
 ): Map<string, Finding[]> {
@@ -86,11 +94,25 @@ export function expertGradientFindings(
     for (const list of f.lists) {
       if (list.otherUses.length > 0 || list.scaledInBlock) continue;
       if (list.field === 'main_grad' && !f.accumulatesMainGrad) continue;
+      if (usedElsewhere(path, list, texts)) continue;
       const found = finding(path, list, markers[0], dispatches[0]);
       out.set(path, [...(out.get(path) ?? []), found]);
     }
   }
   return out;
+}
+
+/**
+ * The list is named outside its class: another file, another object's attribute, a subclass or a `getattr` may scale
+ * it. Counted in the text, so a comment that names it also keeps the rule silent.
+ */
+function usedElsewhere(path: string, list: ExpertGradList, texts: ReadonlyMap<string, string>): boolean {
+  const attribute = new RegExp(`\\.${list.list}\\b|['"]${list.list}['"]`, 'g');
+  for (const [other, text] of texts) {
+    const count = text.match(attribute)?.length ?? 0;
+    if (other === path ? count > list.mentions : count > 0) return true;
+  }
+  return false;
 }
 
 function finding(path: string, list: ExpertGradList, marker: At, dispatch: At): Finding {

@@ -160,11 +160,20 @@ test('without the marker or without a dispatch over an expert group nothing is p
 
 test('a list handed on, a filter under `or`, or a main_grad nothing accumulates into stays silent', async () => {
   const handed = wrapper('    def reducer_inputs(self):\n        return self.expert_grads\n');
-  assert.deepEqual(codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': handed }), 'ddp.py'), []);
+  assert.deepEqual(
+    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': handed }), 'ddp.py'),
+    [],
+  );
   const either = UNDIVIDED.replace('param.requires_grad and not', 'param.requires_grad or not');
-  assert.deepEqual(codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': either }), 'ddp.py'), []);
+  assert.deepEqual(
+    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': either }), 'ddp.py'),
+    [],
+  );
   const noHook = UNDIVIDED.replace('param.main_grad.add_(param.grad.data)', 'pass');
-  assert.deepEqual(codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': noHook }), 'ddp.py'), []);
+  assert.deepEqual(
+    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': noHook }), 'ddp.py'),
+    [],
+  );
 });
 
 test('the same wrapper in test code, or with the marker only in tests, is not reported', async () => {
@@ -172,4 +181,24 @@ test('the same wrapper in test code, or with the marker only in tests, is not re
   assert.deepEqual(codes(inTests, 'tests/test_ddp.py'), []);
   const markerInTests = await check({ 'tests/layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
   assert.deepEqual(codes(markerInTests, 'ddp.py'), []);
+});
+
+test('the list named by another file or another object may be divided there: silent', async () => {
+  const elsewhere = py`
+    def scale(model, size):
+        for grad in model.expert_grads:
+            grad /= size
+  `;
+  const results = await check({
+    'layers.py': LAYERS,
+    'dispatch.py': DISPATCH,
+    'ddp.py': UNDIVIDED,
+    'scale.py': elsewhere,
+  });
+  assert.deepEqual(codes(results, 'ddp.py'), []);
+  const sameFile = `${UNDIVIDED.trimEnd()}\n\n\ndef scale(model, size):\n    for grad in model.expert_grads:\n        grad /= size\n`;
+  assert.deepEqual(
+    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': sameFile }), 'ddp.py'),
+    [],
+  );
 });
