@@ -25,6 +25,8 @@ import {
 interface Entry {
   readonly text: string;
   readonly relevant: boolean;
+  /** The text selects parameters by the attribute (`getattr(p, 'allreduce', …)`): only then can a site exist. */
+  readonly selects: boolean;
   facts?: ExpertFacts | null;
 }
 
@@ -35,7 +37,8 @@ export class ExpertIndex {
 
   setFile(path: string, text: string): void {
     if (this.files.get(path)?.text === text) return;
-    this.files.set(path, { text, relevant: mayConcernExperts(text) });
+    const relevant = mayConcernExperts(text);
+    this.files.set(path, { text, relevant, selects: relevant && /getattr\([^)]*['"]allreduce['"]/.test(text) });
   }
 
   removeFile(path: string): void {
@@ -44,10 +47,8 @@ export class ExpertIndex {
 
   /** CP001 findings of expert-parallel gradients collected apart from the averaged ones and never divided. */
   findings(wanted: ReadonlySet<string>, isTest: (path: string) => boolean): Map<string, Finding[]> {
-    // Only a program that selects parameters by the attribute can have a site: one substring test per file first.
-    if (![...this.files.values()].some((e) => e.relevant && /getattr\([^)]*['"]allreduce['"]/.test(e.text))) {
-      return new Map();
-    }
+    // Only a program that selects parameters by the attribute can have a site; most parse nothing here.
+    if (![...this.files.values()].some((e) => e.selects)) return new Map();
     const facts = new Map<string, ExpertFacts>();
     for (const [path, entry] of this.files) {
       if (!entry.relevant) continue;
@@ -122,9 +123,9 @@ function finding(path: string, list: ExpertGradList, marker: At, dispatch: At): 
     ...(where.path === path ? {} : { file: where.path }),
   });
   const message =
-    `The gradients of the expert-parallel parameters (\`allreduce=False\`) are collected here into \`self.${list.list}\`, apart from the averaged data-parallel buffers, and nothing divides them: ` +
+    `The gradients of the expert-parallel parameters (\`allreduce=False\`) are collected here into \`self.${list.list}\`, apart from the data-parallel gradient buffers, and nothing divides them: ` +
     `the MoE layer dispatches every rank's tokens over the expert-parallel group, so each expert's gradient is the sum of the contributions of the |EP| ranks of that group, each already a mean over that rank's own tokens. ` +
-    `They are |EP|× (the expert-parallel size) the average the dense gradients get, and more if they are also summed over the expert-data-parallel group: ` +
+    `They are |EP|× (the expert-parallel size) the mean over those ranks' tokens, and more if they are also summed over the expert-data-parallel group: ` +
     `the experts' effective learning rate is that many times the configured one. Divide them by the data-parallel size after the gradient synchronisation.`;
   const related = [
     at(marker, 'expert-parallel weights are marked `allreduce=False` here'),
