@@ -11,6 +11,7 @@ import { trainerContractFindings, type TrainerWorkspace } from './hf-trainer';
 import { tailWindowFindings } from './tail-window';
 import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
+import { ExpertIndex } from './expert-gradients';
 
 const PACKAGE = 'transformers';
 
@@ -29,16 +30,19 @@ export class ContractIndex {
   private readonly files = new Map<string, Entry>();
   private readonly manifests = new Map<string, readonly Pin[]>();
   private readonly pipelines: PipelineIndex;
+  private readonly experts: ExpertIndex;
 
   constructor(
     private readonly parser: Parser,
     private readonly resolveModule: (from: string, module: string) => string | undefined,
   ) {
     this.pipelines = new PipelineIndex(parser);
+    this.experts = new ExpertIndex(parser);
   }
 
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
+    this.experts.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -52,6 +56,7 @@ export class ContractIndex {
     this.files.delete(path);
     this.manifests.delete(path);
     this.pipelines.removeFile(path);
+    this.experts.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -64,12 +69,11 @@ export class ContractIndex {
     paths: readonly string[],
     options: { hints?: boolean; scopeOf: (path: string) => string },
   ): Map<string, Finding[]> {
-    const schedules = this.pipelines.findings(
-      new Set(paths),
-      (path) => isTestCode(options.scopeOf(path)) && !options.hints,
-    );
+    const isTest = (path: string) => isTestCode(options.scopeOf(path)) && !options.hints;
+    const schedules = this.pipelines.findings(new Set(paths), isTest);
+    const experts = this.experts.findings(new Set(paths), isTest);
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of schedules) {
+    for (const [path, list] of [...schedules, ...experts]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }
