@@ -7,6 +7,13 @@
 // not build in view proves nothing, so both keep the ratio unclassified.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import {
+  atCaller,
+  baseInitCall,
+  classmethodConstruction,
+  type ScopedCall,
+  type ScopedValue,
+} from './class-constructors';
 
 /** Samplers that give each rank its own share of the dataset (torch's DistributedSampler and its relatives). */
 const SHARDING_SAMPLER = /^Distributed\w*Sampler$/;
@@ -75,29 +82,100 @@ function lenArgument(model: FileModel, node: PyNode): PyNode | undefined {
 /**
  * The dataset a loader named by `loader` draws from, when every value the name is given in view is a
  * `DataLoader(dataset, sampler=DistributedSampler(dataset, ...))` over one dataset (the sampler may be a name
- * assigned such a call). A loader passed in, or built twice in different ways, is not proven.
+ * assigned such a call), directly or through a DataLoader subclass of this file or its classmethod constructor
+ * (loaderBuild). A loader passed in, or built twice in different ways, is not proven. The dataset's text is given
+ * only where it is written in the caller's names; otherwise only `len(loader.dataset)` names it.
  */
 function loaderConstruction(
   model: FileModel,
   loader: PyNode,
   fn: FunctionInfo,
   depth: number,
-): { dataset: string } | undefined {
+): { dataset: string | undefined } | undefined {
   const s = model.syntax;
   const value = loader.type === 'identifier' ? singleValue(model, s.text(loader), fn) : attributeValue(model, loader);
   if (!value || depth > MAX_DEPTH) return undefined;
   const call = unparen(value.node);
-  if (call.type !== 'call' || !LOADER.test(s.calleeName(call))) return undefined;
-  const dataset = s.arg(call, 'dataset', 0);
-  const sampler = s.arg(call, 'sampler', 3) ?? s.args(call).keywords.get('batch_sampler')?.value;
-  if (!dataset || !sampler) return undefined;
-  const samplerCall = samplerConstruction(model, sampler, value.fn);
+  if (call.type !== 'call') return undefined;
+  const build = loaderBuild(model, { call, fn: value.fn });
+  if (!build) return undefined;
+  const samplerCall = samplerConstruction(model, build.sampler.node, build.sampler.fn);
   if (!samplerCall) return undefined;
   if (!splitsAmongAllRanks(model, samplerCall)) return undefined;
-  const sampled = s.arg(samplerCall, 'dataset', 0);
-  const datasetText = s.text(dataset).replace(/\s+/g, '');
-  if (!sampled || s.text(sampled).replace(/\s+/g, '') !== datasetText) return undefined;
-  return { dataset: datasetText };
+  const sampledNode = s.arg(samplerCall, 'dataset', 0);
+  const sampled = sampledNode ? build.atCaller({ node: sampledNode, fn: build.sampler.fn }) : undefined;
+  if (
+    !sampled ||
+    sampled.fn !== build.dataset.fn ||
+    compact(model, sampled.node) !== compact(model, build.dataset.node)
+  )
+    return undefined;
+  return { dataset: build.dataset.fn === value.fn ? compact(model, build.dataset.node) : undefined };
+}
+
+interface LoaderBuild {
+  readonly dataset: ScopedValue;
+  readonly sampler: ScopedValue;
+  /** Carries a value written inside the subclass or classmethod back to the caller's names where it can. */
+  readonly atCaller: (value: ScopedValue) => ScopedValue | undefined;
+}
+
+/**
+ * The dataset and sampler a loader construction gives torch's DataLoader: `DataLoader(...)` itself, a subclass of
+ * this file built directly (its `__init__` passes them on to `super().__init__`), or a classmethod constructor of
+ * such a subclass that returns `cls(...)` (class-constructors.ts). A subclass that defines `__len__` or `__iter__`
+ * changes what `len(loader)` counts, so it is not followed.
+ */
+function loaderBuild(model: FileModel, site: ScopedCall): LoaderBuild | undefined {
+  const s = model.syntax;
+  const identity = (v: ScopedValue): ScopedValue => v;
+  if (LOADER.test(s.calleeName(site.call))) return fromLoaderCall(model, site, identity);
+  const viaClassmethod = classmethodConstruction(model, site.call);
+  if (viaClassmethod) {
+    const inner = subclassBuild(model, viaClassmethod.className, viaClassmethod.built);
+    if (!inner) return undefined;
+    const back = (v: ScopedValue): ScopedValue | undefined => {
+      const once = inner.atCaller(v);
+      return once && atCaller(model, once, viaClassmethod.built.fn, site);
+    };
+    return withCaller(inner, back);
+  }
+  const fnNode = child(site.call, 'function');
+  return fnNode?.type === 'identifier' ? subclassBuild(model, s.text(fnNode), site) : undefined;
+}
+
+function subclassBuild(model: FileModel, className: string, site: ScopedCall): LoaderBuild | undefined {
+  const bases = model.classBasesOf(className);
+  if (bases?.length !== 1 || !LOADER.test(bases[0].split('.').pop() ?? '')) return undefined;
+  const overrides = ['__len__', '__iter__'].some((m) => model.byName.get(m)?.some((f) => f.className === className));
+  const init = model.initOf(className);
+  const base = baseInitCall(model, className);
+  if (overrides || !init || !base) return undefined;
+  return fromLoaderCall(model, base, (v) => atCaller(model, v, init, site));
+}
+
+function fromLoaderCall(
+  model: FileModel,
+  site: ScopedCall,
+  back: (v: ScopedValue) => ScopedValue | undefined,
+): LoaderBuild | undefined {
+  const s = model.syntax;
+  const datasetNode = s.arg(site.call, 'dataset', 0);
+  const samplerNode = s.arg(site.call, 'sampler', 3) ?? s.args(site.call).keywords.get('batch_sampler')?.value;
+  if (!datasetNode || !samplerNode) return undefined;
+  const dataset = back({ node: datasetNode, fn: site.fn });
+  const sampler = back({ node: samplerNode, fn: site.fn });
+  return dataset && sampler ? { dataset, sampler, atCaller: back } : undefined;
+}
+
+function withCaller(build: LoaderBuild, back: (v: ScopedValue) => ScopedValue | undefined): LoaderBuild | undefined {
+  const dataset = back(build.dataset);
+  const sampler = back(build.sampler);
+  return dataset && sampler ? { dataset, sampler, atCaller: back } : undefined;
+}
+
+function compact(model: FileModel, node: PyNode): string {
+  return model.syntax.text(node).replace(/\s+/g, '');
 }
 
 /**
