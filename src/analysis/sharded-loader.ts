@@ -7,6 +7,7 @@
 // not build in view proves nothing, so both keep the ratio unclassified.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import { nestedCallSites } from './free-function-callers';
 import {
   atCaller,
   baseInitCall,
@@ -27,6 +28,8 @@ const MAX_DEPTH = 4;
 interface Factor {
   readonly node: PyNode;
   readonly sign: 1 | -1;
+  /** The function whose names the factor is written in (a name's value may come from an enclosing one). */
+  readonly fn: FunctionInfo;
 }
 
 /**
@@ -42,12 +45,55 @@ export function isShardedGlobalBatch(model: FileModel, expr: PyNode, fn: Functio
   const dataset = lenArgument(model, up[0].node);
   const loader = lenArgument(model, down[0].node);
   if (!dataset || !loader) return false;
-  const built = loaderConstruction(model, loader, fn, 0);
-  if (!built) return false;
+  const variants = shardedLoader(model, loader, down[0].fn, 0);
+  if (!variants) return false;
+  const datasetText = compact(model, dataset);
+  if (datasetText === `${compact(model, loader)}.dataset`) return true;
+  return variants.every((v) => {
+    const bound = v.bind({ node: dataset, fn: up[0].fn });
+    return bound !== undefined && v.dataset !== undefined && compact(model, bound.node) === v.dataset;
+  });
+}
+
+/** One way the loader is built: at one call site of the function it is a parameter of, or in view directly. */
+interface LoaderVariant {
+  /** The dataset as written in the scope `bind` leads to; absent when only `loader.dataset` names it. */
+  readonly dataset?: string;
+  /** Carries a value written where the ratio is to that scope (through the call site), where it can. */
+  readonly bind: (value: ScopedValue) => ScopedValue | undefined;
+}
+
+/**
+ * Every way the loader can be built, each proven to split its dataset among the ranks; undefined when any is not.
+ * A parameter of a nested function is followed to the arguments of all of that function's calls
+ * (free-function-callers.ts); a name or `self.x` to its one value in view.
+ */
+function shardedLoader(model: FileModel, loader: PyNode, fn: FunctionInfo, depth: number): LoaderVariant[] | undefined {
+  if (depth > MAX_DEPTH) return undefined;
   const s = model.syntax;
-  const loaderText = s.text(loader).replace(/\s+/g, '');
-  const datasetText = s.text(dataset).replace(/\s+/g, '');
-  return datasetText === `${loaderText}.dataset` || datasetText === built.dataset;
+  const node = unparen(loader);
+  if (node.type === 'identifier' && fn.params.some((p) => p.name === s.text(node))) {
+    const sites = nestedCallSites(model, fn);
+    if (!sites) return undefined;
+    const out: LoaderVariant[] = [];
+    for (const site of sites) {
+      const toSite = (v: ScopedValue): ScopedValue | undefined => atCaller(model, v, fn, site);
+      const argument = toSite({ node, fn });
+      const inner = argument && shardedLoader(model, argument.node, argument.fn, depth + 1);
+      if (!inner) return undefined;
+      for (const v of inner)
+        out.push({
+          dataset: v.dataset,
+          bind: (x) => {
+            const atSite = toSite(x);
+            return atSite && v.bind(atSite);
+          },
+        });
+    }
+    return out;
+  }
+  const built = loaderConstruction(model, node, fn, depth);
+  return built ? [{ dataset: built.dataset, bind: (v) => v }] : undefined;
 }
 
 /** The product's factors with the names assigned once in view replaced by their values; `//` divides too. */
@@ -68,7 +114,7 @@ function flatten(model: FileModel, expr: PyNode, fn: FunctionInfo, sign: 1 | -1,
     const value = singleValue(model, s.text(n), fn);
     if (value && value.node.type !== 'identifier') return flatten(model, value.node, value.fn, sign, depth + 1);
   }
-  return [{ node: n, sign }];
+  return [{ node: n, sign, fn }];
 }
 
 /** `len(x)` → x. */
@@ -93,7 +139,12 @@ function loaderConstruction(
   depth: number,
 ): { dataset: string | undefined } | undefined {
   const s = model.syntax;
-  const value = loader.type === 'identifier' ? singleValue(model, s.text(loader), fn) : attributeValue(model, loader);
+  const value =
+    loader.type === 'call'
+      ? { node: loader, fn }
+      : loader.type === 'identifier'
+        ? singleValue(model, s.text(loader), fn)
+        : attributeValue(model, loader);
   if (!value || depth > MAX_DEPTH) return undefined;
   const call = unparen(value.node);
   if (call.type !== 'call') return undefined;

@@ -89,3 +89,81 @@ test('loader subclasses and classmethods stay silent where the global batch is n
   );
   assert.deepEqual(summary(await analyze(summed)), []);
 });
+
+// The loader reaches the ratio as a parameter of a function nested in the training function: every call of that
+// function is in view, so the loader is what each call passes.
+const NESTED = py`
+  import torch
+  import torch.distributed as dist
+  import torch.nn.functional as F
+  from torch.nn.parallel import DistributedDataParallel as DDP
+  from torch.utils.data import DataLoader, DistributedSampler
+
+
+  def train(model, train_set, extra_set, epochs):
+      dist.init_process_group("nccl")
+      model = DDP(model)
+      opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+      def run_epoch(loader, dataset):
+          samples_per_step = len(dataset) // len(loader)
+          for x, y in loader:
+              opt.zero_grad()
+              loss = F.cross_entropy(model(x), y, reduction="sum") / samples_per_step
+              loss.backward()
+              opt.step()
+
+      first = DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
+      for _ in range(epochs):
+          run_epoch(first, train_set)
+      run_epoch(DataLoader(extra_set, batch_size=32, sampler=DistributedSampler(extra_set)), extra_set)
+`;
+
+test('CP002: a nested function whose every call passes a sharded loader and its own dataset', async () => {
+  const findings = await analyze(NESTED);
+  assert.deepEqual(summary(findings), ['CP002@17']);
+  const viaLoaderDataset = NESTED.replace('len(dataset) // len(loader)', 'len(loader.dataset) // len(loader)');
+  assert.deepEqual(summary(await analyze(viaLoaderDataset)), ['CP002@17']);
+});
+
+test('a loader parameter stays unproven where one call, or a call out of view, may pass another loader', async () => {
+  // One call passes a loader over the whole dataset: that call's ratio is the rank's own batch.
+  const oneUnsplit = NESTED.replace(
+    'DataLoader(extra_set, batch_size=32, sampler=DistributedSampler(extra_set))',
+    'DataLoader(extra_set, batch_size=32, shuffle=True)',
+  );
+  assert.deepEqual(summary(await analyze(oneUnsplit)), []);
+  // One call pairs a loader with another dataset than the one it draws from.
+  const mismatched = NESTED.replace(
+    'sampler=DistributedSampler(extra_set)), extra_set)',
+    'sampler=DistributedSampler(extra_set)), train_set)',
+  );
+  assert.deepEqual(summary(await analyze(mismatched)), []);
+  // The function escapes (handed to another function), so its calls are not all in view.
+  const escapes = NESTED.replace(
+    '        run_epoch(first, train_set)',
+    '        run_epoch(first, train_set)\n    schedule(run_epoch)',
+  );
+  assert.deepEqual(summary(await analyze(escapes)), []);
+  // A top-level function: other modules may call it with any loader.
+  const topLevel = py`
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, DistributedSampler
+
+
+    def run_epoch(model, opt, loader, dataset):
+        samples_per_step = len(dataset) // len(loader)
+        for x, y in loader:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y, reduction="sum") / samples_per_step
+            loss.backward()
+            opt.step()
+
+
+    def main(model, opt, train_set):
+        model = DDP(model)
+        run_epoch(model, opt, DataLoader(train_set, sampler=DistributedSampler(train_set)), train_set)
+  `;
+  assert.deepEqual(summary(await analyze(topLevel)), []);
+});
