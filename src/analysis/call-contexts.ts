@@ -72,19 +72,7 @@ function contextOf(model: FileModel, fn: FunctionInfo, call: PyNode): Env | unde
   if (!caller) return undefined;
   const args = model.syntax.args(call);
   const bindings = new Map<string, Binding>();
-  const s = model.syntax;
-  // A parameter the body rebinds (`group = group or default`) is not, everywhere, what the call passed.
-  // Every name written on a left side (an assignment, a `for` target, `with ... as`) counts, even inside a tuple.
-  const rebound = new Set<string>();
-  for (const n of fn.nodes) {
-    const left =
-      n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement'
-        ? child(n, 'left')
-        : n.type === 'as_pattern' || n.type === 'named_expression'
-          ? n
-          : undefined;
-    if (left) visit(left, (m) => void (m.type === 'identifier' && rebound.add(s.text(m))));
-  }
+  const rebound = reboundNames(model, fn);
   fn.params.forEach((p, i) => {
     if (rebound.has(p.name)) return;
     const given = args.keywords.get(p.name)?.value ?? args.positional[i];
@@ -100,4 +88,22 @@ function contextOf(model: FileModel, fn: FunctionInfo, call: PyNode): Env | unde
       });
   });
   return { fn, bindings };
+}
+
+/**
+ * The names a function writes on a left side (an assignment, a `for` target, `with ... as`, `:=`), even inside a
+ * tuple: a parameter among them is not, everywhere in the body, what the call passed (`group = group or default`).
+ */
+export function reboundNames(model: FileModel, fn: FunctionInfo): Set<string> {
+  const rebound = new Set<string>();
+  for (const n of fn.nodes) {
+    const left =
+      n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement'
+        ? child(n, 'left')
+        : n.type === 'as_pattern' || n.type === 'named_expression'
+          ? n
+          : undefined;
+    if (left) visit(left, (m) => void (m.type === 'identifier' && rebound.add(model.syntax.text(m))));
+  }
+  return rebound;
 }

@@ -5,7 +5,8 @@
 // one `cls(...)` call and `cls` is never rebound; the `__init__` calls the base's `__init__` exactly once. A value
 // read inside such a body is carried back to the caller only when it is a parameter the body never rebinds, so a
 // fact proven about the caller's argument is a fact about what the body used.
-import { child, named, unparen, type PyNode } from './tree';
+import { named, unparen, type PyNode } from './tree';
+import { reboundNames } from './call-contexts';
 import type { FileModel, FunctionInfo } from './scope';
 
 /** A call and the function whose names its arguments are written in. */
@@ -95,12 +96,9 @@ function isClassmethod(model: FileModel, fn: FunctionInfo): boolean {
   return decorators.length === 1 && model.syntax.text(decorators[0]).replace(/\s+/g, '') === '@classmethod';
 }
 
-/** The function assigns the name (`cls = ...`, `dataset = wrap(dataset)`): it is no longer what was passed. */
+/** The function writes the name (`cls = ...`, `dataset = wrap(dataset)`): it is no longer what was passed. */
 function rebound(model: FileModel, fn: FunctionInfo, name: string): boolean {
-  return fn.assignments.some((a) => {
-    const left = child(a, 'left');
-    return left?.type === 'identifier' && model.syntax.text(left) === name;
-  });
+  return reboundNames(model, fn).has(name);
 }
 
 /** A parameter after `*` or `*args` is bound by keyword only. */
