@@ -6,7 +6,7 @@
 // read inside such a body is carried back to the caller only when it is a parameter the body never rebinds, so a
 // fact proven about the caller's argument is a fact about what the body used.
 import { named, unparen, type PyNode } from './tree';
-import { reboundNames } from './call-contexts';
+import { reboundNames } from './nested-calls';
 import type { FileModel, FunctionInfo } from './scope';
 
 /** A call and the function whose names its arguments are written in. */

@@ -7,7 +7,7 @@
 // not build in view proves nothing, so both keep the ratio unclassified.
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
-import { nestedCallContexts } from './call-contexts';
+import { nestedCalls } from './nested-calls';
 import {
   atCaller,
   baseInitCall,
@@ -66,26 +66,21 @@ interface LoaderVariant {
 /**
  * Every way the loader can be built, each proven to split its dataset among the ranks; undefined when any is not.
  * A parameter of a nested function is followed to the arguments of all of that function's calls
- * (call-contexts.ts); a name or `self.x` to its one value in view.
+ * (nested-calls.ts); a name or `self.x` to its one value in view.
  */
 function shardedLoader(model: FileModel, loader: PyNode, fn: FunctionInfo, depth: number): LoaderVariant[] | undefined {
   if (depth > MAX_DEPTH) return undefined;
   const s = model.syntax;
   const node = unparen(loader);
   if (node.type === 'identifier' && fn.params.some((p) => p.name === s.text(node))) {
-    // Every call of a nested function is in view (call-contexts.ts): the loader is what each of them passes.
-    const contexts = nestedCallContexts(model, fn);
-    if (!contexts) return undefined;
+    // Every call of a nested function is in view (nested-calls.ts): the loader is what each of them passes.
+    const calls = nestedCalls(model, fn);
+    if (!calls) return undefined;
     const out: LoaderVariant[] = [];
-    for (const context of contexts) {
-      const env = context.env;
-      if (!env) return undefined;
-      const toSite = (v: ScopedValue): ScopedValue | undefined => {
-        const n = unparen(v.node);
-        if (v.fn !== fn || n.type !== 'identifier' || !fn.params.some((p) => p.name === s.text(n))) return v;
-        const binding = env.bindings?.get(s.text(n));
-        return binding && { node: binding.node, fn: binding.env.fn };
-      };
+    for (const call of calls) {
+      const caller = model.enclosingFunction(call);
+      if (!caller) return undefined;
+      const toSite = (v: ScopedValue): ScopedValue | undefined => atCaller(model, v, fn, { call, fn: caller });
       const argument = toSite({ node, fn });
       const inner = argument && shardedLoader(model, argument.node, argument.fn, depth + 1);
       if (!inner) return undefined;
