@@ -155,7 +155,8 @@ function loaderConstruction(
   if (!build) return undefined;
   const samplerCall = samplerConstruction(model, build.sampler.node, build.sampler.fn);
   if (!samplerCall) return undefined;
-  if (!splitsAmongAllRanks(model, samplerCall)) return undefined;
+  if (!splitsAmongAllRanks(model, samplerCall, (n) => build.atCaller({ node: n, fn: build.sampler.fn })))
+    return undefined;
   const sampledNode = s.arg(samplerCall, 'dataset', 0);
   const sampled = sampledNode ? build.atCaller({ node: sampledNode, fn: build.sampler.fn }) : undefined;
   if (
@@ -236,11 +237,16 @@ function compact(model: FileModel, node: PyNode): string {
  * The sampler splits the dataset among every rank: `num_replicas` is left to its default (the world size), or
  * given as the world size. A sampler told another count (`num_replicas=1` for an evaluation loader) is not proven.
  */
-function splitsAmongAllRanks(model: FileModel, samplerCall: PyNode): boolean {
+function splitsAmongAllRanks(
+  model: FileModel,
+  samplerCall: PyNode,
+  atCaller: (node: PyNode) => ScopedValue | undefined,
+): boolean {
   const replicas = model.syntax.arg(samplerCall, 'num_replicas', 1);
   if (!replicas) return true;
-  const text = model.syntax.text(replicas).replace(/\s+/g, '');
-  return WORLD_SIZE.test(text);
+  // A subclass's parameter (`num_replicas=num_replicas`) is what its caller passes.
+  const value = atCaller(replicas);
+  return value !== undefined && WORLD_SIZE.test(compact(model, value.node));
 }
 
 function samplerConstruction(model: FileModel, sampler: PyNode, fn: FunctionInfo): PyNode | undefined {

@@ -73,6 +73,16 @@ test('loader subclasses and classmethods stay silent where the global batch is n
     'def __init__(self, dataset, *, batch_size, sampler):',
   ).replace('ShardedLoader(dataset, batch_size=32)', 'ShardedLoader(dataset, batch_size=32, sampler=None)');
   assert.deepEqual(summary(await analyze(passedIn)), []);
+  // The subclass splits among the replicas its caller names, and this caller names one (an evaluation loader).
+  const oneReplica = SUBCLASS.replace(
+    'def __init__(self, dataset, *, batch_size, shuffle=True):\n        sampler = DistributedSampler(dataset, shuffle=shuffle)',
+    'def __init__(self, dataset, *, batch_size, num_replicas, shuffle=True):\n        sampler = DistributedSampler(dataset, num_replicas=num_replicas, shuffle=shuffle)',
+  ).replace('ShardedLoader(dataset, batch_size=32)', 'ShardedLoader(dataset, batch_size=32, num_replicas=1)');
+  assert.notEqual(oneReplica, SUBCLASS);
+  assert.deepEqual(summary(await analyze(oneReplica)), []);
+  // The same subclass told the world size splits among every rank.
+  const allReplicas = oneReplica.replace('num_replicas=1)', 'num_replicas=dist.get_world_size())');
+  assert.deepEqual(summary(await analyze(allReplicas)), ['CP002@28']);
   // A static method (not a classmethod) that returns a plain loader over the whole dataset.
   const notClassmethod = CLASSMETHOD.replace(
     '    @classmethod\n    def from_loader(cls, loader, *, shuffle=True):\n        return cls(',
