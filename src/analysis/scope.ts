@@ -118,6 +118,11 @@ export class FileModel {
       .filter((b) => b !== 'object');
   }
 
+  /** The bases of a class of this file as written (`DataLoader`, `nn.Module`); undefined for a class not defined here. */
+  classBasesOf(cls: string): readonly string[] | undefined {
+    return this.classBases.get(cls);
+  }
+
   /** The file's classes above `cls`; undefined when a base is not a class of this file (its ancestry is unknown). */
   private ancestorsOf(cls: string, seen = new Set<string>()): Set<string> | undefined {
     const bases = this.classBases.get(cls);
