@@ -6,6 +6,8 @@
 // one to steer the choice.
 import type { Protocol } from './collective-types';
 import { EngineError } from './errors';
+import { NEWEST_SEARCH, type NcclSearchRelease } from './nccl-search-releases';
+import { tunerBefore218, type LegacyCostModel } from './nccl-versions-pre218';
 
 type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
 /** The algorithms NCCL's tables have rows for. */
@@ -14,8 +16,11 @@ type AlgorithmRows = Readonly<Record<TunedAlgorithm, ProtocolRow>>;
 export type LatencyClass = 'nvlink' | 'pcie' | 'net';
 
 export interface NcclTuner {
-  /** The reference release whose tables these are: 2.18.3, 2.21.5, 2.27.7 or 2.30.7. */
-  readonly tables: '2.18' | '2.21' | '2.27' | '2.30';
+  /**
+   * The reference release whose tables these are: 2.18.3, 2.21.5, 2.27.7 or 2.30.7, or the tables of 2.10–2.17
+   * read at their tags (nccl-versions-pre218.ts).
+   */
+  readonly tables: '2.10-2.17' | '2.18' | '2.21' | '2.27' | '2.30';
   /** The version the user gave, or the tables' own when none was given. */
   readonly version: string;
   /** Per-step latency by link class and algorithm, µs [LL, LL128, Simple] (hwLat), as the cost model ranks with it. */
@@ -44,6 +49,13 @@ export interface NcclTuner {
    * written back to the host slot). 2.13 replaced it with kernel plans whose done counters live apart from the work.
    */
   readonly hostWorkFifo: boolean;
+  /** The release's topology search: speed lists, NVLink figure, duplication (nccl-search-releases.ts). */
+  readonly search: NcclSearchRelease;
+  /** Before 2.18, the cost model's other form (caps, per-channel ceilings, LL across nodes); undefined after. */
+  readonly legacy?: LegacyCostModel;
+  /** NVLS arrived in 2.17 (v2.17.1-1 tuning.cc's NVLS row), NVLSTree in 2.18 (v2.18.1-1). */
+  readonly nvls: boolean;
+  readonly nvlsTree: boolean;
 }
 
 // CollNet rows (Simple only): 3.7 / 2.8 µs per intra-node step for Direct / Chain, and 31 / 30 µs for the SHARP
@@ -96,6 +108,9 @@ const HEAD: NcclTuner = {
   hopperLlAsAmpere: false,
   pat: true,
   hostWorkFifo: false,
+  search: NEWEST_SEARCH,
+  nvls: true,
+  nvlsTree: true,
 };
 
 // 2.27.7 has no PAT row (its PAT latency is 8 + log2(N) × interLat / 3.5 + 2.8 × n, hard-coded, with the tree's
@@ -191,16 +206,18 @@ export function withNcclVersion<S extends { readonly ncclVersion?: string }>(spe
 
 /**
  * The tables for an NCCL release ("2.26.2", "2.26.2+cuda12.4"); none given means the newest. The reference has
- * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: ≤ 2.20 → 2.18.3,
- * 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that is a guess: when the tree/Simple latencies
- * changed between 2.21.5 and 2.27.7 is not known more finely.
+ * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: 2.18–2.20 →
+ * 2.18.3, 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that is a guess: when the tree/Simple
+ * latencies changed between 2.21.5 and 2.27.7 is not known more finely. Releases before 2.18 take the tables and
+ * the search read at their own tags (nccl-versions-pre218.ts, nccl-search-releases.ts).
  */
 export function ncclTuner(version?: string): NcclTuner {
   if (version === undefined || version === '') return HEAD;
   const m = VERSION.exec(version.trim());
   if (!m || Number(m[1]) !== 2) throw new EngineError(`ncclVersion must look like 2.26.2, got '${version}'`);
   const minor = Number(m[2]);
-  const tables = minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : V2_18;
+  const tables =
+    minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : minor >= 18 ? V2_18 : tunerBefore218(minor, V2_18);
   return { ...tables, version: m[0], pat: minor >= 23, hostWorkFifo: minor <= 12 };
 }
 
