@@ -3,10 +3,13 @@
 // 2.18 and later are checked to stay what they were.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ncclTuner, presetSystem, resolveSystem, type SystemSpec } from '../../../src/engine/index';
 import { searchChannels, searchGraph } from '../../../src/engine/channels';
 import { ncclBusBwGBps } from '../../../src/engine/nccl-model';
 import { algorithmUnavailable } from '../../../src/engine/select';
+import { needSharedDir, SHARED_ROOT } from '../requirements';
 
 const on = (preset: string, ncclVersion: string, nodes = 1) =>
   resolveSystem({ ...(presetSystem(preset, { nodes }) as SystemSpec), ncclVersion });
@@ -84,3 +87,36 @@ test('NVLS arrived in 2.17 and NVLSTree in 2.18', () => {
   assert.match(algorithmUnavailable(twoNodes, 'nvlstree', 'allreduce') ?? '', /NVLSTree arrived in NCCL 2\.18/);
   assert.equal(algorithmUnavailable(on('dgx-h100', '2.18.5', 2), 'nvlstree', 'allreduce'), undefined);
 });
+
+const fixtures = needSharedDir('fixtures-real');
+
+test(
+  "an NCCL 2.16.5 NCCL_DEBUG log (2 nodes × 1 A100 PCIe, 200G IB) shows the ring and tree graphs 2.16's search gives",
+  { skip: fixtures },
+  () => {
+    const log = readFileSync(join(SHARED_ROOT, 'fixtures-real', 'nccl-debug-a100-2node-graph-ib.log'), 'utf8');
+    assert.match(log, /NCCL version 2\.16\.5/);
+    const graphs = [...log.matchAll(/Pattern (\d), crossNic \d, nChannels (\d+), bw ([\d.]+)\/([\d.]+)/g)];
+    const ring = graphs.find((m) => m[1] === '4');
+    const tree = graphs.find((m) => m[1] === '3' && m[2] !== '0');
+    const runtime = /(\d+) coll channels/.exec(log);
+    assert.ok(ring && tree && runtime, 'the log has its ring and tree graphs and runtime channels');
+    const system = resolveSystem({
+      gpu: 'A100-PCIe',
+      nodes: 2,
+      gpusPerNode: 1,
+      intraNode: 'pcie',
+      nic: { gbps: 200, perNode: 1 },
+      ncclVersion: '2.16.5',
+    });
+    const g = searchGraph(system);
+    // Ring: one channel at the 24 GB/s PCIe Gen4 path (below 25 GB/s: not duplicated); the tree raises its
+    // intra-node speed to twice the network's.
+    assert.deepEqual([g.channels, g.bwIntra, g.bwInter], [Number(ring[2]), Number(ring[3]), Number(ring[4])]);
+    assert.deepEqual(
+      [g.tree.channels, g.tree.bwIntra, g.tree.bwInter],
+      [Number(tree[2]), Number(tree[3]), Number(tree[4])],
+    );
+    assert.equal(searchChannels(system), Number(runtime[1]));
+  },
+);
