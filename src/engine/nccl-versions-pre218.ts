@@ -3,28 +3,10 @@
 // channel on every GPU up to 2.16, Hopper ranked with older GPUs' rows until 2.15–2.17 gave it its own, and an LL
 // step across nodes charged 1.8× inside the node. Releases before 2.10 are taken as 2.10 (2.8–2.9 differ in their
 // LL128 per-channel figures by collective and a CollNet row; not modelled).
-import type { LatencyClass, NcclTuner, TunedAlgorithm } from './nccl-versions';
+import type { LatencyClass, LegacyCostModel, NcclTuner, TunedAlgorithm } from './nccl-tuner';
 import { ncclSearchRelease } from './nccl-search-releases';
 
 type Row = readonly [ll: number, ll128: number, simple: number];
-type ArchRows = readonly [volta: Row, ampere: Row, hopper: Row];
-
-/** What 2.10–2.17's tuning.cc does differently from 2.18's, beyond its latency tables. */
-export interface LegacyCostModel {
-  /**
-   * The row of the per-architecture tables an SM takes (compCapIndex): up to 2.14 only an all-SM80 system is Ampere
-   * and everything else Volta; 2.15–2.16 add an exact SM90 Hopper row; 2.17 ranks ≥ 90 Hopper and ≥ 80 Ampere.
-   */
-  readonly tableArch: (sm: number) => 0 | 1 | 2;
-  /** Bus bandwidth cap per row before the protocols' factors: 235 GB/s on Ampere; 370 on Hopper in 2.17. */
-  readonly busBwCapGBps: readonly [number, number, number];
-  /** LL128's per-channel ceiling per row (ll128MaxBwPerCh), for rings and trees alike. */
-  readonly ll128PerChannelGBps: readonly [number, number, number];
-  /** The tree's per-channel ceiling per row and node column [1, 2, ≥ 3 nodes] (perChMaxTreeBws). */
-  readonly treePerChannelGBps: ArchRows;
-  /** Across nodes an LL step's intra-node latency is multiplied by this (`intraLat *= 1.8`). */
-  readonly llMultiNodeIntraFactor: number;
-}
 
 const rows = (nvlink: Row, pcie: Row, net: Row, tree: [Row, Row, Row]): NcclTuner['hwLatencyUs'] => {
   const table = (ring: Row, treeRow: Row, collnet: Row): Record<TunedAlgorithm, Row> => ({
