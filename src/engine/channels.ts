@@ -5,6 +5,7 @@ import type { Algorithm, Protocol } from './collective-types';
 import type { System } from './topology/model';
 import { ncclNvlinkGBps, pcieGBps } from './topology/node-fabric';
 import { searchNetGraph, type NetGraph, type NetSearchInput } from './net-search';
+import type { NcclSearchRelease } from './nccl-search-releases';
 
 const SPEEDS_PRE_HOPPER = [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3];
 const SPEEDS_HOPPER = [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3];
@@ -12,14 +13,26 @@ const SPEEDS_BLACKWELL = [90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18];
 /** Most NVLS heads (channels) NCCL's search builds (device.h NCCL_MAX_NVLS_ARITY). */
 const NCCL_MAX_NVLS_ARITY = 32;
 
+/**
+ * A GPU's NVLink bandwidth as the release's search counts it: its links at the release's per-link figure (topo.h;
+ * 22 GB/s on Volta to Hopper up to 2.17), or the catalogue's where the release has the newest figure or the system
+ * file sets the per-link rate.
+ */
+function releaseNvlinkGBps(system: System, release: NcclSearchRelease): number {
+  const perLink = release.nvlinkGBpsPerLink(system.gpu.smVersion);
+  if (perLink === undefined || system.spec.overrides?.nvlinkGBpsPerLink !== undefined)
+    return ncclNvlinkGBps(system.spec, system.gpu);
+  return perLink * (system.spec.overrides?.nvlinkLinks ?? system.gpu.nvlinkLinks);
+}
+
 /** Per-GPU bandwidth the ring search can use inside a node, GB/s: the narrowest link a ring must cross. */
-function intraGBps(system: System): number {
+function intraGBps(system: System, release: NcclSearchRelease): number {
   const spec = system.spec;
   if (spec.intraNode === 'uniform-ring') return spec.overrides?.linkGBps ?? 1;
-  if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return ncclNvlinkGBps(spec, system.gpu);
+  if (spec.intraNode === 'nvswitch' || spec.intraNode === 'nvlink-mesh') return releaseNvlinkGBps(system, release);
   // NCCL counts a bridge's active links at its per-link figure (xml.cc, topo.cc): what the bridge delivers is the
   // simulator's link capacity, not a smaller graph.
-  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return ncclNvlinkGBps(spec, system.gpu);
+  if (spec.intraNode === 'nvlink-bridge' && system.gpusPerNode <= 2) return releaseNvlinkGBps(system, release);
   let bw = pcieGBps(spec, system.gpu);
   const perSocket =
     spec.gpusPerSocket ?? (system.gpusPerNode >= 4 ? Math.ceil(system.gpusPerNode / 2) : system.gpusPerNode);
@@ -27,7 +40,8 @@ function intraGBps(system: System): number {
   return bw;
 }
 
-function speedsFor(sm: number): readonly number[] {
+function speedsFor(sm: number, release: NcclSearchRelease): readonly number[] {
+  if (release.intraSpeeds) return release.intraSpeeds(sm);
   return sm >= 100 ? SPEEDS_BLACKWELL : sm >= 90 ? SPEEDS_HOPPER : SPEEDS_PRE_HOPPER;
 }
 
@@ -41,20 +55,28 @@ export interface SearchResult {
   readonly nvls: { readonly channels: number; readonly bwIntra: number; readonly bwInter: number };
 }
 
-const SEARCHES = new WeakMap<System, SearchResult>();
+const SEARCHES = new WeakMap<System, Map<string, SearchResult>>();
 
-/** NCCL's topology search, reduced to its outcome: as many channels as fit at the fastest listed speed. */
-export function searchGraph(system: System): SearchResult {
-  let result = SEARCHES.get(system);
+/**
+ * NCCL's topology search, reduced to its outcome: as many channels as fit at the fastest listed speed. The release
+ * is the system's unless a caller asks for another's (the simulator's ceilings take the newest).
+ */
+export function searchGraph(system: System, release: NcclSearchRelease = system.tuner.search): SearchResult {
+  let byRelease = SEARCHES.get(system);
+  if (!byRelease) {
+    byRelease = new Map();
+    SEARCHES.set(system, byRelease);
+  }
+  let result = byRelease.get(release.id);
   if (!result) {
-    result = runSearch(system);
-    SEARCHES.set(system, result);
+    result = runSearch(system, release);
+    byRelease.set(release.id, result);
   }
   return result;
 }
 
 /** What the network search needs to know of one node: its NICs, their PCIe switches and the GPUs' bandwidth. */
-function netSearchInput(system: System): NetSearchInput {
+function netSearchInput(system: System, release: NcclSearchRelease): NetSearchInput {
   const groups = new Map<string, { gpus: number; nics: number }>();
   for (const nics of system.fabric.gpuNics) {
     const key = nics.join(',');
@@ -68,21 +90,22 @@ function netSearchInput(system: System): NetSearchInput {
   return {
     smVersion: system.gpu.smVersion,
     gpusPerNode: system.gpusPerNode,
-    intraGBps: intraGBps(system),
+    intraGBps: intraGBps(system, release),
     nicGBps: (spec.nic?.gbps ?? 0) / 8,
     pcieGBps: K.PCIE_X16_GBPS[spec.pcieGen ?? system.gpu.pcieGen],
     nicGroups: [...groups.values()],
+    release,
   };
 }
 
-function runSearch(system: System): SearchResult {
+function runSearch(system: System, release: NcclSearchRelease): SearchResult {
   const sm = system.gpu.smVersion;
-  const speeds = speedsFor(sm);
-  const total = intraGBps(system);
+  const speeds = speedsFor(sm, release);
+  const total = intraGBps(system, release);
   const nvls = nvlsGraph(system, speeds);
   if (system.nodes > 1 && system.fabric.nicsPerNode > 0) {
     // Across nodes NCCL searches with its network speeds: the NICs and their PCIe paths set the channels.
-    const input = netSearchInput(system);
+    const input = netSearchInput(system, release);
     const ring = searchNetGraph(input, 'ring');
     return { ...ring, tree: searchNetGraph(input, 'tree', ring.channels), nvls };
   }
@@ -98,9 +121,11 @@ function runSearch(system: System): SearchResult {
   }
   let channels = bestChannels;
   let bw = bestSpeed;
-  if (bw >= 25 && !(sm > 80 && bw < 50 && channels > 4)) {
-    channels *= 2;
-    bw /= 2;
+  if (release.duplicates(sm, bw, channels)) {
+    // search.cc: min(2 × channels, maxChannels) channels at the speed over DIVUP(that, channels).
+    const doubled = Math.min(2 * channels, release.maxGraphChannels ?? Infinity);
+    bw /= Math.ceil(doubled / channels);
+    channels = doubled;
   }
   return { channels, bwIntra: bw, bwInter: bw, tree: { channels, bwIntra: bw, bwInter: bw }, nvls };
 }
@@ -138,13 +163,15 @@ export function searchChannels(system: System): number {
   if (system.fabric.idealised) return 1;
   const sm = system.gpu.smVersion;
   const graph = searchGraph(system);
-  let channels = Math.min(64, graph.channels * 2);
+  const maxChannels = system.tuner.search.maxRuntimeChannels ?? 64;
+  let channels = Math.min(maxChannels, graph.channels * 2);
   // connect.cc: with CollNet enabled, "add more channels to saturate intra-node bandwidth, except the 1 PPN case"
   // when the chain's (tree's) graph is faster inside the node than across it. Every algorithm runs on them.
   if (hasSharp(system) && graph.tree.bwIntra > graph.tree.bwInter && system.ranks > system.nodes)
-    channels = Math.min(64, channels + Math.floor(channels / 2));
+    channels = Math.min(maxChannels, channels + Math.floor(channels / 2));
   // connect.cc: "use 4 compute channels per search channel to reach peak BW on <8 PPN".
-  if (sm >= 90 && system.nodes > 1 && graph.bwIntra > 45 && channels < 16) channels *= 2;
+  if (system.tuner.search.fourChannelsPerSearchChannel && sm >= 90 && system.nodes > 1 && graph.bwIntra > 45)
+    if (channels < 16) channels *= 2;
   return Math.min(channels, system.gpu.sms);
 }
 

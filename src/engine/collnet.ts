@@ -24,7 +24,7 @@ export function collNetDirectGraph(system: System): NetGraph {
   const ring = searchGraph(system);
   const heads = Math.max(1, Math.min(M.collNetDirectMaxHeads, system.gpusPerNode));
   const share = (ring.channels * ring.bwInter) / heads;
-  const speeds = interSpeeds(system.gpu.smVersion);
+  const speeds = interSpeeds(system.gpu.smVersion, system.tuner.search);
   const speed = speeds.find((s) => s <= share + 1e-9) ?? speeds[speeds.length - 1];
   return { channels: heads, bwIntra: speed, bwInter: speed };
 }

@@ -202,6 +202,10 @@ export const NCCL_MODEL = {
   ringSimplePlateauMinBytes: 64,
   ringSimplePlateauFactorAmpere: 1.4,
   ringSimplePlateauFactorPreAmpere: 1.9,
+  /** Up to 2.17 the plateau began at nRanks / 16 × 65536 bytes and cost × 1.9 on every GPU (tuning.cc v2.17.1-1). */
+  ringSimplePlateauLegacyBytes: 65536,
+  /** 2.17's NVLS converted bus to algorithm bandwidth by 0.75 (tuning.cc v2.17.1-1 `ratio = .75`). */
+  nvls217AlgBwShare: 0.75,
   /**
    * CollNetDirect AllReduce (tuning.cc): "requires all GPUs to have a local NIC to work at full speed": bus
    * bandwidth ÷ (f − (f − 1)/2) with f the GPUs per head, then × 0.85 from Hopper on.

@@ -10,6 +10,18 @@ import { collNetChainGraph, collNetDirectGraph } from './collnet';
 import { baseLatencyUs, hwLatencyUs, type NcclTuner, type TunedAlgorithm } from './nccl-versions';
 import type { System } from './topology/model';
 
+/** LL128's per-channel ceiling: before 2.18 one figure per table row for rings and trees (ll128MaxBwPerCh). */
+function ll128PerChannel(
+  legacy: NcclTuner['legacy'],
+  row: number,
+  arch: number,
+  col: number,
+  algorithm: 'ring' | 'tree',
+): number {
+  if (legacy) return legacy.ll128PerChannelGBps[row];
+  return (algorithm === 'ring' ? K.RING_LL128_PER_CHANNEL_GBPS : K.TREE_LL128_PER_CHANNEL_GBPS)[arch][col];
+}
+
 function isNccl(algorithm: Algorithm): algorithm is TunedAlgorithm {
   return algorithm !== 'hierarchical' && algorithm !== 'direct';
 }
@@ -51,33 +63,40 @@ export function ncclBusBwGBps(
   const ppn = system.gpusPerNode;
   const arch = K.archIndex(system.gpu.smVersion);
   const col = nodes <= 2 ? nodes - 1 : 2;
-  const search = searchGraph(system);
+  // The search of the release whose model this is: the simulator's ceilings (the newest tuner) take the newest's.
+  const search = searchGraph(system, tuner.search);
+  const legacy = tuner.legacy;
+  const row = legacy ? legacy.tableArch(system.gpu.smVersion) : arch;
   // Trees (and PAT, which NCCL runs on the tree's graph) have their own graph (the ring's channel count, possibly a
   // faster intra-node speed across nodes).
   const graph = algorithm === 'tree' || algorithm === 'pat' ? search.tree : search;
   const nCh = graph.channels;
   let busBw = nCh * (nodes <= 2 ? graph.bwIntra : graph.bwInter);
-  const llRow = arch === 2 && tuner.hopperLlAsAmpere ? 1 : arch;
+  if (legacy) busBw = Math.min(busBw, legacy.busBwCapGBps[row]);
+  const llRow = row === 2 && tuner.hopperLlAsAmpere ? 1 : row;
   const llMax = nodes === 1 ? K.LL_MAX_GBPS[llRow][0] : K.LL_MAX_GBPS[arch > 1 ? 0 : arch][col];
   if (algorithm === 'ring' || algorithm === 'hierarchical' || algorithm === 'direct') {
     if (protocol === 'LL') busBw = Math.min(llMax, M.ringLlShare * busBw);
     else if (protocol === 'LL128')
-      busBw = Math.min(M.ll128Share * busBw, nCh * K.RING_LL128_PER_CHANNEL_GBPS[arch][col]);
+      busBw = Math.min(M.ll128Share * busBw, nCh * ll128PerChannel(legacy, row, arch, col, 'ring'));
     return busBw;
   }
   // PAT runs on the tree's graph (init.cc) and keeps three quarters of its bandwidth.
   if (algorithm === 'pat') return protocol === 'Simple' ? busBw * M.patBusBwShare : 0;
   if (algorithm === 'tree') {
-    busBw = Math.min(M.ll128Share * busBw, nCh * K.TREE_PER_CHANNEL_GBPS[arch][col]);
+    const treeRows = legacy ? legacy.treePerChannelGBps : K.TREE_PER_CHANNEL_GBPS;
+    busBw = Math.min(M.ll128Share * busBw, nCh * treeRows[row][col]);
     if (protocol === 'LL') return Math.min(busBw / M.treeLlDivisor, llMax);
     if (protocol === 'LL128') {
       const share = nodes === 1 ? M.treeLl128SingleNodeShare : M.treeLl128MultiNodeShare;
-      return Math.min(busBw * share, nCh * K.TREE_LL128_PER_CHANNEL_GBPS[arch][col]);
+      return Math.min(busBw * share, nCh * ll128PerChannel(legacy, row, arch, col, 'tree'));
     }
     return busBw;
   }
   const nvls = search.nvls;
   if (nvls.channels < 2 || protocol !== 'Simple') return 0;
+  // 2.17's NVLS took the ring graph's channels and speed ("we only need the NVSwitch speed for NVLS").
+  if (legacy) return busBw;
   if (!tuner.nvlsPipelined) {
     const inter = nodes > 2 && algorithm === 'nvlstree' ? nvls.bwInter * M.nvlsTreeLegacyInterShare : nvls.bwInter;
     return nvls.channels * (nodes > 1 ? Math.min(nvls.bwIntra, inter) : nvls.bwIntra);
@@ -107,6 +126,7 @@ export function ncclAlgBwGBps(
   // CollNet reduce-scatter and all-gather keep their bus bandwidth (NVLS's already carries (ppn − 1)/ppn).
   if (kind !== 'allreduce' && algorithm !== 'ring') return busBw;
   if (algorithm === 'tree' || isCollNet(algorithm)) return busBw * M.treeAlgBwShare;
+  if (algorithm === 'nvls' && tuner.legacy) return busBw * M.nvls217AlgBwShare;
   if ((algorithm === 'nvls' || algorithm === 'nvlstree') && !tuner.nvlsPipelined) return busBw * M.nvlsLegacyAlgBwShare;
   return (busBw * n) / Math.max(1, nSteps);
 }
@@ -142,24 +162,28 @@ export function ncclPredictedUs(
   if (!(algBw > 0)) return Infinity;
   const nSteps = kind === 'allreduce' ? 2 * (ranks - 1) : ranks - 1;
   const tuner = system.tuner;
-  const intraLat = hwLatencyUs(tuner, system.fabric.intraClass === 'pcie' ? 'pcie' : 'nvlink', algorithm, protocol);
+  let intraLat = hwLatencyUs(tuner, system.fabric.intraClass === 'pcie' ? 'pcie' : 'nvlink', algorithm, protocol);
+  if (tuner.legacy && nodes > 1 && protocol === 'LL') intraLat *= tuner.legacy.llMultiNodeIntraFactor;
   const interLat = hwLatencyUs(tuner, 'net', ppn === 1 ? 'tree' : algorithm, protocol);
   const base = baseLatencyUs(tuner, algorithm, protocol);
   let latency: number;
   if (algorithm === 'ring') {
     const netOverheadUs = M.netOverheadUs * (protocol === 'Simple' ? M.netOverheadSimpleMultiplier : 1);
-    const ringIntra = nodes > 1 ? Math.max(intraLat, netOverheadUs) : intraLat;
+    // The network post overhead arrived in 2.18.
+    const ringIntra = nodes > 1 && !tuner.legacy ? Math.max(intraLat, netOverheadUs) : intraLat;
     // A reduce-scatter or all-gather ring crosses the network N − 1 times, an AllReduce ring twice that.
     const interSteps = nodes > 1 ? (kind === 'allreduce' ? 2 : 1) * (nodes - 1) : 0;
     latency = base + (nSteps - interSteps) * ringIntra + interSteps * interLat;
     const channels = searchGraph(system).channels;
-    if (
-      kind === 'allreduce' &&
-      protocol === 'Simple' &&
-      nodes > 1 &&
-      bytes / channels / ranks >= M.ringSimplePlateauMinBytes
-    )
-      latency *= system.gpu.smVersion >= 80 ? M.ringSimplePlateauFactorAmpere : M.ringSimplePlateauFactorPreAmpere;
+    // Before 2.18 the plateau began at nRanks / 16 × 64 KiB, and cost × 1.9 on every GPU.
+    const plateau = tuner.legacy
+      ? bytes >= (ranks / 16) * M.ringSimplePlateauLegacyBytes
+      : bytes / channels / ranks >= M.ringSimplePlateauMinBytes;
+    if (kind === 'allreduce' && protocol === 'Simple' && nodes > 1 && plateau)
+      latency *=
+        system.gpu.smVersion >= 80 && !tuner.legacy
+          ? M.ringSimplePlateauFactorAmpere
+          : M.ringSimplePlateauFactorPreAmpere;
   } else if (algorithm === 'tree') {
     latency = base + 2 * ((ppn - 1) * intraLat + Math.log2(nodes) * interLat);
     algBw *= K.treeCorrection(protocol, bytes);
@@ -173,7 +197,8 @@ export function ncclPredictedUs(
     const logNodes = Math.floor(Math.log2(Math.max(1, nodes)));
     latency = base + (logNodes * interLat) / M.patLogLatencyDivisor + M.patLinearUsPerRank * ranks;
   } else if (algorithm === 'nvls') {
-    latency = intraLat + (nodes > 1 ? interLat : 0);
+    // 2.17's NVLS row charged its 40 µs base latency; the engine's later tables leave NVLS's base out.
+    latency = (tuner.legacy ? base : 0) + intraLat + (nodes > 1 ? interLat : 0);
   } else {
     latency = base + intraLat + 2 * Math.log2(nodes) * interLat;
   }

@@ -6,45 +6,11 @@
 // one to steer the choice.
 import type { Protocol } from './collective-types';
 import { EngineError } from './errors';
+import { NEWEST_SEARCH } from './nccl-search-releases';
+import type { AlgorithmRows, LatencyClass, NcclTuner, TunedAlgorithm } from './nccl-tuner';
+import { tunerBefore218 } from './nccl-versions-pre218';
 
-type ProtocolRow = readonly [ll: number, ll128: number, simple: number];
-/** The algorithms NCCL's tables have rows for. */
-export type TunedAlgorithm = 'ring' | 'tree' | 'collnetdirect' | 'collnetchain' | 'nvls' | 'nvlstree' | 'pat';
-type AlgorithmRows = Readonly<Record<TunedAlgorithm, ProtocolRow>>;
-export type LatencyClass = 'nvlink' | 'pcie' | 'net';
-
-export interface NcclTuner {
-  /** The reference release whose tables these are: 2.18.3, 2.21.5, 2.27.7 or 2.30.7. */
-  readonly tables: '2.18' | '2.21' | '2.27' | '2.30';
-  /** The version the user gave, or the tables' own when none was given. */
-  readonly version: string;
-  /** Per-step latency by link class and algorithm, µs [LL, LL128, Simple] (hwLat), as the cost model ranks with it. */
-  readonly hwLatencyUs: Readonly<Record<LatencyClass, AlgorithmRows>>;
-  /**
-   * What one step of the release's kernels costs, which the simulator charges: hwLat, except where a release put a
-   * figure in it to steer the choice rather than to describe a step (2.21's 28 µs for tree/Simple).
-   */
-  readonly stepLatencyUs: Readonly<Record<LatencyClass, AlgorithmRows>>;
-  /** Fixed latency per collective, µs [LL, LL128, Simple] (baseLat). */
-  readonly baseLatencyUs: AlgorithmRows;
-  /**
-   * 2.30 gives NVLS the multimem efficiency, counts two pipelined operations per AllReduce and converts bus to
-   * algorithm bandwidth by n / 2(n−1); before, NVLS bandwidth was min(bwIntra, bwInter) (NVLSTree over more than two
-   * nodes: bwInter / 2) and the conversion a fixed 5/6.
-   */
-  readonly nvlsPipelined: boolean;
-  /** Up to 2.18, Hopper's LL ceiling was Ampere's (87.7 / 22.5 / 19 GB/s). */
-  readonly hopperLlAsAmpere: boolean;
-  /** PAT (reduce-scatter and all-gather with one GPU per node) exists from 2.23 on. */
-  readonly pat: boolean;
-  /**
-   * Up to 2.12 the host writes the work of every channel but the first (channel 0's rides in the kernel's
-   * arguments) into a per-channel FIFO in host memory, which each CTA reads over PCIe and then clears
-   * (enqueue.cc getNextOp: wait for the slot's flag, memset and fill the 512-byte slot; device common.h: `active = 0`
-   * written back to the host slot). 2.13 replaced it with kernel plans whose done counters live apart from the work.
-   */
-  readonly hostWorkFifo: boolean;
-}
+export type { LatencyClass, NcclTuner, TunedAlgorithm } from './nccl-tuner';
 
 // CollNet rows (Simple only): 3.7 / 2.8 µs per intra-node step for Direct / Chain, and 31 / 30 µs for the SHARP
 // operation across the network (tuning.cc hwLat, the same in 2.21.5, 2.27.7 and 2.30.7).
@@ -96,6 +62,9 @@ const HEAD: NcclTuner = {
   hopperLlAsAmpere: false,
   pat: true,
   hostWorkFifo: false,
+  search: NEWEST_SEARCH,
+  nvls: true,
+  nvlsTree: true,
 };
 
 // 2.27.7 has no PAT row (its PAT latency is 8 + log2(N) × interLat / 3.5 + 2.8 × n, hard-coded, with the tree's
@@ -191,16 +160,18 @@ export function withNcclVersion<S extends { readonly ncclVersion?: string }>(spe
 
 /**
  * The tables for an NCCL release ("2.26.2", "2.26.2+cuda12.4"); none given means the newest. The reference has
- * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: ≤ 2.20 → 2.18.3,
- * 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that is a guess: when the tree/Simple latencies
- * changed between 2.21.5 and 2.27.7 is not known more finely.
+ * tables for 2.18.3, 2.21.5, 2.27.7 and 2.30.7; other releases are assumed to match one of them: 2.18–2.20 →
+ * 2.18.3, 2.21 → 2.21.5, 2.22–2.27 → 2.27.7, 2.28+ → 2.30.7. For 2.22–2.26 that is a guess: when the tree/Simple
+ * latencies changed between 2.21.5 and 2.27.7 is not known more finely. Releases before 2.18 take the tables and
+ * the search read at their own tags (nccl-versions-pre218.ts, nccl-search-releases.ts).
  */
 export function ncclTuner(version?: string): NcclTuner {
   if (version === undefined || version === '') return HEAD;
   const m = VERSION.exec(version.trim());
   if (!m || Number(m[1]) !== 2) throw new EngineError(`ncclVersion must look like 2.26.2, got '${version}'`);
   const minor = Number(m[2]);
-  const tables = minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : V2_18;
+  const tables =
+    minor >= 28 ? HEAD : minor >= 22 ? V2_27 : minor >= 21 ? V2_21 : minor >= 18 ? V2_18 : tunerBefore218(minor, V2_18);
   return { ...tables, version: m[0], pat: minor >= 23, hostWorkFifo: minor <= 12 };
 }
 

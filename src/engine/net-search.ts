@@ -4,6 +4,8 @@
 // channel's speed from that NIC and from every link on its path, so the NIC count and rate (any number per node,
 // one per GPU or shared) decide how many network channels exist and what each gets.
 
+import { NEWEST_SEARCH, type NcclSearchRelease } from './nccl-search-releases';
+
 /** NCCL's inter-node per-channel speeds (search.cc speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter). */
 const INTER_SPEEDS_PRE_HOPPER = [48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12];
 const INTER_SPEEDS_HOPPER = [48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12];
@@ -24,6 +26,8 @@ export interface NetSearchInput {
   readonly pcieGBps: number;
   /** For each PCIe switch: the GPUs and the NICs behind it. */
   readonly nicGroups: readonly { readonly gpus: number; readonly nics: number }[];
+  /** The release whose search this is; the newest when absent. */
+  readonly release?: NcclSearchRelease;
 }
 
 /** One graph: channels × per-channel bandwidth inside the node and across the network. */
@@ -33,7 +37,8 @@ export interface NetGraph {
   readonly bwInter: number;
 }
 
-export function interSpeeds(smVersion: number): readonly number[] {
+export function interSpeeds(smVersion: number, release: NcclSearchRelease = NEWEST_SEARCH): readonly number[] {
+  if (release.interSpeeds) return release.interSpeeds(smVersion);
   return smVersion >= 100 ? INTER_SPEEDS_BLACKWELL : smVersion >= 90 ? INTER_SPEEDS_HOPPER : INTER_SPEEDS_PRE_HOPPER;
 }
 
@@ -76,12 +81,15 @@ function channelsAt(input: NetSearchInput, intraSpeed: number, interSpeed: numbe
  * speed up to twice the network speed, while the same channel count still fits.
  */
 export function searchNetGraph(input: NetSearchInput, pattern: 'ring' | 'tree', minChannels = 1): NetGraph {
-  const speeds = interSpeeds(input.smVersion);
-  const maxChannels = pattern === 'tree' ? Math.max(1, minChannels) : MAX_SEARCH_CHANNELS;
+  const release = input.release ?? NEWEST_SEARCH;
+  const speeds = interSpeeds(input.smVersion, release);
+  const maxChannels = pattern === 'tree' ? Math.max(1, minChannels) : (release.maxGraphChannels ?? MAX_SEARCH_CHANNELS);
   const maxBw = Math.min(input.pcieGBps, input.nicGBps);
   const g = input.gpusPerNode;
   const totalBw = pattern === 'tree' && g > 1 ? (input.intraGBps * g) / (g - 1) : input.intraGBps;
-  let index = speeds.findIndex((s) => s <= maxBw && s * minChannels <= totalBw);
+  // Before 2.18 the first speed tried was bounded by the GPU-to-NIC path alone.
+  const minFit = release.startWithinTotal ? minChannels : 0;
+  let index = speeds.findIndex((s) => s <= maxBw && s * minFit <= totalBw);
   if (index < 0) index = speeds.length - 1;
   let best: NetGraph = { channels: 0, bwIntra: 0, bwInter: 0 };
   for (let i = index; i < speeds.length; i++) {
@@ -95,14 +103,18 @@ export function searchNetGraph(input: NetSearchInput, pattern: 'ring' | 'tree', 
   }
   if (best.channels === 0)
     return { channels: 1, bwIntra: speeds[speeds.length - 1], bwInter: speeds[speeds.length - 1] };
-  if (best.bwIntra >= 25 && !(input.smVersion > 80 && best.bwIntra < 50 && best.channels > 4)) {
+  if (release.duplicates(input.smVersion, best.bwIntra, best.channels)) {
     const doubled = Math.min(best.channels * 2, maxChannels);
     const factor = Math.ceil(doubled / best.channels);
     best = { channels: doubled, bwIntra: best.bwIntra / factor, bwInter: best.bwInter / factor };
   }
   let at = speeds.findIndex((s) => s <= best.bwInter);
   if (pattern === 'ring') {
-    while (at > 0 && channelsAt(input, speeds[at - 1], speeds[at - 1], maxChannels) >= best.channels) {
+    while (
+      release.ringSpeedRaise &&
+      at > 0 &&
+      channelsAt(input, speeds[at - 1], speeds[at - 1], maxChannels) >= best.channels
+    ) {
       at--;
       best = { channels: best.channels, bwIntra: speeds[at], bwInter: speeds[at] };
     }

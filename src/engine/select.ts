@@ -42,6 +42,7 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
     case 'nvls':
       if (!system.fabric.nvlsCapable)
         return 'NVLS needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      if (!system.tuner.nvls) return `NVLS arrived in NCCL 2.17 (this system names ${system.tuner.version})`;
       // Across nodes NVLS reduces in the NVSwitch, then in the network's switches (SHARP): it needs CollNet.
       if (system.nodes > 1 && !hasSharp(system))
         return 'NVLS across nodes needs in-network reduction (network.sharp); use nvlstree';
@@ -49,6 +50,7 @@ export function algorithmUnavailable(system: System, algorithm: Algorithm, kind:
     case 'nvlstree':
       if (!system.fabric.nvlsCapable)
         return 'NVLSTree needs an NVSwitch with in-switch reduction and a Hopper or newer GPU';
+      if (!system.tuner.nvlsTree) return `NVLSTree arrived in NCCL 2.18 (this system names ${system.tuner.version})`;
       if (system.nodes < 2) return 'NVLSTree runs across nodes only';
       return kind === 'allreduce' ? undefined : 'NVLSTree runs AllReduce only';
     case 'pat':

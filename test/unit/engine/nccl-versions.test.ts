@@ -25,7 +25,8 @@ test('a version string selects the tables of the nearest documented release, kee
     ['2.26.2+cuda12.4', '2.27', '2.26.2'],
     ['2.21.5', '2.21', '2.21.5'],
     ['2.18.5', '2.18', '2.18.5'],
-    ['2.12', '2.18', '2.12'],
+    ['2.20.3', '2.18', '2.20.3'],
+    ['2.12', '2.10-2.17', '2.12'],
   ];
   for (const [given, tables, version] of cases) {
     const tuner = ncclTuner(given);
