@@ -11,6 +11,7 @@ import { trainerContractFindings, type TrainerWorkspace } from './hf-trainer';
 import { tailWindowFindings } from './tail-window';
 import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
+import { LossScalerIndex } from './loss-scalers';
 
 const PACKAGE = 'transformers';
 
@@ -29,16 +30,19 @@ export class ContractIndex {
   private readonly files = new Map<string, Entry>();
   private readonly manifests = new Map<string, readonly Pin[]>();
   private readonly pipelines: PipelineIndex;
+  private readonly scalers: LossScalerIndex;
 
   constructor(
     private readonly parser: Parser,
     private readonly resolveModule: (from: string, module: string) => string | undefined,
   ) {
     this.pipelines = new PipelineIndex(parser);
+    this.scalers = new LossScalerIndex(parser);
   }
 
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
+    this.scalers.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -52,6 +56,7 @@ export class ContractIndex {
     this.files.delete(path);
     this.manifests.delete(path);
     this.pipelines.removeFile(path);
+    this.scalers.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -68,8 +73,12 @@ export class ContractIndex {
       new Set(paths),
       (path) => isTestCode(options.scopeOf(path)) && !options.hints,
     );
+    const scalers = this.scalers.findings(
+      new Set(paths),
+      (path) => isTestCode(options.scopeOf(path)) && !options.hints,
+    );
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of schedules) {
+    for (const [path, list] of [...schedules, ...scalers]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }
