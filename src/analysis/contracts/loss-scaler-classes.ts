@@ -58,7 +58,6 @@ function readClass(cls: PyNode, source: Source, bareFunction: boolean): ScalerCl
   if (!baseTexts.some((b) => FUNCTION_BASE.test(b) && (b !== 'Function' || bareFunction))) return undefined;
   const name = source.textOf(nameNode);
   const methods = new Map<string, PyNode>();
-  let classDefault: PyNode | undefined;
   const fields = new Map<string, PyNode>();
   for (const statement of named(body)) {
     const def = statement.type === 'decorated_definition' ? child(statement, 'definition') : statement;
@@ -77,7 +76,7 @@ function readClass(cls: PyNode, source: Source, bareFunction: boolean): ScalerCl
   if (!forward || !backward || !returnsActivation(forward, source)) return undefined;
   const scale = backwardScale(backward, name, source);
   if (!scale) return undefined;
-  classDefault = fields.get(scale.attribute);
+  const classDefault = fields.get(scale.attribute);
   if (!classDefault) return undefined;
   const qualified = `${name}.${scale.attribute}`;
   const setters: string[] = [];

@@ -21,6 +21,8 @@ export interface Mention {
   readonly line: number;
   /** `apply`: the result is returned by its function, directly or through the name it is assigned to. */
   readonly flows?: boolean;
+  /** `apply`: the attached loss already names a micro-batch count (`aux_loss / num_microbatches`). */
+  readonly countedLoss?: boolean;
   /** `setter`: the method, and the count the value is divided by (`loss_scale / num_microbatches`). */
   readonly setter?: string;
   readonly divisor?: string;
@@ -78,13 +80,44 @@ function mention(
   if (parent?.type !== 'attribute' || child(parent, 'object') !== n) return { ...at, kind: 'other' };
   const member = source.textOf(child(parent, 'attribute') ?? parent);
   const call = parent.parent?.type === 'call' && child(parent.parent, 'function') === parent ? parent.parent : null;
-  if (call && member === 'apply') return { ...at, kind: 'apply', flows: flowsOut(call, source) };
+  if (call && member === 'apply')
+    return { ...at, kind: 'apply', flows: flowsOut(call, source), countedLoss: countedLoss(call, source) };
   if (call && scaler.setters.includes(member)) {
     const value = named(child(call, 'arguments') ?? call)[0];
     return { ...at, kind: 'setter', setter: member, divisor: value ? divisorOf(value, source) : undefined };
   }
   if (!call && member === scaler.attribute && !written(parent)) return { ...at, kind: 'read' };
   return { ...at, kind: 'other' };
+}
+
+/**
+ * The loss given to `apply` (its second argument), or an assignment to a name in it within the function, names a
+ * micro-batch count: the loss may be scaled for the window already, and a scale of one may be right.
+ */
+function countedLoss(call: PyNode, source: Source): boolean {
+  const loss = named(child(call, 'arguments') ?? call)[1];
+  if (!loss) return false;
+  const names = identifiersIn(loss, source);
+  const def = ancestors(call).find((a) => a.type === 'function_definition');
+  const values: PyNode[] = [loss];
+  if (def)
+    visit(child(def, 'body') ?? def, (n) => {
+      if (n.type === 'function_definition' || n.type === 'class_definition') return false;
+      const left = n.type === 'assignment' || n.type === 'augmented_assignment' ? child(n, 'left') : undefined;
+      const right = child(n, 'right');
+      if (left && right && identifiersIn(left, source).some((x) => names.includes(x))) values.push(n);
+      return true;
+    });
+  return values.some((v) => identifiersIn(v, source).some((x) => ACCUMULATION_NAME.test(x)));
+}
+
+function identifiersIn(n: PyNode, source: Source): string[] {
+  const out: string[] = [];
+  visit(n, (m) => {
+    if (m.type === 'identifier') out.push(source.textOf(m));
+    return true;
+  });
+  return out;
 }
 
 /** The attribute is assigned, or has a method called on it (`.copy_(…)`, `.mul_(…)`). */

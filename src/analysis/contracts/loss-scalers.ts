@@ -6,7 +6,8 @@
 // that function runs (in its own file, directly or through the functions that call it) inside a loop whose body runs
 // backward, and another scaler of the same shape has a default scale of one, is applied to an activation that its
 // function returns, and is named nowhere outside test code but in imports, its own class, `apply` and reads of its
-// scale: no setter call, no write, no alias. Its loss's gradient is then the sum over the window's micro-batches,
+// scale: no setter call, no write, no alias; and the loss it attaches names no micro-batch count (a loss divided by
+// the window's count already is averaged at a scale of one). Its loss's gradient is then the sum over the window's micro-batches,
 // K times the mean its siblings get (Megatron's DSA indexer loss, fixed in ec97c85).
 import type { Parser } from 'web-tree-sitter';
 import type { Finding, RelatedLocation } from '../types';
@@ -110,7 +111,8 @@ function isUnset(scaler: ScalerClass, mentions: readonly Located<Mention>[]): bo
   if (!scaler.defaultOne || scaler.setters.length === 0) return false;
   const own = mentions.filter((m) => m.item.name === scaler.name);
   if (own.some((m) => m.item.kind === 'setter' || m.item.kind === 'other')) return false;
-  return own.some((m) => m.item.kind === 'apply' && m.item.flows === true);
+  const applied = own.filter((m) => m.item.kind === 'apply');
+  return applied.some((m) => m.item.flows === true) && !applied.some((m) => m.item.countedLoss === true);
 }
 
 /**
@@ -160,7 +162,7 @@ function finding(
   const scale = `\`${name}.${scaler.item.attribute}\``;
   const message =
     `\`${at.item.fn}\` sets the loss scale of ${names.join(' and ')} to a value divided by \`${divisor}\`, and it runs in a loop that runs backward once per micro-batch, ` +
-    `but nothing sets ${name}'s: its backward multiplies the gradient of the loss it attaches by ${scale}, which stays at its default of one, ` +
+    `but nothing sets \`${name}\`'s: its backward multiplies the gradient of the loss it attaches by ${scale}, which stays at its default of one, ` +
     `so that loss's gradient is summed over the \`${divisor}\` micro-batches instead of averaged, \`${divisor}\`× what its siblings get. ` +
     `Call \`${name}.${scaler.item.setters[0]}(… / ${divisor})\` here as for the others.`;
   const link = (path: string, range: Finding['range'], text: string): RelatedLocation => ({

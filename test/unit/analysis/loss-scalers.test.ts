@@ -122,7 +122,7 @@ test('a scaler whose scale nothing sets, beside a sibling set to scale / num_mic
   assert.deepEqual(all(results), ['schedules.py:CP008@9']);
   const finding = results.get('schedules.py')!.findings[0];
   assert.match(finding.message, /sets the loss scale of `AuxLossScaler` to a value divided by `num_microbatches`/);
-  assert.match(finding.message, /nothing sets IndexerLossScaler's/);
+  assert.match(finding.message, /nothing sets `IndexerLossScaler`'s/);
   assert.deepEqual(
     finding.related.map((r) => `${r.file ?? 'schedules.py'}:${r.range.startLine + 1}`),
     ['scalers.py:40', 'layers.py:17'],
@@ -146,6 +146,14 @@ test('the same program is silent when the scaler is set, its loss never reaches 
       'layers.py': LAYERS.replace(
         'output = IndexerLossScaler.apply(output, indexer_loss)',
         'probe = IndexerLossScaler.apply(output, indexer_loss)',
+      ),
+    },
+    // The attached loss is divided by the window's count already: a scale of one is the mean.
+    {
+      ...PROGRAM,
+      'layers.py': LAYERS.replace(
+        'output = IndexerLossScaler.apply(output, indexer_loss)',
+        'output = IndexerLossScaler.apply(output, indexer_loss / self.num_microbatches)',
       ),
     },
     // One forward and one backward per step (K == 1): no loop repeats backward before the scales matter.
