@@ -84,6 +84,8 @@ function readClass(cls: PyNode, source: Source, bareFunction: boolean): ScalerCl
   for (const [methodName, def] of methods) {
     const writes = attributeWrites(def, qualified, source);
     if (writes.length === 0) continue;
+    // A forward that sets the scale from its arguments is set on every `apply`: not the shape read here.
+    if (def === forward) return undefined;
     if (def === backward) {
       // `if Scaler.scale is None: Scaler.scale = torch.tensor(1.0, …)` is the lazy default; nothing else may write.
       if (!writes.every((w) => w.kind === 'assign' && isOne(w.value, source))) return undefined;

@@ -166,6 +166,14 @@ test('the same program is silent when the scaler is set, its loss never reaches 
     },
     // The siblings' scale is not divided by a micro-batch count: no window is stated.
     { ...PROGRAM, 'schedules.py': SCHEDULES.replace('loss_scale / num_microbatches', 'loss_scale') },
+    // The scaler's forward stores a scale each `apply` passes: it is set on every micro-batch.
+    {
+      ...PROGRAM,
+      'scalers.py': SCALERS.replace(
+        '    def forward(ctx, output, indexer_loss):\n        ctx.save_for_backward(indexer_loss)',
+        '    def forward(ctx, output, indexer_loss, scale):\n        IndexerLossScaler.main_loss_backward_scale = scale\n        ctx.save_for_backward(indexer_loss)',
+      ),
+    },
     // The scale is set through a name this rule does not follow: nothing is proven unset.
     {
       ...PROGRAM,
