@@ -17,6 +17,8 @@ import { readMentions, type FunctionCalls, type Mention, type MentionFacts } fro
 
 interface Entry {
   readonly text: string;
+  /** Read once per text: the editor asks for the contracts' findings on every edit. */
+  readonly mayDefine: boolean;
   classes?: readonly ScalerClass[];
   mentions?: { readonly key: string; readonly facts: MentionFacts | undefined };
 }
@@ -35,7 +37,7 @@ export class LossScalerIndex {
   constructor(private readonly parser: Parser) {}
 
   setFile(path: string, text: string): void {
-    if (this.files.get(path)?.text !== text) this.files.set(path, { text });
+    if (this.files.get(path)?.text !== text) this.files.set(path, { text, mayDefine: mayDefineScaler(text) });
   }
 
   removeFile(path: string): void {
@@ -77,7 +79,7 @@ export class LossScalerIndex {
   private scalerClasses(isTest: (path: string) => boolean): Map<string, Located<ScalerClass>> {
     const byName = new Map<string, Located<ScalerClass>[]>();
     for (const [path, entry] of this.files) {
-      if (isTest(path) || !mayDefineScaler(entry.text)) continue;
+      if (!entry.mayDefine || isTest(path)) continue;
       if (entry.classes === undefined) {
         try {
           entry.classes = readScalerClasses(this.parser, entry.text);
