@@ -34,19 +34,31 @@ export function mayDefineScaler(text: string): boolean {
 
 export function readScalerClasses(parser: Parser, text: string): ScalerClass[] {
   if (!mayDefineScaler(text)) return [];
-  const parsed = parseModule(parser, text, PARSE_BUDGET_MS, Number.POSITIVE_INFINITY);
-  if (!('module' in parsed)) return [];
-  const { module, source } = parsed;
   // A bare `Function` base counts only where the file imports it from torch.autograd.
   const bareFunction = /from\s+torch\.autograd(\.function)?\s+import\s+[^\n]*\bFunction\b/.test(text);
   const out: ScalerClass[] = [];
-  visit(module, (n) => {
-    if (n.type !== 'class_definition') return true;
-    const scaler = readClass(n, source, bareFunction);
-    if (scaler) out.push(scaler);
-    return true;
-  });
+  // Only the top-level classes on a `Function` are parsed, each alone: files that define autograd functions are
+  // often long (kernels, fused layers), and the class is all the shape needs.
+  for (const header of text.matchAll(/^class\s+\w+\s*\([^)]*Function\s*\)\s*:/gm)) {
+    const start = header.index;
+    const next = /\n(?=[^\s#])/g;
+    next.lastIndex = start + header[0].length;
+    const end = next.exec(text)?.index ?? text.length;
+    const parsed = parseModule(parser, text.slice(start, end), PARSE_BUDGET_MS, Number.POSITIVE_INFINITY);
+    if (!('module' in parsed)) continue;
+    const lines = text.slice(0, start).split('\n').length - 1;
+    for (const cls of named(parsed.module)) {
+      const scaler = cls.type === 'class_definition' ? readClass(cls, parsed.source, bareFunction) : undefined;
+      if (scaler)
+        out.push({ ...scaler, range: shifted(scaler.range, lines), scaleRange: shifted(scaler.scaleRange, lines) });
+    }
+  }
   return out;
+}
+
+/** A range read in a class's own text, placed at the class's line in the file (the class starts at column 0). */
+function shifted(range: SourceRange, lines: number): SourceRange {
+  return { ...range, startLine: range.startLine + lines, endLine: range.endLine + lines };
 }
 
 function readClass(cls: PyNode, source: Source, bareFunction: boolean): ScalerClass | undefined {

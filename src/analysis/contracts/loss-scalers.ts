@@ -21,6 +21,8 @@ interface Entry {
   readonly mayDefine: boolean;
   classes?: readonly ScalerClass[];
   mentions?: { readonly key: string; readonly facts: MentionFacts | undefined };
+  /** Whether the text names one of the scalers, for the scalers' names joined (`key`). */
+  names?: { readonly key: string; readonly hit: boolean };
 }
 
 interface Located<T> {
@@ -54,7 +56,8 @@ export class LossScalerIndex {
     const pattern = new RegExp(`\\b(${[...scalers.keys()].join('|')})\\b`);
     const facts = new Map<string, MentionFacts>();
     for (const [path, entry] of this.files) {
-      if (isTest(path) || !pattern.test(entry.text)) continue;
+      if (entry.names?.key !== key) entry.names = { key, hit: pattern.test(entry.text) };
+      if (isTest(path) || !entry.names.hit) continue;
       const read = this.mentionsOf(entry, key, scalers);
       // A file that names a scaler but cannot be read may set its scale: nothing is proven.
       if (!read) return out;
