@@ -12,6 +12,7 @@ import { tailWindowFindings } from './tail-window';
 import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
+import { LossScalerIndex } from './loss-scalers';
 
 const PACKAGE = 'transformers';
 
@@ -31,6 +32,7 @@ export class ContractIndex {
   private readonly manifests = new Map<string, readonly Pin[]>();
   private readonly pipelines: PipelineIndex;
   private readonly experts: ExpertIndex;
+  private readonly scalers: LossScalerIndex;
 
   constructor(
     private readonly parser: Parser,
@@ -38,11 +40,13 @@ export class ContractIndex {
   ) {
     this.pipelines = new PipelineIndex(parser);
     this.experts = new ExpertIndex(parser);
+    this.scalers = new LossScalerIndex(parser);
   }
 
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
     this.experts.setFile(path, text);
+    this.scalers.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -57,6 +61,7 @@ export class ContractIndex {
     this.manifests.delete(path);
     this.pipelines.removeFile(path);
     this.experts.removeFile(path);
+    this.scalers.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -72,8 +77,9 @@ export class ContractIndex {
     const isTest = (path: string) => isTestCode(options.scopeOf(path)) && !options.hints;
     const schedules = this.pipelines.findings(new Set(paths), isTest);
     const experts = this.experts.findings(new Set(paths), isTest);
+    const scalers = this.scalers.findings(new Set(paths), isTest);
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of [...schedules, ...experts]) {
+    for (const [path, list] of [...schedules, ...experts, ...scalers]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }
