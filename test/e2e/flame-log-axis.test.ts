@@ -42,8 +42,10 @@ async function timelineTitled(page: Page, title: RegExp, timeoutMs = 60_000): Pr
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const frame of page.frames()) {
-      const shown = await frame
-        .locator('canvas.lanes')
+      // An element handle, not a locator: a locator would wait for a canvas in every frame that has none.
+      const element = await frame.$('canvas.lanes').catch(() => null);
+      if (!element) continue;
+      const shown = await element
         .evaluate(() => window.collectiveProfilerTimeline?.view.model?.metadata.title ?? '')
         .catch(() => '');
       if (title.test(shown)) return frame.locator('canvas.lanes');
