@@ -192,6 +192,22 @@ for (const theme of Object.keys(THEMES) as ThemeName[]) {
               pixel.fillRect(0, 0, 1, 1);
               return [...pixel.getImageData(0, 0, 1, 1).data];
             }),
+            // Each line of the size charts as drawn: its colour composited over the editor's background.
+            lines: ['busbw', 'time'].flatMap((id) =>
+              window.collectiveProfilerCharts.charts.get(id).data.datasets.map((set: any) => {
+                const pixel = document.createElement('canvas').getContext('2d')!;
+                pixel.fillStyle = getComputedStyle(document.body).backgroundColor;
+                pixel.fillRect(0, 0, 1, 1);
+                pixel.fillStyle = set.borderColor;
+                pixel.fillRect(0, 0, 1, 1);
+                return {
+                  chart: id,
+                  label: set.label,
+                  css: set.borderColor,
+                  rgba: [...pixel.getImageData(0, 0, 1, 1).data],
+                };
+              }),
+            ),
           };
         });
         await screenshot(page, `23-algorithms-log-time-axis-${theme}`);
@@ -210,6 +226,18 @@ for (const theme of Object.keys(THEMES) as ThemeName[]) {
           contrast >= MIN_TEXT_CONTRAST,
           `axis labels rgba(${label.join(', ')}) on rgba(${background.join(', ')}): ${contrast.toFixed(2)}:1`,
         );
+        // Every line keeps WCAG's 3:1 for graphics (the light theme's peach ring line was faint in issue 14).
+        const faint = chart.lines
+          .map((line: { chart: string; label: string; css: string; rgba: number[] }) => ({
+            ...line,
+            ratio: contrastRatio(line.rgba, background),
+          }))
+          .filter((line: { ratio: number }) => line.ratio < 3)
+          .map(
+            (line: { chart: string; label: string; css: string; ratio: number }) =>
+              `${line.chart} "${line.label}" ${line.css}: ${line.ratio.toFixed(2)}:1`,
+          );
+        assert.deepEqual(faint, [], `lines fainter than 3:1 on the ${theme} background`);
       });
 
       // A 25 MiB gradient, bandwidth-bound, and a 4 B loss, where the launch and the host's pacing are most of the time.
