@@ -4,22 +4,12 @@
 // panel must name the hardware the file was measured on (or say that the file names none, and what was assumed
 // instead), and for NCCL_DEBUG output show the topology, rings, trees and tuning cards the log holds (issue 14).
 // One window, the files in sequence, one test and one screenshot per file under test-results/e2e/.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import {
-  chartNotes,
-  frameWith,
-  launchBrowser,
-  e2eSkipReason,
-  openWorkbench,
-  runCommand,
-  screenshot,
-  startCodeServer,
-  type CodeServer,
-} from './harness';
+import { chartNotes, frameWith, e2eSkipReason, runCommand, screenshot } from './harness';
+import { vsCodeSession } from './session';
 import { needSharedDir } from '../unit/requirements';
 import { FIXTURES_REAL, HARDWARE, LOG_CONTENT, fixtureFiles } from '../shared/fixtures-real-expected';
 
@@ -38,15 +28,22 @@ describe(
   'Importing every real measurement file in VS Code',
   { skip: missing !== undefined || noFixtures !== false, timeout: 1_200_000 },
   () => {
-    let server: CodeServer;
-    let browser: Browser;
-    let page: Page;
+    /** Names listed in one of the two folders the dialog shows and not in the other, to tell which it lists. */
+    let workspaceOnly: string[] = [];
+    let fixturesOnly: string[] = [];
+    const vs = vsCodeSession({ trusted: true }, (server) => {
+      const workspace = readdirSync(server.workspace);
+      const fixtures = readdirSync(FIXTURES_REAL);
+      workspaceOnly = workspace.filter((name) => !fixtures.includes(name));
+      fixturesOnly = fixtures.filter((name) => !workspace.includes(name));
+    });
 
     /**
      * Runs Import Measurements… with no text editor open, so that VS Code asks for the file, types its path into the
      * dialog (in code-server a quick input that takes a path) and waits for the charts panel titled with its name.
      */
     async function importThroughDialog(file: string): Promise<ImportedPanel> {
+      const { page, server } = vs;
       // No editor is open (the panels are webviews, not text editors), so the command asks for the file; the
       // charts panel of the previous file stays open and is told apart by its title below.
       const commandAt = Date.now();
@@ -132,25 +129,6 @@ describe(
       };
     }
 
-    /** Names listed in one of the two folders the dialog shows and not in the other, to tell which it lists. */
-    let workspaceOnly: string[] = [];
-    let fixturesOnly: string[] = [];
-
-    before(async () => {
-      server = await startCodeServer({ trusted: true });
-      const workspace = readdirSync(server.workspace);
-      const fixtures = readdirSync(FIXTURES_REAL);
-      workspaceOnly = workspace.filter((name) => !fixtures.includes(name));
-      fixturesOnly = fixtures.filter((name) => !workspace.includes(name));
-      browser = await launchBrowser();
-      page = await openWorkbench(browser, server.url);
-    });
-
-    after(async () => {
-      await browser?.close().catch(() => undefined);
-      server?.stop();
-    });
-
     test('every file of ../shared/fixtures-real has an expectation, so a new one cannot slip past', () => {
       assert.deepEqual(fixtureFiles(), Object.keys(HARDWARE).sort());
     });
@@ -158,7 +136,7 @@ describe(
     for (const file of fixtureFiles()) {
       test(`${file}: the panel names its hardware${LOG_CONTENT[file] ? ' and shows its NCCL_DEBUG topology' : ''}`, async () => {
         const { title, system, notes } = await importThroughDialog(file);
-        await screenshot(page, `20-import-${file.replace(/[^\w.-]+/g, '-')}`);
+        await screenshot(vs.page, `20-import-${file.replace(/[^\w.-]+/g, '-')}`);
         const cards = JSON.stringify(notes);
         const [hardware, holds, ...rest] = notes.Measurement ?? [];
         assert.ok(hardware, `a Measurement card: ${cards}`);

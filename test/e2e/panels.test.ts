@@ -4,28 +4,25 @@
 // nodes has spans on every one of its 16 ranks, range statistics with non-zero bytes and busbw, node groups that
 // fold, lanes that pin, flow arrows and counter tracks, and its folds and pins survive a window reload.
 // Screenshots go to test-results/e2e/ (CI keeps them as artefacts).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import {
   ROOT,
   clickUntilVisible,
   closeAllEditors,
   frameWith,
   pollFrame,
-  launchBrowser,
   e2eSkipReason,
   openFile,
   openFileWithLens,
-  openWorkbench,
   reloadWindow,
   runCommand,
   screenshot,
   selectRangeOnAxis,
-  startCodeServer,
-  type CodeServer,
 } from './harness';
+import { THEMES, vsCodeSession } from './session';
 
 // The panels' handles for tests (webview/timeline/main.ts, webview/charts/main.ts) live in the webview's window.
 declare const window: any;
@@ -73,32 +70,20 @@ describe(
   'Collective Profiler panels in VS Code, light theme',
   { skip: missing !== undefined, timeout: 600_000 },
   () => {
-    let server: CodeServer;
-    let browser: Browser;
-    let page: Page;
-
-    before(async () => {
-      // Two nodes of the selected system, so a collective's timeline groups its ranks and links by node.
-      server = await startCodeServer({
-        trusted: true,
-        colorTheme: 'Default Light Modern',
-        settings: { 'collectiveProfiler.nodes': 2 },
-        // The example DDP config and the model config it names by a relative path, for Sweep Bucket Size.
-        extraFiles: {
-          'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
-          'models/llama-2-7b/config.json': join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json'),
-        },
-      });
-      browser = await launchBrowser();
-      page = await openWorkbench(browser, server.url);
-    });
-
-    after(async () => {
-      await browser?.close().catch(() => undefined);
-      server?.stop();
+    // Two nodes of the selected system, so a collective's timeline groups its ranks and links by node.
+    const vs = vsCodeSession({
+      trusted: true,
+      colorTheme: THEMES.light,
+      settings: { 'collectiveProfiler.nodes': 2 },
+      // The example DDP config and the model config it names by a relative path, for Sweep Bucket Size.
+      extraFiles: {
+        'llama2-7b.collective.yaml': join(ROOT, 'examples', 'llama2-7b-ddp.collective.yaml'),
+        'models/llama-2-7b/config.json': join(ROOT, 'examples', 'models', 'llama-2-7b', 'config.json'),
+      },
     });
 
     test('the charts panel says what the profile assumed, and a changed value re-runs it', async () => {
+      const { page } = vs;
       await closeAllEditors(page);
       await openFile(page, 'ds_config.json');
       await runCommand(page, 'Collective Profiler: Profile Training Config');
@@ -122,6 +107,7 @@ describe(
     });
 
     test('the status bar names the two-node system with its node count once', async () => {
+      const { page } = vs;
       const item = page.locator('.statusbar-item').filter({ hasText: /H100/ }).first();
       await item.waitFor({ timeout: 30_000 });
       const text = (await item.innerText()).trim();
@@ -133,6 +119,7 @@ describe(
     });
 
     test('Sweep Bucket Size shows one recommendation, the fastest simulated step, with its step time; a Python lens recommends nothing', async () => {
+      const { page, server } = vs;
       await closeAllEditors(page);
       await openFile(page, 'llama2-7b.collective.yaml');
       await runCommand(page, 'Collective Profiler: Sweep Bucket Size');
@@ -185,6 +172,7 @@ describe(
     });
 
     test('the gradient-scaling check says its loss curves come from a synthetic least-squares model', async () => {
+      const { page } = vs;
       await closeAllEditors(page);
       await runCommand(page, 'Collective Profiler: Show Gradient-Scaling Check');
       const card = 'section[data-chart="loss"]';
@@ -203,6 +191,7 @@ describe(
     });
 
     test('a two-node timeline has spans on all 16 ranks and range statistics with bytes and busbw, folds nodes, pins lanes, draws flow arrows and counters, and keeps folds and pins across a reload', async () => {
+      const { page, server } = vs;
       // A collective's timeline on two nodes: every rank and link drawn, grouped by node, with ring-step flows.
       const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
       const anyCanvas = page

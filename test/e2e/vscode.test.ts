@@ -1,27 +1,24 @@
 /// <reference lib="dom" />
 // End-to-end scenarios in real VS Code (code-server) driven from Chromium, as a user meets the extension.
 // Skipped with a printed reason where Chromium or code-server is missing, unless REQUIRE_E2E=1 (CI), which fails.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
 import {
   ROOT,
   chartNotes,
   clickUntilVisible,
   closeAllEditors,
   frameWith,
-  launchBrowser,
   e2eSkipReason,
   openFile,
   openFileWithLens,
-  openWorkbench,
   reloadWindow,
   runCommand,
   screenshot,
-  startCodeServer,
-  type CodeServer,
 } from './harness';
+import { vsCodeSession } from './session';
 
 const missing = e2eSkipReason('end-to-end suite');
 
@@ -139,12 +136,11 @@ async function problems(page: Page): Promise<string[]> {
 }
 
 describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeout: 600_000 }, () => {
-  let server: CodeServer;
-  let browser: Browser;
-  let page: Page;
+  const vs = vsCodeSession({ trusted: true, extraFiles });
 
   /** Opens a measurement file alone, clicks its Compare with model lens until `card` shows, and reads the cards. */
   async function compareFromLens(file: string, card: string, what: string): Promise<Record<string, string[]>> {
+    const { page, server } = vs;
     await closeAllEditors(page);
     await openFile(page, file);
     await clickTopLens(
@@ -161,18 +157,8 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
     return chartNotes(page, card);
   }
 
-  before(async () => {
-    server = await startCodeServer({ trusted: true, extraFiles });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, server.url);
-  });
-
-  after(async () => {
-    await browser?.close().catch(() => undefined);
-    server?.stop();
-  });
-
   test('the sum-vs-average diagnostic appears in Problems at the right line, and its quick fix removes it', async () => {
+    const { page } = vs;
     await openFile(page, 'train.py');
     await runCommand(page, 'View: Focus Problems');
     await page
@@ -227,6 +213,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('a code lens with the predicted time sits above all_reduce; clicking it draws the timeline, and hover shows a phase', async () => {
+    const { page, server } = vs;
     await closeAllEditors(page);
     await openFile(page, 'train_ddp.py');
     await openFile(page, 'train.py');
@@ -259,6 +246,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('Profile Training Config from the palette on the DeepSpeed config opens the charts panel with a busbw curve', async () => {
+    const { page, server } = vs;
     // The config's Profile lens carries the step time, simulated in the engine worker.
     const profileLens = await openFileWithLens(page, 'ds_config.json', 'Profile · step ≈', () => server.logTail());
     assert.match(
@@ -297,6 +285,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('Profile Example opens an untitled copy of the example and profiles it', async () => {
+    const { page } = vs;
     await closeAllEditors(page);
     await runCommand(page, 'Collective Profiler: Profile the Bundled Example');
     // The copy is untitled (the installed file is never opened for editing) and names its model by preset.
@@ -316,6 +305,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   // Before Select System: with the DGX-1 V100 that it selects, the 16-rank DeepSpeed log's import fails (an open
   // defect: "an NVLink hybrid cube-mesh holds at most 8 GPUs, got gpusPerNode 16").
   test('a Hugging Face config.json gets a Profile lens with its step time, and a DeepSpeed comms log Import and Compare lenses', async () => {
+    const { page, server } = vs;
     const profileLens = await openFileWithLens(page, 'config.json', 'Profile · step ≈', () => server.logTail());
     await screenshot(page, '16-hf-config-lens');
     assert.match(
@@ -354,6 +344,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('Select System from the status bar changes the system, and the lens figures follow', async () => {
+    const { page, server } = vs;
     const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
     const before = (await lens.textContent()) ?? '';
     const status = page
@@ -390,6 +381,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('importing the nccl-tests log shows measured and predicted curves on a log size axis, and names its A100s', async () => {
+    const { page, server } = vs;
     await closeAllEditors(page);
     await openFile(page, 'all_reduce_perf.txt');
     // The panel is ready when its frame holds this file's Measurement card: the cards and the charts are drawn in
@@ -450,6 +442,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('an NCCL_DEBUG log compared with the model shows its hardware, topology and tuning table in the panel', async () => {
+    const { page } = vs;
     const notes = await compareFromLens(NCCL_DEBUG_LOG, NCCL_DEBUG_CARD, 'an NCCL_DEBUG log');
     await screenshot(page, '13-nccl-debug-sections');
     assert.match(notes.Measurement.join(' | '), /measured on 2 × NVIDIA A100 80GB PCIe/, JSON.stringify(notes));
@@ -463,6 +456,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('a corrupted (#wrong > 0), truncated nccl-tests run is an error in Problems once compared', async () => {
+    const { page } = vs;
     const notes = await compareFromLens(WRONG_TRUNCATED_LOG, GH200_CARD, 'a corrupted run');
     assert.match(
       notes.Measurement.join(' | '),
@@ -507,6 +501,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('a lens above dist.all_reduce of a reduced loss prices a 4 B tensor, not a default bucket', async () => {
+    const { page, server } = vs;
     const lens = await openFileWithLens(page, 'log_loss.py', '≈', () => server.logTail());
     const title = (await lens.textContent()) ?? '';
     await screenshot(page, '12-scalar-loss-lens');
@@ -515,6 +510,7 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
   });
 
   test('reloading the window restores the open timeline panel', async () => {
+    const { page, server } = vs;
     const lens = await openFileWithLens(page, 'train.py', '≈', () => server.logTail());
     // Readiness signals, not fixed waits: the click counts once a webview (whichever frame it is, not the last
     // one in the page, which can be a closed panel's) holds the trace's spans. The panel saved its state, with the
@@ -542,22 +538,10 @@ describe('Collective Profiler in VS Code', { skip: missing !== undefined, timeou
 });
 
 describe('Collective Profiler in an untrusted workspace', { skip: missing !== undefined, timeout: 300_000 }, () => {
-  let server: CodeServer;
-  let browser: Browser;
-  let page: Page;
-
-  before(async () => {
-    server = await startCodeServer({ trusted: false });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, server.url);
-  });
-
-  after(async () => {
-    await browser?.close().catch(() => undefined);
-    server?.stop();
-  });
+  const vs = vsCodeSession({ trusted: false });
 
   test('the native engine command is unavailable and says why', async () => {
+    const { page } = vs;
     await openFile(page, 'train.py');
     await runCommand(page, 'Collective Profiler: Run on This Machine');
     const toast = page

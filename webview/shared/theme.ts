@@ -87,19 +87,22 @@ export function contrastRatio(a: readonly number[], b: readonly number[]): numbe
 }
 
 /**
- * The colour itself when it keeps `minRatio` against `background` (the editor's, by default), else the same hue
- * darkened (on a light background) or lightened (on a dark one) just enough. Theme palettes are made for text on
- * their own background, not for thin lines: Light+'s yellow and orange are faint on white.
+ * The colour itself, opaque, when it keeps `minRatio` against `background` (the editor's, by default), else the same
+ * hue darkened (on a light background) or lightened (on a dark one) just enough. Theme palettes are made for text on
+ * their own background, not for thin lines: Light+'s yellow and orange are faint on white. A translucent theme colour
+ * is taken at full opacity: Light and Dark Modern set no charts.orange, which VS Code then takes from the find-match
+ * highlight, #EA5C0055, and a third of that orange was a faint peach on white and a dim brown on the dark theme.
  */
 export function readableColor(
   colour: readonly number[],
   background: readonly number[] = resolveColor(themeVar('--vscode-editor-background'), '#1e1e1e'),
   minRatio = MIN_GRAPHIC_CONTRAST,
 ): [number, number, number, number] {
-  const toward = luminance(background) > 0.5 ? [0, 0, 0, colour[3]] : [255, 255, 255, colour[3]];
-  let result = [colour[0], colour[1], colour[2], colour[3]] as [number, number, number, number];
+  const opaque = [colour[0], colour[1], colour[2], 255];
+  const toward = luminance(background) > 0.5 ? [0, 0, 0, 255] : [255, 255, 255, 255];
+  let result = opaque as [number, number, number, number];
   for (let t = 0.05; contrastRatio(result, background) < minRatio && t <= 1.0001; t += 0.05)
-    result = mix(colour, toward, t);
+    result = mix(opaque, toward, t);
   return result;
 }
 

@@ -7,7 +7,7 @@ html, body { height: 100%; margin: 0; padding: 0; overflow: hidden; }
 body { color: var(--vscode-foreground); background: var(--vscode-editor-background);
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size, 13px); }
 #app { display: flex; flex-direction: column; height: 100%; }
-.toolbar { display: flex; align-items: center; gap: 8px; padding: 6px 8px; flex: none;
+.toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; padding: 6px 8px; flex: none;
   border-bottom: 1px solid var(--vscode-panel-border, transparent); }
 .toolbar .title { font-weight: 600; margin-right: auto; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .muted { color: var(--vscode-descriptionForeground); }
@@ -17,11 +17,12 @@ body { color: var(--vscode-foreground); background: var(--vscode-editor-backgrou
 .legend .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; }
 dl.facts dt { color: var(--vscode-descriptionForeground); }
-dl.facts dd { margin: 0; font-family: var(--vscode-editor-font-family); word-break: break-all; }
+dl.facts dd { margin: 0; font-family: var(--vscode-editor-font-family); overflow-wrap: anywhere; }
 a.source { color: var(--vscode-textLink-foreground); cursor: pointer; text-decoration: underline; }
 `;
 
 const timeline = `
+.range-label { white-space: nowrap; }
 .timeline-legend { flex: none; padding: 0 8px 4px; font-size: 11px; }
 .overview { flex: none; height: 36px; width: 100%; display: block; cursor: pointer;
   border-bottom: 1px solid var(--vscode-panel-border, transparent); }
@@ -32,7 +33,7 @@ const timeline = `
   background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
   border: 1px solid var(--vscode-editorHoverWidget-border); font-size: 12px; }
 .tooltip[hidden] { display: none; }
-.tooltip .name { font-weight: 600; margin-bottom: 4px; word-break: break-all; }
+.tooltip .name { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
 .details { flex: none; max-height: 30%; overflow: auto; padding: 6px 8px; display: flex; gap: 24px;
   border-top: 1px solid var(--vscode-panel-border, transparent); }
 .details section { min-width: 240px; }

@@ -9,6 +9,7 @@ import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from './fixtures/summed-gradients';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
 import { needShared } from '../requirements';
+import { settledProfileLens } from './fixtures/profile-lens';
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 let activateMs = 0;
@@ -70,7 +71,7 @@ test(
       lenses.filter((l) => l.command).map((l) => l.command!.title),
       ['Sweep buckets', 'Scaling'],
     );
-    const resolved = await provider.resolveCodeLens!(profile);
+    const resolved = await settledProfileLens(provider, doc);
     assert.match(
       resolved.command!.title,
       /^\$\(pulse\) Profile · step ≈ [\d.]+ (µs|ms|s) · [\d.]+ (µs|ms|s) communication exposed$/,
@@ -80,8 +81,11 @@ test(
 
     // A config that does not parse still gets a Profile lens, which says why there is no estimate.
     const broken = fake.document('/w/broken.collective.yaml', 'yaml', 'model: [unclosed\n');
-    const plain = provider.provideCodeLenses(broken).find((l) => !l.command);
-    const fallback = await provider.resolveCodeLens!(plain!);
+    assert.ok(
+      provider.provideCodeLenses(broken).some((l) => !l.command),
+      'an unresolved Profile lens on the broken config',
+    );
+    const fallback = await settledProfileLens(provider, broken);
     assert.equal(fallback.command!.title, '$(pulse) Profile');
     assert.match(String(fallback.command!.tooltip), /no step estimate: /);
   },

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
 import type { ChartsData } from '../../../src/protocol';
+import { settledProfileLens } from './fixtures/profile-lens';
 
 const skip = notBuilt ?? false;
 const run = (id: string, ...args: unknown[]) => fake.commands.executeCommand(`collectiveProfiler.${id}`, ...args);
@@ -39,10 +40,11 @@ function lastCharts(): ChartsData {
 
 test("a config.json's Profile lens, the command and the charts panel give one step time", { skip }, async () => {
   const provider = fake.recorded.lensProviders[0];
-  const lenses = provider.provideCodeLenses(fake.document(HF_CONFIG, 'json', readFileSync(HF_CONFIG, 'utf8')));
+  const document = fake.document(HF_CONFIG, 'json', readFileSync(HF_CONFIG, 'utf8'));
+  const lenses = provider.provideCodeLenses(document);
   const titles = lenses.map((l) => l.command?.title ?? '(resolved later)');
   assert.deepEqual(titles, ['(resolved later)', 'Sweep buckets'], 'Profile and Sweep, no Scaling for a model');
-  const profile = await provider.resolveCodeLens!(lenses[0]);
+  const profile = await settledProfileLens(provider, document);
   const lensStep = /step ≈ (\S+ \S+) ·/.exec(profile.command!.title)?.[1];
   assert.ok(lensStep, profile.command!.title);
   await fake.commands.executeCommand(profile.command!.command, ...(profile.command!.arguments ?? []));

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as fake from './fixtures/fake-vscode';
 import { ROOT, activateBundle, notBuilt } from './fixtures/activate-bundle';
 import { SUMMED_GRADIENTS_SCRIPT as TRAIN } from './fixtures/summed-gradients';
+import { settledProfileLens } from './fixtures/profile-lens';
 
 before(() => {
   if (!notBuilt) activateBundle();
@@ -56,8 +57,7 @@ test("a config's Profile lens simulates again after its file is closed and reope
   const profileTitle = async (): Promise<string> => {
     const doc = fake.document(path, 'yaml', readFileSync(path, 'utf8'));
     fake.fireOpen(doc);
-    const lens = provider.provideCodeLenses(doc).find((l) => !l.command)!;
-    const title = (await provider.resolveCodeLens!(lens)).command!.title;
+    const title = (await settledProfileLens(provider, doc)).command!.title;
     fake.fireClose(doc);
     return title;
   };
