@@ -90,9 +90,10 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   }
   for (const key of sendKeys) if (receiveKeys.has(key)) return undefined;
   // The most any one flow of each class can carry: its channel ceiling, and its sending and receiving links on the
-  // fastest of the touched nodes and an untouched one (every untouched node is alike).
+  // fastest of the touched nodes and an untouched one (every untouched node is alike). A leaf or spine link belongs
+  // to one rail (the NIC a route leaves by, its send side's last link), so it carries only that rail's classes.
   const cap = channelCapGBps(ctx);
-  let load = 0;
+  const railLoad = new Map<number, number>();
   for (let c = 0; c < weights.length; c++) {
     let send = 0;
     let receive = 0;
@@ -103,8 +104,11 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
       const back = network.routeParts(peer, node, c);
       receive = Math.max(receive, slowest(links, back.receive));
     }
-    load += Math.min(weights[c] * cap, send, receive);
+    const sendSide = network.routeParts(0, 1, c).send;
+    const rail = keyOf(sendSide[sendSide.length - 1]);
+    railLoad.set(rail, (railLoad.get(rail) ?? 0) + Math.min(weights[c] * cap, send, receive));
   }
+  const load = Math.max(...railLoad.values());
   const perLeaf = network.nodesPerLeaf;
   const copies = Math.min(perLeaf, nodes);
   const changed = new Set(chosen.sharedChanged);

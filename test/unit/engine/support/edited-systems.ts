@@ -15,6 +15,18 @@ export function randomH100Spec(next: () => number, nodes: number): SystemSpec {
   };
 }
 
+/** A random H100 system with one GPU per node (PAT's), one or two NICs, its leaves holding one node, a few or all. */
+export function randomOnePerNodeSpec(next: () => number, nodes: number): SystemSpec {
+  return {
+    gpu: 'H100-SXM',
+    nodes,
+    gpusPerNode: 1,
+    intraNode: 'nvswitch',
+    nic: { gbps: pick(next, [200, 400]), perNode: pick(next, [1, 1, 2]) },
+    network: { nodesPerLeaf: pick(next, [1, 2, 3, 4, 8, 32]) },
+  };
+}
+
 /** The system with each link whose index `change` answers scaled by that factor. */
 export function withLinks(system: System, change: (index: number) => number | undefined): System {
   const links = system.topology.links.map((l, i) => {
@@ -41,3 +53,19 @@ export const SLOW_NODE: Edit = {
     });
   },
 };
+
+/** Indices of the leaf and spine links (neither end in a node). */
+export function sharedLinks(system: System): Set<number> {
+  const nodes = nodeOf(system);
+  const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
+  const found = new Set<number>();
+  system.topology.links.forEach((l, i) => {
+    if (outside(l.from) && outside(l.to)) found.add(i);
+  });
+  return found;
+}
+
+/** The built topology (plain arrays of every node), as the full path's reference reads it. */
+export function builtTopology(system: System): System {
+  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
+}
