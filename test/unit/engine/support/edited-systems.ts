@@ -15,7 +15,10 @@ export function randomH100Spec(next: () => number, nodes: number): SystemSpec {
   };
 }
 
-/** A random H100 system with one GPU per node (PAT's), one or two NICs, its leaves holding one node, a few or all. */
+/**
+ * A random H100 system with one GPU per node (PAT's), one or two NICs, its leaves holding one node, a few or all,
+ * and in one of four an oversubscribed network (its leaf uplinks can bind).
+ */
 export function randomOnePerNodeSpec(next: () => number, nodes: number): SystemSpec {
   return {
     gpu: 'H100-SXM',
@@ -23,7 +26,7 @@ export function randomOnePerNodeSpec(next: () => number, nodes: number): SystemS
     gpusPerNode: 1,
     intraNode: 'nvswitch',
     nic: { gbps: pick(next, [200, 400]), perNode: pick(next, [1, 1, 2]) },
-    network: { nodesPerLeaf: pick(next, [1, 2, 3, 4, 8, 32]) },
+    network: { nodesPerLeaf: pick(next, [1, 2, 3, 4, 8, 32]), oversubscription: pick(next, [1, 1, 1, 2]) },
   };
 }
 
