@@ -22,7 +22,7 @@ import { buildNvls } from '../../../src/engine/algorithms/nvls';
 import { channelsFor } from '../../../src/engine/channels';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
+import { type Edit, nodeOf, randomH100Spec, sharedLinks, withLinks, SLOW_NODE } from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
   {
@@ -170,4 +170,34 @@ test('the nodes an edit touches are the ones simulated besides the first unchang
   assert.deepEqual(leaf?.nodes, [0]);
   assert.deepEqual(leaf?.sharedChanged, [spine]);
   assert.equal(leaf?.nodeOfLink(up), 0);
+});
+
+test("a changed leaf or spine link adds its leaf's aggregates to the stand-in leaf's, not every leaf's", () => {
+  const spec = randomH100Spec(random(4), 8);
+  const system = resolveSystem({ ...spec, network: { nodesPerLeaf: 2, sharp: true } });
+  const shared = sharedLinks(system);
+  /** The aggregates NVLS solves (flows on leaf and spine links only), with `link` at a quarter of its speed. */
+  const aggregates = (link: number): number => {
+    const edited = withLinks(system, (i) => (i === link ? 0.25 : undefined));
+    const bytes = 1 << 20;
+    const channels = channelsFor(edited, 'nvls', 'Simple', bytes);
+    const ctx = { system: edited, algorithm: 'nvls', kind: 'allreduce', bytes, protocol: 'Simple', channels } as const;
+    let count = 0;
+    for (const round of buildNvls({ ...ctx, reduceEdits: true }).rounds) {
+      const set = round.packed!.set;
+      for (let f = 0; f < set.count; f++) {
+        let own = true;
+        for (let k = set.start[f]; k < set.start[f + 1]; k++) own &&= shared.has(set.resource[k]);
+        if (own) count++;
+      }
+    }
+    return count;
+  };
+  const last = `n${system.nodes - 1}.`;
+  const nic = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
+  const uplink = system.topology.links.findIndex((l) => l.from === 'rail0.leaf2' && l.to === 'spine');
+  const standIn = aggregates(nic);
+  // Four leaves: the NIC edit solves the first leaf's aggregates, the uplink edit leaf 2's besides.
+  assert.ok(standIn > 0);
+  assert.equal(aggregates(uplink), standIn + standIn / system.gpusPerNode);
 });
