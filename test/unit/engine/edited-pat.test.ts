@@ -10,7 +10,6 @@ import {
   resolveSystem,
   simulateCollective,
   type CollectiveKind,
-  type CollectiveResult,
   type System,
 } from '../../../src/engine/index';
 import { buildPat } from '../../../src/engine/algorithms/pat';
@@ -19,10 +18,12 @@ import { channelClasses } from '../../../src/engine/algorithms/context';
 import { channelsFor } from '../../../src/engine/channels';
 import { assertClose } from './support/close';
 import {
-  builtTopology,
   type Edit,
+  builtTopology,
+  nodeLinkEdit,
   nodeOf,
   randomOnePerNodeSpec,
+  resultFields,
   sharedLinks,
   withLinks,
   SLOW_NODE,
@@ -30,37 +31,22 @@ import {
 import { pick, random } from './support/random';
 
 const EDITS: readonly Edit[] = [
-  {
-    name: 'one link of a random node slower or faster',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const own = system.topology.links.flatMap((l, i) =>
-        nodes.get(l.from) === node || nodes.get(l.to) === node ? [i] : [],
-      );
-      const link = pick(next, own);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.05, 0.25, 0.5, 0.9, 1.5]) : undefined));
-    },
-  },
+  nodeLinkEdit(
+    'one link of a random node slower or faster',
+    [0.05, 0.25, 0.5, 0.9, 1.5],
+    (l, node, nodes) => nodes.get(l.from) === node || nodes.get(l.to) === node,
+  ),
   SLOW_NODE,
-  {
-    name: "a random node's receiving NIC link",
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const into = system.topology.links.flatMap((l, i) =>
-        l.kind === 'network' && nodes.get(l.to) === node ? [i] : [],
-      );
-      const link = pick(next, into);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.1, 0.5]) : undefined));
-    },
-  },
+  nodeLinkEdit(
+    "a random node's receiving NIC link",
+    [0.1, 0.5],
+    (l, node, nodes) => l.kind === 'network' && nodes.get(l.to) === node,
+  ),
   {
     name: 'two nodes with a degraded link each',
     apply(system, next) {
-      const network = system.topology.links.flatMap((l, i) =>
-        l.kind === 'network' && !sharedLinks(system).has(i) ? [i] : [],
-      );
+      const shared = new Set(sharedLinks(system));
+      const network = system.topology.links.flatMap((l, i) => (l.kind === 'network' && !shared.has(i) ? [i] : []));
       const a = pick(next, network);
       const b = pick(next, network);
       return withLinks(system, (i) => (i === a ? 0.3 : i === b ? 0.6 : undefined));
@@ -69,7 +55,7 @@ const EDITS: readonly Edit[] = [
   {
     name: 'one leaf or spine link, sometimes a node link besides',
     apply(system, next) {
-      const link = pick(next, [...sharedLinks(system)]);
+      const link = pick(next, sharedLinks(system));
       const other = next() < 0.4 ? Math.floor(next() * system.topology.links.length) : -1;
       const factor = pick(next, [0.05, 0.25, 0.5, 1.5]);
       return withLinks(system, (i) => (i === link ? factor : i === other ? 0.5 : undefined));
@@ -78,8 +64,9 @@ const EDITS: readonly Edit[] = [
   {
     name: 'every NIC slower (every node touched: not reduced)',
     apply(system) {
+      const shared = new Set(sharedLinks(system));
       return withLinks(system, (i) =>
-        system.topology.links[i].kind === 'network' && !sharedLinks(system).has(i) ? 0.5 : undefined,
+        system.topology.links[i].kind === 'network' && !shared.has(i) ? 0.5 : undefined,
       );
     },
   },
@@ -107,12 +94,6 @@ function solvedFlows(system: System, kind: CollectiveKind, bytes: number): { sol
   return { solved, every };
 }
 
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
 test('PAT on an edited system gives the unreduced results to rounding, and the full expansion to the µs', () => {
   let reduced = 0;
   let compared = 0;
@@ -136,7 +117,7 @@ test('PAT on an edited system gives the unreduced results to rounding, and the f
       const request = { bytes, kind, algorithm: 'pat' } as const;
       const fast = simulateCollective(edited, request);
       const unreduced = simulateCollective(edited, { ...request, trace: true });
-      assertClose(fields(fast), fields(unreduced), `${where} ${bytes} B`);
+      assertClose(resultFields(fast), resultFields(unreduced), `${where} ${bytes} B`);
       compared++;
       // The full expansion runs every channel: it is compared at the smaller size on the smaller systems.
       if (bytes > 1 << 20 || nodes > 17) continue;

@@ -1,5 +1,5 @@
 // What the edited-system property tests share: a random H100 system with a NIC per GPU, and edits of its links.
-import { asGBps, type System, type SystemSpec } from '../../../../src/engine/index';
+import { asGBps, type CollectiveResult, type Link, type System, type SystemSpec } from '../../../../src/engine/index';
 import { pick } from './random';
 
 /** A random H100 system with a NIC per GPU, its leaves holding one node, a few or all. */
@@ -57,15 +57,68 @@ export const SLOW_NODE: Edit = {
   },
 };
 
-/** Indices of the leaf and spine links (neither end in a node). */
-export function sharedLinks(system: System): Set<number> {
+/** Indices of the leaf and spine links: neither end belongs to a node. */
+export function sharedLinks(system: System): number[] {
   const nodes = nodeOf(system);
   const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
-  const found = new Set<number>();
-  system.topology.links.forEach((l, i) => {
-    if (outside(l.from) && outside(l.to)) found.add(i);
-  });
-  return found;
+  return system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+}
+
+/**
+ * An edit of one link of a random node: the node is drawn, then one of its links that `chooses` takes, then the
+ * factor from `factors` (in that order, so every test draws alike).
+ */
+export function nodeLinkEdit(
+  name: string,
+  factors: readonly number[],
+  chooses: (link: Link, node: number, nodes: Map<string, number>) => boolean,
+): Edit {
+  return {
+    name,
+    apply(system, next) {
+      const nodes = nodeOf(system);
+      const node = Math.floor(next() * system.nodes);
+      const own = system.topology.links.flatMap((l, i) => (chooses(l, node, nodes) ? [i] : []));
+      const link = pick(next, own);
+      return withLinks(system, (i) => (i === link ? pick(next, factors) : undefined));
+    },
+  };
+}
+
+/** Links leaving the node. */
+export const leaving = (l: Link, node: number, nodes: Map<string, number>): boolean => nodes.get(l.from) === node;
+
+/** The first network link leaving the last node at a quarter of its speed (the benchmark's edit). */
+export function lastNicEdit(name: string): Edit {
+  return {
+    name,
+    apply(system) {
+      const last = `n${system.nodes - 1}.`;
+      const link = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
+      return withLinks(system, (i) => (i === link ? 0.25 : undefined));
+    },
+  };
+}
+
+/** One rail (a random local GPU's NIC) at half speed on every node, both directions. */
+export function slowerRailEdit(name: string): Edit {
+  return {
+    name,
+    apply(system, next) {
+      const rail = Math.floor(next() * system.gpusPerNode);
+      const nic = new RegExp(`(^|\\.)nic${rail}$`);
+      return withLinks(system, (i) => {
+        const l = system.topology.links[i];
+        return l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? 0.5 : undefined;
+      });
+    },
+  };
+}
+
+/** Every field of a result but the trace, which only a traced run has. */
+export function resultFields(result: CollectiveResult): Record<string, unknown> {
+  const { trace: _trace, spanCount: _spans, ...rest } = result;
+  return rest;
 }
 
 /** The built topology (plain arrays of every node), as the full path's reference reads it. */
