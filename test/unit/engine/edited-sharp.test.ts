@@ -167,3 +167,30 @@ test("a changed leaf or spine link adds its leaf's aggregates to the stand-in le
   assert.ok(standIn > 0);
   assert.equal(aggregates(uplink), standIn + standIn / system.gpusPerNode);
 });
+
+test('NVLS across nodes with fewer NICs than GPUs solves the touched nodes and a stand-in node, bit for bit', () => {
+  let reduced = 0;
+  for (let seed = 1; seed <= 8; seed++) {
+    const next = random(9750 + seed);
+    const spec = randomH100Spec(next, pick(next, [3, 5, 17]));
+    const g = Math.max(4, spec.gpusPerNode);
+    const system = resolveSystem({
+      ...spec,
+      gpusPerNode: g,
+      nic: { gbps: 400, perNode: g / 2 },
+      network: { ...spec.network, sharp: true },
+    });
+    const edit = EDITS[seed % 3];
+    const edited = edit.apply(system, next);
+    const where = `seed ${9750 + seed} (${system.label}, ${edit.name})`;
+    const { solved, every } = solvedFlows(edited, 'nvls', 1 << 20);
+    if (solved < every) reduced++;
+    for (const bytes of [asBytes(1 << 20), asBytes(pick(next, [16 << 20, 256 << 20]))]) {
+      const request = { bytes, algorithm: 'nvls' } as const;
+      const fast = simulateCollective(edited, request);
+      const unreduced = simulateCollective(edited, { ...request, trace: true });
+      assert.deepEqual(resultFields(fast), resultFields(unreduced), `${where} ${bytes} B`);
+    }
+  }
+  assert.ok(reduced >= 6, `only ${reduced} systems were reduced`);
+});
