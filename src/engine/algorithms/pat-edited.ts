@@ -20,10 +20,10 @@
 import type { Flow, PhaseRun, Round } from '../sim/schedule';
 import { pack } from '../sim/packed';
 import type { Phase } from '../trace/model';
-import { linkEdits } from '../topology/edits';
-import { linkTable } from '../topology/link-table';
+import { linkEdits, resolvedLayout } from '../topology/edits';
+import { linkTable, type SymmetricLayout } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
-import { editedNodes } from './edited-nodes';
+import { editedNodes, type EditedNodes } from './edited-nodes';
 
 /** A changed leaf or spine link that could bind, and the flows that cross it. */
 interface BoundLink {
@@ -51,11 +51,13 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   const { system } = ctx;
   const { fabric, nodes } = system;
   const network = fabric.network;
-  if (!ctx.reduceEdits || system.gpusPerNode !== 1 || nodes < 2 || !network || fabric.idealised) return undefined;
-  const edits = linkEdits(system);
-  const chosen = editedNodes(system);
-  if (!edits || !chosen) return undefined;
-  const { layout } = edits;
+  const uniform = ctx.representative === true;
+  if (!(ctx.reduceEdits || uniform) || system.gpusPerNode !== 1 || nodes < 2 || !network || fabric.idealised) return;
+  // Identical nodes are an edit that touches nothing: node 0 stands for all, read from the resolved layout (the
+  // links of every node are not built).
+  const layout = uniform ? resolvedLayout(fabric) : linkEdits(system)?.layout;
+  const chosen = uniform && layout ? untouched(layout) : editedNodes(system);
+  if (!layout || !chosen) return undefined;
   const links = linkTable(system.topology);
   const intraEnd = layout.nodes * layout.intraPerNode;
   const sharedEnd = intraEnd + layout.shared;
@@ -126,6 +128,18 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   const touchedNodes = chosen.nodes.filter((node) => node !== chosen.standIn);
   for (const node of touchedNodes) touched[node] = 1;
   return { touched, touchedNodes, nodesPerLeaf: perLeaf, bound };
+}
+
+/** The nodes to simulate when no node is touched: node 0 alone. */
+function untouched(layout: SymmetricLayout): EditedNodes {
+  const intraEnd = layout.nodes * layout.intraPerNode;
+  const sharedEnd = intraEnd + layout.shared;
+  const nodeOfLink = (link: number): number => {
+    if (link < intraEnd) return Math.floor(link / layout.intraPerNode);
+    if (link < sharedEnd) return -1;
+    return Math.floor((link - sharedEnd) / layout.nicPerNode);
+  };
+  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink };
 }
 
 function slowest(links: ReturnType<typeof linkTable>, path: readonly number[]): number {

@@ -166,3 +166,27 @@ test('a round simulates the touched senders, the sender into a touched node and 
   // The last round sends to the next node: 14 sends into node 15.
   assert.deepEqual(senders(rounds.length - 1), [14, 15, 0]);
 });
+
+test('PAT on identical nodes solves one sender per round and gives the unreduced results bit for bit', () => {
+  let reduced = 0;
+  for (let seed = 1; seed <= 12; seed++) {
+    const next = random(9960 + seed);
+    const system = resolveSystem(randomOnePerNodeSpec(next, pick(next, [2, 3, 9, 33, 70, 200])));
+    const kind = pick(next, ['allgather', 'reducescatter'] as const);
+    const bytes = asBytes(pick(next, [64 << 10, 1 << 20, 256 << 20]));
+    const channels = channelsFor(system, 'pat', 'Simple', bytes);
+    const ctx = { system, algorithm: 'pat', kind, bytes, protocol: 'Simple', channels, representative: true } as const;
+    const rounds = buildPat(ctx).rounds;
+    if (rounds.every((round) => round.packed && round.packed.set.count === weightsOf(system, bytes).length)) reduced++;
+    const where = `seed ${9960 + seed} (${system.label}, ${system.fabric.network?.nodesPerLeaf} a leaf, ${kind} ${bytes} B)`;
+    const request = { bytes, kind, algorithm: 'pat' } as const;
+    const fast = simulateCollective(system, request);
+    assert.deepEqual(resultFields(fast), resultFields(simulateCollective(system, { ...request, trace: true })), where);
+    if (system.nodes <= 33 && bytes <= 1 << 20) {
+      const full = simulateCollective(builtTopology(system), request, { path: 'full' });
+      assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where}: ${fast.timeUs} against ${full.timeUs} µs`);
+    }
+  }
+  // An oversubscribed network's leaf uplinks can bind: those systems run every rank, the others one sender a round.
+  assert.ok(reduced >= 7, `only ${reduced} systems were reduced`);
+});
