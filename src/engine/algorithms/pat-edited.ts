@@ -16,7 +16,9 @@
 // charged), and one untouched group that stands for the rest; an unchanged leaf or spine link that could bind sends
 // the round back to every rank's flows. The round lasts as long as its slowest group. This is exact in real
 // arithmetic; the unreduced run fills the groups inside one component joined by the slack shared links, where a flow
-// that outlasts others is advanced in several steps, so the two agree to rounding (far below a nanosecond).
+// that outlasts others is advanced in several steps, so the two agree to rounding (far below a nanosecond). On
+// identical nodes (the fast path) nothing is touched and node 0's group stands for all; every group then ends
+// together, and the result was the same bit for bit on the 864 systems compared (docs/performance.md, session 13).
 import type { Flow, PhaseRun, Round } from '../sim/schedule';
 import { pack } from '../sim/packed';
 import type { Phase } from '../trace/model';
@@ -36,16 +38,15 @@ interface BoundLink {
 
 /** What the edit touches, found once per build. */
 export interface EditedPat {
-  /** Nodes with a changed link (1), by node. */
-  readonly touched: Uint8Array;
+  /** Nodes with a changed link, ascending. */
   readonly touchedNodes: readonly number[];
   readonly nodesPerLeaf: number;
   readonly bound: readonly BoundLink[];
 }
 
 /**
- * The edit's reach for PAT with `classes` channel classes, or undefined when the groups cannot be shown apart (every
- * rank's flows then run, as before).
+ * The edit's reach for PAT with channel classes of `weights`, or undefined when the groups cannot be shown apart
+ * (every rank's flows then run, as before). On identical nodes (the fast path) it is an edit that touches nothing.
  */
 export function editedPat(ctx: BuildContext, weights: readonly number[]): EditedPat | undefined {
   const { system } = ctx;
@@ -124,10 +125,8 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   }
   const bound = tight.length > 0 ? boundLinks(ctx, tight, weights.length) : [];
   if (!bound) return undefined;
-  const touched = new Uint8Array(nodes);
   const touchedNodes = chosen.nodes.filter((node) => node !== chosen.standIn);
-  for (const node of touchedNodes) touched[node] = 1;
-  return { touched, touchedNodes, nodesPerLeaf: perLeaf, bound };
+  return { touchedNodes, nodesPerLeaf: perLeaf, bound };
 }
 
 /** The nodes to simulate when no node is touched: node 0 alone. */
