@@ -20,6 +20,7 @@ import type { Benchmark } from './types';
 
 const GiB = asBytes(2 ** 30);
 const DEGRADED_NODES = 16384;
+const PAT_NODES = 131072;
 
 let sweepFacts: Record<string, unknown> = {};
 let parallelFacts: Record<string, unknown> = {};
@@ -140,6 +141,32 @@ export const benchmarks: Benchmark[] = [
   ...(['nvls', 'collnetdirect', 'collnetchain', 'hierarchical'] as const).map((algorithm) =>
     forcedOnDegradedLink(algorithm, true),
   ),
+  {
+    // PAT runs with one GPU per node: 131,072 nodes, the last one's NIC link at a quarter of its speed. Each round
+    // simulates the senders the edit touches and one stand-in (pat-edited.ts), not every rank (2.7 s of wall time
+    // at 8,192 nodes node by node, session 13).
+    name: 'engine: 1 GiB all-gather, 131,072 GPUs one per node, one degraded link, forced pat',
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const { system } = withDegradedLink(
+        resolveSystem({
+          gpu: 'H100-SXM',
+          nodes: PAT_NODES,
+          gpusPerNode: 1,
+          intraNode: 'nvswitch',
+          nic: { gbps: 400, perNode: 1 },
+        }),
+      );
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, kind: 'allgather', algorithm: 'pat' });
+      const ms = performance.now() - started;
+      forcedFacts.pat = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts.pat ?? {},
+  },
 ];
 
 /** One GiB on the 131,072-GPU system with one degraded link and `algorithm` forced; `sharp` turns SHARP on. */

@@ -8,8 +8,8 @@
 // the node's GPUs to the GPU beside the channel's NIC, and broadcasts back along it. Both are pipelined in chunks.
 import type { Flow, PackedFlows } from '../sim/schedule';
 import { collNetDirectGraph } from '../collnet';
-import { channelClasses, pipelineStageLatenciesUs, transfer, type BuildContext } from './context';
-import type { Stage } from './pipeline';
+import { channelClasses, transfer, type BuildContext } from './context';
+import { pricedStages, type Stage } from './pipeline';
 import type { SharpHead } from './sharp';
 import { treeRail } from './tree';
 
@@ -129,22 +129,25 @@ export function orderedStages(
   network: IntraStage,
   packed?: { up: PackedFlows[]; network: PackedFlows; down: PackedFlows[] },
 ): Stage[] {
-  const ordered = [...up.map((s) => s.paths), network.paths, ...down.map((s) => s.paths)];
-  const latencies = pipelineStageLatenciesUs(ctx, ordered);
-  const stages: Stage[] = [];
-  up.forEach((s, i) =>
-    stages.push({ flows: s.flows, phase: 'exchange', latencyUs: latencies[i], packed: packed?.up[i] }),
-  );
-  stages.push({ flows: network.flows, phase: 'exchange', latencyUs: latencies[up.length], packed: packed?.network });
-  down.forEach((s, i) =>
-    stages.push({
-      flows: s.flows,
-      phase: 'broadcast',
-      latencyUs: latencies[up.length + 1 + i],
-      packed: packed?.down[i],
-    }),
-  );
-  return stages;
+  return pricedStages(ctx, [
+    ...up.map((s, i) => ({
+      paths: s.paths,
+      stage: (latencyUs: number): Stage => ({ flows: s.flows, phase: 'exchange', latencyUs, packed: packed?.up[i] }),
+    })),
+    {
+      paths: network.paths,
+      stage: (latencyUs: number): Stage => ({
+        flows: network.flows,
+        phase: 'exchange',
+        latencyUs,
+        packed: packed?.network,
+      }),
+    },
+    ...down.map((s, i) => ({
+      paths: s.paths,
+      stage: (latencyUs: number): Stage => ({ flows: s.flows, phase: 'broadcast', latencyUs, packed: packed?.down[i] }),
+    })),
+  ]);
 }
 
 function asHead(c: ChannelClass): Pick<SharpHead, 'weight' | 'channel' | 'channelStride'> {

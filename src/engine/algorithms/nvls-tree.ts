@@ -12,8 +12,8 @@ import type { PackedFlows, PhaseRun } from '../sim/packed';
 import { memoryResource } from '../sim/run';
 import type { Flow } from '../sim/schedule';
 import type { System } from '../topology/model';
-import { channelCapGBps, pipelineStageLatenciesUs, transfer, wireBytes, type BuildContext } from './context';
-import type { Stage } from './pipeline';
+import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
+import { pricedStages, type Stage } from './pipeline';
 import { binaryTreeParent } from './tree';
 
 /** The flows of one depth: tree (channel class) and sending node of each, in the order they are built. */
@@ -106,23 +106,25 @@ export function nvlsTreeStages(
     ...Array.from({ length: depth }, (_, i) => depth - i),
     ...Array.from({ length: depth }, (_, i) => i + 1),
   ];
-  const latencies = pipelineStageLatenciesUs(
+  return pricedStages(
     ctx,
-    order.map((d) => members[d - 1].paths),
+    order.map((d, i) => {
+      const up = i < depth;
+      const phase = up ? ('exchange' as const) : ('broadcast' as const);
+      const stage = (latencyUs: number): Stage => {
+        let built: Flow[] | undefined;
+        return {
+          get flows() {
+            return (built ??= flowsOf(d, up));
+          },
+          packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, locals, symmetric),
+          phase,
+          latencyUs,
+        };
+      };
+      return { paths: members[d - 1].paths, stage };
+    }),
   );
-  return order.map((d, i) => {
-    const up = i < depth;
-    const phase = up ? ('exchange' as const) : ('broadcast' as const);
-    let built: Flow[] | undefined;
-    return {
-      get flows() {
-        return (built ??= flowsOf(d, up));
-      },
-      packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, locals, symmetric),
-      phase,
-      latencyUs: latencies[i],
-    };
-  });
 }
 
 /**

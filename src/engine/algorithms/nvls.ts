@@ -24,7 +24,8 @@ import { setupUs } from './setup';
 import { nvlsTreeChunks } from './nvls-tree-chunks';
 import { nvlsTreeStages } from './nvls-tree';
 import { sharpStage, type SharpHead } from './sharp';
-import { editedNodes } from './edited-nodes';
+import { editedNodes, staysInNode } from './edited-nodes';
+import { linkTable } from '../topology/link-table';
 import { selectedSharpStage } from './sharp-edited';
 
 function switchFlow(
@@ -75,6 +76,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const symmetric = symmetricRails(ctx);
   // An edited system with a NIC per GPU simulates the groups its edit touches and one stand-in for the others.
   const classes = !symmetric && ctx.reduceEdits && multiNode ? editedClasses(system) : undefined;
+  const switchRanks = classes?.switchRanks ?? (ctx.algorithm === 'nvls' ? nodeSwitchRanks(ctx) : undefined);
   /** Both switch stages' flows of the given ranks, in the order every rank's are built. */
   const switchStages = (ranks: Iterable<number>): { reduce: Flow[]; cast: Flow[] } => {
     const reduce: Flow[] = [];
@@ -98,14 +100,14 @@ export function buildNvls(ctx: BuildContext): Schedule {
   const everyRank = Array.from({ length: symmetric ? g : system.ranks }, (_, r) => r);
   let all: { reduce: Flow[]; cast: Flow[] } | undefined;
   const switchStage = (which: 'reduce' | 'cast', phase: Phase): Stage | undefined => {
-    if (!classes) {
+    if (!switchRanks) {
       const flows = (all ??= switchStages(everyRank))[which];
       return flows.length > 0 ? { flows, phase, latencyUs: hop } : undefined;
     }
     // The chosen ranks' flows are solved; the byte terms count every rank's, in the order they would be built.
-    const chosen = switchStages(classes.switchRanks)[which];
+    const chosen = switchStages(switchRanks)[which];
     if (chosen.length === 0) return undefined;
-    const one = switchStages([classes.switchRanks[0]])[which];
+    const one = switchStages([switchRanks[0]])[which];
     const perClass = one.length / weights.length;
     const patterns = weights.map((_, c) => phaseRuns(one.slice(c * perClass, (c + 1) * perClass)));
     let every: Flow[] | undefined;
@@ -135,7 +137,7 @@ export function buildNvls(ctx: BuildContext): Schedule {
         channelStride: weights.length,
       })),
     );
-    stages.push(sharpNetworkStage(ctx, heads, classes !== undefined));
+    stages.push(sharpNetworkStage(ctx, heads, switchRanks !== undefined));
   } else if (multiNode && kind === 'allreduce') {
     // Each local GPU owns a shard; its shards from every node meet along a tree over the NICs.
     stages.push(...nvlsTreeStages(ctx, weights, chunk, symmetric, classes?.rails));
@@ -154,6 +156,28 @@ export function buildNvls(ctx: BuildContext): Schedule {
     channels: ctx.channels,
     engineGBps: engine > 0 ? engine : undefined,
   };
+}
+
+/**
+ * The ranks whose NVSwitch flows NVLS across nodes solves on an edited system without a NIC per GPU (with one,
+ * editedClasses chooses them): every rank of the nodes an edit touches and of one stand-in node (edited-nodes.ts).
+ * A rank's switch flows cross its own switch uplink or downlink and its own engine and nothing else, whatever the
+ * NICs, so they are a group of their own, alike on every untouched node. Undefined on the fast path of identical
+ * nodes, a traced run, or when a switch link lies outside its node's block (then every rank's flows run).
+ */
+function nodeSwitchRanks(ctx: BuildContext): number[] | undefined {
+  const { system } = ctx;
+  if (!ctx.reduceEdits || system.nodes < 2 || system.fabric.nicsPerNode === system.gpusPerNode) return undefined;
+  const nodes = editedNodes(system);
+  if (!nodes) return undefined;
+  const g = system.gpusPerNode;
+  const ranks = nodes.nodes.flatMap((node) => Array.from({ length: g }, (_, local) => node * g + local));
+  const linkCount = linkTable(system.topology).count;
+  const own = (rank: number): boolean => {
+    const links = [system.fabric.switchUplink(rank), system.fabric.switchDownlink(rank)];
+    return staysInNode(nodes, links, Math.floor(rank / g), linkCount);
+  };
+  return ranks.every(own) ? ranks : undefined;
 }
 
 /**

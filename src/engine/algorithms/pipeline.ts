@@ -4,6 +4,7 @@
 import { concatPacked, packFlows, type PackedFlows } from '../sim/packed';
 import type { Flow, Round } from '../sim/schedule';
 import type { Phase } from '../trace/model';
+import { pipelineStageLatenciesUs, type BuildContext } from './context';
 
 export interface Stage {
   /** Flows of one chunk through this stage. */
@@ -13,6 +14,25 @@ export interface Stage {
   readonly latencyUs: number;
   /** The flows packed, when the builder made them so (`flows` is then built on first read). */
   readonly packed?: PackedFlows;
+}
+
+/** A stage before its fill latency is known: the paths that price it, and how to make it once that is known. */
+export interface UnpricedStage {
+  readonly paths: readonly (readonly number[])[];
+  readonly stage: (latencyUs: number) => Stage;
+}
+
+/**
+ * Stages in pipeline order, each with its fill latency: pipelineStageLatenciesUs over every stage's paths in that
+ * order (the first network stage pays the proxy's queue), then each stage made in turn. NVLSTree's trees
+ * (nvls-tree.ts) and CollNet's stages (collnet-stages.ts) share this loop.
+ */
+export function pricedStages(ctx: BuildContext, stages: readonly UnpricedStage[]): Stage[] {
+  const latencies = pipelineStageLatenciesUs(
+    ctx,
+    stages.map((s) => s.paths),
+  );
+  return stages.map((s, i) => s.stage(latencies[i]));
 }
 
 export function pipelineRounds(stages: readonly Stage[], chunks: number): Round[] {

@@ -57,6 +57,18 @@ export interface SharpHead {
   readonly channelStride: number;
 }
 
+/** What every flow of a head carries besides its path: the head's channel class, as an unreduced exchange. */
+export function headOptions(head: SharpHead) {
+  return {
+    weight: head.weight,
+    channel: head.channel,
+    channelStride: head.channelStride,
+    chunk: 0,
+    phase: 'exchange' as const,
+    reduce: false,
+  };
+}
+
 export interface SharpStage {
   readonly flows: Flow[];
   /** One way up and back per head (for the stage's latency). */
@@ -77,14 +89,7 @@ export function sharpStage(ctx: BuildContext, heads: readonly SharpHead[]): Shar
   const flows: Flow[] = [];
   const paths: (readonly number[])[] = [];
   for (const head of heads) {
-    const opts = {
-      weight: head.weight,
-      channel: head.channel,
-      channelStride: head.channelStride,
-      chunk: 0,
-      phase: 'exchange' as const,
-      reduce: false,
-    };
+    const opts = headOptions(head);
     // The leaves this head's rail spans, each with the first node under it.
     const leaves = new Map<string, number>();
     for (let node = 0; node < system.nodes; node++) {

@@ -13,6 +13,11 @@ export function recordLayout(fabric: Fabric, layout: SymmetricLayout): void {
   layouts.set(fabric, layout);
 }
 
+/** The layout a multi-node fabric was resolved with, or undefined (one node, a hand-built system). */
+export function resolvedLayout(fabric: Fabric): SymmetricLayout | undefined {
+  return layouts.get(fabric);
+}
+
 /** An edited system's links that differ from the resolved ones, with the layout that places them. */
 export interface LinkEdits {
   readonly layout: SymmetricLayout;

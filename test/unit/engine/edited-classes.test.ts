@@ -5,51 +5,31 @@
 // on the built topology) must agree to the microsecond as it does for every fast path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  asBytes,
-  resolveSystem,
-  simulateCollective,
-  type CollectiveResult,
-  type System,
-} from '../../../src/engine/index';
+import { asBytes, resolveSystem, simulateCollective } from '../../../src/engine/index';
 import { editedClasses } from '../../../src/engine/algorithms/edited-classes';
 import { linkEdits, nodesAlikeByEdits } from '../../../src/engine/topology/edits';
 import { checkNodesIdentical, nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
+import {
+  type Edit,
+  builtTopology,
+  lastNicEdit,
+  leaving,
+  nodeLinkEdit,
+  randomH100Spec,
+  resultFields,
+  sharedLinks,
+  slowerRailEdit,
+  withLinks,
+  SLOW_NODE,
+} from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
-  {
-    name: 'one degraded link of a random node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const own = system.topology.links.flatMap((l, i) => (nodes.get(l.from) === node ? [i] : []));
-      const link = pick(next, own);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5, 0.9]) : undefined));
-    },
-  },
-  {
-    name: "one degraded NIC link of the last node (the benchmark's edit)",
-    apply(system) {
-      const last = `n${system.nodes - 1}.`;
-      const link = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
-      return withLinks(system, (i) => (i === link ? 0.25 : undefined));
-    },
-  },
+  nodeLinkEdit('one degraded link of a random node', [0.25, 0.5, 0.9], leaving),
+  lastNicEdit("one degraded NIC link of the last node (the benchmark's edit)"),
   SLOW_NODE,
-  {
-    name: 'one rail slower on every node',
-    apply(system, next) {
-      const rail = Math.floor(next() * system.gpusPerNode);
-      const nic = new RegExp(`(^|\\.)nic${rail}$`);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? 0.5 : undefined;
-      });
-    },
-  },
+  slowerRailEdit('one rail slower on every node'),
   {
     name: 'two degraded switch links on two nodes',
     apply(system, next) {
@@ -61,26 +41,13 @@ const EDITS: readonly Edit[] = [
   {
     name: 'one degraded leaf or spine link (its rail is simulated over every node)',
     apply(system, next) {
-      const nodes = nodeOf(system);
-      const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
-      const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+      const shared = sharedLinks(system);
       if (shared.length === 0) return system;
       const link = pick(next, shared);
       return withLinks(system, (i) => (i === link ? 0.5 : undefined));
     },
   },
 ];
-
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
-/** The built topology (plain arrays of every node), as the full path's reference reads it. */
-function built(system: System): System {
-  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
-}
 
 test('an edited NVLSTree system gives the unreduced results bit for bit, and the full expansion to the µs', () => {
   let reduced = 0;
@@ -100,12 +67,13 @@ test('an edited NVLSTree system gives the unreduced results bit for bit, and the
         const fast = simulateCollective(edited, request);
         const unreduced = simulateCollective(edited, { ...request, trace: true });
         // NCCL's choice may be a ring, whose reduction (ring-edited.ts) agrees to rounding, not bit for bit.
-        if (fast.algorithm === 'ring') assertClose(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
-        else assert.deepEqual(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
+        if (fast.algorithm === 'ring')
+          assertClose(resultFields(fast), resultFields(unreduced), `${where} ${algorithm} ${bytes} B`);
+        else assert.deepEqual(resultFields(fast), resultFields(unreduced), `${where} ${algorithm} ${bytes} B`);
         compared++;
         // The full expansion runs every channel and chunk: it is compared at the smaller size.
         if (bytes > 4 << 20) continue;
-        const full = simulateCollective(built(edited), request, { path: 'full' });
+        const full = simulateCollective(builtTopology(edited), request, { path: 'full' });
         for (const key of ['exchange', 'reduce', 'broadcast'] as const)
           assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${algorithm} ${bytes} B: ${key}`);
         assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${algorithm} ${bytes} B: ${fast.timeUs} µs`);

@@ -5,36 +5,11 @@
 // agree to the microsecond, as it does for every fast path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  asBytes,
-  resolveSystem,
-  simulateCollective,
-  type CollectiveResult,
-  type Protocol,
-  type System,
-} from '../../../src/engine/index';
+import { asBytes, resolveSystem, simulateCollective, type Protocol, type System } from '../../../src/engine/index';
 import { editedClasses } from '../../../src/engine/algorithms/edited-classes';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { random, pick } from './support/random';
-import { nodeOf, randomH100Spec, withLinks } from './support/edited-systems';
-
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
-/** The built topology (plain arrays of every node), as the full path's reference reads it. */
-function built(system: System): System {
-  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
-}
-
-/** Indices of the leaf and spine links: neither end belongs to a node. */
-function sharedLinks(system: System): number[] {
-  const nodes = nodeOf(system);
-  const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
-  return system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
-}
+import { builtTopology, randomH100Spec, resultFields, sharedLinks, withLinks } from './support/edited-systems';
 
 /** The rail a leaf or spine link belongs to, from its name (`rail3.leaf1->spine` or `spine->rail3.leaf1`). */
 function railOf(system: System, link: number): number {
@@ -86,11 +61,15 @@ test('a degraded leaf or spine link gives the unreduced results bit for bit (NVL
         const request = { bytes, algorithm, protocol: algorithm === 'nvlstree' ? ('Simple' as const) : protocol };
         const fast = simulateCollective(edited, request);
         const unreduced = simulateCollective(edited, { ...request, trace: true });
-        assert.deepEqual(fields(fast), fields(unreduced), `${where} ${algorithm} ${request.protocol} ${bytes} B`);
+        assert.deepEqual(
+          resultFields(fast),
+          resultFields(unreduced),
+          `${where} ${algorithm} ${request.protocol} ${bytes} B`,
+        );
         compared++;
         // The full expansion runs every channel and chunk: it is compared at the smaller size.
         if (bytes > 1 << 20) continue;
-        const full = simulateCollective(built(edited), request, { path: 'full' });
+        const full = simulateCollective(builtTopology(edited), request, { path: 'full' });
         for (const key of ['exchange', 'reduce', 'broadcast'] as const)
           assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${algorithm} ${bytes} B: ${key}`);
         assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${algorithm} ${bytes} B: ${fast.timeUs} µs`);

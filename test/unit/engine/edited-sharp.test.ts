@@ -7,14 +7,7 @@
 // microsecond, as it does for every fast path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  asBytes,
-  resolveSystem,
-  simulateCollective,
-  type Algorithm,
-  type CollectiveResult,
-  type System,
-} from '../../../src/engine/index';
+import { asBytes, resolveSystem, simulateCollective, type Algorithm, type System } from '../../../src/engine/index';
 import { editedNodes } from '../../../src/engine/algorithms/edited-nodes';
 import { buildCollNet } from '../../../src/engine/algorithms/collnet';
 import { buildHierarchical } from '../../../src/engine/algorithms/hierarchical';
@@ -22,27 +15,23 @@ import { buildNvls } from '../../../src/engine/algorithms/nvls';
 import { channelsFor } from '../../../src/engine/channels';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
+import {
+  type Edit,
+  builtTopology,
+  lastNicEdit,
+  leaving,
+  nodeLinkEdit,
+  randomH100Spec,
+  resultFields,
+  sharedLinks,
+  slowerRailEdit,
+  withLinks,
+  SLOW_NODE,
+} from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
-  {
-    name: 'one degraded link of a random node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const own = system.topology.links.flatMap((l, i) => (nodes.get(l.from) === node ? [i] : []));
-      const link = pick(next, own);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.05, 0.25, 0.5, 0.9]) : undefined));
-    },
-  },
-  {
-    name: 'one degraded NIC link of the last node',
-    apply(system) {
-      const last = `n${system.nodes - 1}.`;
-      const link = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
-      return withLinks(system, (i) => (i === link ? 0.25 : undefined));
-    },
-  },
+  nodeLinkEdit('one degraded link of a random node', [0.05, 0.25, 0.5, 0.9], leaving),
+  lastNicEdit('one degraded NIC link of the last node'),
   SLOW_NODE,
   {
     name: 'two degraded switch links on two nodes',
@@ -55,25 +44,13 @@ const EDITS: readonly Edit[] = [
   {
     name: 'one degraded leaf or spine link, sometimes a node link besides',
     apply(system, next) {
-      const nodes = nodeOf(system);
-      const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
-      const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+      const shared = sharedLinks(system);
       const link = pick(next, shared);
       const other = next() < 0.5 ? Math.floor(next() * system.topology.links.length) : -1;
       return withLinks(system, (i) => (i === link ? pick(next, [0.05, 0.25, 0.5]) : i === other ? 0.5 : undefined));
     },
   },
-  {
-    name: 'one rail slower on every node (every node touched: not reduced)',
-    apply(system, next) {
-      const rail = Math.floor(next() * system.gpusPerNode);
-      const nic = new RegExp(`(^|\\.)nic${rail}$`);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? 0.5 : undefined;
-      });
-    },
-  },
+  slowerRailEdit('one rail slower on every node (every node touched: not reduced)'),
 ];
 
 const ALGORITHMS: readonly Algorithm[] = ['nvls', 'collnetdirect', 'collnetchain', 'hierarchical'];
@@ -102,17 +79,6 @@ function solvedFlows(
   return { solved, every };
 }
 
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
-/** The built topology (plain arrays of every node), as the full path's reference reads it. */
-function built(system: System): System {
-  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
-}
-
 test('an edited SHARP system gives the unreduced results bit for bit for NVLS, CollNet and hierarchical, and the full expansion to the µs', () => {
   let reduced = 0;
   let compared = 0;
@@ -139,11 +105,11 @@ test('an edited SHARP system gives the unreduced results bit for bit for NVLS, C
         const request = { bytes, algorithm };
         const fast = simulateCollective(edited, request);
         const unreduced = simulateCollective(edited, { ...request, trace: true });
-        assert.deepEqual(fields(fast), fields(unreduced), `${where} ${algorithm} ${bytes} B`);
+        assert.deepEqual(resultFields(fast), resultFields(unreduced), `${where} ${algorithm} ${bytes} B`);
         compared++;
         // The full expansion runs every channel and chunk: it is compared at the smaller size.
         if (bytes > 1 << 20) continue;
-        const full = simulateCollective(built(edited), request, { path: 'full' });
+        const full = simulateCollective(builtTopology(edited), request, { path: 'full' });
         for (const key of ['exchange', 'reduce', 'broadcast'] as const)
           assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${algorithm} ${bytes} B: ${key}`);
         assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${algorithm} ${bytes} B: ${fast.timeUs} µs`);
@@ -170,4 +136,61 @@ test('the nodes an edit touches are the ones simulated besides the first unchang
   assert.deepEqual(leaf?.nodes, [0]);
   assert.deepEqual(leaf?.sharedChanged, [spine]);
   assert.equal(leaf?.nodeOfLink(up), 0);
+});
+
+test("a changed leaf or spine link adds its leaf's aggregates to the stand-in leaf's, not every leaf's", () => {
+  const spec = randomH100Spec(random(4), 8);
+  const system = resolveSystem({ ...spec, network: { nodesPerLeaf: 2, sharp: true } });
+  const shared = new Set(sharedLinks(system));
+  /** The aggregates NVLS solves (flows on leaf and spine links only), with `link` at a quarter of its speed. */
+  const aggregates = (link: number): number => {
+    const edited = withLinks(system, (i) => (i === link ? 0.25 : undefined));
+    const bytes = 1 << 20;
+    const channels = channelsFor(edited, 'nvls', 'Simple', bytes);
+    const ctx = { system: edited, algorithm: 'nvls', kind: 'allreduce', bytes, protocol: 'Simple', channels } as const;
+    let count = 0;
+    for (const round of buildNvls({ ...ctx, reduceEdits: true }).rounds) {
+      const set = round.packed!.set;
+      for (let f = 0; f < set.count; f++) {
+        let own = true;
+        for (let k = set.start[f]; k < set.start[f + 1]; k++) own &&= shared.has(set.resource[k]);
+        if (own) count++;
+      }
+    }
+    return count;
+  };
+  const last = `n${system.nodes - 1}.`;
+  const nic = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith(last));
+  const uplink = system.topology.links.findIndex((l) => l.from === 'rail0.leaf2' && l.to === 'spine');
+  const standIn = aggregates(nic);
+  // Four leaves: the NIC edit solves the first leaf's aggregates, the uplink edit leaf 2's besides.
+  assert.ok(standIn > 0);
+  assert.equal(aggregates(uplink), standIn + standIn / system.gpusPerNode);
+});
+
+test('NVLS across nodes with fewer NICs than GPUs solves the touched nodes and a stand-in node, bit for bit', () => {
+  let reduced = 0;
+  for (let seed = 1; seed <= 8; seed++) {
+    const next = random(9750 + seed);
+    const spec = randomH100Spec(next, pick(next, [3, 5, 17]));
+    const g = Math.max(4, spec.gpusPerNode);
+    const system = resolveSystem({
+      ...spec,
+      gpusPerNode: g,
+      nic: { gbps: 400, perNode: g / 2 },
+      network: { ...spec.network, sharp: true },
+    });
+    const edit = EDITS[seed % 3];
+    const edited = edit.apply(system, next);
+    const where = `seed ${9750 + seed} (${system.label}, ${edit.name})`;
+    const { solved, every } = solvedFlows(edited, 'nvls', 1 << 20);
+    if (solved < every) reduced++;
+    for (const bytes of [asBytes(1 << 20), asBytes(pick(next, [16 << 20, 256 << 20]))]) {
+      const request = { bytes, algorithm: 'nvls' } as const;
+      const fast = simulateCollective(edited, request);
+      const unreduced = simulateCollective(edited, { ...request, trace: true });
+      assert.deepEqual(resultFields(fast), resultFields(unreduced), `${where} ${bytes} B`);
+    }
+  }
+  assert.ok(reduced >= 6, `only ${reduced} systems were reduced`);
 });

@@ -11,7 +11,6 @@ import {
   asGBps,
   resolveSystem,
   simulateCollective,
-  type CollectiveResult,
   type Protocol,
   type System,
   type SystemSpec,
@@ -22,7 +21,16 @@ import { idleTreeMemory } from '../../../src/engine/algorithms/tree-memory';
 import { treeShape } from '../../../src/engine/algorithms/tree-shape';
 import type { BuildContext } from '../../../src/engine/algorithms/context';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
+import {
+  type Edit,
+  builtTopology,
+  nodeLinkEdit,
+  randomH100Spec,
+  resultFields,
+  slowerRailEdit,
+  withLinks,
+  SLOW_NODE,
+} from './support/edited-systems';
 
 /** A random H100 system with a NIC per GPU; a few have memory slow enough that it may bind (never reduced). */
 function randomSpec(next: () => number, nodes: number): SystemSpec {
@@ -34,18 +42,11 @@ function randomSpec(next: () => number, nodes: number): SystemSpec {
 
 const EDITS: readonly Edit[] = [
   SLOW_NODE,
-  {
-    name: 'one degraded NIC-side link of a random node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const own = system.topology.links.flatMap((l, i) =>
-        nodes.get(l.from) === node && (l.kind === 'network' || l.kind === 'pcie') ? [i] : [],
-      );
-      const link = pick(next, own);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5, 1.5]) : undefined));
-    },
-  },
+  nodeLinkEdit(
+    'one degraded NIC-side link of a random node',
+    [0.25, 0.5, 1.5],
+    (l, node, nodes) => nodes.get(l.from) === node && (l.kind === 'network' || l.kind === 'pcie'),
+  ),
   {
     name: 'one degraded NVLink (a switch uplink or downlink)',
     apply(system, next) {
@@ -54,29 +55,8 @@ const EDITS: readonly Edit[] = [
       return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5]) : undefined));
     },
   },
-  {
-    name: 'a different rail (one NIC slower on every node)',
-    apply(system, next) {
-      const rail = Math.floor(next() * system.gpusPerNode);
-      const nic = new RegExp(`(^|\\.)nic${rail}$`);
-      return withLinks(system, (i) => {
-        const l = system.topology.links[i];
-        return l.kind === 'network' && (nic.test(l.from) || nic.test(l.to)) ? 0.5 : undefined;
-      });
-    },
-  },
+  slowerRailEdit('a different rail (one NIC slower on every node)'),
 ];
-
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
-/** The built topology (plain arrays of every node), as the full path's reference reads it. */
-function built(system: System): System {
-  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
-}
 
 /** The context the fast path builds the tree with on an edited system. */
 function fastContext(system: System, bytes: number, protocol: Protocol): BuildContext {
@@ -111,11 +91,11 @@ test('a forced tree on an edited system gives the unreduced results bit for bit,
       const request = { bytes, algorithm: 'tree' as const, protocol };
       const fast = simulateCollective(edited, request);
       const unreduced = simulateCollective(edited, { ...request, trace: true });
-      assert.deepEqual(fields(fast), fields(unreduced), `${where} ${protocol} ${bytes} B`);
+      assert.deepEqual(resultFields(fast), resultFields(unreduced), `${where} ${protocol} ${bytes} B`);
       compared++;
       // The full expansion runs every channel and chunk: it is compared at the smaller size.
       if (bytes > 1 << 20) continue;
-      const full = simulateCollective(built(edited), request, { path: 'full' });
+      const full = simulateCollective(builtTopology(edited), request, { path: 'full' });
       for (const key of ['exchange', 'reduce', 'broadcast'] as const)
         assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${protocol} ${bytes} B: ${key}`);
       assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${protocol} ${bytes} B: ${fast.timeUs} µs`);

@@ -10,7 +10,6 @@ import {
   asGBps,
   resolveSystem,
   simulateCollective,
-  type CollectiveResult,
   type Protocol,
   type System,
 } from '../../../src/engine/index';
@@ -23,24 +22,26 @@ import type { Schedule } from '../../../src/engine/sim/schedule';
 import { nodesIdentical } from '../../../src/engine/topology/uniform';
 import { assertClose } from './support/close';
 import { random, pick } from './support/random';
-import { type Edit, nodeOf, randomH100Spec, withLinks, SLOW_NODE } from './support/edited-systems';
+import {
+  type Edit,
+  builtTopology,
+  nodeLinkEdit,
+  nodeOf,
+  randomH100Spec,
+  resultFields,
+  sharedLinks,
+  withLinks,
+  SLOW_NODE,
+} from './support/edited-systems';
 
 const EDITS: readonly Edit[] = [
   SLOW_NODE,
-  {
-    name: 'one degraded NIC-side link of a random node',
-    apply(system, next) {
-      const nodes = nodeOf(system);
-      const node = Math.floor(next() * system.nodes);
-      const own = system.topology.links.flatMap((l, i) =>
-        (l.kind === 'network' || l.kind === 'pcie') && (nodes.get(l.from) === node || nodes.get(l.to) === node)
-          ? [i]
-          : [],
-      );
-      const link = pick(next, own);
-      return withLinks(system, (i) => (i === link ? pick(next, [0.25, 0.5, 0.9]) : undefined));
-    },
-  },
+  nodeLinkEdit(
+    'one degraded NIC-side link of a random node',
+    [0.25, 0.5, 0.9],
+    (l, node, nodes) =>
+      (l.kind === 'network' || l.kind === 'pcie') && (nodes.get(l.from) === node || nodes.get(l.to) === node),
+  ),
   {
     name: 'one or two degraded NVLinks (switch uplink or downlink)',
     apply(system, next) {
@@ -68,9 +69,7 @@ const EDITS: readonly Edit[] = [
   {
     name: 'one degraded leaf or spine link (the flows crossing it simulated with it where it could bind)',
     apply(system, next) {
-      const nodes = nodeOf(system);
-      const outside = (id: string): boolean => (nodes.get(id) ?? -1) < 0;
-      const shared = system.topology.links.flatMap((l, i) => (outside(l.from) && outside(l.to) ? [i] : []));
+      const shared = sharedLinks(system);
       const link = pick(next, shared);
       const factor = pick(next, [0.05, 0.25, 0.5, 0.999]);
       // With a second edit inside a node, so that the nodes differ whether the shared link binds or not.
@@ -79,17 +78,6 @@ const EDITS: readonly Edit[] = [
     },
   },
 ];
-
-/** Every field of a result but the trace, which only the traced run has. */
-function fields(result: CollectiveResult): Record<string, unknown> {
-  const { trace: _trace, spanCount: _spans, ...rest } = result;
-  return rest;
-}
-
-/** The built topology (plain arrays of every node), as the full path's reference reads it. */
-function built(system: System): System {
-  return { ...system, topology: { vertices: system.topology.vertices, links: system.topology.links } };
-}
 
 /**
  * The forced ring's schedule on an edited system, reduced (the fast path) or with every rank's flows (what the
@@ -148,9 +136,9 @@ test('a forced ring on an edited system gives the unreduced results, and the ful
       const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
       const fast = simulateCollective(edited, request);
       const unreduced = simulateCollective(edited, { ...request, trace: true });
-      assertClose(fields(fast), fields(unreduced), `${where} ring/Simple ${bytes} B, traced`);
+      assertClose(resultFields(fast), resultFields(unreduced), `${where} ring/Simple ${bytes} B, traced`);
       if (nodes > 5) continue;
-      const full = simulateCollective(built(edited), request, { path: 'full' });
+      const full = simulateCollective(builtTopology(edited), request, { path: 'full' });
       for (const key of ['exchange', 'reduce', 'broadcast'] as const)
         assert.ok(Math.abs(fast.phases[key] - full.phases[key]) < 1, `${where} ${bytes} B: ${key}`);
       assert.ok(Math.abs(fast.timeUs - full.timeUs) < 1, `${where} ${bytes} B: ${fast.timeUs} µs`);
@@ -177,8 +165,8 @@ test('a ring round whose memories could bind is not reduced, and still gives the
   const slowMemory = { ...edited, hbmGBps: asGBps(40) };
   const request = { bytes, algorithm: 'ring' as const, protocol: 'Simple' as const };
   assertClose(
-    fields(simulateCollective(slowMemory, request)),
-    fields(simulateCollective(slowMemory, { ...request, trace: true })),
+    resultFields(simulateCollective(slowMemory, request)),
+    resultFields(simulateCollective(slowMemory, { ...request, trace: true })),
     'slow memory',
   );
   const [reduceSlow, broadcastSlow] = ringSchedule(slowMemory, bytes, 'Simple', true).rounds;
