@@ -4,7 +4,7 @@ import { child, unparen, type PyNode, type Source } from './tree';
 import type { FileModel } from './scope';
 import type { SizeClassifier } from './sizes';
 import type { Reduction } from './reductions';
-import type { Verdict } from './judge';
+import type { Verdict } from './judge-verdict';
 import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
 import type { AccumulationVerdict } from './accumulation';

@@ -5,7 +5,7 @@ import type { FileModel } from './scope';
 import type { Reduction } from './reductions';
 import type { Decision } from './conditions';
 import type { Binding } from './sizes';
-import type { Term } from './judge';
+import type { Term } from './judge-verdict';
 import { EditBuilder } from './edits';
 import { defaultBackendIsGloo } from './groups';
 import type { Fix } from './types';

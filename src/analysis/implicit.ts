@@ -6,7 +6,8 @@ import type { FileModel } from './scope';
 import type { LossTracer, BackwardSite } from './losses';
 import type { ImplicitReducer } from './reductions';
 import type { FactBuilder } from './facts';
-import type { Judge, Verdict } from './judge';
+import type { Judge } from './judge';
+import type { Verdict } from './judge-verdict';
 
 export interface ImplicitVerdict extends Verdict {
   readonly reducer?: ImplicitReducer;

@@ -1,6 +1,7 @@
 // Public surface of the analysis layer.
 export { analyzePython, DEFAULT_MAX_CHARS } from './analyze';
-export { Program, ModuleIndex } from './program';
+export { Program } from './program';
+export { ModuleIndex } from './module-index';
 export { mayHaveFindings } from './select';
 export { isManifest } from './contracts/versions';
 export { isSkippedFolder, SKIPPED_FOLDERS_GLOB } from './skipped-folders';

@@ -3,66 +3,24 @@
 // over all ranks. 0 is correct; > 0 is CP001/CP004, < 0 is CP002; a division by something else is CP003.
 // Anything the analysis cannot name (an unknown divisor) makes it stay silent: precision first.
 import { child, unparen, type PyNode } from './tree';
-import type { FileModel, FunctionInfo } from './scope';
-import type { Binding, Env, SizeClass, SizeClassifier } from './sizes';
+import type { FileModel } from './scope';
+import type { Binding, Env, SizeClassifier } from './sizes';
 import type { ConditionEvaluator, Decision } from './conditions';
 import type { LossInfo, LossTracer, BackwardSite } from './losses';
 import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
-import { isGradientName, NOT_GRADIENT, type ScaleOp } from './flow';
-import type { UpdateEvidence, UpdateFinder } from './updates';
+import type { ScaleOp } from './flow';
+import type { UpdateFinder } from './updates';
 import { onSamePath } from './paths';
 import { GroupSizes } from './group-sizes';
 import { chosenFactor, groupDivisorMessage, groupDivisorMismatch, type ScalingTerm } from './group-divisor';
-import type { ValueOrigin } from './constructor-request';
 import { eitherOpNote, mismatchUnderBothOps, sumOrAverage } from './either-op';
 import { averagingFlag, flagLinkedMessage, mismatchUnderFlag } from './flag-choice';
 import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
-
-export interface Term {
-  readonly size: SizeClass;
-  readonly sign: 1 | -1;
-  /** Where the divisor is written: the factor, or the call-site argument it came from. */
-  readonly node: PyNode;
-  readonly op?: ScaleOp;
-  readonly binding?: Binding;
-  readonly fromLoss: boolean;
-  /** A loss scaled inside a generic helper: `node` is the helper call. */
-  readonly viaCall?: boolean;
-  /** The factor as written and the environment it is read in (for the symbolic group sizes). */
-  readonly written?: { readonly node: PyNode; readonly env: Env };
-}
-
-export interface Verdict {
-  readonly code: 'CP001' | 'CP002' | 'CP003' | 'CP004';
-  readonly exponent: number;
-  readonly location: PyNode;
-  readonly fact?: Fact;
-  readonly term?: Term;
-  /** The guard a call site defeated (`if _type == 'avg'`), with the binding that defeated it. */
-  readonly defeated?: Decision;
-  /** The call-site binding that chose a summing operation. */
-  readonly opBinding?: Binding;
-  readonly why: string;
-  /** Where the scaled gradients reach the parameters. */
-  readonly update?: UpdateEvidence;
-  /** Suspected, not proven: reported only with the `hints` option. */
-  readonly hint?: boolean;
-  /** The data-parallel group the reduction ran over, as the analysis named it. */
-  readonly group?: GroupClass;
-  /** The whole message, when the rule that found it words it itself (a model-parallel group's divisor). */
-  readonly message?: string;
-  /**
-   * Where the wrong factor was chosen, when a constructor argument carried it to the object that applies it: the
-   * finding is shown there, with the application in its evidence.
-   */
-  readonly origin?: ValueOrigin;
-  /** The factor as the message shows it (`1/dp`), for a finding shown where it was chosen. */
-  readonly chosenFactor?: string;
-  /** A proof that holds only in some configurations (flag-choice.ts) is a warning, not the rule's error. */
-  readonly severity?: 'warning';
-}
+import type { Term, Verdict } from './judge-verdict';
+import { decideScale, type ScaleDecisionContext } from './scale-decision';
+import { enclosingChain, isGradientFact, writesParameterGradients } from './judged-gradients';
 
 export class Judge {
   constructor(
@@ -99,21 +57,7 @@ export class Judge {
   }
 
   isGradientFact(fact: Fact): boolean {
-    const r = fact.reduction;
-    if (r.via) return true;
-    const texts = [r.tensor, r.output].filter((n): n is PyNode => !!n).map((n) => this.text(n));
-    const lastName = (t: string) => /(\w+)\W*$/.exec(t.replace(/\[[^\]]*\]|\([^()]*\)/g, ''))?.[1] ?? t;
-    if (texts.some((t) => !/\.grad\b/.test(t) && NOT_GRADIENT.test(lastName(t)))) return false;
-    if (
-      texts.some(
-        (t) =>
-          /\.grad\b|\.buffer\(\)|get_tensor\(\)/.test(t) ||
-          /grad/i.test(t.replace(/requires_grad/g, '')) ||
-          isGradientName(t),
-      )
-    )
-      return true;
-    return fact.frames.some((f) => f.key !== undefined && f.flow.isGradientKey(f.key));
+    return isGradientFact(this.model.syntax, fact);
   }
 
   /** The scaling terms applied to the reduced tensors in every frame, with guards decided per call site. */
@@ -238,9 +182,9 @@ export class Judge {
     // A scale is a bug only where it reaches the parameters: the parameters' own `.grad` (which the optimizer
     // reads), an update in view, or a gradient-sync helper. Gradients reduced into a copy that nothing applies
     // (compared in a test, gathered from fragments) are not a training-step scale.
-    const update = this.updates.find(this.enclosingChain(fact));
+    const update = this.updates.find(enclosingChain(fact));
     if (update) return { ...verdict, update, group };
-    return this.writesParameterGradients(fact) ? { ...verdict, group } : undefined;
+    return writesParameterGradients(fact) ? { ...verdict, group } : undefined;
   }
 
   /**
@@ -288,9 +232,9 @@ export class Judge {
       message,
       ...(mismatch.origin ? { origin: mismatch.origin, chosenFactor: chosenFactor(mismatch) } : {}),
     };
-    const update = this.updates.find(this.enclosingChain(fact));
+    const update = this.updates.find(enclosingChain(fact));
     if (update) return { ...verdict, update };
-    return this.writesParameterGradients(fact) ? verdict : undefined;
+    return writesParameterGradients(fact) ? verdict : undefined;
   }
 
   /**
@@ -325,9 +269,9 @@ export class Judge {
       origin: m.origin,
       chosenFactor: chosenFactor(m),
     };
-    const update = this.updates.find(this.enclosingChain(fact));
+    const update = this.updates.find(enclosingChain(fact));
     if (update) return { ...verdict, update };
-    return this.writesParameterGradients(fact) ? verdict : undefined;
+    return writesParameterGradients(fact) ? verdict : undefined;
   }
 
   /** True when the reduction's group is a product of dimensions the framework helpers name (group-sizes.ts). */
@@ -336,23 +280,6 @@ export class Judge {
     return (
       r.framework === 'torch' && !!r.groupNode && this.groupSizes.group(r.groupNode, fact.frames[0].env) !== undefined
     );
-  }
-
-  /** The functions of the chain of callers, then the functions that enclose the reducing one (closures). */
-  private enclosingChain(fact: Fact): FunctionInfo[] {
-    const out = fact.frames.map((f) => f.fn);
-    for (let fn = fact.frames[0].fn.enclosing; fn && fn.node.type !== 'module'; fn = fn.enclosing) out.push(fn);
-    return out;
-  }
-
-  /**
-   * The reduced tensors are the parameters' `.grad` (or a view written back into it) and the function keeps them:
-   * a function that returns the reduced tensor hands it to a caller, whose use must then be seen.
-   */
-  private writesParameterGradients(fact: Fact): boolean {
-    const first = fact.frames[0];
-    if (first.key === undefined || first.flow.returnKeys.includes(first.flow.find(first.key))) return false;
-    return first.flow.members(first.key).some((m) => /\.grad$/.test(m) && !m.startsWith('#'));
   }
 
   /**
@@ -379,103 +306,8 @@ export class Judge {
     return this.pmapSeen;
   }
 
-  decide(
-    opExponent: number,
-    gradTerms: Term[],
-    loss: LossInfo,
-    ctx: {
-      fact?: Fact;
-      sumCode: 'CP001' | 'CP004';
-      sumLocation: PyNode;
-      defeated?: Decision;
-      opBinding?: Binding;
-      group?: string;
-      doubleWhy: string;
-    },
-  ): Verdict | undefined {
-    const unknown = new Map<string, number>();
-    let exponent = opExponent + loss.exponent;
-    const wrong: Term[] = [];
-    const world: Term[] = [];
-    for (const t of gradTerms) {
-      switch (t.size.kind) {
-        case 'world':
-          if (ctx.group && t.size.group !== undefined && t.size.group !== ctx.group && !/WORLD/.test(t.size.group)) {
-            if (t.sign === -1) wrong.push(t);
-            else return undefined;
-            break;
-          }
-          if (ctx.group && !t.size.group && t.sign === -1 && /^get_world_size$/.test(this.calleeOf(t.node))) {
-            if (!/WORLD/.test(ctx.group)) wrong.push(t);
-            break;
-          }
-          exponent += t.sign;
-          world.push(t);
-          break;
-        case 'global-count':
-          if (t.sign === 1) return undefined;
-          exponent -= 1;
-          world.push(t);
-          break;
-        case 'local':
-        case 'batch':
-        case 'const':
-          if (t.sign === -1) wrong.push(t);
-          else if (t.size.kind !== 'const') return undefined;
-          break;
-        case 'unknown': {
-          const key = this.text(t.node);
-          unknown.set(key, (unknown.get(key) ?? 0) + t.sign);
-          break;
-        }
-        default:
-          break;
-      }
-    }
-    if ([...unknown.values()].some((v) => v !== 0)) return undefined;
-    if (wrong.length > 0) {
-      if (world.length > 0 || loss.exponent !== 0 || opExponent !== 1) return undefined;
-      const t = wrong[0];
-      if (t.size.kind === 'const' && (t.size.value ?? 0) <= 1) return undefined;
-      // A hard-coded divisor equals the world size of the runs it was written for; it is wrong only for a known
-      // world size that differs, so without one it is a hint.
-      if (t.size.kind === 'const' && this.worldSize !== undefined && t.size.value === this.worldSize) return undefined;
-      const hint = t.size.kind === 'const' && this.worldSize === undefined;
-      return { code: 'CP003', exponent: 0, location: t.node, fact: ctx.fact, term: t, why: 'wrong divisor', hint };
-    }
-    if (exponent > 0) {
-      return {
-        code: ctx.sumCode,
-        exponent,
-        location: ctx.sumLocation,
-        fact: ctx.fact,
-        defeated: ctx.defeated,
-        opBinding: ctx.opBinding,
-        why: 'sum',
-      };
-    }
-    if (exponent < 0) {
-      const gradWorld = world.filter((t) => !t.fromLoss && t.sign === -1);
-      const lossTerms = loss.terms.filter((t) => t.sign === -1);
-      const chosen: Term | undefined =
-        gradWorld[gradWorld.length - 1] ??
-        (lossTerms.length > 0 ? { ...lossTerms[lossTerms.length - 1], fromLoss: true } : undefined);
-      if (!chosen) return undefined;
-      let why = ctx.doubleWhy;
-      if (!chosen.fromLoss && lossTerms.length > 0)
-        why = `the loss was already divided by \`${this.model.syntax.text(lossTerms[0].node)}\` before backward, and this divides the reduced gradients again`;
-      else if (ctx.fact && !chosen.fromLoss && opExponent === 0)
-        why = 'the reduction already averages, and this divides again';
-      else if (ctx.fact && chosen.fromLoss && opExponent === 1)
-        why = 'the loss is divided by the world size and so are the summed gradients';
-      return { code: 'CP002', exponent, location: chosen.node, fact: ctx.fact, term: chosen, why };
-    }
-    return undefined;
-  }
-
-  private calleeOf(node: PyNode): string {
-    const n = this.model.syntax.stripWrappers(node);
-    return n.type === 'call' ? this.model.syntax.calleeName(n) : '';
+  decide(opExponent: number, gradTerms: Term[], loss: LossInfo, ctx: ScaleDecisionContext): Verdict | undefined {
+    return decideScale(this.model.syntax, this.worldSize, opExponent, gradTerms, loss, ctx);
   }
 
   /** Divisions of `.grad` tensors in a function, for gradients reduced by a wrapper (DDP) rather than by hand. */

@@ -5,37 +5,29 @@
 // Results are cached per file by text, so an edit re-analyses that file and the files that depend on what changed.
 import type { Parser } from 'web-tree-sitter';
 import { analyzeSource, isTestCode } from './analyze';
-import type { ModuleAnalysis, ProgramContext } from './module-analysis';
+import type { ProgramContext } from './module-analysis';
 import { helperReduction, importedCallee, type HelperSummary } from './summaries';
 import type { AnalysisOptions, AnalysisResult } from './types';
 import { withMoved, type MovedFinding } from './moved-findings';
 import {
   constructionSites,
   type ArgumentDenotation,
-  type ConstructionSite,
   type ConstructorArgument,
   type ConstructorRequest,
 } from './class-summaries';
 import { answerMapKey, linkConstructorsInRounds, requestKey, type ClassAnswers, type ClassPass } from './class-links';
 import { ContractIndex } from './contracts/workspace';
-import { NO_NORMALISERS, type FileNormalisers } from './local-normaliser';
+import { NO_NORMALISERS } from './local-normaliser';
 import { linkNormalisers, type NormaliserLinks, type TextScan } from './local-normaliser-links';
-
-interface FirstPass {
-  readonly text: string;
-  readonly result: AnalysisResult;
-  readonly summaries: readonly HelperSummary[];
-  /** Top-level functions of other modules this file calls (`[module, name]`), as its imports write them. */
-  readonly calls: readonly { readonly module: string; readonly name: string }[];
-  /** The file was parsed (the prefilter let it through, or was off), so `calls` is complete. */
-  readonly parsed: boolean;
-  /** The calls that build objects, with what their arguments denote (class-summaries.ts). */
-  readonly sites: readonly ConstructionSite[];
-  /** Constructor parameters of this file's classes whose value only the construction sites can tell. */
-  readonly requests: readonly ConstructorRequest[];
-  /** Rescaling reductions and loss normalisers this file defines (local-normaliser.ts). */
-  readonly normalisers: FileNormalisers;
-}
+import { ModuleIndex } from './module-index';
+import {
+  callsOf,
+  mentionPattern,
+  recordingRequests,
+  type FirstPass,
+  type Links,
+  type SecondPass,
+} from './program-passes';
 
 export class Program {
   private readonly texts = new Map<string, string>();
@@ -364,119 +356,4 @@ export class Program {
   private optionsFor(path: string): AnalysisOptions {
     return { ...this.options, path: this.scopePaths.get(path) ?? path };
   }
-}
-
-/**
- * The text a call to one of the helpers needs (see importedCallee): `module.name(`, or the name imported (`from m
- * import name`, possibly as another name, or in parentheses over several lines). Helper names are everyday words
- * (`train`, `step`, `sync`), so a plain substring test would send most files of a code base to a second parse.
- */
-function mentionPattern(names: ReadonlySet<string>): RegExp | undefined {
-  if (names.size === 0) return undefined;
-  const alternatives = [...names]
-    .map((n) => n.replace(/[^\w]/g, ''))
-    .filter((n) => n !== '')
-    .join('|');
-  return new RegExp(
-    `\\.\\s*(?:${alternatives})\\s*\\(|\\bimport\\s*\\(?[^()\\n]*(?:\\([^)]*)?\\b(?:${alternatives})\\b`,
-  );
-}
-
-/** A callback that answers nothing and notes each constructor parameter asked for, once. */
-function recordingRequests(requests: ConstructorRequest[]): ConstructorArgument {
-  return (r) => {
-    if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
-    return undefined;
-  };
-}
-
-interface SecondPass {
-  readonly result: AnalysisResult;
-  /** Findings that belong in other files, with the file whose analysis found them. */
-  readonly elsewhere: readonly MovedFinding[];
-}
-
-interface Links {
-  readonly exports: Map<string, Map<string, HelperSummary>>;
-  readonly calledElsewhere: Map<string, Set<string>>;
-  readonly involved: Set<string>;
-}
-
-function callsOf(analysis: ModuleAnalysis): FirstPass['calls'] {
-  const seen = new Set<string>();
-  const out: { module: string; name: string }[] = [];
-  for (const fn of analysis.model.functions) {
-    for (const call of fn.calls) {
-      const callee = importedCallee(analysis.model, call);
-      if (!callee || seen.has(`${callee.module}:${callee.name}`)) continue;
-      seen.add(`${callee.module}:${callee.name}`);
-      out.push(callee);
-    }
-  }
-  return out;
-}
-
-/**
- * Python module names of the program's files: `pkg/utils/dist.py` is `pkg.utils.dist`, and also `utils.dist` and
- * `dist` when the tree is checked from inside the package. An import resolves to the one file whose path ends with
- * the dotted name; relative imports (`from .dist import f`) resolve against the importing file's folder.
- */
-export class ModuleIndex {
-  private readonly byLastName = new Map<string, Set<string>>();
-
-  add(path: string): void {
-    const key = lastName(path);
-    const set = this.byLastName.get(key) ?? new Set<string>();
-    this.byLastName.set(key, set.add(path));
-  }
-
-  remove(path: string): void {
-    this.byLastName.get(lastName(path))?.delete(path);
-  }
-
-  resolve(from: string, dotted: string): string | undefined {
-    if (dotted.startsWith('.')) {
-      const dots = /^\.+/.exec(dotted)![0].length;
-      let dir = from.split('/').slice(0, -1);
-      dir = dir.slice(0, Math.max(0, dir.length - (dots - 1)));
-      const rest = dotted
-        .slice(dots)
-        .split('.')
-        .filter((p) => p !== '');
-      const base = [...dir, ...rest].join('/');
-      return [`${base}.py`, `${base}/__init__.py`].find((p) => this.byLastName.get(lastName(p))?.has(p));
-    }
-    const parts = dotted.split('.');
-    const candidates = [...(this.byLastName.get(parts[parts.length - 1]) ?? [])].filter((p) =>
-      endsWithModule(p, parts),
-    );
-    if (candidates.length <= 1) return candidates[0];
-    // Several files end with the name (two `utils/dist.py`): the one nearest the importing file, if only one is.
-    const shared = (p: string) => commonPrefix(p.split('/'), from.split('/'));
-    const best = Math.max(...candidates.map(shared));
-    const nearest = candidates.filter((p) => shared(p) === best);
-    return nearest.length === 1 ? nearest[0] : undefined;
-  }
-}
-
-/** `a/b/c.py` and `a/b/c/__init__.py` are both module `c` of package `a.b`. */
-function lastName(path: string): string {
-  const parts = path.split('/');
-  const file = parts[parts.length - 1];
-  return file === '__init__.py' ? (parts[parts.length - 2] ?? '') : file.replace(/\.py$/, '');
-}
-
-function endsWithModule(path: string, parts: readonly string[]): boolean {
-  const segments = path
-    .replace(/\/__init__\.py$/, '')
-    .replace(/\.py$/, '')
-    .split('/');
-  if (segments.length < parts.length) return false;
-  return parts.every((p, i) => segments[segments.length - parts.length + i] === p);
-}
-
-function commonPrefix(a: readonly string[], b: readonly string[]): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
 }

@@ -5,7 +5,7 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { Fact } from './facts';
-import type { Verdict } from './judge';
+import type { Verdict } from './judge-verdict';
 import type { Reduction } from './reductions';
 import type { SourceRange } from './types';
 import type { HelperSummary } from './helper-summary';

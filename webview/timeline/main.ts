@@ -29,48 +29,23 @@ import { spanMask, type FlameNode } from './flame';
 import { RangeCounter } from './range-details';
 import { Overview } from './overview';
 import { TimelineView } from './view';
-
-const HINT = t(
-  'Click a span for its details; shift+drag (or drag on the time axis) selects a range. W/S zoom, A/D pan, ctrl+wheel zooms.',
-);
-
-const app = document.getElementById('app')!;
-const title = el('span', { class: 'title' }, t('Trace timeline'));
-const rangeLabel = el('span', { class: 'range-label muted', 'aria-live': 'polite' });
-const filter = el('vscode-textfield', {
-  class: 'filter',
-  placeholder: t('Search spans (name, phase, lane)'),
-  'aria-label': t('Search spans'),
-}) as HTMLElement & { value: string };
-const matchCount = el('span', { class: 'match-count muted' });
-const reset = el(
-  'vscode-button',
-  { secondary: '', icon: 'screen-full', title: t('Show the whole trace') },
-  t('Reset zoom'),
-);
-const exportButton = el(
-  'vscode-button',
-  { secondary: '', icon: 'export', title: t('Export as Chrome/Perfetto JSON') },
-  t('Export…'),
-);
-const legend = el('div', { class: 'legend timeline-legend', 'aria-label': t('Colour legend') });
-const overviewCanvas = el('canvas', { class: 'overview', 'aria-label': t('Trace overview') });
-const lanesCanvas = el('canvas', {
-  class: 'lanes',
-  tabindex: '0',
-  'aria-label': t('Trace timeline: W/S zoom, A/D pan'),
-});
-const tooltip = el('div', { class: 'tooltip', hidden: '', role: 'tooltip' });
-const details = el('div', { class: 'details' }, el('span', { class: 'muted' }, HINT));
-const message = el('div', { class: 'message' }, t('Waiting for a trace…'));
-app.append(
-  el('div', { class: 'toolbar' }, title, rangeLabel, filter, matchCount, reset, exportButton),
-  legend,
-  overviewCanvas,
-  el('div', { class: 'lanes-wrap' }, lanesCanvas, tooltip),
-  message,
+import { nextMatchAfter, searchMask } from './search';
+import {
   details,
-);
+  exportButton,
+  filter,
+  HINT,
+  lanesCanvas,
+  legend,
+  matchCount,
+  message,
+  overviewCanvas,
+  placeTooltip,
+  rangeLabel,
+  reset,
+  title,
+  tooltip,
+} from './page';
 
 const view = new TimelineView(lanesCanvas);
 const overview = new Overview(overviewCanvas, view);
@@ -177,14 +152,7 @@ attachInteraction(view, {
     }
     renderTooltip(tooltip, view.model, sorted);
     tooltip.hidden = false;
-    const box = lanesCanvas.getBoundingClientRect();
-    const left = Math.min(clientX - box.left + 14, box.width - tooltip.offsetWidth - 4);
-    const top =
-      clientY - box.top + 16 + tooltip.offsetHeight > box.height
-        ? clientY - box.top - tooltip.offsetHeight - 8
-        : clientY - box.top + 16;
-    tooltip.style.left = `${Math.max(0, left)}px`;
-    tooltip.style.top = `${Math.max(0, top)}px`;
+    placeTooltip(clientX, clientY);
   },
   select(sorted) {
     view.selected = sorted;
@@ -225,17 +193,7 @@ function applyFilter(): void {
     view.mask = null;
     matchCount.textContent = '';
   } else {
-    const rowMatches = model.rows.map((lane) => lane.label.toLowerCase().includes(query));
-    const phaseMatches = PHASES.map((p) => p.includes(query));
-    const { mask, count } = model.matchMask((sorted, row) => {
-      if (rowMatches[row] || phaseMatches[model.phase[sorted]]) return true;
-      const span = model.spanAt(sorted);
-      return (
-        span !== undefined &&
-        ((span.name?.toLowerCase().includes(query) ?? false) ||
-          (span.source?.file.toLowerCase().includes(query) ?? false))
-      );
-    });
+    const { mask, count } = searchMask(model, query);
     view.mask = mask;
     matchCount.textContent = count === 1 ? t('1 match') : t('{0} matches', formatCount(count));
   }
@@ -247,10 +205,7 @@ function nextMatch(): void {
   const { model, mask } = view;
   if (!model || !mask) return;
   const afterUs = view.selected >= 0 ? model.start[view.selected] : view.view.startUs;
-  let best = -1;
-  for (let i = 0; i < mask.length; i++) {
-    if (mask[i] && model.start[i] > afterUs && (best < 0 || model.start[i] < model.start[best])) best = i;
-  }
+  const best = nextMatchAfter(model, mask, afterUs);
   if (best < 0) return;
   view.selected = best;
   const half = (view.view.endUs - view.view.startUs) / 2;

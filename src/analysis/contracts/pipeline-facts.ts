@@ -8,83 +8,17 @@ import { parseModule } from '../parse';
 import { child, named, unparen, visit, type PyNode, type Source } from '../tree';
 import type { SourceRange } from '../types';
 import { readLossDivider, splitTopLevel } from './pipeline-loss-wrappers';
-
-/** How a construction sets `scale_grads`: left out (torch's default, True), True, False, or an expression. */
-export type GradScaling = 'default' | 'true' | 'false' | 'unknown';
-
-export interface Construction {
-  readonly range: SourceRange;
-  readonly line: number;
-  /** The callee as written (`schedule_class`, `Schedule1F1B`). */
-  readonly callee: string;
-  readonly scaling: GradScaling;
-  /** The micro-batch count as written (`n_microbatches=` or the second positional argument). */
-  readonly microbatches?: string;
-  /** `loss_fn=wrap(fn, k)`: the wrapper's name and its arguments as written. */
-  readonly lossWrapper?: { readonly callee: string; readonly args: readonly string[]; readonly range: SourceRange };
-  /** The enclosing function, and the name the schedule is assigned to there. */
-  readonly fn?: string;
-  readonly variable?: string;
-}
-
-/** A tuple position a function or callable returns a schedule at; -1 when it returns the schedule itself. */
-export type Position = number;
-
-/** `return v` or `return v, …` of a function, where `v` was assigned a call to `callee` (or a construction). */
-export interface ReturnedCall {
-  readonly fn: string;
-  readonly index: Position;
-  readonly callee: string;
-  readonly calleeIndex: Position;
-}
-
-/** An assignment of (a tuple of) names from a call: `(self.pp_schedule, …) = self.train_spec.pipelining_fn(…)`. */
-export interface Holder {
-  readonly targets: readonly string[];
-  readonly tuple: boolean;
-  readonly callee: string;
-  readonly cls?: string;
-  readonly fn?: string;
-  readonly line: number;
-  readonly range: SourceRange;
-}
-
-export interface StepCall {
-  readonly receiver: string;
-  readonly cls?: string;
-  readonly fn?: string;
-  readonly range: SourceRange;
-  readonly line: number;
-}
-
-/** A `for … in range(count)` loop whose body neither clears the gradients nor steps an optimizer. */
-export interface AccumulationLoop {
-  readonly cls?: string;
-  readonly fn?: string;
-  readonly count: string;
-  readonly range: SourceRange;
-  readonly line: number;
-  /** Functions called in the body (`self.forward_backward_step(…)` → `forward_backward_step`), with `self.`. */
-  readonly calls: ReadonlySet<string>;
-  /** `.step(` receivers called in the body. */
-  readonly steps: ReadonlySet<string>;
-  /** The first optimizer `.step()` after the loop in the same function. */
-  readonly optimizerStep?: { readonly range: SourceRange; readonly line: number; readonly text: string };
-}
-
-export interface PipelineFacts {
-  readonly constructions: readonly Construction[];
-  /** Functions whose return annotation names a schedule, by name. */
-  readonly annotatedReturns: ReadonlyMap<string, Position>;
-  readonly returnedCalls: readonly ReturnedCall[];
-  /** Class fields and module-level names annotated as callables that return a schedule (`pipelining_fn`). */
-  readonly annotatedCallables: ReadonlyMap<string, Position>;
-  readonly holders: readonly Holder[];
-  readonly steps: readonly StepCall[];
-  readonly loops: readonly AccumulationLoop[];
-  /** Functions that return a closure dividing the wrapped loss by one of their parameters, with its position. */
-  readonly lossDividers: ReadonlyMap<string, { readonly index: number; readonly range: SourceRange }>;
-}
+import type {
+  AccumulationLoop,
+  Construction,
+  Holder,
+  PipelineFacts,
+  Position,
+  ReturnedCall,
+  StepCall,
+} from './pipeline-fact-types';
+import { readConstruction } from './pipeline-constructions';
+import { readAccumulationLoop } from './pipeline-accumulation-loops';
 
 const PIPELINING = /^torch\.distributed\.pipelining(\.schedules)?\./;
 const SCHEDULE_CLASS =
@@ -245,7 +179,10 @@ class FileReader {
     for (const n of nodes) {
       if (n.type === 'call') this.readCall(n, cls, fn, scheduleClasses);
       else if (n.type === 'assignment') this.readAssignment(n, cls, fn, assigned);
-      else if (n.type === 'for_statement') this.readLoop(n, cls, fn, body);
+      else if (n.type === 'for_statement') {
+        const loop = readAccumulationLoop(this.source, n, cls, fn, body);
+        if (loop) this.loops.push(loop);
+      }
     }
     for (const n of nodes) if (n.type === 'return_statement') this.readReturn(n, fn, assigned);
   }
@@ -278,7 +215,7 @@ class FileReader {
     if (!callee || !args) return;
     const name = this.text(callee);
     if (callee.type === 'identifier' && (scheduleClasses.has(name) || this.isScheduleType(name))) {
-      this.constructions.push(this.construction(call, name, args, fn));
+      this.constructions.push(readConstruction(this.source, call, name, args, fn));
       return;
     }
     if (callee.type === 'attribute' && this.text(child(callee, 'attribute') ?? callee) === 'step') {
@@ -292,45 +229,6 @@ class FileReader {
           line: this.source.lineOf(call),
         });
     }
-  }
-
-  private construction(call: PyNode, callee: string, args: PyNode, fn: string): Construction {
-    let scaling: GradScaling = 'default';
-    let microbatches: string | undefined;
-    let lossWrapper: Construction['lossWrapper'];
-    const positional = named(args).filter((a) => a.type !== 'keyword_argument');
-    for (const a of named(args)) {
-      if (a.type === 'dictionary_splat') scaling = 'unknown';
-      if (a.type !== 'keyword_argument') continue;
-      const key = this.text(child(a, 'name') ?? a);
-      const value = child(a, 'value');
-      if (key === 'scale_grads' && value)
-        scaling = this.text(value) === 'True' ? 'true' : this.text(value) === 'False' ? 'false' : 'unknown';
-      if (key === 'n_microbatches' && value) microbatches = this.source.textOf(value);
-      if (key === 'loss_fn' && value?.type === 'call') lossWrapper = this.wrapperCall(value);
-    }
-    if (microbatches === undefined && positional[1]) microbatches = this.source.textOf(positional[1]);
-    const statement = call.parent?.type === 'assignment' ? call.parent : undefined;
-    const left = statement ? child(statement, 'left') : undefined;
-    return {
-      range: this.source.range(call),
-      line: this.source.lineOf(call),
-      callee,
-      scaling,
-      microbatches,
-      lossWrapper,
-      fn,
-      variable: left && child(statement!, 'right') === call ? this.text(left) : undefined,
-    };
-  }
-
-  private wrapperCall(call: PyNode): Construction['lossWrapper'] {
-    const callee = child(call, 'function');
-    const args = child(call, 'arguments');
-    if (callee?.type !== 'identifier' || !args) return undefined;
-    const items = named(args);
-    if (items.some((a) => a.type !== 'identifier' && a.type !== 'attribute' && a.type !== 'integer')) return undefined;
-    return { callee: this.text(callee), args: items.map((a) => this.text(a)), range: this.source.range(call) };
   }
 
   private readAssignment(
@@ -378,56 +276,4 @@ class FileReader {
         });
     });
   }
-
-  private readLoop(loop: PyNode, cls: string | undefined, fn: string, fnBody: PyNode): void {
-    const right = child(loop, 'right');
-    const body = child(loop, 'body');
-    if (!right || !body || right.type !== 'call' || this.text(child(right, 'function') ?? right) !== 'range') return;
-    const args = named(child(right, 'arguments') ?? right);
-    // `range(n)` only: a start and stop (`range(1, k)`) or a literal count of one or none proves no repetition.
-    if (args.length !== 1 || (args[0].type === 'integer' && Number(this.text(args[0])) <= 1)) return;
-    const calls = new Set<string>();
-    const steps = new Set<string>();
-    let clears = false;
-    visit(body, (n) => {
-      if (n.type !== 'call') return true;
-      const callee = child(n, 'function');
-      if (!callee) return true;
-      const text = this.text(callee);
-      if (/(^|\.)zero_grad$/.test(text)) clears = true;
-      if (/\.step$/.test(text)) {
-        const receiver = text.slice(0, -'.step'.length);
-        if (isOptimizer(receiver)) clears = true;
-        steps.add(receiver);
-      }
-      calls.add(text.replace(/^self\./, 'self.'));
-      return true;
-    });
-    if (clears) return;
-    let optimizerStep: AccumulationLoop['optimizerStep'];
-    visit(fnBody, (n) => {
-      if (optimizerStep || n.start < loop.end) return n.end > loop.end && !optimizerStep;
-      const callee = n.type === 'call' ? child(n, 'function') : undefined;
-      const text = callee ? this.text(callee) : '';
-      if (/\.step$/.test(text) && isOptimizer(text.slice(0, -'.step'.length)))
-        optimizerStep = { range: this.source.range(n), line: this.source.lineOf(n), text: this.source.textOf(n) };
-      return !optimizerStep;
-    });
-    if (!optimizerStep) return;
-    this.loops.push({
-      cls,
-      fn,
-      count: this.source.textOf(args[0]),
-      range: this.source.range(child(loop, 'left') ?? loop),
-      line: this.source.lineOf(loop),
-      calls,
-      steps,
-      optimizerStep,
-    });
-  }
-}
-
-/** `optimizer`, `self.optimizers`, `opt`: the receiver of an optimizer's `.step()`. */
-function isOptimizer(receiver: string): boolean {
-  return /(^|\.)(optim\w*|opt)$/i.test(receiver);
 }

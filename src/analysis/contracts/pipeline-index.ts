@@ -3,7 +3,8 @@
 // it or call `.step(`, so a code base without pipeline parallelism costs one substring test per file.
 import type { Parser } from 'web-tree-sitter';
 import type { Finding } from '../types';
-import { mayConcernSchedules, readPipelineFacts, type PipelineFacts } from './pipeline-facts';
+import { mayConcernSchedules, readPipelineFacts } from './pipeline-facts';
+import type { PipelineFacts } from './pipeline-fact-types';
 import { pipelineScheduleFindings } from './pipeline-schedules';
 
 interface Entry {

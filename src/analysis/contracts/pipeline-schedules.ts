@@ -12,7 +12,7 @@
 // the gradients nor steps an optimizer, and an optimizer steps after that loop in the same function.
 import type { Finding, RelatedLocation } from '../types';
 import { ruleInfo } from '../rules';
-import type { AccumulationLoop, Construction, PipelineFacts, Position, StepCall } from './pipeline-facts';
+import type { AccumulationLoop, Construction, PipelineFacts, Position, StepCall } from './pipeline-fact-types';
 
 interface Workspace {
   readonly files: ReadonlyMap<string, PipelineFacts>;

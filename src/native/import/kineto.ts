@@ -4,43 +4,22 @@
 // launched it. Takes JSON text; gzipped files are inflated by the caller.
 import { TraceBuilder, type Trace, asBytes, asMicros } from '../../engine/index';
 import { parseJsonText } from './json-text';
-import {
-  MeasurementParseError,
-  dtypeBytes,
-  normalizeCollective,
-  rowFromTime,
-  type CollectiveName,
-  type Measurement,
-  type MeasurementRow,
-} from './model';
+import { MeasurementParseError, normalizeCollective, type CollectiveName, type Measurement } from './model';
 import { dropImplausible, droppedWarning } from './corrupt-events';
 import { kinetoFlows } from './kineto-flows';
+import {
+  bytesFromArgs,
+  bytesFromEnclosingAnnotation,
+  indexAnnotations,
+  num,
+  rankCount,
+  str,
+  type KinetoEvent,
+  type NcclKernel,
+} from './kineto-events';
+import { toMeasurements } from './kineto-measurements';
 
-interface KinetoEvent {
-  readonly ph?: string;
-  readonly cat?: string;
-  readonly name?: string;
-  readonly pid?: number | string;
-  readonly tid?: number | string;
-  readonly ts?: number;
-  readonly dur?: number;
-  readonly args?: Record<string, unknown>;
-}
-
-export interface NcclKernel {
-  readonly rank: number;
-  readonly stream: string;
-  readonly collective: CollectiveName;
-  readonly algorithm?: string;
-  readonly protocol?: string;
-  readonly op?: string;
-  readonly dtype?: string;
-  readonly bytes?: number;
-  readonly groupSize?: number;
-  readonly startUs: number;
-  readonly durationUs: number;
-  readonly name: string;
-}
+export type { NcclKernel } from './kineto-events';
 
 const KERNEL =
   /^nccl(?:Dev)?Kernel_([A-Za-z]+?)(?:_(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|NVLS_TREE|NVLS|PAT))?(?:_(LL128|LL|SIMPLE))?(?:_(Sum|Prod|Min|Max|Avg|PreMulSum|SumPostDiv))?(?:_(\w+?))?\(/;
@@ -63,45 +42,6 @@ export function parseNcclKernelName(
 
 export function looksLikeKineto(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Array.isArray((value as { traceEvents?: unknown }).traceEvents);
-}
-
-const num = (v: unknown): number | undefined =>
-  typeof v === 'number' && Number.isFinite(v)
-    ? v
-    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
-      ? Number(v)
-      : undefined;
-/** A count of ranks: a whole number from 1 to 2^24; anything else (0, 2.5, 1e308 in a corrupt trace) is no count. */
-const rankCount = (v: unknown): number | undefined => {
-  const n = num(v);
-  return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 2 ** 24 ? n : undefined;
-};
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-/** Bytes of a collective from its args: the full buffer, so all-gather counts its output and reduce-scatter its input. */
-function bytesFromArgs(args: Record<string, unknown>, collective: CollectiveName): number | undefined {
-  const elem = dtypeBytes(str(args.dtype));
-  const inN = num(args['In msg nelems']);
-  const outN = num(args['Out msg nelems']);
-  if (elem === undefined || (inN === undefined && outN === undefined)) return undefined;
-  const nelems = collective === 'allgather' ? Math.max(inN ?? 0, outN ?? 0) : (inN ?? outN ?? 0);
-  return sizeOrUndefined(nelems * elem);
-}
-
-/** Size from an old-style `nccl:*` annotation: Input Dims [[n]] with Input type ["float"]. */
-function bytesFromDims(args: Record<string, unknown>): number | undefined {
-  const dims = args['Input Dims'];
-  const types = args['Input type'];
-  if (!Array.isArray(dims) || !Array.isArray(dims[0]) || dims[0].length === 0 || !Array.isArray(types))
-    return undefined;
-  const elem = dtypeBytes(str(types[0]));
-  if (elem === undefined) return undefined;
-  return sizeOrUndefined((dims[0] as unknown[]).reduce<number>((p, d) => p * (num(d) ?? 0), 1) * elem);
-}
-
-/** A byte count from a hand-edited or corrupt trace may be negative or overflow; such a size is no size. */
-function sizeOrUndefined(bytes: number): number | undefined {
-  return Number.isFinite(bytes) && bytes >= 0 ? bytes : undefined;
 }
 
 /** Takes the JSON text, or the already parsed document (so a caller that sniffed the format parses only once). */
@@ -244,116 +184,6 @@ function deviceNames(properties: unknown): string[] {
     )
     .filter(Boolean);
   return [...new Set(names)];
-}
-
-/**
- * The nccl: annotations of each thread sorted by start, with the latest end seen so far, so the annotation around a
- * launch is found by binary search instead of a scan of every annotation per kernel (which was quadratic: 80,000
- * annotated calls took 11 s).
- */
-interface AnnotationIndex {
-  readonly byThread: Map<
-    string,
-    { starts: number[]; ends: number[]; maxEnds: number[]; order: number[]; events: KinetoEvent[] }
-  >;
-}
-
-/** Thread ids compare strictly (7 and "7" are different threads), as the trace's own values. */
-const threadKey = (tid: unknown): string => `${typeof tid}:${String(tid)}`;
-
-function indexAnnotations(annotations: readonly KinetoEvent[]): AnnotationIndex {
-  const byThread: AnnotationIndex['byThread'] = new Map();
-  const grouped = new Map<string, { start: number; end: number; order: number; event: KinetoEvent }[]>();
-  annotations.forEach((a, order) => {
-    const start = num(a.ts);
-    if (start === undefined) return;
-    const key = threadKey(a.tid);
-    const list = grouped.get(key) ?? [];
-    grouped.set(key, list);
-    list.push({ start, end: start + (num(a.dur) ?? 0), order, event: a });
-  });
-  for (const [key, list] of grouped) {
-    list.sort((x, y) => x.start - y.start || x.order - y.order);
-    const maxEnds: number[] = [];
-    list.forEach((x, i) => maxEnds.push(Math.max(x.end, i > 0 ? maxEnds[i - 1] : -Infinity)));
-    byThread.set(key, {
-      starts: list.map((x) => x.start),
-      ends: list.map((x) => x.end),
-      maxEnds,
-      order: list.map((x) => x.order),
-      events: list.map((x) => x.event),
-    });
-  }
-  return { byThread };
-}
-
-function bytesFromEnclosingAnnotation(launch: KinetoEvent | undefined, index: AnnotationIndex): number | undefined {
-  const t = num(launch?.ts);
-  if (!launch || t === undefined) return undefined;
-  const thread = index.byThread.get(threadKey(launch.tid));
-  if (!thread) return undefined;
-  // The last annotation starting at or before t, then back while an earlier one could still reach t; among those
-  // that enclose t, the first in file order wins, as a scan in file order would pick.
-  let lo = 0;
-  let hi = thread.starts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (thread.starts[mid] <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  let best = -1;
-  for (let i = lo - 1; i >= 0 && thread.maxEnds[i] >= t; i--) {
-    if (thread.ends[i] >= t && (best < 0 || thread.order[i] < thread.order[best])) best = i;
-  }
-  return best >= 0 ? bytesFromDims(thread.events[best].args ?? {}) : undefined;
-}
-
-/** One measurement per collective: each size's median kernel time. */
-function toMeasurements(kernels: NcclKernel[], worldSize: number, info: Record<string, unknown>): Measurement[] {
-  const byCollective = new Map<CollectiveName, Map<number, number[]>>();
-  for (const k of kernels) {
-    if (k.bytes === undefined || k.durationUs <= 0) continue;
-    const sizes = byCollective.get(k.collective) ?? new Map<number, number[]>();
-    byCollective.set(k.collective, sizes);
-    // Push, not spread: a long run repeats one bucket size hundreds of thousands of times, and copying the list
-    // on every kernel made importing such a trace quadratic.
-    const times = sizes.get(k.bytes);
-    if (times) times.push(k.durationUs);
-    else sizes.set(k.bytes, [k.durationUs]);
-  }
-  // Each collective's group size, from its first kernel that names one, found in one pass: looking it up per
-  // size row scanned every kernel when no kernel had the field (kernels × sizes).
-  const groupSizes = new Map<CollectiveName, number>();
-  for (const k of kernels) if (k.groupSize && !groupSizes.has(k.collective)) groupSizes.set(k.collective, k.groupSize);
-  const ranksOf = (c: CollectiveName): number => groupSizes.get(c) ?? worldSize;
-  const all: CollectiveName[] = [...new Set(kernels.map((k) => k.collective))];
-  return all.map((collective) => {
-    const sizes = byCollective.get(collective) ?? new Map<number, number[]>();
-    const rows: MeasurementRow[] = [...sizes]
-      .sort((a, b) => a[0] - b[0])
-      .map(([bytes, times]) => {
-        const sorted = [...times].sort((a, b) => a - b);
-        return {
-          ...rowFromTime(bytes, sorted[Math.floor(sorted.length / 2)], collective, ranksOf(collective)),
-          calls: times.length,
-        };
-      });
-    const of = kernels.filter((k) => k.collective === collective);
-    return {
-      kind: 'kineto' as const,
-      collective,
-      ranks: ranksOf(collective),
-      rows,
-      meta: {
-        kernels: of.length,
-        algorithms: [...new Set(of.map((k) => k.algorithm ?? '?'))],
-        protocols: [...new Set(of.map((k) => k.protocol ?? '?'))],
-        rank: kernels[0]?.rank ?? 0,
-        ...(typeof info.nccl_version === 'string' ? { ncclVersion: info.nccl_version } : {}),
-        ...(typeof info.backend === 'string' ? { backend: info.backend } : {}),
-      },
-    };
-  });
 }
 
 interface CpuCommsOp {

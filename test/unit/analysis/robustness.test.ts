@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzePython } from '../../../src/analysis/index';
-import { readSource } from '../../../src/cli/commands/check';
+import { readSource } from '../../../src/cli/check-files';
 import { trainingScript } from '../../../bench/training-script';
 import { parser, py, summary } from './helpers';
 
