@@ -2,14 +2,14 @@
 // drawn over the model's prediction for the system the measurement ran on (from the log when it says) or the
 // selected one.
 import * as vscode from 'vscode';
-import { presetSystem, resolveSystem, sweepAllReduce, type System, asBytes } from '../../engine/index';
+import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
 import type { ChartsNote } from '../../protocol';
 import { measurementView, type MeasurementView } from '../glue/measurement-view';
 import type { ImportResult, Measurement } from '../../native/import/index';
 import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
-import { measuredSeries } from '../glue/charts-data';
+import { measuredSeries, modelSweepRange } from '../glue/charts-data';
 import { deepSpeedLensSites } from '../glue/lens-sites';
 import { MAX_MEASUREMENT_BYTES, formatFileSize, refuseLargeFile } from '../glue/file-limits';
 import { presetScaling, rowWarnings, systemFromMeasuredGpu, type ComparisonBasis } from '../glue/compare';
@@ -211,28 +211,24 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   // compareMeasurement keeps usableRows' order, so the source lines line up by index.
   const lines = usableRows(measurement).map((r) => r.line);
   const rows = compared.rows.map((r, i) => ({ ...r, line: lines[i] }));
-  const sizes = rows.map((r) => r.bytes);
-  const minBytes = asBytes(Math.max(1, Math.min(...sizes)));
-  const model = sweepAllReduce(system, {
-    minBytes,
-    maxBytes: asBytes(Math.max(minBytes * 2, Math.max(...sizes))),
-    factor: 2,
-  });
+  const measured = result.measurements
+    .filter((m) => m.rows.length > 0)
+    .map((m, i, all) =>
+      measuredSeries(
+        all.length > 1
+          ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
+          : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
+        m.rows,
+      ),
+    );
+  // The model line spans every series drawn, not only the one compared.
+  const range = modelSweepRange(measured);
   ctx.panels.showCharts({
     title: vscode.l10n.t('{0}: measured vs model on {1}', name, label),
     system: label,
     notes: measurementNotes(view, note),
-    sweeps: [{ label: vscode.l10n.t('model: {0}', label), rows: model }],
-    measured: result.measurements
-      .filter((m) => m.rows.length > 0)
-      .map((m, i, all) =>
-        measuredSeries(
-          all.length > 1
-            ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
-            : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
-          m.rows,
-        ),
-      ),
+    sweeps: range ? [{ label: vscode.l10n.t('model: {0}', label), rows: sweepAllReduce(system, range) }] : [],
+    measured,
   });
   ctx.measurementWarnings.set(file, [
     ...errors,

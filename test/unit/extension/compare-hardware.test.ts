@@ -77,3 +77,31 @@ test(
     assert.ok(assumed.includes('deepspeed-commslogger-verbose-2022.log'), assumed.join(', '));
   },
 );
+
+test(
+  'Compare with Model draws the model line over every measured size of every series in the file',
+  { skip },
+  async () => {
+    // The DeepSpeed comms log's chart drew the model from 512 MiB to 1 GiB only, beside all-gathers near 8 MiB.
+    let checked = 0;
+    for (const file of readdirSync(SHARED).filter((f) => !f.endsWith('.md'))) {
+      await fake.commands.executeCommand('collectiveProfiler.compareWithModel', fake.Uri.file(join(SHARED, file)));
+      const charts = fake.recorded.panels.filter((p) => p.viewType === 'collectiveProfiler.charts').pop();
+      await charts?.fromWebview({ type: 'ready', panel: 'charts' });
+      const data = (charts?.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: ChartsSent })?.data;
+      if (!data?.sweeps?.length || !data.measured?.length) continue;
+      const model = data.sweeps[0].rows.map((r) => r.bytes);
+      const sizes = data.measured.flatMap((s) => s.points.map((p) => p.bytes));
+      // The model is swept in fp32: its smallest size is one 4-byte element, however small the measured one.
+      assert.ok(Math.min(...model) <= Math.max(4, Math.min(...sizes)), `${file}: model from ${Math.min(...model)} B`);
+      assert.ok(Math.max(...model) >= Math.max(...sizes), `${file}: model to ${Math.max(...model)} B`);
+      checked++;
+    }
+    assert.ok(checked > 10, `${checked} files compared`);
+  },
+);
+
+interface ChartsSent {
+  readonly sweeps?: readonly { rows: readonly { bytes: number }[] }[];
+  readonly measured?: readonly { points: readonly { bytes: number }[] }[];
+}
