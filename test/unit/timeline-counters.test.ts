@@ -4,7 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { asBytes, presetSystem, simulateCollective } from '../../src/engine/index';
-import { averageGBps, bytesUpTo, columnAverages, rateSeries, traceCounters } from '../../webview/timeline/counters';
+import {
+  averageGBps,
+  bytesUpTo,
+  clearStretch,
+  columnAverages,
+  drawCounter,
+  rateSeries,
+  traceCounters,
+} from '../../webview/timeline/counters';
 import { TimelineModel } from '../../webview/timeline/model';
 import { simulateTrainingStep } from '../../src/engine/training/step';
 import { stepTrace } from '../../src/engine/training/step-trace';
@@ -175,4 +183,60 @@ test('a training step timeline: an algbw counter from its collectives, equal to 
     assert.ok(stats.algbwGBps > 0, `${from}..${to} holds collective time`);
     assert.ok(close(averageGBps(algbw, from, to), stats.algbwGBps, 1e-9), `${from}..${to}`);
   }
+});
+
+/** A canvas context that records the counter's area (its columns' tops) and where its text went. */
+function recordingCanvas(charPx: number) {
+  const path: [number, number][] = [];
+  const texts: { text: string; x: number; y: number; width: number }[] = [];
+  const chips: number[][] = [];
+  const ctx = {
+    font: '22px sans-serif',
+    fillStyle: '',
+    beginPath: () => (path.length = 0),
+    moveTo: (x: number, y: number) => path.push([x, y]),
+    lineTo: (x: number, y: number) => path.push([x, y]),
+    closePath: () => undefined,
+    fill: () => undefined,
+    fillRect: (...box: number[]) => chips.push(box),
+    measureText: (text: string) => ({ width: text.length * charPx }),
+    fillText: (text: string, x: number, y: number) => texts.push({ text, x, y, width: text.length * charPx }),
+  };
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, path, texts, chips };
+}
+
+test("a counter's peak label sits where no bar reaches its text, or on a chip when none is free", () => {
+  // The e2e screenshots: link counters busy from the left edge printed "peak 384.7 GB/s" over their own bars.
+  // At dpr 2: a 28 px line, 22 px text centred on it, so a bar clears the text only below 2 px.
+  const dpr = 2;
+  const rowHeightPx = 28;
+  const topPx = 100;
+  const window = { startUs: 0, endUs: 1000, leftPx: 50, widthPx: 1000 };
+  const colours = { fill: 'blue', text: 'white', background: 'black' };
+  // Busy over the first 300 µs and from 700 µs: a free stretch of 400 columns in the middle.
+  const busy = rateSeries('link', [0, 700], [300, 1000], [3e8, 3e8]);
+  const canvas = recordingCanvas(12);
+  drawCounter({ ctx: canvas.ctx, dpr, rowHeightPx }, busy, topPx, window, colours);
+  const [label] = canvas.texts;
+  assert.match(label.text, /^peak .* GB\/s$/);
+  const textBottom = label.y + 11;
+  for (const [x, y] of canvas.path) {
+    const under = x > label.x && x < label.x + label.width;
+    if (under) assert.ok(y >= textBottom, `a bar at x ${x} reaches y ${y}, above the text's bottom ${textBottom}`);
+  }
+  assert.ok(label.x >= window.leftPx + 300 && label.x + label.width <= window.leftPx + 700, `text at ${label.x}`);
+  assert.deepEqual(canvas.chips, []);
+  // Busy from end to end: the label goes on a chip of the background at the left, not straight over the bars.
+  const full = rateSeries('link', [0], [1000], [3e8]);
+  const covered = recordingCanvas(12);
+  drawCounter({ ctx: covered.ctx, dpr, rowHeightPx }, full, topPx, window, colours);
+  assert.equal(covered.texts[0].x, window.leftPx + 3 * dpr);
+  assert.deepEqual(covered.chips, [[window.leftPx, topPx, covered.texts[0].width + 6 * dpr, rowHeightPx]]);
+});
+
+test('a clear stretch is the first run of columns wide enough whose bars stay under the limit', () => {
+  assert.equal(clearStretch([5, 5, 0, 0, 1, 5, 0, 0, 0, 0], 3, 1), 2);
+  assert.equal(clearStretch([5, 0, 0, 5, 0, 0, 0], 3, 0), 4);
+  assert.equal(clearStretch([5, 0, 0, 5], 3, 0), undefined);
+  assert.equal(clearStretch([0, 0], 0.5, 0), 0);
 });

@@ -80,15 +80,31 @@ export interface CounterCanvas {
 }
 
 /**
+ * The first column from which `widthPx` columns in a row all keep their bars at or under `clearPx`: where a label
+ * can sit beside the area without covering any of it. Undefined when the line has no such stretch.
+ */
+export function clearStretch(barsPx: ArrayLike<number>, widthPx: number, clearPx: number): number | undefined {
+  const needed = Math.max(1, Math.ceil(widthPx));
+  let run = 0;
+  for (let c = 0; c < barsPx.length; c++) {
+    run = barsPx[c] <= clearPx ? run + 1 : 0;
+    if (run >= needed) return c - needed + 1;
+  }
+  return undefined;
+}
+
+/**
  * Draws a counter on the line whose top is at canvas y `topPx`: an area of its column averages over the visible
- * window, scaled to the highest of them, with that peak written at the line's left in GB/s.
+ * window, scaled to the highest of them, with that peak written in GB/s in the first stretch of the line whose bars
+ * stay under the text. A line busy from end to end has no such stretch; its label then sits on a chip of the
+ * background at the left, which hides the few columns under it rather than printing over them.
  */
 export function drawCounter(
   target: CounterCanvas,
   series: CounterSeries,
   topPx: number,
   window: { startUs: number; endUs: number; leftPx: number; widthPx: number },
-  colours: { fill: string; text: string },
+  colours: { fill: string; text: string; background: string },
 ): void {
   const { ctx, dpr } = target;
   const columns = Math.max(1, Math.floor(window.widthPx));
@@ -98,17 +114,32 @@ export function drawCounter(
   if (!(peak > 0)) return;
   const bottom = topPx + target.rowHeightPx - dpr;
   const height = target.rowHeightPx - 2 * dpr;
+  const barsPx = Array.from(values, (v) => (v / peak) * height);
   ctx.fillStyle = colours.fill;
   ctx.beginPath();
   ctx.moveTo(window.leftPx, bottom);
   for (let c = 0; c < columns; c++) {
-    const y = bottom - (values[c] / peak) * height;
+    const y = bottom - barsPx[c];
     ctx.lineTo(window.leftPx + c, y);
     ctx.lineTo(window.leftPx + c + 1, y);
   }
   ctx.lineTo(window.leftPx + columns, bottom);
   ctx.closePath();
   ctx.fill();
+  const label = t('peak {0} GB/s', peak.toFixed(1));
+  const pad = 3 * dpr;
+  const textWidth = ctx.measureText(label).width;
+  // The text is centred on the line (overlays.ts sets a middle baseline); a bar is clear of it when its top stays
+  // below the text's bottom.
+  const fontPx = Number(/(\d+(?:\.\d+)?)px/.exec(ctx.font)?.[1] ?? 11 * dpr);
+  const middle = topPx + target.rowHeightPx / 2;
+  const clearPx = Math.max(0, bottom - (middle + fontPx / 2));
+  const at = clearStretch(barsPx, textWidth + 2 * pad, clearPx);
+  const x = window.leftPx + (at ?? 0) + pad;
+  if (at === undefined) {
+    ctx.fillStyle = colours.background;
+    ctx.fillRect(x - pad, topPx, textWidth + 2 * pad, target.rowHeightPx);
+  }
   ctx.fillStyle = colours.text;
-  ctx.fillText(t('peak {0} GB/s', peak.toFixed(1)), window.leftPx + 3 * dpr, topPx + target.rowHeightPx / 2);
+  ctx.fillText(label, x, middle);
 }

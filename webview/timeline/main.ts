@@ -131,7 +131,11 @@ view.drawExtras = (visible, scale) => {
   const model = view.model;
   if (!model) return;
   const window = { startUs: view.view.startUs, endUs: view.view.endUs, leftPx: scale.leftPx, widthPx: scale.widthPx };
-  const colours = { fill: view.phaseCss(PHASES.indexOf('exchange')), text: view.palette.foreground };
+  const colours = {
+    fill: view.phaseCss(PHASES.indexOf('exchange')),
+    text: view.palette.foreground,
+    background: cssRgba(view.palette.background),
+  };
   for (const index of visible) {
     const line = lineAt(view.layout, index);
     // A folded counters group shows its first counter, the busbw, on its header line.

@@ -112,3 +112,19 @@ export function measuredSeries(
       .map((r) => ({ bytes: r.bytes, timeUs: r.timeUs, busbwGBps: r.busbwGBps })),
   };
 }
+
+/**
+ * The sizes the model line is swept over so that it spans every measured series, not only the one compared: a
+ * DeepSpeed log holds all-gathers near 8 MiB beside all-reduces near 1 GiB, and a line over one of them leaves the
+ * others with nothing to be read against. Doubling from the power of two at or below the smallest size, to the first
+ * one at or above the largest, so the line's ends lie outside the measured points. Undefined without a point.
+ */
+export function modelSweepRange(series: readonly MeasuredSeries[]): { minBytes: Bytes; maxBytes: Bytes } | undefined {
+  const sizes = series.flatMap((s) => s.points.map((p) => p.bytes)).filter((b) => b > 0);
+  if (sizes.length === 0) return undefined;
+  const smallest = Math.min(...sizes);
+  const largest = Math.max(...sizes);
+  const minBytes = 2 ** Math.floor(Math.log2(smallest));
+  const doublings = Math.max(1, Math.ceil(Math.log2(largest / minBytes)));
+  return { minBytes: asBytes(minBytes), maxBytes: asBytes(minBytes * 2 ** doublings) };
+}

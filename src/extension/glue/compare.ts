@@ -67,8 +67,26 @@ export interface RowWarning {
 
 const size = (bytes: number) => formatBytes(asBytes(bytes));
 
-/** Puts the verdict where the numbers are: one warning per flagged row that knows its line. */
-export function rowWarnings(rows: readonly FlaggedRow[], systemLabel: string, threshold?: number): RowWarning[] {
+/**
+ * What a measurement is judged against: a system the log describes, one built from the GPU the file names, or the
+ * selected system standing in for hardware the file never names.
+ */
+export type ComparisonBasis = 'log' | 'file-gpu' | 'assumed';
+
+/** The system a verdict is stated against, and how the comparison came by it. */
+export interface JudgedSystem {
+  readonly label: string;
+  readonly basis: ComparisonBasis;
+}
+
+/**
+ * Puts the verdict where the numbers are: one warning per flagged row that knows its line. Against assumed hardware
+ * a low ratio proves nothing about the run (it may have been measured on slower GPUs), so nothing is said there;
+ * the panel still draws the comparison, labelled as assumed.
+ */
+export function rowWarnings(rows: readonly FlaggedRow[], system: JudgedSystem, threshold?: number): RowWarning[] {
+  if (system.basis === 'assumed') return [];
+  const systemLabel = system.label;
   return rows
     .filter((r) => r.flagged && r.line !== undefined && r.line >= 1)
     .map((r) => ({

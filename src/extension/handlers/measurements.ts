@@ -2,17 +2,17 @@
 // drawn over the model's prediction for the system the measurement ran on (from the log when it says) or the
 // selected one.
 import * as vscode from 'vscode';
-import { presetSystem, resolveSystem, sweepAllReduce, type System, asBytes } from '../../engine/index';
+import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
 import type { ChartsNote } from '../../protocol';
 import { measurementView, type MeasurementView } from '../glue/measurement-view';
 import type { ImportResult, Measurement } from '../../native/import/index';
 import { compareMeasurement, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
-import { measuredSeries } from '../glue/charts-data';
+import { measuredSeries, modelSweepRange } from '../glue/charts-data';
 import { deepSpeedLensSites } from '../glue/lens-sites';
 import { MAX_MEASUREMENT_BYTES, formatFileSize, refuseLargeFile } from '../glue/file-limits';
-import { presetScaling, rowWarnings, systemFromMeasuredGpu } from '../glue/compare';
+import { presetScaling, rowWarnings, systemFromMeasuredGpu, type ComparisonBasis } from '../glue/compare';
 import { parseSystemChoice } from '../glue/system-choice';
 import { withCancellableProgress } from '../progress';
 import { checkUserFile, readUserFileWithProgress } from '../user-files';
@@ -97,13 +97,14 @@ async function comparisonSystem(
   result: ImportResult,
   measurement: Measurement,
   view: MeasurementView,
-): Promise<{ system: System; label: string; note: string }> {
+): Promise<{ system: System; label: string; note: string; basis: ComparisonBasis }> {
   if (result.system) {
     try {
       const system = resolveSystem(result.system);
       return {
         system,
         label: vscode.l10n.t('{0} (from the log)', system.label),
+        basis: 'log',
         note: vscode.l10n.t('compared with {0}, the system the log describes', system.label),
       };
     } catch (error) {
@@ -123,6 +124,7 @@ async function comparisonSystem(
     return {
       system,
       label: vscode.l10n.t('{0} (GPU from the file)', system.label),
+      basis: 'file-gpu',
       note: vscode.l10n.t(
         "compared with {0}: the file's {1} as the catalogue's {2}; interconnect and network assumed",
         system.label,
@@ -153,7 +155,12 @@ async function comparisonSystem(
   return {
     system,
     label: vscode.l10n.t('{0} (assumed)', system.label),
-    note: vscode.l10n.t('compared with the selected {0} as an assumption: {1}', system.label, why),
+    basis: 'assumed',
+    note: vscode.l10n.t(
+      'compared with the selected {0} as an assumption: {1}; no size is judged in Problems (Collective Profiler: Select System picks the system it ran on)',
+      system.label,
+      why,
+    ),
   };
 }
 
@@ -199,52 +206,55 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
     );
     return;
   }
-  const { system, label, note } = await comparisonSystem(ctx, result, measurement, view);
+  const { system, label, note, basis } = await comparisonSystem(ctx, result, measurement, view);
   const compared = compareMeasurement(measurement, system);
   // compareMeasurement keeps usableRows' order, so the source lines line up by index.
   const lines = usableRows(measurement).map((r) => r.line);
   const rows = compared.rows.map((r, i) => ({ ...r, line: lines[i] }));
-  const sizes = rows.map((r) => r.bytes);
-  const minBytes = asBytes(Math.max(1, Math.min(...sizes)));
-  const model = sweepAllReduce(system, {
-    minBytes,
-    maxBytes: asBytes(Math.max(minBytes * 2, Math.max(...sizes))),
-    factor: 2,
-  });
+  const measured = result.measurements
+    .filter((m) => m.rows.length > 0)
+    .map((m, i, all) =>
+      measuredSeries(
+        all.length > 1
+          ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
+          : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
+        m.rows,
+      ),
+    );
+  // The model line spans every series drawn, not only the one compared.
+  const range = modelSweepRange(measured);
   ctx.panels.showCharts({
     title: vscode.l10n.t('{0}: measured vs model on {1}', name, label),
     system: label,
     notes: measurementNotes(view, note),
-    sweeps: [{ label: vscode.l10n.t('model: {0}', label), rows: model }],
-    measured: result.measurements
-      .filter((m) => m.rows.length > 0)
-      .map((m, i, all) =>
-        measuredSeries(
-          all.length > 1
-            ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
-            : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
-          m.rows,
-        ),
-      ),
+    sweeps: range ? [{ label: vscode.l10n.t('model: {0}', label), rows: sweepAllReduce(system, range) }] : [],
+    measured,
   });
   ctx.measurementWarnings.set(file, [
     ...errors,
-    ...rowWarnings(rows, label, compared.threshold).map((w) =>
+    ...rowWarnings(rows, { label, basis }, compared.threshold).map((w) =>
       diagnostic(w.line, w.message, vscode.DiagnosticSeverity.Warning),
     ),
   ]);
   const flagged = rows.filter((r) => r.flagged);
+  // Against assumed hardware the summary states the numbers, not a verdict on the run.
   const verdict =
-    flagged.length === 0
-      ? vscode.l10n.t("{0}: every measured size is within the model's uncertainty of its busbw on {1}.", name, label)
-      : vscode.l10n.t(
-          "{0}: {1} of {2} sizes fall below what the model's uncertainty allows on {3} (lowest {4}% of the model's busbw).",
+    basis === 'assumed'
+      ? vscode.l10n.t(
+          '{0}: measured against {1}; its sizes are not judged because the file does not say what it ran on.',
           name,
-          flagged.length,
-          rows.length,
           label,
-          Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100),
-        );
+        )
+      : flagged.length === 0
+        ? vscode.l10n.t("{0}: every measured size is within the model's uncertainty of its busbw on {1}.", name, label)
+        : vscode.l10n.t(
+            "{0}: {1} of {2} sizes fall below what the model's uncertainty allows on {3} (lowest {4}% of the model's busbw).",
+            name,
+            flagged.length,
+            rows.length,
+            label,
+            Math.round(Math.min(...flagged.map((f) => f.ratio)) * 100),
+          );
   // Sizes below the threshold of NCCL's modelled choice but normal for a pair NCCL rates near it: NCCL took that pair.
   const explained = rows.filter((r) => r.explainedBy);
   const explanation =

@@ -69,8 +69,10 @@ const charts = `
 .card .plot { position: relative; height: 280px; }
 .card.assumptions { grid-column: 1 / -1; }
 .card h3 { font-size: 12px; margin: 8px 0 2px; color: var(--vscode-descriptionForeground); }
-.assumption-fields { display: grid; grid-template-columns: max-content minmax(120px, 220px) max-content;
-  gap: 4px 10px; align-items: center; }
+/* The controls' column never goes below what a control needs to show its value (a select: its longest option); the
+   labels' column gives way instead and wraps between words, so a half-width panel reads the whole model name. */
+.assumption-fields { display: grid; grid-template-columns: minmax(8em, max-content) minmax(max-content, 220px)
+  max-content; gap: 4px 10px; align-items: center; }
 .assumption-fields input, .assumption-fields select { font: inherit; padding: 2px 4px;
   color: var(--vscode-input-foreground); background: var(--vscode-input-background);
   border: 1px solid var(--vscode-input-border, var(--vscode-panel-border, transparent)); }

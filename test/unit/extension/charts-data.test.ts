@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presetSystem, resolveSystem, asBytes } from '../../../src/engine/index';
-import { compareAlgorithmsAt, nodeScaling, phaseLadder, sweepSeries } from '../../../src/extension/glue/charts-data';
+import { presetSystem, resolveSystem, asBytes, asGBps, asMicros } from '../../../src/engine/index';
+import {
+  compareAlgorithmsAt,
+  modelSweepRange,
+  nodeScaling,
+  phaseLadder,
+  sweepSeries,
+} from '../../../src/extension/glue/charts-data';
 
 const h100 = resolveSystem(presetSystem('dgx-h100')!);
 
@@ -39,4 +45,14 @@ test('phase ladders and node scaling come from the engine', () => {
     scaling.map((r) => r.ranks),
     [8, 16, 32, 64],
   );
+});
+
+test('the model line of a comparison spans every measured series, ends outside the points', () => {
+  const point = (bytes: number) => ({ bytes: asBytes(bytes), timeUs: asMicros(1), busbwGBps: asGBps(1) });
+  // All-reduces near 1 GiB and all-gathers near 8 MiB, as in a DeepSpeed comms log.
+  const allReduce = { label: 'allreduce', points: [point(679 * 2 ** 20), point(2 ** 30)] };
+  const allGather = { label: 'allgather', points: [point(7.6 * 2 ** 20), point(9 * 2 ** 20)] };
+  assert.deepEqual(modelSweepRange([allReduce, allGather]), { minBytes: 4 * 2 ** 20, maxBytes: 2 ** 30 });
+  assert.deepEqual(modelSweepRange([{ label: 'one', points: [point(3000)] }]), { minBytes: 2048, maxBytes: 4096 });
+  assert.equal(modelSweepRange([]), undefined);
 });

@@ -87,13 +87,23 @@ test('flagged rows become warnings on their own lines; rows without a line or no
     { bytes: 2 ** 24, measuredBusbwGBps: 30, expectedBusbwGBps: 50, ratio: 0.6, flagged: true, line: 24 },
     { bytes: 2 ** 26, measuredBusbwGBps: 30, expectedBusbwGBps: 60, ratio: 0.5, flagged: true },
   ];
-  assert.deepEqual(rowWarnings(rows, '8× A100 NVSwitch', 0.7), [
+  assert.deepEqual(rowWarnings(rows, { label: '8× A100 NVSwitch', basis: 'log' }, 0.7), [
     {
       line: 23,
       message:
         '16 MiB: busbw 30.0 GB/s is 60% of the 50.0 GB/s the model expects on 8× A100 NVSwitch (below 70% of its speed).',
     },
   ]);
+});
+
+test('against hardware the file never names, a low busbw is no warning in Problems', () => {
+  // The DeepSpeed comms log of the e2e run: no GPU named, compared with the selected 2×8 H100 as an assumption.
+  const row = { bytes: 679 * 2 ** 20, measuredBusbwGBps: 141.2, expectedBusbwGBps: 358.9, ratio: 0.2, flagged: true };
+  const onLine = { ...row, line: 12, threshold: 0.7 };
+  assert.deepEqual(rowWarnings([onLine], { label: '2×8 H100 (assumed)', basis: 'assumed' }), []);
+  // The same row against a system the log describes, or the GPU the file names, is a warning.
+  assert.equal(rowWarnings([onLine], { label: '2×8 H100 (from the log)', basis: 'log' }).length, 1);
+  assert.equal(rowWarnings([onLine], { label: '2×8 H100 (GPU from the file)', basis: 'file-gpu' }).length, 1);
 });
 
 test('a small, latency-bound size is judged in time, not in a busbw that prints as 0.0 GB/s', () => {
@@ -108,7 +118,7 @@ test('a small, latency-bound size is judged in time, not in a busbw that prints 
     expectedTimeUs: 10.9,
     threshold: 0.7,
   };
-  const [warning] = rowWarnings([small], '8× A100 NVSwitch');
+  const [warning] = rowWarnings([small], { label: '8× A100 NVSwitch', basis: 'file-gpu' });
   assert.equal(
     warning.message,
     '8 B: 52.1 µs, 4.8× the 10.9 µs the model expects on 8× A100 NVSwitch (below 70% of its speed).',
