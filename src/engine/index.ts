@@ -32,7 +32,14 @@ export { hostWorkSlotUs, launchPerProcessUs, resolveSystem } from './topology/re
 export { ncclTuner, isNcclVersion, withNcclVersion, DEFAULT_TUNER, type NcclTuner } from './nccl-versions';
 export { nearTiedChoices, type NearChoice } from './near-choices';
 export type { System, Topology, Vertex, Link, VertexKind, LinkKind } from './topology/model';
-export { simulateCollective, sweepAllReduce, hostUs, type SimulateOptions, type SweepOptions } from './simulate';
+export {
+  simulateCollective,
+  sweepAllReduce,
+  sweepCollective,
+  hostUs,
+  type SimulateOptions,
+  type SweepOptions,
+} from './simulate';
 export { traceToChromeJson, type ChromeTrace } from './trace/chrome';
 export { LAUNCH_SPAN_NAME, PACING_SPAN_NAME, drawnCollectiveTrace } from './trace/drawn';
 export { MAX_TRACE_SPANS } from './constants';

@@ -249,10 +249,17 @@ export interface SweepOptions {
   readonly algorithm?: Algorithm | 'auto';
   readonly protocol?: Protocol | 'auto';
   readonly op?: CollectiveRequest['op'];
+  /** The collective swept; all-reduce when not named (a measured all-gather is read against an all-gather model). */
+  readonly kind?: CollectiveRequest['kind'];
 }
 
 /** AllReduce over sizes minBytes, minBytes·factor, … ≤ maxBytes, rounded to whole elements like nccl-tests. */
 export function sweepAllReduce(system: SystemSpec | System, options: SweepOptions): SweepRow[] {
+  return sweepCollective(system, { ...options, kind: 'allreduce' });
+}
+
+/** The collective `options.kind` (all-reduce by default) over the sizes sweepAllReduce takes. */
+export function sweepCollective(system: SystemSpec | System, options: SweepOptions): SweepRow[] {
   const resolved = asSystem(system);
   const factor = options.factor ?? 2;
   const dtype = options.dtype ?? 'fp32';
@@ -265,6 +272,7 @@ export function sweepAllReduce(system: SystemSpec | System, options: SweepOption
     const count = Math.max(1, Math.floor(size / element));
     const bytes = asBytes(count * element);
     const result = simulateCollective(resolved, {
+      kind: options.kind ?? 'allreduce',
       bytes,
       dtype,
       algorithm: options.algorithm,

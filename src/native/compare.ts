@@ -174,6 +174,11 @@ const DTYPES: Record<string, Dtype> = {
   bf16: 'bf16',
 };
 
+/** The collective the model simulates for a measurement, or undefined for one it does not cover (a broadcast). */
+export function modelledKind(measurement: Measurement): CollectiveKind | undefined {
+  return KINDS[measurement.collective];
+}
+
 export function collectiveKindOf(measurement: Measurement): CollectiveKind {
   const kind = KINDS[measurement.collective];
   if (!kind)

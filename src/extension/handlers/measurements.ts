@@ -2,11 +2,11 @@
 // drawn over the model's prediction for the system the measurement ran on (from the log when it says) or the
 // selected one.
 import * as vscode from 'vscode';
-import { presetSystem, resolveSystem, sweepAllReduce, type System } from '../../engine/index';
+import { presetSystem, resolveSystem, sweepCollective, type System } from '../../engine/index';
 import type { ChartsNote } from '../../protocol';
 import { measurementView, type MeasurementView } from '../glue/measurement-view';
 import type { ImportResult, Measurement } from '../../native/import/index';
-import { compareMeasurement, usableRows } from '../../native/compare';
+import { compareMeasurement, modelledKind, usableRows } from '../../native/compare';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries, modelSweepRange } from '../glue/charts-data';
@@ -211,23 +211,30 @@ async function showComparison(ctx: Ctx, file: vscode.Uri, { result, view }: Load
   // compareMeasurement keeps usableRows' order, so the source lines line up by index.
   const lines = usableRows(measurement).map((r) => r.line);
   const rows = compared.rows.map((r, i) => ({ ...r, line: lines[i] }));
-  const measured = result.measurements
-    .filter((m) => m.rows.length > 0)
-    .map((m, i, all) =>
-      measuredSeries(
-        all.length > 1
-          ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
-          : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
-        m.rows,
-      ),
-    );
-  // The model line spans every series drawn, not only the one compared.
-  const range = modelSweepRange(measured);
+  const shown = result.measurements.filter((m) => m.rows.length > 0);
+  const measured = shown.map((m, i, all) =>
+    measuredSeries(
+      all.length > 1
+        ? vscode.l10n.t('measured: {0} #{1} · {2} ranks ({3})', m.collective, i + 1, m.ranks, m.kind)
+        : vscode.l10n.t('measured: {0} · {1} ranks ({2})', m.collective, m.ranks, m.kind),
+      m.rows,
+    ),
+  );
+  // One model line per collective drawn, each over the sizes of its own series (an all-gather is read against an
+  // all-gather model, not an all-reduce one); the compared measurement's collective comes first.
+  const kinds = [...new Set([measurement, ...shown].map(modelledKind))].filter((k) => k !== undefined);
+  const sweeps = kinds.flatMap((kind) => {
+    const range = modelSweepRange(measured.filter((_, i) => modelledKind(shown[i]) === kind));
+    if (!range) return [];
+    return [
+      { label: vscode.l10n.t('model: {0} on {1}', kind, label), rows: sweepCollective(system, { ...range, kind }) },
+    ];
+  });
   ctx.panels.showCharts({
     title: vscode.l10n.t('{0}: measured vs model on {1}', name, label),
     system: label,
     notes: measurementNotes(view, note),
-    sweeps: range ? [{ label: vscode.l10n.t('model: {0}', label), rows: sweepAllReduce(system, range) }] : [],
+    sweeps,
     measured,
   });
   ctx.measurementWarnings.set(file, [

@@ -79,7 +79,7 @@ test(
 );
 
 test(
-  'Compare with Model draws the model line over every measured size of every series in the file',
+  'Compare with Model draws each series beside the model of its own collective, over every measured size',
   { skip },
   async () => {
     // The DeepSpeed comms log's chart drew the model from 512 MiB to 1 GiB only, beside all-gathers near 8 MiB.
@@ -90,18 +90,26 @@ test(
       await charts?.fromWebview({ type: 'ready', panel: 'charts' });
       const data = (charts?.posted.filter((m) => m.type === 'charts').pop() as unknown as { data: ChartsSent })?.data;
       if (!data?.sweeps?.length || !data.measured?.length) continue;
-      const model = data.sweeps[0].rows.map((r) => r.bytes);
-      const sizes = data.measured.flatMap((s) => s.points.map((p) => p.bytes));
-      // The model is swept in fp32: its smallest size is one 4-byte element, however small the measured one.
-      assert.ok(Math.min(...model) <= Math.max(4, Math.min(...sizes)), `${file}: model from ${Math.min(...model)} B`);
-      assert.ok(Math.max(...model) >= Math.max(...sizes), `${file}: model to ${Math.max(...model)} B`);
-      checked++;
+      for (const series of data.measured) {
+        // Each series is read against the model of its own collective ("measured: allgather #2 …" beside
+        // "model: allgather on …"); a collective the model does not cover (a broadcast) has no line.
+        const collective = /^measured: (\w+)/.exec(series.label)?.[1] ?? '';
+        if (!['allreduce', 'allgather', 'reducescatter'].includes(collective)) continue;
+        const line = data.sweeps.find((s) => s.label.startsWith(`model: ${collective} on `));
+        assert.ok(line, `${file}: no ${collective} model line (${data.sweeps.map((s) => s.label).join(', ')})`);
+        const model = line.rows.map((r) => r.bytes);
+        const sizes = series.points.map((p) => p.bytes);
+        // The model is swept in fp32: its smallest size is one 4-byte element, however small the measured one.
+        assert.ok(Math.min(...model) <= Math.max(4, Math.min(...sizes)), `${file}: model from ${Math.min(...model)} B`);
+        assert.ok(Math.max(...model) >= Math.max(...sizes), `${file}: model to ${Math.max(...model)} B`);
+        checked++;
+      }
     }
     assert.ok(checked > 10, `${checked} files compared`);
   },
 );
 
 interface ChartsSent {
-  readonly sweeps?: readonly { rows: readonly { bytes: number }[] }[];
-  readonly measured?: readonly { points: readonly { bytes: number }[] }[];
+  readonly sweeps?: readonly { label: string; rows: readonly { bytes: number }[] }[];
+  readonly measured?: readonly { label: string; points: readonly { bytes: number }[] }[];
 }
