@@ -9,6 +9,7 @@
 // makes a node's flows a group of their own.
 import type { System } from '../topology/model';
 import { linkEdits } from '../topology/edits';
+import type { SymmetricLayout } from '../topology/link-table';
 
 export interface EditedNodes {
   /** Nodes whose flows are simulated, ascending: every node an edit touches and the first unchanged one. */
@@ -30,13 +31,7 @@ export function editedNodes(system: System): EditedNodes | undefined {
   const edits = linkEdits(system);
   if (!edits) return undefined;
   const { layout } = edits;
-  const intraEnd = layout.nodes * layout.intraPerNode;
-  const sharedEnd = intraEnd + layout.shared;
-  const nodeOfLink = (link: number): number => {
-    if (link < intraEnd) return Math.floor(link / layout.intraPerNode);
-    if (link < sharedEnd) return -1;
-    return Math.floor((link - sharedEnd) / layout.nicPerNode);
-  };
+  const nodeOfLink = nodeOfLinkIn(layout);
   const touched = new Set<number>();
   const sharedChanged: number[] = [];
   for (const link of edits.changed) {
@@ -55,4 +50,18 @@ export function editedNodes(system: System): EditedNodes | undefined {
 export function staysInNode(edited: EditedNodes, path: readonly number[], node: number, linkCount: number): boolean {
   for (const link of path) if (link < linkCount && edited.nodeOfLink(link) !== node) return false;
   return true;
+}
+
+/**
+ * The node a link of the symmetric layout belongs to, or -1 for a shared (leaf or spine) link: links are numbered
+ * node by node inside the nodes, then the shared ones, then each node's NIC links.
+ */
+export function nodeOfLinkIn(layout: SymmetricLayout): (link: number) => number {
+  const intraEnd = layout.nodes * layout.intraPerNode;
+  const sharedEnd = intraEnd + layout.shared;
+  return (link) => {
+    if (link < intraEnd) return Math.floor(link / layout.intraPerNode);
+    if (link < sharedEnd) return -1;
+    return Math.floor((link - sharedEnd) / layout.nicPerNode);
+  };
 }

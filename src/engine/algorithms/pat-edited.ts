@@ -25,7 +25,7 @@ import type { Phase } from '../trace/model';
 import { linkEdits, resolvedLayout } from '../topology/edits';
 import { linkTable, type SymmetricLayout } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
-import { editedNodes, type EditedNodes } from './edited-nodes';
+import { editedNodes, nodeOfLinkIn, type EditedNodes } from './edited-nodes';
 
 /** A changed leaf or spine link that could bind, and the flows that cross it. */
 interface BoundLink {
@@ -131,14 +131,7 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
 
 /** The nodes to simulate when no node is touched: node 0 alone. */
 function untouched(layout: SymmetricLayout): EditedNodes {
-  const intraEnd = layout.nodes * layout.intraPerNode;
-  const sharedEnd = intraEnd + layout.shared;
-  const nodeOfLink = (link: number): number => {
-    if (link < intraEnd) return Math.floor(link / layout.intraPerNode);
-    if (link < sharedEnd) return -1;
-    return Math.floor((link - sharedEnd) / layout.nicPerNode);
-  };
-  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink };
+  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink: nodeOfLinkIn(layout) };
 }
 
 function slowest(links: ReturnType<typeof linkTable>, path: readonly number[]): number {
