@@ -179,8 +179,9 @@ export function modelledKind(measurement: Measurement): CollectiveKind | undefin
   return KINDS[measurement.collective];
 }
 
+/** The collective the model simulates for a measurement; a clear error for one it does not cover. */
 export function collectiveKindOf(measurement: Measurement): CollectiveKind {
-  const kind = KINDS[measurement.collective];
+  const kind = modelledKind(measurement);
   if (!kind)
     throw new CompareError(
       `the model covers all-reduce, all-gather and reduce-scatter; this measurement is ${measurement.collective}`,
