@@ -16,8 +16,9 @@ export const DEFAULT_INTER_SOCKET_GBPS = 22;
 /**
  * Host DRAM bandwidth one socket gives to GPU traffic staged through it, reads and writes together (8 DDR4-3200
  * channels ≈ 205 GB/s peak; DMA-heavy mixes reach about 60 %). Fitted with the no-P2P RTX 4090 run, whose ring
- * settles at 15 GB/s: four GPUs per socket each write and read back every byte. One dataset supports it and five
- * searches found no published figure for DRAM's share under this DMA mix (docs/calibration.md, "Fifth search"), so
+ * settles at 15 GB/s: four GPUs per socket each write and read back every byte. One dataset supports it and six
+ * searches found no published figure for DRAM's share under this DMA mix, nor for the PCIe packet sizes that would
+ * decide the other candidate, read requests on the reader's outbound link (docs/calibration.md, "Sixth search"), so
  * `validate --leave-one-out` judges that run with the DRAM peak and reports it failing.
  */
 export const HOST_MEMORY_GBPS = 120;
@@ -283,7 +284,9 @@ export const MAX_TRACE_SPANS = 200_000;
  * is half of 12 links × 20.6 GB/s. Fitted on that run alone; GA102/Ampere bridges keep NCCL's own (already
  * derated) per-link figures. NCCL writes across the bridge (it reads over NVLink only between SM80 GPUs), and the
  * run's 24 channels are what 12 links give under NCCL ≤ 2.15's search, so neither the transfer mode nor the channel
- * count explains the half; no published per-direction figure for an NVLink 4 bridge exists in ../shared.
+ * count explains the half; no published per-direction figure for an NVLink 4 bridge exists in ../shared. The fit
+ * equals 6 of the 12 links, or all 12 at half the lane rate; NVIDIA's driver source leaves both to the GPU's
+ * firmware (docs/calibration.md, "Sixth search").
  */
 export function nvlinkBridgeEfficiency(nvlinkGen: number): number {
   return nvlinkGen >= 4 ? 0.5 : 1;
