@@ -1,0 +1,94 @@
+// Where a finding counts for a bug/fix pair (scripts/primer/judge.mjs): near a named line, in its function, or at the
+// level of a class whose own body the fix changes (a member added or replaced), and nowhere else in the file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { classChangedAt, inRegion, parseHunks, scopeRanges } from '../../../scripts/primer/judge.mjs';
+
+// A Trainer subclass without `compute_loss`; the fix appends one after its last method (line 20).
+const BUGGY = [
+  'from transformers import Trainer', // 1
+  '', // 2
+  '', // 3
+  'class PlainTrainer(Trainer):', // 4
+  '    """A trainer with its own optimizer."""', // 5
+  '', // 6
+  '    label_key = "labels"', // 7
+  '', // 8
+  '    def __init__(self, extra, **kwargs):', // 9
+  '        super().__init__(**kwargs)', // 10
+  '        self.extra = extra', // 11
+  '', // 12
+  '    def create_optimizer(self):', // 13
+  '        if self.optimizer is None:', // 14
+  '            self.optimizer = build(self.model)', // 15
+  '        return super().create_optimizer()', // 16
+  '', // 17
+  '    def create_scheduler(self, steps, optimizer=None):', // 18
+  '        build_scheduler(self.args, steps, optimizer)', // 19
+  '        return super().create_scheduler(steps, optimizer)', // 20
+  '', // 21
+  '', // 22
+  'class Other:', // 23
+  '    def run(self):', // 24
+  '        return 1', // 25
+].join('\n');
+
+const ADDS_METHOD = [
+  'diff --git a/t.py b/t.py',
+  '--- a/t.py',
+  '+++ b/t.py',
+  '@@ -20,0 +21,5 @@ class PlainTrainer(Trainer):',
+  '+',
+  '+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):',
+  '+        loss = super().compute_loss(model, inputs, return_outputs, **kwargs)',
+  '+        return loss / self.args.gradient_accumulation_steps',
+].join('\n');
+
+// The same fix written inside an existing method's body changes that method, not the class's members.
+const EDITS_BODY = [
+  '@@ -19 +19,2 @@ class PlainTrainer(Trainer):',
+  '-        build_scheduler(self.args, steps, optimizer)',
+  '+        build_scheduler(self.args, steps, optimizer)',
+  '+        self.scaled = True',
+].join('\n');
+
+test('scopes are found by indentation, with the class body indentation', () => {
+  const ranges = scopeRanges(BUGGY);
+  const cls = ranges.find((r: { kind: string; start: number }) => r.kind === 'class' && r.start === 4);
+  assert.deepEqual({ end: cls.end, bodyIndent: cls.bodyIndent }, { end: 20, bodyIndent: 4 });
+  const scheduler = ranges.find((r: { kind: string; start: number }) => r.kind === 'def' && r.start === 18);
+  assert.equal(scheduler.end, 20);
+});
+
+test('a fix that adds a method credits a finding at the class header or class level, not in other methods', () => {
+  const ranges = scopeRanges(BUGGY);
+  const hunks = parseHunks(ADDS_METHOD);
+  const added = ADDS_METHOD.split('\n')
+    .slice(4)
+    .map((line) => line.slice(1));
+  assert.deepEqual(hunks, [{ oldStart: 20, oldCount: 0, added }]);
+  assert.equal(classChangedAt(ranges, hunks, 20)?.start, 4);
+  // The class header and a class attribute are about the class; without the fix's hunks they are too far away.
+  for (const line of [4, 7]) {
+    assert.equal(inRegion(line, [20], ranges, hunks), true, `line ${line}`);
+    assert.equal(inRegion(line, [20], ranges, []), false, `line ${line} without hunks`);
+  }
+  // A finding inside `__init__` or `create_optimizer` is about that method's code, not the class's.
+  for (const line of [10, 11, 14]) assert.equal(inRegion(line, [20], ranges, hunks), false, `line ${line}`);
+  // The old rules still hold: within five lines, or in the named line's function.
+  assert.equal(inRegion(16, [20], ranges, hunks), true);
+  assert.equal(inRegion(18, [20], ranges, []), true);
+});
+
+test('an edit inside a method body, or a hunk in another class, gives no class-level credit', () => {
+  const ranges = scopeRanges(BUGGY);
+  assert.equal(classChangedAt(ranges, parseHunks(EDITS_BODY), 19), null);
+  assert.equal(inRegion(4, [19], ranges, parseHunks(EDITS_BODY)), false);
+  // A member added to `Other` says nothing about `PlainTrainer`, which holds the named line.
+  const other = '@@ -25,0 +26,2 @@ class Other:\n+    def stop(self):\n+        return 0';
+  assert.equal(classChangedAt(ranges, parseHunks(other), 20), null);
+  assert.equal(inRegion(4, [20], ranges, parseHunks(other)), false);
+  // A top-level function appended after the class is not one of its members.
+  const topLevel = '@@ -20,0 +21,2 @@\n+def helper():\n+    return 0';
+  assert.equal(inRegion(4, [20], ranges, parseHunks(topLevel)), false);
+});
