@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { inRegion, parseHunks, scopeRanges } from './judge.mjs';
+import { inRegion, parseHunks } from './judge.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -160,7 +160,15 @@ function runChecker(cli, treeDir, path, target) {
 function fixHunks(gitDir, pair, fixedPath) {
   const diff = spawnSync(
     'git',
-    ['--git-dir', gitDir, 'diff', '-U0', '--no-color', `${pair.bugCommit}:${pair.path}`, `${pair.fixCommit}:${fixedPath}`],
+    [
+      '--git-dir',
+      gitDir,
+      'diff',
+      '-U0',
+      '--no-color',
+      `${pair.bugCommit}:${pair.path}`,
+      `${pair.fixCommit}:${fixedPath}`,
+    ],
     { encoding: 'utf8', maxBuffer: MAX_BUFFER },
   );
   if (diff.status !== 0 && diff.status !== 1) throw new Error(`git diff failed: ${diff.stderr}`);
@@ -181,11 +189,11 @@ function scorePair(pair, options) {
 
   const bug = runChecker(options.cli, bugTree, pair.path, options.target);
   const fix = runChecker(options.cli, fixTree, fixedPath, options.target);
-  // Where a finding counts is judge.mjs's: near a named line, in its function, or at the level of a class whose
-  // own body the fix changes.
-  const ranges = scopeRanges(readFileSync(bugFile, 'utf8'));
+  // Where a finding counts is judge.mjs's: near a named line, in its function, or at the level of a class to which
+  // the fix adds a member.
+  const source = readFileSync(bugFile, 'utf8');
   const hunks = fixHunks(gitDir, pair, fixedPath);
-  const near = bug.findings.filter((finding) => inRegion(finding.line, pair.bugLines, ranges, hunks));
+  const near = bug.findings.filter((finding) => inRegion(finding.line, pair.bugLines, source, hunks));
   let verdict = 'missed';
   if (near.some((finding) => finding.code === pair.expectedCode)) verdict = 'caught';
   else if (near.length) verdict = 'wrong-code';

@@ -1,7 +1,7 @@
 // Where a finding counts for a bug/fix pair (used by bugfix.mjs). A finding counts when it lies LINE_SLACK lines from
-// a line the pair names, in the same function as that line, or, when the fix adds or replaces a member of the class
-// that holds that line (a method, a decorator, a class attribute written at the class body's indentation), at the
-// level of that class itself: its header or a statement of its body outside every method. Such a finding is about the
+// a line the pair names, in the same function as that line, or, when the fix adds a member that the class holding
+// that line did not have (a method or a class attribute, written at the class body's indentation), at the level of
+// that class itself: its header or a statement of its body outside every method. Such a finding is about the
 // class as a whole (a Trainer subclass that lacks the `compute_loss` the fix adds), which is what the fix changed; a
 // finding inside another method of the class is about that method's code and does not count.
 
@@ -80,37 +80,54 @@ export function parseHunks(diffText) {
   return hunks;
 }
 
+/** The name a class-body line defines: `def name(`, `async def name(`, `class Name`, `name = …` or `name: T = …`. */
+function memberName(trimmed) {
+  const match = /^(?:(?:async\s+)?def|class)\s+([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)/.exec(trimmed);
+  return match ? match[1] || match[2] : null;
+}
+
+/** The names the class body of `cls` defines in `lines` (the buggy source), read at its body's indentation. */
+function membersOf(cls, lines) {
+  const names = new Set();
+  for (let number = cls.start + 1; number <= cls.end; number++) {
+    const text = lines[number - 1];
+    if (text.length - text.trimStart().length !== cls.bodyIndent) continue;
+    const name = memberName(text.trim());
+    if (name) names.add(name);
+  }
+  return names;
+}
+
 /**
- * The class whose own body the fix changes around `bugLine`: the innermost class of the buggy source that holds the
- * line, when a hunk anchored inside that class adds a code line at the class body's indentation (a member of the
- * class, not a statement inside one of its methods). Null otherwise.
+ * The class to which the fix adds a member around `bugLine`: the innermost class of the buggy source that holds the
+ * line, when a hunk anchored inside that class adds, at the class body's indentation, a method or attribute whose
+ * name the class did not define (what the class lacked). A fix that edits a method's signature or body, or that
+ * changes a member that was already there, gives none: those are judged by the line and function rules. Null otherwise.
  */
-export function classChangedAt(ranges, hunks, bugLine) {
+export function classChangedAt(source, ranges, hunks, bugLine) {
   const cls = innermostScope(ranges, bugLine, 'class');
   if (!cls || cls.bodyIndent === null) return null;
-  const memberLine = /^(@|(async\s+)?def\s|class\s|[A-Za-z_][\w.]*\s*(:[^=]*)?=)/;
-  const changesMember = hunks.some((hunk) => {
+  const existing = membersOf(cls, source.split('\n'));
+  const addsMember = hunks.some((hunk) => {
     // An insertion after the class's last line still extends its body when its lines are indented as members.
-    const anchoredInside = hunk.oldStart >= cls.start && hunk.oldStart <= cls.end;
-    return (
-      anchoredInside &&
-      hunk.added.some((text) => {
-        const trimmed = text.trim();
-        if (!trimmed || trimmed.startsWith('#')) return false;
-        return text.length - text.trimStart().length === cls.bodyIndent && memberLine.test(trimmed);
-      })
-    );
+    if (hunk.oldStart < cls.start || hunk.oldStart > cls.end) return false;
+    return hunk.added.some((text) => {
+      if (text.length - text.trimStart().length !== cls.bodyIndent) return false;
+      const name = memberName(text.trim());
+      return name !== null && !existing.has(name);
+    });
   });
-  return changesMember ? cls : null;
+  return addsMember ? cls : null;
 }
 
 /** Whether a finding at `line` counts for the pair's `bugLines` (see the head of this file). */
-export function inRegion(line, bugLines, ranges, hunks = []) {
+export function inRegion(line, bugLines, source, hunks = []) {
+  const ranges = scopeRanges(source);
   return bugLines.some((bugLine) => {
     if (Math.abs(line - bugLine) <= LINE_SLACK) return true;
     const fn = innermostScope(ranges, bugLine, 'def');
     if (fn !== null && fn.start <= line && line <= fn.end) return true;
-    const cls = classChangedAt(ranges, hunks, bugLine);
+    const cls = classChangedAt(source, ranges, hunks, bugLine);
     return cls !== null && innermostScope(ranges, line) === cls;
   });
 }

@@ -119,9 +119,7 @@ test('the most derived class is judged once, and a base the workspace cannot see
   assert.match(results.get('pkg/pt.py')!.findings[0].message, /through `CustomTrainer`/);
   // The base it inherits the loss through is evidence, in its own file.
   assert.ok(
-    results
-      .get('pkg/pt.py')!
-      .findings[0].related.some((r) => r.file === 'pkg/trainer.py' && r.range.startLine === 3),
+    results.get('pkg/pt.py')!.findings[0].related.some((r) => r.file === 'pkg/trainer.py' && r.range.startLine === 3),
   );
   // A subclass that overrides compute_loss is the hf-trainer.ts contract's: its base is not reported again.
   const overrides = child.replace(

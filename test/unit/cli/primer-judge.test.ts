@@ -1,7 +1,8 @@
 // Where a finding counts for a bug/fix pair (scripts/primer/judge.mjs): near a named line, in its function, or at the
-// level of a class whose own body the fix changes (a member added or replaced), and nowhere else in the file.
+// level of a class to which the fix adds a member it lacked, and nowhere else in the file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+// @ts-expect-error: a plain .mjs script without type declarations.
 import { classChangedAt, inRegion, parseHunks, scopeRanges } from '../../../scripts/primer/judge.mjs';
 
 // A Trainer subclass without `compute_loss`; the fix appends one after its last method (line 20).
@@ -67,28 +68,37 @@ test('a fix that adds a method credits a finding at the class header or class le
     .slice(4)
     .map((line) => line.slice(1));
   assert.deepEqual(hunks, [{ oldStart: 20, oldCount: 0, added }]);
-  assert.equal(classChangedAt(ranges, hunks, 20)?.start, 4);
+  assert.equal(classChangedAt(BUGGY, ranges, hunks, 20)?.start, 4);
   // The class header and a class attribute are about the class; without the fix's hunks they are too far away.
   for (const line of [4, 7]) {
-    assert.equal(inRegion(line, [20], ranges, hunks), true, `line ${line}`);
-    assert.equal(inRegion(line, [20], ranges, []), false, `line ${line} without hunks`);
+    assert.equal(inRegion(line, [20], BUGGY, hunks), true, `line ${line}`);
+    assert.equal(inRegion(line, [20], BUGGY, []), false, `line ${line} without hunks`);
   }
   // A finding inside `__init__` or `create_optimizer` is about that method's code, not the class's.
-  for (const line of [10, 11, 14]) assert.equal(inRegion(line, [20], ranges, hunks), false, `line ${line}`);
+  for (const line of [10, 11, 14]) assert.equal(inRegion(line, [20], BUGGY, hunks), false, `line ${line}`);
   // The old rules still hold: within five lines, or in the named line's function.
-  assert.equal(inRegion(16, [20], ranges, hunks), true);
-  assert.equal(inRegion(18, [20], ranges, []), true);
+  assert.equal(inRegion(16, [20], BUGGY, hunks), true);
+  assert.equal(inRegion(18, [20], BUGGY, []), true);
 });
 
-test('an edit inside a method body, or a hunk in another class, gives no class-level credit', () => {
+test('an edit of a method that was there, or a hunk in another class, gives no class-level credit', () => {
   const ranges = scopeRanges(BUGGY);
-  assert.equal(classChangedAt(ranges, parseHunks(EDITS_BODY), 19), null);
-  assert.equal(inRegion(4, [19], ranges, parseHunks(EDITS_BODY)), false);
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(EDITS_BODY), 19), null);
+  assert.equal(inRegion(4, [19], BUGGY, parseHunks(EDITS_BODY)), false);
   // A member added to `Other` says nothing about `PlainTrainer`, which holds the named line.
   const other = '@@ -25,0 +26,2 @@ class Other:\n+    def stop(self):\n+        return 0';
-  assert.equal(classChangedAt(ranges, parseHunks(other), 20), null);
-  assert.equal(inRegion(4, [20], ranges, parseHunks(other)), false);
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(other), 20), null);
+  assert.equal(inRegion(4, [20], BUGGY, parseHunks(other)), false);
+  // A changed signature or a reassigned attribute edits members the class already had.
+  const signature =
+    '@@ -18 +18 @@\n-    def create_scheduler(self, steps, optimizer=None):\n+    def create_scheduler(self, steps, optimizer=None, scale=1):';
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(signature), 20), null);
+  const attribute = '@@ -7 +7 @@\n-    label_key = "labels"\n+    label_key: str = "label_ids"';
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(attribute), 20), null);
+  // A new class attribute is a member the class lacked, like a new method.
+  const flag = '@@ -7,0 +8 @@\n+    model_accepts_loss_kwargs = False';
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(flag), 20)?.start, 4);
   // A top-level function appended after the class is not one of its members.
   const topLevel = '@@ -20,0 +21,2 @@\n+def helper():\n+    return 0';
-  assert.equal(inRegion(4, [20], ranges, parseHunks(topLevel)), false);
+  assert.equal(inRegion(4, [20], BUGGY, parseHunks(topLevel)), false);
 });
