@@ -107,10 +107,14 @@ function membersOf(cls, lines) {
 export function classChangedAt(source, ranges, hunks, bugLine) {
   const cls = innermostScope(ranges, bugLine, 'class');
   if (!cls || cls.bodyIndent === null) return null;
-  const existing = membersOf(cls, source.split('\n'));
+  const lines = source.split('\n');
+  const existing = membersOf(cls, lines);
+  // An insertion after the class's last line, or after the blank lines that follow it, still extends its body when
+  // its lines are indented as members.
+  let last = cls.end;
+  while (last < lines.length && !lines[last].trim()) last++;
   const addsMember = hunks.some((hunk) => {
-    // An insertion after the class's last line still extends its body when its lines are indented as members.
-    if (hunk.oldStart < cls.start || hunk.oldStart > cls.end) return false;
+    if (hunk.oldStart < cls.start || hunk.oldStart > last) return false;
     return hunk.added.some((text) => {
       if (text.length - text.trimStart().length !== cls.bodyIndent) return false;
       const name = memberName(text.trim());

@@ -98,6 +98,9 @@ test('an edit of a method that was there, or a hunk in another class, gives no c
   // A new class attribute is a member the class lacked, like a new method.
   const flag = '@@ -7,0 +8 @@\n+    model_accepts_loss_kwargs = False';
   assert.equal(classChangedAt(BUGGY, ranges, parseHunks(flag), 20)?.start, 4);
+  // A method inserted after the blank lines that follow the class is still one of its members.
+  const afterBlank = '@@ -22,0 +23,3 @@\n+    def compute_loss(self, model, inputs, **kwargs):\n+        return 0\n+';
+  assert.equal(classChangedAt(BUGGY, ranges, parseHunks(afterBlank), 20)?.start, 4);
   // A top-level function appended after the class is not one of its members.
   const topLevel = '@@ -20,0 +21,2 @@\n+def helper():\n+    return 0';
   assert.equal(inRegion(4, [20], BUGGY, parseHunks(topLevel)), false);
