@@ -10,12 +10,10 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { inRegion, parseHunks } from './judge.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
-// A finding counts for a pair when it lies this many lines from a line the pair names, or in the same function:
-// the checker may report the reduction while the fix edited the division a few lines away, or the other way round.
-const LINE_SLACK = 5;
 // 'tree' checks the whole extracted tree and keeps the findings in the changed file, so analyses that follow a value
 // into another file (a helper that divides, a process group built elsewhere) get their chance; 'file' checks the
 // changed file alone, which is quicker and shows what the checker sees without that context.
@@ -158,56 +156,23 @@ function runChecker(cli, treeDir, path, target) {
   return { seconds, findings, totalFindings: all.length };
 }
 
-// The line ranges of the Python functions in a source, found by indentation: a `def` runs until the next code line
-// indented no deeper than it. Lines inside triple-quoted strings are skipped, because a docstring may be dedented.
-// This is an approximation (a bracket continued at a shallower indent, other than a line that only closes it, would
-// end a function early), which is enough to tell whether a finding and a fixed line share a function.
-function functionRanges(source) {
-  const ranges = [];
-  const open = [];
-  let lastCode = 0;
-  let inString = null;
-  const lines = source.split('\n');
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index];
-    const text = line.trim();
-    const number = index + 1;
-    if (inString) {
-      if (text.split(inString).length % 2 === 0) inString = null;
-      lastCode = number;
-      continue;
-    }
-    if (!text || text.startsWith('#')) continue;
-    const indent = line.length - line.trimStart().length;
-    // A line that only closes a bracket (the `):` of a long signature, the `)` of a call) continues the statement
-    // above it, so it ends no function even at the def's own indentation.
-    const closesBracket = /^[)\]}]/.test(text);
-    while (!closesBracket && open.length && indent <= open[open.length - 1].indent)
-      ranges.push({ start: open.pop().start, end: lastCode });
-    if (/^(async\s+)?def\s/.test(text)) open.push({ indent, start: number });
-    for (const quote of ['"""', "'''"]) {
-      if (text.split(quote).length % 2 === 0) inString = quote;
-    }
-    lastCode = number;
-  }
-  while (open.length) ranges.push({ start: open.pop().start, end: lastCode });
-  return ranges;
-}
-
-function innermostFunction(ranges, line) {
-  let best = null;
-  for (const range of ranges) {
-    if (range.start <= line && line <= range.end && (!best || range.start > best.start)) best = range;
-  }
-  return best;
-}
-
-function inRegion(line, bugLines, ranges) {
-  return bugLines.some((bugLine) => {
-    if (Math.abs(line - bugLine) <= LINE_SLACK) return true;
-    const fn = innermostFunction(ranges, bugLine);
-    return fn !== null && fn.start <= line && line <= fn.end;
-  });
+// The fix's hunks in the pair's file, from the mirror (`git diff -U0` of the two blobs, so a renamed file works too).
+function fixHunks(gitDir, pair, fixedPath) {
+  const diff = spawnSync(
+    'git',
+    [
+      '--git-dir',
+      gitDir,
+      'diff',
+      '-U0',
+      '--no-color',
+      `${pair.bugCommit}:${pair.path}`,
+      `${pair.fixCommit}:${fixedPath}`,
+    ],
+    { encoding: 'utf8', maxBuffer: MAX_BUFFER },
+  );
+  if (diff.status !== 0 && diff.status !== 1) throw new Error(`git diff failed: ${diff.stderr}`);
+  return parseHunks(diff.stdout);
 }
 
 function scorePair(pair, options) {
@@ -224,8 +189,11 @@ function scorePair(pair, options) {
 
   const bug = runChecker(options.cli, bugTree, pair.path, options.target);
   const fix = runChecker(options.cli, fixTree, fixedPath, options.target);
-  const ranges = functionRanges(readFileSync(bugFile, 'utf8'));
-  const near = bug.findings.filter((finding) => inRegion(finding.line, pair.bugLines, ranges));
+  // Where a finding counts is judge.mjs's: near a named line, in its function, or at the level of a class to which
+  // the fix adds a member.
+  const source = readFileSync(bugFile, 'utf8');
+  const hunks = fixHunks(gitDir, pair, fixedPath);
+  const near = bug.findings.filter((finding) => inRegion(finding.line, pair.bugLines, source, hunks));
   let verdict = 'missed';
   if (near.some((finding) => finding.code === pair.expectedCode)) verdict = 'caught';
   else if (near.length) verdict = 'wrong-code';

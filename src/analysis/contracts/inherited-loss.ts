@@ -11,6 +11,8 @@
 // The claim depends on the model, which is chosen at run time, so the finding is a warning that names the
 // condition; it is given only where the newest release the workspace's pins allow is 4.46.0 or 4.46.1 (what a
 // fresh install gets), and only for the most derived class of the workspace that inherits the Trainer's loss.
+// It is reported at that class's name: what is wrong is a method the class lacks, and the fix is a `compute_loss`
+// added to its body (or a change of the pins), not a statement beside `super().__init__`.
 import type { Finding, RelatedLocation } from '../types';
 import { allowedReleases, formatVersion, type Pin } from './versions';
 import { trainerHierarchy, type Located } from './hierarchy';
@@ -61,10 +63,12 @@ function inheritedFinding(c: Located, up: readonly Located[], newest: string, pi
     `by \`self.args.gradient_accumulation_steps\` in a \`compute_loss\` override when the model takes no loss ` +
     `kwargs, or exclude 4.46.0 and 4.46.1 from the pins.`;
   const related: RelatedLocation[] = [
-    {
-      range: c.facts.range,
-      message: `\`${name}\` subclasses transformers' \`Trainer\` and defines no \`compute_loss\``,
-    },
+    // The workspace's bases it inherits the loss through, each defining no `compute_loss` either.
+    ...up.map((a) => ({
+      range: a.facts.range,
+      message: `\`${a.facts.name}\` defines no \`compute_loss\` either`,
+      ...(a.path === c.path ? {} : { file: a.path }),
+    })),
     ...pins.map((p) => ({
       range: { startLine: p.line, startColumn: 0, endLine: p.line, endColumn: 0 },
       message: `the workspace requires \`${p.package}${p.specifier}\``,
@@ -74,7 +78,7 @@ function inheritedFinding(c: Located, up: readonly Located[], newest: string, pi
   return {
     code: 'CP008',
     severity: 'warning',
-    range: c.facts.superInit ?? c.facts.range,
+    range: c.facts.range,
     message,
     related,
     fixes: [],
