@@ -67,7 +67,7 @@ function finding(
     `and the data-parallel wrapper already makes it the mean: under expert parallelism this weight is marked \`allreduce=False\`, and its gradient, ` +
     `the sum of the expert-parallel ranks' contributions through the token dispatch, is divided by the data-parallel size after the sync ` +
     `(\`self.${division.list.list}\` in ${division.path}); otherwise it is in the averaged buffers. ` +
-    `The gradient is scaled for the ranks twice: the weight's effective learning rate is ${s.scale} of the configured one. ` +
+    `The gradient is scaled for the ranks twice: the weight's effective learning rate is 1/|${s.group.replace(/_/g, '-')}| (the group's size) of the configured one. ` +
     `Remove the scaler, or the wrapper's division.`;
   const related = [
     at(path, s.backwardAt, 'the backward multiplies the weight’s gradient by the scale'),
