@@ -30,6 +30,11 @@ export interface ExpertGradList {
   readonly scaledInBlock: boolean;
   /** How many `self.<list>` the class holds (all of them); more `.<list>` in the program are uses elsewhere. */
   readonly mentions: number;
+  /**
+   * The one other use, when it is `for g in self.<list>: g /= self.<size>` with the size written once in the class
+   * as the data-parallel group's (`get_world_size(group=data_parallel_group)`): the wrapper's division to the mean.
+   */
+  readonly dividedByDataParallel?: Located;
 }
 
 export interface ExpertFacts {
@@ -44,6 +49,9 @@ export interface ExpertFacts {
 const PARSE_BUDGET_MS = 5_000;
 const FILTER = /^getattr\((\w+),(['"])allreduce\2,True\)$/;
 const DISPATCH = /(?:^|\.)(all_to_all|all_to_all_single|_all_gather_base|all_gather_into_tensor|all_gather)$/;
+/** The data-parallel group's size, through torch or Megatron's getter. */
+const DATA_PARALLEL_SIZE =
+  /^(?:torch\.distributed\.|dist\.)?get_world_size\(group=\w*data_parallel\w*\)$|get_data_parallel_world_size\([\w=]*\)$/;
 const SCALING_CALL =
   /(?:^|\.)(div_|mul_|div|mul|true_divide_|_foreach_div_|_foreach_mul_|_foreach_div|_foreach_mul|scale_)$/;
 
@@ -192,16 +200,44 @@ class ExpertReader {
       return undefined;
     });
     for (const f of found) {
+      const otherUses = this.otherUses(body, f.list, f.site);
+      const division = otherUses.length === 1 ? this.dataParallelDivision(body, f.list) : undefined;
       this.lists.push({
+        ...(division ? { dividedByDataParallel: this.located(division) } : {}),
         cls: name,
         list: f.list,
         field: f.field,
         site: this.located(f.site),
-        otherUses: this.otherUses(body, f.list, f.site),
+        otherUses,
         mentions: this.mentions(body, f.list),
         scaledInBlock: this.firstScaling(f.block) !== undefined,
       });
     }
+  }
+
+  /** The loop that divides every element of `self.<list>` by the data-parallel size, if that is all it does. */
+  private dataParallelDivision(body: PyNode, list: string): PyNode | undefined {
+    const sizes = new Map<string, string[]>();
+    visit(body, (n) => {
+      if (n.type === 'class_definition') return false;
+      const left = n.type === 'assignment' || n.type === 'augmented_assignment' ? child(n, 'left') : undefined;
+      const m = left ? /^self\.(\w+)$/.exec(this.text(left)) : null;
+      if (m)
+        sizes.set(m[1], [...(sizes.get(m[1]) ?? []), n.type === 'assignment' ? this.text(child(n, 'right')!) : '']);
+      return undefined;
+    });
+    let found: PyNode | undefined;
+    visit(body, (n) => {
+      if (n.type === 'class_definition') return false;
+      if (n.type !== 'for_statement' || this.text(child(n, 'right') ?? n) !== `self.${list}`) return undefined;
+      const v = this.text(child(n, 'left') ?? n);
+      const statements = named(child(n, 'body') ?? n);
+      const m = statements.length === 1 ? new RegExp(`^${v}/=self\\.(\\w+)$`).exec(this.text(statements[0])) : null;
+      const written = m ? (sizes.get(m[1]) ?? []) : [];
+      if (written.length === 1 && DATA_PARALLEL_SIZE.test(written[0]) && !/expert|modulo/i.test(written[0])) found = n;
+      return undefined;
+    });
+    return found;
   }
 
   /** `for p in m.parameters()` or `for name, p in m.named_parameters()`: the parameter's name. */

@@ -21,6 +21,8 @@ import {
   type ExpertGradList,
   type Located,
 } from './expert-facts';
+import { mayScaleExpertGradients, readGradientScalings, type GradientScaling } from './expert-grad-scalers';
+import { expertDoubleScaleFindings } from './expert-double-scale';
 
 interface Entry {
   readonly text: string;
@@ -28,6 +30,8 @@ interface Entry {
   /** The text selects parameters by the attribute (`getattr(p, 'allreduce', …)`): only then can a site exist. */
   readonly selects: boolean;
   facts?: ExpertFacts | null;
+  /** Gradient scalers applied to marked weights: read only where the file also defines an autograd function. */
+  scalings?: readonly GradientScaling[];
 }
 
 export class ExpertIndex {
@@ -56,7 +60,28 @@ export class ExpertIndex {
       if (f) facts.set(path, f);
     }
     const texts = new Map([...this.files].map(([path, e]) => [path, e.text]));
-    return expertGradientFindings(facts, texts, wanted, isTest);
+    const found = expertGradientFindings(facts, texts, wanted, isTest);
+    const scalings = new Map<string, readonly GradientScaling[]>();
+    for (const [path, entry] of this.files) {
+      const list = entry.relevant ? this.scalingsOf(entry) : [];
+      if (list.length > 0) scalings.set(path, list);
+    }
+    if (scalings.size === 0) return found;
+    const elsewhere = (path: string, list: ExpertGradList) => usedElsewhere(path, list, texts);
+    for (const [path, list] of expertDoubleScaleFindings(facts, scalings, elsewhere, wanted, isTest))
+      found.set(path, [...(found.get(path) ?? []), ...list]);
+    return found;
+  }
+
+  private scalingsOf(entry: Entry): readonly GradientScaling[] {
+    if (entry.scalings === undefined) {
+      try {
+        entry.scalings = mayScaleExpertGradients(entry.text) ? readGradientScalings(this.parser, entry.text) : [];
+      } catch {
+        entry.scalings = [];
+      }
+    }
+    return entry.scalings;
   }
 
   private factsOf(entry: Entry): ExpertFacts | undefined {
