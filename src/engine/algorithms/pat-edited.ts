@@ -23,9 +23,9 @@ import type { Flow, PhaseRun, Round } from '../sim/schedule';
 import { pack } from '../sim/packed';
 import type { Phase } from '../trace/model';
 import { linkEdits, resolvedLayout } from '../topology/edits';
-import { linkTable, type SymmetricLayout } from '../topology/link-table';
+import { linkTable } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
-import { editedNodes, nodeOfLinkIn, type EditedNodes } from './edited-nodes';
+import { editedNodes, untouchedNodes } from './edited-nodes';
 
 /** A changed leaf or spine link that could bind, and the flows that cross it. */
 interface BoundLink {
@@ -57,7 +57,7 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   // Identical nodes are an edit that touches nothing: node 0 stands for all, read from the resolved layout (the
   // links of every node are not built).
   const layout = uniform ? resolvedLayout(fabric) : linkEdits(system)?.layout;
-  const chosen = uniform && layout ? untouched(layout) : editedNodes(system);
+  const chosen = uniform && layout ? untouchedNodes(layout) : editedNodes(system);
   if (!layout || !chosen) return undefined;
   const links = linkTable(system.topology);
   const intraEnd = layout.nodes * layout.intraPerNode;
@@ -130,10 +130,6 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
 }
 
 /** The nodes to simulate when no node is touched: node 0 alone. */
-function untouched(layout: SymmetricLayout): EditedNodes {
-  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink: nodeOfLinkIn(layout) };
-}
-
 function slowest(links: ReturnType<typeof linkTable>, path: readonly number[]): number {
   let least = Infinity;
   for (const link of path) least = Math.min(least, links.GBps(link));
