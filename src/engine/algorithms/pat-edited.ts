@@ -26,9 +26,11 @@ import { linkEdits, resolvedLayout } from '../topology/edits';
 import { linkTable } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
 import { editedNodes, untouchedNodes } from './edited-nodes';
+import { foldedPatRound } from './pat-folded';
 
 /** A changed leaf or spine link that could bind, and the flows that cross it. */
-interface BoundLink {
+export interface BoundLink {
+  readonly link: number;
   /** The leaf whose uplink (up) or downlink (down) it is. */
   readonly leaf: number;
   readonly up: boolean;
@@ -42,6 +44,11 @@ export interface EditedPat {
   readonly touchedNodes: readonly number[];
   readonly nodesPerLeaf: number;
   readonly bound: readonly BoundLink[];
+  /**
+   * Identical nodes whose unchanged leaf or spine links can bind: every leaf and spine link's role (pat-folded.ts
+   * folds each round onto the first leaf). Absent otherwise.
+   */
+  readonly foldedLinks?: readonly BoundLink[];
 }
 
 /**
@@ -118,8 +125,9 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   const tight: number[] = [];
   for (let link = intraEnd; link < sharedEnd; link++) {
     if (!(links.GBps(link) >= copies * load)) {
-      // An unchanged one that could bind is one of many alike: every rank's flows run.
-      if (!changed.has(link)) return undefined;
+      // An unchanged one that could bind is one of many alike: on identical nodes the round folds onto one leaf
+      // (pat-folded.ts) where the leaves repeat, else every rank's flows run.
+      if (!changed.has(link)) return uniform ? foldableLeaves(ctx, weights.length, intraEnd, sharedEnd) : undefined;
       tight.push(link);
     }
   }
@@ -129,7 +137,26 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   return { touchedNodes, nodesPerLeaf: perLeaf, bound };
 }
 
-/** The nodes to simulate when no node is touched: node 0 alone. */
+/**
+ * Identical nodes with a leaf or spine link that can bind: when every leaf holds as many nodes (shifting every rank
+ * by one leaf's nodes then maps each round onto itself) and the routes give each shared link one role, the reach
+ * that folds the rounds onto leaf 0 (pat-folded.ts), else undefined (every rank's flows run).
+ */
+function foldableLeaves(
+  ctx: BuildContext,
+  classes: number,
+  intraEnd: number,
+  sharedEnd: number,
+): EditedPat | undefined {
+  const { nodes } = ctx.system;
+  const perLeaf = ctx.system.fabric.network!.nodesPerLeaf;
+  if (nodes % perLeaf !== 0 || nodes / perLeaf < 2) return undefined;
+  const shared = Array.from({ length: sharedEnd - intraEnd }, (_, i) => intraEnd + i);
+  const roles = boundLinks(ctx, shared, classes);
+  if (!roles) return undefined;
+  return { touchedNodes: [], nodesPerLeaf: perLeaf, bound: [], foldedLinks: roles };
+}
+
 function slowest(links: ReturnType<typeof linkTable>, path: readonly number[]): number {
   let least = Infinity;
   for (const link of path) least = Math.min(least, links.GBps(link));
@@ -147,11 +174,11 @@ function boundLinks(ctx: BuildContext, tight: readonly number[], classes: number
   const perLeaf = network.nodesPerLeaf;
   const leaves = Math.ceil(system.nodes / perLeaf);
   const wanted = new Set(tight);
-  const found = new Map<number, { leaf: number; up: boolean; classes: number[] }>();
+  const found = new Map<number, { link: number; leaf: number; up: boolean; classes: number[] }>();
   const note = (link: number, leaf: number, up: boolean, c: number): boolean => {
     if (!wanted.has(link)) return true;
     const seen = found.get(link);
-    if (!seen) found.set(link, { leaf, up, classes: [c] });
+    if (!seen) found.set(link, { link, leaf, up, classes: [c] });
     else if (seen.leaf !== leaf || seen.up !== up) return false;
     else if (!seen.classes.includes(c)) seen.classes.push(c);
     return true;
@@ -184,6 +211,11 @@ export function editedPatRound(
   round: { distance: number; gather: boolean; payload: number; latencyUs: number; step: number },
   every: () => readonly Flow[],
 ): Round {
+  if (reach.foldedLinks) {
+    const folded = foldedPatRound(ctx, reach.foldedLinks, weights, round, every);
+    const { latencyUs, step } = round;
+    return folded ?? { flows: every(), latencyUs, repeat: 1, phase: round.gather ? 'broadcast' : 'exchange', step };
+  }
   const { system } = ctx;
   const n = system.nodes;
   const network = system.fabric.network!;
