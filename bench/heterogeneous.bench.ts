@@ -186,6 +186,31 @@ export const benchmarks: Benchmark[] = [
     },
     extra: () => forcedFacts.pat ?? {},
   },
+  {
+    // The same nodes under an oversubscribed network (leaf uplinks at half the NICs' sum), every node alike: the
+    // binding leaf links join each round into one component across the leaves, and the round folds onto the first
+    // leaf (pat-folded.ts) instead of running every rank.
+    name: 'engine: 1 GiB all-gather, 131,072 GPUs one per node, 2:1 oversubscribed network, forced pat',
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const system = resolveSystem({
+        gpu: 'H100-SXM',
+        nodes: PAT_NODES,
+        gpusPerNode: 1,
+        intraNode: 'nvswitch',
+        nic: { gbps: 400, perNode: 1 },
+        network: { oversubscription: 2 },
+      });
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, kind: 'allgather', algorithm: 'pat' });
+      const ms = performance.now() - started;
+      forcedFacts.patOversubscribed = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts.patOversubscribed ?? {},
+  },
 ];
 
 /** One GiB on the 131,072-GPU system with one degraded link and `algorithm` forced; `sharp` turns SHARP on. */
