@@ -39,6 +39,7 @@ export function foldedPatRound(
   const layout = resolvedLayout(system.fabric);
   if (!layout) return undefined;
   const nodeOfLink = nodeOfLinkIn(layout);
+  const intraEnd = layout.nodes * layout.intraPerNode;
   const perLeaf = network.nodesPerLeaf;
   const { distance, gather, payload } = round;
   const peerOf = (sender: number): number => (gather ? (sender + distance) % n : (sender - distance + n) % n);
@@ -67,12 +68,13 @@ export function foldedPatRound(
           return undefined;
         path.push(up.link, down.link);
       } else if (leaf !== 0) return undefined;
-      // The receiving side's links at the same places on the node of leaf 0 (a node's NIC-side block moves by a
-      // constant stride).
-      const shift = (peer - moved) * layout.nicPerNode;
+      // The receiving side's links at the same places on the node of leaf 0 (a node's intra-node block and its
+      // NIC-side block each move by a constant stride).
       for (const link of parts.receive) {
-        if (nodeOfLink(link) !== peer || nodeOfLink(link - shift) !== moved) return undefined;
-        path.push(link - shift);
+        const stride = link < intraEnd ? layout.intraPerNode : layout.nicPerNode;
+        const place = link - (peer - moved) * stride;
+        if (nodeOfLink(link) !== peer || nodeOfLink(place) !== moved) return undefined;
+        path.push(place);
       }
       flows.push(transfer(ctx, sender, moved, payload, { ...options, path }));
     }
