@@ -26,17 +26,7 @@ import { linkEdits, resolvedLayout } from '../topology/edits';
 import { linkTable } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
 import { editedNodes, untouchedNodes } from './edited-nodes';
-import { foldedPatRound } from './pat-folded';
-
-/** A changed leaf or spine link that could bind, and the flows that cross it. */
-export interface BoundLink {
-  readonly link: number;
-  /** The leaf whose uplink (up) or downlink (down) it is. */
-  readonly leaf: number;
-  readonly up: boolean;
-  /** The channel classes whose routes cross it. */
-  readonly classes: readonly number[];
-}
+import { foldedPatRound, type BoundLink } from './pat-folded';
 
 /** What the edit touches, found once per build. */
 export interface EditedPat {

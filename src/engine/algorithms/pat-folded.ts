@@ -20,7 +20,16 @@ import type { Phase } from '../trace/model';
 import { resolvedLayout } from '../topology/edits';
 import { transfer, wireBytes, type BuildContext } from './context';
 import { nodeOfLinkIn } from './edited-nodes';
-import type { BoundLink } from './pat-edited';
+
+/** A leaf or spine link's role in the routes (pat-edited.ts lists the changed ones that could bind). */
+export interface BoundLink {
+  readonly link: number;
+  /** The leaf whose uplink (up) or downlink (down) it is. */
+  readonly leaf: number;
+  readonly up: boolean;
+  /** The channel classes whose routes cross it. */
+  readonly classes: readonly number[];
+}
 
 /**
  * The round at `distance` with leaf 0's senders only (see the header), or undefined when a route does not follow the
