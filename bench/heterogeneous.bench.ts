@@ -142,6 +142,25 @@ export const benchmarks: Benchmark[] = [
     forcedOnDegradedLink(algorithm, true),
   ),
   {
+    // Hierarchical with fewer NICs than GPUs (dgx-h100 with four NICs a node, two GPUs on each): the GPUs that share
+    // a NIC form one group across nodes, and the touched groups run with one stand-in group of each NIC and shape
+    // (hierarchical-edited.ts), not every pair (16.6 s of CPU pair by pair with a NIC per GPU in session 11).
+    name: 'engine: 1 GiB AllReduce, 131,072 GPUs on 4 NICs a node, one degraded link, forced hierarchical',
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const spec = presetSystem('dgx-h100', { nodes: DEGRADED_NODES })!;
+      const { system } = withDegradedLink(resolveSystem({ ...spec, nic: { ...spec.nic!, perNode: 4 } }));
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, algorithm: 'hierarchical' });
+      const ms = performance.now() - started;
+      forcedFacts.hierarchicalFewerNics = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts.hierarchicalFewerNics ?? {},
+  },
+  {
     // PAT runs with one GPU per node: 131,072 nodes, the last one's NIC link at a quarter of its speed. Each round
     // simulates the senders the edit touches and one stand-in (pat-edited.ts), not every rank (2.7 s of wall time
     // at 8,192 nodes node by node, session 13).
@@ -166,6 +185,31 @@ export const benchmarks: Benchmark[] = [
       return ms;
     },
     extra: () => forcedFacts.pat ?? {},
+  },
+  {
+    // The same nodes under an oversubscribed network (leaf uplinks at half the NICs' sum), every node alike: the
+    // binding leaf links join each round into one component across the leaves, and the round folds onto the first
+    // leaf (pat-folded.ts) instead of running every rank.
+    name: 'engine: 1 GiB all-gather, 131,072 GPUs one per node, 2:1 oversubscribed network, forced pat',
+    unit: 'ms',
+    target: 2000,
+    runs: 3,
+    measure() {
+      const system = resolveSystem({
+        gpu: 'H100-SXM',
+        nodes: PAT_NODES,
+        gpusPerNode: 1,
+        intraNode: 'nvswitch',
+        nic: { gbps: 400, perNode: 1 },
+        network: { oversubscription: 2 },
+      });
+      const started = performance.now();
+      const result = simulateCollective(system, { bytes: GiB, kind: 'allgather', algorithm: 'pat' });
+      const ms = performance.now() - started;
+      forcedFacts.patOversubscribed = { timeUs: result.timeUs, protocol: result.protocol };
+      return ms;
+    },
+    extra: () => forcedFacts.patOversubscribed ?? {},
   },
 ];
 

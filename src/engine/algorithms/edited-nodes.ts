@@ -46,6 +46,11 @@ export function editedNodes(system: System): EditedNodes | undefined {
   return { nodes: [...touched].sort((a, b) => a - b), standIn, sharedChanged, nodeOfLink };
 }
 
+/** Identical nodes as an edit that touches nothing: node 0 stands for all, read from the resolved layout alone. */
+export function untouchedNodes(layout: SymmetricLayout): EditedNodes {
+  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink: nodeOfLinkIn(layout) };
+}
+
 /** Whether every link of `path` (resources past the links, such as memories, are ignored) belongs to `node`. */
 export function staysInNode(edited: EditedNodes, path: readonly number[], node: number, linkCount: number): boolean {
   for (const link of path) if (link < linkCount && edited.nodeOfLink(link) !== node) return false;

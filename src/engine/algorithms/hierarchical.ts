@@ -7,14 +7,9 @@ import { setupUs } from './setup';
 import { pack } from '../sim/packed';
 import { linkTable } from '../topology/link-table';
 import { editedClasses } from './edited-classes';
-import { editedNodes, staysInNode, type EditedNodes } from './edited-nodes';
-
-/** A round's ring pairs, sender and receiver by index (a list of 131,072 pairs need not be built to be read). */
-interface Pairs {
-  readonly count: number;
-  from(index: number): number;
-  to(index: number): number;
-}
+import { editedNodes, staysInNode, untouchedNodes } from './edited-nodes';
+import { chosenInterPairs, type Pairs } from './hierarchical-edited';
+import { resolvedLayout } from '../topology/edits';
 
 /**
  * One ring step of every pair. With `chosen` (an edited system), only those pairs' flows are solved: each round's
@@ -61,15 +56,23 @@ function ringStep(
 }
 
 /**
- * The pairs to solve on an edited system: inside nodes, the edited nodes' and a stand-in node's (edited-nodes.ts);
- * across nodes, the edited rails' and a stand-in rail's (edited-classes.ts). Undefined for a kind of pairs whose
- * groups cannot be shown apart (those are all solved).
+ * The pairs to solve on an edited system, or on identical nodes without a NIC per GPU (`uniform`, an edit that
+ * touches nothing): inside nodes, the edited nodes' and a stand-in node's (edited-nodes.ts); across nodes, the
+ * touched groups and a stand-in of each kind (hierarchical-edited.ts), failing that the edited rails' and a stand-in
+ * rail's (edited-classes.ts; never on identical nodes, whose links it would build). Undefined for a kind of pairs
+ * whose groups cannot be shown apart (those are all solved).
  */
-function chosenPairs(ctx: BuildContext, intra: Pairs, inter: Pairs): { intra?: number[]; inter?: number[] } {
+function chosenPairs(
+  ctx: BuildContext,
+  intra: Pairs,
+  inter: Pairs,
+  uniform: boolean,
+): { intra?: number[]; inter?: number[] } {
   const { system } = ctx;
   const g = system.gpusPerNode;
   const linkCount = linkTable(system.topology).count;
-  const nodes = editedNodes(system);
+  const layout = uniform ? resolvedLayout(system.fabric) : undefined;
+  const nodes = uniform ? layout && untouchedNodes(layout) : editedNodes(system);
   let chosenIntra: number[] | undefined;
   if (nodes) {
     // The ring inside node n is pairs n·g … n·g + g − 1.
@@ -80,7 +83,7 @@ function chosenPairs(ctx: BuildContext, intra: Pairs, inter: Pairs): { intra?: n
     if (!inNode) chosenIntra = undefined;
   }
   const pairs = nodes ? chosenInterPairs(ctx, inter, nodes) : undefined;
-  if (pairs) return { intra: chosenIntra, inter: pairs };
+  if (pairs || uniform) return { intra: chosenIntra, inter: pairs };
   const classes = editedClasses(system);
   const rails = classes ? new Set(classes.rails) : undefined;
   const railPairs = (): number[] => {
@@ -89,47 +92,6 @@ function chosenPairs(ctx: BuildContext, intra: Pairs, inter: Pairs): { intra?: n
     return list;
   };
   return { intra: chosenIntra, inter: rails ? railPairs() : undefined };
-}
-
-/**
- * The ring pairs across nodes to solve, or undefined when their routes are not the layout's. With a NIC per GPU each
- * pair's flow runs alone: a rail's ring leaves each node once and enters it once, and leaves each leaf once, so no
- * two flows share a link (nor a memory: each reduces at its own receiver). A flow crosses its two nodes' NIC-side
- * links on its rail and, when the nodes hang on different leaves, the sender's leaf uplink and the receiver's leaf
- * downlink. So a pair none of whose links an edit changed finishes with every unchanged pair of its shape (within a
- * leaf, or across leaves): the touched pairs are solved with one unchanged pair of each shape.
- */
-function chosenInterPairs(ctx: BuildContext, inter: Pairs, edited: EditedNodes): number[] | undefined {
-  const { system } = ctx;
-  const g = system.gpusPerNode;
-  const network = system.fabric.network;
-  if (!network || system.fabric.nicsPerNode !== g) return undefined;
-  const perLeaf = network.nodesPerLeaf;
-  const touched = new Set(edited.nodes.filter((node) => node !== edited.standIn));
-  const changedShared = new Set(edited.sharedChanged);
-  const chosen: number[] = [];
-  const shapes = new Set<number>();
-  for (let pair = 0; pair < inter.count; pair++) {
-    const from = inter.from(pair);
-    const to = inter.to(pair);
-    const a = Math.floor(from / g);
-    const b = Math.floor(to / g);
-    const sameLeaf = Math.floor(a / perLeaf) === Math.floor(b / perLeaf);
-    const nodeTouched = touched.has(a) || touched.has(b);
-    // Unchanged pairs within a leaf cross no shared link: once one stands for them, they need no route.
-    if (!nodeTouched && sameLeaf && shapes.has(0)) continue;
-    const parts = network.routeParts(from, to, 0);
-    if (parts.send.some((link) => edited.nodeOfLink(link) !== a)) return undefined;
-    if (parts.receive.some((link) => edited.nodeOfLink(link) !== b)) return undefined;
-    if (parts.shared.some((link) => edited.nodeOfLink(link) !== -1)) return undefined;
-    if ((parts.shared.length === 0) !== sameLeaf) return undefined;
-    if (nodeTouched || parts.shared.some((link) => changedShared.has(link))) chosen.push(pair);
-    else if (!shapes.has(parts.shared.length)) {
-      shapes.add(parts.shared.length);
-      chosen.push(pair);
-    }
-  }
-  return chosen;
 }
 
 export function buildHierarchical(ctx: BuildContext): Schedule {
@@ -145,7 +107,9 @@ export function buildHierarchical(ctx: BuildContext): Schedule {
   const inter: Pairs = symmetric
     ? { count: nodes, from: (i) => i * g, to: (i) => ((i + 1) % nodes) * g }
     : { count: nodes * g, from: (i) => i, to: (i) => ((Math.floor(i / g) + 1) % nodes) * g + (i % g) };
-  const chosen = ctx.reduceEdits && !symmetric ? chosenPairs(ctx, intra, inter) : {};
+  // Identical nodes without a NIC per GPU are not symmetric: their groups are found as an edited system's are.
+  const uniform = ctx.representative === true && nodes > 1;
+  const chosen = (ctx.reduceEdits || uniform) && !symmetric ? chosenPairs(ctx, intra, inter, uniform) : {};
   const C = ctx.channels;
   const rounds: Round[] = [];
   let step = 0;

@@ -23,18 +23,10 @@ import type { Flow, PhaseRun, Round } from '../sim/schedule';
 import { pack } from '../sim/packed';
 import type { Phase } from '../trace/model';
 import { linkEdits, resolvedLayout } from '../topology/edits';
-import { linkTable, type SymmetricLayout } from '../topology/link-table';
+import { linkTable } from '../topology/link-table';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
-import { editedNodes, nodeOfLinkIn, type EditedNodes } from './edited-nodes';
-
-/** A changed leaf or spine link that could bind, and the flows that cross it. */
-interface BoundLink {
-  /** The leaf whose uplink (up) or downlink (down) it is. */
-  readonly leaf: number;
-  readonly up: boolean;
-  /** The channel classes whose routes cross it. */
-  readonly classes: readonly number[];
-}
+import { editedNodes, untouchedNodes } from './edited-nodes';
+import { foldedPatRound, type BoundLink } from './pat-folded';
 
 /** What the edit touches, found once per build. */
 export interface EditedPat {
@@ -42,6 +34,11 @@ export interface EditedPat {
   readonly touchedNodes: readonly number[];
   readonly nodesPerLeaf: number;
   readonly bound: readonly BoundLink[];
+  /**
+   * Identical nodes whose unchanged leaf or spine links can bind: every leaf and spine link's role (pat-folded.ts
+   * folds each round onto the first leaf). Absent otherwise.
+   */
+  readonly foldedLinks?: readonly BoundLink[];
 }
 
 /**
@@ -57,7 +54,7 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   // Identical nodes are an edit that touches nothing: node 0 stands for all, read from the resolved layout (the
   // links of every node are not built).
   const layout = uniform ? resolvedLayout(fabric) : linkEdits(system)?.layout;
-  const chosen = uniform && layout ? untouched(layout) : editedNodes(system);
+  const chosen = uniform && layout ? untouchedNodes(layout) : editedNodes(system);
   if (!layout || !chosen) return undefined;
   const links = linkTable(system.topology);
   const intraEnd = layout.nodes * layout.intraPerNode;
@@ -118,8 +115,9 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   const tight: number[] = [];
   for (let link = intraEnd; link < sharedEnd; link++) {
     if (!(links.GBps(link) >= copies * load)) {
-      // An unchanged one that could bind is one of many alike: every rank's flows run.
-      if (!changed.has(link)) return undefined;
+      // An unchanged one that could bind is one of many alike: on identical nodes the round folds onto one leaf
+      // (pat-folded.ts) where the leaves repeat, else every rank's flows run.
+      if (!changed.has(link)) return uniform ? foldableLeaves(ctx, weights.length, intraEnd, sharedEnd) : undefined;
       tight.push(link);
     }
   }
@@ -129,9 +127,24 @@ export function editedPat(ctx: BuildContext, weights: readonly number[]): Edited
   return { touchedNodes, nodesPerLeaf: perLeaf, bound };
 }
 
-/** The nodes to simulate when no node is touched: node 0 alone. */
-function untouched(layout: SymmetricLayout): EditedNodes {
-  return { nodes: [0], standIn: 0, sharedChanged: [], nodeOfLink: nodeOfLinkIn(layout) };
+/**
+ * Identical nodes with a leaf or spine link that can bind: when every leaf holds as many nodes (shifting every rank
+ * by one leaf's nodes then maps each round onto itself) and the routes give each shared link one role, the reach
+ * that folds the rounds onto leaf 0 (pat-folded.ts), else undefined (every rank's flows run).
+ */
+function foldableLeaves(
+  ctx: BuildContext,
+  classes: number,
+  intraEnd: number,
+  sharedEnd: number,
+): EditedPat | undefined {
+  const { nodes } = ctx.system;
+  const perLeaf = ctx.system.fabric.network!.nodesPerLeaf;
+  if (nodes % perLeaf !== 0 || nodes / perLeaf < 2) return undefined;
+  const shared = Array.from({ length: sharedEnd - intraEnd }, (_, i) => intraEnd + i);
+  const roles = boundLinks(ctx, shared, classes);
+  if (!roles) return undefined;
+  return { touchedNodes: [], nodesPerLeaf: perLeaf, bound: [], foldedLinks: roles };
 }
 
 function slowest(links: ReturnType<typeof linkTable>, path: readonly number[]): number {
@@ -151,11 +164,11 @@ function boundLinks(ctx: BuildContext, tight: readonly number[], classes: number
   const perLeaf = network.nodesPerLeaf;
   const leaves = Math.ceil(system.nodes / perLeaf);
   const wanted = new Set(tight);
-  const found = new Map<number, { leaf: number; up: boolean; classes: number[] }>();
+  const found = new Map<number, { link: number; leaf: number; up: boolean; classes: number[] }>();
   const note = (link: number, leaf: number, up: boolean, c: number): boolean => {
     if (!wanted.has(link)) return true;
     const seen = found.get(link);
-    if (!seen) found.set(link, { leaf, up, classes: [c] });
+    if (!seen) found.set(link, { link, leaf, up, classes: [c] });
     else if (seen.leaf !== leaf || seen.up !== up) return false;
     else if (!seen.classes.includes(c)) seen.classes.push(c);
     return true;
@@ -188,6 +201,11 @@ export function editedPatRound(
   round: { distance: number; gather: boolean; payload: number; latencyUs: number; step: number },
   every: () => readonly Flow[],
 ): Round {
+  if (reach.foldedLinks) {
+    const folded = foldedPatRound(ctx, reach.foldedLinks, weights, round, every);
+    const { latencyUs, step } = round;
+    return folded ?? { flows: every(), latencyUs, repeat: 1, phase: round.gather ? 'broadcast' : 'exchange', step };
+  }
   const { system } = ctx;
   const n = system.nodes;
   const network = system.fabric.network!;
