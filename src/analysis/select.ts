@@ -42,14 +42,15 @@ export function selectUnits(text: string, units: readonly Unit[]): boolean[] {
       .filter((_, i) => keep[i])
       .map((u) => text.slice(u.start, u.end))
       .join('\n');
+    // Read once per round rather than once per statement (a regular expression each): the names the kept text
+    // calls (`name(` at the start of a word), and one pattern for "calls a name a kept statement defines".
+    const calledInKept = new Set<string>();
+    for (const m of keptText.matchAll(/\b(\w+)\s*\(/g)) calledInKept.add(m[1]);
     const keptNames = units.filter((u, i) => keep[i] && u.defines).map((u) => u.defines!);
+    const callsKept = keptNames.length > 0 ? new RegExp(`(?:${keptNames.join('|')})\\(`) : undefined;
     units.forEach((u, i) => {
       if (keep[i]) return;
-      const body = text.slice(u.start, u.end);
-      if (
-        (u.defines && new RegExp(`\\b${u.defines}\\s*\\(`).test(keptText)) ||
-        keptNames.some((n) => body.includes(`${n}(`))
-      ) {
+      if ((u.defines && calledInKept.has(u.defines)) || callsKept?.test(text.slice(u.start, u.end))) {
         keep[i] = true;
         changed = true;
       }

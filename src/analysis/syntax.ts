@@ -9,6 +9,13 @@ export interface CallArgs {
 }
 
 export class Syntax {
+  /**
+   * Each call's arguments, read once: the rules ask for the same calls' arguments many times over (about 80 call
+   * sites), and the lists and maps built for each ask were a large part of a file's analysis. Callers only read
+   * what they are given.
+   */
+  private readonly argsByCall = new Map<PyNode, CallArgs>();
+
   constructor(readonly source: Source) {}
 
   text(node: PyNode): string {
@@ -40,6 +47,15 @@ export class Syntax {
   }
 
   args(call: PyNode): CallArgs {
+    let read = this.argsByCall.get(call);
+    if (!read) {
+      read = this.readArgs(call);
+      this.argsByCall.set(call, read);
+    }
+    return read;
+  }
+
+  private readArgs(call: PyNode): CallArgs {
     const list = child(call, 'arguments');
     const positional: PyNode[] = [];
     const keywords = new Map<string, { node: PyNode; value: PyNode }>();

@@ -20,7 +20,21 @@ export function byteOrderMark(bytes: Uint8Array): { encoding: TextEncodingName; 
  */
 export function decodeText(bytes: Uint8Array, options: { fatal?: boolean } = {}): string {
   const { encoding, markBytes } = byteOrderMark(bytes);
-  return new TextDecoder(encoding, { fatal: options.fatal ?? false, ignoreBOM: true }).decode(
-    bytes.subarray(markBytes),
-  );
+  return decoderFor(encoding, options.fatal ?? false).decode(bytes.subarray(markBytes));
+}
+
+/**
+ * One decoder per encoding and mode, made once: `check` decodes thousands of files, and a decode without
+ * `stream` keeps no state from one call to the next.
+ */
+const decoders = new Map<string, TextDecoder>();
+
+function decoderFor(encoding: TextEncodingName, fatal: boolean): TextDecoder {
+  const key = `${encoding}:${fatal}`;
+  let decoder = decoders.get(key);
+  if (!decoder) {
+    decoder = new TextDecoder(encoding, { fatal, ignoreBOM: true });
+    decoders.set(key, decoder);
+  }
+  return decoder;
 }

@@ -31,6 +31,25 @@ test('a regular file is read whole', () => {
   if (process.platform === 'linux') assert.ok(readInputText('/proc/self/status', { kind: 'config' }).includes('Name:'));
 });
 
+test('files of every size come back byte for byte, in pieces of at most 1 MiB after the first', () => {
+  const dir = fresh();
+  // Empty, one byte, a pooled size, just over the 1 MiB piece, and several pieces: the reader keeps the stat-sized
+  // first buffer and adds 1 MiB pieces only when a file holds more than its stat said.
+  for (const sizeBytes of [0, 1, 4095, 1024 * 1024 + 1, 3 * 1024 * 1024 + 17]) {
+    const bytes = Buffer.alloc(sizeBytes);
+    for (let i = 0; i < sizeBytes; i++) bytes[i] = (i * 31 + (i >> 12)) & 0xff;
+    const path = join(dir, `f${sizeBytes}.py`);
+    writeFileSync(path, bytes);
+    const progress: number[] = [];
+    const read = readInputBytes(path, { kind: 'source' }, (readBytes) => progress.push(readBytes));
+    assert.ok(read.equals(bytes), `${sizeBytes} bytes read back`);
+    assert.equal(progress.at(-1) ?? 0, sizeBytes);
+  }
+  // A /proc file's stat says 0 bytes: every byte past the first buffer's two comes in later pieces.
+  if (process.platform === 'linux')
+    assert.ok(readInputBytes('/proc/self/cmdline', { kind: 'config' }).equals(readFileSync('/proc/self/cmdline')));
+});
+
 test('devices, folders, FIFOs and links to devices are refused at once', (t) => {
   const dir = fresh();
   const started = performance.now();
