@@ -26,6 +26,8 @@ import type { ConstructorArgument } from './class-summaries';
 import { normaliserSummaries, type FileNormalisers } from './local-normaliser';
 import { localNormaliserVerdicts, type NormaliserIndex } from './local-normaliser-rule';
 import type { AnalysisOptions, Finding } from './types';
+import { reducedAttributes, type AttributeScaling } from './scaled-attributes';
+import type { Fact } from './facts';
 
 /** What the rest of the program says about one file. */
 export interface ProgramContext {
@@ -41,6 +43,8 @@ export interface ProgramContext {
   readonly normalisers?: NormaliserIndex;
   /** True when a file of the program defines a top-level function of this name (flag-choice.ts). */
   readonly definesFunction?: (name: string) => boolean;
+  /** A rescaling, elsewhere in the program, of an object attribute of this name (scaled-attributes.ts). */
+  readonly attributeScaling?: (attribute: string) => AttributeScaling | undefined;
 }
 
 export interface ModuleAnalysis {
@@ -88,6 +92,8 @@ export function analyzeParsedModule(
   for (const fact of allFacts) {
     const verdict = judge.judgeFact(fact);
     if (!verdict) continue;
+    // A sum into an object's attribute that the program rescales elsewhere proves no missing division.
+    if ((verdict.code === 'CP001' || verdict.code === 'CP004') && scaledElsewhere(fact, model, context)) continue;
     if (context && !fact.reduction.via) {
       const summary = summarise(context.path, model, fact, verdict, source.range(fact.reduction.call));
       if (summary && !summaries.some((s) => s.name === summary.name)) summaries.push(summary);
@@ -132,4 +138,16 @@ export function analyzeParsedModule(
     normalisers: normalisers ?? { rescale: [], losses: [] },
     elsewhere: writer.elsewhere,
   };
+}
+
+/** True when the reduced tensor is an object attribute that some referenced function of the program rescales. */
+function scaledElsewhere(fact: Fact, model: FileModel, context: ProgramContext | undefined): boolean {
+  const lookup = context?.attributeScaling;
+  if (!lookup) return false;
+  const s = model.syntax;
+  const r = fact.reduction;
+  const texts = [r.tensor, r.output, ...s.args(r.call).positional].flatMap((n) => (n ? [s.text(n)] : []));
+  const first = fact.frames[0];
+  if (first.key !== undefined) texts.push(...first.flow.members(first.key));
+  return reducedAttributes(texts).some((a) => lookup(a) !== undefined);
 }

@@ -20,6 +20,7 @@ import { ContractIndex } from './contracts/workspace';
 import { NO_NORMALISERS } from './local-normaliser';
 import { linkNormalisers, type NormaliserLinks, type TextScan } from './local-normaliser-links';
 import { ModuleIndex } from './module-index';
+import { ScaledAttributes } from './scaled-attributes';
 import {
   callsOf,
   mentionPattern,
@@ -35,6 +36,8 @@ export class Program {
   private readonly modules = new ModuleIndex();
   /** Library contracts judged across files (a Trainer subclass, its bases, the workspace's version pins). */
   private readonly contracts: ContractIndex;
+  /** Object attributes the program rescales in place, for sums into a buffer held on an object. */
+  private readonly scaledAttributes = new ScaledAttributes(() => this.texts.entries());
 
   constructor(
     private readonly parser: Parser,
@@ -56,6 +59,7 @@ export class Program {
     if (!this.texts.has(path)) this.modules.add(path);
     this.texts.set(path, text);
     this.firstPass.delete(path);
+    this.scaledAttributes.invalidate();
     this.contracts.setFile(path, text);
   }
 
@@ -66,6 +70,7 @@ export class Program {
 
   removeFile(path: string): void {
     this.texts.delete(path);
+    this.scaledAttributes.invalidate();
     this.scopePaths.delete(path);
     this.firstPass.delete(path);
     this.probes.delete(path);
@@ -192,7 +197,7 @@ export class Program {
       this.parser,
       this.texts.get(path) ?? '',
       { ...this.optionsFor(path), prefilter: false },
-      { path, constructorArgument },
+      { path, constructorArgument, attributeScaling: (a) => this.scaledAttributes.scaling(a) },
     );
     return analysis ? { requests, sites: constructionSites(analysis.model, constructorArgument) } : undefined;
   }
@@ -261,7 +266,7 @@ export class Program {
       this.parser,
       text,
       { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
-      { path, constructorArgument },
+      { path, constructorArgument, attributeScaling: (a) => this.scaledAttributes.scaling(a) },
     );
     const pass: FirstPass = {
       text,
@@ -334,6 +339,7 @@ export class Program {
     const context: ProgramContext = {
       path,
       definesFunction: (name) => this.definesFunction(name),
+      attributeScaling: (a) => this.scaledAttributes.scaling(a),
       normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),
       constructorArgument: (r) => answered?.get(requestKey(r)),

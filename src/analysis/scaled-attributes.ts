@@ -1,0 +1,122 @@
+// Object attributes that the program rescales in place, for the sum rule (CP001/CP004). A buffer held on an object
+// (`self.grad_data`) outlives the function that reduces it: Megatron-LM's bucket all-reduces `self.grad_data`, and
+// the division by the data-parallel size happens later, elsewhere, in a method that multiplies the same attribute
+// (`ParamAndGradBuffer.scale_gradients`: `self.grad_data *= scaling_factor`), called through a configuration
+// callback (`config.finalize_model_grads_func`) that the call graph does not follow. A claim that "no division
+// follows" cannot be proved for such a buffer, so the rule stays silent when some function of the program scales an
+// attribute of the same name by a factor that is not the literal 1, and that function is referenced somewhere else
+// in the program (called, or passed on as a callback): a scaling method that nothing names is dead code and
+// compensates nothing. The index reads the texts, not the parse trees, because most files of a workspace are never
+// parsed (select.ts); it is rebuilt when a file changes.
+
+/** One in-place rescaling of an attribute: `obj.attr *= f`, `obj.attr /= f`, `obj.attr.mul_(f)`, `obj.attr.div_(f)`. */
+export interface AttributeScaling {
+  readonly attribute: string;
+  /** The function whose body rescales it, or undefined at module level. */
+  readonly functionName: string | undefined;
+  readonly path: string;
+  readonly line: number;
+}
+
+const AUGMENTED = /\.([A-Za-z_]\w*)\s*(?:\*=|\/=)\s*([^\n#]+)/g;
+const METHOD = /\.([A-Za-z_]\w*)\.(?:mul_|div_)\(\s*([^\n#]*)/g;
+const DEF = /^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(/;
+
+/** True when the factor as written is 1 (`1`, `1.0`): such a scaling changes nothing. */
+function isOne(factor: string): boolean {
+  const head = factor
+    .trim()
+    .replace(/\)\s*$/, '')
+    .trim();
+  return /^1(\.0*)?$/.test(head);
+}
+
+/** The in-place rescalings of attributes in one file, each with the function that encloses it. */
+export function attributeScalings(path: string, text: string): AttributeScaling[] {
+  if (!/\*=|\/=|mul_\(|div_\(/.test(text)) return [];
+  const out: AttributeScaling[] = [];
+  // Enclosing functions by indentation: a stack of (indent, name); a line at or left of a def's indent closes it.
+  const stack: { indent: number; name: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    const trimmed = line.trimStart();
+    if (trimmed === '' || trimmed.startsWith('#')) return;
+    const indent = line.length - trimmed.length;
+    while (stack.length > 0 && indent <= stack[stack.length - 1].indent) stack.pop();
+    const def = DEF.exec(line);
+    if (def) {
+      stack.push({ indent, name: def[2] });
+      return;
+    }
+    for (const pattern of [AUGMENTED, METHOD]) {
+      pattern.lastIndex = 0;
+      for (let m = pattern.exec(line); m; m = pattern.exec(line)) {
+        if (isOne(m[2])) continue;
+        out.push({ attribute: m[1], functionName: stack[stack.length - 1]?.name, path, line: i });
+      }
+    }
+  });
+  return out;
+}
+
+/** The attribute names in the texts of a reduced tensor (`self.grad_data` → `grad_data`), method calls excluded. */
+export function reducedAttributes(texts: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const text of texts)
+    for (const m of text.matchAll(/\.([A-Za-z_]\w*)\b(?!\s*\()/g))
+      if (m[1] !== 'grad' && m[1] !== 'data') out.add(m[1]);
+  return [...out];
+}
+
+/** The program-wide index: which attribute names some referenced function rescales in place. */
+export class ScaledAttributes {
+  private byAttribute: Map<string, AttributeScaling[]> | undefined;
+  private readonly answers = new Map<string, AttributeScaling | null>();
+
+  constructor(private readonly texts: () => Iterable<[string, string]>) {}
+
+  /** Drops what was computed (a file of the program changed). */
+  invalidate(): void {
+    this.byAttribute = undefined;
+    this.answers.clear();
+  }
+
+  /**
+   * A rescaling of an attribute of this name, in a function that is referenced elsewhere in the program than its own
+   * definition (or at module level); undefined when there is none.
+   */
+  scaling(attribute: string): AttributeScaling | undefined {
+    const cached = this.answers.get(attribute);
+    if (cached !== undefined) return cached ?? undefined;
+    const found = (this.index().get(attribute) ?? []).find(
+      (s) => s.functionName === undefined || this.referencedElsewhere(s.functionName),
+    );
+    this.answers.set(attribute, found ?? null);
+    return found;
+  }
+
+  private index(): Map<string, AttributeScaling[]> {
+    if (this.byAttribute) return this.byAttribute;
+    const map = new Map<string, AttributeScaling[]>();
+    for (const [path, text] of this.texts())
+      for (const s of attributeScalings(path, text)) {
+        const list = map.get(s.attribute) ?? [];
+        list.push(s);
+        map.set(s.attribute, list);
+      }
+    this.byAttribute = map;
+    return map;
+  }
+
+  /** True when the name occurs in the program other than where a function of that name is defined. */
+  private referencedElsewhere(name: string): boolean {
+    const any = new RegExp(`\\b${name}\\b`, 'g');
+    const definition = new RegExp(`\\bdef\\s+${name}\\b`, 'g');
+    let uses = 0;
+    for (const [, text] of this.texts()) {
+      if (!text.includes(name)) continue;
+      uses += (text.match(any) ?? []).length - (text.match(definition) ?? []).length;
+      if (uses > 0) return true;
+    }
+    return false;
+  }
+}
