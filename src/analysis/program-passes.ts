@@ -6,6 +6,7 @@ import type { MovedFinding } from './moved-findings';
 import type { ConstructionSite, ConstructorArgument, ConstructorRequest } from './class-summaries';
 import { requestKey } from './class-links';
 import type { FileNormalisers } from './local-normaliser';
+import type { ScalingLookups } from './scaled-attributes';
 
 export interface FirstPass {
   readonly text: string;
@@ -21,6 +22,8 @@ export interface FirstPass {
   readonly requests: readonly ConstructorRequest[];
   /** Rescaling reductions and loss normalisers this file defines (local-normaliser.ts). */
   readonly normalisers: FileNormalisers;
+  /** What the program-wide index of rescaled attributes answered this pass (scaled-attributes.ts). */
+  readonly scalingLookups: ScalingLookups;
 }
 
 /**
@@ -49,6 +52,8 @@ export function recordingRequests(requests: ConstructorRequest[]): ConstructorAr
 
 export interface SecondPass {
   readonly result: AnalysisResult;
+  /** What the program-wide index of rescaled attributes answered this pass (scaled-attributes.ts). */
+  readonly scalingLookups: ScalingLookups;
   /** Findings that belong in other files, with the file whose analysis found them. */
   readonly elsewhere: readonly MovedFinding[];
 }

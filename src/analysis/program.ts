@@ -20,7 +20,7 @@ import { ContractIndex } from './contracts/workspace';
 import { NO_NORMALISERS } from './local-normaliser';
 import { linkNormalisers, type NormaliserLinks, type TextScan } from './local-normaliser-links';
 import { ModuleIndex } from './module-index';
-import { ScaledAttributes } from './scaled-attributes';
+import { ScaledAttributes, type ScalingLookups } from './scaled-attributes';
 import {
   callsOf,
   mentionPattern,
@@ -248,7 +248,7 @@ export class Program {
       [...(links.calledElsewhere.get(path) ?? [])].sort().join(','),
     ].join('\u0000');
     const cached = this.seconds.get(path);
-    if (cached?.key === key) return cached.pass;
+    if (cached?.key === key && this.scaledAttributes.stillHolds(cached.pass.scalingLookups)) return cached.pass;
     const pass = this.second(path, links, answers);
     this.seconds.set(path, { key, pass });
     return pass;
@@ -257,16 +257,23 @@ export class Program {
   private first(path: string, prefilter = true): FirstPass {
     const text = this.texts.get(path) ?? '';
     const cached = this.firstPass.get(path);
-    if (cached && cached.text === text && (prefilter || cached.parsed)) return cached;
+    if (
+      cached &&
+      cached.text === text &&
+      (prefilter || cached.parsed) &&
+      this.scaledAttributes.stillHolds(cached.scalingLookups)
+    )
+      return cached;
     // The first pass knows no construction site: it only notes which constructor parameters it would need, for its
     // methods and for the arguments its own sites pass on (`Bucket(group=self.group)`).
     const requests: ConstructorRequest[] = [];
     const constructorArgument = recordingRequests(requests);
+    const scalingLookups: ScalingLookups = new Map();
     const { result, analysis } = analyzeSource(
       this.parser,
       text,
       { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
-      { path, constructorArgument, attributeScaling: (a) => this.scaledAttributes.scaling(a) },
+      { path, constructorArgument, attributeScaling: this.scaledAttributes.recording(scalingLookups) },
     );
     const pass: FirstPass = {
       text,
@@ -277,6 +284,7 @@ export class Program {
       sites: analysis ? constructionSites(analysis.model, constructorArgument) : [],
       requests,
       normalisers: analysis?.normalisers ?? NO_NORMALISERS,
+      scalingLookups,
     };
     this.firstPass.set(path, pass);
     return pass;
@@ -336,10 +344,11 @@ export class Program {
 
   private second(path: string, links: Links, answers: ClassAnswers, normalisers?: NormaliserLinks): SecondPass {
     const answered = answers.get(path);
+    const scalingLookups: ScalingLookups = new Map();
     const context: ProgramContext = {
       path,
       definesFunction: (name) => this.definesFunction(name),
-      attributeScaling: (a) => this.scaledAttributes.scaling(a),
+      attributeScaling: this.scaledAttributes.recording(scalingLookups),
       normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),
       constructorArgument: (r) => answered?.get(requestKey(r)),
@@ -356,7 +365,7 @@ export class Program {
       { ...this.optionsFor(path), prefilter: false },
       context,
     );
-    return { result, elsewhere: (elsewhere ?? []).map((m) => ({ ...m, from: path })) };
+    return { result, elsewhere: (elsewhere ?? []).map((m) => ({ ...m, from: path })), scalingLookups };
   }
 
   private optionsFor(path: string): AnalysisOptions {

@@ -67,6 +67,12 @@ export function reducedAttributes(texts: readonly string[]): string[] {
   return [...out];
 }
 
+/**
+ * The attribute lookups one analysis made, with whether each found a rescaling. A file's cached analysis is only as
+ * fresh as these answers: an edit of another file can add or remove the rescaling method they relied on.
+ */
+export type ScalingLookups = Map<string, boolean>;
+
 /** The program-wide index: which attribute names some referenced function rescales in place. */
 export class ScaledAttributes {
   private byAttribute: Map<string, AttributeScaling[]> | undefined;
@@ -92,6 +98,21 @@ export class ScaledAttributes {
     );
     this.answers.set(attribute, found ?? null);
     return found;
+  }
+
+  /** A lookup for one analysis that notes each answer in `lookups`, to tell later whether they still hold. */
+  recording(lookups: ScalingLookups): (attribute: string) => AttributeScaling | undefined {
+    return (attribute) => {
+      const found = this.scaling(attribute);
+      lookups.set(attribute, found !== undefined);
+      return found;
+    };
+  }
+
+  /** True when every noted lookup gives the same answer on the program as it is now. */
+  stillHolds(lookups: ScalingLookups): boolean {
+    for (const [attribute, found] of lookups) if ((this.scaling(attribute) !== undefined) !== found) return false;
+    return true;
   }
 
   private index(): Map<string, AttributeScaling[]> {

@@ -105,3 +105,20 @@ test('the index names the enclosing function and skips factors written as 1', ()
     'rank',
   ]);
 });
+
+test('an edit of another file that adds or removes the rescaling re-judges the buffer without editing its file', async () => {
+  // The editor keeps each file's analysis while its text is unchanged; the answer about the rescaling came from
+  // other files, so an edit there must re-judge this one.
+  const program = new Program(await parser());
+  const bucket = 'megatron/core/distributed/buffer.py';
+  program.setFile(bucket, BUCKET.replace('SCALE_STATEMENT', SCALES));
+  for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
+  const codesNow = () => summary(program.analyzeAll().get(bucket)?.findings ?? []);
+  assert.deepEqual(codesNow(), []);
+  // The other files stop naming the rescaling method: it is dead code, and the sum is a CP001 again.
+  for (const path of Object.keys(CALLED)) program.setFile(path, 'def unrelated():\n    return 1\n');
+  assert.match(codesNow().join('\n'), /CP001/);
+  for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
+  assert.deepEqual(codesNow(), []);
+  assert.deepEqual(summary(program.analyzeFile(bucket).findings), []);
+});
