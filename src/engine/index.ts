@@ -59,3 +59,5 @@ export {
 } from './calibration';
 export { systemFromDescription, gpusPerProcessFromDataset } from './calibration-system';
 export { gpuFromDescription } from './hardware/gpu-description';
+export { LazyDrawnTrace, type TraceItem } from './trace/lazy';
+export { summarisedCollectiveTrace, nodeGroups, standsFor, type NodeGroup } from './trace/summary';

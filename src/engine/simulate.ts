@@ -208,6 +208,7 @@ export function simulateCollective(
     ? pick.run!
     : runSchedule(resolved, plan, {
         full,
+        traceSpanLimit: request.traceSpanLimit,
         trace: request.trace
           ? {
               origin: 'simulated',

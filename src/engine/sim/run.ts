@@ -6,7 +6,7 @@ import type { PhaseTimes } from '../collective-types';
 import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
-import type { Trace, TraceMetadata } from '../trace/model';
+import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
 import { ComponentSolver } from './components';
 import { pack, phaseRuns, phaseShares } from './packed';
 import type { Flow, Round, Schedule } from './schedule';
@@ -16,6 +16,8 @@ export interface RunOptions {
   /** Expand every channel copy and every repeated round (the reference the fast path must agree with). */
   readonly full: boolean;
   readonly trace?: TraceMetadata;
+  /** The most spans the trace records (MAX_TRACE_SPANS when not given). */
+  readonly traceSpanLimit?: number;
 }
 
 export interface RunResult {
@@ -61,6 +63,9 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
     }
   }
+  const spanLimit = options.traceSpanLimit ?? MAX_TRACE_SPANS;
+  /** Whether the limit left flows without spans: the drawn trace then says where it stops short. */
+  let truncated = false;
   const solver = new ComponentSolver(capacity, linkCount + 2 * system.ranks);
   let now = schedule.setupUs;
   for (const round of schedule.rounds) {
@@ -96,7 +101,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       if (builder) {
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
-          for (let f = 0; f < flows.length && builder.spanCount < MAX_TRACE_SPANS; f++) {
+          let f = 0;
+          for (; f < flows.length && builder.spanCount < spanLimit; f++) {
             emitSpans(
               builder,
               system,
@@ -108,12 +114,17 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
               reduceLanes,
             );
           }
+          if (f < flows.length) truncated = true;
         }
       }
       now += duration * multiplier;
     }
   }
-  const trace = builder?.build();
+  const built = builder?.build();
+  const trace =
+    built && truncated
+      ? { ...built, metadata: { ...built.metadata, facts: { ...built.metadata.facts, [TRUNCATED_FACT]: spanLimit } } }
+      : built;
   return {
     timeUs: now,
     phases: {
