@@ -61,3 +61,4 @@ export { systemFromDescription, gpusPerProcessFromDataset } from './calibration-
 export { gpuFromDescription } from './hardware/gpu-description';
 export { LazyDrawnTrace, type TraceItem } from './trace/lazy';
 export { summarisedCollectiveTrace, nodeGroups, standsFor, type NodeGroup } from './trace/summary';
+export { chromeTraceChunks } from './trace/chrome-stream';

@@ -25,6 +25,11 @@ export interface RunResult {
   readonly phases: PhaseTimes;
   readonly trace?: Trace;
   readonly spanCount: number;
+  /**
+   * True when the trace's span limit was reached: the run stopped at the last round whose spans fitted, so its
+   * time and phases cover only those rounds (simulate.ts takes them from an untraced run instead).
+   */
+  readonly truncated?: boolean;
 }
 
 /** The receiver's memory as a resource: reductions read two inputs and write one result there. */
@@ -64,11 +69,14 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     }
   }
   const spanLimit = options.traceSpanLimit ?? MAX_TRACE_SPANS;
-  /** Whether the limit left flows without spans: the drawn trace then says where it stops short. */
+  /**
+   * Whether the limit left rounds without spans. Spans are kept whole rounds at a time, so every rank's trace stops
+   * at the same round and a trace summarised per node compares like with like.
+   */
   let truncated = false;
   const solver = new ComponentSolver(capacity, linkCount + 2 * system.ranks);
   let now = schedule.setupUs;
-  for (const round of schedule.rounds) {
+  rounds: for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
     // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects.
     const packed = options.full || builder ? undefined : round.packed;
@@ -101,8 +109,13 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       if (builder) {
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
-          let f = 0;
-          for (; f < flows.length && builder.spanCount < spanLimit; f++) {
+          let roundSpans = flows.length;
+          for (const flow of flows) if (flow.reduceBytes > 0) roundSpans++;
+          if (builder.spanCount + roundSpans > spanLimit) {
+            truncated = true;
+            break rounds;
+          }
+          for (let f = 0; f < flows.length; f++) {
             emitSpans(
               builder,
               system,
@@ -114,7 +127,6 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
               reduceLanes,
             );
           }
-          if (f < flows.length) truncated = true;
         }
       }
       now += duration * multiplier;
@@ -134,6 +146,7 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     },
     trace,
     spanCount: builder?.spanCount ?? 0,
+    ...(truncated ? { truncated } : {}),
   };
 }
 
