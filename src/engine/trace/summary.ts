@@ -63,8 +63,11 @@ export function nodeGroups(lazy: LazyDrawnTrace): NodeGroup[] {
   return [...groups.values()].map((nodes) => ({ nodes }));
 }
 
-/** "0–5, 9, 12–16383": ascending node numbers as ranges. */
+/** "0–5, 9, 12–16383", or "1, 5, 9 … 16381 (every 4th)": ascending node numbers as a reader takes them in. */
 export function nodeRanges(nodes: readonly number[]): string {
+  const stride = nodes.length > 3 ? nodes[1] - nodes[0] : 0;
+  if (stride > 1 && nodes.every((n, i) => i === 0 || n - nodes[i - 1] === stride))
+    return `${nodes[0]}, ${nodes[1]}, ${nodes[2]} … ${nodes[nodes.length - 1]} (every ${ordinal(stride)})`;
   const parts: string[] = [];
   for (let i = 0; i < nodes.length; ) {
     let j = i;
@@ -73,6 +76,12 @@ export function nodeRanges(nodes: readonly number[]): string {
     i = j + 1;
   }
   return parts.length > 8 ? `${parts.slice(0, 8).join(', ')} and ${parts.length - 8} more ranges` : parts.join(', ');
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 /** The label suffix of a group's lanes: what they stand for. */
