@@ -1,17 +1,20 @@
 // How `simulate --trace` writes a trace: every rank's spans, or the nodes summarised. A trace of every rank of a
-// large system is not what anyone reads: the timeline draws one lane per rank, and beyond about a thousand lanes a
-// lane is thinner than a pixel row of a screen, while the nodes mostly repeat each other (the engine simulates one
-// node for all identical ones). So above FULL_TRACE_MAX_RANKS the trace is summarised per node by default: one lane
-// group per set of nodes that draw alike, labelled with the nodes it stands for. `--trace-detail full` writes every
-// rank's spans, drawn rank by rank and streamed to the file, so memory holds only what the simulator ran.
+// large system is not what anyone reads (engine/trace/summary.ts says why), while the nodes mostly repeat each other,
+// so above FULL_TRACE_MAX_RANKS the trace is summarised per node by default: one lane group per set of nodes that
+// draw alike, labelled with the nodes it stands for. `--trace-detail full` writes every rank's spans, drawn rank by
+// rank and streamed to the file, so memory holds only what the simulator ran.
 import {
+  FULL_TRACE_MAX_RANKS,
   LazyDrawnTrace,
+  TRACE_DETAILS,
+  resolvedTraceDetail,
   MAX_TRACE_SPANS,
   chromeTraceChunks,
   summarisedCollectiveTrace,
   traceToChromeJson,
   type CollectiveResult,
   type System,
+  type TraceDetail,
   type TraceItem,
 } from '../engine/index';
 import { writeOutput, writeOutputFileAsync, type OutputTarget } from '../native/files/output-file';
@@ -19,11 +22,6 @@ import { UsageError } from './command';
 import { flagValue } from './flag-values';
 import type { OptionSpec } from './options';
 
-export type TraceDetail = 'auto' | 'summary' | 'full';
-const DETAILS: readonly TraceDetail[] = ['auto', 'summary', 'full'];
-
-/** Above this many ranks, `auto` summarises the trace per node (see the file's comment for why). */
-export const FULL_TRACE_MAX_RANKS = 1024;
 
 /**
  * The most spans the simulator records for a trace: what stays in memory whatever the detail (every other span is
@@ -40,16 +38,11 @@ export const TRACE_DETAIL_OPTION: OptionSpec = {
 
 export function traceDetailFlag(flags: Map<string, string[]>): TraceDetail {
   const text = flagValue(flags, 'trace-detail') ?? 'auto';
-  const detail = DETAILS.find((d) => d === text.toLowerCase());
-  if (!detail) throw new UsageError(`--trace-detail '${text}' must be one of ${DETAILS.join(', ')}`);
+  const detail = TRACE_DETAILS.find((d) => d === text.toLowerCase());
+  if (!detail) throw new UsageError(`--trace-detail '${text}' must be one of ${TRACE_DETAILS.join(', ')}`);
   return detail;
 }
 
-/** The detail `auto` stands for on this system. */
-export function resolvedDetail(detail: TraceDetail, ranks: number): 'summary' | 'full' {
-  if (detail !== 'auto') return detail;
-  return ranks > FULL_TRACE_MAX_RANKS ? 'summary' : 'full';
-}
 
 /** Writes the drawn trace of `result` at `detail`; returns how many spans it holds and the detail written. */
 export async function writeTrace(
@@ -59,7 +52,7 @@ export async function writeTrace(
   detail: TraceDetail,
 ): Promise<{ spans: number; detail: 'summary' | 'full' }> {
   const trace = result.trace!;
-  const chosen = resolvedDetail(detail, system.ranks);
+  const chosen = resolvedTraceDetail(detail, system.ranks);
   if (chosen === 'summary') {
     const summary = summarisedCollectiveTrace(system, result, trace);
     writeOutput(target, JSON.stringify(traceToChromeJson(summary)));

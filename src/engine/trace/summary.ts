@@ -10,6 +10,22 @@ import { LazyDrawnTrace } from './lazy';
 import type { Part } from './mirror-plan';
 import type { Lane, Span, Trace } from './model';
 
+/**
+ * Above this many ranks a trace is summarised unless asked for in full. The timeline draws a lane per rank, and
+ * beyond about a thousand lanes each is thinner than a pixel row of a screen, while the file grows by about 10 KB
+ * per rank (1.2 GB at 131,072 ranks for a 1 GiB AllReduce): the full trace then shows nothing the summary lacks.
+ */
+export const FULL_TRACE_MAX_RANKS = 1024;
+
+export type TraceDetail = 'auto' | 'summary' | 'full';
+export const TRACE_DETAILS: readonly TraceDetail[] = ['auto', 'summary', 'full'];
+
+/** The detail `auto` stands for on a system of `ranks` ranks. */
+export function resolvedTraceDetail(detail: TraceDetail, ranks: number): 'summary' | 'full' {
+  if (detail !== 'auto') return detail;
+  return ranks > FULL_TRACE_MAX_RANKS ? 'summary' : 'full';
+}
+
 /** One lane group: the nodes it stands for, ascending, drawn from the first. */
 export interface NodeGroup {
   readonly nodes: readonly number[];

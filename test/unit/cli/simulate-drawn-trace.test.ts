@@ -28,7 +28,7 @@ async function simulateTrace(args: readonly string[], name: string) {
     otherData: { ranks: number; facts?: Record<string, string | number> };
   };
   const spans = chrome.traceEvents.filter((e) => e.ph === 'X');
-  const labels = chrome.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name);
+  const labels = chrome.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name ?? '');
   return { summary, spans, otherData: chrome.otherData, stderr: run.stderr, labels };
 }
 
