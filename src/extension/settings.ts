@@ -190,6 +190,7 @@ export const SETTING_KEYS: readonly string[] = [
   'nodes',
   'ncclVersion',
   'defaultBucketMB',
+  'trace.detail',
   'codeLens.enabled',
   ...LENS_KINDS.map((k) => `codeLens.${k}`),
   'diagnostics.enabled',
