@@ -22,7 +22,6 @@ import { UsageError } from './command';
 import { flagValue } from './flag-values';
 import type { OptionSpec } from './options';
 
-
 /**
  * The most spans the simulator records for a trace: what stays in memory whatever the detail (every other span is
  * drawn from these). A run with more stops its trace at the last whole round that fits, and says so.
@@ -42,7 +41,6 @@ export function traceDetailFlag(flags: Map<string, string[]>): TraceDetail {
   if (!detail) throw new UsageError(`--trace-detail '${text}' must be one of ${TRACE_DETAILS.join(', ')}`);
   return detail;
 }
-
 
 /** Writes the drawn trace of `result` at `detail`; returns how many spans it holds and the detail written. */
 export async function writeTrace(

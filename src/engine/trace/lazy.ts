@@ -10,7 +10,8 @@ import { MirrorPlan } from './mirror-plan';
 import { TRUNCATED_FACT, type Lane, type Span, type Trace, type TraceMetadata } from './model';
 
 /** What a lazily drawn trace yields: a lane before its first span, then spans. */
-export type TraceItem = { readonly lane: Lane; readonly span?: undefined } | { readonly span: Span; readonly lane?: undefined };
+export type TraceItem =
+  { readonly lane: Lane; readonly span?: undefined } | { readonly span: Span; readonly lane?: undefined };
 
 export class LazyDrawnTrace {
   readonly plan: MirrorPlan;

@@ -85,7 +85,7 @@ export function nodeRanges(nodes: readonly number[]): string {
   if (stride > 1 && nodes.every((n, i) => i === 0 || n - nodes[i - 1] === stride))
     return `${nodes[0]}, ${nodes[1]}, ${nodes[2]} … ${nodes[nodes.length - 1]} (every ${ordinal(stride)})`;
   const parts: string[] = [];
-  for (let i = 0; i < nodes.length; ) {
+  for (let i = 0; i < nodes.length;) {
     let j = i;
     while (j + 1 < nodes.length && nodes[j + 1] === nodes[j] + 1) j++;
     parts.push(j === i ? `${nodes[i]}` : `${nodes[i]}–${nodes[j]}`);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LAUNCH_SPAN_NAME, MAX_TRACE_SPANS } from '../../../src/engine/index';
+import { LAUNCH_SPAN_NAME } from '../../../src/engine/index';
 import { runCli } from './run-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-simulate-drawn-'));
@@ -28,7 +28,9 @@ async function simulateTrace(args: readonly string[], name: string) {
     otherData: { ranks: number; facts?: Record<string, string | number> };
   };
   const spans = chrome.traceEvents.filter((e) => e.ph === 'X');
-  const labels = chrome.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name ?? '');
+  const labels = chrome.traceEvents
+    .filter((e) => e.ph === 'M' && e.name === 'thread_name')
+    .map((e) => e.args.name ?? '');
   return { summary, spans, otherData: chrome.otherData, stderr: run.stderr, labels };
 }
 
@@ -76,14 +78,27 @@ test('above 1,024 ranks the trace is summarised per node by default, its lanes s
   const ranks = new Set(spans.map((s) => s.args.rank));
   assert.ok(ranks.size <= 16, `${ranks.size} ranks drawn: a node's GPUs stand for the nodes that draw alike`);
   // Node 0 (the ring's start) may draw apart; the other 255 nodes are one group.
-  assert.ok(labels.some((l) => / · stands for 255 nodes \(1–255\)$/.test(l)), labels.slice(0, 10).join('; '));
+  assert.ok(
+    labels.some((l) => / · stands for 255 nodes \(1–255\)$/.test(l)),
+    labels.slice(0, 10).join('; '),
+  );
   const endUs = Math.max(...spans.map((s) => s.ts + s.dur));
   assert.ok(Math.abs(endUs - summary.timeUs) <= 1e-6 * summary.timeUs, `ends at ${endUs}, predicted ${summary.timeUs}`);
   assert.match(stderr, /trace \(summary\): \d+ spans written to/);
 });
 
 test('--trace-detail takes auto, summary or full', async () => {
-  const run = await runCli(['simulate', '--system', 'dgx-h100', '--bytes', '1M', '--trace', join(dir, 'x.json'), '--trace-detail', 'some']);
+  const run = await runCli([
+    'simulate',
+    '--system',
+    'dgx-h100',
+    '--bytes',
+    '1M',
+    '--trace',
+    join(dir, 'x.json'),
+    '--trace-detail',
+    'some',
+  ]);
   assert.equal(run.code, 2, run.stderr);
   assert.match(run.stderr, /--trace-detail 'some' must be one of auto, summary, full/);
 });

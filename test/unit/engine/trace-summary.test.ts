@@ -36,7 +36,8 @@ function check(system: System, request: CollectiveRequest, where: string): { gro
   const trace = result.trace!;
   const lazy = new LazyDrawnTrace(system, result, trace);
   const full = new Map<number, Span[]>();
-  for (const item of lazy.items()) if (item.span) full.set(item.span.rank, [...(full.get(item.span.rank) ?? []), item.span]);
+  for (const item of lazy.items())
+    if (item.span) full.set(item.span.rank, [...(full.get(item.span.rank) ?? []), item.span]);
   assert.equal(full.size, system.ranks, `${where}: the full trace draws every rank`);
   // The full trace of every rank is the drawn trace kept in memory, where that one is not cut by its cap.
   const drawn = drawnCollectiveTrace(system, result, trace);
@@ -46,7 +47,11 @@ function check(system: System, request: CollectiveRequest, where: string): { gro
   const summary = summarisedCollectiveTrace(system, result, trace);
   const groups = nodeGroups(lazy).map((g) => [...g.nodes]);
   const covered = groups.flat().sort((a, b) => a - b);
-  assert.deepEqual(covered, Array.from({ length: system.nodes }, (_, i) => i), `${where}: each node in one group`);
+  assert.deepEqual(
+    covered,
+    Array.from({ length: system.nodes }, (_, i) => i),
+    `${where}: each node in one group`,
+  );
   const g = system.gpusPerNode;
   for (const nodes of groups) {
     const first = nodes[0];

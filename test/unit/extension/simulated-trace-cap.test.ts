@@ -47,7 +47,10 @@ test('above 1,024 ranks the panels get the per-node summary unless the setting a
   });
   const summary = drawnCollectiveTrace(system, result);
   assert.match(String(summary.metadata.facts?.detail), /^summary: \d+ lane groups? for 129 nodes/);
-  assert.ok(summary.lanes.some((l) => / · stands for \d+ nodes/.test(l.label)), 'a lane says what it stands for');
+  assert.ok(
+    summary.lanes.some((l) => / · stands for \d+ nodes/.test(l.label)),
+    'a lane says what it stands for',
+  );
   assert.ok(new Set(summary.spans.map((s) => s.rank)).size < system.ranks);
   const full = drawnCollectiveTrace(system, result, 'full');
   assert.deepEqual(full, engineDrawnTrace(system, result, result.trace!));
