@@ -34,8 +34,8 @@ export class MirrorPlan {
   private readonly rankLaneOf: Map<number | undefined, number>;
   private readonly laneById: Map<number, Lane>;
   private readonly laneByLabel: Map<string, number>;
-  private readonly linkIds: Set<string>;
-  private readonly linkIndex: Map<string, number>;
+  /** Every link id, built on the first move: a million strings at 131,072 ranks, needed only for mirrored links. */
+  private linkIdSet: Set<string> | undefined;
   private nextLaneId: number;
 
   constructor(
@@ -73,8 +73,6 @@ export class MirrorPlan {
     this.rankLaneOf = new Map(trace.lanes.filter((l) => l.kind === 'rank').map((l) => [l.rank, l.id]));
     this.laneById = new Map(trace.lanes.map((l) => [l.id, l]));
     this.laneByLabel = new Map(trace.lanes.map((l) => [`${l.kind}:${l.label}`, l.id]));
-    this.linkIds = new Set(system.topology.links.map((l) => l.id));
-    this.linkIndex = new Map(system.topology.links.map((l, i) => [l.id, i]));
     this.nextLaneId = trace.lanes.reduce((m, l) => Math.max(m, l.id), -1) + 1;
   }
 
@@ -193,14 +191,14 @@ export class MirrorPlan {
         )
         .replace(/\brail(\d+)\./g, (_, rail: string) => `rail${wrap(Number(rail) + dLocal, nics)}.`),
     );
-    if (moved.every((id) => this.linkIds.has(id))) return moved;
+    const ids = (this.linkIdSet ??= new Set(system.topology.links.map((l) => l.id)));
+    if (moved.every((id) => ids.has(id))) return moved;
     if (peer === undefined || peer === rank) return [];
     const all = system.topology.links;
     return system.fabric
       .route(rank, peer)
       .filter((i) => i < all.length)
-      .map((i) => all[i].id)
-      .filter((id) => this.linkIndex.has(id));
+      .map((i) => all[i].id);
   }
 }
 
