@@ -51,6 +51,12 @@ export interface CollectiveRequest {
   readonly ncclProtoSet?: boolean;
   /** Produce spans. Off for sweeps, where only the time matters. */
   readonly trace?: boolean;
+  /**
+   * The most spans the simulator records (MAX_TRACE_SPANS when not given). A trace written lazily or summarised per
+   * node (trace/lazy.ts, trace/summary.ts) needs every simulated span, which is what the fast path simulates (one
+   * rank per symmetric class), not one per rank: it passes Infinity.
+   */
+  readonly traceSpanLimit?: number;
 }
 
 export interface PhaseTimes {

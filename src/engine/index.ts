@@ -59,3 +59,15 @@ export {
 } from './calibration';
 export { systemFromDescription, gpusPerProcessFromDataset } from './calibration-system';
 export { gpuFromDescription } from './hardware/gpu-description';
+export { LazyDrawnTrace, type TraceItem } from './trace/lazy';
+export {
+  FULL_TRACE_MAX_RANKS,
+  TRACE_DETAILS,
+  nodeGroups,
+  resolvedTraceDetail,
+  standsFor,
+  summarisedCollectiveTrace,
+  type NodeGroup,
+  type TraceDetail,
+} from './trace/summary';
+export { chromeTraceChunks } from './trace/chrome-stream';

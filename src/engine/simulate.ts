@@ -204,10 +204,11 @@ export function simulateCollective(
   const plan =
     (reuse ? pick.plan : undefined) ??
     schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full, request.trace === true);
-  const run: RunResult = reuse
+  const traced: RunResult = reuse
     ? pick.run!
     : runSchedule(resolved, plan, {
         full,
+        traceSpanLimit: request.traceSpanLimit,
         trace: request.trace
           ? {
               origin: 'simulated',
@@ -223,6 +224,14 @@ export function simulateCollective(
             }
           : undefined,
       });
+  // A trace cut at its span limit stopped the traced run there: the numbers come from the run without spans.
+  const numbers: RunResult =
+    traced.truncated === true
+      ? !full && pick.run !== undefined
+        ? pick.run
+        : runSchedule(resolved, schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full), { full })
+      : traced;
+  const run: RunResult = { ...numbers, trace: traced.trace, spanCount: traced.spanCount };
   const timeUs = asMicros(overlapUs(hostUs(resolved, plan.channels), run.timeUs));
   const algbw = algbwGBps(bytes, timeUs);
   return {

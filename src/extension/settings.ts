@@ -2,7 +2,7 @@
 // parsing and its fallbacks are unit-tested without VS Code; the adapter in context.ts passes
 // vscode.workspace.getConfiguration('collectiveProfiler').
 
-import { isNcclVersion } from '../engine/index';
+import { TRACE_DETAILS, isNcclVersion, type TraceDetail } from '../engine/index';
 
 /** Severity a user can give a rule: `default` keeps the rule's own, `off` hides it. */
 export type RuleSeverity = 'default' | 'error' | 'warning' | 'information' | 'hint' | 'off';
@@ -27,6 +27,8 @@ export interface Settings {
   /** The NCCL release whose choices predictions follow, e.g. "2.26.2"; empty: the system file's, else the newest. */
   readonly ncclVersion: string;
   readonly defaultBucketBytes: number;
+  /** How a profiled collective's trace is drawn: every rank, one lane group per set of alike nodes, or by size. */
+  readonly traceDetail: TraceDetail;
   readonly lenses: Readonly<Record<LensKind, boolean>>;
   readonly diagnostics: {
     readonly enabled: boolean;
@@ -64,6 +66,7 @@ export const DEFAULT_SETTINGS: Settings = {
   nodes: 1,
   ncclVersion: '',
   defaultBucketBytes: 25 * 1024 * 1024,
+  traceDetail: 'auto',
   lenses: {
     collectives: true,
     bucketRecommendation: true,
@@ -157,6 +160,12 @@ export function readSettings(source: SettingsSource): { settings: Settings; prob
       'an NCCL release such as "2.26.2", or ""',
     ).trim(),
     defaultBucketBytes: Math.round(bucketMB * 1024 * 1024),
+    traceDetail: pick(
+      'trace.detail',
+      'auto',
+      (v): v is TraceDetail => TRACE_DETAILS.includes(v as TraceDetail),
+      `one of ${TRACE_DETAILS.join(', ')}`,
+    ),
     lenses,
     diagnostics: {
       enabled: pick('diagnostics.enabled', true, isBool, 'true or false'),
@@ -181,6 +190,7 @@ export const SETTING_KEYS: readonly string[] = [
   'nodes',
   'ncclVersion',
   'defaultBucketMB',
+  'trace.detail',
   'codeLens.enabled',
   ...LENS_KINDS.map((k) => `codeLens.${k}`),
   'diagnostics.enabled',

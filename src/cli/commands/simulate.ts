@@ -1,12 +1,11 @@
 // `simulate`: one collective on a preset or a system file, printing time, bandwidths, the algorithm and protocol
-// picked and the per-phase breakdown; `--trace` writes the spans as Chrome Trace Event JSON for Perfetto.
+// picked and the per-phase breakdown; `--trace` writes the spans as Chrome Trace Event JSON for Perfetto, every
+// rank's or summarised per node (`--trace-detail`, cli/trace-output.ts).
 import {
   EngineError,
-  drawnCollectiveTrace,
   formatBytes,
   formatMicros,
   simulateCollective,
-  traceToChromeJson,
   type CollectiveKind,
   type CollectiveRequest,
   type CollectiveResult,
@@ -26,7 +25,7 @@ import {
   SYSTEM_HELP,
   systemOptions,
 } from '../collective-flags';
-import { writeOutput } from '../../native/files/output-file';
+import { TRACE_DETAIL_OPTION, TRACE_SIMULATED_SPANS, traceDetailFlag, writeTrace } from '../trace-output';
 import { FORCE_OPTION, outputFlag } from '../output-flag';
 import { terminalInline } from '../terminal-text';
 
@@ -91,6 +90,7 @@ export const simulateCommand: CliCommand = defineCommand({
       value: 'out.json',
       help: 'Write the spans as Chrome Trace Event JSON (open in https://ui.perfetto.dev); - for stdout',
     },
+    TRACE_DETAIL_OPTION,
     FORCE_OPTION,
   ],
   epilog: catalogueHelp,
@@ -101,12 +101,14 @@ export const simulateCommand: CliCommand = defineCommand({
     const kind = KINDS.find((k) => k === kindText.toLowerCase());
     if (!kind) throw new UsageError(`--collective '${kindText}' must be one of ${KINDS.join(', ')}`);
     const traceTarget = outputFlag(flags, 'trace', { allowStdout: true });
+    const traceDetail = traceDetailFlag(flags);
     const tracePath = traceTarget?.label;
     const request: CollectiveRequest = {
       kind,
       bytes: sizeFlag('bytes', requiredFlag(flags, 'bytes', '256MiB')),
       ...collectiveOptions(flags),
       trace: tracePath !== undefined,
+      ...(tracePath !== undefined ? { traceSpanLimit: TRACE_SIMULATED_SPANS } : {}),
     };
     let result: CollectiveResult;
     try {
@@ -122,23 +124,9 @@ export const simulateCommand: CliCommand = defineCommand({
     summaryOut(json ? JSON.stringify(simulateJson(result), null, 2) : describe(system, request, result));
     if (traceTarget !== undefined) {
       if (!result.trace) throw new Error('the engine returned no trace although one was requested');
-      // The trace the extension's timeline draws: every rank filled from the rank it mirrors, and the launch and
-      // pacing drawn, so it ends at the predicted time printed above.
-      const drawn = drawnCollectiveTrace(system, result, result.trace);
-      let text: string;
-      try {
-        text = JSON.stringify(traceToChromeJson(drawn));
-      } catch (error) {
-        // V8 strings stop at about 512 MiB; a trace that large cannot be written as one JSON document.
-        if (error instanceof RangeError)
-          throw new UsageError(
-            `the trace of ${drawn.spans.length} spans is too large for one JSON file; simulate fewer ranks or bytes`,
-          );
-        throw error;
-      }
-      writeOutput(traceTarget, text);
+      const { spans, detail } = await writeTrace(traceTarget, system, result, traceDetail);
       // With --json (or the trace on stdout), stdout must stay pure JSON, so the note goes to stderr.
-      const note = `trace: ${drawn.spans.length} spans written to ${traceTarget.stdout ? 'stdout' : tracePath} (open it in https://ui.perfetto.dev)`;
+      const note = `trace (${detail}): ${spans} spans written to ${traceTarget.stdout ? 'stdout' : tracePath} (open it in https://ui.perfetto.dev)`;
       (json || traceTarget.stdout ? io.stderr : io.stdout)(note);
     }
     return 0;

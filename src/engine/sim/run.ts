@@ -6,7 +6,7 @@ import type { PhaseTimes } from '../collective-types';
 import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
-import type { Trace, TraceMetadata } from '../trace/model';
+import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
 import { ComponentSolver } from './components';
 import { pack, phaseRuns, phaseShares } from './packed';
 import type { Flow, Round, Schedule } from './schedule';
@@ -16,6 +16,8 @@ export interface RunOptions {
   /** Expand every channel copy and every repeated round (the reference the fast path must agree with). */
   readonly full: boolean;
   readonly trace?: TraceMetadata;
+  /** The most spans the trace records (MAX_TRACE_SPANS when not given). */
+  readonly traceSpanLimit?: number;
 }
 
 export interface RunResult {
@@ -23,6 +25,11 @@ export interface RunResult {
   readonly phases: PhaseTimes;
   readonly trace?: Trace;
   readonly spanCount: number;
+  /**
+   * True when the trace's span limit was reached: the run stopped at the last round whose spans fitted, so its
+   * time and phases cover only those rounds (simulate.ts takes them from an untraced run instead).
+   */
+  readonly truncated?: boolean;
 }
 
 /** The receiver's memory as a resource: reductions read two inputs and write one result there. */
@@ -61,9 +68,15 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
     }
   }
+  const spanLimit = options.traceSpanLimit ?? MAX_TRACE_SPANS;
+  /**
+   * Whether the limit left rounds without spans. Spans are kept whole rounds at a time, so every rank's trace stops
+   * at the same round and a trace summarised per node compares like with like.
+   */
+  let truncated = false;
   const solver = new ComponentSolver(capacity, linkCount + 2 * system.ranks);
   let now = schedule.setupUs;
-  for (const round of schedule.rounds) {
+  rounds: for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
     // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects.
     const packed = options.full || builder ? undefined : round.packed;
@@ -96,7 +109,13 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       if (builder) {
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
-          for (let f = 0; f < flows.length && builder.spanCount < MAX_TRACE_SPANS; f++) {
+          let roundSpans = flows.length;
+          for (const flow of flows) if (flow.reduceBytes > 0) roundSpans++;
+          if (builder.spanCount + roundSpans > spanLimit) {
+            truncated = true;
+            break rounds;
+          }
+          for (let f = 0; f < flows.length; f++) {
             emitSpans(
               builder,
               system,
@@ -113,7 +132,11 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       now += duration * multiplier;
     }
   }
-  const trace = builder?.build();
+  const built = builder?.build();
+  const trace =
+    built && truncated
+      ? { ...built, metadata: { ...built.metadata, facts: { ...built.metadata.facts, [TRUNCATED_FACT]: spanLimit } } }
+      : built;
   return {
     timeUs: now,
     phases: {
@@ -123,6 +146,7 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     },
     trace,
     spanCount: builder?.spanCount ?? 0,
+    ...(truncated ? { truncated } : {}),
   };
 }
 

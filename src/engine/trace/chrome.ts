@@ -1,5 +1,6 @@
 // Chrome Trace Event format (the JSON Perfetto and chrome://tracing open): one process per node, one thread per
 // lane, complete ("X") events in µs.
+import { chromeLaneEvents, chromeSpanEvent } from './chrome-stream';
 import type { Trace } from './model';
 
 export interface ChromeTrace {
@@ -11,36 +12,8 @@ export interface ChromeTrace {
 export function traceToChromeJson(trace: Trace): ChromeTrace {
   const events: object[] = [];
   const pids = new Set<number>();
-  for (const lane of trace.lanes) {
-    const pid = lane.node ?? 0;
-    if (!pids.has(pid)) {
-      pids.add(pid);
-      events.push({ ph: 'M', name: 'process_name', pid, tid: 0, args: { name: `node ${pid}` } });
-    }
-    events.push({ ph: 'M', name: 'thread_name', pid, tid: lane.id, args: { name: lane.label } });
-    events.push({ ph: 'M', name: 'thread_sort_index', pid, tid: lane.id, args: { sort_index: lane.id } });
-  }
-  for (const span of trace.spans) {
-    const lane = trace.lanes[span.lane];
-    events.push({
-      ph: 'X',
-      name: span.name ?? span.phase,
-      cat: span.phase,
-      pid: lane?.node ?? 0,
-      tid: span.lane,
-      ts: span.startUs,
-      dur: Math.max(0, span.endUs - span.startUs),
-      args: {
-        rank: span.rank,
-        step: span.step,
-        channel: span.channel,
-        chunk: span.chunk,
-        bytes: span.bytes,
-        links: span.links.join(' '),
-        ...(span.args ?? {}),
-      },
-    });
-  }
+  for (const lane of trace.lanes) events.push(...chromeLaneEvents(lane, pids));
+  for (const span of trace.spans) events.push(chromeSpanEvent(span, trace.lanes[span.lane]?.node ?? 0));
   // Flows as Chrome flow events: the start inside its source span, the finish bound to the span that encloses it.
   (trace.flows ?? []).forEach((flow, id) => {
     const from = trace.spans[flow.fromSpan];

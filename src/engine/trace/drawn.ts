@@ -8,13 +8,13 @@ import { MAX_TRACE_SPANS } from '../constants';
 import type { System } from '../topology/model';
 import { asBytes, asMicros } from '../units';
 import { mirrorEmptyRanks } from './mirror';
-import type { Lane, Span, Trace } from './model';
+import { TRUNCATED_FACT, type Lane, type Span, type Trace } from './model';
 
 export const LAUNCH_SPAN_NAME = 'launch and base latency (before the first transfer)';
 export const PACING_SPAN_NAME = 'host launch pacing (back-to-back calls)';
 
 /** Times closer than this (relative) are the same instant; float sums of flow times differ in the last bits. */
-const SAME_TIME_REL = 1e-6;
+export const SAME_TIME_REL = 1e-6;
 
 /** Local spans (launch, pacing) each rank lane may get: room the mirroring leaves for them under the cap. */
 const LOCAL_SPANS_PER_RANK = 2;
@@ -36,7 +36,7 @@ export function drawnCollectiveTrace(system: System, result: CollectiveResult, t
     firstStartUs.set(span.rank, Math.min(firstStartUs.get(span.rank) ?? Infinity, span.startUs));
     drawnEndUs = Math.max(drawnEndUs, span.endUs);
   }
-  const truncated = trace.spans.length >= MAX_TRACE_SPANS;
+  const truncated = trace.metadata.facts?.[TRUNCATED_FACT] !== undefined;
   const gapUs = result.timeUs - drawnEndUs;
   const tolerance = SAME_TIME_REL * Math.max(1, result.timeUs);
   for (const lane of rankLanes) {
@@ -75,11 +75,11 @@ export function drawnCollectiveTrace(system: System, result: CollectiveResult, t
   return { metadata: { ...trace.metadata, facts }, lanes, spans };
 }
 
-function round(us: number): number {
+export function round(us: number): number {
   return Math.round(us * 10) / 10;
 }
 
-function localSpan(lane: Lane, name: string, startUs: number, endUs: number): Span {
+export function localSpan(lane: Lane, name: string, startUs: number, endUs: number): Span {
   return {
     lane: lane.id,
     rank: lane.rank!,

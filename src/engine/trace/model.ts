@@ -76,3 +76,6 @@ export interface Trace {
   /** Flow arrows between spans; absent when the trace has none. */
   readonly flows?: readonly Flow[];
 }
+
+/** The fact a simulated trace carries when its span limit left flows without spans: the limit. */
+export const TRUNCATED_FACT = 'span limit reached';

@@ -5,8 +5,11 @@ import {
   type CollectiveResult,
   type System,
   type Trace,
+  type TraceDetail,
   MAX_TRACE_SPANS,
   drawnCollectiveTrace as engineDrawnTrace,
+  resolvedTraceDetail,
+  summarisedCollectiveTrace,
 } from '../../engine/index';
 import { l10n } from './l10n';
 
@@ -15,8 +18,16 @@ export const ENGINE_TRACE_SPAN_CAP = MAX_TRACE_SPANS;
 
 export { LAUNCH_SPAN_NAME, PACING_SPAN_NAME } from '../../engine/index';
 
-export function drawnCollectiveTrace(system: System, result: CollectiveResult): Trace {
+/**
+ * The drawn trace at `detail` (the collectiveProfiler.trace.detail setting): above FULL_TRACE_MAX_RANKS, unless set
+ * to full, one lane group per set of nodes that draw alike, labelled with the nodes it stands for, as `simulate
+ * --trace` writes it. In full, the panels get the in-memory drawn trace, mirrored up to the engine's span cap: every
+ * rank's spans of a large system are for `simulate --trace-detail full`, which streams them to a file.
+ */
+export function drawnCollectiveTrace(system: System, result: CollectiveResult, detail: TraceDetail = 'auto'): Trace {
   const trace = result.trace;
   if (!trace) throw new Error(l10n.t('The engine returned no trace for this collective.'));
-  return engineDrawnTrace(system, result, trace);
+  return resolvedTraceDetail(detail, system.ranks) === 'summary'
+    ? summarisedCollectiveTrace(system, result, trace)
+    : engineDrawnTrace(system, result, trace);
 }

@@ -69,7 +69,7 @@ export async function profileAllReduceAtCursor(ctx: Ctx, uri?: unknown, line?: u
   const results = kinds.map((kind, i) => simulateCollective(selected.system, { kind, bytes, trace: i === 0 }));
   const first = results[0];
   // Every rank drawn, from the launch to the predicted time, so the timeline agrees with the lens.
-  const trace = drawnCollectiveTrace(selected.system, first);
+  const trace = drawnCollectiveTrace(selected.system, first, ctx.settings.traceDetail);
   const callee = site?.callee ?? 'all_reduce';
   const title =
     size.source === 'default'

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LAUNCH_SPAN_NAME, MAX_TRACE_SPANS } from '../../../src/engine/index';
+import { LAUNCH_SPAN_NAME } from '../../../src/engine/index';
 import { runCli } from './run-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-simulate-drawn-'));
@@ -15,7 +15,7 @@ interface ChromeSpan {
   readonly name: string;
   readonly ts: number;
   readonly dur: number;
-  readonly args: { readonly rank: number };
+  readonly args: { readonly rank: number; readonly name?: string };
 }
 
 async function simulateTrace(args: readonly string[], name: string) {
@@ -28,7 +28,10 @@ async function simulateTrace(args: readonly string[], name: string) {
     otherData: { ranks: number; facts?: Record<string, string | number> };
   };
   const spans = chrome.traceEvents.filter((e) => e.ph === 'X');
-  return { summary, spans, otherData: chrome.otherData, stderr: run.stderr };
+  const labels = chrome.traceEvents
+    .filter((e) => e.ph === 'M' && e.name === 'thread_name')
+    .map((e) => e.args.name ?? '');
+  return { summary, spans, otherData: chrome.otherData, stderr: run.stderr, labels };
 }
 
 test('a 2-node dgx-h100 trace has spans on all 16 ranks, from the launch to the predicted time', async () => {
@@ -51,19 +54,51 @@ test('a 2-node dgx-h100 trace has spans on all 16 ranks, from the launch to the 
     `last span ends at ${endUs} µs, predicted ${summary.timeUs} µs`,
   );
   assert.match(String(otherData.facts?.['mirrored ranks']), /^\d+ ranks drawn from the rank they mirror/);
-  assert.match(stderr, new RegExp(`trace: ${spans.length} spans written to`));
+  assert.match(stderr, new RegExp(`trace \\(full\\): ${spans.length} spans written to`));
 });
 
-test('a 512-rank ring trace stays within the span cap and says how many ranks it left out', async () => {
-  const { spans, otherData } = await simulateTrace(
-    ['--system', 'dgx-h100', '--nodes', '64', '--bytes', '64M', '--algo', 'ring'],
-    'dgx-h100x64.json',
+test('a 128-rank ring trace streamed in full holds every rank', async () => {
+  const { spans, otherData, stderr } = await simulateTrace(
+    ['--system', 'dgx-h100', '--nodes', '16', '--bytes', '1M', '--algo', 'ring', '--trace-detail', 'full'],
+    'dgx-h100x16.json',
   );
-  assert.ok(spans.length <= MAX_TRACE_SPANS, `${spans.length} spans`);
-  const leftOut = Number(/^(\d+) ranks left empty/.exec(String(otherData.facts?.['ranks left out']))?.[1]);
-  const mirrored = Number(/^(\d+) ranks drawn/.exec(String(otherData.facts?.['mirrored ranks']))?.[1]);
-  assert.ok(leftOut > 0, 'the cap is reached, so some ranks are left out');
-  assert.ok(mirrored > 0, 'ranks are mirrored up to the cap');
+  assert.equal(otherData.facts?.['ranks left out'], undefined);
   const ranks = new Set(spans.map((s) => s.args.rank));
-  assert.equal(ranks.size, otherData.ranks - leftOut, 'every rank not left out has spans');
+  assert.equal(ranks.size, otherData.ranks, 'every rank has spans');
+  assert.match(String(otherData.facts?.detail), /^full: every one of 128 ranks drawn/);
+  assert.match(stderr, new RegExp(`trace \\(full\\): ${spans.length} spans written to`));
+});
+
+test('above 1,024 ranks the trace is summarised per node by default, its lanes saying what they stand for', async () => {
+  const { summary, spans, otherData, stderr, labels } = await simulateTrace(
+    ['--system', 'dgx-h100', '--nodes', '256', '--bytes', '4M', '--algo', 'ring'],
+    'dgx-h100x256.json',
+  );
+  assert.match(String(otherData.facts?.detail), /^summary: [12] lane groups? for 256 nodes \(2048 ranks\)/);
+  const ranks = new Set(spans.map((s) => s.args.rank));
+  assert.ok(ranks.size <= 16, `${ranks.size} ranks drawn: a node's GPUs stand for the nodes that draw alike`);
+  // Node 0 (the ring's start) may draw apart; the other 255 nodes are one group.
+  assert.ok(
+    labels.some((l) => / · stands for 255 nodes \(1–255\)$/.test(l)),
+    labels.slice(0, 10).join('; '),
+  );
+  const endUs = Math.max(...spans.map((s) => s.ts + s.dur));
+  assert.ok(Math.abs(endUs - summary.timeUs) <= 1e-6 * summary.timeUs, `ends at ${endUs}, predicted ${summary.timeUs}`);
+  assert.match(stderr, /trace \(summary\): \d+ spans written to/);
+});
+
+test('--trace-detail takes auto, summary or full', async () => {
+  const run = await runCli([
+    'simulate',
+    '--system',
+    'dgx-h100',
+    '--bytes',
+    '1M',
+    '--trace',
+    join(dir, 'x.json'),
+    '--trace-detail',
+    'some',
+  ]);
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /--trace-detail 'some' must be one of auto, summary, full/);
 });

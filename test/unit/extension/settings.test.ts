@@ -83,3 +83,15 @@ test('ncclVersion takes an NCCL 2.x release or nothing; anything else is reporte
   );
   assert.match(bad.problems[0].message, /an NCCL release such as "2\.26\.2"/);
 });
+
+test('trace.detail takes auto, summary or full; anything else is reported and auto used', () => {
+  assert.equal(readSettings(source({})).settings.traceDetail, 'auto');
+  assert.equal(readSettings(source({ 'trace.detail': 'full' })).settings.traceDetail, 'full');
+  const { settings, problems } = readSettings(source({ 'trace.detail': 'everything' }));
+  assert.equal(settings.traceDetail, 'auto');
+  assert.deepEqual(
+    problems.map((p) => p.key),
+    ['collectiveProfiler.trace.detail'],
+  );
+  assert.match(problems[0].message, /one of auto, summary, full/);
+});

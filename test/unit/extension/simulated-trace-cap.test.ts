@@ -36,3 +36,22 @@ test('a 512-rank ring is mirrored only up to the span cap, the same for the pane
   const perRank = drawn.spans.filter((s) => s.args?.['mirrors rank'] !== undefined).length / mirrored;
   assert.ok(drawn.spans.length + perRank > MAX_TRACE_SPANS - 2 * system.ranks, 'mirrored up to the cap');
 });
+
+test('above 1,024 ranks the panels get the per-node summary unless the setting asks for every rank', () => {
+  const system = resolveSystem(presetSystem('dgx-h100', { nodes: 129 })!);
+  const result = simulateCollective(system, {
+    kind: 'allreduce',
+    bytes: asBytes(1024 * 1024),
+    algorithm: 'ring',
+    trace: true,
+  });
+  const summary = drawnCollectiveTrace(system, result);
+  assert.match(String(summary.metadata.facts?.detail), /^summary: \d+ lane groups? for 129 nodes/);
+  assert.ok(
+    summary.lanes.some((l) => / · stands for \d+ nodes/.test(l.label)),
+    'a lane says what it stands for',
+  );
+  assert.ok(new Set(summary.spans.map((s) => s.rank)).size < system.ranks);
+  const full = drawnCollectiveTrace(system, result, 'full');
+  assert.deepEqual(full, engineDrawnTrace(system, result, result.trace!));
+});
