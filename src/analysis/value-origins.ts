@@ -21,12 +21,18 @@ export interface Origin {
 export type ParameterContract = (fn: FunctionInfo, param: string) => { producer: FunctionInfo } | undefined;
 
 const MAX_DEPTH = 24;
+/**
+ * Steps one file's questions may take together: a parameter bound at several call sites, each a parameter bound at
+ * several more, grows exponentially with the depth, and past this budget every answer is "unknown".
+ */
+const MAX_STEPS = 20_000;
 const BLOCKS = new Set(['if_statement', 'for_statement', 'while_statement', 'try_statement', 'match_statement']);
 
 export class ValueOrigins {
   /** Functions whose callers are being searched for, so a call through a value that comes back to them stops. */
   private readonly searching = new Set<FunctionInfo>();
   private readonly callers = new Map<FunctionInfo, { call: PyNode; caller: FunctionInfo }[] | undefined>();
+  private steps = 0;
 
   constructor(
     private readonly model: FileModel,
@@ -35,7 +41,7 @@ export class ValueOrigins {
 
   /** The origins of `expr` (read in `fn`), at `path` inside it (positions of nested tuples). */
   of(expr: PyNode, fn: FunctionInfo, path: readonly number[] = [], depth = 0): Origin[] | undefined {
-    if (depth > MAX_DEPTH) return undefined;
+    if (depth > MAX_DEPTH || ++this.steps > MAX_STEPS) return undefined;
     const e = unparen(expr);
     if (e.type === 'tuple' || e.type === 'expression_list') {
       if (path.length === 0) return [{ node: e, fn }];
