@@ -25,6 +25,8 @@ interface GradientFunction {
   /** Where the gradient and the auxiliary output sit in what calling the gradient function returns. */
   readonly gradientAt: readonly number[];
   readonly auxAt: readonly number[] | undefined;
+  /** The calls that pass the gradient function on, as parameters, on the way to the call that is judged. */
+  readonly passedBy: readonly PyNode[];
 }
 
 interface CountNormalisation {
@@ -83,6 +85,10 @@ function judgePmean(
     related: [
       { node: producer, message: `\`${clip(syntax.text(producer), 60)}\`: the gradient that is averaged` },
       { node: gradient.node, message: `the gradient function of \`${gradient.lossName}\`` },
+      ...gradient.passedBy.map((call) => ({
+        node: call,
+        message: `\`${clip(syntax.text(call), 60)}\` passes the gradient function on`,
+      })),
       { node: evidence.psum, message: `the same gradient and \`${evidence.count}\` summed over ${axis}` },
       { node: evidence.division, message: `divided by the summed \`${evidence.count}\`` },
     ],
@@ -98,7 +104,8 @@ function gradientFunctionOf(
 ): GradientFunction | undefined {
   const callee = child(call, 'function');
   if (!callee || callee.type !== 'identifier') return undefined;
-  const found = origins.of(callee, fn);
+  const passedBy: PyNode[] = [];
+  const found = origins.of(callee, fn, [], 0, passedBy);
   if (!found || found.length === 0 || found.some((o) => o.node !== found[0].node)) return undefined;
   const made = found[0].node;
   if (made.type !== 'call') return undefined;
@@ -113,8 +120,9 @@ function gradientFunctionOf(
   // `argnums` other than the first parameter changes which argument the gradient is taken for: not followed.
   if (syntax.arg(made, 'argnums', -1)) return undefined;
   const lossName = clip(syntax.text(loss), 40);
-  if (kind === 'value_and_grad') return { node: made, lossName, gradientAt: [1], auxAt: hasAux ? [0, 1] : undefined };
-  return { node: made, lossName, gradientAt: hasAux ? [0] : [], auxAt: hasAux ? [1] : undefined };
+  if (kind === 'value_and_grad')
+    return { node: made, lossName, gradientAt: [1], auxAt: hasAux ? [0, 1] : undefined, passedBy };
+  return { node: made, lossName, gradientAt: hasAux ? [0] : [], auxAt: hasAux ? [1] : undefined, passedBy };
 }
 
 /**

@@ -39,17 +39,22 @@ export class ValueOrigins {
     private readonly contract?: ParameterContract,
   ) {}
 
-  /** The origins of `expr` (read in `fn`), at `path` inside it (positions of nested tuples). */
-  of(expr: PyNode, fn: FunctionInfo, path: readonly number[] = [], depth = 0): Origin[] | undefined {
+  /**
+   * The origins of `expr` (read in `fn`), at `path` inside it (positions of nested tuples). `trail` collects the
+   * call sites whose arguments the answer went through, for a finding's related locations.
+   */
+  of(expr: PyNode, fn: FunctionInfo, path: readonly number[] = [], depth = 0, trail?: PyNode[]): Origin[] | undefined {
     if (depth > MAX_DEPTH || ++this.steps > MAX_STEPS) return undefined;
     const e = unparen(expr);
     if (e.type === 'tuple' || e.type === 'expression_list') {
       if (path.length === 0) return [{ node: e, fn }];
       const element = named(e)[path[0]];
-      return element && element.type !== 'list_splat' ? this.of(element, fn, path.slice(1), depth + 1) : undefined;
+      return element && element.type !== 'list_splat'
+        ? this.of(element, fn, path.slice(1), depth + 1, trail)
+        : undefined;
     }
-    if (e.type === 'call') return this.ofCall(e, fn, path, depth);
-    if (e.type === 'identifier') return this.ofName(this.model.syntax.text(e), e.start, fn, path, depth);
+    if (e.type === 'call') return this.ofCall(e, fn, path, depth, trail);
+    if (e.type === 'identifier') return this.ofName(this.model.syntax.text(e), e.start, fn, path, depth, trail);
     return path.length === 0 ? [{ node: e, fn }] : undefined;
   }
 
@@ -67,12 +72,18 @@ export class ValueOrigins {
     return node.type === 'function_definition' ? this.model.functions.find((f) => f.node === node) : undefined;
   }
 
-  private ofCall(call: PyNode, fn: FunctionInfo, path: readonly number[], depth: number): Origin[] | undefined {
+  private ofCall(
+    call: PyNode,
+    fn: FunctionInfo,
+    path: readonly number[],
+    depth: number,
+    trail?: PyNode[],
+  ): Origin[] | undefined {
     const syntax = this.model.syntax;
     // optax.GradientTransformation(init, update) is a NamedTuple: position 0 is `init`, position 1 is `update`.
     if (syntax.calleeName(call) === 'GradientTransformation' && path.length > 0) {
       const arg = syntax.arg(call, path[0] === 0 ? 'init' : 'update', path[0]);
-      return arg && path[0] <= 1 ? this.of(arg, fn, path.slice(1), depth + 1) : undefined;
+      return arg && path[0] <= 1 ? this.of(arg, fn, path.slice(1), depth + 1, trail) : undefined;
     }
     const callee = child(call, 'function');
     const target = callee?.type === 'identifier' ? this.model.resolveCall(call) : undefined;
@@ -82,7 +93,7 @@ export class ValueOrigins {
       const out: Origin[] = [];
       for (const r of returns) {
         const value = named(r)[0];
-        const origins = value ? this.of(value, target, path, depth + 1) : undefined;
+        const origins = value ? this.of(value, target, path, depth + 1, trail) : undefined;
         if (!origins) return undefined;
         out.push(...origins);
       }
@@ -97,18 +108,19 @@ export class ValueOrigins {
     fn: FunctionInfo,
     path: readonly number[],
     depth: number,
+    trail?: PyNode[],
   ): Origin[] | undefined {
     const assigned = reachingAssignment(this.model, name, at, fn);
     if (assigned === 'unknown') return undefined;
     if (assigned) {
       const right = child(assigned.node, 'right');
-      return right ? this.of(right, fn, [...assigned.position, ...path], depth + 1) : undefined;
+      return right ? this.of(right, fn, [...assigned.position, ...path], depth + 1, trail) : undefined;
     }
     const nested = this.model.functions.find((f) => f.enclosing === fn && f.name === name && !f.className);
     if (nested) return path.length === 0 ? [{ node: nested.node, fn }] : undefined;
     const param = fn.params.find((p) => p.name === name);
-    if (param) return this.ofParameter(fn, param.name, param.index, path, depth);
-    if (fn.enclosing) return this.ofName(name, fn.node.start, fn.enclosing, path, depth + 1);
+    if (param) return this.ofParameter(fn, param.name, param.index, path, depth, trail);
+    if (fn.enclosing) return this.ofName(name, fn.node.start, fn.enclosing, path, depth + 1, trail);
     return undefined;
   }
 
@@ -118,14 +130,16 @@ export class ValueOrigins {
     index: number,
     path: readonly number[],
     depth: number,
+    trail?: PyNode[],
   ): Origin[] | undefined {
     const sites = this.callersOf(fn);
     if (sites && sites.length > 0) {
       const out: Origin[] = [];
       for (const s of sites) {
         const arg = this.model.syntax.arg(s.call, name, index);
-        const origins = arg ? this.of(arg, s.caller, path, depth + 1) : undefined;
+        const origins = arg ? this.of(arg, s.caller, path, depth + 1, trail) : undefined;
         if (!origins) return undefined;
+        trail?.push(s.call);
         out.push(...origins);
       }
       return out;
@@ -136,7 +150,7 @@ export class ValueOrigins {
     const out: Origin[] = [];
     for (const r of returns) {
       const value = named(r)[0];
-      const origins = value ? this.of(value, produced.producer, path, depth + 1) : undefined;
+      const origins = value ? this.of(value, produced.producer, path, depth + 1, trail) : undefined;
       if (!origins) return undefined;
       out.push(...origins);
     }

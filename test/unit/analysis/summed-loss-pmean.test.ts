@@ -165,6 +165,8 @@ test('CP003: the pmean in an optax update reached through a tuple argument and t
   const findings = await analyze(text);
   assert.deepEqual(summary(findings), ['CP003@16']);
   assert.match(findings[0].message, /gradient of `loss_of`.*'replicas'.*`n_valid`/s);
+  // The related locations show the call that hands the gradient function to the update, in its tuple.
+  assert.ok(findings[0].related.some((r) => /update_fn\(grads, opt_state, \(value_grad/.test(r.message)));
 });
 
 test('CP003 summed-loss pmean through an optax update is silent when the update sums and divides by the count', async () => {
