@@ -71,7 +71,7 @@ function judgePmean(
   const evidence = countNormalisation(model, origins, gradient, producer, axis);
   if (!evidence) return undefined;
   const result = assignedName(model, pmean);
-  if (!result || rescaledAfter(model, fn, result, pmean)) return undefined;
+  if (!result || rescaledAfter(model, fn, result, pmean) || !reachesUpdate(model, fn, result, pmean)) return undefined;
   const line = (n: PyNode) => syntax.source.lineOf(n) + 1;
   return {
     node: pmean,
@@ -250,6 +250,27 @@ function dividedByOwnNorm(model: FileModel, fn: FunctionInfo, product: PyNode, n
     });
   }
   return clipped;
+}
+
+/**
+ * True when the averaged gradient is handed to an update after `after` (a call named for an update or its
+ * application: `tx.update`, an optax `update_fn` parameter, `optax.apply_updates`, `apply_gradients`) or returned
+ * as it is: a gradient only measured or logged is not a training step's scale.
+ */
+function reachesUpdate(model: FileModel, fn: FunctionInfo, name: string, after: PyNode): boolean {
+  const syntax = model.syntax;
+  for (const call of fn.calls) {
+    if (call.start < after.end || !/update|apply/i.test(syntax.calleeName(call))) continue;
+    if (syntax.args(call).positional.some((a) => isName(model, a, name))) return true;
+  }
+  return fn.nodes.some((n) => {
+    if (n.type !== 'return_statement' || n.start < after.end) return false;
+    const value = named(n)[0];
+    if (!value) return false;
+    const v = unparen(value);
+    const parts = v.type === 'tuple' || v.type === 'expression_list' ? named(v) : [v];
+    return parts.some((p) => isName(model, p, name));
+  });
 }
 
 /** The algoperf submission API: the runner passes `init_optimizer_state`'s result to `update_params`. */

@@ -77,6 +77,28 @@ test('CP003 summed-loss pmean is silent when the pmean runs over another axis or
   assert.deepEqual(summary(rescaled), []);
 });
 
+test('CP003 summed-loss pmean is silent when the averaged gradient is only measured', async () => {
+  const text =
+    HEADER +
+    py`
+
+
+      @functools.partial(jax.pmap, axis_name="devices", static_broadcasted_argnums=(3,))
+      def train_step(params, opt_state, batch, tx):
+          grad_fn = jax.grad(masked_loss_sum, has_aux=True)
+          grads, count = grad_fn(params, batch)
+          grads, count = lax.psum((grads, count), "devices")
+          grads = jax.tree_util.tree_map(lambda g: g / count, grads)
+          ahead = jax.tree_util.tree_map(lambda p, g: p + 0.05 * g, params, grads)
+          second, _ = grad_fn(ahead, batch)
+          second = lax.pmean(second, axis_name="devices")
+          sharpness = optax.global_norm(second)
+          updates, opt_state = tx.update(grads, opt_state, params)
+          return optax.apply_updates(params, updates), opt_state, sharpness
+    `;
+  assert.deepEqual(summary(await analyze(text)), []);
+});
+
 test('CP003 summed-loss pmean is silent without a count normalisation in view (a mean loss, pmean-ed twice)', async () => {
   const text = py`
     import functools
