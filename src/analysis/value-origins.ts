@@ -189,7 +189,9 @@ export class ValueOrigins {
 /**
  * The assignment of `fn` that gives `name` its value at offset `at`: the last one that ends before it, with the
  * position of `name` in its unpacked target. 'unknown' when that assignment is under a condition or a loop (another
- * path may skip it) or is an augmented assignment; undefined when `fn` assigns no such name before `at`.
+ * path may skip it) or is an augmented assignment; undefined when `fn` assigns no such name before `at`. A loop's
+ * back edge is not followed: an assignment later in the same loop body, which reaches `at` on the next iteration,
+ * is not seen (a known imprecision; the rules that use this also require the value's shape at `at`).
  */
 export function reachingAssignment(
   model: FileModel,
