@@ -189,9 +189,9 @@ export class ValueOrigins {
 /**
  * The assignment of `fn` that gives `name` its value at offset `at`: the last one that ends before it, with the
  * position of `name` in its unpacked target. 'unknown' when that assignment is under a condition or a loop (another
- * path may skip it) or is an augmented assignment; undefined when `fn` assigns no such name before `at`. A loop's
- * back edge is not followed: an assignment later in the same loop body, which reaches `at` on the next iteration,
- * is not seen (a known imprecision; the rules that use this also require the value's shape at `at`).
+ * path may skip it) or is an augmented assignment, or when an assignment later in a loop around `at` reaches it on
+ * the loop's next iteration (unless the one found is inside that loop, before `at`, and so replaces it); undefined
+ * when `fn` assigns no such name before `at`.
  */
 export function reachingAssignment(
   model: FileModel,
@@ -200,14 +200,21 @@ export function reachingAssignment(
   fn: FunctionInfo,
 ): { node: PyNode; position: number[] } | 'unknown' | undefined {
   let found: { node: PyNode; position: number[] } | 'unknown' | undefined;
+  const backEdges: PyNode[] = [];
   for (const a of fn.assignments) {
-    if (a.end > at) continue;
     const left = child(a, 'left');
     const position = left ? bindingPosition(model, left, name) : undefined;
     if (!position) continue;
+    if (a.end > at) {
+      const loop = loopAround(a, at, fn);
+      if (loop) backEdges.push(loop);
+      continue;
+    }
     found = a.type !== 'assignment' || underBlock(a, fn) ? 'unknown' : { node: a, position };
   }
-  return found;
+  // An assignment before `at` in the same loop body kills the one the back edge brings.
+  const killed = (loop: PyNode) => typeof found === 'object' && found.node.start >= loop.start;
+  return backEdges.every(killed) ? found : 'unknown';
 }
 
 /** The position of `name` in an assignment target (`[]` for the whole target), or undefined when it is not bound. */
@@ -221,6 +228,14 @@ export function bindingPosition(model: FileModel, target: PyNode, name: string):
     if (inner) return [i, ...inner];
   }
   return undefined;
+}
+
+/** The outermost loop of `fn` around both `node` and the offset `at`, if any. */
+function loopAround(node: PyNode, at: number, fn: FunctionInfo): PyNode | undefined {
+  let loop: PyNode | undefined;
+  for (let p = node.parent; p && p !== fn.node; p = p.parent)
+    if ((p.type === 'for_statement' || p.type === 'while_statement') && p.start <= at && at < p.end) loop = p;
+  return loop;
 }
 
 function underBlock(node: PyNode, fn: FunctionInfo): boolean {
