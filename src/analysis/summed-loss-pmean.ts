@@ -14,7 +14,8 @@
 // `update_params` as `optimizer_state` (algorithmic_efficiency's submission_runner.py and spec.py).
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
-import { reachingAssignment, ValueOrigins, type ParameterContract } from './value-origins';
+import { nameAt, reachingAssignment, subtreeAt, ValueOrigins } from './value-origins';
+import { algoperfSubmissionApi } from './contracts/algoperf-submission';
 import type { ExplainedVerdict } from './findings';
 import { clip } from './messages';
 
@@ -273,19 +274,6 @@ function reachesUpdate(model: FileModel, fn: FunctionInfo, name: string, after: 
   });
 }
 
-/** The algoperf submission API: the runner passes `init_optimizer_state`'s result to `update_params`. */
-function algoperfSubmissionApi(model: FileModel): ParameterContract | undefined {
-  if (
-    ![...model.imports.values()].some((m) => m === 'algorithmic_efficiency' || m.startsWith('algorithmic_efficiency.'))
-  )
-    return undefined;
-  const topLevel = (name: string) => model.byName.get(name)?.find((f) => f.enclosing?.node.type === 'module');
-  const init = topLevel('init_optimizer_state');
-  const update = topLevel('update_params');
-  if (!init || !update) return undefined;
-  return (fn, param) => (fn === update && param === 'optimizer_state' ? { producer: init } : undefined);
-}
-
 function axisOf(model: FileModel, origins: ValueOrigins, call: PyNode, fn: FunctionInfo): string | undefined {
   const arg = model.syntax.arg(call, 'axis_name', 1);
   const found = arg ? origins.of(arg, fn) : undefined;
@@ -314,21 +302,6 @@ function assignedName(model: FileModel, call: PyNode): string | undefined {
   if (!isAssignedCall(call)) return undefined;
   const left = unparen(child(call.parent!, 'left')!);
   return left.type === 'identifier' ? model.syntax.text(left) : undefined;
-}
-
-function subtreeAt(target: PyNode, path: readonly number[]): PyNode | undefined {
-  let t: PyNode | undefined = unparen(target);
-  for (const i of path) {
-    if (!t || !['pattern_list', 'tuple_pattern', 'tuple', 'expression_list'].includes(t.type)) return undefined;
-    const next: PyNode | undefined = named(t)[i];
-    t = next ? unparen(next) : undefined;
-  }
-  return t;
-}
-
-function nameAt(model: FileModel, target: PyNode, path: readonly number[]): string | undefined {
-  const t = subtreeAt(target, path);
-  return t?.type === 'identifier' ? model.syntax.text(t) : undefined;
 }
 
 function isName(model: FileModel, node: PyNode, name: string): boolean {

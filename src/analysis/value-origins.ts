@@ -16,7 +16,7 @@ export interface Origin {
 
 /**
  * A parameter whose arguments no call in the file shows, but a library's documented protocol does: the function
- * that produces what the parameter receives, and the position inside its return value.
+ * that produces what the parameter receives (its return value, whole).
  */
 export type ParameterContract = (fn: FunctionInfo, param: string) => { producer: FunctionInfo } | undefined;
 
@@ -241,4 +241,21 @@ function loopAround(node: PyNode, at: number, fn: FunctionInfo): PyNode | undefi
 function underBlock(node: PyNode, fn: FunctionInfo): boolean {
   for (let p = node.parent; p && p !== fn.node; p = p.parent) if (BLOCKS.has(p.type)) return true;
   return false;
+}
+
+/** The part of an assignment target (or tuple) at `path`. */
+export function subtreeAt(target: PyNode, path: readonly number[]): PyNode | undefined {
+  let t: PyNode | undefined = unparen(target);
+  for (const i of path) {
+    if (!t || !['pattern_list', 'tuple_pattern', 'tuple', 'expression_list'].includes(t.type)) return undefined;
+    const next: PyNode | undefined = named(t)[i];
+    t = next ? unparen(next) : undefined;
+  }
+  return t;
+}
+
+/** The name at `path` of an assignment target, when that part is a plain name. */
+export function nameAt(model: FileModel, target: PyNode, path: readonly number[]): string | undefined {
+  const t = subtreeAt(target, path);
+  return t?.type === 'identifier' ? model.syntax.text(t) : undefined;
 }
