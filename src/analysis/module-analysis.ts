@@ -19,6 +19,7 @@ import { tokenWeightingVerdicts } from './token-weighting';
 import { ZeroGradWindows } from './zero-grad-window';
 import { bucketDoubleDivideVerdicts } from './bucket-double-divide';
 import { bucketGroupDivisorVerdicts } from './bucket-group-divisor';
+import { summedLossPmeanVerdicts } from './summed-loss-pmean';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import { GroupSizes } from './group-sizes';
@@ -125,6 +126,7 @@ export function analyzeParsedModule(
   for (const v of bucketDoubleDivideVerdicts(model)) writer.addExplained('CP002', v);
   for (const v of bucketGroupDivisorVerdicts(model, new GroupSizes(model, context?.constructorArgument)))
     writer.addExplained('CP003', v);
+  for (const v of summedLossPmeanVerdicts(model)) writer.addExplained('CP003', v);
   if (context?.normalisers)
     for (const v of localNormaliserVerdicts(model, new UpdateFinder(model), context.normalisers, options.worldSize))
       writer.addExplained('CP001', v);
