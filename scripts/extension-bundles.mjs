@@ -9,6 +9,7 @@ import * as esbuild from 'esbuild';
 import { join, resolve } from 'node:path';
 
 const SHARED_FILE = './extension-shared.js';
+const EXTENSION_LAZY = join('src', 'extension', 'lazy.ts');
 
 /** The esbuild options all three bundles have in common: node 20, CommonJS, `vscode` provided by the host. */
 function hostOptions(common) {
@@ -24,14 +25,21 @@ function hostOptions(common) {
   };
 }
 
-/** `import('./lazy')` in the main bundle stays a runtime require of dist/extension-lazy.js. */
+/**
+ * `import('./lazy')` in the main bundle stays a runtime require of dist/extension-lazy.js. Only an import that
+ * resolves to src/extension/lazy.ts is that bundle: another layer's own `./lazy` module (the engine's
+ * src/engine/trace/lazy.ts) is bundled as any module is, or the shared bundle would require the lazy one while
+ * activation loads it, and the extension would fail to load.
+ */
 const lazyAsRuntimeRequire = {
   name: 'lazy-extension-bundle',
   setup(build) {
     build.onResolve({ filter: /^\.\/lazy$/ }, (args) =>
-      args.importer.endsWith(join('src', 'extension', 'lazy.ts'))
-        ? undefined
-        : { path: './extension-lazy.js', external: true },
+      resolve(args.resolveDir, 'lazy.ts') ===
+        resolve(build.initialOptions.absWorkingDir ?? process.cwd(), EXTENSION_LAZY) &&
+      !args.importer.endsWith(join('src', 'extension', 'lazy.ts'))
+        ? { path: './extension-lazy.js', external: true }
+        : undefined,
     );
   },
 };

@@ -71,6 +71,21 @@ test('no module is bundled twice: main, shared and lazy extension bundles have d
   assert.equal(owner.get('src/engine/simulate.ts'), 'dist/extension-shared.js');
 });
 
+test("the shared bundle never requires the lazy one: activation loads it, and another layer's `./lazy` module is bundled", async () => {
+  const { extensionBundleTargets } = (await import(join(ROOT, 'scripts', 'extension-bundles.mjs'))) as {
+    extensionBundleTargets(o: { common: Target; root: string }): Promise<{ targets: Target[] }>;
+  };
+  const { targets } = await extensionBundleTargets({ common: { bundle: true }, root: ROOT });
+  const [shared] = await Promise.all(
+    targets.map((target) => esbuild.build({ ...target, write: false, metafile: true, logLevel: 'silent' })),
+  );
+  const text = shared.outputFiles!.map((f) => f.text).join('\n');
+  // Session 14: the engine's src/engine/trace/lazy.ts was taken for the extension's lazy bundle, and the extension
+  // failed to load in VS Code with "asBytes is not a function".
+  assert.equal(/require\(["']\.\/extension-lazy\.js["']\)/.test(text), false);
+  assert.ok(Object.keys(shared.metafile!.inputs).some((p) => p.endsWith('src/engine/trace/lazy.ts')));
+});
+
 test('what activation loads (main and shared bundles) leaves YAML, ajv, tree-sitter, config, the runner and the analysis to the lazy bundle', async () => {
   const [shared, main] = await extensionBundles();
   assert.deepEqual([...main.inputs, ...shared.inputs].filter(HEAVY), []);
@@ -79,8 +94,9 @@ test('what activation loads (main and shared bundles) leaves YAML, ajv, tree-sit
   // ≤ 100 ms). Raised from 400 to 448 KiB in session 7, when the engine gained PAT, tree chunking, the folded ring
   // and the solver's exact shortcuts (412 KiB) and activation measured 54.5 ms; and to 512 KiB in session 10, when
   // the engine gained the reductions of edited systems (ring-edited, tree-edited, tree-memory) and the drawn trace's
-  // completed ranks (466 KiB) and activation measured 57.9 ms (median of 5, load 3).
-  assert.ok(bytes < 512 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
+  // completed ranks (466 KiB) and activation measured 57.9 ms (median of 5, load 3); and to 576 KiB in session 14,
+  // when the engine gained the trace summary per set of alike nodes and the lazy drawn trace (530 KiB).
+  assert.ok(bytes < 576 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
 });
 
 test('the check recognises the heavy modules: the lazy bundle is full of them', async () => {
