@@ -184,6 +184,7 @@ const NOT_UI: Readonly<Record<string, string>> = {
   "settings.ts: 'an integer from ": "a setting's problem, written to the log only (core.ts)",
   "settings.ts: 'an NCCL release such as": "a setting's problem, written to the log only (core.ts)",
   'settings.ts: \'"direct" or "torchrun"\'': "a setting's problem, written to the log only (core.ts)",
+  'settings.ts: `one of ${TRACE_DETAILS': "a setting's problem, written to the log only (core.ts)",
 };
 
 function sourceFiles(dir: string): string[] {
