@@ -3,7 +3,7 @@
 // once (copies share links through their weight); the full path expands every channel and every repetition.
 import { MAX_TRACE_SPANS, REDUCE_MEMORY_FACTOR } from '../constants';
 import type { PhaseTimes } from '../collective-types';
-import { linkTable } from '../topology/link-table';
+import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
@@ -160,8 +160,10 @@ function emitSpans(
   rankLanes: number[],
   reduceLanes: number[],
 ): void {
-  const links = system.topology.links;
-  const linkIds = flow.resources.filter((r) => r < links.length).map((r) => links[r].id);
+  // Named from the layout: reading topology.links would build every node's links (a million at 131,072 GPUs).
+  const count = linkTable(system.topology).count;
+  const ids = linkIds(system.topology);
+  const spanLinks = flow.resources.filter((r) => r < count).map((r) => ids.id(r));
   builder.add({
     lane: rankLanes[flow.rank],
     rank: flow.rank,
@@ -171,7 +173,7 @@ function emitSpans(
     channel: flow.channel,
     chunk: flow.chunk,
     bytes: asBytes(flow.bytes * flow.weight),
-    links: linkIds,
+    links: spanLinks,
     startUs: asMicros(startUs),
     endUs: asMicros(startUs + finishUs),
     args: { copies: flow.weight, peer: flow.peer },

@@ -1,6 +1,7 @@
 // Which rank stands for which in a simulated collective's trace (see mirror.ts), and the spans a rank gets from
 // the ranks that stand for it, one rank at a time: the in-memory drawn trace, the lazily written full trace and the
 // per-node summary all draw from this plan, so they agree span for span.
+import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { nodesIdentical } from '../topology/uniform';
 import type { Lane, Span, Trace } from './model';
@@ -34,8 +35,6 @@ export class MirrorPlan {
   private readonly rankLaneOf: Map<number | undefined, number>;
   private readonly laneById: Map<number, Lane>;
   private readonly laneByLabel: Map<string, number>;
-  /** Every link id, built on the first move: a million strings at 131,072 ranks, needed only for mirrored links. */
-  private linkIdSet: Set<string> | undefined;
   private nextLaneId: number;
 
   constructor(
@@ -191,14 +190,15 @@ export class MirrorPlan {
         )
         .replace(/\brail(\d+)\./g, (_, rail: string) => `rail${wrap(Number(rail) + dLocal, nics)}.`),
     );
-    const ids = (this.linkIdSet ??= new Set(system.topology.links.map((l) => l.id)));
+    // Answered from the layout: a set of every link id would be a million strings at 131,072 ranks.
+    const ids = linkIds(system.topology);
     if (moved.every((id) => ids.has(id))) return moved;
     if (peer === undefined || peer === rank) return [];
-    const all = system.topology.links;
+    const count = linkTable(system.topology).count;
     return system.fabric
       .route(rank, peer)
-      .filter((i) => i < all.length)
-      .map((i) => all[i].id);
+      .filter((i) => i < count)
+      .map((i) => ids.id(i));
   }
 }
 
