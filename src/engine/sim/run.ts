@@ -63,6 +63,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];
   const reduceLanes: number[] = [];
+  // Each round's flows cross the links of the round before: one string per link, shared by the spans that name it.
+  const linkNames = new Map<number, string>();
   if (builder) {
     for (let r = 0; r < system.ranks; r++) {
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
@@ -125,6 +127,7 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
               result.finishUs[f],
               rankLanes,
               reduceLanes,
+              linkNames,
             );
           }
         }
@@ -159,11 +162,18 @@ function emitSpans(
   finishUs: number,
   rankLanes: number[],
   reduceLanes: number[],
+  linkNames: Map<number, string>,
 ): void {
   // Named from the layout: reading topology.links would build every node's links (a million at 131,072 GPUs).
   const count = linkTable(system.topology).count;
   const ids = linkIds(system.topology);
-  const spanLinks = flow.resources.filter((r) => r < count).map((r) => ids.id(r));
+  const spanLinks: string[] = [];
+  for (const r of flow.resources) {
+    if (r >= count) continue;
+    let name = linkNames.get(r);
+    if (name === undefined) linkNames.set(r, (name = ids.id(r)));
+    spanLinks.push(name);
+  }
   builder.add({
     lane: rankLanes[flow.rank],
     rank: flow.rank,
