@@ -3,7 +3,7 @@
 // once (copies share links through their weight); the full path expands every channel and every repetition.
 import { MAX_TRACE_SPANS, REDUCE_MEMORY_FACTOR } from '../constants';
 import type { PhaseTimes } from '../collective-types';
-import { linkTable } from '../topology/link-table';
+import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
@@ -63,6 +63,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
   const rankLanes: number[] = [];
   const reduceLanes: number[] = [];
+  // Each round's flows cross the links of the round before: one string per link, shared by the spans that name it.
+  const linkNames = new Map<number, string>();
   if (builder) {
     for (let r = 0; r < system.ranks; r++) {
       rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
@@ -125,6 +127,7 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
               result.finishUs[f],
               rankLanes,
               reduceLanes,
+              linkNames,
             );
           }
         }
@@ -159,9 +162,18 @@ function emitSpans(
   finishUs: number,
   rankLanes: number[],
   reduceLanes: number[],
+  linkNames: Map<number, string>,
 ): void {
-  const links = system.topology.links;
-  const linkIds = flow.resources.filter((r) => r < links.length).map((r) => links[r].id);
+  // Named from the layout: reading topology.links would build every node's links (a million at 131,072 GPUs).
+  const count = linkTable(system.topology).count;
+  const ids = linkIds(system.topology);
+  const spanLinks: string[] = [];
+  for (const r of flow.resources) {
+    if (r >= count) continue;
+    let name = linkNames.get(r);
+    if (name === undefined) linkNames.set(r, (name = ids.id(r)));
+    spanLinks.push(name);
+  }
   builder.add({
     lane: rankLanes[flow.rank],
     rank: flow.rank,
@@ -171,7 +183,7 @@ function emitSpans(
     channel: flow.channel,
     chunk: flow.chunk,
     bytes: asBytes(flow.bytes * flow.weight),
-    links: linkIds,
+    links: spanLinks,
     startUs: asMicros(startUs),
     endUs: asMicros(startUs + finishUs),
     args: { copies: flow.weight, peer: flow.peer },

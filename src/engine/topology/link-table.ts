@@ -5,6 +5,7 @@
 // `topology.vertices` (the topology view, a trace, an edit). A system whose topology was replaced (an edited copy)
 // is read from its own links.
 import type { GBps, Micros } from '../units';
+import { builtLinkIds, layoutLinkIds, type LinkIds } from './link-ids';
 import type { Link, LinkKind, Topology } from './model';
 
 export interface LinkTable {
@@ -16,6 +17,7 @@ export interface LinkTable {
 }
 
 const tables = new WeakMap<object, LinkTable>();
+const idTables = new WeakMap<object, LinkIds>();
 /** Lazy topologies whose vertices and links have been built (a read of either builds both). */
 const builtTopologies = new WeakSet<Topology>();
 
@@ -43,6 +45,19 @@ export function linkTable(topology: Topology): LinkTable {
 }
 
 /**
+ * The ids of a topology's links by index: answered from the layout for a resolved system (its links are not built
+ * for it), else from its links array.
+ */
+export function linkIds(topology: Topology): LinkIds {
+  const registered = idTables.get(topology);
+  if (registered) return registered;
+  const links = topology.links;
+  let ids = idTables.get(links);
+  if (!ids) idTables.set(links, (ids = builtLinkIds(links)));
+  return ids;
+}
+
+/**
  * Layout of a symmetric multi-node topology, in link indices: every node's intra-node links (`intraPerNode` each,
  * node after node), then the shared leaf and spine links, then every node's NIC-side links (`nicPerNode` each).
  * `template` holds node 0's intra-node links, the shared links and node 0's NIC-side links, in that order.
@@ -53,6 +68,8 @@ export interface SymmetricLayout {
   readonly intraPerNode: number;
   readonly shared: number;
   readonly nicPerNode: number;
+  /** Nodes under one leaf switch of a rail: node k's NICs link to leaf k / nodesPerLeaf. */
+  readonly nodesPerLeaf: number;
 }
 
 /** The link a virtual index copies: node k's link i has node 0's properties. */
@@ -100,5 +117,6 @@ export function lazyTopology(
     },
   };
   tables.set(topology, table);
+  idTables.set(topology, layoutLinkIds(layout));
   return topology;
 }

@@ -131,6 +131,7 @@ export function resolveSystem(spec: SystemSpec): System {
     intraPerNode,
     shared: net.shared,
     nicPerNode: net.nicLinksPerNode,
+    nodesPerLeaf: net.nodesPerLeaf,
   };
   // An edited copy keeps this fabric: the layout says which of its links the edit changed (edits.ts).
   if (nodes > 1) recordLayout(fabric, layout);

@@ -1,6 +1,7 @@
 // Which rank stands for which in a simulated collective's trace (see mirror.ts), and the spans a rank gets from
 // the ranks that stand for it, one rank at a time: the in-memory drawn trace, the lazily written full trace and the
 // per-node summary all draw from this plan, so they agree span for span.
+import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { nodesIdentical } from '../topology/uniform';
 import type { Lane, Span, Trace } from './model';
@@ -22,20 +23,21 @@ function peerOf(span: Span): number | undefined {
 }
 
 const NO_SPANS: readonly Span[] = [];
+const PART_INDEX: Readonly<Record<Part, number>> = { node: 0, rail: 1, all: 2 };
+/** A (rank or local GPU, part) pair as one number: the maps below hold one per rank, 131,072 at the largest. */
+const keyOf = (index: number, part: Part): number => index * 3 + PART_INDEX[part];
 
 export class MirrorPlan {
   readonly perNode: number;
   readonly nodes: number;
   readonly parts: readonly Part[];
   /** The simulated spans of each rank by part: the sources, never mirrored spans. */
-  private readonly simulated = new Map<string, Span[]>();
+  private readonly simulated = new Map<number, Span[]>();
   /** For each local GPU and part, the nodes whose GPU there has simulated spans of that part, ascending. */
-  private readonly nodesWith = new Map<string, number[]>();
+  private readonly nodesWith = new Map<number, number[]>();
   private readonly rankLaneOf: Map<number | undefined, number>;
   private readonly laneById: Map<number, Lane>;
   private readonly laneByLabel: Map<string, number>;
-  /** Every link id, built on the first move: a million strings at 131,072 ranks, needed only for mirrored links. */
-  private linkIdSet: Set<string> | undefined;
   private nextLaneId: number;
 
   constructor(
@@ -58,12 +60,12 @@ export class MirrorPlan {
     };
     for (const span of trace.spans) {
       const part = partOf(span);
-      const key = `${span.rank}:${part}`;
+      const key = keyOf(span.rank, part);
       const list = this.simulated.get(key);
       if (list) list.push(span);
       else {
         this.simulated.set(key, [span]);
-        const where = `${span.rank % perNode}:${part}`;
+        const where = keyOf(span.rank % perNode, part);
         const nodes = this.nodesWith.get(where) ?? [];
         nodes.push(Math.floor(span.rank / perNode));
         this.nodesWith.set(where, nodes);
@@ -77,12 +79,12 @@ export class MirrorPlan {
   }
 
   has(rank: number, part: Part): boolean {
-    return this.simulated.has(`${rank}:${part}`);
+    return this.simulated.has(keyOf(rank, part));
   }
 
   /** The spans the simulator drew for `rank` in `part`. */
   simulatedOf(rank: number, part: Part): readonly Span[] {
-    return this.simulated.get(`${rank}:${part}`) ?? NO_SPANS;
+    return this.simulated.get(keyOf(rank, part)) ?? NO_SPANS;
   }
 
   /** Whether the simulator drew nothing for `rank`. */
@@ -118,7 +120,7 @@ export class MirrorPlan {
       return undefined;
     };
     const sameLocal = (): number | undefined => {
-      const nodes = this.nodesWith.get(`${target % g}:${part}`);
+      const nodes = this.nodesWith.get(keyOf(target % g, part));
       const other = nodes ? nearestOther(nodes, node) : undefined;
       return other === undefined ? undefined : other * g + (target % g);
     };
@@ -191,14 +193,15 @@ export class MirrorPlan {
         )
         .replace(/\brail(\d+)\./g, (_, rail: string) => `rail${wrap(Number(rail) + dLocal, nics)}.`),
     );
-    const ids = (this.linkIdSet ??= new Set(system.topology.links.map((l) => l.id)));
+    // Answered from the layout: a set of every link id would be a million strings at 131,072 ranks.
+    const ids = linkIds(system.topology);
     if (moved.every((id) => ids.has(id))) return moved;
     if (peer === undefined || peer === rank) return [];
-    const all = system.topology.links;
+    const count = linkTable(system.topology).count;
     return system.fabric
       .route(rank, peer)
-      .filter((i) => i < all.length)
-      .map((i) => all[i].id);
+      .filter((i) => i < count)
+      .map((i) => ids.id(i));
   }
 }
 

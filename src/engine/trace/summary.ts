@@ -46,9 +46,10 @@ export function nodeGroups(lazy: LazyDrawnTrace): NodeGroup[] {
   const { plan, trace } = lazy;
   const rankLaneIds = new Set(trace.lanes.filter((l) => l.kind === 'rank').map((l) => l.id));
   const listIds = new Map<string, number>();
-  const listIdOf = new Map<string, number>();
+  const listIdOf = new Map<number, number>();
+  const partIndex = new Map(plan.parts.map((part, i) => [part, i]));
   const idOf = (rank: number, part: Part): number => {
-    const at = `${rank}:${part}`;
+    const at = rank * plan.parts.length + partIndex.get(part)!;
     const known = listIdOf.get(at);
     if (known !== undefined) return known;
     const key = plan
