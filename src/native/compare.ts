@@ -1,7 +1,7 @@
 // "Is my bandwidth normal?": lines a measured sweep up with the simulator's prediction for the same system and
 // flags the sizes where the measured bus bandwidth falls further below what the model expects than the model's own
-// uncertainty at that size allows (MODEL_UNCERTAINTY_BANDS), for every algorithm NCCL may have run there: its cost
-// model's choice, and the pairs it rates within 10 % of that.
+// uncertainty at that size allows (MODEL_UNCERTAINTY_BANDS, compare-bands.ts), for every algorithm NCCL may have
+// run there: its cost model's choice, and the pairs it rates within 10 % of that.
 import {
   EngineError,
   nearTiedChoices,
