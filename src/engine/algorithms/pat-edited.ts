@@ -19,14 +19,13 @@
 // that outlasts others is advanced in several steps, so the two agree to rounding (far below a nanosecond). On
 // identical nodes (the fast path) nothing is touched and node 0's group stands for all; every group then ends
 // together, and the result was the same bit for bit on the 864 systems compared (docs/performance.md, session 13).
-import type { Flow, PhaseRun, Round } from '../sim/schedule';
-import { pack } from '../sim/packed';
+import type { Flow, Round } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { linkEdits, resolvedLayout } from '../topology/edits';
 import { linkTable } from '../topology/link-table';
-import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
+import { channelCapGBps, transfer, type BuildContext } from './context';
 import { editedNodes, untouchedNodes } from './edited-nodes';
-import { foldedPatRound, type BoundLink } from './pat-folded';
+import { foldedPatRound, standInRound, type BoundLink, type PatRoundShape } from './pat-folded';
 
 /** What the edit touches, found once per build. */
 export interface EditedPat {
@@ -198,7 +197,7 @@ export function editedPatRound(
   ctx: BuildContext,
   reach: EditedPat,
   weights: readonly number[],
-  round: { distance: number; gather: boolean; payload: number; latencyUs: number; step: number },
+  round: PatRoundShape,
   every: () => readonly Flow[],
 ): Round {
   if (reach.foldedLinks) {
@@ -247,18 +246,5 @@ export function editedPatRound(
       flows.push(transfer(ctx, sender, peer, payload, { ...options, path }));
     }
   }
-  // Every rank's byte terms, class by class (one phase: the runner reads no sums of them).
-  const wire = wireBytes(ctx, payload);
-  const runs: PhaseRun[] = weights.map((w) => ({ phase, term: wire * w, count: n }));
-  let built: readonly Flow[] | undefined;
-  return {
-    get flows() {
-      return (built ??= every());
-    },
-    packed: { set: pack(flows), runs, maxReduceBytes: gather ? 0 : payload },
-    latencyUs: round.latencyUs,
-    repeat: 1,
-    phase,
-    step: round.step,
-  };
+  return standInRound(ctx, weights, round, flows, every);
 }

@@ -39,7 +39,7 @@ export function foldedPatRound(
   ctx: BuildContext,
   roles: readonly BoundLink[],
   weights: readonly number[],
-  round: { distance: number; gather: boolean; payload: number; latencyUs: number; step: number },
+  round: PatRoundShape,
   every: () => readonly Flow[],
 ): Round | undefined {
   const { system } = ctx;
@@ -88,9 +88,34 @@ export function foldedPatRound(
       flows.push(transfer(ctx, sender, moved, payload, { ...options, path }));
     }
   }
-  // Every rank's byte terms, class by class (one phase: the runner reads no sums of them).
+  return standInRound(ctx, weights, round, flows, every);
+}
+
+/** The round a PAT step's shape describes. */
+export interface PatRoundShape {
+  distance: number;
+  gather: boolean;
+  payload: number;
+  latencyUs: number;
+  step: number;
+}
+
+/**
+ * A round whose simulated flows stand for every node's (folded or edited): the byte terms count all of the system's
+ * ranks, class by class (one phase: the runner reads no sums of them), and every rank's flows are built only for a
+ * reader of `flows`.
+ */
+export function standInRound(
+  ctx: BuildContext,
+  weights: readonly number[],
+  round: PatRoundShape,
+  flows: readonly Flow[],
+  every: () => readonly Flow[],
+): Round {
+  const { gather, payload } = round;
+  const phase: Phase = gather ? 'broadcast' : 'exchange';
   const wire = wireBytes(ctx, payload);
-  const runs: PhaseRun[] = weights.map((w) => ({ phase, term: wire * w, count: n }));
+  const runs: PhaseRun[] = weights.map((w) => ({ phase, term: wire * w, count: ctx.system.nodes }));
   let built: readonly Flow[] | undefined;
   return {
     get flows() {
