@@ -1,13 +1,9 @@
 // Issue 17's targets: one 1 GiB AllReduce on DGX H100 nodes as a user runs it, in a cold CLI process, at 16,384
 // and 131,072 GPUs, with the process's peak memory, and how the wall time grows from 64 to 131,072 GPUs. Cold processes include module loading and system resolution,
 // which the in-process engine benchmarks leave out.
-import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import type { Benchmark } from './types';
+import { coldCli } from './support/cold-cli';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GPUS_PER_NODE = 8;
 
 interface ColdRun {
@@ -21,10 +17,7 @@ const peaksMB = new Map<number, number[]>();
 
 /** Runs `simulate` for `gpus` GPUs in a fresh node process and returns its wall time and peak resident memory. */
 function coldAllReduce(gpus: number): ColdRun {
-  const args = [
-    '--require',
-    join(ROOT, 'bench', 'support', 'peak-rss.cjs'),
-    join(ROOT, 'dist', 'cli.js'),
+  const run = coldCli([
     'simulate',
     '--system',
     'dgx-h100',
@@ -33,13 +26,8 @@ function coldAllReduce(gpus: number): ColdRun {
     '--bytes',
     '1G',
     '--json',
-  ];
-  const started = performance.now();
-  const run = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
-  const ms = performance.now() - started;
-  if (run.status !== 0) throw new Error(`cli exited ${run.status}: ${run.stderr.trim()}`);
-  const peakKB = Number(/peak-rss-kB (\d+)/.exec(run.stderr)?.[1]);
-  if (!(peakKB > 0)) throw new Error(`no peak memory reported: ${run.stderr.trim()}`);
+  ]);
+  const { ms, peakKB } = run;
   const result = JSON.parse(run.stdout) as { algorithm: string; timeUs: number };
   const cold = { ms, peakMB: peakKB / 1024, algorithm: result.algorithm, timeUs: result.timeUs };
   lastRun.set(gpus, cold);

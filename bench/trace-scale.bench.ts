@@ -1,15 +1,12 @@
 // Issue 17's trace at scale: `simulate --trace` for a 1 GiB AllReduce on 131,072 GPUs (16,384 DGX H100 nodes) in a
 // cold CLI process, as the user runs it: summarised per node (the default above 1,024 ranks) and in full (every
 // rank's spans streamed to the file), with the process's peak resident memory.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Benchmark } from './types';
+import { coldCli } from './support/cold-cli';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 type Detail = 'summary' | 'full';
 
 interface TraceRun {
@@ -23,32 +20,14 @@ const lastRun = new Map<Detail, TraceRun>();
 function coldTrace(detail: Detail): TraceRun {
   const dir = mkdtempSync(join(tmpdir(), 'cp-bench-trace-'));
   const out = join(dir, 'trace.json');
-  const args = [
-    '--require',
-    join(ROOT, 'bench', 'support', 'peak-rss.cjs'),
-    join(ROOT, 'dist', 'cli.js'),
-    'simulate',
-    '--system',
-    'dgx-h100',
-    '--nodes',
-    '16384',
-    '--bytes',
-    '1G',
-    '--json',
-    '--trace',
-    out,
-    '--trace-detail',
-    detail,
-  ];
   try {
-    const started = performance.now();
-    const run = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
-    const ms = performance.now() - started;
-    if (run.status !== 0) throw new Error(`cli exited ${run.status}: ${run.stderr.trim().slice(-400)}`);
-    const peakKB = Number(/peak-rss-kB (\d+)/.exec(run.stderr)?.[1]);
+    const run = coldCli([
+      ...['simulate', '--system', 'dgx-h100', '--nodes', '16384', '--bytes', '1G', '--json'],
+      ...['--trace', out, '--trace-detail', detail],
+    ]);
     const spans = Number(/: (\d+) spans written/.exec(run.stderr)?.[1]);
-    if (!(peakKB > 0) || !(spans > 0)) throw new Error(`no peak memory or span count: ${run.stderr.trim()}`);
-    const traced = { ms, peakMB: peakKB / 1024, spans, fileMB: statSync(out).size / 2 ** 20 };
+    if (!(spans > 0)) throw new Error(`no span count: ${run.stderr.trim()}`);
+    const traced = { ms: run.ms, peakMB: run.peakKB / 1024, spans, fileMB: statSync(out).size / 2 ** 20 };
     lastRun.set(detail, traced);
     return traced;
   } finally {
