@@ -146,17 +146,23 @@ function checkSize(sizeBytes: number, expectedBytes: number): void {
 }
 
 /** Writes `data` to a checked target at once (the CLI's outputs). Throws a one-line UserFileError on failure. */
+/**
+ * An output that is one of the command's own inputs (`--system box.json --trace box.json --force`) would destroy
+ * what was read; --force is for old outputs, not for inputs. Every writer asks, the streamed ones too.
+ */
+function refuseInput(target: OutputTarget): void {
+  if (wasOpenedAsInput(target.path))
+    throw new UserFileError(
+      `${target.flag ? `${target.flag} ` : ''}'${target.label}' is also an input of this command; write the output to another file`,
+    );
+}
+
 export function writeOutput(target: OutputTarget, data: string | Uint8Array): void {
   if (target.stdout) {
     process.stdout.write(data);
     return;
   }
-  // An output that is one of the command's own inputs (`--system box.json --trace box.json --force`) would
-  // destroy what was read; --force is for old outputs, not for inputs.
-  if (wasOpenedAsInput(target.path))
-    throw new UserFileError(
-      `${target.flag ? `${target.flag} ` : ''}'${target.label}' is also an input of this command; write the output to another file`,
-    );
+  refuseInput(target);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const replacing = existing(target.path) !== undefined;
   const temp = tempPathFor(target.path);
@@ -197,6 +203,7 @@ export async function writeOutputFileAsync(
   options: OutputCheckOptions & { onTempCreated?: (tempPath: string) => void } = {},
 ): Promise<void> {
   const target = checkOutputPath(path, { ...options, allowStdout: false });
+  refuseInput(target);
   const replacing = existing(target.path) !== undefined;
   const temp = tempPathFor(target.path);
   let handle;
