@@ -173,3 +173,15 @@ test('list origins: a list passed to a helper, written by index or bound twice h
     assert.deepEqual(codes, [], more);
   }
 });
+
+test('list origins: a factor name bound twice in the function names no value, whichever binding the bucket saw', async () => {
+  const fixed =
+    'parallel_state.get_expert_data_parallel_world_size() / parallel_state.get_data_parallel_world_size(with_context_parallel=True)';
+  for (const [first, second] of [
+    [fixed, EP],
+    [EP, fixed],
+  ]) {
+    const prelude = `chosen = ${first}\nexperts = []\nexperts.append(GradBucket(None, chosen))\nchosen = ${second}`;
+    assert.deepEqual((await findings(EP, 'experts', BUCKETS, prelude)).codes, []);
+  }
+});
