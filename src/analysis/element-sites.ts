@@ -1,7 +1,8 @@
 // The objects a construction site builds inside a list argument (`GradBucketGroup([GradBucket(grads, factor)], group)`):
 // their classes and what their arguments denote, read with the site's own arguments so that each variant of the site
 // keeps an element's factor together with the group the same path passed (element-attributes.ts asks for them).
-import { child, named, type PyNode } from './tree';
+import { child, type PyNode } from './tree';
+import { listItems } from './list-origins';
 import type { FileModel } from './scope';
 import type { GroupSizes } from './group-sizes';
 import { siteVariants, type OriginOf } from './site-variants';
@@ -15,15 +16,17 @@ export interface ElementCall {
   readonly nodes: readonly PyNode[];
 }
 
-/** The elements of a list literal when every one is a construction (`[Bucket(g, f)]`); else undefined. */
+/**
+ * The elements of a list argument when every one is a construction (`[Bucket(g, f)]`), written at the site or
+ * gathered in a local list of the site's function (list-origins.ts); else undefined.
+ */
 export function elementCalls(
   model: FileModel,
   node: PyNode,
   constructed: (call: PyNode) => { module?: string; name: string } | undefined,
 ): ElementCall[] | undefined {
-  if (node.type !== 'list') return undefined;
-  const items = named(node);
-  if (items.length === 0) return undefined;
+  const items = listItems(model, node, (item) => item.type === 'call' && !!constructed(item));
+  if (!items || items.length === 0) return undefined;
   const out: ElementCall[] = [];
   for (const item of items) {
     const target = item.type === 'call' ? constructed(item) : undefined;

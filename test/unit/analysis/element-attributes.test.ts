@@ -46,6 +46,7 @@ const WRAPPER = py`
           else:
               factor = 1.0 / parallel_state.get_data_parallel_world_size(with_context_parallel=True)
               expert_factor = factor
+          PRELUDE
           self.dense = GradBucketGroup(
               [GradBucket(dense_grads, factor)],
               self.ddp_config,
@@ -70,12 +71,15 @@ async function findings(
   averageFactor: string,
   expertBuckets = ONE_BUCKET,
   buckets = BUCKETS,
+  prelude = 'pass',
 ): Promise<{ codes: string[]; messages: string[] }> {
   const program = new Program(await parser());
   program.setFile('runtime/buckets.py', buckets);
   program.setFile(
     'runtime/wrapper.py',
-    WRAPPER.replace('AVERAGE_FACTOR', averageFactor).replace('EXPERT_BUCKETS', expertBuckets),
+    WRAPPER.replace('AVERAGE_FACTOR', averageFactor)
+      .replace('EXPERT_BUCKETS', expertBuckets)
+      .replace('PRELUDE', prelude.replace(/\n/g, '\n        ')),
   );
   program.setFile('runtime/parallel_state.py', STATE);
   const all = [...program.analyzeAll()].flatMap(([path, r]) => r.findings.map((f) => ({ path, f })));
@@ -122,7 +126,10 @@ test('element attributes: a factor is paired with the group of the site that bui
   program.setFile('runtime/buckets.py', BUCKETS);
   program.setFile(
     'runtime/wrapper.py',
-    swapped.replace('AVERAGE_FACTOR', EP).replace('EXPERT_BUCKETS', '[GradBucket(expert_grads, factor)]'),
+    swapped
+      .replace('AVERAGE_FACTOR', EP)
+      .replace('EXPERT_BUCKETS', '[GradBucket(expert_grads, factor)]')
+      .replace('PRELUDE', 'pass'),
   );
   program.setFile('runtime/parallel_state.py', STATE);
   const messages = [...program.analyzeAll()].flatMap(([, r]) => r.findings.map((f) => f.message));
@@ -130,4 +137,51 @@ test('element attributes: a factor is paired with the group of the site that bui
     messages.filter((m) => /edp ranks/.test(m)),
     [],
   );
+});
+
+// The list is gathered before the site (list-origins.ts): bound once, grown by `append` and `extend`, or joined with
+// `+`. Each positive below is silent without that reading; each twin changes one step the proof needs.
+const GATHERED = 'experts = []\nfor grads in expert_grads:\n    experts.append(GradBucket(grads, expert_factor))';
+
+test('list origins: buckets appended to a local list carry 1/ep to the edp average (CP003)', async () => {
+  const { codes } = await findings(EP, 'experts', BUCKETS, GATHERED);
+  assert.deepEqual(codes, ['runtime/wrapper.py:CP003@9']);
+});
+
+test('list origins: a list extended with another local list and joined with + is followed', async () => {
+  const prelude = `${GATHERED}\nlast = [GradBucket(None, expert_factor)]\nlast.extend(experts)`;
+  const { codes } = await findings(EP, '[GradBucket(None, expert_factor)] + last', BUCKETS, prelude);
+  assert.deepEqual(codes, ['runtime/wrapper.py:CP003@9']);
+});
+
+test('list origins: the fixed factor gathered the same way is clean', async () => {
+  const fixed =
+    'parallel_state.get_expert_data_parallel_world_size() / parallel_state.get_data_parallel_world_size(with_context_parallel=True)';
+  const { codes } = await findings(fixed, 'experts', BUCKETS, GATHERED);
+  assert.deepEqual(codes, []);
+});
+
+test('list origins: a bucket with another factor appended later makes the factors disagree', async () => {
+  const prelude = `${GATHERED}\nexperts.append(GradBucket(None, factor))`;
+  const { codes } = await findings(EP, 'experts', BUCKETS, prelude);
+  assert.deepEqual(codes, []);
+});
+
+test('list origins: a list passed to a helper, written by index or bound twice holds buckets no site shows', async () => {
+  for (const more of ['register(experts)', 'experts[0] = None', 'experts = list(experts)', 'alias = experts']) {
+    const { codes } = await findings(EP, 'experts', BUCKETS, `${GATHERED}\n${more}`);
+    assert.deepEqual(codes, [], more);
+  }
+});
+
+test('list origins: a factor name bound twice in the function names no value, whichever binding the bucket saw', async () => {
+  const fixed =
+    'parallel_state.get_expert_data_parallel_world_size() / parallel_state.get_data_parallel_world_size(with_context_parallel=True)';
+  for (const [first, second] of [
+    [fixed, EP],
+    [EP, fixed],
+  ]) {
+    const prelude = `chosen = ${first}\nexperts = []\nexperts.append(GradBucket(None, chosen))\nchosen = ${second}`;
+    assert.deepEqual((await findings(EP, 'experts', BUCKETS, prelude)).codes, []);
+  }
 });
