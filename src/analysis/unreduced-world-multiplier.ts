@@ -69,7 +69,7 @@ function judge(
   const division = factor ? unparenDivision(factor) : undefined;
   if (!division) return undefined;
   const [numerator, denominator] = division;
-  if (sizes.classify(numerator, { fn }).kind !== 'world') return undefined;
+  if (!isWorldSize(model, sizes, fn, numerator)) return undefined;
   const counted = s.stripWrappers(denominator);
   if (counted.type !== 'identifier') return undefined;
   const conditions = new PathConditions(model, fn.className!);
@@ -90,7 +90,10 @@ function judge(
     const bad = and(state.pc, ...choices.map((c) => c.bare), ...manyRanks, fact.when);
     const path = witness(bad);
     if (!path) continue;
-    return verdict(model, call, numerator, countName, choices, describe(path));
+    // The flags say which configuration it is; the opaque conditions on the way (a loop ran, a count was positive)
+    // only made the path reachable.
+    const flags = path.filter((l) => l.atom.kind !== 'opaque');
+    return verdict(model, call, numerator, countName, choices, describe(flags.length > 0 ? flags : path));
   }
   return undefined;
 }
@@ -112,7 +115,7 @@ function verdict(
       `\`${clip(s.text(call), 80)}\` multiplies the gradients by \`${world}\` over \`${countName}\` on every path, ` +
       `but on the path where ${clip(path, 240)}, ${properties} ${choices.length > 1 ? 'are' : 'is'} the bare ` +
       `module (no data-parallel wrapper averaged the gradients) and \`${countName}\` is this rank's own count ` +
-      `(its exchange with the other ranks does not run). There the gradients are N× this rank's mean gradient ` +
+      `(its exchange with the other ranks does not run). There the update uses N× this rank's mean gradient ` +
       `(N: \`${world}\`), so the effective learning rate is N× the configured one. On that path multiply by ` +
       `1 / \`${countName}\` instead.`,
     related: choices.map((c) => ({
@@ -120,6 +123,17 @@ function verdict(
       message: `\`self.${c.property}\` wraps in \`${clip(s.calleeText(c.wrapperCall), 40)}\` only when this holds`,
     })),
   };
+}
+
+/**
+ * The world size: what the size classifier calls one, or an attribute whose last name ends in `world_size`
+ * (`self.args.distributed_world_size`, which the classifier's exact names leave out).
+ */
+function isWorldSize(model: FileModel, sizes: SizeClassifier, fn: FunctionInfo, node: PyNode): boolean {
+  if (sizes.classify(node, { fn }).kind === 'world') return true;
+  const n = model.syntax.stripWrappers(node);
+  const last = n.type === 'attribute' ? child(n, 'attribute') : undefined;
+  return last !== undefined && /(^|_)world_?size$/i.test(model.syntax.text(last));
 }
 
 /** `a / b` (or `a * (1 / b)` is not read): the numerator and the denominator. */
@@ -133,13 +147,16 @@ function unparenDivision(node: PyNode): [PyNode, PyNode] | undefined {
   return op === '/' && l && r ? [l, r] : undefined;
 }
 
+/** Text naming a gradient; a gradient's norm (a statistic the ranks compare) is not one. */
+const GRADIENT_TEXT = /grad(?!_?norm)/i;
+
 /** True when a method of the class passes a gradient to a collective itself. */
 function reducesGradients(model: FileModel, className: string): boolean {
   const s = model.syntax;
   return model.functions.some(
     (f) =>
       f.className === className &&
-      f.calls.some((c) => isCollective(model, c) && /grad/i.test(s.text(child(c, 'arguments') ?? c))),
+      f.calls.some((c) => isCollective(model, c) && GRADIENT_TEXT.test(s.text(child(c, 'arguments') ?? c))),
   );
 }
 
