@@ -27,9 +27,23 @@ export interface StateAt {
 }
 
 /** Collectives that make a value the same on every rank (a sum, a gather); a broadcast is not among them. */
-const COLLECTIVE = /^(all_reduce|allreduce|all_gather|allgather|all_gather_list|all_gather_object|all_gather_into_tensor|reduce_scatter|reduce_scatter_tensor|all_reduce_coalesced)$/;
+const COLLECTIVE =
+  /^(all_reduce|allreduce|all_gather|allgather|all_gather_list|all_gather_object|all_gather_into_tensor|reduce_scatter|reduce_scatter_tensor|all_reduce_coalesced)$/;
 /** Builtins whose result carries what their arguments carry. */
-const PURE = new Set(['sum', 'list', 'tuple', 'float', 'int', 'len', 'max', 'min', 'zip', 'sorted', 'chain', 'from_iterable']);
+const PURE = new Set([
+  'sum',
+  'list',
+  'tuple',
+  'float',
+  'int',
+  'len',
+  'max',
+  'min',
+  'zip',
+  'sorted',
+  'chain',
+  'from_iterable',
+]);
 /** Methods whose result carries what their object carries. */
 const PURE_METHOD = new Set(['tolist', 'item', 'float', 'double', 'sum', 'cpu', 'cuda', 'to', 'clone', 'detach']);
 const MAX_FACTS = 64;

@@ -22,8 +22,6 @@ import { clip } from './messages';
 
 /** Data-parallel wrappers that average gradients across the replicas. */
 const DATA_PARALLEL = new Set(['DistributedDataParallel', 'DDP', 'FullyShardedDataParallel', 'FSDP']);
-/** Methods that multiply every gradient by their argument (fairseq's optimizer API) or a gradient in place. */
-const GRADIENT_MULTIPLIER = new Set(['multiply_grads']);
 
 export interface MultiplierContext {
   /** True when a name the class calls is a program function or class that wraps in DDP/FSDP (another file). */
@@ -49,7 +47,9 @@ export function unreducedWorldMultiplierVerdicts(
   for (const fn of model.functions) {
     if (!isMethod(fn)) continue;
     for (const call of fn.calls) {
-      if (!GRADIENT_MULTIPLIER.has(model.syntax.calleeName(call))) continue;
+      // Methods that multiply every gradient by their argument (fairseq's optimizer API); select.ts lets them through.
+      const name = model.syntax.calleeName(call);
+      if (!/^(multiply_grads)$/.test(name)) continue;
       const v = judge(model, sizes, context, fn, call);
       if (v) out.push(v);
     }

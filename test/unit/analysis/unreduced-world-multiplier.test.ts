@@ -6,7 +6,8 @@
 // helper not in view) stay silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyze, py, summary } from './helpers';
+import { Program } from '../../../src/analysis/index';
+import { analyze, parser, py, summary } from './helpers';
 
 interface Shape {
   /** The condition under which `model` is wrapped in DDP. */
@@ -26,8 +27,7 @@ function trainer(shape: Shape = {}): string {
   const exchange =
     shape.exchange ??
     'self.cfg.world_size > 1 and (not self.cfg.local_sgd or (self.steps + 1) % self.cfg.sync_every == 0)';
-  const normalise =
-    shape.normalise ?? 'self.optimizer.multiply_grads(self.cfg.world_size / float(sample_size))';
+  const normalise = shape.normalise ?? 'self.optimizer.multiply_grads(self.cfg.world_size / float(sample_size))';
   const gather = shape.gather ?? 'if self._exchange_counts():';
   const denominator = shape.denominator ?? 'return sum(sizes)';
   return py`
@@ -96,7 +96,8 @@ test('CP003: the count exchanged through an in-place all_reduce under the condit
   const findings = await analyze(
     trainer({
       wrap: 'not self.cfg.local_sgd and self.cfg.world_size > 1',
-      gather: 'if self._exchange_counts():\n                sizes = torch.tensor(sizes)\n                torch.distributed.all_reduce(sizes)\n            if False:',
+      gather:
+        'if self._exchange_counts():\n                sizes = torch.tensor(sizes)\n                torch.distributed.all_reduce(sizes)\n            if False:',
     }),
   );
   assert.deepEqual(summary(findings), ['CP003@45']);
@@ -112,15 +113,24 @@ test('CP003 unreduced multiplier is silent on the fixed shape (the world size on
   assert.deepEqual(summary(findings), []);
 });
 
+test('CP003 unreduced multiplier is silent on the fixed shape with the exchange condition written out', async () => {
+  // Only the method's return expression, joined with this guard, shows the guard is the exchange's condition.
+  const findings = await analyze(
+    trainer({
+      normalise:
+        'if not self.cfg.local_sgd or (self.steps + 1) % self.cfg.sync_every == 0:\n                    self.optimizer.multiply_grads(self.cfg.world_size / float(sample_size))\n                else:\n                    self.optimizer.multiply_grads(1 / float(sample_size))',
+    }),
+  );
+  assert.deepEqual(summary(findings), []);
+});
+
 test('CP003 unreduced multiplier is silent when DDP wraps the module on every multi-rank path', async () => {
   assert.deepEqual(summary(await analyze(trainer({ wrap: 'self.cfg.world_size > 1' }))), []);
 });
 
 test('CP003 unreduced multiplier is silent when the flags that keep the count local leave no multi-rank path', async () => {
   // The count is exchanged on every multi-rank path: with local SGD the multiplier undoes the summed count.
-  const findings = await analyze(
-    trainer({ exchange: 'self.cfg.world_size > 1' }),
-  );
+  const findings = await analyze(trainer({ exchange: 'self.cfg.world_size > 1' }));
   assert.deepEqual(summary(findings), []);
   const infeasible = await analyze(
     trainer({
@@ -148,4 +158,79 @@ test('CP003 unreduced multiplier is silent when the denominator comes from a cal
     ),
   );
   assert.deepEqual(summary(findings), []);
+});
+
+// The same trainer across files: the DDP wrapper is the program's own helper and the count goes through a task
+// method to the criterion's static `grad_denom`, as in fairseq. Each answer comes from another file's definitions.
+const WRAPPER = py`
+  from torch.nn.parallel import DistributedDataParallel
+
+
+  def DistributedTrainerModel(cfg, module):
+      return DistributedDataParallel(module, device_ids=[cfg.device_id])
+`;
+
+const TASK = py`
+  class Task:
+      def grad_denom(self, sample_sizes, criterion):
+          return criterion.__class__.grad_denom(sample_sizes)
+
+
+  class Criterion:
+      @staticmethod
+      def grad_denom(sample_sizes):
+          """The gradient denominator of a list of sample sizes."""
+          return sum(sample_sizes)
+`;
+
+function programTrainer(): string {
+  return trainer()
+    .replace('from myproject import dist_utils', 'from myproject import dist_utils, wrappers')
+    .replace('DistributedDataParallel(self._model)', 'wrappers.DistributedTrainerModel(self.cfg, self._model)')
+    .replace('sample_size = count_denominator(sizes)', 'sample_size = self.task.grad_denom(sizes, self.criterion)');
+}
+
+async function programFindings(files: Record<string, string>, path: string): Promise<string[]> {
+  const program = new Program(await parser());
+  for (const [p, text] of Object.entries(files)) program.setFile(p, text);
+  return summary(program.analyzeAll().get(path)?.findings ?? []);
+}
+
+test('CP003: the wrapper and the count helper in other files of the program (fairseq before 3c8e246)', async () => {
+  const files = {
+    'myproject/wrappers.py': WRAPPER,
+    'myproject/tasks.py': TASK,
+    'myproject/trainer.py': programTrainer(),
+  };
+  assert.deepEqual(await programFindings(files, 'myproject/trainer.py'), ['CP003@42']);
+});
+
+test('CP003 unreduced multiplier is silent when a definition of the count helper may scale by the world size', async () => {
+  const scaled = TASK.replace(
+    'return sum(sample_sizes)',
+    'return sum(sample_sizes) * torch.distributed.get_world_size()',
+  );
+  const files = {
+    'myproject/wrappers.py': WRAPPER,
+    'myproject/tasks.py': scaled,
+    'myproject/trainer.py': programTrainer(),
+  };
+  assert.deepEqual(await programFindings(files, 'myproject/trainer.py'), []);
+  // Without the wrapper's definition nothing says the other branch is data-parallel.
+  const noWrapper = { 'myproject/tasks.py': TASK, 'myproject/trainer.py': programTrainer() };
+  assert.deepEqual(await programFindings(noWrapper, 'myproject/trainer.py'), []);
+});
+
+test('the editor re-judges the trainer when the count helper in another file changes', async () => {
+  const program = new Program(await parser());
+  program.setFile('myproject/wrappers.py', WRAPPER);
+  program.setFile('myproject/tasks.py', TASK);
+  program.setFile('myproject/trainer.py', programTrainer());
+  program.analyzeAll();
+  assert.deepEqual(summary(program.analyzeFile('myproject/trainer.py').findings), ['CP003@42']);
+  program.setFile(
+    'myproject/tasks.py',
+    TASK.replace('return sum(sample_sizes)', 'return all_reduce_sum(sample_sizes)'),
+  );
+  assert.deepEqual(summary(program.analyzeFile('myproject/trainer.py').findings), []);
 });
