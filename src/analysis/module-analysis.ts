@@ -20,6 +20,7 @@ import { ZeroGradWindows } from './zero-grad-window';
 import { bucketDoubleDivideVerdicts } from './bucket-double-divide';
 import { bucketGroupDivisorVerdicts } from './bucket-group-divisor';
 import { summedLossPmeanVerdicts } from './summed-loss-pmean';
+import { unreducedWorldMultiplierVerdicts } from './unreduced-world-multiplier';
 import { FindingWriter } from './findings';
 import { summarise, type HelperSummary } from './summaries';
 import { GroupSizes } from './group-sizes';
@@ -44,6 +45,10 @@ export interface ProgramContext {
   readonly normalisers?: NormaliserIndex;
   /** True when a file of the program defines a top-level function of this name (flag-choice.ts). */
   readonly definesFunction?: (name: string) => boolean;
+  /** True when a program function or class of this name wraps in DDP/FSDP (unreduced-world-multiplier.ts). */
+  readonly wrapsDataParallel?: (name: string) => boolean;
+  /** True when every program definition of a function of this name only returns a combination of its arguments. */
+  readonly countPreserving?: (name: string) => boolean;
   /** A rescaling, elsewhere in the program, of an object attribute of this name (scaled-attributes.ts). */
   readonly attributeScaling?: (attribute: string) => AttributeScaling | undefined;
 }
@@ -127,6 +132,7 @@ export function analyzeParsedModule(
   for (const v of bucketGroupDivisorVerdicts(model, new GroupSizes(model, context?.constructorArgument)))
     writer.addExplained('CP003', v);
   for (const v of summedLossPmeanVerdicts(model)) writer.addExplained('CP003', v);
+  for (const v of unreducedWorldMultiplierVerdicts(model, sizes, context ?? {})) writer.addExplained('CP003', v);
   if (context?.normalisers)
     for (const v of localNormaliserVerdicts(model, new UpdateFinder(model), context.normalisers, options.worldSize))
       writer.addExplained('CP001', v);

@@ -17,6 +17,7 @@ import { NO_NORMALISERS } from './local-normaliser';
 import type { NormaliserLinks } from './local-normaliser-links';
 import type { ModuleIndex } from './module-index';
 import type { ScaledAttributes, ScalingLookups } from './scaled-attributes';
+import { ProgramDefinitions, type DefinitionLookups } from './program-definitions';
 import { callsOf, recordingRequests, type FirstPass, type Links, type SecondPass } from './program-passes';
 
 /** The program's files as the passes read them; the program owns and changes them. */
@@ -38,20 +39,27 @@ export class FilePasses {
    */
   private readonly seconds = new Map<string, { key: string; pass: SecondPass }>();
 
+  /** Definitions of names across the program's texts, for the path-sensitive multiplier rule. */
+  private readonly definitions: ProgramDefinitions;
+
   constructor(
     private readonly parser: Parser,
     private readonly options: AnalysisOptions,
     private readonly files: ProgramFiles,
-  ) {}
+  ) {
+    this.definitions = new ProgramDefinitions(() => this.files.texts.values());
+  }
 
   /** Drops the first pass of a file whose text changed; the other caches check the text themselves. */
   dropFirst(path: string): void {
     this.firstPass.delete(path);
+    this.definitions.clear();
   }
 
   /** Drops everything cached for a file removed from the program. */
   forget(path: string): void {
     this.firstPass.delete(path);
+    this.definitions.clear();
     this.probes.delete(path);
     this.seconds.delete(path);
   }
@@ -107,7 +115,8 @@ export class FilePasses {
       cached &&
       cached.text === text &&
       (prefilter || cached.parsed) &&
-      this.files.scaledAttributes.stillHolds(cached.scalingLookups)
+      this.files.scaledAttributes.stillHolds(cached.scalingLookups) &&
+      this.definitions.stillHolds(cached.definitionLookups)
     )
       return cached;
     // The first pass knows no construction site: it only notes which constructor parameters it would need, for its
@@ -115,11 +124,17 @@ export class FilePasses {
     const requests: ConstructorRequest[] = [];
     const constructorArgument = recordingRequests(requests);
     const scalingLookups: ScalingLookups = new Map();
+    const definitionLookups: DefinitionLookups = new Map();
     const { result, analysis } = analyzeSource(
       this.parser,
       text,
       { ...this.optionsFor(path), ...(prefilter ? {} : { prefilter: false }) },
-      { path, constructorArgument, attributeScaling: this.files.scaledAttributes.recording(scalingLookups) },
+      {
+        path,
+        constructorArgument,
+        attributeScaling: this.files.scaledAttributes.recording(scalingLookups),
+        ...this.definitions.recording(definitionLookups),
+      },
     );
     const pass: FirstPass = {
       text,
@@ -131,6 +146,7 @@ export class FilePasses {
       requests,
       normalisers: analysis?.normalisers ?? NO_NORMALISERS,
       scalingLookups,
+      definitionLookups,
     };
     this.firstPass.set(path, pass);
     return pass;
@@ -156,6 +172,7 @@ export class FilePasses {
     const context: ProgramContext = {
       path,
       definesFunction: (name) => this.definesFunction(name),
+      ...this.definitions.recording(new Map()),
       attributeScaling: this.files.scaledAttributes.recording(scalingLookups),
       normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),

@@ -8,6 +8,8 @@ import { requestKey } from './class-links';
 import type { FileNormalisers } from './local-normaliser';
 import type { ScalingLookups } from './scaled-attributes';
 
+import type { DefinitionLookups } from './program-definitions';
+
 export interface FirstPass {
   readonly text: string;
   readonly result: AnalysisResult;
@@ -24,6 +26,8 @@ export interface FirstPass {
   readonly normalisers: FileNormalisers;
   /** What the program-wide index of rescaled attributes answered this pass (scaled-attributes.ts). */
   readonly scalingLookups: ScalingLookups;
+  /** What the program's definitions answered this pass (program-definitions.ts), by question and name. */
+  readonly definitionLookups: DefinitionLookups;
 }
 
 /**

@@ -9,13 +9,13 @@ const RELEVANT =
  * Every finding starts from a call with one of these names (the last name of the callee, as Syntax.calleeName
  * reads it): a reduction (reductions.ts), a wrapper that reduces for the user (DDP, FSDP, fully_shard, Horovod's
  * DistributedOptimizer and DistributedGradientTape, deepspeed.initialize, Accelerate's prepare), a TF strategy's
- * run, or a backward pass (backward, autograd.grad, tape.gradient, jax grad/value_and_grad: the implicit rules and
- * CP008). A file that calls none of them cannot produce a finding, so it is not parsed at all. A rule that starts
+ * run, a backward pass (backward, autograd.grad, tape.gradient, jax grad/value_and_grad: the implicit rules and
+ * CP008), or fairseq's `multiply_grads` (unreduced-world-multiplier.ts). A file that calls none of them cannot produce a finding, so it is not parsed at all. A rule that starts
  * from another call must add it here; test/unit/analysis/prefilter.test.ts checks the call names written in
- * reductions.ts, implicit.ts and losses.ts against this list.
+ * reductions.ts, implicit.ts, losses.ts and unreduced-world-multiplier.ts against this list.
  */
 const TRIGGER_CALLS =
-  /\b(all_reduce\w*|reduce|reduce_multigpu|reduce_scatter\w*|_reduce_scatter_base|allreduce\w*|grouped_allreduce_?|Allreduce|Reduce|Iallreduce|psum|pmean|psum_scatter|all_sum|push_pull\w*|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|fully_shard|DistributedOptimizer|DistributedGradientTape|backward|grad|value_and_grad|gradient|apply_gradients)\s*\(|deepspeed\s*\.\s*initialize\s*\(/;
+  /\b(all_reduce\w*|reduce|reduce_multigpu|reduce_scatter\w*|_reduce_scatter_base|allreduce\w*|grouped_allreduce_?|Allreduce|Reduce|Iallreduce|psum|pmean|psum_scatter|all_sum|push_pull\w*|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|fully_shard|DistributedOptimizer|DistributedGradientTape|backward|grad|value_and_grad|gradient|apply_gradients|multiply_grads)\s*\(|deepspeed\s*\.\s*initialize\s*\(/;
 
 /** False when the text calls nothing a rule starts from (see TRIGGER_CALLS): a cheap scan that spares the parse. */
 export function mayHaveFindings(text: string): boolean {

@@ -18,7 +18,7 @@ const corpus = [...pythonFiles(SHARED_CORPUS), ...pythonFiles(EXTRA_CORPUS)];
  */
 function triggerNames(): string[] {
   const names = new Set<string>();
-  for (const file of ['reductions.ts', 'implicit.ts', 'losses.ts']) {
+  for (const file of ['reductions.ts', 'implicit.ts', 'losses.ts', 'unreduced-world-multiplier.ts']) {
     let source = readFileSync(join(REPO, 'src', 'analysis', file), 'utf8');
     // In losses.ts only backwardSites starts a rule; its other names describe the loss.
     if (file === 'losses.ts')
