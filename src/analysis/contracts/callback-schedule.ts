@@ -226,7 +226,7 @@ function microBatchCount(
   assigned: Map<string, PyNode[]>,
 ): { name: string; setting: string } | undefined {
   const terms = [...counted.count];
-  if (terms.length !== 1 || terms[0][1] !== 1 || !/^\w+$/.test(terms[0][0])) return undefined;
+  if (terms.length !== 1 || terms[0][1] !== 1 || !/^\w+(\.\w+)*$/.test(terms[0][0])) return undefined;
   const name = terms[0][0];
   const { source } = fn.file;
   const at = assigned.get(name) ?? [];
