@@ -155,8 +155,8 @@ export class CallbackScheduleIndex {
   /** A division by the count's setting anywhere in the program (a loss or gradient scaled for the window elsewhere). */
   private dividedAnywhere(setting: string): boolean {
     if (!/^\w+$/.test(setting)) return true;
-    const pattern = new RegExp(`(/|\\bdiv_?\\()[^/\\n]{0,100}\\n?[^/\\n]{0,100}\\b${setting}\\b`);
-    return [...this.files.values()].some((e) => e.text.includes(setting) && pattern.test(e.text));
+    const named = new RegExp(`\\b${setting}\\b`);
+    return [...this.files.values()].some((e) => e.text.includes(setting) && dividesOnLine(e.text, named));
   }
 
   /** The module-level calls that pass a top-level function down the chain of callers to the schedule's parameter. */
@@ -245,6 +245,23 @@ function microBatchCount(
     return bounded;
   });
   return bounded ? { name, setting } : undefined;
+}
+
+/**
+ * A line that names the setting divides by it: a single `/` or a `div` call before the name on that line, or a line
+ * that ends in an open division continued on the next (`/ (` then `mask.sum() * args.num_microbatches)`). Comments
+ * are left out; `//` is an integer division of sizes, not a normalisation.
+ */
+function dividesOnLine(text: string, name: RegExp): boolean {
+  const lines = text.split('\n').map((l) => l.replace(/#.*$/, ''));
+  const division = /(^|[^/])\/(?!\/)|\bdiv_?\(/;
+  return lines.some((line, i) => {
+    const at = line.search(name);
+    if (at < 0) return false;
+    if (division.test(line.slice(0, at))) return true;
+    const previous = i > 0 ? lines[i - 1].trimEnd() : '';
+    return /[(\\]$/.test(previous) && division.test(previous);
+  });
 }
 
 /** A function whose parameter is called, in a file that zeroes gradients, runs backward and steps. */
