@@ -230,7 +230,9 @@ function microBatchCount(
   const name = terms[0][0];
   const { source } = fn.file;
   const at = assigned.get(name) ?? [];
-  const setting = at.length === 1 ? compact(source, child(at[0], 'right') ?? at[0]) : name;
+  // K is named as a micro-batch count, or read from a setting that is (`micro = args.num_microbatches`).
+  const right = at.length === 1 ? compact(source, child(at[0], 'right') ?? at[0]) : name;
+  const setting = /^\w+(\.\w+)*$/.test(right) && ACCUMULATION_NAME.test(right.split('.').pop()!) ? right : name;
   if (at.length > 1 || !ACCUMULATION_NAME.test(setting.split('.').pop()!)) return undefined;
   let bounded = true;
   visitBody(fn.def, (n) => {
@@ -240,7 +242,9 @@ function microBatchCount(
       const last = (assigned.get(term) ?? []).sort((a, b) => a.start - b.start).pop();
       const right = last && child(last, 'right');
       const text = right ? compact(source, right) : '';
-      bounded &&= new RegExp(`^min\\(.*\\b${name}\\b.*\\)$`).test(text) && last!.end < n.start;
+      // `w = min(w, K)` or `w = K`: the loop of K − w runs, and the passes add up to K.
+      const bound = text === name || new RegExp(`^min\\(.*\\b${name}\\b.*\\)$`).test(text);
+      bounded &&= bound && last!.end < n.start;
     }
     return bounded;
   });
