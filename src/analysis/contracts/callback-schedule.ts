@@ -1,0 +1,317 @@
+// A micro-batch schedule that runs backward K times on a callback's mean loss before one optimizer step (CP008).
+// Megatron-style training takes the model's loss from a `forward_step` callback that the training script passes to
+// the framework (`pretrain(…, forward_step)`), which hands it down to the function that runs one optimizer step
+// (`train_step`). That function's contract is read from the code in view: it zeroes the gradients, runs backward on
+// the callback's losses a number of times that adds up, over its loops and on every path, to a micro-batch count K
+// (`range(K - w)` in the 1F1B loop and `range(w)` in the cooldown, with `w = min(…, K)`), and steps once; the losses go
+// through the callback's tuple, a queue and a backward helper (callback-counts.ts). Reported at the callback's loss
+// when it is a mean over its own micro-batch (callback-loss.ts) and nothing divides by K: not the callback, not the
+// schedule or its helpers, and no division by K's setting anywhere in the program. The gradient of the step is then
+// the sum of K micro-batch means, K times the mean of the batch (Megatron-LM before 3d7194c).
+import type { Parser } from 'web-tree-sitter';
+import type { Finding, RelatedLocation } from '../types';
+import { ruleInfo } from '../rules';
+import { ACCUMULATION_NAME } from '../accumulation-syntax';
+import { ancestors, child, unparen, visit, type PyNode } from '../tree';
+import {
+  assignedNames,
+  callArguments,
+  parameterNames,
+  readCallbackFile,
+  visitBody,
+  type CallbackFile,
+} from './callback-files';
+import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
+import { dividesByCount, meanLoss } from './callback-loss';
+import { compact } from './loss-scaler-classes';
+
+interface Entry {
+  readonly text: string;
+  /** Read once per text: the editor asks for the contracts' findings on every edit. */
+  readonly candidate: boolean;
+  parsed?: CallbackFile | null;
+}
+
+interface Schedule {
+  readonly fn: Located;
+  /** The parameter that holds the callback. */
+  readonly param: string;
+  /** The micro-batch count's name in the schedule, and what it is read from (`args.num_microbatches`). */
+  readonly count: string;
+  readonly setting: string;
+  readonly counted: Counted;
+  readonly step: PyNode;
+}
+
+interface Caller {
+  readonly fn: Located;
+  readonly param: string;
+}
+
+/** How many functions up from the schedule a callback parameter is followed to the script that passes it. */
+const CHAIN_DEPTH = 6;
+
+export class CallbackScheduleIndex {
+  private readonly files = new Map<string, Entry>();
+
+  constructor(
+    private readonly parser: Parser,
+    private readonly resolveModule: (from: string, module: string) => string | undefined,
+  ) {}
+
+  setFile(path: string, text: string): void {
+    if (this.files.get(path)?.text !== text) this.files.set(path, { text, candidate: mayHoldSchedule(text) });
+  }
+
+  removeFile(path: string): void {
+    this.files.delete(path);
+  }
+
+  findings(wanted: ReadonlySet<string>, isTest: (path: string) => boolean): Map<string, Finding[]> {
+    const out = new Map<string, Finding[]>();
+    for (const [path, entry] of this.files) {
+      if (!entry.candidate || isTest(path)) continue;
+      const file = this.parsed(path);
+      if (!file) continue;
+      for (const [name, def] of file.functions) {
+        const schedule = this.schedule({ path, file, def, name });
+        if (!schedule) continue;
+        for (const { callback, call } of this.entries(schedule, isTest)) {
+          if (!wanted.has(callback.path)) continue;
+          const loss = meanLoss(callback.def, callback.file.source);
+          const { source } = callback.file;
+          if (!loss || source.textOf(callback.def).includes('backward')) continue;
+          if (dividesByCount(callback.def, source, new Set([schedule.count]))) continue;
+          const f = finding(schedule, callback, call, loss);
+          out.set(callback.path, [...(out.get(callback.path) ?? []), f]);
+        }
+      }
+    }
+    return out;
+  }
+
+  private parsed(path: string): CallbackFile | undefined {
+    const entry = this.files.get(path);
+    if (!entry) return undefined;
+    if (entry.parsed === undefined) {
+      try {
+        entry.parsed = readCallbackFile(this.parser, entry.text) ?? null;
+      } catch {
+        entry.parsed = null;
+      }
+    }
+    return entry.parsed ?? undefined;
+  }
+
+  private resolve(at: Located, callee: string): Located | undefined {
+    const own = at.file.functions.get(callee);
+    if (own) return { path: at.path, file: at.file, def: own, name: callee };
+    const imported = at.file.imports.get(callee);
+    const path = imported && this.resolveModule(at.path, imported.module);
+    const file = path ? this.parsed(path) : undefined;
+    const def = file?.functions.get(imported!.name);
+    return path && file && def ? { path, file, def, name: imported!.name } : undefined;
+  }
+
+  /** The function zeroes the gradients, runs K backward passes on a callback parameter's losses, and steps once. */
+  private schedule(fn: Located): Schedule | undefined {
+    const { source } = fn.file;
+    let zero: PyNode | undefined;
+    const steps: PyNode[] = [];
+    visitBody(fn.def, (n) => {
+      const callee = n.type === 'call' ? compact(source, child(n, 'function') ?? n) : '';
+      if (/(^|\.)zero_grad$/.test(callee)) zero ??= n;
+      if (/^\w*optim\w*\.step$/i.test(callee)) steps.push(n);
+      return true;
+    });
+    if (!zero || steps.length !== 1) return undefined;
+    const assigned = assignedNames(fn.def, source);
+    const lists = [...assigned].filter(
+      ([, at]) => at.length === 1 && compact(source, child(at[0], 'right') ?? at[0]) === '[]',
+    );
+    const ctx = { resolve: (at: Located, callee: string) => this.resolve(at, callee) };
+    for (const param of parameterNames(fn.def, source)) {
+      if (!param) continue;
+      for (const queue of [undefined, ...lists.map(([name]) => name)]) {
+        const bindings = {
+          callbacks: new Set([param]),
+          queues: new Set(queue ? [queue] : []),
+          seeds: new Set<string>(),
+        };
+        const counted = countBackwards(fn, bindings, ctx);
+        const count = counted && microBatchCount(fn, counted, assigned);
+        if (!counted || !count) continue;
+        const first = Math.min(...counted.backwards.map((b) => (b.at.def === fn.def ? b.node.start : Infinity)));
+        if (zero.start > first || steps[0].start < zero.start) return undefined;
+        const names = new Set([count.name, count.setting.split('.').pop()!]);
+        if (counted.functions.some((f) => dividesByCount(f.def, f.file.source, names))) return undefined;
+        if (this.dividedAnywhere(count.setting.split('.').pop()!)) return undefined;
+        return { fn, param, count: count.name, setting: count.setting, counted, step: steps[0] };
+      }
+    }
+    return undefined;
+  }
+
+  /** A division by the count's setting anywhere in the program (a loss or gradient scaled for the window elsewhere). */
+  private dividedAnywhere(setting: string): boolean {
+    if (!/^\w+$/.test(setting)) return true;
+    const named = new RegExp(`\\b${setting}\\b`);
+    return [...this.files.values()].some((e) => e.text.includes(setting) && dividesOnLine(e.text, named));
+  }
+
+  /** The module-level calls that pass a top-level function down the chain of callers to the schedule's parameter. */
+  private entries(schedule: Schedule, isTest: (path: string) => boolean): { callback: Located; call: PyNode }[] {
+    const out: { callback: Located; call: PyNode }[] = [];
+    let frontier: Caller[] = [{ fn: schedule.fn, param: schedule.param }];
+    const seen = new Set<string>();
+    for (let depth = 0; depth < CHAIN_DEPTH && frontier.length > 0; depth++) {
+      const next: Caller[] = [];
+      for (const target of frontier) {
+        const key = `${target.fn.path}\u0000${target.fn.name}\u0000${target.param}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const index = parameterNames(target.fn.def, target.fn.file.source).indexOf(target.param);
+        const called = new RegExp(`\\b${target.fn.name}\\s*\\(`);
+        for (const [path, entry] of this.files) {
+          if (isTest(path) || !called.test(entry.text)) continue;
+          const file = this.parsed(path);
+          if (file) this.callersIn(path, file, target, index, next, out);
+        }
+      }
+      frontier = next;
+    }
+    return out;
+  }
+
+  private callersIn(
+    path: string,
+    file: CallbackFile,
+    target: Caller,
+    index: number,
+    next: Caller[],
+    out: { callback: Located; call: PyNode }[],
+  ): void {
+    const { source } = file;
+    visit(file.module, (n) => {
+      if (n.type !== 'call') return true;
+      const callee = child(n, 'function');
+      if (callee?.type !== 'identifier') return true;
+      const site: Located = { path, file, def: file.module, name: '' };
+      const resolved = this.resolve(site, source.textOf(callee));
+      if (resolved?.def !== target.fn.def) return true;
+      const args = callArguments(n, source);
+      const arg = args && (args.keywords.get(target.param) ?? (index >= 0 ? args.positional[index] : undefined));
+      if (!arg || unparen(arg).type !== 'identifier') return true;
+      const name = source.textOf(unparen(arg));
+      const enclosing = ancestors(n).filter((a) => a.type === 'function_definition' || a.type === 'class_definition');
+      const outer = enclosing[enclosing.length - 1];
+      if (!outer) {
+        const def = file.functions.get(name);
+        if (def) out.push({ callback: { path, file, def, name }, call: n });
+        return true;
+      }
+      const callerName = source.textOf(child(outer, 'name') ?? outer);
+      if (outer.type !== 'function_definition' || file.functions.get(callerName) !== outer) return true;
+      if (parameterNames(outer, source).includes(name) && !assignedNames(outer, source).has(name))
+        next.push({ fn: { path, file, def: outer, name: callerName }, param: name });
+      return true;
+    });
+  }
+}
+
+/** The count adds up to one name K, a micro-batch count, and every name the loops subtract from it is at most K. */
+function microBatchCount(
+  fn: Located,
+  counted: Counted,
+  assigned: Map<string, PyNode[]>,
+): { name: string; setting: string } | undefined {
+  const terms = [...counted.count];
+  if (terms.length !== 1 || terms[0][1] !== 1 || !/^\w+(\.\w+)*$/.test(terms[0][0])) return undefined;
+  const name = terms[0][0];
+  const { source } = fn.file;
+  const at = assigned.get(name) ?? [];
+  // K is named as a micro-batch count, or read from a setting that is (`micro = args.num_microbatches`).
+  const right = at.length === 1 ? compact(source, child(at[0], 'right') ?? at[0]) : name;
+  const setting = /^\w+(\.\w+)*$/.test(right) && ACCUMULATION_NAME.test(right.split('.').pop()!) ? right : name;
+  if (at.length > 1 || !ACCUMULATION_NAME.test(setting.split('.').pop()!)) return undefined;
+  let bounded = true;
+  visitBody(fn.def, (n) => {
+    const times = n.type === 'for_statement' ? rangeCount(child(n, 'right') ?? n, source) : undefined;
+    for (const [term, c] of times ?? []) {
+      if (c >= 0 || term === '') continue;
+      const last = (assigned.get(term) ?? []).sort((a, b) => a.start - b.start).pop();
+      const right = last && child(last, 'right');
+      const text = right ? compact(source, right) : '';
+      // `w = min(w, K)` or `w = K`: the loop of K − w runs, and the passes add up to K.
+      const bound = text === name || new RegExp(`^min\\(.*\\b${name}\\b.*\\)$`).test(text);
+      bounded &&= bound && last!.end < n.start;
+    }
+    return bounded;
+  });
+  return bounded ? { name, setting } : undefined;
+}
+
+/**
+ * A line that names the setting divides by it: a single `/` or a `div` call before the name on that line, or a line
+ * that ends in an open division continued on the next (`/ (` then `mask.sum() * args.num_microbatches)`). Comments
+ * are left out; `//` is an integer division of sizes, not a normalisation.
+ */
+function dividesOnLine(text: string, name: RegExp): boolean {
+  const lines = text.split('\n').map((l) => l.replace(/#.*$/, ''));
+  const division = /(^|[^/])\/(?!\/)|\bdiv_?\(/;
+  return lines.some((line, i) => {
+    const at = line.search(name);
+    if (at < 0) return false;
+    if (division.test(line.slice(0, at))) return true;
+    const previous = i > 0 ? lines[i - 1].trimEnd() : '';
+    return /[(\\]$/.test(previous) && division.test(previous);
+  });
+}
+
+/** A function whose parameter is called, in a file that zeroes gradients, runs backward and steps. */
+function mayHoldSchedule(text: string): boolean {
+  if (!text.includes('zero_grad') || !text.includes('backward') || !/\.step\(/.test(text)) return false;
+  for (const m of text.matchAll(/\bdef\s+\w+\s*\(([^)]*)\)/g)) {
+    for (const part of m[1].split(',')) {
+      const name = /^\s*(\w+)/.exec(part)?.[1];
+      if (name && name !== 'self' && new RegExp(`[^\\w.]${name}\\s*\\(`).test(text)) return true;
+    }
+  }
+  return false;
+}
+
+function finding(
+  schedule: Schedule,
+  callback: Located,
+  call: PyNode,
+  loss: { statement: PyNode; normaliser: string },
+): Finding {
+  const { source } = callback.file;
+  const where = (at: Located, n: PyNode) => `${at.path}:${at.file.source.lineOf(n) + 1}`;
+  const s = schedule.fn;
+  const k = `\`${schedule.setting}\``;
+  const message =
+    `\`${callback.name}\`'s loss is a mean over its own micro-batch (${loss.normaliser}), and \`${s.name}\` ` +
+    `(${where(s, s.def)}), which receives it as \`${schedule.param}\`, runs backward on ${k} such losses before one ` +
+    `optimizer step; nothing divides by ${k}, so the step applies the sum of the micro-batch means, ${k}× the ` +
+    `mean over the batch, and the effective learning rate is ${k}× the configured one. Divide the loss by ${k}.`;
+  const link = (at: Located, n: PyNode, text: string): RelatedLocation => ({
+    range: at.file.source.range(n),
+    message: text,
+    ...(at.path === callback.path ? {} : { file: at.path }),
+  });
+  const backwards = [...new Map(schedule.counted.backwards.map((b) => [b.node, b])).values()];
+  const related: RelatedLocation[] = [
+    link(callback, call, `\`${callback.name}\` is passed as the training callback here`),
+    ...backwards.slice(0, 3).map((b) => link(b.at, b.node, `backward runs on a loss \`${callback.name}\` returned`)),
+    link(s, schedule.step, `one optimizer step after ${k} backward passes`),
+  ];
+  return {
+    code: 'CP008',
+    severity: ruleInfo('CP008').severity,
+    range: source.range(loss.statement),
+    message,
+    related,
+    fixes: [],
+  };
+}
