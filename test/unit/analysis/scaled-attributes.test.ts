@@ -89,6 +89,40 @@ test('the sum stays a CP001 when the referenced method rescales another attribut
   }
 });
 
+// The scaling method's body as the bucket file holds it, at its indentation: one statement a line.
+const body = (...lines: string[]) => lines.join('\n        ');
+
+test('a rescaling written in a comment, a docstring or the text of an f-string rescales nothing: CP001 stays', async () => {
+  const cases: Record<string, string> = {
+    comment: body('# self.grad_data *= scaling_factor, once the caller asks for it', 'return None'),
+    'comment after code': body('return None  # self.grad_data.mul_(scaling_factor)'),
+    docstring: body('"""Callers scale the buffer themselves:', '', '    self.grad_data *= scaling_factor', '"""'),
+    'prefixed docstring': body("rb'''self.grad_data.div_(scaling_factor)'''", 'return None'),
+    'f-string text': body('print(f"self.grad_data *= {scaling_factor}")'),
+    'f-string spec': body('print(f"{scaling_factor:{width}} self.grad_data.mul_(x)")'),
+  };
+  const silenced: string[] = [];
+  for (const [label, scale] of Object.entries(cases)) {
+    const codes = await check(scale, CALLED);
+    if (codes.length !== 1 || !/CP001/.test(codes[0])) silenced.push(`${label}: ${codes.join(' | ')}`);
+  }
+  assert.deepEqual(silenced, []);
+});
+
+test('a rescaling called inside an f-string field is code: no missing-division claim', async () => {
+  assert.deepEqual(await check(body('print(f"scaled: {self.grad_data.mul_(scaling_factor)!r:>10}")'), CALLED), []);
+});
+
+test('a comment that names the rescaling method does not make it referenced', async () => {
+  const training = '# GradBuffer.scale_gradients divides later\ndef setup(config):\n    return config\n';
+  const codes = await check(SCALES, { 'megatron/training.py': training });
+  assert.equal(codes.length, 1, codes.join('\n'));
+  assert.match(codes[0], /CP001/);
+  // A string can name it (`getattr(buffer, "scale_gradients")`): that is a reference.
+  const named = 'def setup(buffer, f):\n    getattr(buffer, "scale_gradients")(f)\n';
+  assert.deepEqual(await check(SCALES, { 'megatron/training.py': named }), []);
+});
+
 test('the index names the enclosing function and skips factors written as 1', () => {
   const text = 'class B:\n    def scale(self, f):\n        self.buf *= f\n        self.other *= 1\n\nx.top.div_(n)\n';
   assert.deepEqual(
