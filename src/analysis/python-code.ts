@@ -8,6 +8,14 @@
 /** The string prefixes of Python 3 (any case): a word before a quote that is not one of them is not a prefix. */
 const PREFIX = /^(?:[rRuUbBfF]|[rR][bBfF]|[bBfF][rR])$/;
 
+/** What ends a string body, by quote count and quote: the closing quotes, an escape to step over, a line break. */
+const CLOSING: Record<string, RegExp> = {
+  "3'": /\\[^]|'''/g,
+  '3"': /\\[^]|"""/g,
+  "1'": /\\(?:\r\n|[^])|'|[\r\n]/g,
+  '1"': /\\(?:\r\n|[^])|"|[\r\n]/g,
+};
+
 /** Half-open ranges [from, to) to blank, in increasing order. */
 class Blanks {
   readonly ranges: number[] = [];
@@ -25,7 +33,11 @@ class Blanks {
     let kept = 0;
     for (let i = 0; i < this.ranges.length; i += 2) {
       const [from, to] = [this.ranges[i], this.ranges[i + 1]];
-      parts.push(text.slice(kept, from), text.slice(from, to).replace(/[^\r\n]/g, ' '));
+      const blanked = text.slice(from, to);
+      parts.push(
+        text.slice(kept, from),
+        /[\r\n]/.test(blanked) ? blanked.replace(/[^\r\n]/g, ' ') : ' '.repeat(to - from),
+      );
       kept = to;
     }
     parts.push(text.slice(kept));
@@ -85,9 +97,7 @@ function stringLiteral(text: string, quoteAt: number, to: number, blanks: Blanks
   const quote = text[quoteAt];
   const triple = text.startsWith(quote.repeat(3), quoteAt) && quoteAt + 3 <= to;
   const bodyFrom = quoteAt + (triple ? 3 : 1);
-  const closing = triple
-    ? new RegExp(`\\\\[^]|${quote}{3}`, 'g')
-    : new RegExp(`\\\\(?:\\r\\n|[^])|${quote}|[\\r\\n]`, 'g');
+  const closing = CLOSING[`${triple ? 3 : 1}${quote}`];
   closing.lastIndex = bodyFrom;
   let bodyTo = to;
   let end = to;

@@ -24,6 +24,7 @@ export interface AttributeScaling {
 
 const AUGMENTED = /\.([A-Za-z_]\w*)\s*(?:\*=|\/=)\s*([^\n]+)/g;
 const METHOD = /\.([A-Za-z_]\w*)\.(?:mul_|div_)\(\s*([^\n]*)/g;
+const CANDIDATE = /\.[A-Za-z_]\w*(?:\s*(?:\*=|\/=)|\.(?:mul_|div_)\()/;
 const DEF = /^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(/;
 
 /** True when the factor as written is 1 (`1`, `1.0`): such a scaling changes nothing. */
@@ -37,7 +38,8 @@ function isOne(factor: string): boolean {
 
 /** The in-place rescalings of attributes in one file, each with the function that encloses it. */
 export function attributeScalings(path: string, source: string): AttributeScaling[] {
-  if (!/\*=|\/=|mul_\(|div_\(/.test(source)) return [];
+  // Blanking costs a pass over the text: a file whose raw text holds no rescaling cannot hold one in its code.
+  if (!/\*=|\/=|mul_\(|div_\(/.test(source) || !CANDIDATE.test(source)) return [];
   const text = withoutCommentsAndStrings(source);
   const out: AttributeScaling[] = [];
   // Enclosing functions by indentation: a stack of (indent, name); a line at or left of a def's indent closes it.
@@ -137,13 +139,10 @@ export class ScaledAttributes {
   private referencedElsewhere(name: string): boolean {
     const any = new RegExp(`\\b${name}\\b`, 'g');
     const definition = new RegExp(`\\bdef\\s+${name}\\b`, 'g');
-    let uses = 0;
-    for (const [, source] of this.texts()) {
-      if (!source.includes(name)) continue;
-      const text = withoutComments(source);
-      uses += (text.match(any) ?? []).length - (text.match(definition) ?? []).length;
-      if (uses > 0) return true;
-    }
+    const uses = (text: string) => (text.match(any) ?? []).length - (text.match(definition) ?? []).length;
+    // Blanking comments only removes uses, so a text with none in its raw form is not blanked.
+    for (const [, source] of this.texts())
+      if (source.includes(name) && uses(source) > 0 && uses(withoutComments(source)) > 0) return true;
     return false;
   }
 }
