@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Program } from '../../../src/analysis/index';
 import { attributeScalings, reducedAttributes } from '../../../src/analysis/scaled-attributes';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 const BUCKET = py`
   import torch
@@ -56,11 +56,11 @@ const TRAINING = py`
 
 const SCALES = 'self.grad_data *= scaling_factor';
 
+const BUCKET_PATH = 'megatron/core/distributed/buffer.py';
+
 async function check(scale: string, files: Record<string, string>): Promise<string[]> {
-  const program = new Program(await parser());
-  program.setFile('megatron/core/distributed/buffer.py', BUCKET.replace('SCALE_STATEMENT', scale));
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return summary(program.analyzeAll().get('megatron/core/distributed/buffer.py')?.findings ?? []);
+  const results = await analyzeProgram({ [BUCKET_PATH]: BUCKET.replace('SCALE_STATEMENT', scale), ...files });
+  return summary(results.get(BUCKET_PATH)?.findings ?? []);
 }
 
 const CALLED = {
@@ -144,15 +144,14 @@ test('an edit of another file that adds or removes the rescaling re-judges the b
   // The editor keeps each file's analysis while its text is unchanged; the answer about the rescaling came from
   // other files, so an edit there must re-judge this one.
   const program = new Program(await parser());
-  const bucket = 'megatron/core/distributed/buffer.py';
-  program.setFile(bucket, BUCKET.replace('SCALE_STATEMENT', SCALES));
+  program.setFile(BUCKET_PATH, BUCKET.replace('SCALE_STATEMENT', SCALES));
   for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
-  const codesNow = () => summary(program.analyzeAll().get(bucket)?.findings ?? []);
+  const codesNow = () => summary(program.analyzeAll().get(BUCKET_PATH)?.findings ?? []);
   assert.deepEqual(codesNow(), []);
   // The other files stop naming the rescaling method: it is dead code, and the sum is a CP001 again.
   for (const path of Object.keys(CALLED)) program.setFile(path, 'def unrelated():\n    return 1\n');
   assert.match(codesNow().join('\n'), /CP001/);
   for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
   assert.deepEqual(codesNow(), []);
-  assert.deepEqual(summary(program.analyzeFile(bucket).findings), []);
+  assert.deepEqual(summary(program.analyzeFile(BUCKET_PATH).findings), []);
 });
