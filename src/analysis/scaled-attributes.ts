@@ -7,7 +7,11 @@
 // attribute of the same name by a factor that is not the literal 1, and that function is referenced somewhere else
 // in the program (called, or passed on as a callback): a scaling method that nothing names is dead code and
 // compensates nothing. The index reads the texts, not the parse trees, because most files of a workspace are never
-// parsed (select.ts); it is rebuilt when a file changes.
+// parsed (select.ts); it is rebuilt when a file changes. It reads them without their comments and string literals
+// (python-code.ts): `# self.grad_data *= f` rescales nothing. A reference may be a string (`getattr(m, "scale")`),
+// so only comments are left out when references are counted.
+
+import { withoutComments, withoutCommentsAndStrings } from './python-code';
 
 /** One in-place rescaling of an attribute: `obj.attr *= f`, `obj.attr /= f`, `obj.attr.mul_(f)`, `obj.attr.div_(f)`. */
 export interface AttributeScaling {
@@ -18,8 +22,9 @@ export interface AttributeScaling {
   readonly line: number;
 }
 
-const AUGMENTED = /\.([A-Za-z_]\w*)\s*(?:\*=|\/=)\s*([^\n#]+)/g;
-const METHOD = /\.([A-Za-z_]\w*)\.(?:mul_|div_)\(\s*([^\n#]*)/g;
+const AUGMENTED = /\.([A-Za-z_]\w*)\s*(?:\*=|\/=)\s*([^\n]+)/g;
+const METHOD = /\.([A-Za-z_]\w*)\.(?:mul_|div_)\(\s*([^\n]*)/g;
+const CANDIDATE = /\.[A-Za-z_]\w*(?:\s*(?:\*=|\/=)|\.(?:mul_|div_)\()/;
 const DEF = /^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(/;
 
 /** True when the factor as written is 1 (`1`, `1.0`): such a scaling changes nothing. */
@@ -32,14 +37,16 @@ function isOne(factor: string): boolean {
 }
 
 /** The in-place rescalings of attributes in one file, each with the function that encloses it. */
-export function attributeScalings(path: string, text: string): AttributeScaling[] {
-  if (!/\*=|\/=|mul_\(|div_\(/.test(text)) return [];
+export function attributeScalings(path: string, source: string): AttributeScaling[] {
+  // Blanking costs a pass over the text: a file whose raw text holds no rescaling cannot hold one in its code.
+  if (!/\*=|\/=|mul_\(|div_\(/.test(source) || !CANDIDATE.test(source)) return [];
+  const text = withoutCommentsAndStrings(source);
   const out: AttributeScaling[] = [];
   // Enclosing functions by indentation: a stack of (indent, name); a line at or left of a def's indent closes it.
   const stack: { indent: number; name: string }[] = [];
   text.split('\n').forEach((line, i) => {
     const trimmed = line.trimStart();
-    if (trimmed === '' || trimmed.startsWith('#')) return;
+    if (trimmed === '') return;
     const indent = line.length - trimmed.length;
     while (stack.length > 0 && indent <= stack[stack.length - 1].indent) stack.pop();
     const def = DEF.exec(line);
@@ -132,12 +139,10 @@ export class ScaledAttributes {
   private referencedElsewhere(name: string): boolean {
     const any = new RegExp(`\\b${name}\\b`, 'g');
     const definition = new RegExp(`\\bdef\\s+${name}\\b`, 'g');
-    let uses = 0;
-    for (const [, text] of this.texts()) {
-      if (!text.includes(name)) continue;
-      uses += (text.match(any) ?? []).length - (text.match(definition) ?? []).length;
-      if (uses > 0) return true;
-    }
+    const uses = (text: string) => (text.match(any) ?? []).length - (text.match(definition) ?? []).length;
+    // Blanking comments only removes uses, so a text with none in its raw form is not blanked.
+    for (const [, source] of this.texts())
+      if (source.includes(name) && uses(source) > 0 && uses(withoutComments(source)) > 0) return true;
     return false;
   }
 }

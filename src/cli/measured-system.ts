@@ -9,7 +9,7 @@ import { UsageError } from './command';
 import { scalingFlags } from './collective-flags';
 import { loadSystem } from './load-system';
 import { flagValue } from './flag-values';
-import { CompareError, asResolved, collectiveKindOf } from '../native/compare';
+import { CompareError, asResolved, collectiveKindOf } from '../native/compare-inputs';
 
 /** Runs model work, turning the engine's and the comparison's input errors into one-line usage errors. */
 export function asUsageError<T>(work: () => T): T {

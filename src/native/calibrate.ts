@@ -29,19 +29,17 @@ import {
   type Param,
   type Unexplained,
 } from './calibrate-parts';
+import { type CompareRow, compareMeasurement, medianRelativeError } from './compare';
 import {
   CompareError,
-  type CompareRow,
   achieved,
   asResolved,
   collectiveKindOf,
-  compareMeasurement,
   dtypeOf,
   forcedAlgorithm,
-  medianRelativeError,
   usableRows,
   withMeasuredNccl,
-} from './compare';
+} from './compare-inputs';
 import type { Measurement } from './import/model';
 
 export {

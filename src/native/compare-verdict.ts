@@ -11,17 +11,9 @@ import {
   asBytes,
 } from '../engine/index';
 import { calibrateSystem, partClause } from './calibrate';
-import {
-  achieved,
-  asResolved,
-  collectiveKindOf,
-  dtypeOf,
-  simulateIfRunnable,
-  uncertaintyBand,
-  usableRows,
-  withMeasuredNccl,
-  type CompareResult,
-} from './compare';
+import { simulateIfRunnable, type CompareResult } from './compare';
+import { uncertaintyBand } from './compare-bands';
+import { achieved, asResolved, collectiveKindOf, dtypeOf, usableRows, withMeasuredNccl } from './compare-inputs';
 import type { Measurement } from './import/model';
 import type { System } from '../engine/index';
 

@@ -28,31 +28,6 @@ import {
   withMeasuredNccl,
 } from './compare-inputs';
 
-// The bands and the reading of measurements were split out of this file; callers keep importing them from here.
-export {
-  DEFAULT_FLAG_RATIO,
-  LOO_MARGIN,
-  MODEL_UNCERTAINTY_BANDS,
-  UNCERTAINTY_K,
-  fabricClassOf,
-  flagRatioFor,
-  uncertaintyBand,
-  type FabricClass,
-  type UncertaintyBand,
-} from './compare-bands';
-export {
-  CompareError,
-  achieved,
-  asResolved,
-  collectiveKindOf,
-  dtypeOf,
-  forcedAlgorithm,
-  loggedChoices,
-  modelledKind,
-  usableRows,
-  withMeasuredNccl,
-} from './compare-inputs';
-
 /**
  * NCCL's choice rests on its topology search (channels, per-channel bandwidth), which a system description gives
  * only roughly: pairs its cost model rates within this factor of its choice may be what a real run took. The 4-node

@@ -2,7 +2,8 @@
 // the same system and flags the sizes where the measured bus bandwidth is below what the model's uncertainty at
 // that size allows, and says which part of the system would explain the flagged sizes.
 import { formatBytes, asBytes } from '../../engine/index';
-import { compareMeasurement, medianRelativeError, UNCERTAINTY_K, type CompareResult } from '../../native/compare';
+import { compareMeasurement, medianRelativeError, type CompareResult } from '../../native/compare';
+import { UNCERTAINTY_K } from '../../native/compare-bands';
 import { explainFlagged, type CompareVerdict } from '../../native/compare-verdict';
 import { UsageError, defineCommand, type CliCommand } from '../command';
 import { flagValue, numberFlag } from '../flag-values';

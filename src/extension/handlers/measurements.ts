@@ -6,7 +6,8 @@ import { presetSystem, resolveSystem, sweepCollective, type System } from '../..
 import type { ChartsNote } from '../../protocol';
 import { measurementView, type MeasurementView } from '../glue/measurement-view';
 import type { ImportResult, Measurement } from '../../native/import/index';
-import { compareMeasurement, modelledKind, usableRows } from '../../native/compare';
+import { compareMeasurement } from '../../native/compare';
+import { modelledKind, usableRows } from '../../native/compare-inputs';
 import type { Ctx } from '../context';
 import { requireSystem } from '../system';
 import { measuredSeries, modelSweepRange } from '../glue/charts-data';

@@ -7,8 +7,7 @@
 // recorded, a group rebound before it is recorded, a rescaled buffer, no dict of groups) stay silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, py, summary } from './helpers';
 
 interface Shape {
   /** The per-parameter division, or `pass`. */
@@ -106,14 +105,11 @@ function runner(expertGroups: string): string {
 
 const FLAGGED = 'self.expert_groups if self.uses_experts else None';
 
-async function analyzeAll(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 async function reducerFindings(shape: Shape, expertGroups = FLAGGED) {
-  const results = await analyzeAll({ 'trainer/sharded.py': reducer(shape), 'trainer/runner.py': runner(expertGroups) });
+  const results = await analyzeProgram({
+    'trainer/sharded.py': reducer(shape),
+    'trainer/runner.py': runner(expertGroups),
+  });
   assert.deepEqual(summary(results.get('trainer/runner.py')?.findings ?? []), []);
   return results.get('trainer/sharded.py')?.findings ?? [];
 }

@@ -3,8 +3,7 @@
 // a helper whose name escapes, or whose call hides its arguments, may be called with anything and decides nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, py, summaryByPath } from './helpers';
 
 /** Sums over `self.dp_process_group` and divides by that group's whole size. */
 const OPTIMIZER = py`
@@ -48,11 +47,7 @@ function engine(calls: string): string {
 }
 
 async function findings(engineText: string): Promise<string[]> {
-  const program = new Program(await parser());
-  program.setFile(OPTIMIZER_PATH, OPTIMIZER);
-  program.setFile('runtime/engine.py', engineText);
-  const results: Map<string, AnalysisResult> = program.analyzeAll();
-  return [...results].flatMap(([path, r]) => summary(r.findings).map((f) => `${path}:${f}`));
+  return summaryByPath(await analyzeProgram({ [OPTIMIZER_PATH]: OPTIMIZER, 'runtime/engine.py': engineText }));
 }
 
 const SEQUENCE_GROUP = 'groups._get_sequence_data_parallel_group()';
@@ -147,11 +142,9 @@ const WRAPPER = py`
 `;
 
 async function threeLevels(first: string, second: string): Promise<string[]> {
-  const program = new Program(await parser());
-  program.setFile('runtime/bucket.py', BUCKET);
-  program.setFile('runtime/buffer.py', BUFFER);
-  program.setFile('runtime/wrapper.py', WRAPPER.replace('FIRST', first).replace('SECOND', second));
-  return [...program.analyzeAll()].flatMap(([path, r]) => summary(r.findings).map((f) => `${path}:${f}`));
+  const wrapper = WRAPPER.replace('FIRST', first).replace('SECOND', second);
+  const files = { 'runtime/bucket.py': BUCKET, 'runtime/buffer.py': BUFFER, 'runtime/wrapper.py': wrapper };
+  return summaryByPath(await analyzeProgram(files));
 }
 
 test('site variants: a class built by objects built with different groups gets each object its own group', async () => {

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
+import { Program } from '../../../src/analysis/index';
 import { checkCommand } from '../../../src/cli/commands/check';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 /** A reducer scales by the factor it was built with, then sums over its group, then steps. */
 const REDUCER = py`
@@ -48,14 +48,8 @@ const SIZE_LINE = 7;
 const DP = 'parallel_state.get_data_parallel_world_size()';
 const DP_CP = 'parallel_state.get_data_parallel_world_size(with_context_parallel=True)';
 
-async function analyzeAll(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 test('chosen place: a factor chosen in another file is reported there, with the chain to the reduction', async () => {
-  const results = await analyzeAll({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: wrapper(DP) });
+  const results = await analyzeProgram({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: wrapper(DP) });
   assert.deepEqual(summary(results.get(REDUCER_PATH)!.findings), []);
   const findings = results.get(WRAPPER_PATH)!.findings;
   // The size picked on its own line is the choice: the factor's line only divides by it.
@@ -79,7 +73,7 @@ test('chosen place: a factor chosen in another file is reported there, with the 
 });
 
 test('chosen place: the factor that counts every replica of the group is clean in both files', async () => {
-  const results = await analyzeAll({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: wrapper(DP_CP) });
+  const results = await analyzeProgram({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: wrapper(DP_CP) });
   assert.deepEqual(
     [...results.values()].flatMap((r) => summary(r.findings)),
     [],
@@ -88,7 +82,7 @@ test('chosen place: the factor that counts every replica of the group is clean i
 
 test('chosen place: a constructor chain inside one file is reported at the choice, its evidence in that file', async () => {
   const file = `${REDUCER}\n\n${wrapper(DP).replace(/^from train\.reducer import GradReducer\n/m, '')}`;
-  const findings = (await analyzeAll({ 'train/all.py': file })).get('train/all.py')!.findings;
+  const findings = (await analyzeProgram({ 'train/all.py': file })).get('train/all.py')!.findings;
   const sizeLine = file.split('\n').findIndex((l) => l.includes('world = ')) + 1;
   assert.deepEqual(summary(findings), [`CP003@${sizeLine}`], findings.map((f) => f.message).join('\n'));
   assert.match(findings[0].message, /passed through `GradReducer` to line 11, where /);
@@ -97,7 +91,7 @@ test('chosen place: a constructor chain inside one file is reported at the choic
 
 test('chosen place: an ignore comment on the choosing line silences the finding moved there', async () => {
   const silenced = wrapper(DP).replace(`world = ${DP}`, `world = ${DP}  # collective-profiler: ignore[CP003]`);
-  const results = await analyzeAll({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: silenced });
+  const results = await analyzeProgram({ [REDUCER_PATH]: REDUCER, [WRAPPER_PATH]: silenced });
   assert.deepEqual(
     [...results.values()].flatMap((r) => summary(r.findings)),
     [],
@@ -119,7 +113,7 @@ test('chosen place: a divisor the method reads from the group it was given stays
     'parallel_state.get_data_parallel_group(with_context_parallel=True)',
     'groups._get_sequence_data_parallel_group()',
   );
-  const results = await analyzeAll({
+  const results = await analyzeProgram({
     [REDUCER_PATH]: reducer,
     [WRAPPER_PATH]: `from utils import groups\n${seq}`,
   });

@@ -4,8 +4,8 @@
 // changing; a method asks for its factor only once its group is known.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { Program } from '../../../src/analysis/index';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 /** A bucket pre-scales its gradients by the factor it was built with, then sums them over its group. */
 const BUCKET = py`
@@ -64,16 +64,10 @@ const DP_ONLY = '1.0 / parallel_state.get_data_parallel_world_size()';
 const DP_AND_CP = '1.0 / parallel_state.get_data_parallel_world_size(with_context_parallel=True)';
 const BUFFER_PATH = 'distributed/buffer.py';
 
-async function analyzeAll(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 test('class factors: a factor given to the constructor in another file is the divisor of the method', async () => {
   const built = BUCKET.replace('class Bucket', 'class GradBuffer').replace(/Bucket/g, 'GradBuffer');
   const withData = ddp(DP_ONLY).replace('GradBuffer(params, ', 'GradBuffer(params, None, ');
-  const results = await analyzeAll({ [BUFFER_PATH]: built, 'distributed/ddp.py': withData });
+  const results = await analyzeProgram({ [BUFFER_PATH]: built, 'distributed/ddp.py': withData });
   assert.deepEqual(summary(results.get(BUFFER_PATH)!.findings), []);
   const findings = results.get(DDP_PATH)!.findings;
   assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
@@ -82,7 +76,7 @@ test('class factors: a factor given to the constructor in another file is the di
 });
 
 test('class factors: group and factor passed on through a second class reach the bucket', async () => {
-  const results = await analyzeAll({ [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`, 'distributed/ddp.py': ddp(DP_ONLY) });
+  const results = await analyzeProgram({ [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`, 'distributed/ddp.py': ddp(DP_ONLY) });
   const findings = results.get(DDP_PATH)!.findings;
   assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
   // The evidence runs from the choice through both constructions to the scaling in the other file.
@@ -93,9 +87,12 @@ test('class factors: group and factor passed on through a second class reach the
 });
 
 test('class factors: a factor that counts the replicas of the group is clean', async () => {
-  const results = await analyzeAll({ [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`, 'distributed/ddp.py': ddp(DP_AND_CP) });
+  const results = await analyzeProgram({
+    [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
+    'distributed/ddp.py': ddp(DP_AND_CP),
+  });
   assert.deepEqual(summary(results.get(BUFFER_PATH)!.findings), []);
-  const plain = await analyzeAll({
+  const plain = await analyzeProgram({
     [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
     'distributed/ddp.py': ddp(DP_ONLY, 'parallel_state.get_data_parallel_group()'),
   });
@@ -111,13 +108,13 @@ test('class factors: sites that pass different factors, or a factor the analysis
     def build_expert(params):
         return GradBuffer(params, parallel_state.get_data_parallel_group(with_context_parallel=True), 1.0)
   `;
-  const two = await analyzeAll({
+  const two = await analyzeProgram({
     [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
     'distributed/ddp.py': ddp(DP_ONLY),
     'distributed/expert.py': expert,
   });
   assert.deepEqual(summary(two.get(BUFFER_PATH)!.findings), []);
-  const unnamed = await analyzeAll({
+  const unnamed = await analyzeProgram({
     [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
     'distributed/ddp.py': ddp('1.0 / config.grad_scale'),
   });
@@ -145,9 +142,9 @@ test('class factors: an attribute of an unrelated class of the file is another o
         def __init__(self):
             self.group = parallel_state.get_data_parallel_group(with_context_parallel=True)
   `;
-  const alone = await analyzeAll({ 'sync.py': file });
+  const alone = await analyzeProgram({ 'sync.py': file });
   assert.deepEqual(summary(alone.get('sync.py')!.findings), []);
-  const subclass = await analyzeAll({ 'sync.py': file.replace('class Other:', 'class Other(Syncer):') });
+  const subclass = await analyzeProgram({ 'sync.py': file.replace('class Other:', 'class Other(Syncer):') });
   assert.deepEqual(summary(subclass.get('sync.py')!.findings), ['CP003@11']);
 });
 
@@ -189,9 +186,9 @@ test('class factors: sites that disagree keep each object group and factor toget
   });
   // Each site pairs its group with the divisor that counts it: a group of one site with the factor of the other
   // (dp × cp with 1/dp) would be a wrong divisor, and must not be combined.
-  const clean = await analyzeAll(files(DP_AND_CP));
+  const clean = await analyzeProgram(files(DP_AND_CP));
   assert.deepEqual(summary(clean.get(BUFFER_PATH)!.findings), []);
-  const bug = await analyzeAll(files(DP_ONLY));
+  const bug = await analyzeProgram(files(DP_ONLY));
   const findings = bug.get(DDP_PATH)!.findings;
   assert.deepEqual(summary(findings), [`CP003@${CHOICE_LINE}`], findings.map((f) => f.message).join('\n'));
   assert.deepEqual(summary(bug.get(BUFFER_PATH)!.findings), []);
@@ -200,7 +197,7 @@ test('class factors: sites that disagree keep each object group and factor toget
 });
 
 test('class factors: a site in test code names no training object', async () => {
-  const results = await analyzeAll({
+  const results = await analyzeProgram({
     [BUFFER_PATH]: `${BUCKET}\n\n${BUFFER}`,
     'distributed/ddp.py': ddp(DP_AND_CP),
     'tests/test_buffer.py': secondSite('parallel_state.get_data_parallel_group(with_context_parallel=True)', DP_ONLY),

@@ -3,8 +3,8 @@
 // site in the program passes, and nothing when they disagree or one cannot be read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { Program } from '../../../src/analysis/index';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 /** Sums over `self.dp_process_group` and divides by that group's whole size. */
 const OPTIMIZER = py`
@@ -43,17 +43,11 @@ const ENGINE = py`
           self.optimizer = ZeroOptimizer(optimizer, dp_process_group=self.seq_data_parallel_group)
 `;
 
-async function analyzeAll(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 const OPTIMIZER_PATH = 'runtime/zero/optimizer.py';
 const DIVIDE_LINE = 11;
 
 test('class summaries: a group given to the constructor in another file decides the divisor of the method', async () => {
-  const results = await analyzeAll({ [OPTIMIZER_PATH]: OPTIMIZER, 'runtime/engine.py': ENGINE });
+  const results = await analyzeProgram({ [OPTIMIZER_PATH]: OPTIMIZER, 'runtime/engine.py': ENGINE });
   const findings = results.get(OPTIMIZER_PATH)!.findings;
   assert.deepEqual(summary(findings), [`CP003@${DIVIDE_LINE}`], findings.map((f) => f.message).join('\n'));
   assert.match(findings[0].message, /dp×sp ranks\), of which dp hold replicas/);
@@ -62,7 +56,7 @@ test('class summaries: a group given to the constructor in another file decides 
 });
 
 test('class summaries: alone, the optimizer file cannot name its group and says nothing', async () => {
-  const results = await analyzeAll({ [OPTIMIZER_PATH]: OPTIMIZER });
+  const results = await analyzeProgram({ [OPTIMIZER_PATH]: OPTIMIZER });
   assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), []);
 });
 
@@ -78,7 +72,7 @@ test('class summaries: the data-parallel group, or a divisor that counts the rep
     },
   ];
   for (const files of variants) {
-    const results = await analyzeAll({ [OPTIMIZER_PATH]: OPTIMIZER, ...files });
+    const results = await analyzeProgram({ [OPTIMIZER_PATH]: OPTIMIZER, ...files });
     assert.deepEqual(
       [...results.values()].flatMap((r) => summary(r.findings)),
       [],
@@ -115,7 +109,7 @@ test('class summaries: construction sites that pass nothing, pass their own para
         return ZeroOptimizer(optimizer, **kwargs)
   `;
   for (const extra of [defaulted, subclass, splat]) {
-    const results = await analyzeAll({
+    const results = await analyzeProgram({
       [OPTIMIZER_PATH]: OPTIMIZER,
       'runtime/engine.py': ENGINE,
       'runtime/extra.py': extra,
@@ -124,7 +118,7 @@ test('class summaries: construction sites that pass nothing, pass their own para
   }
   // Two sites that both name their group build two objects: the engine's, over dp × sp ranks, divides by the whole
   // group; the other, over the data-parallel group, is right. Each object is judged with its own group.
-  const results = await analyzeAll({
+  const results = await analyzeProgram({
     [OPTIMIZER_PATH]: OPTIMIZER,
     'runtime/engine.py': ENGINE,
     'runtime/extra.py': other,
@@ -132,7 +126,7 @@ test('class summaries: construction sites that pass nothing, pass their own para
   const findings = results.get(OPTIMIZER_PATH)!.findings;
   assert.deepEqual(summary(findings), [`CP003@${DIVIDE_LINE}`]);
   assert.match(findings[0].message, /dp×sp ranks\), of which dp hold replicas/);
-  const agreeing = await analyzeAll({
+  const agreeing = await analyzeProgram({
     [OPTIMIZER_PATH]: OPTIMIZER,
     'runtime/engine.py': ENGINE.replace('_get_sequence_data_parallel_group', '_get_data_parallel_group'),
     'runtime/extra.py': other,
@@ -149,7 +143,7 @@ test('class summaries: a site that may build another class of the same name keep
     def build(optimizer):
         return factory.ZeroOptimizer(optimizer, dp_process_group=groups._get_data_parallel_group())
   `;
-  const results = await analyzeAll({
+  const results = await analyzeProgram({
     [OPTIMIZER_PATH]: OPTIMIZER,
     'runtime/engine.py': ENGINE,
     'runtime/extra.py': unresolved,
@@ -162,13 +156,13 @@ test('class summaries: a constructor that rebinds the parameter stores its own v
     '        self.dp_process_group = dp_process_group',
     '        if clip > 0:\n            dp_process_group = None\n        self.dp_process_group = dp_process_group',
   );
-  const results = await analyzeAll({ [OPTIMIZER_PATH]: rebinding, 'runtime/engine.py': ENGINE });
+  const results = await analyzeProgram({ [OPTIMIZER_PATH]: rebinding, 'runtime/engine.py': ENGINE });
   assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), []);
 });
 
 test('class summaries: a positional argument binds the parameter at its position', async () => {
   const positional = ENGINE.replace('dp_process_group=self.seq_data_parallel_group', 'self.seq_data_parallel_group');
-  const results = await analyzeAll({ [OPTIMIZER_PATH]: OPTIMIZER, 'runtime/engine.py': positional });
+  const results = await analyzeProgram({ [OPTIMIZER_PATH]: OPTIMIZER, 'runtime/engine.py': positional });
   assert.deepEqual(summary(results.get(OPTIMIZER_PATH)!.findings), [`CP003@${DIVIDE_LINE}`]);
 });
 
@@ -207,14 +201,14 @@ function builder(group: string): string {
 }
 
 test('class summaries: the construction sites decide the kind of a group whose name says nothing', async () => {
-  const data = await analyzeAll({
+  const data = await analyzeProgram({
     'sync/syncer.py': SYNCER,
     'train.py': builder('get_data_parallel_group'),
   });
   const findings = data.get('sync/syncer.py')!.findings;
   assert.deepEqual(summary(findings), ['CP001@10'], findings.map((f) => f.message).join('\n'));
   assert.match(findings[0].message, /over the data-parallel group `process_group`/);
-  const tensor = await analyzeAll({
+  const tensor = await analyzeProgram({
     'sync/syncer.py': SYNCER,
     'train.py': builder('get_tensor_model_parallel_group'),
   });
@@ -223,9 +217,9 @@ test('class summaries: the construction sites decide the kind of a group whose n
 
 test('class summaries: a group named data-parallel that every site builds over tensor ranks is a model group', async () => {
   const named = SYNCER.replace(/process_group/g, 'dp_group');
-  const alone = await analyzeAll({ 'sync/syncer.py': named });
+  const alone = await analyzeProgram({ 'sync/syncer.py': named });
   assert.deepEqual(summary(alone.get('sync/syncer.py')!.findings), ['CP001@10']);
-  const built = await analyzeAll({
+  const built = await analyzeProgram({
     'sync/syncer.py': named,
     'train.py': builder('get_tensor_model_parallel_group'),
   });
@@ -245,7 +239,7 @@ test('class summaries: a class used as a value may be built out of sight, so its
         return factory(zero.ZeroOptimizer, optimizer)
   `;
   for (const extra of [registry, passed]) {
-    const results = await analyzeAll({
+    const results = await analyzeProgram({
       [OPTIMIZER_PATH]: OPTIMIZER,
       'runtime/engine.py': ENGINE,
       'runtime/extra.py': extra,

@@ -5,8 +5,7 @@
 // every twin that lacks a piece of the proof stays silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, py, summary } from './helpers';
 
 const SCALER = py`
   import torch
@@ -88,19 +87,13 @@ const WRAPPER = py`
               expert_grad /= self.data_parallel_world_size
 `;
 
-async function check(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 async function codesOf(layerText: string, wrapper = WRAPPER, more: Record<string, string> = {}): Promise<string[]> {
-  const results = await check({ 'moe.py': layerText, 'dispatch.py': DISPATCH, 'ddp.py': wrapper, ...more });
+  const results = await analyzeProgram({ 'moe.py': layerText, 'dispatch.py': DISPATCH, 'ddp.py': wrapper, ...more });
   return summary(results.get('moe.py')?.findings ?? []);
 }
 
 test('a 1/(tp×ep) gradient scaler on expert weights the wrapper divides by dp is CP002 at each application', async () => {
-  const results = await check({ 'moe.py': layer(), 'dispatch.py': DISPATCH, 'ddp.py': WRAPPER });
+  const results = await analyzeProgram({ 'moe.py': layer(), 'dispatch.py': DISPATCH, 'ddp.py': WRAPPER });
   assert.deepEqual(summary(results.get('moe.py')!.findings), ['CP002@35', 'CP002@35']);
   assert.deepEqual(summary(results.get('ddp.py')!.findings), []);
   const finding = results.get('moe.py')!.findings[0];
@@ -173,8 +166,8 @@ test('a Function that is not a pure gradient scaler, or a method that may skip t
 });
 
 test('the layer in test code, or the wrapper only in tests, is not reported', async () => {
-  const inTests = await check({ 'tests/moe.py': layer(), 'dispatch.py': DISPATCH, 'ddp.py': WRAPPER });
+  const inTests = await analyzeProgram({ 'tests/moe.py': layer(), 'dispatch.py': DISPATCH, 'ddp.py': WRAPPER });
   assert.deepEqual(summary(inTests.get('tests/moe.py')!.findings), []);
-  const wrapperInTests = await check({ 'moe.py': layer(), 'dispatch.py': DISPATCH, 'tests/ddp.py': WRAPPER });
+  const wrapperInTests = await analyzeProgram({ 'moe.py': layer(), 'dispatch.py': DISPATCH, 'tests/ddp.py': WRAPPER });
   assert.deepEqual(summary(wrapperInTests.get('moe.py')!.findings), []);
 });

@@ -5,8 +5,8 @@
 // every twin that divides, averages, hands the list on or lacks a piece of the proof stays silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { type AnalysisResult } from '../../../src/analysis/index';
+import { analyzeProgram, py, summary } from './helpers';
 
 const LAYERS = py`
   import torch
@@ -100,18 +100,12 @@ const AVERAGING_FINALIZE = py`
               p.main_grad.div_(get_data_parallel_world_size())
 `;
 
-async function check(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 function codes(results: Map<string, AnalysisResult>, path: string): string[] {
   return summary(results.get(path)!.findings);
 }
 
 test('expert gradients kept apart from the averaged buffers and never divided are CP001 at the append', async () => {
-  const results = await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
+  const results = await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
   assert.deepEqual(codes(results, 'ddp.py'), ['CP001@13']);
   assert.deepEqual(codes(results, 'layers.py'), []);
   const finding = results.get('ddp.py')!.findings[0];
@@ -123,7 +117,7 @@ test('expert gradients kept apart from the averaged buffers and never divided ar
 });
 
 test('a sum over the expert-data-parallel group adds no division: still CP001', async () => {
-  const results = await check({
+  const results = await analyzeProgram({
     'layers.py': LAYERS,
     'dispatch.py': DISPATCH,
     'ddp.py': UNDIVIDED,
@@ -133,12 +127,12 @@ test('a sum over the expert-data-parallel group adds no division: still CP001', 
 });
 
 test('the fixed wrapper divides the expert gradients: silent', async () => {
-  const results = await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': DIVIDED });
+  const results = await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': DIVIDED });
   assert.deepEqual(codes(results, 'ddp.py'), []);
 });
 
 test('another file that selects the expert parameters and divides them keeps it silent', async () => {
-  const results = await check({
+  const results = await analyzeProgram({
     'layers.py': LAYERS,
     'dispatch.py': DISPATCH,
     'ddp.py': UNDIVIDED,
@@ -148,38 +142,50 @@ test('another file that selects the expert parameters and divides them keeps it 
 });
 
 test('without the marker or without a dispatch over an expert group nothing is proven', async () => {
-  const noMarker = await check({ 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
+  const noMarker = await analyzeProgram({ 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
   assert.deepEqual(codes(noMarker, 'ddp.py'), []);
   const dataGroup = DISPATCH.replace(/get_expert_model_parallel_group/g, 'get_data_parallel_group');
-  const noDispatch = await check({ 'layers.py': LAYERS, 'dispatch.py': dataGroup, 'ddp.py': UNDIVIDED });
+  const noDispatch = await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': dataGroup, 'ddp.py': UNDIVIDED });
   assert.deepEqual(codes(noDispatch, 'ddp.py'), []);
   const markerWithoutExpert = LAYERS.replace('not (is_expert and expert_parallel)', 'not skip_sync');
-  const unmarked = await check({ 'layers.py': markerWithoutExpert, 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
+  const unmarked = await analyzeProgram({
+    'layers.py': markerWithoutExpert,
+    'dispatch.py': DISPATCH,
+    'ddp.py': UNDIVIDED,
+  });
   assert.deepEqual(codes(unmarked, 'ddp.py'), []);
 });
 
 test('a list handed on, a filter under `or`, or a main_grad nothing accumulates into stays silent', async () => {
   const handed = wrapper('    def reducer_inputs(self):\n        return self.expert_grads\n');
   assert.deepEqual(
-    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': handed }), 'ddp.py'),
+    codes(await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': handed }), 'ddp.py'),
     [],
   );
   const either = UNDIVIDED.replace('param.requires_grad and not', 'param.requires_grad or not');
   assert.deepEqual(
-    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': either }), 'ddp.py'),
+    codes(await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': either }), 'ddp.py'),
     [],
   );
   const noHook = UNDIVIDED.replace('param.main_grad.add_(param.grad.data)', 'pass');
   assert.deepEqual(
-    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': noHook }), 'ddp.py'),
+    codes(await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': noHook }), 'ddp.py'),
     [],
   );
 });
 
 test('the same wrapper in test code, or with the marker only in tests, is not reported', async () => {
-  const inTests = await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'tests/test_ddp.py': UNDIVIDED });
+  const inTests = await analyzeProgram({
+    'layers.py': LAYERS,
+    'dispatch.py': DISPATCH,
+    'tests/test_ddp.py': UNDIVIDED,
+  });
   assert.deepEqual(codes(inTests, 'tests/test_ddp.py'), []);
-  const markerInTests = await check({ 'tests/layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': UNDIVIDED });
+  const markerInTests = await analyzeProgram({
+    'tests/layers.py': LAYERS,
+    'dispatch.py': DISPATCH,
+    'ddp.py': UNDIVIDED,
+  });
   assert.deepEqual(codes(markerInTests, 'ddp.py'), []);
 });
 
@@ -189,7 +195,7 @@ test('the list named by another file or another object may be divided there: sil
         for grad in model.expert_grads:
             grad /= size
   `;
-  const results = await check({
+  const results = await analyzeProgram({
     'layers.py': LAYERS,
     'dispatch.py': DISPATCH,
     'ddp.py': UNDIVIDED,
@@ -198,7 +204,7 @@ test('the list named by another file or another object may be divided there: sil
   assert.deepEqual(codes(results, 'ddp.py'), []);
   const sameFile = `${UNDIVIDED.trimEnd()}\n\n\ndef scale(model, size):\n    for grad in model.expert_grads:\n        grad /= size\n`;
   assert.deepEqual(
-    codes(await check({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': sameFile }), 'ddp.py'),
+    codes(await analyzeProgram({ 'layers.py': LAYERS, 'dispatch.py': DISPATCH, 'ddp.py': sameFile }), 'ddp.py'),
     [],
   );
 });

@@ -3,7 +3,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { loadPythonParser } from '../../../src/cli/python-parser';
-import { analyzePython, type AnalysisOptions, type Finding } from '../../../src/analysis/index';
+import {
+  Program,
+  analyzePython,
+  type AnalysisOptions,
+  type AnalysisResult,
+  type Finding,
+} from '../../../src/analysis/index';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 export const SHARED_CORPUS = resolve(REPO, '..', 'shared', 'corpus', 'scaling');
@@ -20,6 +26,18 @@ export async function analyze(text: string, options?: AnalysisOptions): Promise<
 /** `code@line` (1-based) for compact assertions. */
 export function summary(findings: readonly Finding[]): string[] {
   return findings.map((f) => `${f.code}@${f.range.startLine + 1}`);
+}
+
+/** Every file's analysis, the files read as one program (path → text), so the rules that cross files run. */
+export async function analyzeProgram(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
+  const program = new Program(await parser());
+  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
+  return program.analyzeAll();
+}
+
+/** `path:code@line` for every finding of a program's analysis. */
+export function summaryByPath(results: Map<string, AnalysisResult>): string[] {
+  return [...results].flatMap(([path, r]) => summary(r.findings).map((s) => `${path}:${s}`));
 }
 
 export function pythonFiles(dir: string): { name: string; path: string; text: string }[] {

@@ -4,8 +4,7 @@
 // origin is elsewhere, or a second definition of the loss method that does something else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, py, summary } from './helpers';
 
 const DIST = py`
   import torch.distributed as dist
@@ -44,14 +43,8 @@ function trainer(opts: { normaliser?: string; rescale?: string; after?: string }
   `;
 }
 
-async function check(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 async function trainerFindings(train: string, extra: Record<string, string> = {}): Promise<string[]> {
-  const results = await check({
+  const results = await analyzeProgram({
     'pkg/dist_utils.py': DIST,
     'pkg/criterion.py': CRITERION,
     'train.py': train,
@@ -61,7 +54,11 @@ async function trainerFindings(train: string, extra: Record<string, string> = {}
 }
 
 test('a per-micro-batch token count normalises the loss and a rescale of 1 sums the ranks: CP001 with the chain', async () => {
-  const results = await check({ 'pkg/dist_utils.py': DIST, 'pkg/criterion.py': CRITERION, 'train.py': trainer() });
+  const results = await analyzeProgram({
+    'pkg/dist_utils.py': DIST,
+    'pkg/criterion.py': CRITERION,
+    'train.py': trainer(),
+  });
   const findings = results.get('train.py')!.findings;
   assert.deepEqual(summary(findings), ['CP001@12']);
   const f = findings[0];
@@ -144,7 +141,10 @@ const DIRECT = py`
 `;
 
 test('the loss divided here by the micro-batch size before its own backward: CP001 at the rescale of 1', async () => {
-  const results = await check({ 'pkg/dist_utils.py': DIST, 'train.py': DIRECT.replace('NORM', 'len(batch.inputs)') });
+  const results = await analyzeProgram({
+    'pkg/dist_utils.py': DIST,
+    'train.py': DIRECT.replace('NORM', 'len(batch.inputs)'),
+  });
   assert.deepEqual(summary(results.get('train.py')!.findings), ['CP001@10']);
 });
 
@@ -161,6 +161,6 @@ test('the learning rate divided by the world size in the same file compensates t
     '    optimizer.step()',
     '    lr = base_lr / dist.get_world_size()\n    optimizer.step(lr)',
   );
-  const results = await check({ 'pkg/dist_utils.py': DIST, 'train.py': compensated });
+  const results = await analyzeProgram({ 'pkg/dist_utils.py': DIST, 'train.py': compensated });
   assert.deepEqual(summary(results.get('train.py')!.findings), []);
 });

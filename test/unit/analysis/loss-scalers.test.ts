@@ -5,8 +5,7 @@
 // schedule with no backward loop stays silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, py, summaryByPath } from './helpers';
 
 const SCALERS = py`
   import torch
@@ -105,21 +104,11 @@ const SCHEDULES = py`
           backward_step(output_tensor)
 `;
 
-async function check(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
-function all(results: Map<string, AnalysisResult>): string[] {
-  return [...results].flatMap(([path, r]) => summary(r.findings).map((s) => `${path}:${s}`));
-}
-
 const PROGRAM = { 'scalers.py': SCALERS, 'layers.py': LAYERS, 'schedules.py': SCHEDULES };
 
 test('a scaler whose scale nothing sets, beside a sibling set to scale / num_microbatches in a backward loop, is CP008', async () => {
-  const results = await check(PROGRAM);
-  assert.deepEqual(all(results), ['schedules.py:CP008@9']);
+  const results = await analyzeProgram(PROGRAM);
+  assert.deepEqual(summaryByPath(results), ['schedules.py:CP008@9']);
   const finding = results.get('schedules.py')!.findings[0];
   assert.match(finding.message, /sets the loss scale of `AuxLossScaler` to a value divided by `num_microbatches`/);
   assert.match(finding.message, /nothing sets `IndexerLossScaler`'s/);
@@ -183,7 +172,7 @@ test('the same program is silent when the scaler is set, its loss never reaches 
       `,
     },
   ];
-  for (const files of twins) assert.deepEqual(all(await check(files)), []);
+  for (const files of twins) assert.deepEqual(summaryByPath(await analyzeProgram(files)), []);
 });
 
 test('a setter call in test code does not set the scale of training', async () => {
@@ -195,5 +184,5 @@ test('a setter call in test code does not set the scale of training', async () =
           IndexerLossScaler.set_loss_scale(2.0)
     `,
   };
-  assert.deepEqual(all(await check(withTest)), ['schedules.py:CP008@9']);
+  assert.deepEqual(summaryByPath(await analyzeProgram(withTest)), ['schedules.py:CP008@9']);
 });

@@ -4,8 +4,8 @@
 // optimizer step, `scale_grads=False`, or a window the code does not prove stays silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { type AnalysisResult } from '../../../src/analysis/index';
+import { analyzeProgram, py, summary } from './helpers';
 
 const FACTORY = py`
   from torch.distributed.pipelining import ScheduleGPipe
@@ -40,18 +40,12 @@ const RUNNER = py`
           self.optimizer.step()
 `;
 
-async function check(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 function codes(results: Map<string, AnalysisResult>, path: string): string[] {
   return summary(results.get(path)!.findings);
 }
 
 test('a scaling schedule stepped in an accumulation loop before one optimizer step is CP002 at its construction', async () => {
-  const results = await check({ 'factory.py': FACTORY, 'runner.py': RUNNER });
+  const results = await analyzeProgram({ 'factory.py': FACTORY, 'runner.py': RUNNER });
   assert.deepEqual(codes(results, 'factory.py'), ['CP002@5']);
   assert.deepEqual(codes(results, 'runner.py'), []);
   const finding = results.get('factory.py')!.findings[0];
@@ -89,7 +83,7 @@ test('the same program is clean with scale_grads=False, one step per optimizer s
   ];
   for (const twin of twins) {
     const files = { 'factory.py': twin['factory.py'] ?? FACTORY, 'runner.py': twin.runner ?? RUNNER };
-    const results = await check(files);
+    const results = await analyzeProgram(files);
     assert.deepEqual([...codes(results, 'factory.py'), ...codes(results, 'runner.py')], [], JSON.stringify(twin));
   }
 });
@@ -132,7 +126,7 @@ const ENGINE = py`
 
 test('a schedule reached through an annotated callable is CP002 where every schedule that leaves its function scales', async () => {
   const files = { 'spec.py': SPEC, 'builder.py': BUILDER, 'engine.py': ENGINE };
-  assert.deepEqual(codes(await check(files), 'builder.py'), ['CP002@6']);
+  assert.deepEqual(codes(await analyzeProgram(files), 'builder.py'), ['CP002@6']);
   // Another schedule that leaves its function without scaling: which one the callable returns is not proven.
   const other = py`
     from torch.distributed.pipelining import Schedule1F1B
@@ -141,13 +135,13 @@ test('a schedule reached through an annotated callable is CP002 where every sche
         plain = Schedule1F1B(stages[0], n, loss_fn=loss_fn, scale_grads=False)
         return stages, plain
   `;
-  assert.deepEqual(codes(await check({ ...files, 'plain.py': other }), 'builder.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ ...files, 'plain.py': other }), 'builder.py'), []);
   // The annotation at the wrong position, or a result never stepped in a loop, proves nothing.
   const swapped = {
     ...files,
     'spec.py': SPEC.replace('tuple[list, _PipelineSchedule]', 'tuple[_PipelineSchedule, list]'),
   };
-  assert.deepEqual(codes(await check(swapped), 'builder.py'), []);
+  assert.deepEqual(codes(await analyzeProgram(swapped), 'builder.py'), []);
 });
 
 test('a local schedule: CP002 when stepped k times before the optimizer, clean when each step is followed by zero_grad', async () => {
@@ -166,14 +160,14 @@ test('a local schedule: CP002 when stepped k times before the optimizer, clean w
             optimizer.step()
             optimizer.zero_grad()
   `;
-  assert.deepEqual(codes(await check({ 'train.py': script }), 'train.py'), ['CP002@7']);
+  assert.deepEqual(codes(await analyzeProgram({ 'train.py': script }), 'train.py'), ['CP002@7']);
   const perStep = script.replace(
     'schedule.step(x, target=y)',
     'schedule.step(x, target=y)\n            model.zero_grad()',
   );
-  assert.deepEqual(codes(await check({ 'train.py': perStep }), 'train.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ 'train.py': perStep }), 'train.py'), []);
   // Test code is not judged.
-  assert.deepEqual(codes(await check({ 'tests/test_pipe.py': script }), 'tests/test_pipe.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ 'tests/test_pipe.py': script }), 'tests/test_pipe.py'), []);
 });
 
 const SCALED_LOSS = py`
@@ -195,7 +189,7 @@ const SCALED_LOSS = py`
 `;
 
 test('a loss divided by n_microbatches given to a schedule that also scales the gradients is CP002', async () => {
-  const results = await check({ 'pp.py': SCALED_LOSS });
+  const results = await analyzeProgram({ 'pp.py': SCALED_LOSS });
   assert.deepEqual(codes(results, 'pp.py'), ['CP002@15']);
   const finding = results.get('pp.py')!.findings[0];
   assert.match(finding.message, /divided by `micro` \(`mean_over`\)/);
@@ -206,12 +200,12 @@ test('a loss divided by n_microbatches given to a schedule that also scales the 
   );
   // torchtitan's fix: the loss divided once, and the schedule told not to scale; or a division by another count.
   const fixed = SCALED_LOSS.replace('mean_over(loss_fn, micro))', 'mean_over(loss_fn, micro), scale_grads=False)');
-  assert.deepEqual(codes(await check({ 'pp.py': fixed }), 'pp.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ 'pp.py': fixed }), 'pp.py'), []);
   const accumulation = SCALED_LOSS.replace(
     'def build(stages, loss_fn, micro)',
     'def build(stages, loss_fn, micro, steps)',
   ).replace('mean_over(loss_fn, micro))', 'mean_over(loss_fn, steps))');
-  assert.deepEqual(codes(await check({ 'pp.py': accumulation }), 'pp.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ 'pp.py': accumulation }), 'pp.py'), []);
   const multiplied = SCALED_LOSS.replace('return value / parts', 'return value * parts');
-  assert.deepEqual(codes(await check({ 'pp.py': multiplied }), 'pp.py'), []);
+  assert.deepEqual(codes(await analyzeProgram({ 'pp.py': multiplied }), 'pp.py'), []);
 });

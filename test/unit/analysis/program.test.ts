@@ -2,8 +2,8 @@
 // it is made (with the caller's divisions and update), and the helper's own caller-less verdict gives way to it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ModuleIndex, Program, type AnalysisResult } from '../../../src/analysis/index';
-import { parser, py, summary } from './helpers';
+import { ModuleIndex, Program } from '../../../src/analysis/index';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 const HELPER = py`
   import torch.distributed as dist
@@ -28,14 +28,8 @@ const TRAIN = py`
           optimizer.step()
 `;
 
-async function analyzeAll(files: Record<string, string>): Promise<Map<string, AnalysisResult>> {
-  const program = new Program(await parser());
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return program.analyzeAll();
-}
-
 test('a summing helper of another file is judged at the call that uses its default, with the helper as related location', async () => {
-  const results = await analyzeAll({ 'pkg/utils/distributed.py': HELPER, 'tools/train.py': TRAIN });
+  const results = await analyzeProgram({ 'pkg/utils/distributed.py': HELPER, 'tools/train.py': TRAIN });
   assert.deepEqual(summary(results.get('pkg/utils/distributed.py')!.findings), []);
   const findings = results.get('tools/train.py')!.findings;
   assert.deepEqual(summary(findings), ['CP001@8']);
@@ -57,7 +51,7 @@ test('the caller that averages, divides afterwards or passes the averaging flag 
     TRAIN.replace('loss.backward()', '(loss / dist.get_world_size()).backward()'),
   ];
   for (const train of variants) {
-    const results = await analyzeAll({
+    const results = await analyzeProgram({
       'pkg/utils/distributed.py': HELPER,
       'tools/train.py': `import torch.distributed as dist\n${train}`,
     });
@@ -70,7 +64,7 @@ test('the caller that averages, divides afterwards or passes the averaging flag 
 });
 
 test('a helper nobody in the program calls is still judged on its own, at its default', async () => {
-  const results = await analyzeAll({ 'pkg/utils/distributed.py': HELPER, 'tools/other.py': 'print("no call")\n' });
+  const results = await analyzeProgram({ 'pkg/utils/distributed.py': HELPER, 'tools/other.py': 'print("no call")\n' });
   assert.deepEqual(summary(results.get('pkg/utils/distributed.py')!.findings), ['CP001@6']);
 });
 

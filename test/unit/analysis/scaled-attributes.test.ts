@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Program } from '../../../src/analysis/index';
 import { attributeScalings, reducedAttributes } from '../../../src/analysis/scaled-attributes';
-import { parser, py, summary } from './helpers';
+import { analyzeProgram, parser, py, summary } from './helpers';
 
 const BUCKET = py`
   import torch
@@ -56,11 +56,11 @@ const TRAINING = py`
 
 const SCALES = 'self.grad_data *= scaling_factor';
 
+const BUCKET_PATH = 'megatron/core/distributed/buffer.py';
+
 async function check(scale: string, files: Record<string, string>): Promise<string[]> {
-  const program = new Program(await parser());
-  program.setFile('megatron/core/distributed/buffer.py', BUCKET.replace('SCALE_STATEMENT', scale));
-  for (const [path, text] of Object.entries(files)) program.setFile(path, text);
-  return summary(program.analyzeAll().get('megatron/core/distributed/buffer.py')?.findings ?? []);
+  const results = await analyzeProgram({ [BUCKET_PATH]: BUCKET.replace('SCALE_STATEMENT', scale), ...files });
+  return summary(results.get(BUCKET_PATH)?.findings ?? []);
 }
 
 const CALLED = {
@@ -89,6 +89,40 @@ test('the sum stays a CP001 when the referenced method rescales another attribut
   }
 });
 
+// The scaling method's body as the bucket file holds it, at its indentation: one statement a line.
+const body = (...lines: string[]) => lines.join('\n        ');
+
+test('a rescaling written in a comment, a docstring or the text of an f-string rescales nothing: CP001 stays', async () => {
+  const cases: Record<string, string> = {
+    comment: body('# self.grad_data *= scaling_factor, once the caller asks for it', 'return None'),
+    'comment after code': body('return None  # self.grad_data.mul_(scaling_factor)'),
+    docstring: body('"""Callers scale the buffer themselves:', '', '    self.grad_data *= scaling_factor', '"""'),
+    'prefixed docstring': body("rb'''self.grad_data.div_(scaling_factor)'''", 'return None'),
+    'f-string text': body('print(f"self.grad_data *= {scaling_factor}")'),
+    'f-string spec': body('print(f"{scaling_factor:{width}} self.grad_data.mul_(x)")'),
+  };
+  const silenced: string[] = [];
+  for (const [label, scale] of Object.entries(cases)) {
+    const codes = await check(scale, CALLED);
+    if (codes.length !== 1 || !/CP001/.test(codes[0])) silenced.push(`${label}: ${codes.join(' | ')}`);
+  }
+  assert.deepEqual(silenced, []);
+});
+
+test('a rescaling called inside an f-string field is code: no missing-division claim', async () => {
+  assert.deepEqual(await check(body('print(f"scaled: {self.grad_data.mul_(scaling_factor)!r:>10}")'), CALLED), []);
+});
+
+test('a comment that names the rescaling method does not make it referenced', async () => {
+  const training = '# GradBuffer.scale_gradients divides later\ndef setup(config):\n    return config\n';
+  const codes = await check(SCALES, { 'megatron/training.py': training });
+  assert.equal(codes.length, 1, codes.join('\n'));
+  assert.match(codes[0], /CP001/);
+  // A string can name it (`getattr(buffer, "scale_gradients")`): that is a reference.
+  const named = 'def setup(buffer, f):\n    getattr(buffer, "scale_gradients")(f)\n';
+  assert.deepEqual(await check(SCALES, { 'megatron/training.py': named }), []);
+});
+
 test('the index names the enclosing function and skips factors written as 1', () => {
   const text = 'class B:\n    def scale(self, f):\n        self.buf *= f\n        self.other *= 1\n\nx.top.div_(n)\n';
   assert.deepEqual(
@@ -110,15 +144,14 @@ test('an edit of another file that adds or removes the rescaling re-judges the b
   // The editor keeps each file's analysis while its text is unchanged; the answer about the rescaling came from
   // other files, so an edit there must re-judge this one.
   const program = new Program(await parser());
-  const bucket = 'megatron/core/distributed/buffer.py';
-  program.setFile(bucket, BUCKET.replace('SCALE_STATEMENT', SCALES));
+  program.setFile(BUCKET_PATH, BUCKET.replace('SCALE_STATEMENT', SCALES));
   for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
-  const codesNow = () => summary(program.analyzeAll().get(bucket)?.findings ?? []);
+  const codesNow = () => summary(program.analyzeAll().get(BUCKET_PATH)?.findings ?? []);
   assert.deepEqual(codesNow(), []);
   // The other files stop naming the rescaling method: it is dead code, and the sum is a CP001 again.
   for (const path of Object.keys(CALLED)) program.setFile(path, 'def unrelated():\n    return 1\n');
   assert.match(codesNow().join('\n'), /CP001/);
   for (const [path, text] of Object.entries(CALLED)) program.setFile(path, text);
   assert.deepEqual(codesNow(), []);
-  assert.deepEqual(summary(program.analyzeFile(bucket).findings), []);
+  assert.deepEqual(summary(program.analyzeFile(BUCKET_PATH).findings), []);
 });

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { ROOT } from './run-cli';
 import { loadDatasets } from '../../../src/cli/commands/validate';
 import { leaveOneOut } from '../../../src/native/loo-refit';
-import { LOO_MARGIN, MODEL_UNCERTAINTY_BANDS, fabricClassOf } from '../../../src/native/compare';
+import { LOO_MARGIN, MODEL_UNCERTAINTY_BANDS, fabricClassOf } from '../../../src/native/compare-bands';
 import { needShared } from '../requirements';
 
 const SHARED = resolve(ROOT, '..', 'shared', 'calibration');

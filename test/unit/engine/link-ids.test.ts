@@ -23,31 +23,21 @@ const SPECS: readonly SystemSpec[] = [
   ...Object.values(PRESETS)
     .filter((spec) => spec.nic !== undefined)
     .flatMap((spec) => [2, 40].map((nodes) => ({ ...spec, nodes }))),
-  {
-    gpu: 'H100-SXM',
-    nodes: 9,
-    gpusPerNode: 8,
-    intraNode: 'nvswitch',
-    nic: { gbps: 400, perNode: 4 },
-    network: { nodesPerLeaf: 2 },
-  },
-  {
-    gpu: 'V100-SXM',
-    nodes: 7,
-    gpusPerNode: 8,
-    intraNode: 'nvlink-mesh',
-    nic: { gbps: 100, perNode: 2 },
-    network: { nodesPerLeaf: 3 },
-  },
-  {
-    gpu: 'L40S',
-    nodes: 5,
-    gpusPerNode: 4,
-    intraNode: 'pcie',
-    nic: { gbps: 100, perNode: 1 },
-    network: { nodesPerLeaf: 1 },
-  },
+  // Leaves of one to three nodes, the last one partly filled where the node count is no multiple of that.
+  leafed({ gpu: 'H100-SXM', gpusPerNode: 8, intraNode: 'nvswitch' }, [400, 4], 9, 2),
+  leafed({ gpu: 'V100-SXM', gpusPerNode: 8, intraNode: 'nvlink-mesh' }, [100, 2], 7, 3),
+  leafed({ gpu: 'L40S', gpusPerNode: 4, intraNode: 'pcie' }, [100, 1], 5, 1),
 ];
+
+/** A system of `nodes` nodes whose NICs (`gbps`, `perNode`) hang from leaves of `nodesPerLeaf` nodes. */
+function leafed(
+  node: Pick<SystemSpec, 'gpu' | 'gpusPerNode' | 'intraNode'>,
+  [gbps, perNode]: [gbps: number, perNode: number],
+  nodes: number,
+  nodesPerLeaf: number,
+): SystemSpec {
+  return { ...node, nodes, nic: { gbps, perNode }, network: { nodesPerLeaf } };
+}
 
 test('every link id answered from the layout equals the built link, and only built ids are known', () => {
   for (const spec of SPECS) {

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { presetSystem, resolveSystem, simulateCollective, type SystemSpec, asBytes } from '../../../src/engine/index';
-import { compareMeasurement, uncertaintyBand } from '../../../src/native/compare';
+import { compareMeasurement } from '../../../src/native/compare';
+import { uncertaintyBand } from '../../../src/native/compare-bands';
 import type { Measurement } from '../../../src/native/import/model';
 import { syntheticRun } from './fixtures/synthetic-run';
 

@@ -12,12 +12,8 @@ import {
   asGBps,
   asBytes,
 } from '../../../src/engine/index';
-import {
-  MODEL_UNCERTAINTY_BANDS,
-  compareMeasurement,
-  flagRatioFor,
-  uncertaintyBand,
-} from '../../../src/native/compare';
+import { compareMeasurement } from '../../../src/native/compare';
+import { MODEL_UNCERTAINTY_BANDS, flagRatioFor, uncertaintyBand } from '../../../src/native/compare-bands';
 import { explainFlagged } from '../../../src/native/compare-verdict';
 import type { Measurement } from '../../../src/native/import/model';
 import { syntheticRun } from './fixtures/synthetic-run';
