@@ -3,7 +3,11 @@
 // each distinct component is solved once and its result reused, which keeps thousands of GPUs cheap. Exact: two
 // components share a result only when their canonical forms (resources renamed in order of use) are identical.
 import { allocateFlowSet, runFlows, type FlowSet, type RoundResult } from './maxmin';
+import { twoLevelRound } from './two-level';
 import { uniformRound } from './uniform-round';
+
+/** Below this many flows the filling costs little more than the checks that would replace it. */
+const TWO_LEVEL_MIN_FLOWS = 64;
 
 interface Entry {
   readonly canonical: Float64Array;
@@ -23,6 +27,8 @@ export class ComponentSolver {
   /** Flow counts of the components solved so far: only a component of a count seen twice can repeat one. */
   private readonly seenSizes = new Set<number>();
   private readonly localId: Int32Array;
+  /** Components answered by the two-level shortcut (two-level.ts), for the tests that must see it run. */
+  twoLevelAnswers = 0;
   private scratch = new Float64Array(1024);
 
   /** `resourceCount` bounds every resource id the flows may use. */
@@ -95,13 +101,23 @@ export class ComponentSolver {
       const count = to - from;
       const unique = roundSizes.get(count) === 1 && !this.seenSizes.has(count);
       this.seenSizes.add(count);
-      const result = unique
-        ? runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.localId)
-        : this.component(flows, order, from, to);
+      const result = unique ? this.unique(this.subset(flows, order, from, to)) : this.component(flows, order, from, to);
       for (let i = from; i < to; i++) finish[order[i]] = result.finishUs[i - from];
       duration = Math.max(duration, result.durationUs);
     }
     return { durationUs: duration, finishUs: finish };
+  }
+
+  /**
+   * A component solved once: a large one that is uniform but for a few slower flows (an edited rail's tree) on those
+   * flows and a stand-in for the rest (two-level.ts), any other by the filling.
+   */
+  private unique(flows: FlowSet): RoundResult {
+    const shortcut =
+      flows.count >= TWO_LEVEL_MIN_FLOWS ? twoLevelRound(flows, this.capacityGBps, this.localId) : undefined;
+    if (!shortcut) return runFlows(flows, this.capacityGBps, this.localId);
+    this.twoLevelAnswers++;
+    return shortcut;
   }
 
   private component(flows: FlowSet, order: Int32Array, from: number, to: number): RoundResult {

@@ -41,12 +41,14 @@ export interface RoundResult {
 
 /**
  * Runs flows that start together to completion, sharing each resource's capacity max-min fairly. `capacityGBps`
- * is indexed by resource id. Flows with zero bytes finish at once.
+ * is indexed by resource id. Flows with zero bytes finish at once. `firstRates`, when given, receives each flow's
+ * rate (bytes/µs per copy) of the first filling, before any flow finishes (0 for a flow that moves nothing).
  */
 export function runFlows(
   flows: FlowSet,
   capacityGBps: (resource: number) => number,
   scratch?: Int32Array,
+  firstRates?: Float64Array,
 ): RoundResult {
   const n = flows.count;
   const finish = new Float64Array(n);
@@ -116,6 +118,7 @@ export function runFlows(
   const capOrder = cappedFlowsInOrder(flows);
   const heap = new ShareHeap();
   let now = 0;
+  let recorded = false;
   while (activeCount > 0) {
     // Progressive filling: repeatedly find the tightest resource (or flow ceiling) and fix its flows' rates. The
     // heap holds every resource's current share, so each step costs a logarithm instead of a scan of all of them.
@@ -175,6 +178,10 @@ export function runFlows(
         }
       }
       if (!byCap) demand[tight] = 0;
+    }
+    if (firstRates && !recorded) {
+      firstRates.set(rate);
+      recorded = true;
     }
     let step = Infinity;
     for (let f = 0; f < n; f++) if (active[f]) step = Math.min(step, remaining[f] / rate[f]);

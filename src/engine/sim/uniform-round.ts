@@ -97,7 +97,7 @@ export function uniformRound(
  * capacity / demand on its path) and whether a use is off the exact grid. The arrays of a set are never written after
  * packing, so a sweep's sizes that share a round's arrays (algorithms/tree.ts) share this too.
  */
-interface RoundStructure {
+export interface RoundStructure {
   readonly start: Int32Array;
   readonly coefficient: Float64Array;
   readonly weight: Float64Array;
@@ -113,7 +113,7 @@ interface RoundStructure {
 
 const STRUCTURES = new WeakMap<Int32Array, RoundStructure>();
 
-function roundStructure(
+export function roundStructure(
   flows: FlowSet,
   capacityGBps: (resource: number) => number,
   scratch: Int32Array,
