@@ -209,6 +209,7 @@ export function simulateCollective(
     : runSchedule(resolved, plan, {
         full,
         traceSpanLimit: request.traceSpanLimit,
+        recordSpans: request.traceForSummary === true,
         trace: request.trace
           ? {
               origin: 'simulated',
@@ -231,7 +232,7 @@ export function simulateCollective(
         ? pick.run
         : runSchedule(resolved, schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full), { full })
       : traced;
-  const run: RunResult = { ...numbers, trace: traced.trace, spanCount: traced.spanCount };
+  const run: RunResult = { ...numbers, trace: traced.trace, recorded: traced.recorded, spanCount: traced.spanCount };
   const timeUs = asMicros(overlapUs(hostUs(resolved, plan.channels), run.timeUs));
   const algbw = algbwGBps(bytes, timeUs);
   return {
@@ -246,6 +247,7 @@ export function simulateCollective(
     channels: plan.channels,
     phases: run.phases,
     trace: run.trace,
+    ...(run.recorded ? { recordedSpans: run.recorded } : {}),
     spanCount: run.spanCount,
   };
 }
