@@ -7,7 +7,7 @@ import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { TraceBuilder } from '../trace/builder';
 import type { Trace, TraceMetadata } from '../trace/model';
-import { spanKey, type RecordedSpans, type SimulatedSpanVisitor } from '../trace/simulated-index';
+import type { RecordedSpans, SimulatedSpanVisitor, SpanKeys } from '../trace/simulated-index';
 import { asBytes, asMicros } from '../units';
 import type { Flow } from './schedule';
 
@@ -149,7 +149,7 @@ export class SpanRecorder implements RecordedSpans {
     this.metadata = metadata;
   }
 
-  forEach(visit: SimulatedSpanVisitor, keys: boolean): void {
+  forEach(visit: SimulatedSpanVisitor, keys?: SpanKeys): void {
     const { flows, steps, startsUs, finishesUs, system } = this;
     for (let i = 0; i < flows.length; i++) {
       const flow = flows[i];
@@ -160,14 +160,14 @@ export class SpanRecorder implements RecordedSpans {
       visit(
         flow.rank,
         flow.peer,
-        keys ? spanKey(true, flow.phase, step, channel, chunk, flow.bytes * weight, startUs, endUs) : undefined,
+        keys ? keys.id(true, flow.phase, step, channel, chunk, flow.bytes * weight, startUs, endUs) : -1,
       );
       if (flow.reduceBytes <= 0) continue;
       const reduceUs = reduceUsOf(system, flow, finishesUs[i]);
       visit(
         flow.reducedAt?.rank ?? flow.peer,
         flow.reducedAt?.from ?? flow.rank,
-        keys ? spanKey(false, 'reduce', step, channel, chunk, flow.reduceBytes * weight, endUs - reduceUs, endUs) : undefined,
+        keys ? keys.id(false, 'reduce', step, channel, chunk, flow.reduceBytes * weight, endUs - reduceUs, endUs) : -1,
       );
     }
   }

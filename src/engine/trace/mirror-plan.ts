@@ -5,7 +5,7 @@ import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { nodesIdentical } from '../topology/uniform';
 import type { Lane, Span, Trace } from './model';
-import { peerOf, traceIndex, type SimulatedSpanIndex } from './simulated-index';
+import { SpanKeys, peerOf, traceIndex, type SimulatedSpanIndex } from './simulated-index';
 
 /** Which traffic of a rank a span is: within its node (or local work), or across nodes; 'all' off the symmetric path. */
 export type Part = 'node' | 'rail' | 'all';
@@ -70,7 +70,7 @@ export class MirrorPlan {
       const nodes = this.nodesWith.get(where) ?? [];
       nodes.push(Math.floor(rank / perNode));
       this.nodesWith.set(where, nodes);
-    }, false);
+    });
     for (const span of trace.spans) {
       const key = keyOf(span.rank, this.partOf(span.rank, peerOf(span)));
       const list = this.simulated.get(key);
@@ -95,20 +95,17 @@ export class MirrorPlan {
   listIdOf(rank: number, part: Part): number {
     if (!this.listIds) {
       const ids = new Map<number, number>();
-      const keyIds = new Map<string, number>();
       const next = new Map<number, Map<number, number>>();
       let lists = 0;
       this.index.forEach((r, peer, key) => {
-        let keyId = keyIds.get(key!);
-        if (keyId === undefined) keyIds.set(key!, (keyId = keyIds.size));
         const at = keyOf(r, this.partOf(r, peer));
         const from = ids.get(at) ?? -1;
         let edges = next.get(from);
         if (!edges) next.set(from, (edges = new Map()));
-        let id = edges.get(keyId);
-        if (id === undefined) edges.set(keyId, (id = lists++));
+        let id = edges.get(key);
+        if (id === undefined) edges.set(key, (id = lists++));
         ids.set(at, id);
-      }, true);
+      }, new SpanKeys());
       this.listIds = ids;
     }
     return this.listIds.get(keyOf(rank, part)) ?? -1;
