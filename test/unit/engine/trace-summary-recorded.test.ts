@@ -42,6 +42,7 @@ function check(
   request: CollectiveRequest,
   spanLimit: number,
   where: string,
+  allDrawn = false,
 ): { summary: Trace; drawn: ReadonlySet<number> } {
   const untraced = simulateCollective(system, request);
   const traced = { ...request, trace: true, traceSpanLimit: spanLimit };
@@ -70,7 +71,8 @@ function check(
   assert.equal(actual.spans.length, expected.spans.length, `${where}: span count`);
   for (let i = 0; i < expected.spans.length; i++)
     assert.deepEqual(actual.spans[i], expected.spans[i], `${where}: span ${i}`);
-  assert.ok(drawn.size > 0 && drawn.size < system.ranks, `${where}: ${drawn.size} of ${system.ranks} ranks drawn`);
+  if (!allDrawn)
+    assert.ok(drawn.size > 0 && drawn.size < system.ranks, `${where}: ${drawn.size} of ${system.ranks} ranks drawn`);
   if (spanLimit < Infinity) assert.ok(full.spanCount <= spanLimit && actual.metadata.facts?.drawn, `${where}: cut`);
   return { summary: actual, drawn };
 }
@@ -94,6 +96,15 @@ test('identical nodes, NVLSTree: the recorded summary is the full trace’s, cut
   const request: CollectiveRequest = { kind: 'allreduce', bytes: asBytes(256 * 1024 * 1024), algorithm: 'nvlstree' };
   check(sixteenNodes, request, Infinity, 'nvlstree');
   check(sixteenNodes, request, 2000, 'nvlstree, 2,000 spans');
+});
+
+test('a span limit that leaves nodes without spans: they are drawn from ranks of other nodes, which are drawn too', () => {
+  // Tree on 3 nodes cut at 40 spans: node 0's GPUs have no spans of their own and mirror node 1's, while node 0
+  // draws the group of nodes 0 and 1: node 1's spans must be made although no group is drawn from it.
+  const system = resolveSystem(presetSystem('dgx-h100', { nodes: 3 })!);
+  const request: CollectiveRequest = { kind: 'allreduce', bytes: asBytes(64 * 1024 * 1024), algorithm: 'tree' };
+  const { drawn } = check(system, request, 40, 'tree, 40 spans', true);
+  assert.ok(drawn.has(8) && drawn.has(15), 'node 1 is drawn for node 0');
 });
 
 for (const algorithm of ['ring', 'nvlstree'] as const) {
