@@ -124,7 +124,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
             break;
           }
           spanCount += roundSpans;
-          for (let f = 0; f < flows.length; f++) builder.record(flows[f], round.step + rep + r, start, result.finishUs[f]);
+          for (let f = 0; f < flows.length; f++)
+            builder.record(flows[f], round.step + rep + r, start, result.finishUs[f]);
         }
       }
       now += duration * multiplier;
