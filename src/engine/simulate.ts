@@ -225,15 +225,18 @@ export function simulateCollective(
             }
           : undefined,
       });
-  // A trace cut at its span limit stops there, while the run goes on without spans: its numbers are the untraced
-  // run's where the schedule is the untraced one, else they come from the untraced schedule (an edited system's
-  // untraced run reduces its nodes; see schedule).
+  // A trace cut at its span limit stopped the traced run there: the numbers come from the run without spans. Its
+  // schedule is the traced one unless the untraced run reduces an edited system's nodes (see schedule).
   const sameSchedule = full || resolved.nodes === 1 || nodesIdentical(resolved);
   const numbers: RunResult =
-    traced.truncated === true && !sameSchedule
+    traced.truncated === true
       ? !full && pick.run !== undefined
         ? pick.run
-        : runSchedule(resolved, schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full), { full })
+        : runSchedule(
+            resolved,
+            sameSchedule ? plan : schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full),
+            { full },
+          )
       : traced;
   const run: RunResult = { ...numbers, trace: traced.trace, recorded: traced.recorded, spanCount: traced.spanCount };
   const timeUs = asMicros(overlapUs(hostUs(resolved, plan.channels), run.timeUs));

@@ -34,8 +34,8 @@ export interface RunResult {
   readonly recorded?: RecordedSpans;
   readonly spanCount: number;
   /**
-   * True when the trace's span limit was reached: the trace stops at the last round whose spans fitted, and the run
-   * goes on without spans, so its time and phases cover every round as an untraced run's do.
+   * True when the trace's span limit was reached: the run stopped at the last round whose spans fitted, so its
+   * time and phases cover only those rounds (simulate.ts takes them from an untraced run instead).
    */
   readonly truncated?: boolean;
 }
@@ -81,14 +81,13 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   let truncated = false;
   const solver = new ComponentSolver(capacity, linkCount + 2 * system.ranks);
   let now = schedule.setupUs;
-  for (const round of schedule.rounds) {
+  rounds: for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
-    // A builder may hand the fast path its flows packed already (no Flow objects); the solver takes them packed
-    // (exactly what packing the objects gives: tree-packing and nvls-tree-packing tests), and a trace reads the
-    // objects of the rounds it records.
-    const packed = options.full ? undefined : round.packed;
-    const recording = builder !== undefined && !truncated;
-    const flows = packed && !recording ? [] : options.full ? expand(round) : round.flows;
+    // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects. A
+    // packed round may stand for its flows rather than list them (PAT's folded rounds, hierarchical's groups), so a
+    // traced round is solved from its objects.
+    const packed = options.full || builder ? undefined : round.packed;
+    const flows = packed ? [] : options.full ? expand(round) : round.flows;
     const set = packed?.set ?? pack(flows);
     const runs = packed?.runs ?? phaseRuns(flows);
     let maxReduceBytes = packed?.maxReduceBytes ?? 0;
@@ -114,14 +113,14 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
         phases.reduce += reduceUs * multiplier;
         phases.exchange += (duration - reduceUs) * multiplier;
       }
-      if (builder && !truncated) {
+      if (builder) {
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
           let roundSpans = 0;
           for (const flow of flows) roundSpans += spansOf(flow);
           if (spanCount + roundSpans > spanLimit) {
             truncated = true;
-            break;
+            break rounds;
           }
           spanCount += roundSpans;
           for (let f = 0; f < flows.length; f++)
