@@ -52,10 +52,11 @@ export async function writeTrace(
   const trace = result.trace!;
   const chosen = resolvedTraceDetail(detail, system.ranks);
   if (chosen === 'summary') {
-    const summary = summarisedCollectiveTrace(system, result, trace);
+    const summary = summarisedCollectiveTrace(system, result, trace, result.recordedSpans);
     writeOutput(target, JSON.stringify(traceToChromeJson(summary)));
     return { spans: summary.spans.length, detail: chosen };
   }
+  if (result.recordedSpans) throw new Error('a trace recorded for a summary cannot be written in full');
   const lazy = new LazyDrawnTrace(system, result, trace);
   let spans = 0;
   function* counted(): Generator<TraceItem> {

@@ -1,5 +1,6 @@
 // The engine's public request and result types for one collective.
 import type { Trace } from './trace/model';
+import type { RecordedSpans } from './trace/simulated-index';
 import type { Bytes, GBps, Micros } from './units';
 
 export type Algorithm =
@@ -57,6 +58,11 @@ export interface CollectiveRequest {
    * rank per symmetric class), not one per rank: it passes Infinity.
    */
   readonly traceSpanLimit?: number;
+  /**
+   * The trace is for a summary per node (trace/summary.ts): the simulator records its flows and times
+   * (CollectiveResult.recordedSpans) and `trace` holds the metadata alone; the summary makes the spans it draws.
+   */
+  readonly traceForSummary?: boolean;
 }
 
 export interface PhaseTimes {
@@ -78,6 +84,8 @@ export interface CollectiveResult {
   /** Time each phase occupied on the critical rank, in µs. */
   readonly phases: PhaseTimes;
   readonly trace?: Trace;
+  /** The trace's simulated spans as recorded, with `traceForSummary`: pass them to summarisedCollectiveTrace. */
+  readonly recordedSpans?: RecordedSpans;
   readonly spanCount: number;
 }
 

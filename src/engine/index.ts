@@ -70,4 +70,5 @@ export {
   type NodeGroup,
   type TraceDetail,
 } from './trace/summary';
+export type { RecordedSpans } from './trace/simulated-index';
 export { chromeTraceChunks } from './trace/chrome-stream';

@@ -209,6 +209,7 @@ export function simulateCollective(
     : runSchedule(resolved, plan, {
         full,
         traceSpanLimit: request.traceSpanLimit,
+        recordSpans: request.traceForSummary === true,
         trace: request.trace
           ? {
               origin: 'simulated',
@@ -224,14 +225,20 @@ export function simulateCollective(
             }
           : undefined,
       });
-  // A trace cut at its span limit stopped the traced run there: the numbers come from the run without spans.
+  // A trace cut at its span limit stopped the traced run there: the numbers come from the run without spans. Its
+  // schedule is the traced one unless the untraced run reduces an edited system's nodes (see schedule).
+  const sameSchedule = full || resolved.nodes === 1 || nodesIdentical(resolved);
   const numbers: RunResult =
     traced.truncated === true
       ? !full && pick.run !== undefined
         ? pick.run
-        : runSchedule(resolved, schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full), { full })
+        : runSchedule(
+            resolved,
+            sameSchedule ? plan : schedule(resolved, kind, bytes, pick.algorithm, pick.protocol, !full),
+            { full },
+          )
       : traced;
-  const run: RunResult = { ...numbers, trace: traced.trace, spanCount: traced.spanCount };
+  const run: RunResult = { ...numbers, trace: traced.trace, recorded: traced.recorded, spanCount: traced.spanCount };
   const timeUs = asMicros(overlapUs(hostUs(resolved, plan.channels), run.timeUs));
   const algbw = algbwGBps(bytes, timeUs);
   return {
@@ -246,6 +253,7 @@ export function simulateCollective(
     channels: plan.channels,
     phases: run.phases,
     trace: run.trace,
+    ...(run.recorded ? { recordedSpans: run.recorded } : {}),
     spanCount: run.spanCount,
   };
 }

@@ -5,6 +5,7 @@ import {
   EngineError,
   formatBytes,
   formatMicros,
+  resolvedTraceDetail,
   simulateCollective,
   type CollectiveKind,
   type CollectiveRequest,
@@ -109,6 +110,8 @@ export const simulateCommand: CliCommand = defineCommand({
       ...collectiveOptions(flags),
       trace: tracePath !== undefined,
       ...(tracePath !== undefined ? { traceSpanLimit: TRACE_SIMULATED_SPANS } : {}),
+      // A summary makes the spans of the nodes it draws only (engine/trace/summary.ts).
+      traceForSummary: tracePath !== undefined && resolvedTraceDetail(traceDetail, system.ranks) === 'summary',
     };
     let result: CollectiveResult;
     try {

@@ -3,14 +3,15 @@
 // once (copies share links through their weight); the full path expands every channel and every repetition.
 import { MAX_TRACE_SPANS, REDUCE_MEMORY_FACTOR } from '../constants';
 import type { PhaseTimes } from '../collective-types';
-import { linkIds, linkTable } from '../topology/link-table';
+import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
-import { TraceBuilder } from '../trace/builder';
 import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
+import type { RecordedSpans } from '../trace/simulated-index';
 import { ComponentSolver } from './components';
 import { pack, phaseRuns, phaseShares } from './packed';
 import type { Flow, Round, Schedule } from './schedule';
-import { asBytes, asMicros } from '../units';
+import { SpanEmitter, SpanRecorder, spansOf } from './recorded-spans';
+import { asMicros } from '../units';
 
 export interface RunOptions {
   /** Expand every channel copy and every repeated round (the reference the fast path must agree with). */
@@ -18,12 +19,19 @@ export interface RunOptions {
   readonly trace?: TraceMetadata;
   /** The most spans the trace records (MAX_TRACE_SPANS when not given). */
   readonly traceSpanLimit?: number;
+  /**
+   * Record the trace's flows and times rather than make its spans (RunResult.recorded): for a summary, which makes
+   * the spans of the ranks it draws only. The trace then holds the metadata alone.
+   */
+  readonly recordSpans?: boolean;
 }
 
 export interface RunResult {
   readonly timeUs: number;
   readonly phases: PhaseTimes;
   readonly trace?: Trace;
+  /** The trace's spans as recorded, with `recordSpans`. */
+  readonly recorded?: RecordedSpans;
   readonly spanCount: number;
   /**
    * True when the trace's span limit was reached: the run stopped at the last round whose spans fitted, so its
@@ -60,16 +68,11 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   const hbmGBps = system.hbmGBps;
   const capacity = (r: number): number => (r < linkCount ? links.GBps(r) : r < memoryEnd ? hbmGBps : engineGBps);
   const phases = { exchange: schedule.setupUs, reduce: 0, broadcast: 0 };
-  const builder = options.trace ? new TraceBuilder(options.trace) : undefined;
-  const rankLanes: number[] = [];
-  const reduceLanes: number[] = [];
-  // Each round's flows cross the links of the round before: one string per link, shared by the spans that name it.
-  const linkNames = new Map<number, string>();
-  if (builder) {
-    for (let r = 0; r < system.ranks; r++) {
-      rankLanes.push(builder.lane('rank', `rank ${r}`, { rank: r, node: Math.floor(r / system.gpusPerNode) }));
-    }
-  }
+  const recorder = options.trace && options.recordSpans ? new SpanRecorder(system, options.trace) : undefined;
+  const emitter = options.trace && !recorder ? new SpanEmitter(system, options.trace) : undefined;
+  const builder = recorder ?? emitter;
+  /** Spans recorded or made so far: counted alike, so a recorded trace stops at the round a made one does. */
+  let spanCount = 0;
   const spanLimit = options.traceSpanLimit ?? MAX_TRACE_SPANS;
   /**
    * Whether the limit left rounds without spans. Spans are kept whole rounds at a time, so every rank's trace stops
@@ -80,7 +83,9 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
   let now = schedule.setupUs;
   rounds: for (const round of schedule.rounds) {
     const repeats = options.full ? round.repeat : 1;
-    // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects.
+    // A builder may hand the fast path its flows packed already (no Flow objects); a trace reads the objects. A
+    // packed round may stand for its flows rather than list them (PAT's folded rounds, hierarchical's groups), so a
+    // traced round is solved from its objects.
     const packed = options.full || builder ? undefined : round.packed;
     const flows = packed ? [] : options.full ? expand(round) : round.flows;
     const set = packed?.set ?? pack(flows);
@@ -111,35 +116,27 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       if (builder) {
         for (let r = 0; r < multiplier; r++) {
           const start = now + r * duration + round.latencyUs;
-          let roundSpans = flows.length;
-          for (const flow of flows) if (flow.reduceBytes > 0) roundSpans++;
-          if (builder.spanCount + roundSpans > spanLimit) {
+          let roundSpans = 0;
+          for (const flow of flows) roundSpans += spansOf(flow);
+          if (spanCount + roundSpans > spanLimit) {
             truncated = true;
             break rounds;
           }
-          for (let f = 0; f < flows.length; f++) {
-            emitSpans(
-              builder,
-              system,
-              flows[f],
-              round.step + rep + r,
-              start,
-              result.finishUs[f],
-              rankLanes,
-              reduceLanes,
-              linkNames,
-            );
-          }
+          spanCount += roundSpans;
+          for (let f = 0; f < flows.length; f++)
+            builder.record(flows[f], round.step + rep + r, start, result.finishUs[f]);
         }
       }
       now += duration * multiplier;
     }
   }
-  const built = builder?.build();
-  const trace =
-    built && truncated
-      ? { ...built, metadata: { ...built.metadata, facts: { ...built.metadata.facts, [TRUNCATED_FACT]: spanLimit } } }
-      : built;
+  const metadata =
+    options.trace && truncated
+      ? { ...options.trace, facts: { ...options.trace.facts, [TRUNCATED_FACT]: spanLimit } }
+      : options.trace;
+  recorder?.close(metadata!);
+  const built = recorder ? { metadata: metadata!, lanes: [], spans: [] } : emitter?.build();
+  const trace = built && { ...built, metadata: metadata! };
   return {
     timeUs: now,
     phases: {
@@ -148,71 +145,8 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
       broadcast: asMicros(phases.broadcast),
     },
     trace,
-    spanCount: builder?.spanCount ?? 0,
+    ...(recorder ? { recorded: recorder } : {}),
+    spanCount,
     ...(truncated ? { truncated } : {}),
   };
-}
-
-function emitSpans(
-  builder: TraceBuilder,
-  system: System,
-  flow: Flow,
-  step: number,
-  startUs: number,
-  finishUs: number,
-  rankLanes: number[],
-  reduceLanes: number[],
-  linkNames: Map<number, string>,
-): void {
-  // Named from the layout: reading topology.links would build every node's links (a million at 131,072 GPUs).
-  const count = linkTable(system.topology).count;
-  const ids = linkIds(system.topology);
-  const spanLinks: string[] = [];
-  for (const r of flow.resources) {
-    if (r >= count) continue;
-    let name = linkNames.get(r);
-    if (name === undefined) linkNames.set(r, (name = ids.id(r)));
-    spanLinks.push(name);
-  }
-  builder.add({
-    lane: rankLanes[flow.rank],
-    rank: flow.rank,
-    phase: flow.phase,
-    name: `${flow.phase} → rank ${flow.peer}`,
-    step,
-    channel: flow.channel,
-    chunk: flow.chunk,
-    bytes: asBytes(flow.bytes * flow.weight),
-    links: spanLinks,
-    startUs: asMicros(startUs),
-    endUs: asMicros(startUs + finishUs),
-    args: { copies: flow.weight, peer: flow.peer },
-  });
-  if (flow.reduceBytes > 0) {
-    const receiver = flow.reducedAt?.rank ?? flow.peer;
-    const sender = flow.reducedAt?.from ?? flow.rank;
-    if (reduceLanes[receiver] === undefined) {
-      reduceLanes[receiver] = builder.lane('stream', `rank ${receiver} · reduce`, {
-        rank: receiver,
-        node: Math.floor(receiver / system.gpusPerNode),
-      });
-    }
-    const reduceUs = Math.min(
-      finishUs,
-      (flow.reduceBytes * flow.weight * REDUCE_MEMORY_FACTOR) / (system.hbmGBps * 1e3),
-    );
-    builder.add({
-      lane: reduceLanes[receiver],
-      rank: receiver,
-      phase: 'reduce',
-      name: `reduce from rank ${sender}`,
-      step,
-      channel: flow.channel,
-      chunk: flow.chunk,
-      bytes: asBytes(flow.reduceBytes * flow.weight),
-      links: [],
-      startUs: asMicros(startUs + finishUs - reduceUs),
-      endUs: asMicros(startUs + finishUs),
-    });
-  }
 }

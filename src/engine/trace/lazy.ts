@@ -8,6 +8,7 @@ import type { System } from '../topology/model';
 import { LAUNCH_SPAN_NAME, PACING_SPAN_NAME, SAME_TIME_REL, localSpan, round } from './drawn';
 import { MirrorPlan } from './mirror-plan';
 import { TRUNCATED_FACT, type Lane, type Span, type Trace, type TraceMetadata } from './model';
+import { traceIndex, type SimulatedSpanIndex } from './simulated-index';
 
 /** What a lazily drawn trace yields: a lane before its first span, then spans. */
 export type TraceItem =
@@ -20,24 +21,29 @@ export class LazyDrawnTrace {
   private readonly drawnEndUs: number;
   private readonly truncated: boolean;
   private readonly tolerance: number;
+  private readonly simulatedCount: number;
   private mirroredRanks = 0;
   private completedRanks = 0;
 
+  /**
+   * `index` lists every simulated span when `trace` holds only some ranks' (a run recorded for a summary): those
+   * ranks are the ones that can be drawn.
+   */
   constructor(
     readonly system: System,
     readonly result: CollectiveResult,
     readonly trace: Trace,
+    index: SimulatedSpanIndex = traceIndex(trace),
   ) {
-    this.plan = new MirrorPlan(system, trace);
+    this.plan = new MirrorPlan(system, trace, index);
     for (const lane of trace.lanes) {
       if (lane.rank === undefined) continue;
       if (lane.kind === 'rank') this.rankLane.set(lane.rank, lane);
       else this.streamLanes.set(lane.rank, [...(this.streamLanes.get(lane.rank) ?? []), lane]);
     }
     // Mirrored spans keep their source's times, so the simulated spans hold the drawn trace's last instant.
-    let end = 0;
-    for (const span of trace.spans) end = Math.max(end, span.endUs);
-    this.drawnEndUs = end;
+    this.drawnEndUs = index.endUs;
+    this.simulatedCount = index.count;
     this.truncated = trace.metadata.facts?.[TRUNCATED_FACT] !== undefined;
     this.tolerance = SAME_TIME_REL * Math.max(1, result.timeUs);
   }
@@ -96,7 +102,7 @@ export class LazyDrawnTrace {
     };
     if (this.truncated && result.timeUs - this.drawnEndUs > this.tolerance)
       facts['drawn'] =
-        `the first ${trace.spans.length} spans, to ${round(this.drawnEndUs)} µs of the predicted ${round(result.timeUs)} µs`;
+        `the first ${this.simulatedCount} spans, to ${round(this.drawnEndUs)} µs of the predicted ${round(result.timeUs)} µs`;
     if (this.mirroredRanks > 0)
       facts['mirrored ranks'] =
         `${this.mirroredRanks} ranks drawn from the rank they mirror (the simulator ran one rank per symmetric class)`;

@@ -5,6 +5,7 @@ import { linkIds, linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { nodesIdentical } from '../topology/uniform';
 import type { Lane, Span, Trace } from './model';
+import { SpanKeys, peerOf, traceIndex, type SimulatedSpanIndex } from './simulated-index';
 
 /** Which traffic of a rank a span is: within its node (or local work), or across nodes; 'all' off the symmetric path. */
 export type Part = 'node' | 'rail' | 'all';
@@ -13,13 +14,6 @@ export type Part = 'node' | 'rail' | 'all';
 export interface MirrorSource {
   readonly part: Part;
   readonly source: number;
-}
-
-/** The rank a span exchanges with: its `peer`, or the rank a reduce stream's "reduce from rank N" names. */
-function peerOf(span: Span): number | undefined {
-  if (typeof span.args?.peer === 'number') return span.args.peer;
-  const from = /\bfrom rank (\d+)/.exec(span.name ?? '');
-  return from ? Number(from[1]) : undefined;
 }
 
 const NO_SPANS: readonly Span[] = [];
@@ -31,8 +25,13 @@ export class MirrorPlan {
   readonly perNode: number;
   readonly nodes: number;
   readonly parts: readonly Part[];
-  /** The simulated spans of each rank by part: the sources, never mirrored spans. */
+  /** The simulated spans of each rank by part that the trace holds: the sources, never mirrored spans. */
   private readonly simulated = new Map<number, Span[]>();
+  /** Each (rank, part) the run simulated spans of, whether or not the trace holds them (see simulated-index.ts). */
+  private readonly present = new Set<number>();
+  /** The id of each (rank, part)'s list of span keys, equal ids for equal lists; made on first use. */
+  private listIds?: Map<number, number>;
+  private readonly partOf: (rank: number, peer: number | undefined) => Part;
   /** For each local GPU and part, the nodes whose GPU there has simulated spans of that part, ascending. */
   private readonly nodesWith = new Map<number, number[]>();
   private readonly rankLaneOf: Map<number | undefined, number>;
@@ -40,9 +39,14 @@ export class MirrorPlan {
   private readonly laneByLabel: Map<string, number>;
   private nextLaneId: number;
 
+  /**
+   * `index` lists every span the run simulated; `trace` may hold only some ranks' spans (those drawn), as a run
+   * recorded for a summary gives them. Without an index the trace holds them all.
+   */
   constructor(
     private readonly system: System,
     trace: Trace,
+    private readonly index: SimulatedSpanIndex = traceIndex(trace),
   ) {
     const perNode = system.gpusPerNode;
     this.perNode = perNode;
@@ -53,23 +57,25 @@ export class MirrorPlan {
       system.fabric.nicsPerNode === perNode &&
       nodesIdentical(system);
     this.parts = symmetric ? ['node', 'rail'] : ['all'];
-    const partOf = (span: Span): Part => {
+    this.partOf = (rank, peer) => {
       if (!symmetric) return 'all';
-      const peer = peerOf(span);
-      return peer !== undefined && Math.floor(peer / perNode) !== Math.floor(span.rank / perNode) ? 'rail' : 'node';
+      return peer !== undefined && Math.floor(peer / perNode) !== Math.floor(rank / perNode) ? 'rail' : 'node';
     };
+    index.forEach((rank, peer) => {
+      const part = this.partOf(rank, peer);
+      const key = keyOf(rank, part);
+      if (this.present.has(key)) return;
+      this.present.add(key);
+      const where = keyOf(rank % perNode, part);
+      const nodes = this.nodesWith.get(where) ?? [];
+      nodes.push(Math.floor(rank / perNode));
+      this.nodesWith.set(where, nodes);
+    });
     for (const span of trace.spans) {
-      const part = partOf(span);
-      const key = keyOf(span.rank, part);
+      const key = keyOf(span.rank, this.partOf(span.rank, peerOf(span)));
       const list = this.simulated.get(key);
       if (list) list.push(span);
-      else {
-        this.simulated.set(key, [span]);
-        const where = keyOf(span.rank % perNode, part);
-        const nodes = this.nodesWith.get(where) ?? [];
-        nodes.push(Math.floor(span.rank / perNode));
-        this.nodesWith.set(where, nodes);
-      }
+      else this.simulated.set(key, [span]);
     }
     for (const nodes of this.nodesWith.values()) nodes.sort((a, b) => a - b);
     this.rankLaneOf = new Map(trace.lanes.filter((l) => l.kind === 'rank').map((l) => [l.rank, l.id]));
@@ -79,10 +85,33 @@ export class MirrorPlan {
   }
 
   has(rank: number, part: Part): boolean {
-    return this.simulated.has(keyOf(rank, part));
+    return this.present.has(keyOf(rank, part));
   }
 
-  /** The spans the simulator drew for `rank` in `part`. */
+  /**
+   * An id for what `rank` simulated in `part` (each span's key, in order): equal ids for equal lists, -1 for none.
+   * The lists are told apart by walking a trie of span keys, so no list is joined into one string.
+   */
+  listIdOf(rank: number, part: Part): number {
+    if (!this.listIds) {
+      const ids = new Map<number, number>();
+      const next = new Map<number, Map<number, number>>();
+      let lists = 0;
+      this.index.forEach((r, peer, key) => {
+        const at = keyOf(r, this.partOf(r, peer));
+        const from = ids.get(at) ?? -1;
+        let edges = next.get(from);
+        if (!edges) next.set(from, (edges = new Map()));
+        let id = edges.get(key);
+        if (id === undefined) edges.set(key, (id = lists++));
+        ids.set(at, id);
+      }, new SpanKeys());
+      this.listIds = ids;
+    }
+    return this.listIds.get(keyOf(rank, part)) ?? -1;
+  }
+
+  /** The spans the simulator drew for `rank` in `part`, where the trace holds them. */
   simulatedOf(rank: number, part: Part): readonly Span[] {
     return this.simulated.get(keyOf(rank, part)) ?? NO_SPANS;
   }

@@ -7,8 +7,9 @@
 import type { CollectiveResult } from '../collective-types';
 import type { System } from '../topology/model';
 import { LazyDrawnTrace } from './lazy';
-import type { Part } from './mirror-plan';
+import { MirrorPlan } from './mirror-plan';
 import type { Lane, Span, Trace } from './model';
+import type { RecordedSpans } from './simulated-index';
 
 /**
  * Above this many ranks a trace is summarised unless asked for in full. The timeline draws a lane per rank, and
@@ -31,45 +32,25 @@ export interface NodeGroup {
   readonly nodes: readonly number[];
 }
 
-/** What of a span the summary must reproduce for every node a group stands for. */
-function spanKey(span: Span, rankLaneIds: ReadonlySet<number>): string {
-  const lane = rankLaneIds.has(span.lane) ? 'r' : 's';
-  return `${lane},${span.phase},${span.step},${span.channel},${span.chunk},${span.bytes},${span.startUs},${span.endUs}`;
-}
-
 /**
  * Groups the nodes of a drawn trace by what their GPUs show. A rank's spans are its simulated parts and the parts
  * mirrored from the ranks that stand for them, which keep those ranks' times: so each (rank, part) list of simulated
- * spans is keyed once, and a node is the keys of its GPUs' parts, without drawing a mirrored span.
+ * spans gets an id once (equal lists, equal ids), and a node is the ids of its GPUs' parts, without drawing a span.
  */
 export function nodeGroups(lazy: LazyDrawnTrace): NodeGroup[] {
-  const { plan, trace } = lazy;
-  const rankLaneIds = new Set(trace.lanes.filter((l) => l.kind === 'rank').map((l) => l.id));
-  const listIds = new Map<string, number>();
-  const listIdOf = new Map<number, number>();
-  const partIndex = new Map(plan.parts.map((part, i) => [part, i]));
-  const idOf = (rank: number, part: Part): number => {
-    const at = rank * plan.parts.length + partIndex.get(part)!;
-    const known = listIdOf.get(at);
-    if (known !== undefined) return known;
-    const key = plan
-      .simulatedOf(rank, part)
-      .map((s) => spanKey(s, rankLaneIds))
-      .join(';');
-    let id = listIds.get(key);
-    if (id === undefined) listIds.set(key, (id = listIds.size));
-    listIdOf.set(at, id);
-    return id;
-  };
+  return planGroups(lazy.plan, lazy.ranks);
+}
+
+function planGroups(plan: MirrorPlan, ranks: number): NodeGroup[] {
   const groups = new Map<string, number[]>();
   const g = plan.perNode;
   for (let node = 0; node < plan.nodes; node++) {
     const ids: number[] = [];
-    for (let rank = node * g; rank < Math.min(lazy.ranks, (node + 1) * g); rank++) {
+    for (let rank = node * g; rank < Math.min(ranks, (node + 1) * g); rank++) {
       const sources = new Map(plan.sourcesOf(rank).map((s) => [s.part, s.source]));
       for (const part of plan.parts) {
         const source = plan.has(rank, part) ? rank : sources.get(part);
-        ids.push(source === undefined ? -1 : idOf(source, part));
+        ids.push(source === undefined ? -1 : plan.listIdOf(source, part));
       }
     }
     const signature = ids.join(',');
@@ -113,9 +94,31 @@ export function standsFor(group: NodeGroup): string {
  * The drawn trace of `result` with one lane group per group of alike nodes: each group's lanes are its first node's
  * rank and stream lanes, labelled with the nodes they stand for, holding that node's spans of the full drawn trace.
  */
-export function summarisedCollectiveTrace(system: System, result: CollectiveResult, trace: Trace): Trace {
-  const lazy = new LazyDrawnTrace(system, result, trace);
-  const groups = nodeGroups(lazy).sort((a, b) => a.nodes[0] - b.nodes[0]);
+export function summarisedCollectiveTrace(
+  system: System,
+  result: CollectiveResult,
+  trace: Trace,
+  recorded?: RecordedSpans,
+): Trace {
+  let lazy: LazyDrawnTrace;
+  let groups: NodeGroup[];
+  if (recorded) {
+    // The groups come from the recorded index alone; then only the ranks drawn (each group's first node, and the
+    // ranks its GPUs mirror) get Span objects, so the cost follows the groups rather than the nodes.
+    const plan = new MirrorPlan(system, trace, recorded);
+    groups = planGroups(plan, system.ranks).sort((a, b) => a.nodes[0] - b.nodes[0]);
+    const drawn = new Set<number>();
+    for (const group of groups) {
+      for (const rank of nodeRanks(group.nodes[0], plan.perNode, system.ranks)) {
+        drawn.add(rank);
+        for (const source of plan.sourcesOf(rank)) drawn.add(source.source);
+      }
+    }
+    lazy = new LazyDrawnTrace(system, result, recorded.traceOf(drawn), recorded);
+  } else {
+    lazy = new LazyDrawnTrace(system, result, trace);
+    groups = nodeGroups(lazy).sort((a, b) => a.nodes[0] - b.nodes[0]);
+  }
   const g = lazy.plan.perNode;
   const lanes: Lane[] = [];
   const spans: Span[] = [];
@@ -123,7 +126,7 @@ export function summarisedCollectiveTrace(system: System, result: CollectiveResu
     const node = group.nodes[0];
     const suffix = standsFor(group);
     const laneIds = new Map<number, number>();
-    for (let rank = node * g; rank < Math.min(system.ranks, (node + 1) * g); rank++) {
+    for (const rank of nodeRanks(node, g, system.ranks)) {
       for (const item of lazy.rankItems(rank)) {
         if (item.lane) {
           laneIds.set(item.lane.id, lanes.length);
@@ -141,4 +144,11 @@ export function summarisedCollectiveTrace(system: System, result: CollectiveResu
     `nodes whose GPUs draw the same spans (times, phases, steps, bytes) are one group, drawn from its first node` +
     (alone > 0 ? `; ${alone} node${alone === 1 ? '' : 's'} drawn on ${alone === 1 ? 'its' : 'their'} own` : '');
   return { metadata: { ...trace.metadata, facts }, lanes, spans };
+}
+
+/** The ranks of `node`, `perNode` to a node, the last node cut at `ranks`. */
+function nodeRanks(node: number, perNode: number, ranks: number): number[] {
+  const out: number[] = [];
+  for (let rank = node * perNode; rank < Math.min(ranks, (node + 1) * perNode); rank++) out.push(rank);
+  return out;
 }

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {
   LazyDrawnTrace,
   asBytes,
+  asGBps,
   chromeTraceChunks,
   presetSystem,
   resolveSystem,
@@ -41,4 +42,22 @@ test('the streamed full trace, its pieces joined, opens with a lane for every ra
       trace.lanes.some((l) => l.label === `node ${Math.floor(rank / 8)} · rank ${rank}`),
       `rank ${rank} has its lane`,
     );
+});
+
+test('the summary of a run recorded for it, one NIC link of node 5 degraded, opens as the full trace summarised', () => {
+  const index = system.topology.links.findIndex((l) => l.kind === 'network' && l.from.startsWith('n5.'));
+  const links = system.topology.links.map((l, i) => (i === index ? { ...l, GBps: asGBps(l.GBps / 4) } : l));
+  const edited = { ...system, topology: { ...system.topology, links } };
+  const request = { kind: 'allreduce', bytes: asBytes(4 * 1024 * 1024), algorithm: 'nvlstree', trace: true } as const;
+  const full = simulateCollective(edited, request);
+  const recorded = simulateCollective(edited, { ...request, traceForSummary: true });
+  const text = JSON.stringify(
+    traceToChromeJson(summarisedCollectiveTrace(edited, recorded, recorded.trace!, recorded.recordedSpans)),
+  );
+  assert.equal(text, JSON.stringify(traceToChromeJson(summarisedCollectiveTrace(edited, full, full.trace!))));
+  const { trace } = readTraceFile(text, 'summary.json');
+  assert.ok(
+    trace.lanes.some((l) => /^node 5 · rank 40 · .*node 5 on its own$/.test(l.label)),
+    trace.lanes.map((l) => l.label).join('\n'),
+  );
 });
