@@ -38,7 +38,7 @@ const targets = [
     format: 'cjs',
     target: 'node20',
   },
-  // The CLI: dist/cli.js launches dist/cli/main.js, split per command (scripts/cli-bundle.mjs).
+  // The CLI: dist/cli.js launches dist/cli/main.mjs, split per command (scripts/cli-bundle.mjs).
   cliTarget(common),
 ];
 if (webviewEntries.length > 0) {

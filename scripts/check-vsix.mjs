@@ -52,7 +52,7 @@ export const REQUIRED = [
   'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
   // The launcher's entry point; the commands' chunks beside it are named by hash.
-  'extension/dist/cli/main.js',
+  'extension/dist/cli/main.mjs',
   // The CLI's worker threads (sweep); without it the shipped CLI would run every sweep serially.
   'extension/dist/cli-worker.js',
   'extension/dist/tree-sitter.wasm',
