@@ -4,6 +4,7 @@
 import { UserFileError } from '../native/files/file-errors';
 import { UsageError, type CliIo } from './command';
 import { COMMAND_CATALOGUE } from './commands/catalogue';
+import { endProcess } from './exit';
 import { suggestion } from './suggest';
 import { terminalInline, terminalMessage, terminalSafe } from './terminal-text';
 import { TOOL_VERSION } from './version';
@@ -96,9 +97,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 exitQuietlyOnClosedPipe(process.stdout);
 exitQuietlyOnClosedPipe(process.stderr);
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => endProcess(code),
   (error) => {
     process.stderr.write(`internal error: ${String(error)}\n`);
     process.exitCode = 70;

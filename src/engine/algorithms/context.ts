@@ -98,12 +98,17 @@ function stepLatency(
   const sync: Partial<Record<LinkClass, number>> = {};
   let worst = 0;
   let net = false;
-  for (const path of paths) {
+  // Indexed loops: a cold process runs these over a path per node before the optimising compiler sees them, and
+  // the interpreter's for-of goes through an iterator per path.
+  const linkCount = links.count;
+  for (let p = 0; p < paths.length; p++) {
+    const path = paths[p];
     // One pass gives the hops' latency and the path's class, as pathLatencyUs and pathClass would.
     let us = 0;
     let cls: LinkClass = 'nvlink';
-    for (const r of path) {
-      if (r >= links.count) continue;
+    for (let h = 0; h < path.length; h++) {
+      const r = path[h];
+      if (r >= linkCount) continue;
       us += links.latencyUs(r);
       const hop = kindClass(links.kind(r));
       if (hop === 'net' || (hop === 'pcie' && cls === 'nvlink')) cls = hop;

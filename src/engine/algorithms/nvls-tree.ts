@@ -167,7 +167,10 @@ function packDepth(
       if (!reuse) {
         const child = nodes[i] * g + locals[j];
         const parent = shapes[trees[i]].parent[nodes[i]] * g + locals[j];
-        const [from, to] = up ? [child, parent] : [parent, child];
+        // Two conditionals rather than destructuring a pair: this runs once per flow, mostly before the optimising
+        // compiler has seen it, where a destructured array literal costs an allocation and an iterator.
+        const from = up ? child : parent;
+        const to = up ? parent : child;
         routes.push(symmetric ? system.fabric.route(from, to) : routeOnce(system, from, to));
       }
       entries += routes[i * perMember + j].length + (reduce ? 1 : 0);

@@ -62,11 +62,13 @@ export function uniformRound(
     level[f] = flowLevel;
     for (let k = start[f]; k < start[f + 1]; k++) {
       const id = localOf[k];
-      if (Number.isNaN(resourceLevel[id])) {
+      const claimed = resourceLevel[id];
+      // NaN until a flow claims the resource (claimed !== claimed is Number.isNaN without a call per entry).
+      if (claimed !== claimed) {
         resourceLevel[id] = flowLevel;
         resourceBytes[id] = bytes[f];
         resourceCapped[id] = capped;
-      } else if (resourceLevel[id] !== flowLevel || resourceBytes[id] !== bytes[f] || resourceCapped[id] !== capped)
+      } else if (claimed !== flowLevel || resourceBytes[id] !== bytes[f] || resourceCapped[id] !== capped)
         leftResource[id] = 1;
     }
   }
@@ -175,14 +177,21 @@ function buildStructure(
       if (use < smallestUse[id]) smallestUse[id] = use;
     }
   }
+  // Each resource's share (capacity / demand) is divided once, not once per entry; a resource without demand
+  // takes no part, as Infinity takes none in a minimum.
   const capacity = new Float64Array(m);
-  for (let id = 0; id < m; id++) capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
+  const shareOf = new Float64Array(m);
+  for (let id = 0; id < m; id++) {
+    capacity[id] = capacityGBps(globalOf[id]) * BYTES_PER_US_PER_GBPS;
+    shareOf[id] = demand[id] > 1e-12 ? capacity[id] / demand[id] : Infinity;
+  }
   const own = new Float64Array(n);
   for (let f = 0; f < n; f++) {
     let share = Infinity;
     for (let k = start[f]; k < start[f + 1]; k++) {
-      const id = localOf[k];
-      if (demand[id] > 1e-12) share = Math.min(share, capacity[id] / demand[id]);
+      const s = shareOf[localOf[k]];
+      // Math.min without a call per entry: the smaller, and NaN once either is NaN.
+      if (s < share || s !== s) share = s;
     }
     own[f] = share;
   }
