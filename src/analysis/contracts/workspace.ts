@@ -13,6 +13,7 @@ import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
 import { LossScalerIndex } from './loss-scalers';
+import { OptimizerWrapperIndex } from './optimizer-wrappers';
 
 const PACKAGE = 'transformers';
 
@@ -33,6 +34,7 @@ export class ContractIndex {
   private readonly pipelines: PipelineIndex;
   private readonly experts: ExpertIndex;
   private readonly scalers: LossScalerIndex;
+  private readonly wrappers: OptimizerWrapperIndex;
 
   constructor(
     private readonly parser: Parser,
@@ -41,12 +43,14 @@ export class ContractIndex {
     this.pipelines = new PipelineIndex(parser);
     this.experts = new ExpertIndex(parser);
     this.scalers = new LossScalerIndex(parser);
+    this.wrappers = new OptimizerWrapperIndex(parser, resolveModule);
   }
 
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
     this.experts.setFile(path, text);
     this.scalers.setFile(path, text);
+    this.wrappers.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -62,6 +66,7 @@ export class ContractIndex {
     this.pipelines.removeFile(path);
     this.experts.removeFile(path);
     this.scalers.removeFile(path);
+    this.wrappers.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -78,8 +83,9 @@ export class ContractIndex {
     const schedules = this.pipelines.findings(new Set(paths), isTest);
     const experts = this.experts.findings(new Set(paths), isTest);
     const scalers = this.scalers.findings(new Set(paths), isTest);
+    const wrappers = this.wrappers.findings(new Set(paths), isTest);
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of [...schedules, ...experts, ...scalers]) {
+    for (const [path, list] of [...schedules, ...experts, ...scalers, ...wrappers]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }
