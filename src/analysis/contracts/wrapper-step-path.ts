@@ -121,10 +121,12 @@ function walkBlock(
       const alternatives = named(stmt).filter((n) => n.type === 'elif_clause' || n.type === 'else_clause');
       const returns = containsReturn(stmt);
       const conditionCall = condition ? selfCall(s.text(condition)) : undefined;
-      if (condition && consequence && conditionCall && alternatives.length === 0 && containsUpdate(s, consequence)) {
+      const elseWithoutUpdate = alternatives.every((a) => a.type === 'else_clause' && !containsUpdate(s, a));
+      if (condition && consequence && conditionCall && elseWithoutUpdate && containsUpdate(s, consequence)) {
         // `if self.pre_step(): ... optimizer.step()`: the update runs only where the method returned a true value.
         walkCall(walk, index, conditionCall, guards, sure, 'truthy');
         walkBlock(walk, index, consequence, guards, sure, mode, loop);
+        for (const part of alternatives) walkBlock(walk, index, part, guards, false, mode, loop);
         if (returns) sure = false;
         continue;
       }

@@ -82,7 +82,8 @@ const DISTRIBUTED = py`
           if self.pre_step():
               self.reduce_gradients()
               return self.original_optimizer.step(closure)
-          return None
+          else:
+              return None
 `;
 
 const PACKAGE = py`
