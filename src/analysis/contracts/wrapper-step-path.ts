@@ -43,6 +43,8 @@ export interface StepPath {
 /** How many methods deep the walk follows `self.m()` calls. */
 const MAX_DEPTH = 8;
 const GRAD = /^[A-Za-z_]\w*\.grad$/;
+/** Methods that take a tensor for its shape or type, not its value. */
+const SHAPE_READS = new Set(['view_as', 'reshape_as', 'expand_as', 'type_as']);
 
 interface Walk {
   readonly chain: readonly ChainClass[];
@@ -208,12 +210,14 @@ function walkExpression(
       const left = child(n, 'left');
       const right = child(n, 'right');
       // `p.grad = p.summed_grad + noise` gives the gradient its value; one that reads `.grad` back rescales it.
-      if (left && right && GRAD.test(s.text(left).replace(/\s+/g, '')) && /\.grad\b/.test(s.text(right)))
+      if (left && right && GRAD.test(s.text(left).replace(/\s+/g, '')) && /\.grad\b/.test(valueReads(s.text(right))))
         event('other', n);
       return true;
     }
     if (n.type !== 'call') return true;
     const callee = s.calleeText(n);
+    // `x.view_as(p.grad)` reads the gradient's shape only.
+    if (SHAPE_READS.has(s.calleeName(n))) return true;
     if (/\.grad\.(div_|mul_|mul|div|copy_)$/.test(callee)) event('other', n);
     else if (s.calleeName(n) === 'all_reduce' && GRAD.test(s.text(s.args(n).positional[0] ?? n).replace(/\s+/g, '')))
       event('reduce', n, [], isWorldSum(cls.model, n));
@@ -290,6 +294,16 @@ function onlyFalsyReturns(s: FileModel['syntax'], node: PyNode): boolean {
     return ok;
   });
   return ok;
+}
+
+/**
+ * The text of an expression without the places that read only a gradient's shape or placement
+ * (`(p.summed_grad + noise).view_as(p.grad)`, `p.grad.shape`), which do not carry its value.
+ */
+function valueReads(text: string): string {
+  return text
+    .replace(/\.(view_as|reshape_as|expand_as|type_as)\(\s*[A-Za-z_]\w*\.grad\s*\)/g, '')
+    .replace(/\b[A-Za-z_]\w*\.grad\.(shape|dtype|device|size\(\s*\))/g, '');
 }
 
 /** `a * b` → [a, b]; any other expression is one factor. */

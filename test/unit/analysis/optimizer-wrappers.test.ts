@@ -33,7 +33,8 @@ const BASE = py`
 
       def add_noise(self):
           for p in self.params:
-              p.grad = p.summed_grad + torch.randn_like(p.summed_grad) * self.noise_multiplier
+              noise = torch.randn_like(p.summed_grad) * self.noise_multiplier
+              p.grad = (p.summed_grad + noise).view_as(p.grad)
 
       def scale_grad(self):
           if self.loss_reduction == "mean":
@@ -150,7 +151,7 @@ test('CP002: the batch of all ranks given to a wrapper whose subclass sums and d
   assert.deepEqual(
     finding.related.map((r) => `${r.file ?? 'train.py'}:${r.range.startLine + 1}`),
     [
-      'privacy/optimizers/optimizer.py:29',
+      'privacy/optimizers/optimizer.py:30',
       'privacy/optimizers/distributed.py:19',
       'privacy/optimizers/distributed.py:21',
     ],
@@ -215,6 +216,10 @@ test('silent where the path is not proven: another group, another rescaling, oth
     assert.notEqual(distributed, DISTRIBUTED);
     assert.deepEqual(doubled(await check({ distributed })), [], distributed);
   }
+  // A new gradient computed from the old one's value is a rescaling the rule does not model.
+  const rescaled = BASE.replace('(p.summed_grad + noise).view_as(p.grad)', 'p.grad * 0.5 + noise');
+  assert.notEqual(rescaled, BASE);
+  assert.deepEqual(doubled(await check({ base: rescaled })), []);
   // The update runs whether or not the gradients were divided: nothing is guaranteed on its path.
   const unguarded = BASE.replace(
     '    def pre_step(self):\n        if self.skip_next:\n            return False',
