@@ -13,7 +13,8 @@ import { parseModule } from '../parse';
 import { ruleInfo } from '../rules';
 import { isShardedGlobalBatch } from '../sharded-loader';
 import type { Finding, RelatedLocation } from '../types';
-import { findMethod, hasSplat, stepPath, type ChainClass } from './wrapper-step-path';
+import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
+import { hasSplat } from './wrapper-syntax';
 import { keywordOnly, wrapperClaim, type WrapperClaim } from './wrapper-claim';
 
 const PARSE_BUDGET_MS = 2_000;

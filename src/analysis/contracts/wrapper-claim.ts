@@ -4,7 +4,8 @@
 // with no other rescaling of the gradients anywhere on the path. Anything else proves nothing.
 import { child, unparen } from '../tree';
 import type { FileModel, Param } from '../scope';
-import { hasSplat, type ChainClass, type GradEvent, type StepPath } from './wrapper-step-path';
+import type { ChainClass, GradEvent, StepPath } from './wrapper-step-path';
+import { hasSplat } from './wrapper-syntax';
 
 export interface WrapperClaim {
   /** The attribute the batch division reads (`self.expected_batch_size`). */
