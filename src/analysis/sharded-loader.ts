@@ -263,10 +263,12 @@ function singleValue(model: FileModel, name: string, fn: FunctionInfo): { node: 
     if (f.params.some((p) => p.name === name)) return undefined;
     const values: PyNode[] = [];
     for (const a of f.assignments) {
-      if (a.type !== 'assignment') continue;
       const left = child(a, 'left');
       const right = child(a, 'right');
-      if (left?.type === 'identifier' && right && model.syntax.text(left) === name) values.push(right);
+      if (left?.type !== 'identifier' || !right || model.syntax.text(left) !== name) continue;
+      // `batch /= world_size` (opacus' fix, under `if distributed:`) rescales the value on some paths: not one value.
+      if (a.type !== 'assignment') return undefined;
+      values.push(right);
     }
     if (values.length === 1) return { node: values[0], fn: f };
     if (values.length > 1) return undefined;

@@ -206,6 +206,9 @@ export class SizeClassifier {
         return bound.kind === 'unknown' && this.byName(text).kind === 'neutral' ? { kind: 'neutral' } : bound;
       }
       if (this.summedInPlace(env.fn, text)) return { kind: 'global-count' };
+      // `batch //= world_size` (opacus' fix, under `if distributed:`) rescales the value on some paths: what the
+      // name was assigned no longer says what it holds.
+      if (this.rescaledInPlace(env.fn, text)) return { kind: 'unknown' };
       const fromValues = this.fromAssignments(this.localValues(env.fn, text), env, depth);
       if (fromValues) return fromValues;
       const param = env.fn.params.find((p) => p.name === text);
@@ -245,6 +248,18 @@ export class SizeClassifier {
       const op = s.args(call).keywords.get('op')?.value;
       return !op || /SUM|Sum/.test(s.text(op));
     });
+  }
+
+  /** The name is multiplied or divided in place (`x /= n`, `x //= n`, `x *= n`) in the function that assigns it. */
+  private rescaledInPlace(fn: FunctionInfo, name: string): boolean {
+    const s = this.model.syntax;
+    for (let f: FunctionInfo | undefined = fn; f; f = f.params.some((p) => p.name === name) ? undefined : f.enclosing) {
+      const own = f.assignments.filter((a) => s.text(child(a, 'left') ?? a) === name);
+      if (own.some((a) => a.type === 'augmented_assignment' && ['/=', '//=', '*='].includes(s.operator(a))))
+        return true;
+      if (own.length > 0) return false;
+    }
+    return false;
   }
 
   private localValues(fn: FunctionInfo, name: string): PyNode[] {

@@ -14,6 +14,7 @@ import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
 import { LossScalerIndex } from './loss-scalers';
 import { CallbackScheduleIndex } from './callback-schedule';
+import { OptimizerWrapperIndex } from './optimizer-wrappers';
 
 const PACKAGE = 'transformers';
 
@@ -35,6 +36,7 @@ export class ContractIndex {
   private readonly experts: ExpertIndex;
   private readonly scalers: LossScalerIndex;
   private readonly callbacks: CallbackScheduleIndex;
+  private readonly wrappers: OptimizerWrapperIndex;
 
   constructor(
     private readonly parser: Parser,
@@ -44,6 +46,7 @@ export class ContractIndex {
     this.experts = new ExpertIndex(parser);
     this.scalers = new LossScalerIndex(parser);
     this.callbacks = new CallbackScheduleIndex(parser, resolveModule);
+    this.wrappers = new OptimizerWrapperIndex(parser, resolveModule);
   }
 
   setFile(path: string, text: string): void {
@@ -51,6 +54,7 @@ export class ContractIndex {
     this.experts.setFile(path, text);
     this.scalers.setFile(path, text);
     this.callbacks.setFile(path, text);
+    this.wrappers.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -67,6 +71,7 @@ export class ContractIndex {
     this.experts.removeFile(path);
     this.scalers.removeFile(path);
     this.callbacks.removeFile(path);
+    this.wrappers.removeFile(path);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
@@ -84,8 +89,9 @@ export class ContractIndex {
     const experts = this.experts.findings(new Set(paths), isTest);
     const scalers = this.scalers.findings(new Set(paths), isTest);
     const callbacks = this.callbacks.findings(new Set(paths), isTest);
+    const wrappers = this.wrappers.findings(new Set(paths), isTest);
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of [...schedules, ...experts, ...scalers, ...callbacks]) {
+    for (const [path, list] of [...schedules, ...experts, ...scalers, ...callbacks, ...wrappers]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }

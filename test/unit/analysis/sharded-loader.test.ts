@@ -133,3 +133,12 @@ test('the global batch stays silent where it is right or not proven', async () =
   );
   assert.deepEqual(summary(await analyze(twice)), []);
 });
+
+test('a batch rescaled in place by the world size (the shape of opacus 95fdb35) is not read as its first value', async () => {
+  const rescaled = DDP_GLOBAL_BATCH.replace(
+    '    model = DDP(model)\n',
+    '    if dist.is_initialized():\n        samples_per_step //= dist.get_world_size()\n    model = DDP(model)\n',
+  );
+  assert.notEqual(rescaled, DDP_GLOBAL_BATCH);
+  assert.deepEqual(summary(await analyze(rescaled)), []);
+});

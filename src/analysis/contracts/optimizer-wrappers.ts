@@ -1,0 +1,206 @@
+// An optimizer wrapper that divides the gradients twice (CP002): its step path (wrapper-step-path.ts) divides each
+// `p.grad` by a batch size it was given at construction, then sums each gradient over all ranks and divides it by
+// the world size. That is the mean over the ranks only when the batch it divided by is one rank's own; a batch of
+// all ranks makes the applied gradient 1/N of the mean (opacus' `DistributedDPOptimizer` given the global
+// `expected_batch_size`, fixed in 95fdb35). Reported at the batch size, where a construction in view passes a value
+// proven to be the global batch (sharded-loader.ts); the wrapper's classes may be in other files, found through the
+// imports (the program's module index), and their methods are resolved along the bases.
+import type { Parser } from 'web-tree-sitter';
+import { child, unparen, type PyNode } from '../tree';
+import { FileModel, type FunctionInfo } from '../scope';
+import { Syntax } from '../syntax';
+import { parseModule } from '../parse';
+import { ruleInfo } from '../rules';
+import { isShardedGlobalBatch } from '../sharded-loader';
+import type { Finding, RelatedLocation } from '../types';
+import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
+import { hasSplat } from './wrapper-syntax';
+import { keywordOnly, wrapperClaim, type WrapperClaim } from './wrapper-claim';
+
+const PARSE_BUDGET_MS = 2_000;
+/** How many re-exports (`from .optimizer import DPOptimizer` in a package's `__init__.py`) a class name is followed. */
+const MAX_REEXPORTS = 3;
+/** The base classes followed up from a wrapper. */
+const MAX_CHAIN = 6;
+
+interface Entry {
+  readonly text: string;
+  /** Constructs objects with a batch made from a sharded loader's length (the only divisor the rule can prove). */
+  readonly mayConstruct: boolean;
+  model?: FileModel | null;
+}
+
+export class OptimizerWrapperIndex {
+  private readonly files = new Map<string, Entry>();
+
+  constructor(
+    private readonly parser: Parser,
+    private readonly resolveModule: (from: string, module: string) => string | undefined,
+  ) {}
+
+  setFile(path: string, text: string): void {
+    if (this.files.get(path)?.text === text) return;
+    this.files.set(path, {
+      text,
+      mayConstruct: /Distributed\w*Sampler/.test(text) && /\blen\s*\(/.test(text),
+    });
+  }
+
+  removeFile(path: string): void {
+    this.files.delete(path);
+  }
+
+  /** CP002 findings at batch sizes of all ranks given to a wrapper that also divides by the world size, by file. */
+  findings(wanted: ReadonlySet<string>, isTest: (path: string) => boolean): Map<string, Finding[]> {
+    const out = new Map<string, Finding[]>();
+    for (const [path, entry] of this.files) {
+      if (!entry.mayConstruct || !wanted.has(path) || isTest(path)) continue;
+      const model = this.modelOf(path);
+      if (!model) continue;
+      for (const fn of model.functions) {
+        for (const call of fn.calls) {
+          const found = this.judgeConstruction(path, model, fn, call);
+          if (found) out.set(path, [...(out.get(path) ?? []), found]);
+        }
+      }
+    }
+    return out;
+  }
+
+  private judgeConstruction(path: string, model: FileModel, fn: FunctionInfo, call: PyNode): Finding | undefined {
+    const callee = child(call, 'function');
+    if (!callee || (callee.type !== 'identifier' && callee.type !== 'attribute')) return undefined;
+    const name = model.syntax.text(callee).replace(/\s+/g, '');
+    if (!/^[A-Z]/.test(name.slice(name.lastIndexOf('.') + 1))) return undefined;
+    const cls = this.resolveClass(path, model, name, 0);
+    if (!cls) return undefined;
+    const chain = this.chainOf(cls);
+    if (!chain) return undefined;
+    const path0 = stepPath(chain);
+    if (!path0) return undefined;
+    const claim = wrapperClaim(chain, path0);
+    if (!claim) return undefined;
+    const param = constructorParameter(chain, claim);
+    if (!param) return undefined;
+    const args = model.syntax.args(call);
+    if (hasSplat(args.list)) return undefined;
+    const argument = args.keywords.get(param.name)?.value ?? args.positional[param.index - 1];
+    if (!argument || !isShardedGlobalBatch(model, argument, fn)) return undefined;
+    return finding(path, model, fn, argument, chain[0].name, claim);
+  }
+
+  /** The class a name denotes in a file: defined there, or imported (through at most a few re-exports). */
+  private resolveClass(path: string, model: FileModel, name: string, depth: number): ChainClass | undefined {
+    if (depth > MAX_REEXPORTS) return undefined;
+    if (!name.includes('.') && model.classBasesOf(name) !== undefined) return { path, name, model };
+    const head = name.split('.')[0];
+    const imported = model.moduleOf(head);
+    if (!imported) return undefined;
+    const dotted = imported + name.slice(head.length);
+    const cut = dotted.lastIndexOf('.');
+    if (cut <= 0) return undefined;
+    const file = this.resolveModule(path, dotted.slice(0, cut));
+    const target = file ? this.modelOf(file) : undefined;
+    return file && target ? this.resolveClass(file, target, dotted.slice(cut + 1), depth + 1) : undefined;
+  }
+
+  /** The class and its workspace bases in resolution order; undefined where two bases are the workspace's. */
+  private chainOf(first: ChainClass): ChainClass[] | undefined {
+    const chain = [first];
+    for (let c = first; chain.length < MAX_CHAIN;) {
+      const bases = (c.model.classBasesOf(c.name) ?? [])
+        .map((b) => this.resolveClass(c.path, c.model, b, 0))
+        .filter((b): b is ChainClass => b !== undefined);
+      if (bases.length === 0) return chain;
+      if (bases.length > 1 || chain.some((k) => k.path === bases[0].path && k.name === bases[0].name)) return undefined;
+      chain.push(bases[0]);
+      c = bases[0];
+    }
+    return undefined;
+  }
+
+  private modelOf(path: string): FileModel | undefined {
+    const entry = this.files.get(path);
+    if (!entry) return undefined;
+    if (entry.model === undefined) {
+      try {
+        const parsed = parseModule(this.parser, entry.text, PARSE_BUDGET_MS, Number.POSITIVE_INFINITY);
+        entry.model = 'module' in parsed ? new FileModel(parsed.module, new Syntax(parsed.source)) : null;
+      } catch {
+        entry.model = null;
+      }
+    }
+    return entry.model ?? undefined;
+  }
+}
+
+/**
+ * The parameter of the wrapper's own constructor that reaches the attribute it divides by: the base `__init__`'s
+ * parameter, carried down through each subclass's `super().__init__(…, name=param)` (or the same position).
+ */
+function constructorParameter(
+  chain: readonly ChainClass[],
+  claim: WrapperClaim,
+): { name: string; index: number } | undefined {
+  let param: { name: string; index: number } = claim.parameter;
+  for (let i = claim.initIndex - 1; i >= 0; i--) {
+    const init = findMethod(chain, i, '__init__');
+    if (!init || init.index > i) continue;
+    const s = chain[i].model.syntax;
+    const calls = init.fn.calls.filter((c) => s.calleeText(c) === 'super().__init__');
+    if (calls.length !== 1) return undefined;
+    const args = s.args(calls[0]);
+    if (hasSplat(args.list)) return undefined;
+    const passed = args.keywords.get(param.name)?.value ?? args.positional[param.index - 1];
+    if (!passed || unparen(passed).type !== 'identifier') return undefined;
+    const own = init.fn.params.find((p) => p.name === s.text(unparen(passed)));
+    if (!own) return undefined;
+    param = { name: own.name, index: keywordOnly(own) ? -1 : own.index };
+  }
+  return param;
+}
+
+function finding(
+  path: string,
+  model: FileModel,
+  fn: FunctionInfo,
+  argument: PyNode,
+  wrapper: string,
+  claim: WrapperClaim,
+): Finding {
+  const s = model.syntax;
+  const arg = unparen(argument);
+  const name = s.text(arg);
+  // A name is reported where it is given its value, which is where the batch of all ranks is computed.
+  const assigned =
+    arg.type === 'identifier'
+      ? fn.assignments.find((a) => a.type === 'assignment' && s.text(child(a, 'left') ?? a) === name)
+      : undefined;
+  const at = assigned ?? arg;
+  const divide = claim.divide;
+  const world = claim.worldDivide;
+  const where = (e: typeof divide) => `\`${e.className}.${e.method}\``;
+  const message =
+    `\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
+    `and \`${wrapper}\` divides each gradient by it in ${where(divide)} (\`${claim.attribute}\`), then sums the gradients over the ranks and ` +
+    `divides them by the world size again in ${where(world)}: the applied gradient is 1/N (world size) of the mean, and the effective ` +
+    `learning rate 1/N of the configured one. Pass the batch of one rank (divide \`${name}\` by the world size), or drop one of the divisions.`;
+  const link = (e: typeof divide, text: string): RelatedLocation => ({
+    range: e.model.syntax.source.range(e.node),
+    message: text,
+    ...(e.path === path ? {} : { file: e.path }),
+  });
+  const related = [
+    link(divide, `each gradient is divided by \`${claim.attribute}\``),
+    link(claim.reduce, 'the gradients are summed over all ranks'),
+    link(world, 'and divided by the world size'),
+  ];
+  return {
+    code: 'CP002',
+    severity: ruleInfo('CP002').severity,
+    range: s.source.range(at),
+    message,
+    related,
+    fixes: [],
+  };
+}
