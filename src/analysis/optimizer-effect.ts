@@ -5,7 +5,7 @@
 // except through `eps`, a gradient clipping by norm in view (its threshold is then off by K) and an L2 weight decay
 // added to the gradient. The findings' messages keep today's wording unless the step's optimizer is resolved to a
 // constructor call in view (optimizerAt); restateEffect then rewrites the one clause that states the effect.
-import { unparen, type PyNode } from './tree';
+import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 
 export interface ResolvedOptimizer {
@@ -117,7 +117,7 @@ function resolve(model: FileModel, fn: FunctionInfo, target: PyNode, depth: numb
       scoped = values.filter((v) => v.fn === f);
     values = scoped;
   }
-  if (values.length === 0) return undefined;
+  if (values.length === 0 || rebound(model, text)) return undefined;
   let found: ResolvedOptimizer | undefined;
   for (const v of values) {
     const opt = resolve(model, v.fn, v.value, depth + 1);
@@ -125,6 +125,35 @@ function resolve(model: FileModel, fn: FunctionInfo, target: PyNode, depth: numb
     found = opt;
   }
   return found;
+}
+
+// Calls that hand back the optimizer they are given, wrapped: `model, optimizer = accelerator.prepare(model, optimizer)`.
+const PASS_THROUGH = new Set(['prepare', 'initialize', 'boost']);
+
+/**
+ * True when `text` is also bound by unpacking (`model, optimizer = build(cfg)`), whose value the file does not show,
+ * unless the call is a wrapper handed the same name back.
+ */
+function rebound(model: FileModel, text: string): boolean {
+  const s = model.syntax;
+  for (const fn of model.functions) {
+    for (const a of fn.assignments) {
+      const left = a.type === 'assignment' ? child(a, 'left') : undefined;
+      if (!left || (left.type !== 'pattern_list' && left.type !== 'tuple_pattern')) continue;
+      if (!named(left).some((c) => s.text(c).replace(/\s+/g, '') === text)) continue;
+      const right = child(a, 'right');
+      const call = right ? unparen(right) : undefined;
+      const args = call?.type === 'call' ? s.args(call) : undefined;
+      const handed = args && [...args.positional, ...[...args.keywords.values()].map((k) => k.value)];
+      if (
+        !call ||
+        !PASS_THROUGH.has(s.calleeName(call)) ||
+        !handed?.some((h) => s.text(h).replace(/\s+/g, '') === text)
+      )
+        return true;
+    }
+  }
+  return false;
 }
 
 function constructed(model: FileModel, fn: FunctionInfo, call: PyNode, depth: number): ResolvedOptimizer | undefined {

@@ -114,3 +114,15 @@ test('CP004 with optax.adamw and clip_by_global_norm in its chain; optax.sgd kee
   assert.deepEqual(summary(sgd), ['CP004@9']);
   assert.match(sgd[0].message, /the effective learning rate is N× \(world size\) the configured one/);
 });
+
+test('a name rebound by unpacking another call is unresolved; a wrapper handed the same optimizer is not', async () => {
+  const rebound = accumulation('torch.optim.AdamW(model.parameters())').replace(
+    '    for step,',
+    '    model, optimizer = build(model, args)\n    for step,',
+  );
+  const findings = await analyze(rebound);
+  assert.deepEqual(summary(findings), ['CP008@9']);
+  assert.match(findings[0].message, LR_WORDING);
+  const prepared = rebound.replace('build(model, args)', 'accelerator.prepare(model, optimizer)');
+  assert.match((await analyze(prepared))[0].message, /but AdamW normalises its step/);
+});
