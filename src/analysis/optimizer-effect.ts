@@ -77,7 +77,10 @@ export function optimizerAt(model: FileModel, node: PyNode): ResolvedOptimizer |
   const fn = model.functions.find((f) => f.node === node.parent) ?? model.enclosingFunction(node);
   if (!fn) return undefined;
   const s = model.syntax;
-  const steps = isStep(model, node) ? [node] : fn.calls.filter((c) => isStep(model, c));
+  // A learning-rate scheduler's `step()` applies no gradient; one named otherwise leaves the optimizer unresolved.
+  const steps = isStep(model, node)
+    ? [node]
+    : fn.calls.filter((c) => isStep(model, c) && !/sched/i.test(s.text(s.calleeObject(c) ?? c)));
   let found: ResolvedOptimizer | undefined;
   for (const step of steps) {
     const args = s.args(step);
