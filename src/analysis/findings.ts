@@ -16,6 +16,7 @@ import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisor
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
 import { findingAtChoice } from './chosen-place';
+import { optimizerAt, restateEffect } from './optimizer-effect';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
 export interface ExplainedVerdict {
@@ -59,6 +60,7 @@ export class FindingWriter {
     message: string,
     fixes: (Fix | undefined)[],
     related: RelatedLocation[] = [],
+    step?: PyNode,
   ): void {
     const range = this.source.range(node);
     if (
@@ -71,7 +73,8 @@ export class FindingWriter {
       code,
       severity: ruleInfo(code).severity,
       range,
-      message,
+      // The effect is stated for the optimizer the step applies the gradient with, where the file shows it.
+      message: restateEffect(message, optimizerAt(this.model, step ?? node)),
       related,
       fixes: fixes.filter((f): f is Fix => f !== undefined),
     });
@@ -103,7 +106,7 @@ export class FindingWriter {
             range: r.via.range,
             message: `\`${r.via.name}\` sums here with \`${r.via.reducer}\` and does not divide`,
           });
-          this.push(v.code, v.location, message, [], related);
+          this.push(v.code, v.location, message, [], related, v.update?.node);
           return;
         }
         if (v.code === 'CP004') {
@@ -155,7 +158,7 @@ export class FindingWriter {
             ],
           });
         }
-        this.push(v.code, v.location, message, fixes, related);
+        this.push(v.code, v.location, message, fixes, related, v.update?.node);
         return;
       }
       case 'CP002': {
@@ -171,7 +174,14 @@ export class FindingWriter {
           : undefined;
         const globalBatch = v.term?.size.kind === 'global-count' ? globalBatchNote(this.model, v.term.node) : undefined;
         const double = doubleMessage(v.exponent, this.worldSize, why);
-        this.push('CP002', v.location, globalBatch ? `${double} ${globalBatch}` : double, [fix], related);
+        this.push(
+          'CP002',
+          v.location,
+          globalBatch ? `${double} ${globalBatch}` : double,
+          [fix],
+          related,
+          v.update?.node,
+        );
         return;
       }
       case 'CP003': {
@@ -181,7 +191,7 @@ export class FindingWriter {
         if ((v as Verdict).message) {
           const { origin, chosenFactor } = v as Verdict;
           if (origin) this.pushAtChoice(v as Verdict & { origin: object }, related, chosenFactor ?? 'factor');
-          else this.push('CP003', v.location, (v as Verdict).message!, [], related);
+          else this.push('CP003', v.location, (v as Verdict).message!, [], related, v.update?.node);
           return;
         }
         const groupNote =
@@ -189,7 +199,14 @@ export class FindingWriter {
             ? `(the reduction ran over ${r.group}, the divisor is the size of ${t.size.group ?? 'the default group'})`
             : undefined;
         const message = wrongDivisorMessage(t.size, this.text(t.node), groupNote, this.worldSize);
-        this.push('CP003', v.location, message, [this.fixes.replaceDivisorFix(t, r, r?.framework ?? 'torch')], related);
+        this.push(
+          'CP003',
+          v.location,
+          message,
+          [this.fixes.replaceDivisorFix(t, r, r?.framework ?? 'torch')],
+          related,
+          v.update?.node,
+        );
         return;
       }
     }
@@ -304,13 +321,13 @@ export class FindingWriter {
       { range: this.source.range(v.step), message: 'the step applies the summed gradients' },
     ];
     if (v.fixable === false) {
-      this.push('CP008', v.site.call, message, [], related);
+      this.push('CP008', v.site.call, message, [], related, v.step);
       return;
     }
     // `loss.backward()` needs parentheses around the division; an argument (`scaler.scale(loss)`) does not.
     const divided = v.loss.parent?.type === 'attribute' ? `(${loss} / ${count})` : `${loss} / ${count}`;
     const fix: Fix = { title: `Divide the loss by ${count}`, edits: [this.fixes.edits.replace(v.loss, divided)] };
-    this.push('CP008', v.site.call, message, [fix], related);
+    this.push('CP008', v.site.call, message, [fix], related, v.step);
   }
 
   /** CP003, token weighting: per-micro-batch token means averaged with equal weights (token-weighting.ts). */
@@ -332,7 +349,7 @@ export class FindingWriter {
       origin: v.origin,
       factor,
       applied: this.source.range(v.location),
-      message: v.message!,
+      message: restateEffect(v.message!, optimizerAt(this.model, v.update?.node ?? v.location)),
       related,
       finding: { code: v.code, severity: v.severity ?? ruleInfo(v.code).severity, fixes: [] },
     });
