@@ -6,6 +6,7 @@
 // convention, and the rules built on this module stay silent on it.
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import { paddedBatchMask } from './collate-masks';
 
 export interface TokenMean {
   /** The expression that makes the per-shard mean (the division, or `x[mask].mean()`). */
@@ -276,7 +277,11 @@ export class TokenCounts {
     const s = this.model.syntax;
     const n = unparen(expr);
     if (n.type === 'identifier')
-      return this.fromAssignment(s.text(n), fn, before, (value, at) => this.maskOf(value, fn, at, depth + 1));
+      return (
+        this.fromAssignment(s.text(n), fn, before, (value, at) => this.maskOf(value, fn, at, depth + 1)) ??
+        // A loop's batch field padded by the loader's collate function: the evidence is the read in the loop.
+        (paddedBatchMask(this.model, fn, s.text(n), before) ? n : undefined)
+      );
     if (n.type === 'comparison_operator') {
       const [left, right] = named(n);
       if (!left || !right || !/^!=$/.test(s.operator(n))) return undefined;
