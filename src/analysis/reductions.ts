@@ -3,6 +3,7 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { HelperSummary } from './helper-summary';
+import { dtensorReduction } from './dtensor-reductions';
 
 export type Framework = 'torch' | 'horovod' | 'jax' | 'tf' | 'mpi' | 'accelerate' | 'xla';
 export type OpKind = 'sum' | 'avg' | 'other';
@@ -116,7 +117,7 @@ export class ReductionFinder {
   }
 
   find(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
-    return this.findWritten(call, paramNames) ?? this.external?.(call);
+    return this.findWritten(call, paramNames) ?? dtensorReduction(this.model, call) ?? this.external?.(call);
   }
 
   private findWritten(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
