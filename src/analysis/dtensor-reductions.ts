@@ -10,7 +10,16 @@
 // and neither is a placement list the code computes: both are left unread, so the rules stay silent on them.
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
-import type { OpKind, Reduction } from './reductions';
+
+/** What a redistribution reduces, read like a collective call's arguments; reductions.ts makes it a `Reduction`. */
+export interface MeshReduction {
+  readonly call: PyNode;
+  readonly op: { readonly kind: 'sum' | 'avg' | 'other'; readonly valueNode?: PyNode; readonly argNode?: PyNode };
+  readonly tensor: PyNode;
+  /** The mesh (or mesh dimension) the partial values live on: the reduction's group. */
+  readonly mesh: PyNode;
+  readonly asyncOp: boolean;
+}
 
 const DTENSOR_MODULE = /^torch\.distributed\.(_tensor|tensor)(\.api|\._api)?\.DTensor$/;
 const PLACEMENT_MODULE =
@@ -85,7 +94,7 @@ function writtenBack(model: FileModel, call: PyNode, tensor: PyNode): boolean {
 }
 
 /** The reduction a DTensor's `full_tensor()` or `redistribute(...)` runs, when its partial placement is written. */
-export function dtensorReduction(model: FileModel, call: PyNode): Reduction | undefined {
+export function dtensorReduction(model: FileModel, call: PyNode): MeshReduction | undefined {
   const s = model.syntax;
   const name = s.calleeName(call);
   if (name !== 'full_tensor' && name !== 'redistribute') return undefined;
@@ -109,15 +118,13 @@ export function dtensorReduction(model: FileModel, call: PyNode): Reduction | un
   // Partial's reduce_op names a c10d operation: "sum" and "avg" are the two that scale; max, min and the rest
   // are other operations, and an op the code computes is not read.
   if (written === undefined) return undefined;
-  const kind: OpKind = written === 'sum' ? 'sum' : written === 'avg' ? 'avg' : 'other';
+  const kind: MeshReduction['op']['kind'] = written === 'sum' ? 'sum' : written === 'avg' ? 'avg' : 'other';
   const asyncArg = args.keywords.get('async_op')?.value;
   return {
     call,
-    framework: 'torch',
     op: opArg ? { kind, valueNode: opArg, argNode: opArg } : { kind },
     tensor,
-    group: s.text(mesh).replace(/\s+/g, ''),
-    groupNode: mesh,
+    mesh,
     asyncOp: asyncArg !== undefined && s.text(asyncArg) === 'True',
   };
 }

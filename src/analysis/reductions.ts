@@ -117,7 +117,13 @@ export class ReductionFinder {
   }
 
   find(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
-    return this.findWritten(call, paramNames) ?? dtensorReduction(this.model, call) ?? this.external?.(call);
+    return this.findWritten(call, paramNames) ?? this.meshReduction(call) ?? this.external?.(call);
+  }
+
+  /** A DTensor redistribution of a partial value, read as a torch reduction over the mesh it lives on. */
+  private meshReduction(call: PyNode): Reduction | undefined {
+    const r = dtensorReduction(this.model, call);
+    return r && { call, framework: 'torch', op: r.op, tensor: r.tensor, ...this.groupOf(r.mesh), asyncOp: r.asyncOp };
   }
 
   private findWritten(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
