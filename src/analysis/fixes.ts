@@ -120,6 +120,8 @@ export class FixBuilder {
   /** Divides the reduced tensor by the world size right after an in-place reduction, or divides the result. */
   divideFix(r: Reduction): Fix | undefined {
     if (r.asyncOp) return undefined;
+    // A DTensor redistribution returns a new tensor and its mesh is not a process group: no edit is offered.
+    if (/^(full_tensor|redistribute)$/.test(this.model.syntax.calleeName(r.call))) return undefined;
     const world = this.worldExpr(r, r.framework);
     if (!world) return undefined;
     const stmt = statementOf(r.call);

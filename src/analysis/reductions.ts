@@ -3,6 +3,7 @@
 import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { HelperSummary } from './helper-summary';
+import { dtensorReduction } from './dtensor-reductions';
 
 export type Framework = 'torch' | 'horovod' | 'jax' | 'tf' | 'mpi' | 'accelerate' | 'xla';
 export type OpKind = 'sum' | 'avg' | 'other';
@@ -116,7 +117,13 @@ export class ReductionFinder {
   }
 
   find(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
-    return this.findWritten(call, paramNames) ?? this.external?.(call);
+    return this.findWritten(call, paramNames) ?? this.meshReduction(call) ?? this.external?.(call);
+  }
+
+  /** A DTensor redistribution of a partial value, read as a torch reduction over the mesh it lives on. */
+  private meshReduction(call: PyNode): Reduction | undefined {
+    const r = dtensorReduction(this.model, call);
+    return r && { call, framework: 'torch', op: r.op, tensor: r.tensor, ...this.groupOf(r.mesh), asyncOp: r.asyncOp };
   }
 
   private findWritten(call: PyNode, paramNames: readonly string[]): Reduction | undefined {
