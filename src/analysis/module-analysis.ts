@@ -30,6 +30,7 @@ import { localNormaliserVerdicts, type NormaliserIndex } from './local-normalise
 import type { AnalysisOptions, Finding } from './types';
 import { reducedAttributes, type AttributeScaling } from './scaled-attributes';
 import type { Fact } from './facts';
+import type { CallbackLoss } from './contracts/callback-arguments';
 
 /** What the rest of the program says about one file. */
 export interface ProgramContext {
@@ -49,6 +50,8 @@ export interface ProgramContext {
   readonly wrapsDataParallel?: (name: string) => boolean;
   /** True when every program definition of a function of this name only returns a combination of its arguments. */
   readonly countPreserving?: (name: string) => boolean;
+  /** What the program passes to a callable parameter of one of this file's top-level functions (accumulation.ts). */
+  readonly callbackLoss?: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
   /** A rescaling, elsewhere in the program, of an object attribute of this name (scaled-attributes.ts). */
   readonly attributeScaling?: (attribute: string) => AttributeScaling | undefined;
 }
@@ -120,7 +123,7 @@ export function analyzeParsedModule(
   }
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true))
     writer.addVerdict(v);
-  const accumulation = new AccumulationRule(model, losses);
+  const accumulation = new AccumulationRule(model, losses, context?.callbackLoss);
   // A window that `zero_grad` cuts short sums nothing: its steps apply one micro-batch's gradient (CP003 where the
   // loss is divided by K), never the K-fold sum CP008 is about.
   const zeroGrad = new ZeroGradWindows(model, losses, accumulation);

@@ -4,9 +4,16 @@
 // around DDP/FSDP (fairseq's `DistributedFairseqModel`), and whether every definition of a method a count passes
 // through only combines its arguments (`grad_denom`). A name defined nowhere in the program answers "no" to both.
 import { onlyCombinesArguments } from './unreduced-world-multiplier';
+import type { CallbackLoss } from './contracts/callback-arguments';
 
-/** The answers one pass took, by `wraps:name` or `count:name`: the pass is re-run when one of them changes. */
-export type DefinitionLookups = Map<string, boolean>;
+/** The callback contract's answer for a callable parameter (contracts/callback-arguments.ts). */
+export type CallbackQuestion = (path: string, fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+
+/**
+ * The answers one pass took, by `wraps:name`, `count:name` or `callback:[path, fn, param, counts]`: the pass is re-run
+ * when one of them changes.
+ */
+export type DefinitionLookups = Map<string, boolean | CallbackLoss>;
 
 const DATA_PARALLEL_WRAPPER = /\b(DistributedDataParallel|FullyShardedDataParallel)\b/;
 
@@ -14,7 +21,26 @@ export class ProgramDefinitions {
   private readonly wraps = new Map<string, boolean>();
   private readonly preserves = new Map<string, boolean>();
 
-  constructor(private readonly texts: () => Iterable<string>) {}
+  private readonly callbacks = new Map<string, CallbackLoss>();
+
+  constructor(
+    private readonly texts: () => Iterable<string>,
+    private readonly callbackQuestion?: CallbackQuestion,
+  ) {}
+
+  /**
+   * What the program passes to parameter `param` of the top-level function `fn` of `path`; `not-callback` without a
+   * contract index (a file analysed alone).
+   */
+  callbackLoss(key: string): CallbackLoss {
+    let known = this.callbacks.get(key);
+    if (known === undefined) {
+      const [path, fn, param, counts] = JSON.parse(key) as [string, string, string, string[]];
+      known = this.callbackQuestion?.(path, fn, param, new Set(counts)) ?? 'not-callback';
+      this.callbacks.set(key, known);
+    }
+    return known;
+  }
 
   /** True when some definition of `name` in the program mentions DDP or FSDP in its body. */
   wrapsDataParallel(name: string): boolean {
@@ -37,15 +63,23 @@ export class ProgramDefinitions {
     return known;
   }
 
-  /** The two questions for a pass, noting every answer in `lookups`. */
-  recording(lookups: DefinitionLookups): {
+  /** The three questions for a pass over the file `path`, noting every answer in `lookups`. */
+  recording(
+    lookups: DefinitionLookups,
+    path: string,
+  ): {
     wrapsDataParallel: (name: string) => boolean;
     countPreserving: (name: string) => boolean;
+    callbackLoss: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
   } {
-    const note = (key: string, answer: boolean) => (lookups.set(key, answer), answer);
+    const note = <T extends boolean | CallbackLoss>(key: string, answer: T) => (lookups.set(key, answer), answer);
     return {
       wrapsDataParallel: (name) => note(`wraps:${name}`, this.wrapsDataParallel(name)),
       countPreserving: (name) => note(`count:${name}`, this.countPreserving(name)),
+      callbackLoss: (fn, param, counts) => {
+        const key = `callback:${JSON.stringify([path, fn, param, [...counts].sort()])}`;
+        return note(key, this.callbackLoss(key.slice('callback:'.length)));
+      },
     };
   }
 
@@ -53,7 +87,12 @@ export class ProgramDefinitions {
   stillHolds(lookups: DefinitionLookups): boolean {
     for (const [key, answer] of lookups) {
       const [question, name] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      const now = question === 'wraps' ? this.wrapsDataParallel(name) : this.countPreserving(name);
+      const now =
+        question === 'wraps'
+          ? this.wrapsDataParallel(name)
+          : question === 'count'
+            ? this.countPreserving(name)
+            : this.callbackLoss(name);
       if (now !== answer) return false;
     }
     return true;
@@ -63,6 +102,7 @@ export class ProgramDefinitions {
   clear(): void {
     this.wraps.clear();
     this.preserves.clear();
+    this.callbacks.clear();
   }
 
   private definitions(name: string, keyword: string): string[] {

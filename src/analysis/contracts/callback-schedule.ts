@@ -24,6 +24,7 @@ import {
 import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
 import { dividesByCount, meanLoss } from './callback-loss';
 import { compact } from './loss-scaler-classes';
+import { callbackLoss, type CallbackLoss, type CallbackProgram } from './callback-arguments';
 
 interface Entry {
   readonly text: string;
@@ -88,6 +89,17 @@ export class CallbackScheduleIndex {
       }
     }
     return out;
+  }
+
+  /** What the program passes to a callable parameter of a top-level function (callback-arguments.ts). */
+  callbackLoss(path: string, fnName: string, param: string, counts: ReadonlySet<string>): CallbackLoss {
+    const program: CallbackProgram = {
+      paths: [...this.files.keys()],
+      textOf: (p) => this.files.get(p)?.text,
+      parsed: (p) => this.parsed(p),
+      resolve: (at, callee) => this.resolve(at, callee),
+    };
+    return callbackLoss(program, path, fnName, param, counts);
   }
 
   private parsed(path: string): CallbackFile | undefined {
