@@ -52,6 +52,8 @@ export interface ProgramContext {
   readonly countPreserving?: (name: string) => boolean;
   /** What the program passes to a callable parameter of one of this file's top-level functions (accumulation.ts). */
   readonly callbackLoss?: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+  /** The step path of a class of this file reduces in `method` and divides by a constructed batch (module-analysis). */
+  readonly stepDividesByConstructedBatch?: (cls: string, method: string) => boolean;
   /** A rescaling, elsewhere in the program, of an object attribute of this name (scaled-attributes.ts). */
   readonly attributeScaling?: (attribute: string) => AttributeScaling | undefined;
 }
@@ -103,6 +105,7 @@ export function analyzeParsedModule(
     if (!verdict) continue;
     // A sum into an object's attribute that the program rescales elsewhere proves no missing division.
     if ((verdict.code === 'CP001' || verdict.code === 'CP004') && scaledElsewhere(fact, model, context)) continue;
+    if (verdict.code === 'CP001' && dividedOnStepPath(fact, model, context)) continue;
     if (context && !fact.reduction.via) {
       const summary = summarise(context.path, model, fact, verdict, source.range(fact.reduction.call));
       if (summary && !summaries.some((s) => s.name === summary.name)) summaries.push(summary);
@@ -149,6 +152,17 @@ export function analyzeParsedModule(
     normalisers: normalisers ?? { rescale: [], losses: [] },
     elsewhere: writer.elsewhere,
   };
+}
+
+/**
+ * True when the sum runs in a method of an optimizer wrapper whose step path, through the class's bases in any file,
+ * also divides each gradient by a batch size given at construction (contracts/optimizer-wrappers.ts): the applied
+ * gradient's scale is then set by the batch the construction passes, so the sum alone proves no N× factor.
+ */
+function dividedOnStepPath(fact: Fact, model: FileModel, context: ProgramContext | undefined): boolean {
+  const ask = context?.stepDividesByConstructedBatch;
+  const fn = model.enclosingFunction(fact.reduction.call);
+  return !!ask && !!fn?.className && ask(fn.className, fn.name);
 }
 
 /** True when the reduced tensor is an object attribute that some referenced function of the program rescales. */

@@ -3,15 +3,24 @@
 // questions of them (unreduced-world-multiplier.ts): whether a wrapper a class calls is the program's own helper
 // around DDP/FSDP (fairseq's `DistributedFairseqModel`), and whether every definition of a method a count passes
 // through only combines its arguments (`grad_denom`). A name defined nowhere in the program answers "no" to both.
+// Two more questions go to the library contracts (contracts/), which read the program's files across imports: what
+// the program passes to a callable parameter (the accumulation rule), and whether an optimizer wrapper's step path
+// divides the gradients it reduces by a batch given at construction (the sum rule). Every answer is recorded, so a
+// cached pass is re-run when the program's answer changes.
 import { onlyCombinesArguments } from './unreduced-world-multiplier';
 import type { CallbackLoss } from './contracts/callback-arguments';
 
-/** The callback contract's answer for a callable parameter (contracts/callback-arguments.ts). */
-export type CallbackQuestion = (path: string, fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+/** The questions the library contracts answer for single-file passes; a file analysed alone has none. */
+export interface ContractQuestions {
+  /** What the program passes to parameter `param` of the top-level function `fn` of `path` (callback-arguments.ts). */
+  callbackLoss(path: string, fn: string, param: string, counts: ReadonlySet<string>): CallbackLoss;
+  /** The step path of class `cls` of `path` reduces in `method` and divides by a constructed batch (optimizer-wrappers.ts). */
+  stepDividesByConstructedBatch(path: string, cls: string, method: string): boolean;
+}
 
 /**
- * The answers one pass took, by `wraps:name`, `count:name` or `callback:[path, fn, param, counts]`: the pass is re-run
- * when one of them changes.
+ * The answers one pass took, by `wraps:name`, `count:name`, `callback:[path, fn, param, counts]` or
+ * `stepdiv:[path, cls, method]`: the pass is re-run when one of them changes.
  */
 export type DefinitionLookups = Map<string, boolean | CallbackLoss>;
 
@@ -20,24 +29,24 @@ const DATA_PARALLEL_WRAPPER = /\b(DistributedDataParallel|FullyShardedDataParall
 export class ProgramDefinitions {
   private readonly wraps = new Map<string, boolean>();
   private readonly preserves = new Map<string, boolean>();
-
-  private readonly callbacks = new Map<string, CallbackLoss>();
+  /** The contracts' answers by the lookup key without its question. */
+  private readonly contractAnswers = new Map<string, boolean | CallbackLoss>();
 
   constructor(
     private readonly texts: () => Iterable<string>,
-    private readonly callbackQuestion?: CallbackQuestion,
+    private readonly contracts?: ContractQuestions,
   ) {}
 
-  /**
-   * What the program passes to parameter `param` of the top-level function `fn` of `path`; `not-callback` without a
-   * contract index (a file analysed alone).
-   */
-  callbackLoss(key: string): CallbackLoss {
-    let known = this.callbacks.get(key);
+  /** The contracts' answer to `callback` or `stepdiv` for the JSON-encoded arguments `key`. */
+  private contractAnswer(question: string, key: string): boolean | CallbackLoss {
+    const cacheKey = `${question}:${key}`;
+    let known = this.contractAnswers.get(cacheKey);
     if (known === undefined) {
-      const [path, fn, param, counts] = JSON.parse(key) as [string, string, string, string[]];
-      known = this.callbackQuestion?.(path, fn, param, new Set(counts)) ?? 'not-callback';
-      this.callbacks.set(key, known);
+      const args = JSON.parse(key) as string[];
+      if (question === 'callback') {
+        known = this.contracts?.callbackLoss(args[0], args[1], args[2], new Set(args.slice(3))) ?? 'not-callback';
+      } else known = this.contracts?.stepDividesByConstructedBatch(args[0], args[1], args[2]) ?? false;
+      this.contractAnswers.set(cacheKey, known);
     }
     return known;
   }
@@ -63,7 +72,7 @@ export class ProgramDefinitions {
     return known;
   }
 
-  /** The three questions for a pass over the file `path`, noting every answer in `lookups`. */
+  /** The questions for a pass over the file `path`, noting every answer in `lookups`. */
   recording(
     lookups: DefinitionLookups,
     path: string,
@@ -71,15 +80,18 @@ export class ProgramDefinitions {
     wrapsDataParallel: (name: string) => boolean;
     countPreserving: (name: string) => boolean;
     callbackLoss: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+    stepDividesByConstructedBatch: (cls: string, method: string) => boolean;
   } {
     const note = <T extends boolean | CallbackLoss>(key: string, answer: T) => (lookups.set(key, answer), answer);
+    const ask = (question: string, args: string[]) => {
+      const key = JSON.stringify(args);
+      return note(`${question}:${key}`, this.contractAnswer(question, key));
+    };
     return {
       wrapsDataParallel: (name) => note(`wraps:${name}`, this.wrapsDataParallel(name)),
       countPreserving: (name) => note(`count:${name}`, this.countPreserving(name)),
-      callbackLoss: (fn, param, counts) => {
-        const key = `callback:${JSON.stringify([path, fn, param, [...counts].sort()])}`;
-        return note(key, this.callbackLoss(key.slice('callback:'.length)));
-      },
+      callbackLoss: (fn, param, counts) => ask('callback', [path, fn, param, ...[...counts].sort()]) as CallbackLoss,
+      stepDividesByConstructedBatch: (cls, method) => ask('stepdiv', [path, cls, method]) === true,
     };
   }
 
@@ -92,7 +104,7 @@ export class ProgramDefinitions {
           ? this.wrapsDataParallel(name)
           : question === 'count'
             ? this.countPreserving(name)
-            : this.callbackLoss(name);
+            : this.contractAnswer(question, name);
       if (now !== answer) return false;
     }
     return true;
@@ -102,7 +114,7 @@ export class ProgramDefinitions {
   clear(): void {
     this.wraps.clear();
     this.preserves.clear();
-    this.callbacks.clear();
+    this.contractAnswers.clear();
   }
 
   private definitions(name: string, keyword: string): string[] {

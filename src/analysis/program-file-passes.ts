@@ -17,7 +17,7 @@ import { NO_NORMALISERS } from './local-normaliser';
 import type { NormaliserLinks } from './local-normaliser-links';
 import type { ModuleIndex } from './module-index';
 import type { ScaledAttributes, ScalingLookups } from './scaled-attributes';
-import { ProgramDefinitions, type CallbackQuestion, type DefinitionLookups } from './program-definitions';
+import { ProgramDefinitions, type ContractQuestions, type DefinitionLookups } from './program-definitions';
 import { callsOf, recordingRequests, type FirstPass, type Links, type SecondPass } from './program-passes';
 
 /** The program's files as the passes read them; the program owns and changes them. */
@@ -27,8 +27,8 @@ export interface ProgramFiles {
   readonly scopePaths: ReadonlyMap<string, string>;
   readonly modules: ModuleIndex;
   readonly scaledAttributes: ScaledAttributes;
-  /** What the program passes to a callable parameter (the callback contract, contracts/callback-arguments.ts). */
-  readonly callbackLoss?: CallbackQuestion;
+  /** The library contracts' answers about other files (program-definitions.ts). */
+  readonly contracts?: ContractQuestions;
 }
 
 export class FilePasses {
@@ -49,7 +49,7 @@ export class FilePasses {
     private readonly options: AnalysisOptions,
     private readonly files: ProgramFiles,
   ) {
-    this.definitions = new ProgramDefinitions(() => this.files.texts.values(), this.files.callbackLoss);
+    this.definitions = new ProgramDefinitions(() => this.files.texts.values(), this.files.contracts);
   }
 
   /** Drops the first pass of a file whose text changed; the other caches check the text themselves. */

@@ -38,8 +38,7 @@ export class Program {
       scopePaths: this.scopePaths,
       modules: this.modules,
       scaledAttributes: this.scaledAttributes,
-      callbackLoss: (path: string, fn: string, param: string, counts: ReadonlySet<string>) =>
-        this.contracts.callbackLoss(path, fn, param, counts),
+      contracts: this.contracts,
     };
     this.passes = new FilePasses(parser, options, files);
     this.links = new ProgramLinks(this.passes, files);

@@ -80,6 +80,11 @@ export class ContractIndex {
     return this.callbacks.callbackLoss(path, fnName, param, counts);
   }
 
+  /** The step path of a wrapper class reduces in `method` and divides by a constructed batch (optimizer-wrappers.ts). */
+  stepDividesByConstructedBatch(path: string, cls: string, method: string): boolean {
+    return this.wrappers.stepDividesByConstructedBatch(path, cls, method);
+  }
+
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */
   setManifest(path: string, text: string): void {
     this.manifests.set(path, pinsInText(path, text, PACKAGE));
