@@ -24,6 +24,7 @@ import {
 import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
 import { dividesByCount, meanLoss } from './callback-loss';
 import { compact } from './loss-scaler-classes';
+import { effectAtStep } from './contract-effect';
 import { callbackLoss, type CallbackLoss, type CallbackProgram } from './callback-arguments';
 
 interface Entry {
@@ -322,7 +323,8 @@ function finding(
     code: 'CP008',
     severity: ruleInfo('CP008').severity,
     range: source.range(loss.statement),
-    message,
+    // The step is the schedule's: the optimizer it applies the gradient with decides what the factor does.
+    message: effectAtStep(message, s.file.module, s.file.source, schedule.step),
     related,
     fixes: [],
   };

@@ -124,3 +124,27 @@ test('a model parameter called for its mean loss is not a callback: CP008 stands
   `;
   assert.deepEqual(await check({ 'trainer.py': trainer, 'main.py': main }), ['trainer.py:CP008@5']);
 });
+
+test('the callback contract states the effect for the optimizer the schedule steps: AdamW reads the sum through eps', async () => {
+  const adam = py`
+    import torch
+
+
+    def train_step(forward_fn, model, loader, args):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        optimizer.zero_grad()
+        for _ in range(args.grad_accum_steps):
+            loss, stats = forward_fn(next(loader), model)
+            loss.backward()
+        optimizer.step()
+  `;
+  const program = new Program(await parser());
+  program.setFile('train.py', SCRIPT);
+  program.setFile('trainer.py', adam);
+  const results = program.analyzeAll();
+  const contract = results.get('train.py')!.findings;
+  assert.deepEqual(summary(contract), ['CP008@7']);
+  assert.doesNotMatch(contract[0].message, /effective learning rate/);
+  assert.match(contract[0].message, /AdamW normalises its step by the gradient's scale/);
+  assert.match(results.get('trainer.py')!.findings[0].message, /AdamW normalises its step/);
+});
