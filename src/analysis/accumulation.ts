@@ -12,6 +12,7 @@ import type { BackwardSite, LossTracer } from './losses';
 import { SplitAccumulation } from './accumulation-split';
 import type { AccumulationEvidence, AccumulationVerdict } from './accumulation-types';
 import { ACCUMULATION_NAME, enclosingLoop, findModulo, hasScalingArithmetic } from './accumulation-syntax';
+import type { CallbackLoss } from './contracts/callback-arguments';
 
 /** An optimizer step: `optimizer.step()`, `scaler.step(opt)`, `opt.apply_gradients(...)`. */
 const STEP_CALL = /(^|\.)(step|apply_gradients)\(/;
@@ -32,6 +33,8 @@ export class AccumulationRule implements AccumulationEvidence {
   constructor(
     private readonly model: FileModel,
     private readonly losses: LossTracer,
+    /** The program's answer for a callable parameter's returned loss; a file analysed alone has none. */
+    private readonly callbackLoss?: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss,
   ) {
     this.split = new SplitAccumulation(model, losses, this);
   }
@@ -259,16 +262,38 @@ export class AccumulationRule implements AccumulationEvidence {
     const suspicious = (n: PyNode) => this.scaled(n, countText);
     if (suspicious(loss)) return false;
     const root = rootName(loss, this.model);
-    if (!root) return this.undividedCallResult(loss, fn, before, countText);
-    let assigned = false;
+    if (!root)
+      return this.undividedCallResult(loss, fn, before, countText) && this.callbacksUndivided(fn, [loss], count);
+    const sources: PyNode[] = [];
     for (const a of fn.assignments) {
       if (a.start >= before) break;
       const left = child(a, 'left');
       if (!left || !new RegExp(`(^|[\\s,(])${root}([\\s,)]|$)`).test(this.text(left))) continue;
       if (a.type === 'augmented_assignment' || suspicious(child(a, 'right') ?? a)) return false;
-      assigned = true;
+      sources.push(child(a, 'right') ?? a);
     }
-    return assigned;
+    return sources.length > 0 && this.callbacksUndivided(fn, sources, count);
+  }
+
+  /**
+   * A loss returned by a call of the function's own parameter (`loss = forward_fn(batch, model)`) is the loss of
+   * whatever the program passes there: where a function is passed, the loss is an undivided mean only when every
+   * function that reaches the parameter returns one and none divides by the count (contracts/callback-arguments.ts).
+   * A parameter no call passes a function to (a `model`) keeps the reading of its call's result.
+   */
+  private callbacksUndivided(fn: FunctionInfo, values: readonly PyNode[], count: PyNode): boolean {
+    const ask = this.callbackLoss;
+    const top = fn.node.type === 'function_definition' && !fn.className && fn.enclosing?.node.type === 'module';
+    if (!ask || !top) return true;
+    const countText = this.text(count).replace(/\s+/g, '');
+    const counts = new Set([countText, countText.split('.').pop()!]);
+    const params = new Set(fn.params.map((p) => p.name));
+    return values.every((v) => {
+      const call = unwrapScale(unparen(v), this.model);
+      const callee = call?.type === 'call' ? child(call, 'function') : undefined;
+      const name = callee?.type === 'identifier' ? this.text(callee) : undefined;
+      return !name || !params.has(name) || ask(fn.name, name, counts) !== 'divided';
+    });
   }
 
   /**

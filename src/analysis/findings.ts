@@ -16,7 +16,7 @@ import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisor
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
 import { findingAtChoice } from './chosen-place';
-import { optimizerAt, restateEffect } from './optimizer-effect';
+import { learningRateOnSumEffect, optimizerAt, restateEffect, type ResolvedOptimizer } from './optimizer-effect';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
 export interface ExplainedVerdict {
@@ -254,7 +254,10 @@ export class FindingWriter {
         range: this.source.range(v.location),
         message: 'the gradients are summed here',
       }));
-      const message = `The learning rate is scaled by the world size (\`${this.text(scaling.factor)}\`) while the gradients are also summed over ranks: the effective learning rate is ${timesFactor(2, this.worldSize)} the single-GPU one.`;
+      // The summed gradients' steps resolve the optimizer: the learning rate's own statement may be far from them.
+      const opt = this.sumsOptimizer() ?? optimizerAt(this.model, scaling.factor);
+      const effect = learningRateOnSumEffect(timesFactor(1, this.worldSize), timesFactor(2, this.worldSize), opt);
+      const message = `The learning rate is scaled by the world size (\`${this.text(scaling.factor)}\`) while the gradients are also summed over ranks: ${effect}.`;
       let host: PyNode | null = scaling.factor;
       while (host?.parent?.type === 'parenthesized_expression') host = host.parent;
       const bin = host?.parent;
@@ -274,6 +277,13 @@ export class FindingWriter {
       }
       this.push('CP005', scaling.factor, message, [fix], related);
     }
+  }
+
+  /** The optimizer every summed gradient's update reaches, when they all resolve to the same one. */
+  private sumsOptimizer(): ResolvedOptimizer | undefined {
+    const opts = this.sums.map((v) => optimizerAt(this.model, v.update?.node ?? v.location));
+    const first = opts[0];
+    return first && opts.every((o) => o?.name === first.name && o.adaptive === first.adaptive) ? first : undefined;
   }
 
   addGlooFindings(reductions: readonly Reduction[]): void {

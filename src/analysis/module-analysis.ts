@@ -30,6 +30,7 @@ import { localNormaliserVerdicts, type NormaliserIndex } from './local-normalise
 import type { AnalysisOptions, Finding } from './types';
 import { reducedAttributes, type AttributeScaling } from './scaled-attributes';
 import type { Fact } from './facts';
+import type { CallbackLoss } from './contracts/callback-arguments';
 
 /** What the rest of the program says about one file. */
 export interface ProgramContext {
@@ -49,6 +50,10 @@ export interface ProgramContext {
   readonly wrapsDataParallel?: (name: string) => boolean;
   /** True when every program definition of a function of this name only returns a combination of its arguments. */
   readonly countPreserving?: (name: string) => boolean;
+  /** What the program passes to a callable parameter of one of this file's top-level functions (accumulation.ts). */
+  readonly callbackLoss?: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+  /** The step path of a class of this file reduces in `method` and divides by a constructed batch (module-analysis). */
+  readonly stepDividesByConstructedBatch?: (cls: string, method: string) => boolean;
   /** A rescaling, elsewhere in the program, of an object attribute of this name (scaled-attributes.ts). */
   readonly attributeScaling?: (attribute: string) => AttributeScaling | undefined;
 }
@@ -100,6 +105,7 @@ export function analyzeParsedModule(
     if (!verdict) continue;
     // A sum into an object's attribute that the program rescales elsewhere proves no missing division.
     if ((verdict.code === 'CP001' || verdict.code === 'CP004') && scaledElsewhere(fact, model, context)) continue;
+    if (verdict.code === 'CP001' && dividedOnStepPath(fact, model, context)) continue;
     if (context && !fact.reduction.via) {
       const summary = summarise(context.path, model, fact, verdict, source.range(fact.reduction.call));
       if (summary && !summaries.some((s) => s.name === summary.name)) summaries.push(summary);
@@ -120,7 +126,7 @@ export function analyzeParsedModule(
   }
   for (const v of implicitVerdicts(model, judge, losses, facts, gradientFacts.length > 0, options.hints === true))
     writer.addVerdict(v);
-  const accumulation = new AccumulationRule(model, losses);
+  const accumulation = new AccumulationRule(model, losses, context?.callbackLoss);
   // A window that `zero_grad` cuts short sums nothing: its steps apply one micro-batch's gradient (CP003 where the
   // loss is divided by K), never the K-fold sum CP008 is about.
   const zeroGrad = new ZeroGradWindows(model, losses, accumulation);
@@ -146,6 +152,17 @@ export function analyzeParsedModule(
     normalisers: normalisers ?? { rescale: [], losses: [] },
     elsewhere: writer.elsewhere,
   };
+}
+
+/**
+ * True when the sum runs in a method of an optimizer wrapper whose step path, through the class's bases in any file,
+ * also divides each gradient by a batch size given at construction (contracts/optimizer-wrappers.ts): the applied
+ * gradient's scale is then set by the batch the construction passes, so the sum alone proves no N× factor.
+ */
+function dividedOnStepPath(fact: Fact, model: FileModel, context: ProgramContext | undefined): boolean {
+  const ask = context?.stepDividesByConstructedBatch;
+  const fn = model.enclosingFunction(fact.reduction.call);
+  return !!ask && !!fn?.className && ask(fn.className, fn.name);
 }
 
 /** True when the reduced tensor is an object attribute that some referenced function of the program rescales. */

@@ -202,11 +202,30 @@ const EFFECT =
 export function restateEffect(message: string, opt: ResolvedOptimizer | undefined): string {
   if (!opt?.adaptive) return message;
   return message.replace(EFFECT, (_all, t: string, factor: string) => {
-    const through = ['eps'];
-    if (opt.clip) through.push(`the gradient clipping (\`${opt.clip}\`, whose threshold is then off by that factor)`);
-    if (opt.coupledDecay) through.push('the L2 weight decay added to the gradient');
-    const last = through.pop()!;
-    const list = through.length ? `${through.join(', ')} and ${last}` : last;
-    return `${t}he gradient the optimizer reads is ${factor} the intended one, but ${opt.name} normalises its step by the gradient's scale, so the update changes only through ${list}, not as a learning-rate factor`;
+    return `${t}he gradient the optimizer reads is ${factor} the intended one, but ${opt.name} normalises its step by the gradient's scale, so the update changes only through ${throughList(opt)}, not as a learning-rate factor`;
   });
+}
+
+/**
+ * CP005's effect: a learning rate scaled by the world size on top of gradients summed over the ranks. Under SGD the
+ * two factors multiply (`squared`, N²×). An adaptive optimizer cancels the gradient's factor but not the learning
+ * rate's, so the update is `factor` (N×) the single-GPU one, and the summed gradient acts only through eps, the
+ * clipping and an L2 decay.
+ */
+export function learningRateOnSumEffect(factor: string, squared: string, opt: ResolvedOptimizer | undefined): string {
+  if (!opt?.adaptive) return `the effective learning rate is ${squared} the single-GPU one`;
+  return (
+    `the update is ${factor} the single-GPU one, not ${squared}: ${opt.name} normalises its step by the ` +
+    `gradient's scale, so the sum's factor changes the update only through ${throughList(opt)}, while the learning ` +
+    `rate's factor scales every step`
+  );
+}
+
+/** What a constant gradient factor still reaches under an adaptive optimizer: eps, a clipping, an L2 decay. */
+function throughList(opt: ResolvedOptimizer): string {
+  const through = ['eps'];
+  if (opt.clip) through.push(`the gradient clipping (\`${opt.clip}\`, whose threshold is then off by that factor)`);
+  if (opt.coupledDecay) through.push('the L2 weight decay added to the gradient');
+  const last = through.pop()!;
+  return through.length ? `${through.join(', ')} and ${last}` : last;
 }

@@ -3,18 +3,53 @@
 // questions of them (unreduced-world-multiplier.ts): whether a wrapper a class calls is the program's own helper
 // around DDP/FSDP (fairseq's `DistributedFairseqModel`), and whether every definition of a method a count passes
 // through only combines its arguments (`grad_denom`). A name defined nowhere in the program answers "no" to both.
+// Two more questions go to the library contracts (contracts/), which read the program's files across imports: what
+// the program passes to a callable parameter (the accumulation rule), and whether an optimizer wrapper's step path
+// divides the gradients it reduces by a batch given at construction (the sum rule). Every answer is recorded, so a
+// cached pass is re-run when the program's answer changes.
 import { onlyCombinesArguments } from './unreduced-world-multiplier';
+import type { CallbackLoss } from './contracts/callback-arguments';
 
-/** The answers one pass took, by `wraps:name` or `count:name`: the pass is re-run when one of them changes. */
-export type DefinitionLookups = Map<string, boolean>;
+/** The questions the library contracts answer for single-file passes; a file analysed alone has none. */
+export interface ContractQuestions {
+  /** What the program passes to parameter `param` of the top-level function `fn` of `path` (callback-arguments.ts). */
+  callbackLoss(path: string, fn: string, param: string, counts: ReadonlySet<string>): CallbackLoss;
+  /** The step path of class `cls` of `path` reduces in `method` and divides by a constructed batch (optimizer-wrappers.ts). */
+  stepDividesByConstructedBatch(path: string, cls: string, method: string): boolean;
+}
+
+/**
+ * The answers one pass took, by `wraps:name`, `count:name`, `callback:[path, fn, param, counts]` or
+ * `stepdiv:[path, cls, method]`: the pass is re-run when one of them changes.
+ */
+export type DefinitionLookups = Map<string, boolean | CallbackLoss>;
 
 const DATA_PARALLEL_WRAPPER = /\b(DistributedDataParallel|FullyShardedDataParallel)\b/;
 
 export class ProgramDefinitions {
   private readonly wraps = new Map<string, boolean>();
   private readonly preserves = new Map<string, boolean>();
+  /** The contracts' answers by the lookup key without its question. */
+  private readonly contractAnswers = new Map<string, boolean | CallbackLoss>();
 
-  constructor(private readonly texts: () => Iterable<string>) {}
+  constructor(
+    private readonly texts: () => Iterable<string>,
+    private readonly contracts?: ContractQuestions,
+  ) {}
+
+  /** The contracts' answer to `callback` or `stepdiv` for the JSON-encoded arguments `key`. */
+  private contractAnswer(question: string, key: string): boolean | CallbackLoss {
+    const cacheKey = `${question}:${key}`;
+    let known = this.contractAnswers.get(cacheKey);
+    if (known === undefined) {
+      const args = JSON.parse(key) as string[];
+      if (question === 'callback') {
+        known = this.contracts?.callbackLoss(args[0], args[1], args[2], new Set(args.slice(3))) ?? 'not-callback';
+      } else known = this.contracts?.stepDividesByConstructedBatch(args[0], args[1], args[2]) ?? false;
+      this.contractAnswers.set(cacheKey, known);
+    }
+    return known;
+  }
 
   /** True when some definition of `name` in the program mentions DDP or FSDP in its body. */
   wrapsDataParallel(name: string): boolean {
@@ -37,15 +72,26 @@ export class ProgramDefinitions {
     return known;
   }
 
-  /** The two questions for a pass, noting every answer in `lookups`. */
-  recording(lookups: DefinitionLookups): {
+  /** The questions for a pass over the file `path`, noting every answer in `lookups`. */
+  recording(
+    lookups: DefinitionLookups,
+    path: string,
+  ): {
     wrapsDataParallel: (name: string) => boolean;
     countPreserving: (name: string) => boolean;
+    callbackLoss: (fn: string, param: string, counts: ReadonlySet<string>) => CallbackLoss;
+    stepDividesByConstructedBatch: (cls: string, method: string) => boolean;
   } {
-    const note = (key: string, answer: boolean) => (lookups.set(key, answer), answer);
+    const note = <T extends boolean | CallbackLoss>(key: string, answer: T) => (lookups.set(key, answer), answer);
+    const ask = (question: string, args: string[]) => {
+      const key = JSON.stringify(args);
+      return note(`${question}:${key}`, this.contractAnswer(question, key));
+    };
     return {
       wrapsDataParallel: (name) => note(`wraps:${name}`, this.wrapsDataParallel(name)),
       countPreserving: (name) => note(`count:${name}`, this.countPreserving(name)),
+      callbackLoss: (fn, param, counts) => ask('callback', [path, fn, param, ...[...counts].sort()]) as CallbackLoss,
+      stepDividesByConstructedBatch: (cls, method) => ask('stepdiv', [path, cls, method]) === true,
     };
   }
 
@@ -53,7 +99,12 @@ export class ProgramDefinitions {
   stillHolds(lookups: DefinitionLookups): boolean {
     for (const [key, answer] of lookups) {
       const [question, name] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      const now = question === 'wraps' ? this.wrapsDataParallel(name) : this.countPreserving(name);
+      const now =
+        question === 'wraps'
+          ? this.wrapsDataParallel(name)
+          : question === 'count'
+            ? this.countPreserving(name)
+            : this.contractAnswer(question, name);
       if (now !== answer) return false;
     }
     return true;
@@ -63,6 +114,7 @@ export class ProgramDefinitions {
   clear(): void {
     this.wraps.clear();
     this.preserves.clear();
+    this.contractAnswers.clear();
   }
 
   private definitions(name: string, keyword: string): string[] {

@@ -17,7 +17,7 @@ import { NO_NORMALISERS } from './local-normaliser';
 import type { NormaliserLinks } from './local-normaliser-links';
 import type { ModuleIndex } from './module-index';
 import type { ScaledAttributes, ScalingLookups } from './scaled-attributes';
-import { ProgramDefinitions, type DefinitionLookups } from './program-definitions';
+import { ProgramDefinitions, type ContractQuestions, type DefinitionLookups } from './program-definitions';
 import { callsOf, recordingRequests, type FirstPass, type Links, type SecondPass } from './program-passes';
 
 /** The program's files as the passes read them; the program owns and changes them. */
@@ -27,6 +27,8 @@ export interface ProgramFiles {
   readonly scopePaths: ReadonlyMap<string, string>;
   readonly modules: ModuleIndex;
   readonly scaledAttributes: ScaledAttributes;
+  /** The library contracts' answers about other files (program-definitions.ts). */
+  readonly contracts?: ContractQuestions;
 }
 
 export class FilePasses {
@@ -47,7 +49,7 @@ export class FilePasses {
     private readonly options: AnalysisOptions,
     private readonly files: ProgramFiles,
   ) {
-    this.definitions = new ProgramDefinitions(() => this.files.texts.values());
+    this.definitions = new ProgramDefinitions(() => this.files.texts.values(), this.files.contracts);
   }
 
   /** Drops the first pass of a file whose text changed; the other caches check the text themselves. */
@@ -133,7 +135,7 @@ export class FilePasses {
         path,
         constructorArgument,
         attributeScaling: this.files.scaledAttributes.recording(scalingLookups),
-        ...this.definitions.recording(definitionLookups),
+        ...this.definitions.recording(definitionLookups, path),
       },
     );
     const pass: FirstPass = {
@@ -172,7 +174,7 @@ export class FilePasses {
     const context: ProgramContext = {
       path,
       definesFunction: (name) => this.definesFunction(name),
-      ...this.definitions.recording(new Map()),
+      ...this.definitions.recording(new Map(), path),
       attributeScaling: this.files.scaledAttributes.recording(scalingLookups),
       normalisers: normalisers?.involved.has(path) ? normalisers.indexFor(path) : undefined,
       calledElsewhere: links.calledElsewhere.get(path),

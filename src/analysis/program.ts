@@ -38,6 +38,7 @@ export class Program {
       scopePaths: this.scopePaths,
       modules: this.modules,
       scaledAttributes: this.scaledAttributes,
+      contracts: this.contracts,
     };
     this.passes = new FilePasses(parser, options, files);
     this.links = new ProgramLinks(this.passes, files);

@@ -20,17 +20,24 @@ const COUNT_METHOD = /^(sum|numel|size|count_nonzero)$/;
 const MEAN_LOSS = /^(torch\.nn\.functional\.|F\.|nn\.functional\.)?(cross_entropy|nll_loss|mse_loss|l1_loss)$/;
 const MEAN_MODULE = /^(torch\.nn\.|nn\.)?(CrossEntropyLoss|NLLLoss|MSELoss|L1Loss)$/;
 
-/** The callback's loss when every tuple it returns starts with a mean over its micro-batch; otherwise undefined. */
-export function meanLoss(def: PyNode, source: Source): MeanLoss | undefined {
+/**
+ * The callback's loss when every tuple it returns starts with a mean over its micro-batch; otherwise undefined. With
+ * `bare`, a return of a single value is read as the loss too (a loss function handed to a schedule that runs backward
+ * on what it returns); without, a bare return is a middle pipeline stage's activation and proves nothing.
+ */
+export function meanLoss(def: PyNode, source: Source, bare = false): MeanLoss | undefined {
   const assigned = assignedNames(def, source);
   const firsts: PyNode[] = [];
+  let empty = false;
   visitBody(def, (n) => {
     if (n.type !== 'return_statement') return true;
     const value = named(n)[0];
     if (value?.type === 'expression_list') firsts.push(named(value)[0]);
+    else if (bare && value) firsts.push(value);
+    else if (bare) empty = true;
     return false;
   });
-  if (firsts.length === 0) return undefined;
+  if (firsts.length === 0 || empty) return undefined;
   let found: MeanLoss | undefined;
   for (const first of firsts) {
     const mean = meanOf(first, first, 0);

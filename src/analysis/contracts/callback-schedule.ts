@@ -24,6 +24,8 @@ import {
 import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
 import { dividesByCount, meanLoss } from './callback-loss';
 import { compact } from './loss-scaler-classes';
+import { effectAtStep } from './contract-effect';
+import { callbackLoss, type CallbackLoss, type CallbackProgram } from './callback-arguments';
 
 interface Entry {
   readonly text: string;
@@ -88,6 +90,17 @@ export class CallbackScheduleIndex {
       }
     }
     return out;
+  }
+
+  /** What the program passes to a callable parameter of a top-level function (callback-arguments.ts). */
+  callbackLoss(path: string, fnName: string, param: string, counts: ReadonlySet<string>): CallbackLoss {
+    const program: CallbackProgram = {
+      paths: [...this.files.keys()],
+      textOf: (p) => this.files.get(p)?.text,
+      parsed: (p) => this.parsed(p),
+      resolve: (at, callee) => this.resolve(at, callee),
+    };
+    return callbackLoss(program, path, fnName, param, counts);
   }
 
   private parsed(path: string): CallbackFile | undefined {
@@ -310,7 +323,8 @@ function finding(
     code: 'CP008',
     severity: ruleInfo('CP008').severity,
     range: source.range(loss.statement),
-    message,
+    // The step is the schedule's: the optimizer it applies the gradient with decides what the factor does.
+    message: effectAtStep(message, s.file.module, s.file.source, schedule.step),
     related,
     fixes: [],
   };

@@ -15,7 +15,7 @@ import { isShardedGlobalBatch } from '../sharded-loader';
 import type { Finding, RelatedLocation } from '../types';
 import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
 import { hasSplat } from './wrapper-syntax';
-import { keywordOnly, wrapperClaim, type WrapperClaim } from './wrapper-claim';
+import { constructorFed, keywordOnly, RANK_COUNT, wrapperClaim, type WrapperClaim } from './wrapper-claim';
 
 const PARSE_BUDGET_MS = 2_000;
 /** How many re-exports (`from .optimizer import DPOptimizer` in a package's `__init__.py`) a class name is followed. */
@@ -65,6 +65,30 @@ export class OptimizerWrapperIndex {
       }
     }
     return out;
+  }
+
+  /**
+   * The step path of class `className` of `path` (through its workspace bases) runs the gradient reduction in its
+   * method `method` and divides each gradient by a batch size the wrapper was given at construction (opacus'
+   * `DPOptimizer.scale_grad`): the sum over the ranks is then divided by whatever batch the construction passes, so
+   * the sum alone proves no N× factor (a batch of all ranks makes it the mean).
+   */
+  stepDividesByConstructedBatch(path: string, className: string, method: string): boolean {
+    const model = this.modelOf(path);
+    if (!model || model.classBasesOf(className) === undefined) return false;
+    const chain = this.chainOf({ path, name: className, model });
+    const steps = chain && stepPath(chain);
+    if (!chain || !steps || steps.unknown || !steps.updates) return false;
+    const reduced = steps.events.some(
+      (e) => e.kind === 'reduce' && e.path === path && e.className === className && e.method === method,
+    );
+    return (
+      reduced &&
+      steps.events.some(
+        (e) =>
+          e.kind === 'divide' && e.factors.some((f) => !RANK_COUNT.test(f) && constructorFed(chain, f) !== undefined),
+      )
+    );
   }
 
   private judgeConstruction(path: string, model: FileModel, fn: FunctionInfo, call: PyNode): Finding | undefined {

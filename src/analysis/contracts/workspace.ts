@@ -14,6 +14,7 @@ import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
 import { LossScalerIndex } from './loss-scalers';
 import { CallbackScheduleIndex } from './callback-schedule';
+import type { CallbackLoss } from './callback-arguments';
 import { OptimizerWrapperIndex } from './optimizer-wrappers';
 
 const PACKAGE = 'transformers';
@@ -72,6 +73,16 @@ export class ContractIndex {
     this.scalers.removeFile(path);
     this.callbacks.removeFile(path);
     this.wrappers.removeFile(path);
+  }
+
+  /** What the program passes to a callable parameter of a top-level function (callback-arguments.ts). */
+  callbackLoss(path: string, fnName: string, param: string, counts: ReadonlySet<string>): CallbackLoss {
+    return this.callbacks.callbackLoss(path, fnName, param, counts);
+  }
+
+  /** The step path of a wrapper class reduces in `method` and divides by a constructed batch (optimizer-wrappers.ts). */
+  stepDividesByConstructedBatch(path: string, cls: string, method: string): boolean {
+    return this.wrappers.stepDividesByConstructedBatch(path, cls, method);
   }
 
   /** requirements*.txt, setup.cfg or pyproject.toml (see versions.ts, isManifest). */

@@ -19,7 +19,7 @@ export interface WrapperClaim {
 }
 
 /** Factors that count ranks or devices: a division by one of them is not a batch division alone. */
-const RANK_COUNT = /world|replica|num_proc|nproc|ranks|gpus|devices|nodes/i;
+export const RANK_COUNT = /world|replica|num_proc|nproc|ranks|gpus|devices|nodes/i;
 
 export function wrapperClaim(chain: readonly ChainClass[], path: StepPath): WrapperClaim | undefined {
   if (path.unknown || !path.updates) return undefined;
@@ -101,7 +101,7 @@ function moduleOfCallee(model: FileModel, callee: string): string | undefined {
 }
 
 /** `self.x` is given one value in the chain: a parameter of that class's `__init__`, never rebound there. */
-function constructorFed(
+export function constructorFed(
   chain: readonly ChainClass[],
   text: string,
 ): { initIndex: number; parameter: { name: string; index: number } } | undefined {

@@ -126,3 +126,31 @@ test('a name rebound by unpacking another call is unresolved; a wrapper handed t
   const prepared = rebound.replace('build(model, args)', 'accelerator.prepare(model, optimizer)');
   assert.match((await analyze(prepared))[0].message, /but AdamW normalises its step/);
 });
+
+// CP005: a learning rate scaled by the world size on top of gradients summed over the ranks.
+const LR_ON_SUM = py`
+  import torch
+  import torch.distributed as dist
+  import torch.nn.functional as F
+
+  def train(model, loader, base_lr):
+      opt = OPTIMIZER(model.parameters(), lr=base_lr * dist.get_world_size())
+      for x, y in loader:
+          F.cross_entropy(model(x), y).backward()
+          for p in model.parameters():
+              dist.all_reduce(p.grad)
+          opt.step()
+`;
+
+test('CP005 under SGD keeps N²×; under Adam the update is N× (the learning rate), the sum acting through eps', async () => {
+  const sgd = await analyze(LR_ON_SUM.replace('OPTIMIZER', 'torch.optim.SGD'));
+  assert.deepEqual(summary(sgd), ['CP005@6', 'CP001@10']);
+  assert.match(sgd[0].message, /the effective learning rate is N²× \(world size squared\) the single-GPU one/);
+  const adam = await analyze(LR_ON_SUM.replace('OPTIMIZER', 'torch.optim.AdamW'));
+  assert.deepEqual(summary(adam), ['CP005@6', 'CP001@10']);
+  assert.doesNotMatch(adam[0].message, /effective learning rate is N²×/);
+  assert.match(
+    adam[0].message,
+    /the update is N× \(world size\) the single-GPU one, not N²× \(world size squared\): AdamW normalises its step by the gradient's scale, so the sum's factor changes the update only through eps/,
+  );
+});

@@ -135,7 +135,7 @@ function all(results: Map<string, AnalysisResult>): string[] {
   return [...results].flatMap(([path, r]) => summary(r.findings).map((s) => `${path}:${s}`));
 }
 
-/** The CP002 findings: a subclass that sums without dividing is CP001's to judge (sums.test.ts), not this rule's. */
+/** The CP002 findings: a subclass that sums without dividing is judged by CP001 (the twins below), not this rule. */
 function doubled(results: Map<string, AnalysisResult>): string[] {
   return all(results).filter((f) => f.includes(':CP002@'));
 }
@@ -184,13 +184,20 @@ test('silent where the batch is one rank’s: divided by the world size first (t
   assert.deepEqual(doubled(await check({ train: perRank })), []);
 });
 
+const SUM_ONLY = DISTRIBUTED.replace(
+  '            if self.loss_reduction == "mean":\n                p.grad /= self.world_size\n',
+  '',
+);
+
 test('silent where the wrapper divides once: a subclass that only sums, or the base class alone', async () => {
-  const sumOnly = DISTRIBUTED.replace(
-    '            if self.loss_reduction == "mean":\n                p.grad /= self.world_size\n',
-    '',
-  );
-  assert.notEqual(sumOnly, DISTRIBUTED);
-  assert.deepEqual(doubled(await check({ distributed: sumOnly })), []);
+  assert.notEqual(SUM_ONLY, DISTRIBUTED);
+  // The base divides each gradient by the batch given at construction on the same step path: the sum over the ranks
+  // divided by the batch of all ranks is the mean, so no finding of any code (CP001 was reported here before).
+  assert.deepEqual(all(await check({ distributed: SUM_ONLY })), []);
+  const oneFile = [BASE, SUM_ONLY.replace('from .optimizer import PrivateOptimizer\n', '')].join('\n\n');
+  const program = new Program(await parser());
+  program.setFile('optim.py', oneFile);
+  assert.deepEqual(all(program.analyzeAll()), []);
   const base = TRAIN.replace(/DistributedPrivateOptimizer/g, 'PrivateOptimizer');
   assert.deepEqual(doubled(await check({ train: base })), []);
 });
@@ -227,4 +234,20 @@ test('silent where the path is not proven: another group, another rescaling, oth
   );
   assert.notEqual(unguarded, BASE);
   assert.deepEqual(doubled(await check({ base: unguarded })), []);
+});
+
+test('CP001 stands for a subclass that only sums where the step path divides by no constructed batch', async () => {
+  // The base divides by a constant, not by a batch given at construction: the sum's N× is proven.
+  const constant = BASE.replace('p.grad /= self.expected_batch_size * self.accumulated_iterations', 'p.grad /= 2.0');
+  assert.notEqual(constant, BASE);
+  assert.deepEqual(all(await check({ base: constant, distributed: SUM_ONLY })), [
+    'privacy/optimizers/distributed.py:CP001@19',
+  ]);
+  // The step never calls the summing method, so the base's division is not on its path.
+  const offPath = SUM_ONLY.replace('            self.reduce_gradients()\n', '');
+  assert.notEqual(offPath, SUM_ONLY);
+  assert.deepEqual(
+    all(await check({ distributed: offPath })).filter((f) => f.includes(':CP001@')),
+    ['privacy/optimizers/distributed.py:CP001@19'],
+  );
 });
