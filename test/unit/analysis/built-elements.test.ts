@@ -131,3 +131,13 @@ test('built elements: a factor attribute another related object writes is not th
   assert.notEqual(rewritten, BUFFER);
   assert.deepEqual(await codes(EP, rewritten), []);
 });
+
+test('built elements: a buffer class also built where the analysis cannot see the call names no factor', async () => {
+  // Registered as a value, the class may be built by a caller not in view with any factor and group.
+  const results = await analyzeProgram({
+    'runtime/buffers.py': BUFFER.replace('GROWTH', 'pass'),
+    'runtime/wrapper.py': `${WRAPPER.replace('AVERAGE_FACTOR', EP)}\nBUILDERS = {"buffer": GradBuffer}\n`,
+    'runtime/parallel_state.py': STATE,
+  });
+  assert.deepEqual(summaryByPath(results), []);
+});
