@@ -9,6 +9,7 @@ import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Env } from './sizes';
 import { constructorRequest, type ConstructorRequest } from './constructor-request';
+import { builtElementParam, classInit, storedParameter } from './built-elements';
 
 /** `List[C]`, `list[C]`, `Sequence[C]`, `Iterable[C]`, `Tuple[C, ...]`, with or without `typing.`. */
 const LIST_OF = /^(?:typing\.)?(?:List|list|Sequence|Iterable|Tuple|tuple)\[(\w+)(?:,\.\.\.)?\]$/;
@@ -30,9 +31,15 @@ export function elementRequest(
   const items = loopIterable(model, n, variable);
   if (!items || items.type !== 'attribute' || !/^self\.\w+$/.test(s.text(items))) return undefined;
   if (env.fn.assignments.some((a) => targetText(model, a) === variable)) return undefined;
-  // The list is the constructor's argument, stored once and never grown, replaced or written through.
+  // The list is the constructor's argument, stored once and never grown, replaced or written through; or the
+  // object builds it itself in `__init__` (built-elements.ts), and the attribute is one of its own parameters.
   const stored = model.valuesSeenBy(s.text(items), env.fn);
   const init = stored[0]?.fn;
+  if (init?.name === '__init__' && stored.length === 1 && stored[0].value.type === 'list') {
+    const own = builtElementParam(model, init, s.text(items), s.text(attribute));
+    const request = own ? constructorRequest(model, init, own) : undefined;
+    return request ? { init, request } : undefined;
+  }
   const param = stored.length === 1 && stored[0].value.type === 'identifier' ? s.text(stored[0].value) : undefined;
   if (!init || init.name !== '__init__' || !param || rebinds(model, init, param)) return undefined;
   if (mutated(model, s.text(items)) || mutated(model, param, init)) return undefined;
@@ -81,23 +88,4 @@ function listElementClass(model: FileModel, init: FunctionInfo, param: string): 
   const node = init.params.find((p) => p.name === param)?.node;
   const type = node ? child(node, 'type') : undefined;
   return type ? LIST_OF.exec(model.syntax.text(type).replace(/\s+/g, ''))?.[1] : undefined;
-}
-
-function classInit(model: FileModel, className: string): FunctionInfo | undefined {
-  const inits = model.functions.filter(
-    (f) => f.name === '__init__' && f.className === className && f.enclosing?.node.type === 'module',
-  );
-  return inits.length === 1 ? inits[0] : undefined;
-}
-
-/**
- * The `__init__` parameter an attribute holds: `self.attr = param` is the only write of `.attr` in the file, and the
- * constructor does not rebind the parameter.
- */
-function storedParameter(model: FileModel, init: FunctionInfo, attribute: string): string | undefined {
-  const writes = model.syntax.source.text.match(new RegExp(`\\.${attribute}\\s*(?:[-+*/]?=)(?!=)`, 'g')) ?? [];
-  const stored = model.valuesSeenBy(`self.${attribute}`, init).filter((v) => v.fn === init);
-  if (writes.length !== 1 || stored.length !== 1 || stored[0].value.type !== 'identifier') return undefined;
-  const param = model.syntax.text(stored[0].value);
-  return init.params.some((p) => p.name === param) && !rebinds(model, init, param) ? param : undefined;
 }

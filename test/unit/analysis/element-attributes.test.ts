@@ -185,3 +185,20 @@ test('list origins: a factor name bound twice in the function names no value, wh
     assert.deepEqual((await findings(EP, 'experts', BUCKETS, prelude)).codes, []);
   }
 });
+
+// "Nothing else in the file writes the attribute" counts the writes an element can see: another class of the file that
+// keeps an attribute of the same name (Megatron's buffer and its buckets both keep `self.gradient_scaling_factor`)
+// writes another object's, while a subclass of the element class writes the element's own.
+const UNRELATED =
+  '\nclass GradBuffer:\n    def __init__(self, gradient_scaling_factor):\n        self.gradient_scaling_factor = gradient_scaling_factor\n';
+const SUBCLASS = '\nclass OneBucket(GradBucket):\n    def reset(self):\n        self.gradient_scaling_factor = 1.0\n';
+
+test('element attributes: the same attribute kept by an unrelated class does not hide the stored parameter', async () => {
+  const { codes } = await findings(EP, ONE_BUCKET, BUCKETS + UNRELATED);
+  assert.deepEqual(codes, ['runtime/wrapper.py:CP003@9']);
+});
+
+test('element attributes: a subclass of the element class that writes the attribute leaves it unknown', async () => {
+  const { codes } = await findings(EP, ONE_BUCKET, BUCKETS + SUBCLASS);
+  assert.deepEqual(codes, []);
+});
