@@ -166,6 +166,7 @@ export class AttachReader {
           scaler,
           position,
           attach: this.located(n),
+          weights: [...this.weights],
         });
       });
     });

@@ -31,6 +31,8 @@ export interface AttachedLoss {
   /** The position of the loss among `apply`'s arguments, which is the backward's output for it. */
   readonly position: number;
   readonly attach: Located;
+  /** The marked attributes of the class and its bases the loss may derive from. */
+  readonly weights: readonly string[];
 }
 
 export interface SliceFacts {

@@ -81,7 +81,7 @@ export class SequenceParallelIndex {
         const scaler = this.unitScaler(attach, isTest);
         const helper = attach.helper === undefined ? undefined : this.tokenMean(attach.helper, isTest);
         if (!scaler || (attach.helper !== undefined && !helper)) continue;
-        const marker = facts!.markers[0];
+        const marker = facts!.markers.find((m) => attach.weights.includes(m.attribute)) ?? facts!.markers[0];
         const found = finding(path, attach, { path, item: marker }, sums[0], scaler, helper);
         out.set(path, [...(out.get(path) ?? []), found]);
       }
@@ -151,9 +151,11 @@ function finding(
     message,
     ...(where.path === path ? {} : { file: where.path }),
   });
-  const mean = attach.helper ? `\`${attach.helper}\`, a mean over the tokens it is given` : 'a mean over the tokens';
+  const mean = attach.helper
+    ? `, from \`${attach.helper}\` (a mean over the tokens of its first argument),`
+    : ', a mean over the tokens,';
   const message =
-    `\`${attach.loss}\` is ${mean}, computed by each tensor-parallel rank from the output of \`self.${marker.item.attribute}\` on its own sequence-parallel slice of the tokens, and attached to the graph by \`${attach.scaler}\` with a gradient of one. ` +
+    `\`${attach.loss}\`${mean} is computed, with sequence parallelism on (the value the weight's marker is given), by each tensor-parallel rank from the output of \`self.${marker.item.attribute}\` on its own sequence-parallel slice of the tokens, and attached to the graph by \`${attach.scaler}\` with a gradient of one. ` +
     `That weight is marked \`sequence_parallel\`, so its gradient is summed over the tensor-parallel group: the sum is right for the main loss, whose per-rank gradients are the slices' contributions, but this loss's gradient on each rank is already the whole gradient of its slice's mean, ` +
     `so the weight receives tp× (the tensor-parallel size) the gradient of the mean over the micro-batch's tokens, and the loss's coefficient is effectively tp times the configured one. Divide the loss (or its coefficient) by the tensor-parallel world size.`;
   const related = [
