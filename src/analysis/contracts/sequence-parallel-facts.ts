@@ -10,30 +10,9 @@ import type { Parser } from 'web-tree-sitter';
 import { parseModule } from '../parse';
 import { child, named, unparen, visit, type PyNode, type Source } from '../tree';
 import type { Located } from './expert-facts';
-import { AttachReader } from './sequence-parallel-attach';
+import { AttachReader, type AttachedLoss, type SliceMarker } from './sequence-parallel-attach';
 
-export interface SliceMarker extends Located {
-  readonly cls: string;
-  /** The marked attribute of `self` (`weight` for `setattr(self.weight, 'sequence_parallel', …)`). */
-  readonly attribute: string;
-}
-
-/** `L = helper(x, …)` (or `torch.mean(x)`) with `x` derived from the marked weight, then `Scaler.apply(a, L)`. */
-export interface AttachedLoss {
-  readonly cls: string;
-  readonly method: string;
-  /** The mean: the helper call (or `torch.mean`/`.mean` itself), where the finding is shown. */
-  readonly mean: Located;
-  /** The helper's name; undefined when the mean is written in the method. */
-  readonly helper?: string;
-  readonly loss: string;
-  readonly scaler: string;
-  /** The position of the loss among `apply`'s arguments, which is the backward's output for it. */
-  readonly position: number;
-  readonly attach: Located;
-  /** The marked attributes of the class and its bases the loss may derive from. */
-  readonly weights: readonly string[];
-}
+export type { AttachedLoss, SliceMarker } from './sequence-parallel-attach';
 
 export interface SliceFacts {
   readonly markers: readonly SliceMarker[];
