@@ -12,6 +12,7 @@ import { tailWindowFindings } from './tail-window';
 import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
+import { SequenceParallelIndex } from './sequence-parallel-slice';
 import { LossScalerIndex } from './loss-scalers';
 import { CallbackScheduleIndex } from './callback-schedule';
 import type { CallbackLoss } from './callback-arguments';
@@ -35,6 +36,7 @@ export class ContractIndex {
   private readonly manifests = new Map<string, readonly Pin[]>();
   private readonly pipelines: PipelineIndex;
   private readonly experts: ExpertIndex;
+  private readonly slices: SequenceParallelIndex;
   private readonly scalers: LossScalerIndex;
   private readonly callbacks: CallbackScheduleIndex;
   private readonly wrappers: OptimizerWrapperIndex;
@@ -45,6 +47,7 @@ export class ContractIndex {
   ) {
     this.pipelines = new PipelineIndex(parser);
     this.experts = new ExpertIndex(parser);
+    this.slices = new SequenceParallelIndex(parser);
     this.scalers = new LossScalerIndex(parser);
     this.callbacks = new CallbackScheduleIndex(parser, resolveModule);
     this.wrappers = new OptimizerWrapperIndex(parser, resolveModule);
@@ -53,6 +56,7 @@ export class ContractIndex {
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
     this.experts.setFile(path, text);
+    this.slices.setFile(path, text);
     this.scalers.setFile(path, text);
     this.callbacks.setFile(path, text);
     this.wrappers.setFile(path, text);
@@ -70,6 +74,7 @@ export class ContractIndex {
     this.manifests.delete(path);
     this.pipelines.removeFile(path);
     this.experts.removeFile(path);
+    this.slices.removeFile(path);
     this.scalers.removeFile(path);
     this.callbacks.removeFile(path);
     this.wrappers.removeFile(path);
@@ -98,11 +103,12 @@ export class ContractIndex {
     const isTest = (path: string) => isTestCode(options.scopeOf(path)) && !options.hints;
     const schedules = this.pipelines.findings(new Set(paths), isTest);
     const experts = this.experts.findings(new Set(paths), isTest);
+    const slices = this.slices.findings(new Set(paths), isTest);
     const scalers = this.scalers.findings(new Set(paths), isTest);
     const callbacks = this.callbacks.findings(new Set(paths), isTest);
     const wrappers = this.wrappers.findings(new Set(paths), isTest);
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of [...schedules, ...experts, ...scalers, ...callbacks, ...wrappers]) {
+    for (const [path, list] of [...schedules, ...experts, ...slices, ...scalers, ...callbacks, ...wrappers]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }
