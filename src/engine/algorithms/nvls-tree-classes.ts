@@ -118,7 +118,6 @@ export function nvlsTreeClassProof(
     if (terms.memoryCoefficient !== 0 && !Number.isInteger(terms.memoryCoefficient * w * USE_GRID)) return undefined;
   }
   const nodes = system.nodes;
-  const g = system.gpusPerNode;
   const perLeaf = system.fabric.network!.nodesPerLeaf;
   const leaves = layout.leafUp.length;
   // Classes of resources: each node's sending links, receiving links and memory, each leaf's uplink and downlink.
