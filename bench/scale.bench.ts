@@ -73,6 +73,9 @@ export const benchmarks: Benchmark[] = [
   // Session 15 (wip-17c): 0.60 -> 0.56 s of CPU, cold, medians of 11 at a load of 28-31 (the exit without V8's heap
   // teardown and fewer calls per entry in the NVLSTree rounds); wall time at that load measures the queue, and the
   // idle figure before was 0.29-0.32 s (docs/performance.md, session 15).
+  // Session 16 (wip-17n): NVLSTree's tree rounds timed from classes of their flows (no routes or packing per flow):
+  // 0.64 -> 0.42 s of CPU, cold, medians of 7 at a load of 45-48; 131,072 GPUs 1.46 -> 0.81 s, 141 -> 75 MiB
+  // peak (docs/performance.md, session 16).
   {
     name: 'cli: 1 GiB AllReduce, 16,384 GPUs, cold process',
     unit: 'ms',

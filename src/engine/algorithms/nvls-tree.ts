@@ -8,11 +8,14 @@
 // them), and the Flow objects are built only when a trace or the full path reads them.
 import * as K from '../constants';
 import type { FlowSet } from '../sim/maxmin';
-import type { PackedFlows, PhaseRun } from '../sim/packed';
+import type { PhaseRun } from '../sim/packed';
 import { memoryResource } from '../sim/run';
 import type { Flow } from '../sim/schedule';
+import type { ClassProof } from '../sim/shown-round';
+import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
+import { nvlsTreeClassProof } from './nvls-tree-classes';
 import { pricedStages, type Stage } from './pipeline';
 import { binaryTreeParent } from './tree';
 
@@ -20,8 +23,6 @@ import { binaryTreeParent } from './tree';
 interface DepthMembers {
   readonly trees: number[];
   readonly nodes: number[];
-  /** Route of each member's up flow (local GPU 0), for the stage's latency. */
-  readonly paths: (readonly number[])[];
 }
 
 /** Parent and depth of every node in tree t. */
@@ -68,12 +69,17 @@ export function nvlsTreeStages(
     for (let node = 0; node < system.nodes; node++) {
       if (parent[node] < 0) continue;
       const d = depth[node];
-      while (members.length < d) members.push({ trees: [], nodes: [], paths: [] });
+      while (members.length < d) members.push({ trees: [], nodes: [] });
       members[d - 1].trees.push(c);
       members[d - 1].nodes.push(node);
-      members[d - 1].paths.push(system.fabric.route(node * g, parent[node] * g));
     }
   }
+  /** Route of each member's up flow (local GPU 0) at depth d, made when first read. */
+  const routes: (readonly (readonly number[])[])[] = [];
+  const pathsOf = (d: number): readonly (readonly number[])[] =>
+    (routes[d - 1] ??= members[d - 1].nodes.map((node, i) =>
+      system.fabric.route(node * g, shapes[members[d - 1].trees[i]].parent[node] * g),
+    ));
   const represents = symmetric ? g : 1;
   const payload = chunk / g;
   /** Every flow of one depth and direction, as transfer() builds them. */
@@ -106,6 +112,10 @@ export function nvlsTreeStages(
     ...Array.from({ length: depth }, (_, i) => depth - i),
     ...Array.from({ length: depth }, (_, i) => i + 1),
   ];
+  // On identical nodes the rounds are timed from classes of their flows (nvls-tree-classes.ts), and each stage's
+  // latency from one path within a leaf and one across leaves, where every such path is alike.
+  const proof = symmetric ? classProof(ctx, members, shapes, weights, payload, order, depth) : undefined;
+  const latencyPaths = proof ? samplePaths(system, members, shapes) : undefined;
   return pricedStages(
     ctx,
     order.map((d, i) => {
@@ -113,25 +123,129 @@ export function nvlsTreeStages(
       const phase = up ? ('exchange' as const) : ('broadcast' as const);
       const stage = (latencyUs: number): Stage => {
         let built: Flow[] | undefined;
+        let set: FlowSet | undefined;
+        const terms = depthTerms(ctx, members[d - 1], weights, payload, up, symmetric);
+        const packFlows = (): FlowSet =>
+          packDepth(ctx, members[d - 1], shapes, weights, payload, up, locals, symmetric, () => pathsOf(d));
         return {
           get flows() {
             return (built ??= flowsOf(d, up));
           },
-          packed: packDepth(ctx, members[d - 1], shapes, weights, payload, up, locals, symmetric),
+          packed: {
+            get set() {
+              return (set ??= packFlows());
+            },
+            ...terms,
+            ...(proof ? { shown: { proof, parts: [i] } } : {}),
+          },
           phase,
           latencyUs,
         };
       };
-      return { paths: members[d - 1].paths, stage };
+      return { paths: latencyPaths?.[d - 1] ?? pathsOf(d), stage };
     }),
   );
+}
+
+/** The class proof of this run's tree rounds, when the layout allows it (see nvls-tree-classes.ts). */
+function classProof(
+  ctx: BuildContext,
+  members: readonly DepthMembers[],
+  shapes: readonly { parent: Int32Array }[],
+  weights: readonly number[],
+  payload: number,
+  order: readonly number[],
+  depth: number,
+): ClassProof | undefined {
+  const { system } = ctx;
+  const wire = wireBytes(ctx, payload);
+  return nvlsTreeClassProof(
+    system,
+    members.map((m) => ({ trees: Int32Array.from(m.trees), nodes: Int32Array.from(m.nodes) })),
+    shapes.map((s) => s.parent),
+    order.map((d, i) => ({ depth: d, up: i < depth })),
+    {
+      wireBytes: wire,
+      capRate: channelCapGBps(ctx) * 1e3,
+      weights,
+      memoryCoefficient: system.fabric.idealised ? 0 : (K.REDUCE_MEMORY_FACTOR * payload) / Math.max(wire, 1e-30),
+    },
+  );
+}
+
+/**
+ * Per depth, the up route of the first member within a leaf and of the first across leaves: every path of a kind
+ * crosses links of the same latencies in the same order when the nodes are identical and every leaf's uplink and
+ * downlink alike (checked here), so the stage's latency, the largest over its paths, is the largest over these.
+ * Undefined when the leaves' links differ.
+ */
+function samplePaths(
+  system: System,
+  members: readonly DepthMembers[],
+  shapes: readonly { parent: Int32Array }[],
+): (readonly number[])[][] | undefined {
+  const network = system.fabric.network!;
+  const g = system.gpusPerNode;
+  const perLeaf = network.nodesPerLeaf;
+  const links = linkTable(system.topology);
+  const leaves = Math.ceil(system.nodes / perLeaf);
+  const alike = (a: number, b: number): boolean =>
+    links.latencyUs(a) === links.latencyUs(b) && links.kind(a) === links.kind(b);
+  const first = leaves > 1 ? network.routeParts(0, perLeaf * g, 0).shared : [];
+  for (let l = 0; l < leaves && leaves > 1; l++) {
+    const other = (l === 0 ? perLeaf : 0) * g;
+    const up = network.routeParts(l * perLeaf * g, other, 0).shared;
+    const down = network.routeParts(other, l * perLeaf * g, 0).shared;
+    if (first.length !== 2 || up.length !== 2 || down.length !== 2) return undefined;
+    if (!alike(up[0], first[0]) || !alike(down[1], first[1])) return undefined;
+  }
+  return members.map(({ trees, nodes }) => {
+    const paths: (readonly number[])[] = [];
+    let within = false;
+    let across = false;
+    for (let i = 0; i < nodes.length && !(within && across); i++) {
+      const parent = shapes[trees[i]].parent[nodes[i]];
+      const crosses = Math.floor(nodes[i] / perLeaf) !== Math.floor(parent / perLeaf);
+      if (crosses ? across : within) continue;
+      if (crosses) across = true;
+      else within = true;
+      paths.push(system.fabric.route(nodes[i] * g, parent * g));
+    }
+    return paths;
+  });
+}
+
+/** What the runner reads of one depth's flows besides the flows: their byte terms and the largest reduction. */
+function depthTerms(
+  ctx: BuildContext,
+  members: DepthMembers,
+  weights: readonly number[],
+  payload: number,
+  up: boolean,
+  symmetric: boolean,
+): { runs: PhaseRun[]; maxReduceBytes: number } {
+  const g = ctx.system.gpusPerNode;
+  const represents = symmetric ? g : 1;
+  const termsPerMember = symmetric ? 1 : g;
+  const wire = wireBytes(ctx, payload);
+  const phase = up ? ('exchange' as const) : ('broadcast' as const);
+  const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
+  for (let i = 0; i < members.trees.length; i++) {
+    const term = wire * weights[members.trees[i]] * represents;
+    const last = runs[runs.length - 1];
+    if (last && last.term === term) last.count += termsPerMember;
+    else runs.push({ phase, term, count: termsPerMember });
+  }
+  const reduce = up && !ctx.system.fabric.idealised;
+  return { runs, maxReduceBytes: reduce && members.trees.length > 0 ? payload : 0 };
 }
 
 /**
  * One depth's flows packed as pack(flowsOf(...)) would pack them, but only those of `locals`: local GPU 0's, standing
  * for every local GPU, when `symmetric`, else the given local GPUs' in turn (an edited system runs node by node, or
  * its chosen rails, and its tens of thousands of flows are packed without a Flow object each as well). The byte
- * terms are every flow's that flowsOf builds: one per member when symmetric, else one per member and local GPU.
+ * terms (depthTerms) are every flow's that flowsOf builds: one per member when symmetric, else one per member and
+ * local GPU.
  */
 function packDepth(
   ctx: BuildContext,
@@ -142,12 +256,11 @@ function packDepth(
   up: boolean,
   locals: readonly number[],
   symmetric: boolean,
-): PackedFlows {
+  upPaths: () => readonly (readonly number[])[],
+): FlowSet {
   const { system } = ctx;
   const g = system.gpusPerNode;
   const perMember = locals.length;
-  const represents = symmetric ? g : 1;
-  const termsPerMember = symmetric ? 1 : g;
   const { trees, nodes } = members;
   const n = trees.length * perMember;
   // As transfer(): the receiver's memory is charged for a reduction, off the idealised fabric.
@@ -157,10 +270,10 @@ function packDepth(
   const capRate = channelCapGBps(ctx) * 1e3;
   // memoryResource(system, rank) is this base plus the rank.
   const memoryBase = memoryResource(system, 0);
-  // Going up on identical nodes, each flow's route is the one its member holds already (child to parent, local
-  // GPU 0); an edited system routes every local GPU itself.
+  // Going up on identical nodes, each flow's route is its member's up route (child to parent, local GPU 0); an
+  // edited system routes every local GPU itself.
   const reuse = up && symmetric;
-  const routes: (readonly number[])[] = reuse ? members.paths : [];
+  const routes: (readonly number[])[] = reuse ? [...upPaths()] : [];
   let entries = 0;
   for (let i = 0; i < trees.length; i++) {
     for (let j = 0; j < perMember; j++) {
@@ -185,8 +298,6 @@ function packDepth(
     resource: new Int32Array(entries),
     coefficient: new Float64Array(entries).fill(1),
   };
-  const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
-  const phase = up ? ('exchange' as const) : ('broadcast' as const);
   let k = 0;
   for (let f = 0; f < n; f++) {
     const i = Math.floor(f / perMember);
@@ -200,14 +311,8 @@ function packDepth(
       set.coefficient[k++] = memoryCoefficient;
     }
   }
-  for (let i = 0; i < trees.length; i++) {
-    const term = wire * weights[trees[i]] * represents;
-    const last = runs[runs.length - 1];
-    if (last && last.term === term) last.count += termsPerMember;
-    else runs.push({ phase, term, count: termsPerMember });
-  }
   set.start[n] = k;
-  return { set, runs, maxReduceBytes: reduce && n > 0 ? payload : 0 };
+  return set;
 }
 
 /**

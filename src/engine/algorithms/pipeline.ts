@@ -1,7 +1,7 @@
 // Chunk pipelining for multi-stage algorithms (trees, NVLS): the first chunk crosses the stages one after another
 // (each paying its latency: the pipeline fill), then every further chunk completes in one steady round in which all
 // stages run at once and share the links. k chunks through s stages: Σ t(stage) + (k − 1) · t(steady).
-import { concatPacked, packFlows, type PackedFlows } from '../sim/packed';
+import { joinPacked, packFlows, type PackedFlows } from '../sim/packed';
 import type { Flow, Round } from '../sim/schedule';
 import type { Phase } from '../trace/model';
 import { pipelineStageLatenciesUs, type BuildContext } from './context';
@@ -68,7 +68,7 @@ export function pipelineRounds(stages: readonly Stage[], chunks: number): Round[
       let built: Flow[] | undefined;
       rounds.push({
         ...round,
-        packed: concatPacked(stages.map((stage) => stage.packed ?? packFlows(stage.flows))),
+        packed: joinPacked(stages.map((stage) => stage.packed ?? packFlows(stage.flows))),
         get flows() {
           return (built ??= steadyFlows());
         },

@@ -134,6 +134,36 @@ export function concatPacked(parts: readonly PackedFlows[]): PackedFlows {
 }
 
 /**
+ * Several packed flow lists as one, as concatPacked joins them, made only when the set is read. Parts timed by one
+ * proof (sim/shown-round.ts) are joined into one question to it, and the other parts' flows are handed along for
+ * uniformRound to check; parts with a proof of their own, or one that already hands flows along, are not joined.
+ */
+export function joinPacked(parts: readonly PackedFlows[]): PackedFlows {
+  const proofs = new Set(parts.flatMap((part) => (part.shown ? [part.shown.proof] : [])));
+  const [proof] = proofs;
+  if (proofs.size !== 1 || parts.some((part) => part.shown?.others)) return concatPacked(parts);
+  const runs: PhaseRun[] = [];
+  let maxReduceBytes = 0;
+  const shownParts: number[] = [];
+  const others: PackedFlows[] = [];
+  for (const part of parts) {
+    for (const run of part.runs) runs.push(run);
+    maxReduceBytes = Math.max(maxReduceBytes, part.maxReduceBytes);
+    if (part.shown) shownParts.push(...part.shown.parts);
+    else others.push(part);
+  }
+  let set: FlowSet | undefined;
+  return {
+    get set() {
+      return (set ??= concatPacked(parts).set);
+    },
+    runs,
+    maxReduceBytes,
+    shown: { proof, parts: shownParts, ...(others.length > 0 ? { others: concatPacked(others).set } : {}) },
+  };
+}
+
+/**
  * Byte shares of each phase when a round mixes phases, or undefined when it has one. The terms are added one by
  * one in flow order, as a loop over the flows adds them.
  */

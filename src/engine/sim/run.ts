@@ -8,7 +8,9 @@ import type { System } from '../topology/model';
 import { TRUNCATED_FACT, type Trace, type TraceMetadata } from '../trace/model';
 import type { RecordedSpans } from '../trace/simulated-index';
 import { ComponentSolver } from './components';
+import type { RoundResult } from './maxmin';
 import { pack, phaseRuns, phaseShares } from './packed';
+import { shownDurationUs } from './shown-round';
 import type { Flow, Round, Schedule } from './schedule';
 import { SpanEmitter, SpanRecorder, spansOf } from './recorded-spans';
 import { asMicros } from '../units';
@@ -50,6 +52,9 @@ export function engineResource(system: System, rank: number): number {
   return linkTable(system.topology).count + system.ranks + rank;
 }
 
+/** The finish times of a round timed by a proof: none, as only a traced run reads them (and it lists its flows). */
+const NO_FINISH = new Float64Array(0);
+
 function expand(round: Round): Flow[] {
   const out: Flow[] = [];
   for (const flow of round.flows) {
@@ -88,14 +93,21 @@ export function runSchedule(system: System, schedule: Schedule, options: RunOpti
     // traced round is solved from its objects.
     const packed = options.full || builder ? undefined : round.packed;
     const flows = packed ? [] : options.full ? expand(round) : round.flows;
-    const set = packed?.set ?? pack(flows);
+    // A packed round's flows may be made only when solved: a builder's proof can time the round without them.
+    let set = packed ? undefined : pack(flows);
     const runs = packed?.runs ?? phaseRuns(flows);
     let maxReduceBytes = packed?.maxReduceBytes ?? 0;
     if (!packed) for (const flow of flows) maxReduceBytes = Math.max(maxReduceBytes, flow.reduceBytes);
-    let cached: ReturnType<ComponentSolver['solve']> | undefined;
+    const solve = (): RoundResult => {
+      const shownUs = packed?.shown && shownDurationUs(packed.shown, capacity, (others) => solver.solve(others));
+      // Only the duration is read of a round without a trace: no finish per flow.
+      if (shownUs !== undefined) return { durationUs: shownUs, finishUs: NO_FINISH };
+      return solver.solve((set ??= packed!.set));
+    };
+    let cached: RoundResult | undefined;
     for (let rep = 0; rep < repeats; rep++) {
       // Identical repetitions take identical time; the full path still runs each one, as the reference does.
-      const result = options.full || !cached ? solver.solve(set) : cached;
+      const result = options.full || !cached ? solve() : cached;
       cached = result;
       const multiplier = options.full ? 1 : round.repeat;
       const duration = round.latencyUs + result.durationUs;

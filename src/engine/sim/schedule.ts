@@ -2,6 +2,7 @@
 // previous one has finished (NCCL's per-step synchronisation), waits its latency, then its flows share the links.
 import type { Phase } from '../trace/model';
 import type { FlowSet } from './maxmin';
+import type { ShownParts } from './shown-round';
 
 export interface Flow {
   /** Sending and receiving rank (the receiver reduces when `reduce` is set). */
@@ -77,4 +78,6 @@ export interface PackedFlows {
   readonly runs: readonly PhaseRun[];
   /** The largest payload any flow reduces at its receiver (0 when none). */
   readonly maxReduceBytes: number;
+  /** A proof the runner asks for the round's duration before it solves `set` (sim/shown-round.ts). */
+  readonly shown?: ShownParts;
 }
