@@ -3,7 +3,8 @@
 // With these, a function passed as an argument is followed to the parameter it binds, and a call to the function
 // that parameter holds, across files.
 import type { Parser } from 'web-tree-sitter';
-import { parseModule } from '../parse';
+import { parseUnits } from '../parse';
+import { splitTopLevel } from '../select';
 import { child, named, visit, type PyNode, type Source } from '../tree';
 
 export interface CallbackFile {
@@ -19,8 +20,12 @@ export interface CallbackFile {
 
 const PARSE_BUDGET_MS = 5_000;
 
+/**
+ * A class's body holds nothing this contract reads (only top-level functions, imports and calls outside classes), so
+ * the top-level classes are not parsed: in training scripts they are most of the text (models, datasets).
+ */
 export function readCallbackFile(parser: Parser, text: string): CallbackFile | undefined {
-  const parsed = parseModule(parser, text, PARSE_BUDGET_MS, Number.POSITIVE_INFINITY);
+  const parsed = parseUnits(parser, text, PARSE_BUDGET_MS, unitsOutsideClasses(text));
   if (!('module' in parsed)) return undefined;
   const { module, source } = parsed;
   const functions = new Map<string, PyNode>();
@@ -53,6 +58,17 @@ export function readCallbackFile(parser: Parser, text: string): CallbackFile | u
   });
   for (const name of twice) functions.delete(name);
   return { source, module, functions, imports, moduleCalls };
+}
+
+/**
+ * The top-level statements other than undecorated class definitions; undefined (the whole text) when there is no such
+ * class. A decorated class is kept: its decorator may span lines, and reading where the class starts is not worth it.
+ */
+function unitsOutsideClasses(text: string): ReturnType<typeof splitTopLevel> | undefined {
+  if (!/^class\s/m.test(text)) return undefined;
+  const units = splitTopLevel(text);
+  const kept = units.filter((u) => !/^class\s/.test(text.slice(u.start, u.end).replace(/^(?:[ \t]*#[^\n]*\n)*/, '')));
+  return kept.length === units.length ? undefined : kept;
 }
 
 /** The parameters a caller's arguments bind, in order; undefined past `*args`/`**kwargs` (positions are unknown). */
