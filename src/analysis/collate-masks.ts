@@ -113,7 +113,7 @@ function paddedField(model: FileModel, collate: FunctionInfo, index: number): Py
   const s = model.syntax;
   const returns = collate.nodes.filter((n) => n.type === 'return_statement');
   if (returns.length !== 1) return undefined;
-  let value = named(returns[0])[0] && unparen(named(returns[0])[0]);
+  let value: PyNode | undefined = named(returns[0])[0] && unparen(named(returns[0])[0]);
   if (!value) return undefined;
   if (index >= 0) {
     if (value.type !== 'tuple' && value.type !== 'expression_list') return undefined;

@@ -23,6 +23,25 @@ export function parseModule(
   budgetMs: number,
   splitAbove: number,
 ): ParsedModule | Unanalysed {
+  let units: Unit[] | undefined;
+  if (text.length > splitAbove) {
+    const all = splitTopLevel(text);
+    const keep = selectUnits(text, all);
+    units = all.filter((_, i) => keep[i]);
+  }
+  return parseUnits(parser, text, budgetMs, units);
+}
+
+/**
+ * Parses only the given top-level statements (splitTopLevel), or the whole text when `units` is undefined; the nodes
+ * keep their offsets in the whole text.
+ */
+export function parseUnits(
+  parser: Parser,
+  text: string,
+  budgetMs: number,
+  units: readonly Unit[] | undefined,
+): ParsedModule | Unanalysed {
   const deadline = Date.now() + budgetMs;
   const source = new Source(text);
   const module: PyNode = {
@@ -34,13 +53,7 @@ export function parseModule(
     children: [],
     parent: null,
   };
-  let units: Unit[] | undefined;
-  if (text.length > splitAbove) {
-    const all = splitTopLevel(text);
-    const keep = selectUnits(text, all);
-    units = all.filter((_, i) => keep[i]);
-    if (units.length === 0) return { module, source, unanalysed: [] };
-  }
+  if (units?.length === 0) return { module, source, unanalysed: [] };
   const timedOut: Unanalysed = {
     reason: 'parse-budget',
     whole: true,

@@ -110,10 +110,15 @@ export class ProgramDefinitions {
     return true;
   }
 
-  /** Forgets the answers: a file of the program changed. */
-  clear(): void {
-    this.wraps.clear();
-    this.preserves.clear();
+  /**
+   * Forgets the answers a change of one file's text can have moved: those for the names the text contains before or
+   * after the change (`undefined`: the file was added or removed). A definition is only read from a text that
+   * contains its name, so the other answers hold.
+   */
+  changed(before: string | undefined, after: string | undefined): void {
+    for (const answers of [this.wraps, this.preserves])
+      for (const name of answers.keys()) if (before?.includes(name) || after?.includes(name)) answers.delete(name);
+    // The contracts' answers read other files' callbacks and steps, so any change can move them.
     this.contractAnswers.clear();
   }
 

@@ -53,15 +53,15 @@ export class FilePasses {
   }
 
   /** Drops the first pass of a file whose text changed; the other caches check the text themselves. */
-  dropFirst(path: string): void {
+  dropFirst(path: string, before: string | undefined, after: string): void {
     this.firstPass.delete(path);
-    this.definitions.clear();
+    this.definitions.changed(before, after);
   }
 
   /** Drops everything cached for a file removed from the program. */
-  forget(path: string): void {
+  forget(path: string, before: string | undefined): void {
     this.firstPass.delete(path);
-    this.definitions.clear();
+    this.definitions.changed(before, undefined);
     this.probes.delete(path);
     this.seconds.delete(path);
   }

@@ -10,6 +10,10 @@ import type { FilePasses, ProgramFiles } from './program-file-passes';
 
 export class ProgramLinks {
   private readonly normaliserScans = new Map<string, TextScan>();
+  /** The pattern for the current helper names, kept while the names stay the same. */
+  private mentions: { readonly key: string; readonly pattern: RegExp | undefined } | undefined;
+  /** Whether each file's text mentions a helper, for the text and the pattern it was tested with. */
+  private readonly mentionScans = new Map<string, { text: string; pattern: RegExp; mentions: boolean }>();
 
   constructor(
     private readonly passes: FilePasses,
@@ -19,6 +23,23 @@ export class ProgramLinks {
   /** Drops what was scanned of a file removed from the program. */
   forget(path: string): void {
     this.normaliserScans.delete(path);
+    this.mentionScans.delete(path);
+  }
+
+  /** The text names one of the helpers (mentionPattern), tested once per text and set of helper names. */
+  private mentionsHelper(path: string, pattern: RegExp, text: string): boolean {
+    const scan = this.mentionScans.get(path);
+    if (scan?.text === text && scan.pattern === pattern) return scan.mentions;
+    const mentions = pattern.test(text);
+    this.mentionScans.set(path, { text, pattern, mentions });
+    return mentions;
+  }
+
+  private mentionPattern(): RegExp | undefined {
+    const names = this.passes.summaryNames();
+    const key = [...names].sort().join(',');
+    if (this.mentions?.key !== key) this.mentions = { key, pattern: mentionPattern(names) };
+    return this.mentions.pattern;
   }
 
   /** Which calls reach which summarised helpers, and so which files need the second pass. */
@@ -30,10 +51,10 @@ export class ProgramLinks {
     }
     const links: Links = { exports, calledElsewhere: new Map(), involved: new Set() };
     if (exports.size === 0) return links;
-    const mentions = mentionPattern(this.passes.summaryNames());
+    const mentions = this.mentionPattern();
     for (const path of paths) {
       const text = this.files.texts.get(path) ?? '';
-      if (!mentions?.test(text)) continue;
+      if (!mentions || !this.mentionsHelper(path, mentions, text)) continue;
       // A caller that names no reduction or backward pass was not parsed the first time: parse it now.
       const pass = this.passes.first(path, false);
       for (const call of pass.calls) {

@@ -50,11 +50,12 @@ export class Program {
    */
   setFile(path: string, text: string, scopePath?: string): void {
     if (scopePath !== undefined) this.scopePaths.set(path, scopePath);
-    if (this.texts.get(path) === text) return;
-    if (!this.texts.has(path)) this.modules.add(path);
+    const before = this.texts.get(path);
+    if (before === text) return;
+    if (before === undefined) this.modules.add(path);
     this.texts.set(path, text);
-    this.passes.dropFirst(path);
-    this.scaledAttributes.invalidate();
+    this.passes.dropFirst(path, before, text);
+    this.scaledAttributes.changed(path, before, text);
     this.contracts.setFile(path, text);
   }
 
@@ -64,10 +65,11 @@ export class Program {
   }
 
   removeFile(path: string): void {
+    const before = this.texts.get(path);
     this.texts.delete(path);
-    this.scaledAttributes.invalidate();
+    this.scaledAttributes.changed(path, before, undefined);
     this.scopePaths.delete(path);
-    this.passes.forget(path);
+    this.passes.forget(path, before);
     this.links.forget(path);
     this.modules.remove(path);
     this.contracts.removeFile(path);

@@ -7,7 +7,8 @@
 // attribute of the same name by a factor that is not the literal 1, and that function is referenced somewhere else
 // in the program (called, or passed on as a callback): a scaling method that nothing names is dead code and
 // compensates nothing. The index reads the texts, not the parse trees, because most files of a workspace are never
-// parsed (select.ts); it is rebuilt when a file changes. It reads them without their comments and string literals
+// parsed (select.ts); each file's rescalings are kept by its text, and a reference answer is dropped only when the
+// changed file's text, before or after, names the function, so an edit re-reads that one file. It reads them without their comments and string literals
 // (python-code.ts): `# self.grad_data *= f` rescales nothing. A reference may be a string (`getattr(m, "scale")`),
 // so only comments are left out when references are counted.
 
@@ -84,13 +85,23 @@ export type ScalingLookups = Map<string, boolean>;
 export class ScaledAttributes {
   private byAttribute: Map<string, AttributeScaling[]> | undefined;
   private readonly answers = new Map<string, AttributeScaling | null>();
+  /** Each file's rescalings, for the text they were read from. */
+  private readonly perFile = new Map<string, { readonly text: string; readonly scalings: AttributeScaling[] }>();
+  /** Whether a function name is referenced other than where it is defined, by name. */
+  private readonly references = new Map<string, boolean>();
 
   constructor(private readonly texts: () => Iterable<[string, string]>) {}
 
-  /** Drops what was computed (a file of the program changed). */
-  invalidate(): void {
+  /**
+   * Drops what a change of one file's text (`after` undefined: the file was removed) can have changed: the index, and
+   * the reference answers for the names either text contains (no other file's answer moved).
+   */
+  changed(path: string, before: string | undefined, after: string | undefined): void {
     this.byAttribute = undefined;
     this.answers.clear();
+    if (after === undefined) this.perFile.delete(path);
+    for (const name of this.references.keys())
+      if (before?.includes(name) || after?.includes(name)) this.references.delete(name);
   }
 
   /**
@@ -126,7 +137,7 @@ export class ScaledAttributes {
     if (this.byAttribute) return this.byAttribute;
     const map = new Map<string, AttributeScaling[]>();
     for (const [path, text] of this.texts())
-      for (const s of attributeScalings(path, text)) {
+      for (const s of this.scalingsOf(path, text)) {
         const list = map.get(s.attribute) ?? [];
         list.push(s);
         map.set(s.attribute, list);
@@ -135,8 +146,25 @@ export class ScaledAttributes {
     return map;
   }
 
+  private scalingsOf(path: string, text: string): AttributeScaling[] {
+    const cached = this.perFile.get(path);
+    if (cached?.text === text) return cached.scalings;
+    const scalings = attributeScalings(path, text);
+    this.perFile.set(path, { text, scalings });
+    return scalings;
+  }
+
   /** True when the name occurs in the program other than where a function of that name is defined. */
   private referencedElsewhere(name: string): boolean {
+    let known = this.references.get(name);
+    if (known === undefined) {
+      known = this.referencedInTexts(name);
+      this.references.set(name, known);
+    }
+    return known;
+  }
+
+  private referencedInTexts(name: string): boolean {
     const any = new RegExp(`\\b${name}\\b`, 'g');
     const definition = new RegExp(`\\bdef\\s+${name}\\b`, 'g');
     const uses = (text: string) => (text.match(any) ?? []).length - (text.match(definition) ?? []).length;

@@ -51,7 +51,10 @@ export function callbackLoss(
       const key = `${target.path}\u0000${target.name}\u0000${params[i]}`;
       if (seen.has(key)) return;
       seen.add(key);
-      for (const site of callSites(program, target)) {
+      const sites = callSites(program, target);
+      // A call inside a class the contract left unparsed passes something unknown: the reading stays silent.
+      if (sites.unknown) arriving.push(target.def);
+      for (const site of sites.found) {
         const arg = argumentFor(site, target, params[i]);
         if (arg === 'splat') {
           arriving.push(site.call);
@@ -98,14 +101,16 @@ interface CallSite {
   readonly outer?: Located;
 }
 
-/** Every call of the target by a bare name that resolves to it, in any file that names it. */
-function callSites(program: CallbackProgram, target: Located): CallSite[] {
+/** Every call of the target by a bare name that resolves to it, in any file that names it; `unknown` when such a call may sit in a class the contract left unparsed. */
+function callSites(program: CallbackProgram, target: Located): { found: CallSite[]; unknown: boolean } {
   const out: CallSite[] = [];
+  let unknown = false;
   const called = new RegExp(`\\b${target.name}\\s*\\(`);
   for (const path of program.paths) {
     if (!called.test(program.textOf(path) ?? '')) continue;
     const file = program.parsed(path);
     if (!file) continue;
+    if (called.test(file.unparsedText)) unknown = true;
     const at: Located = { path, file, def: file.module, name: '' };
     const visit = (n: PyNode): void => {
       if (n.type === 'call') {
@@ -118,7 +123,7 @@ function callSites(program: CallbackProgram, target: Located): CallSite[] {
     };
     visit(file.module);
   }
-  return out;
+  return { found: out, unknown };
 }
 
 /** The top-level function around a node, when it is one the file defines once. */

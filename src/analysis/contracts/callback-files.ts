@@ -3,7 +3,8 @@
 // With these, a function passed as an argument is followed to the parameter it binds, and a call to the function
 // that parameter holds, across files.
 import type { Parser } from 'web-tree-sitter';
-import { parseModule } from '../parse';
+import { parseUnits } from '../parse';
+import { splitTopLevel } from '../select';
 import { child, named, visit, type PyNode, type Source } from '../tree';
 
 export interface CallbackFile {
@@ -15,12 +16,19 @@ export interface CallbackFile {
   readonly imports: ReadonlyMap<string, { readonly module: string; readonly name: string }>;
   /** Calls made outside every function and class (the script's entry, also under `if __name__ == …`). */
   readonly moduleCalls: readonly PyNode[];
+  /** The text of the top-level classes left unparsed: a reader of calls must treat calls written there as unknown. */
+  readonly unparsedText: string;
 }
 
 const PARSE_BUDGET_MS = 5_000;
 
+/**
+ * A class's body holds nothing this contract reads (only top-level functions, imports and calls outside classes), so
+ * the top-level classes are not parsed: in training scripts they are most of the text (models, datasets).
+ */
 export function readCallbackFile(parser: Parser, text: string): CallbackFile | undefined {
-  const parsed = parseModule(parser, text, PARSE_BUDGET_MS, Number.POSITIVE_INFINITY);
+  const units = unitsOutsideClasses(text);
+  const parsed = parseUnits(parser, text, PARSE_BUDGET_MS, units);
   if (!('module' in parsed)) return undefined;
   const { module, source } = parsed;
   const functions = new Map<string, PyNode>();
@@ -52,7 +60,30 @@ export function readCallbackFile(parser: Parser, text: string): CallbackFile | u
     return true;
   });
   for (const name of twice) functions.delete(name);
-  return { source, module, functions, imports, moduleCalls };
+  return { source, module, functions, imports, moduleCalls, unparsedText: unparsedText(text, units) };
+}
+
+/** The text outside the kept units (the classes' text), empty when the whole text was parsed. */
+function unparsedText(text: string, kept: ReturnType<typeof splitTopLevel> | undefined): string {
+  if (!kept) return '';
+  let out = '';
+  let at = 0;
+  for (const unit of kept) {
+    out += text.slice(at, unit.start);
+    at = unit.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * The top-level statements other than undecorated class definitions; undefined (the whole text) when there is no such
+ * class. A decorated class is kept: its decorator may span lines, and reading where the class starts is not worth it.
+ */
+function unitsOutsideClasses(text: string): ReturnType<typeof splitTopLevel> | undefined {
+  if (!/^class\s/m.test(text)) return undefined;
+  const units = splitTopLevel(text);
+  const kept = units.filter((u) => !/^class\s/.test(text.slice(u.start, u.end).replace(/^(?:[ \t]*#[^\n]*\n)*/, '')));
+  return kept.length === units.length ? undefined : kept;
 }
 
 /** The parameters a caller's arguments bind, in order; undefined past `*args`/`**kwargs` (positions are unknown). */

@@ -32,6 +32,27 @@ interface Entry {
   /** Read once per text: the editor asks for the contracts' findings on every edit. */
   readonly candidate: boolean;
   parsed?: CallbackFile | null;
+  /** What this file's functions were found to schedule, by function name (see Reading). */
+  readonly schedules: Map<string, Reading>;
+  /** Per-text answers of the program-wide text scans (a division by a setting, a call of a name), by question. */
+  readonly scans: Map<string, boolean>;
+}
+
+/**
+ * A function's schedule as read from its file and the files its calls resolved to, with those resolutions: the
+ * reading holds while every module still resolves to the same file and each such file has the same text, so an edit
+ * of an unrelated file re-reads nothing (the editor asks on every edit).
+ */
+interface Reading {
+  readonly schedule: Schedule | undefined;
+  readonly resolutions: readonly Resolution[];
+}
+
+interface Resolution {
+  readonly from: string;
+  readonly module: string;
+  readonly path: string | undefined;
+  readonly text: string | undefined;
 }
 
 interface Schedule {
@@ -62,7 +83,8 @@ export class CallbackScheduleIndex {
   ) {}
 
   setFile(path: string, text: string): void {
-    if (this.files.get(path)?.text !== text) this.files.set(path, { text, candidate: mayHoldSchedule(text) });
+    if (this.files.get(path)?.text !== text)
+      this.files.set(path, { text, candidate: mayHoldSchedule(text), schedules: new Map(), scans: new Map() });
   }
 
   removeFile(path: string): void {
@@ -76,8 +98,8 @@ export class CallbackScheduleIndex {
       const file = this.parsed(path);
       if (!file) continue;
       for (const [name, def] of file.functions) {
-        const schedule = this.schedule({ path, file, def, name });
-        if (!schedule) continue;
+        const schedule = this.scheduleRead({ path, file, def, name });
+        if (!schedule || this.dividedAnywhere(schedule.setting.split('.').pop()!)) continue;
         for (const { callback, call } of this.entries(schedule, isTest)) {
           if (!wanted.has(callback.path)) continue;
           const loss = meanLoss(callback.def, callback.file.source);
@@ -116,18 +138,36 @@ export class CallbackScheduleIndex {
     return entry.parsed ?? undefined;
   }
 
-  private resolve(at: Located, callee: string): Located | undefined {
+  /** The function's schedule, read again only when its file or a file its calls resolved to changed. */
+  private scheduleRead(fn: Located): Schedule | undefined {
+    const entry = this.files.get(fn.path)!;
+    const cached = entry.schedules.get(fn.name);
+    if (cached && cached.resolutions.every((r) => this.stillResolves(r))) return cached.schedule;
+    const resolutions: Resolution[] = [];
+    const schedule = this.schedule(fn, resolutions);
+    entry.schedules.set(fn.name, { schedule, resolutions });
+    return schedule;
+  }
+
+  private stillResolves(r: Resolution): boolean {
+    const path = this.resolveModule(r.from, r.module);
+    return path === r.path && (path === undefined || this.files.get(path)?.text === r.text);
+  }
+
+  private resolve(at: Located, callee: string, resolutions?: Resolution[]): Located | undefined {
     const own = at.file.functions.get(callee);
     if (own) return { path: at.path, file: at.file, def: own, name: callee };
     const imported = at.file.imports.get(callee);
     const path = imported && this.resolveModule(at.path, imported.module);
+    if (imported)
+      resolutions?.push({ from: at.path, module: imported.module, path, text: path && this.files.get(path)?.text });
     const file = path ? this.parsed(path) : undefined;
     const def = file?.functions.get(imported!.name);
     return path && file && def ? { path, file, def, name: imported!.name } : undefined;
   }
 
   /** The function zeroes the gradients, runs K backward passes on a callback parameter's losses, and steps once. */
-  private schedule(fn: Located): Schedule | undefined {
+  private schedule(fn: Located, resolutions: Resolution[]): Schedule | undefined {
     const { source } = fn.file;
     let zero: PyNode | undefined;
     const steps: PyNode[] = [];
@@ -142,7 +182,7 @@ export class CallbackScheduleIndex {
     const lists = [...assigned].filter(
       ([, at]) => at.length === 1 && compact(source, child(at[0], 'right') ?? at[0]) === '[]',
     );
-    const ctx = { resolve: (at: Located, callee: string) => this.resolve(at, callee) };
+    const ctx = { resolve: (at: Located, callee: string) => this.resolve(at, callee, resolutions) };
     for (const param of parameterNames(fn.def, source)) {
       if (!param) continue;
       for (const queue of [undefined, ...lists.map(([name]) => name)]) {
@@ -158,7 +198,7 @@ export class CallbackScheduleIndex {
         if (zero.start > first || steps[0].start < zero.start) return undefined;
         const names = new Set([count.name, count.setting.split('.').pop()!]);
         if (counted.functions.some((f) => dividesByCount(f.def, f.file.source, names))) return undefined;
-        if (this.dividedAnywhere(count.setting.split('.').pop()!)) return undefined;
+        // A division by the setting elsewhere (dividedAnywhere) is asked of the whole program on each reading.
         return { fn, param, count: count.name, setting: count.setting, counted, step: steps[0] };
       }
     }
@@ -169,7 +209,9 @@ export class CallbackScheduleIndex {
   private dividedAnywhere(setting: string): boolean {
     if (!/^\w+$/.test(setting)) return true;
     const named = new RegExp(`\\b${setting}\\b`);
-    return [...this.files.values()].some((e) => e.text.includes(setting) && dividesOnLine(e.text, named));
+    return [...this.files.values()].some((e) =>
+      scanned(e, `divides:${setting}`, () => e.text.includes(setting) && dividesOnLine(e.text, named)),
+    );
   }
 
   /** The module-level calls that pass a top-level function down the chain of callers to the schedule's parameter. */
@@ -186,7 +228,7 @@ export class CallbackScheduleIndex {
         const index = parameterNames(target.fn.def, target.fn.file.source).indexOf(target.param);
         const called = new RegExp(`\\b${target.fn.name}\\s*\\(`);
         for (const [path, entry] of this.files) {
-          if (isTest(path) || !called.test(entry.text)) continue;
+          if (isTest(path) || !scanned(entry, `calls:${target.fn.name}`, () => called.test(entry.text))) continue;
           const file = this.parsed(path);
           if (file) this.callersIn(path, file, target, index, next, out);
         }
@@ -230,6 +272,16 @@ export class CallbackScheduleIndex {
       return true;
     });
   }
+}
+
+/** A text scan's answer for the entry's text, computed on the first question after the text changed. */
+function scanned(entry: Entry, question: string, scan: () => boolean): boolean {
+  let answer = entry.scans.get(question);
+  if (answer === undefined) {
+    answer = scan();
+    entry.scans.set(question, answer);
+  }
+  return answer;
 }
 
 /** The count adds up to one name K, a micro-batch count, and every name the loops subtract from it is at most K. */
@@ -284,13 +336,15 @@ function dividesOnLine(text: string, name: RegExp): boolean {
 /** A function whose parameter is called, in a file that zeroes gradients, runs backward and steps. */
 function mayHoldSchedule(text: string): boolean {
   if (!text.includes('zero_grad') || !text.includes('backward') || !/\.step\(/.test(text)) return false;
+  const names = new Set<string>();
   for (const m of text.matchAll(/\bdef\s+\w+\s*\(([^)]*)\)/g)) {
     for (const part of m[1].split(',')) {
       const name = /^\s*(\w+)/.exec(part)?.[1];
-      if (name && name !== 'self' && new RegExp(`[^\\w.]${name}\\s*\\(`).test(text)) return true;
+      if (name && name !== 'self') names.add(name);
     }
   }
-  return false;
+  // One pass over the text for all the parameter names (the editor asks on every edit).
+  return names.size > 0 && new RegExp(`[^\\w.](?:${[...names].join('|')})\\s*\\(`).test(text);
 }
 
 function finding(

@@ -148,3 +148,22 @@ test('the callback contract states the effect for the optimizer the schedule ste
   assert.match(contract[0].message, /AdamW normalises its step by the gradient's scale/);
   assert.match(results.get('trainer.py')!.findings[0].message, /AdamW normalises its step/);
 });
+
+test('a call of the schedule inside a class method counts: the class passes a dividing callback, so it is silent', async () => {
+  // The callback contract parses files without their top-level classes; a call written in one is not read, so the
+  // reading must not take the parameter for one no call passes a function to.
+  const inClass = py`
+    from trainer import train_step
+
+
+    def scaled_step(batch, model):
+        loss = model(batch).mean() / args.grad_accum_steps
+        return loss, {}
+
+
+    class Runner:
+        def run(self):
+            train_step(scaled_step, self.model, self.optimizer, self.loader, self.args)
+  `;
+  assert.deepEqual(await check({ 'runner.py': inClass, 'trainer.py': TRAINER }), []);
+});
