@@ -15,13 +15,16 @@ import { isShardedGlobalBatch } from '../sharded-loader';
 import type { Finding, RelatedLocation } from '../types';
 import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
 import { hasSplat } from './wrapper-syntax';
+import { globalBatchOnPath } from './wrapper-loader';
 import { keywordOnly, wrapperClaim, type WrapperClaim } from './wrapper-claim';
 import {
   atSite,
   callContexts,
   factoryChoice,
   onlyAssignment,
+  type Assumed,
   type CallContext,
+  type ContextValue,
   type FactoryChoice,
 } from './wrapper-factory';
 
@@ -30,6 +33,15 @@ const PARSE_BUDGET_MS = 2_000;
 const MAX_REEXPORTS = 3;
 /** The base classes followed up from a wrapper. */
 const MAX_CHAIN = 6;
+
+interface Proof {
+  readonly chain: ChainClass[];
+  readonly claim: WrapperClaim;
+  readonly argument: ContextValue;
+  readonly choice?: FactoryChoice;
+  /** The names taken to be true on the path the proof holds on. */
+  readonly assumed?: Assumed;
+}
 
 interface Entry {
   readonly text: string;
@@ -50,7 +62,9 @@ export class OptimizerWrapperIndex {
     if (this.files.get(path)?.text === text) return;
     this.files.set(path, {
       text,
-      mayConstruct: /Distributed\w*Sampler/.test(text) && /\blen\s*\(/.test(text),
+      mayConstruct:
+        (/Distributed\w*Sampler/.test(text) && /\blen\s*\(/.test(text)) ||
+        /\blen\s*\(\s*[\w.]+\.dataset\s*\)/.test(text),
     });
   }
 
@@ -84,19 +98,56 @@ export class OptimizerWrapperIndex {
     // Each call of the enclosing method from its class is judged on its own: the batch and the class may be its
     // parameters, and a finding at one call holds for that call.
     for (const ctx of callContexts(model, fn)) {
-      const built = this.constructedClass(path, model, callee, ctx);
+      for (const proof of this.proofs(path, model, callee, args, ctx)) {
+        const { chain, claim, argument, choice, assumed } = proof;
+        const found = finding(path, model, argument.ctx.fn, argument.node, chain[0].name, claim, choice, assumed);
+        // Contexts that do not change the batch's value prove the same finding at the same place.
+        const at = (f: Finding) => `${f.range.startLine}:${f.range.startColumn}`;
+        if (!out.some((f) => at(f) === at(found))) out.push(found);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The wrapper a construction builds and the batch it is given, where the batch is the one of all ranks: proven
+   * outright, or on the path where a flag is true (wrapper-loader.ts), the class then chosen on that same path.
+   */
+  private proofs(
+    path: string,
+    model: FileModel,
+    callee: PyNode,
+    args: ReturnType<FileModel['syntax']['args']>,
+    ctx: CallContext,
+  ): Proof[] {
+    const judged = (assumed?: Assumed): Proof | undefined => {
+      const built = this.constructedClass(path, model, callee, ctx, assumed);
       const chain = built && this.chainOf(built.cls);
       const path0 = chain && stepPath(chain);
       const claim = chain && path0 && wrapperClaim(chain, path0);
       const param = chain && claim && constructorParameter(chain, claim);
-      if (!chain || !claim || !param) continue;
+      if (!chain || !claim || !param) return undefined;
       const written = args.keywords.get(param.name)?.value ?? args.positional[param.index - 1];
       const argument = written && atSite(model, { node: written, ctx });
-      if (!argument || !isShardedGlobalBatch(model, argument.node, argument.ctx.fn)) continue;
-      const found = finding(path, model, argument.ctx.fn, argument.node, chain[0].name, claim, built.choice);
-      // Contexts that do not change the batch's value prove the same finding at the same place.
-      const at = (f: Finding) => `${f.range.startLine}:${f.range.startColumn}`;
-      if (!out.some((f) => at(f) === at(found))) out.push(found);
+      return argument ? { chain, claim, argument, choice: built.choice } : undefined;
+    };
+    const plain = judged();
+    if (plain) return isShardedGlobalBatch(model, plain.argument.node, plain.argument.ctx.fn) ? [plain] : [];
+    if (callee.type !== 'identifier' || /^[A-Z]/.test(model.syntax.text(callee))) return [];
+    // The class is not decided without a path: try each argument as a batch proven on one, then the class on it.
+    const out: Proof[] = [];
+    const resolve = (p: string, m: FileModel, name: string) => this.resolveClass(p, m, name, 0);
+    for (const written of [...args.positional, ...[...args.keywords.values()].map((k) => k.value)]) {
+      const argument = atSite(model, { node: written, ctx });
+      const assumed = argument && globalBatchOnPath(path, model, argument.node, argument.ctx.fn, resolve);
+      const proof = assumed && judged(assumed);
+      if (
+        proof &&
+        argument &&
+        proof.argument.node.start === argument.node.start &&
+        proof.argument.ctx.fn === argument.ctx.fn
+      )
+        out.push({ ...proof, assumed });
     }
     return out;
   }
@@ -110,6 +161,7 @@ export class OptimizerWrapperIndex {
     model: FileModel,
     callee: PyNode,
     ctx: CallContext,
+    assumed?: Assumed,
   ): { cls: ChainClass; choice?: FactoryChoice } | undefined {
     const name = model.syntax.text(callee).replace(/\s+/g, '');
     if (/^[A-Z]/.test(name.slice(name.lastIndexOf('.') + 1))) {
@@ -124,7 +176,7 @@ export class OptimizerWrapperIndex {
     if (factoryName?.type !== 'identifier') return undefined;
     const factory = this.resolveFunction(path, model, model.syntax.text(factoryName), 0);
     if (!factory) return undefined;
-    const choice = factoryChoice(factory.model, factory.fn, model, { node: factoryCall, ctx });
+    const choice = factoryChoice(factory.model, factory.fn, model, { node: factoryCall, ctx }, assumed);
     const cls = choice && this.resolveClass(factory.path, factory.model, choice.className, 0);
     return cls && { cls, choice };
   }
@@ -227,6 +279,7 @@ function finding(
   wrapper: string,
   claim: WrapperClaim,
   choice?: FactoryChoice,
+  assumed?: Assumed,
 ): Finding {
   const s = model.syntax;
   const arg = unparen(argument);
@@ -243,8 +296,10 @@ function finding(
   const chosen = choice
     ? ` (the class \`${clipped(s.text(choice.call).replace(/\s+/g, ' '))}\` returns for ${choice.decidedBy.map((d) => `\`${d}\``).join(', ')})`
     : '';
+  const onPath = [...(assumed?.values.keys() ?? [])].map((n) => `\`${n}\``);
+  const when = onPath.length > 0 ? `Where ${onPath.join(' and ')} ${onPath.length > 1 ? 'are' : 'is'} true, ` : '';
   const message =
-    `\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
+    `${when}\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
     `and \`${wrapper}\`${chosen} divides each gradient by it in ${where(divide)} (\`${claim.attribute}\`), then sums the gradients over the ranks and ` +
     `divides them by the world size again in ${where(world)}: the applied gradient is 1/N (world size) of the mean, and the effective ` +
     `learning rate 1/N of the configured one. Pass the batch of one rank (divide \`${name}\` by the world size), or drop one of the divisions.`;

@@ -12,7 +12,7 @@ import { isMethod } from '../path-conditions';
 import { keywordOnly } from './wrapper-claim';
 import { hasSplat } from './wrapper-syntax';
 
-type Literal = string | number | boolean | null;
+export type Literal = string | number | boolean | null;
 
 /** A function, and the call of it whose arguments its parameters are read from (none: the parameters are unknown). */
 export interface CallContext {
@@ -55,8 +55,8 @@ export function callContexts(model: FileModel, fn: FunctionInfo, depth = 0): Cal
 
 /**
  * The value a parameter of the context's function has at its call (the argument, or the default where the call
- * passes none), carried up through the callers; any other node stays where it is. Undefined where a parameter's
- * value is not known (no call in view, a splat, a parameter the function rebinds).
+ * passes none or no call is in view), carried up through the callers; any other node stays where it is. Undefined
+ * where a parameter's value is not known (no default and no call, a splat, a parameter the function rebinds).
  */
 export function atSite(model: FileModel, value: ContextValue, depth = 0): ContextValue | undefined {
   const node = unparen(value.node);
@@ -66,7 +66,9 @@ export function atSite(model: FileModel, value: ContextValue, depth = 0): Contex
   const params = model.callableParams(fn);
   const param = params.find((p) => p.name === name);
   if (!param) return fn.params.some((p) => p.name === name) ? undefined : value;
-  if (reboundNames(model, fn).has(name) || !value.ctx.site) return undefined;
+  if (reboundNames(model, fn).has(name)) return undefined;
+  // A method no call in view reaches is judged for the call that leaves the parameter at its default.
+  if (!value.ctx.site) return param.defaultValue ? { node: param.defaultValue, ctx: value.ctx } : undefined;
   const site = value.ctx.site;
   const given = argumentFor(model, site.call, param, params[0]?.index ?? 0);
   if (given === null) return undefined;
@@ -75,7 +77,7 @@ export function atSite(model: FileModel, value: ContextValue, depth = 0): Contex
 }
 
 /** The literal a value is in its context: written, a parameter given one at the call, or a name assigned one once. */
-export function literalAt(model: FileModel, value: ContextValue, depth = 0): Literal | undefined {
+export function literalAt(model: FileModel, value: ContextValue, assumed?: Assumed, depth = 0): Literal | undefined {
   if (depth > MAX_VALUE_DEPTH) return undefined;
   const resolved = atSite(model, value);
   if (!resolved) return undefined;
@@ -83,8 +85,17 @@ export function literalAt(model: FileModel, value: ContextValue, depth = 0): Lit
   const node = unparen(resolved.node);
   const lit = literal(s, node);
   if (lit !== undefined || node.type !== 'identifier') return lit;
-  const assigned = onlyAssignment(model, resolved.ctx.fn, s.text(node));
-  return assigned ? literalAt(model, { node: assigned, ctx: resolved.ctx }, depth + 1) : undefined;
+  const name = s.text(node);
+  const assumedValue = assumed?.fn === resolved.ctx.fn ? assumed.values.get(name) : undefined;
+  if (assumedValue !== undefined) return assumedValue;
+  const assigned = onlyAssignment(model, resolved.ctx.fn, name);
+  return assigned ? literalAt(model, { node: assigned, ctx: resolved.ctx }, assumed, depth + 1) : undefined;
+}
+
+/** Values a proof takes names of one function to have: the path it holds on (`distributed` true). */
+export interface Assumed {
+  readonly fn: FunctionInfo;
+  readonly values: ReadonlyMap<string, Literal>;
 }
 
 /** The one value `name` is assigned in `fn` by a plain `=`, where it is not a parameter. */
@@ -110,6 +121,7 @@ export function factoryChoice(
   factory: FunctionInfo,
   siteModel: FileModel,
   site: ContextValue,
+  assumed?: Assumed,
 ): FactoryChoice | undefined {
   const call = unparen(site.node);
   const args = siteModel.syntax.args(call);
@@ -122,7 +134,7 @@ export function factoryChoice(
     let value: Literal | undefined;
     if (param && !reboundNames(factoryModel, factory).has(name)) {
       const given = argumentFor(siteModel, call, param, factory.params[0]?.index ?? 0);
-      if (given) value = literalAt(siteModel, { node: given, ctx: site.ctx });
+      if (given) value = literalAt(siteModel, { node: given, ctx: site.ctx }, assumed);
       else if (given === undefined && param.defaultValue)
         value = literal(factoryModel.syntax, unparen(param.defaultValue));
     }
@@ -130,33 +142,46 @@ export function factoryChoice(
     if (value !== undefined) decidedBy.push(`${name}=${value === null ? 'None' : String(value)}`);
     return value;
   };
-  const exits = factory.nodes.filter((n) => n.type === 'return_statement' || n.type === 'raise_statement');
+  const returned = chosenReturn(factoryModel, factory, valueOf);
+  const value = returned ? unparen(returned) : undefined;
+  if (value?.type !== 'identifier') return undefined;
+  const className = factoryModel.syntax.text(value);
+  if (factory.assignments.some((a) => factoryModel.syntax.text(child(a, 'left') ?? a) === className)) return undefined;
+  return { className, call, decidedBy };
+}
+
+/**
+ * The expression a function returns where its parameters have the given literal values: its `return` and `raise`
+ * statements in source order, each guarded only by `if`/`elif`/`else` tests over its parameters; the first whose
+ * guards all hold is taken, provided every earlier one has a guard that fails. Undefined when a guard is undecided,
+ * or the statement taken raises or returns nothing.
+ */
+export function chosenReturn(
+  model: FileModel,
+  fn: FunctionInfo,
+  valueOf: (name: string) => Literal | undefined,
+): PyNode | undefined {
+  const exits = fn.nodes.filter((n) => n.type === 'return_statement' || n.type === 'raise_statement');
   for (const exit of exits) {
-    const guards = plainGuards(exit, factory);
+    const guards = plainGuards(exit, fn);
     if (!guards) return undefined;
     const results = guards.map((g) => {
-      const holds = evaluate(factoryModel, g.test, valueOf);
+      const holds = evaluate(model, g.test, valueOf);
       return holds === undefined ? undefined : holds === g.expect;
     });
     if (results.some((r) => r === false)) continue;
     if (results.some((r) => r === undefined) || exit.type === 'raise_statement') return undefined;
-    const returned = named(exit)[0];
-    const value = returned ? unparen(returned) : undefined;
-    if (value?.type !== 'identifier') return undefined;
-    const className = factoryModel.syntax.text(value);
-    if (factory.assignments.some((a) => factoryModel.syntax.text(child(a, 'left') ?? a) === className))
-      return undefined;
-    return { className, call, decidedBy };
+    return named(exit)[0];
   }
   return undefined;
 }
 
 /** The `if` tests a statement runs under, with the outcome it needs; undefined inside a loop, `try` or `with`. */
-function plainGuards(node: PyNode, fn: FunctionInfo): { test: PyNode; expect: boolean }[] | undefined {
+export function plainGuards(node: PyNode, fn: FunctionInfo): { test: PyNode; expect: boolean }[] | undefined {
   const out: { test: PyNode; expect: boolean }[] = [];
   let prev = node;
   for (let p = node.parent; p && p !== fn.node; prev = p, p = p.parent) {
-    if (p.type === 'block' || p.type === 'else_clause') continue;
+    if (p.type === 'block' || p.type === 'else_clause' || p.type === 'expression_statement') continue;
     if (p.type === 'elif_clause') {
       const test = child(p, 'condition');
       if (!test) return undefined;
@@ -228,7 +253,12 @@ function evaluate(model: FileModel, expr: PyNode, valueOf: (name: string) => Lit
  * The argument a call passes for a parameter (by keyword, or by position where the parameter takes one);
  * undefined where it passes none, null where a splat hides it.
  */
-function argumentFor(model: FileModel, call: PyNode, param: Param, firstIndex: number): PyNode | undefined | null {
+export function argumentFor(
+  model: FileModel,
+  call: PyNode,
+  param: Param,
+  firstIndex: number,
+): PyNode | undefined | null {
   const args = model.syntax.args(call);
   const byName = args.keywords.get(param.name)?.value;
   if (byName) return byName;

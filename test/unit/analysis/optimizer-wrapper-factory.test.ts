@@ -169,3 +169,101 @@ test('silent where the flag is not decided: a value the code computes, a rebound
   assert.notEqual(undecided, FACTORY);
   assert.deepEqual(doubled(await check({ factory: undecided })), []);
 });
+
+const LOADER = py`
+  from torch.utils.data import DataLoader
+  from .samplers import DistributedUniformSampler, UniformSampler
+
+
+  class PrivateLoader(DataLoader):
+      def __init__(self, dataset, *, sample_rate, distributed=False):
+          self.distributed = distributed
+          if distributed:
+              batch_sampler = DistributedUniformSampler(total_size=len(dataset), sample_rate=sample_rate)
+          else:
+              batch_sampler = UniformSampler(num_samples=len(dataset), sample_rate=sample_rate)
+          super().__init__(dataset=dataset, batch_sampler=batch_sampler)
+
+      @classmethod
+      def from_data_loader(cls, data_loader, *, distributed=False):
+          return cls(dataset=data_loader.dataset, sample_rate=1 / len(data_loader), distributed=distributed)
+`;
+
+const PATH_ENGINE = py`
+  import torch
+  from privacy.loader import PrivateLoader
+  from privacy.optimizers import optimizer_class
+
+
+  class Engine:
+      def _prepare_optimizer(self, optimizer, *, expected_batch_size, distributed=False, mode="flat"):
+          optim_class = optimizer_class(mode=mode, distributed=distributed)
+          return optim_class(optimizer, noise_multiplier=1.0, expected_batch_size=expected_batch_size)
+
+      def _prepare_data_loader(self, data_loader, *, poisson_sampling, distributed):
+          if poisson_sampling:
+              return PrivateLoader.from_data_loader(data_loader, distributed=distributed)
+          return data_loader
+
+      def make_private(self, module, optimizer, data_loader, poisson_sampling=True, mode="flat"):
+          distributed = isinstance(module, torch.nn.parallel.DistributedDataParallel)
+          data_loader = self._prepare_data_loader(
+              data_loader, distributed=distributed, poisson_sampling=poisson_sampling
+          )
+          sample_rate = 1 / len(data_loader)
+          expected_batch_size = int(len(data_loader.dataset) * sample_rate)
+          optimizer = self._prepare_optimizer(
+              optimizer, expected_batch_size=expected_batch_size, distributed=distributed, mode=mode
+          )
+          return module, optimizer, data_loader
+`;
+
+async function checkPath(engine: string, loader = LOADER): Promise<string[]> {
+  const program = new Program(await parser());
+  program.setFile('privacy/optimizers/optimizer.py', BASE);
+  program.setFile('privacy/optimizers/__init__.py', FACTORY);
+  program.setFile('privacy/loader.py', loader);
+  program.setFile('privacy/engine.py', engine);
+  return doubled(program.analyzeAll());
+}
+
+test('CP002 on the path where one flag makes the loader split the dataset and the factory choose the distributed class', async () => {
+  const program = new Program(await parser());
+  program.setFile('privacy/optimizers/optimizer.py', BASE);
+  program.setFile('privacy/optimizers/__init__.py', FACTORY);
+  program.setFile('privacy/loader.py', LOADER);
+  program.setFile('privacy/engine.py', PATH_ENGINE);
+  const results = program.analyzeAll();
+  assert.deepEqual(doubled(results), ['privacy/engine.py:CP002@22']);
+  const finding = results.get('privacy/engine.py')!.findings.find((f) => f.code === 'CP002')!;
+  assert.match(finding.message, /^Where `distributed` is true, `expected_batch_size` is the batch of all ranks/);
+});
+
+test('silent off that path: the fix, the flag false, another flag for the loader, a loader that always samples the whole dataset', async () => {
+  const variants: [string, string][] = [
+    [
+      PATH_ENGINE.replace(
+        '        optimizer = self._prepare_optimizer(',
+        '        if distributed:\n            expected_batch_size /= torch.distributed.get_world_size()\n        optimizer = self._prepare_optimizer(',
+      ),
+      LOADER,
+    ],
+    [
+      PATH_ENGINE.replace('data_loader, distributed=distributed, poisson', 'data_loader, distributed=False, poisson'),
+      LOADER,
+    ],
+    [PATH_ENGINE.replace('poisson_sampling=True', 'poisson_sampling=False'), LOADER],
+    [
+      PATH_ENGINE.replace(
+        'mode="flat"):\n        distributed',
+        'mode="flat", sharded=False):\n        distributed',
+      ).replace('data_loader, distributed=distributed, poisson', 'data_loader, distributed=sharded, poisson'),
+      LOADER,
+    ],
+    [PATH_ENGINE, LOADER.replace('DistributedUniformSampler(total_size', 'UniformSampler(num_samples')],
+  ];
+  for (const [engine, loader] of variants) {
+    assert.ok(engine !== PATH_ENGINE || loader !== LOADER);
+    assert.deepEqual(await checkPath(engine, loader), [], engine + loader);
+  }
+});
