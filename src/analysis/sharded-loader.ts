@@ -100,7 +100,13 @@ function shardedLoader(model: FileModel, loader: PyNode, fn: FunctionInfo, depth
 }
 
 /** The product's factors with the names assigned once in view replaced by their values; `//` divides too. */
-function flatten(model: FileModel, expr: PyNode, fn: FunctionInfo, sign: 1 | -1, depth: number): Factor[] | undefined {
+export function flatten(
+  model: FileModel,
+  expr: PyNode,
+  fn: FunctionInfo,
+  sign: 1 | -1,
+  depth: number,
+): Factor[] | undefined {
   if (depth > MAX_DEPTH) return undefined;
   const s = model.syntax;
   const n = s.stripWrappers(expr);
@@ -121,7 +127,7 @@ function flatten(model: FileModel, expr: PyNode, fn: FunctionInfo, sign: 1 | -1,
 }
 
 /** `len(x)` → x. */
-function lenArgument(model: FileModel, node: PyNode): PyNode | undefined {
+export function lenArgument(model: FileModel, node: PyNode): PyNode | undefined {
   const n = unparen(node);
   if (n.type !== 'call' || model.syntax.calleeText(n) !== 'len') return undefined;
   const args = model.syntax.args(n);

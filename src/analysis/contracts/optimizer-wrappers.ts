@@ -16,12 +16,32 @@ import type { Finding, RelatedLocation } from '../types';
 import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
 import { hasSplat } from './wrapper-syntax';
 import { constructorFed, keywordOnly, RANK_COUNT, wrapperClaim, type WrapperClaim } from './wrapper-claim';
+import { globalBatchOnPath } from './wrapper-loader';
+import {
+  atSite,
+  callContexts,
+  factoryChoice,
+  onlyAssignment,
+  type Assumed,
+  type CallContext,
+  type ContextValue,
+  type FactoryChoice,
+} from './wrapper-factory';
 
 const PARSE_BUDGET_MS = 2_000;
 /** How many re-exports (`from .optimizer import DPOptimizer` in a package's `__init__.py`) a class name is followed. */
 const MAX_REEXPORTS = 3;
 /** The base classes followed up from a wrapper. */
 const MAX_CHAIN = 6;
+
+interface Proof {
+  readonly chain: ChainClass[];
+  readonly claim: WrapperClaim;
+  readonly argument: ContextValue;
+  readonly choice?: FactoryChoice;
+  /** The names taken to be true on the path the proof holds on. */
+  readonly assumed?: Assumed;
+}
 
 interface Entry {
   readonly text: string;
@@ -42,7 +62,9 @@ export class OptimizerWrapperIndex {
     if (this.files.get(path)?.text === text) return;
     this.files.set(path, {
       text,
-      mayConstruct: /Distributed\w*Sampler/.test(text) && /\blen\s*\(/.test(text),
+      mayConstruct:
+        (/Distributed\w*Sampler/.test(text) && /\blen\s*\(/.test(text)) ||
+        /\blen\s*\(\s*[\w.]+\.dataset\s*\)/.test(text),
     });
   }
 
@@ -60,7 +82,7 @@ export class OptimizerWrapperIndex {
       for (const fn of model.functions) {
         for (const call of fn.calls) {
           const found = this.judgeConstruction(path, model, fn, call);
-          if (found) out.set(path, [...(out.get(path) ?? []), found]);
+          if (found.length > 0) out.set(path, [...(out.get(path) ?? []), ...found]);
         }
       }
     }
@@ -91,26 +113,115 @@ export class OptimizerWrapperIndex {
     );
   }
 
-  private judgeConstruction(path: string, model: FileModel, fn: FunctionInfo, call: PyNode): Finding | undefined {
+  private judgeConstruction(path: string, model: FileModel, fn: FunctionInfo, call: PyNode): Finding[] {
     const callee = child(call, 'function');
-    if (!callee || (callee.type !== 'identifier' && callee.type !== 'attribute')) return undefined;
-    const name = model.syntax.text(callee).replace(/\s+/g, '');
-    if (!/^[A-Z]/.test(name.slice(name.lastIndexOf('.') + 1))) return undefined;
-    const cls = this.resolveClass(path, model, name, 0);
-    if (!cls) return undefined;
-    const chain = this.chainOf(cls);
-    if (!chain) return undefined;
-    const path0 = stepPath(chain);
-    if (!path0) return undefined;
-    const claim = wrapperClaim(chain, path0);
-    if (!claim) return undefined;
-    const param = constructorParameter(chain, claim);
-    if (!param) return undefined;
+    if (!callee || (callee.type !== 'identifier' && callee.type !== 'attribute')) return [];
     const args = model.syntax.args(call);
-    if (hasSplat(args.list)) return undefined;
-    const argument = args.keywords.get(param.name)?.value ?? args.positional[param.index - 1];
-    if (!argument || !isShardedGlobalBatch(model, argument, fn)) return undefined;
-    return finding(path, model, fn, argument, chain[0].name, claim);
+    if (hasSplat(args.list)) return [];
+    const out: Finding[] = [];
+    // Each call of the enclosing method from its class is judged on its own: the batch and the class may be its
+    // parameters, and a finding at one call holds for that call.
+    for (const ctx of callContexts(model, fn)) {
+      for (const proof of this.proofs(path, model, callee, args, ctx)) {
+        const { chain, claim, argument, choice, assumed } = proof;
+        const found = finding(path, model, argument.ctx.fn, argument.node, chain[0].name, claim, choice, assumed);
+        // Contexts that do not change the batch's value prove the same finding at the same place.
+        const at = (f: Finding) => `${f.range.startLine}:${f.range.startColumn}`;
+        if (!out.some((f) => at(f) === at(found))) out.push(found);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The wrapper a construction builds and the batch it is given, where the batch is the one of all ranks: proven
+   * outright, or on the path where a flag is true (wrapper-loader.ts), the class then chosen on that same path.
+   */
+  private proofs(
+    path: string,
+    model: FileModel,
+    callee: PyNode,
+    args: ReturnType<FileModel['syntax']['args']>,
+    ctx: CallContext,
+  ): Proof[] {
+    const judged = (assumed?: Assumed): Proof | undefined => {
+      const built = this.constructedClass(path, model, callee, ctx, assumed);
+      const chain = built && this.chainOf(built.cls);
+      const path0 = chain && stepPath(chain);
+      const claim = chain && path0 && wrapperClaim(chain, path0);
+      const param = chain && claim && constructorParameter(chain, claim);
+      if (!chain || !claim || !param) return undefined;
+      const written = args.keywords.get(param.name)?.value ?? args.positional[param.index - 1];
+      const argument = written && atSite(model, { node: written, ctx });
+      return argument ? { chain, claim, argument, choice: built.choice } : undefined;
+    };
+    const plain = judged();
+    if (plain) return isShardedGlobalBatch(model, plain.argument.node, plain.argument.ctx.fn) ? [plain] : [];
+    if (callee.type !== 'identifier' || /^[A-Z]/.test(model.syntax.text(callee))) return [];
+    // The class is not decided without a path: try each argument as a batch proven on one, then the class on it.
+    const out: Proof[] = [];
+    const resolve = (p: string, m: FileModel, name: string) => this.resolveClass(p, m, name, 0);
+    for (const written of [...args.positional, ...[...args.keywords.values()].map((k) => k.value)]) {
+      const argument = atSite(model, { node: written, ctx });
+      const assumed = argument && globalBatchOnPath(path, model, argument.node, argument.ctx.fn, resolve);
+      const proof = assumed && judged(assumed);
+      if (
+        proof &&
+        argument &&
+        proof.argument.node.start === argument.node.start &&
+        proof.argument.ctx.fn === argument.ctx.fn
+      )
+        out.push({ ...proof, assumed });
+    }
+    return out;
+  }
+
+  /**
+   * The class a construction builds: the class its callee names, or the class a factory function returns for the
+   * arguments of the one call the callee name is assigned (`optim_class = get_optimizer_class(...)`).
+   */
+  private constructedClass(
+    path: string,
+    model: FileModel,
+    callee: PyNode,
+    ctx: CallContext,
+    assumed?: Assumed,
+  ): { cls: ChainClass; choice?: FactoryChoice } | undefined {
+    const name = model.syntax.text(callee).replace(/\s+/g, '');
+    if (/^[A-Z]/.test(name.slice(name.lastIndexOf('.') + 1))) {
+      const cls = this.resolveClass(path, model, name, 0);
+      return cls && { cls };
+    }
+    if (callee.type !== 'identifier') return undefined;
+    const value = onlyAssignment(model, ctx.fn, name);
+    const factoryCall = value && unparen(value);
+    if (factoryCall?.type !== 'call') return undefined;
+    const factoryName = child(factoryCall, 'function');
+    if (factoryName?.type !== 'identifier') return undefined;
+    const factory = this.resolveFunction(path, model, model.syntax.text(factoryName), 0);
+    if (!factory) return undefined;
+    const choice = factoryChoice(factory.model, factory.fn, model, { node: factoryCall, ctx }, assumed);
+    const cls = choice && this.resolveClass(factory.path, factory.model, choice.className, 0);
+    return cls && { cls, choice };
+  }
+
+  /** A module-level function a name denotes in a file: defined there, or imported (through a few re-exports). */
+  private resolveFunction(
+    path: string,
+    model: FileModel,
+    name: string,
+    depth: number,
+  ): { path: string; model: FileModel; fn: FunctionInfo } | undefined {
+    if (depth > MAX_REEXPORTS) return undefined;
+    const defined = (model.byName.get(name) ?? []).filter((f) => !f.className && f.enclosing?.node.type === 'module');
+    if (defined.length > 1) return undefined;
+    if (defined.length === 1) return { path, model, fn: defined[0] };
+    const dotted = model.moduleOf(name);
+    const cut = dotted?.lastIndexOf('.') ?? -1;
+    if (!dotted || cut <= 0) return undefined;
+    const file = this.resolveModule(path, dotted.slice(0, cut));
+    const target = file ? this.modelOf(file) : undefined;
+    return file && target ? this.resolveFunction(file, target, dotted.slice(cut + 1), depth + 1) : undefined;
   }
 
   /** The class a name denotes in a file: defined there, or imported (through at most a few re-exports). */
@@ -191,6 +302,8 @@ function finding(
   argument: PyNode,
   wrapper: string,
   claim: WrapperClaim,
+  choice?: FactoryChoice,
+  assumed?: Assumed,
 ): Finding {
   const s = model.syntax;
   const arg = unparen(argument);
@@ -204,9 +317,14 @@ function finding(
   const divide = claim.divide;
   const world = claim.worldDivide;
   const where = (e: typeof divide) => `\`${e.className}.${e.method}\``;
+  const chosen = choice
+    ? ` (the class \`${clipped(s.text(choice.call).replace(/\s+/g, ' '))}\` returns for ${choice.decidedBy.map((d) => `\`${d}\``).join(', ')})`
+    : '';
+  const onPath = [...(assumed?.values.keys() ?? [])].map((n) => `\`${n}\``);
+  const when = onPath.length > 0 ? `Where ${onPath.join(' and ')} ${onPath.length > 1 ? 'are' : 'is'} true, ` : '';
   const message =
-    `\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
-    `and \`${wrapper}\` divides each gradient by it in ${where(divide)} (\`${claim.attribute}\`), then sums the gradients over the ranks and ` +
+    `${when}\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
+    `and \`${wrapper}\`${chosen} divides each gradient by it in ${where(divide)} (\`${claim.attribute}\`), then sums the gradients over the ranks and ` +
     `divides them by the world size again in ${where(world)}: the applied gradient is 1/N (world size) of the mean, and the effective ` +
     `learning rate 1/N of the configured one. Pass the batch of one rank (divide \`${name}\` by the world size), or drop one of the divisions.`;
   const link = (e: typeof divide, text: string): RelatedLocation => ({
@@ -227,4 +345,8 @@ function finding(
     related,
     fixes: [],
   };
+}
+
+function clipped(text: string): string {
+  return text.length > 70 ? `${text.slice(0, 69)}…` : text;
 }
