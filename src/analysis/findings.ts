@@ -1,7 +1,7 @@
-// Turns verdicts into findings: message with the effective factor, related locations, and quick fixes. Also the
-// file-wide rules: CP005 (learning rate scaled by the world size on top of a sum, read by learning-rate-scaling.ts)
-// and CP006 (AVG on gloo, judged by gloo-average.ts).
-import { child, type PyNode, type Source } from './tree';
+// Turns verdicts into findings: message with the effective factor, related locations, and quick fixes (a sum's are
+// chosen in sum-fixes.ts). Also the file-wide rules: CP005 (learning rate scaled by the world size on top of a sum,
+// read by learning-rate-scaling.ts) and CP006 (AVG on gloo, judged by gloo-average.ts).
+import type { PyNode, Source } from './tree';
 import type { FileModel } from './scope';
 import type { SizeClassifier } from './sizes';
 import type { Reduction } from './reductions';
@@ -16,6 +16,7 @@ import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisor
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
 import { findingAtChoice } from './chosen-place';
+import { sumNoteAndFixes } from './sum-fixes';
 import { learningRateScalings, unscaleLearningRateFix } from './learning-rate-scaling';
 import { learningRateOnSumEffect, optimizerAt, restateEffect, type ResolvedOptimizer } from './optimizer-effect';
 
@@ -94,7 +95,6 @@ export class FindingWriter {
       case 'CP004': {
         if (this.learningRateDivided()) return;
         this.sums.push(v);
-        const iv = v as ImplicitVerdict;
         let message = sumMessage(v.exponent, this.worldSize);
         if (r && r.framework !== 'jax')
           message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what, r.via)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
@@ -112,51 +112,8 @@ export class FindingWriter {
           const axis = r?.group ? `the ${r.group} axis` : 'the mapped axis';
           message = `lax.psum sums the gradients over ${axis} (${this.worldSize ?? 'N'} devices) and nothing divides them: the effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
         }
-        const fixes: (Fix | undefined)[] = [];
-        if (v.code === 'CP004' && r) {
-          message += ' Use lax.pmean to average.';
-          fixes.push(this.fixes.pmeanFix(r));
-        } else if (v.defeated?.binding?.callSite) {
-          const value = this.fixes.guardValue(v.defeated);
-          const b = v.defeated.binding;
-          message += ` This call uses ${b.isDefault ? 'the default' : 'the value'} ${b.param}=${this.text(b.node)}, which skips the division by the world size.`;
-          if (value) fixes.push(this.fixes.callSiteFix(b.callSite!, b, value, 'average'));
-          if (r)
-            related.push({
-              range: this.source.range(v.defeated.guard!.test),
-              message: 'the division only runs when this holds',
-            });
-        } else if (v.opBinding?.callSite && r) {
-          const op = this.fixes.averagingOpText(r);
-          message += ` This call ${v.opBinding.isDefault ? 'relies on the default' : 'passes'} ${v.opBinding.param}=${this.text(v.opBinding.node)}.`;
-          if (op) fixes.push(this.fixes.callSiteFix(v.opBinding.callSite, v.opBinding, op, 'average'));
-        } else if (r) {
-          if (this.fixes.gloo) fixes.push(this.fixes.divideFix(r), this.fixes.averageFix(r));
-          else fixes.push(this.fixes.averageFix(r), this.fixes.divideFix(r));
-        } else if (iv.reducer) {
-          message += ` \`${this.text(iv.reducer.op.argNode ?? iv.reducer.call)}\` makes Horovod sum them.`;
-          const value = iv.reducer.op.valueNode;
-          const arg = iv.reducer.op.argNode;
-          const hvd = this.model.aliasFor(/horovod/) ?? 'hvd';
-          if (value && arg?.type === 'keyword_argument') {
-            const isAverage = this.text(child(arg, 'name') ?? arg) === 'average';
-            fixes.push({
-              title: isAverage ? 'Use average=True' : `Use op=${hvd}.Average`,
-              edits: [this.fixes.edits.replace(value, isAverage ? 'True' : `${hvd}.Average`)],
-            });
-          }
-        } else if (iv.meanNode && iv.strategyName) {
-          message += ` ${iv.strategyName} sums the replicas' gradients of this per-replica mean loss: divide it by ${iv.strategyName}.num_replicas_in_sync or use tf.nn.compute_average_loss with the global batch size.`;
-          fixes.push({
-            title: `Divide the loss by ${iv.strategyName}.num_replicas_in_sync`,
-            edits: [
-              this.fixes.edits.replace(
-                iv.meanNode,
-                `(${this.text(iv.meanNode)} / ${iv.strategyName}.num_replicas_in_sync)`,
-              ),
-            ],
-          });
-        }
+        const { note, fixes } = sumNoteAndFixes(this.model, this.source, this.fixes, v, related);
+        message += note;
         this.push(v.code, v.location, message, fixes, related, v.update?.node);
         return;
       }
