@@ -1,6 +1,7 @@
-// Turns verdicts into findings: message with the effective factor, related locations, and quick fixes. Also the
-// file-wide rules: CP005 (learning rate scaled by the world size on top of a sum) and CP006 (AVG on gloo).
-import { child, unparen, type PyNode, type Source } from './tree';
+// Turns verdicts into findings: message with the effective factor, related locations, and quick fixes (a sum's are
+// chosen in sum-fixes.ts). Also the file-wide rules: CP005 (learning rate scaled by the world size on top of a sum,
+// read by learning-rate-scaling.ts) and CP006 (AVG on gloo, judged by gloo-average.ts).
+import type { PyNode, Source } from './tree';
 import type { FileModel } from './scope';
 import type { SizeClassifier } from './sizes';
 import type { Reduction } from './reductions';
@@ -9,13 +10,14 @@ import type { ImplicitVerdict } from './implicit';
 import { FixBuilder } from './fixes';
 import type { AccumulationVerdict } from './accumulation';
 import type { TokenWeightingVerdict } from './token-weighting';
-import { groupIsGloo } from './groups';
-import { guardsOf } from './conditions';
+import { glooAverages } from './gloo-average';
 import { globalBatchNote } from './sharded-loader';
 import { clip, doubleMessage, sumEvidence, sumMessage, timesFactor, wrongDivisorMessage } from './messages';
 import { ruleInfo } from './rules';
 import type { Finding, Fix, RelatedLocation, RuleCode, SourceRange } from './types';
 import { findingAtChoice } from './chosen-place';
+import { sumNoteAndFixes } from './sum-fixes';
+import { learningRateScalings, unscaleLearningRateFix } from './learning-rate-scaling';
 import { learningRateOnSumEffect, optimizerAt, restateEffect, type ResolvedOptimizer } from './optimizer-effect';
 
 /** Where a finding is shown, its message, and the evidence at other places. */
@@ -30,8 +32,6 @@ export interface ExplainedVerdict {
     readonly message: string;
   }[];
 }
-
-const LR_NAME = /(^|[._])(lr|learning_rate|base_lr|max_lr|init_lr|lr0)$/i;
 
 export class FindingWriter {
   private readonly out: Finding[] = [];
@@ -95,7 +95,6 @@ export class FindingWriter {
       case 'CP004': {
         if (this.learningRateDivided()) return;
         this.sums.push(v);
-        const iv = v as ImplicitVerdict;
         let message = sumMessage(v.exponent, this.worldSize);
         if (r && r.framework !== 'jax')
           message = `${sumEvidence(this.text(r.output ?? r.tensor), this.model.syntax.calleeText(r.call), v.group?.evidence, v.update?.what, r.via)} The effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
@@ -113,51 +112,8 @@ export class FindingWriter {
           const axis = r?.group ? `the ${r.group} axis` : 'the mapped axis';
           message = `lax.psum sums the gradients over ${axis} (${this.worldSize ?? 'N'} devices) and nothing divides them: the effective learning rate is ${timesFactor(v.exponent, this.worldSize)} the configured one.`;
         }
-        const fixes: (Fix | undefined)[] = [];
-        if (v.code === 'CP004' && r) {
-          message += ' Use lax.pmean to average.';
-          fixes.push(this.fixes.pmeanFix(r));
-        } else if (v.defeated?.binding?.callSite) {
-          const value = this.fixes.guardValue(v.defeated);
-          const b = v.defeated.binding;
-          message += ` This call uses ${b.isDefault ? 'the default' : 'the value'} ${b.param}=${this.text(b.node)}, which skips the division by the world size.`;
-          if (value) fixes.push(this.fixes.callSiteFix(b.callSite!, b, value, 'average'));
-          if (r)
-            related.push({
-              range: this.source.range(v.defeated.guard!.test),
-              message: 'the division only runs when this holds',
-            });
-        } else if (v.opBinding?.callSite && r) {
-          const op = this.fixes.averagingOpText(r);
-          message += ` This call ${v.opBinding.isDefault ? 'relies on the default' : 'passes'} ${v.opBinding.param}=${this.text(v.opBinding.node)}.`;
-          if (op) fixes.push(this.fixes.callSiteFix(v.opBinding.callSite, v.opBinding, op, 'average'));
-        } else if (r) {
-          if (this.fixes.gloo) fixes.push(this.fixes.divideFix(r), this.fixes.averageFix(r));
-          else fixes.push(this.fixes.averageFix(r), this.fixes.divideFix(r));
-        } else if (iv.reducer) {
-          message += ` \`${this.text(iv.reducer.op.argNode ?? iv.reducer.call)}\` makes Horovod sum them.`;
-          const value = iv.reducer.op.valueNode;
-          const arg = iv.reducer.op.argNode;
-          const hvd = this.model.aliasFor(/horovod/) ?? 'hvd';
-          if (value && arg?.type === 'keyword_argument') {
-            const isAverage = this.text(child(arg, 'name') ?? arg) === 'average';
-            fixes.push({
-              title: isAverage ? 'Use average=True' : `Use op=${hvd}.Average`,
-              edits: [this.fixes.edits.replace(value, isAverage ? 'True' : `${hvd}.Average`)],
-            });
-          }
-        } else if (iv.meanNode && iv.strategyName) {
-          message += ` ${iv.strategyName} sums the replicas' gradients of this per-replica mean loss: divide it by ${iv.strategyName}.num_replicas_in_sync or use tf.nn.compute_average_loss with the global batch size.`;
-          fixes.push({
-            title: `Divide the loss by ${iv.strategyName}.num_replicas_in_sync`,
-            edits: [
-              this.fixes.edits.replace(
-                iv.meanNode,
-                `(${this.text(iv.meanNode)} / ${iv.strategyName}.num_replicas_in_sync)`,
-              ),
-            ],
-          });
-        }
+        const { note, fixes } = sumNoteAndFixes(this.model, this.source, this.fixes, v, related);
+        message += note;
         this.push(v.code, v.location, message, fixes, related, v.update?.node);
         return;
       }
@@ -212,44 +168,15 @@ export class FindingWriter {
     }
   }
 
-  /** Products that scale a learning rate: `lr=args.lr * hvd.size()`, `base_lr * world_size`, `lr *= ws`. */
-  private learningRateScalings(): { node: PyNode; factor: PyNode; sign: 1 | -1 }[] {
-    const s = this.model.syntax;
-    const out: { node: PyNode; factor: PyNode; sign: 1 | -1 }[] = [];
-    for (const fn of this.model.functions) {
-      for (const n of fn.nodes) {
-        let value: PyNode | undefined;
-        let sign: 1 | -1 = 1;
-        if (n.type === 'keyword_argument' && LR_NAME.test(this.text(child(n, 'name') ?? n))) value = child(n, 'value');
-        else if (n.type === 'pair' && LR_NAME.test(s.stringValue(child(n, 'key')) ?? '')) value = child(n, 'value');
-        else if (n.type === 'assignment' && LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, '')))
-          value = child(n, 'right');
-        else if (
-          n.type === 'augmented_assignment' &&
-          LR_NAME.test(this.text(child(n, 'left') ?? n).replace(/\s+/g, ''))
-        ) {
-          value = child(n, 'right');
-          sign = s.operator(n) === '/=' ? -1 : s.operator(n) === '*=' ? 1 : (0 as 1);
-          if (!sign) continue;
-        }
-        if (!value) continue;
-        for (const f of s.factors(value, sign)) {
-          if (this.sizes.classify(f.node, { fn }).kind === 'world') out.push({ node: n, factor: f.node, sign: f.sign });
-        }
-      }
-    }
-    return out;
-  }
-
   private lrDividedCache: boolean | undefined;
   private learningRateDivided(): boolean {
-    this.lrDividedCache ??= this.learningRateScalings().some((x) => x.sign === -1);
+    this.lrDividedCache ??= learningRateScalings(this.model, this.sizes).some((x) => x.sign === -1);
     return this.lrDividedCache;
   }
 
   addLearningRateFindings(): void {
     if (this.sums.length === 0) return;
-    for (const scaling of this.learningRateScalings().filter((x) => x.sign === 1)) {
+    for (const scaling of learningRateScalings(this.model, this.sizes).filter((x) => x.sign === 1)) {
       const related = this.sums.map((v) => ({
         range: this.source.range(v.location),
         message: 'the gradients are summed here',
@@ -258,23 +185,7 @@ export class FindingWriter {
       const opt = this.sumsOptimizer() ?? optimizerAt(this.model, scaling.factor);
       const effect = learningRateOnSumEffect(timesFactor(1, this.worldSize), timesFactor(2, this.worldSize), opt);
       const message = `The learning rate is scaled by the world size (\`${this.text(scaling.factor)}\`) while the gradients are also summed over ranks: ${effect}.`;
-      let host: PyNode | null = scaling.factor;
-      while (host?.parent?.type === 'parenthesized_expression') host = host.parent;
-      const bin = host?.parent;
-      let fix: Fix | undefined;
-      if (bin?.type === 'binary_operator' && this.model.syntax.operator(bin) === '*') {
-        const other = child(bin, 'left') === host ? child(bin, 'right') : child(bin, 'left');
-        if (other)
-          fix = {
-            title: 'Do not scale the learning rate (the summed gradients already scale the step)',
-            edits: [this.fixes.edits.replace(bin, this.text(other))],
-          };
-      } else if (scaling.node.type === 'augmented_assignment') {
-        fix = {
-          title: 'Do not scale the learning rate (the summed gradients already scale the step)',
-          edits: [this.fixes.edits.deleteStatement(scaling.node.parent ?? scaling.node)],
-        };
-      }
+      const fix = unscaleLearningRateFix(this.model, this.fixes.edits, scaling);
       this.push('CP005', scaling.factor, message, [fix], related);
     }
   }
@@ -287,23 +198,7 @@ export class FindingWriter {
   }
 
   addGlooFindings(reductions: readonly Reduction[]): void {
-    const seen = new Set<PyNode>();
-    for (const r of reductions) {
-      if (r.framework !== 'torch' || seen.has(r.call)) continue;
-      seen.add(r.call);
-      const value = r.op.valueNode ? unparen(r.op.valueNode) : undefined;
-      if (!value || !/ReduceOp\.AVG\b/.test(this.text(value))) continue;
-      // Only a reduction whose group is proven to run on gloo fails; the word gloo elsewhere proves nothing.
-      if (!groupIsGloo(this.model, r.groupNode)) continue;
-      // Code that feature-detects AVG (`if backend == "nccl":`, `if supports_avg:`) already handles gloo.
-      const fn = this.model.enclosingFunction(r.call);
-      if (
-        fn &&
-        guardsOf(r.call, fn).some((g) =>
-          /avg|AVG|nccl|NCCL|backend|gloo|version|feature|hasattr|support/i.test(this.text(g.test)),
-        )
-      )
-        continue;
+    for (const { reduction: r, value } of glooAverages(this.model, reductions)) {
       const fixes: Fix[] = [];
       const divide = this.fixes.divideFix(r);
       if (divide)

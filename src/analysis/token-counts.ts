@@ -7,6 +7,7 @@
 import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { paddedBatchMask } from './collate-masks';
+import { callReachesReturn } from './call-reaches-return';
 
 export interface TokenMean {
   /** The expression that makes the per-shard mean (the division, or `x[mask].mean()`). */
@@ -101,7 +102,7 @@ export class TokenCounts {
     const callee = this.model.resolveCall(n);
     if (!callee || callee === fn) return undefined;
     for (const ret of callee.nodes) {
-      if (ret.type !== 'return_statement' || !this.reaches(ret, callee, n)) continue;
+      if (ret.type !== 'return_statement' || !callReachesReturn(this.model, ret, callee, n)) continue;
       const value = named(ret)[0];
       const found = value && this.meanOf(value, callee, ret.start, depth + 1, n);
       if (found) return { ...found, helper: found.helper ?? callee };
@@ -328,63 +329,5 @@ export class TokenCounts {
     if (!last || last.type !== 'assignment') return undefined;
     const right = child(last, 'right');
     return right ? read(right, last.start) : undefined;
-  }
-
-  /**
-   * Whether a call reaches a return of the callee: every guard between them that compares a parameter with a
-   * string (`reduction == "batchmean"`) or with None holds for the argument the call passes (or the default).
-   * A guard the call does not decide keeps the return out of reach.
-   */
-  private reaches(ret: PyNode, callee: FunctionInfo, call: PyNode): boolean {
-    for (let n: PyNode | null = ret.parent; n && n !== callee.node; n = n.parent) {
-      if (n.type !== 'block' || !n.parent) continue;
-      // An `else` branch is reached when the guards before it fail: not decided here, so out of reach.
-      if (n.parent.type === 'else_clause') return false;
-      if (n.field !== 'consequence') continue;
-      const condition = child(n.parent, 'condition');
-      if (!condition || this.guardHolds(condition, callee, call) !== true) return false;
-    }
-    return true;
-  }
-
-  private guardHolds(condition: PyNode, callee: FunctionInfo, call: PyNode): boolean | undefined {
-    const s = this.model.syntax;
-    const c = unparen(condition);
-    if (c.type !== 'comparison_operator') return undefined;
-    const [left, right] = named(c);
-    if (!left || !right || left.type !== 'identifier') return undefined;
-    const value = this.boundValue(s.text(left), callee, call);
-    const op = s
-      .text(c)
-      .slice(left.end - c.start, right.start - c.start)
-      .trim();
-    if (right.type === 'none') {
-      if (value === undefined) return undefined;
-      const isNone = value === null || unparen(value).type === 'none';
-      if (op === 'is') return isNone;
-      if (op.replace(/\s+/g, ' ') === 'is not') return !isNone;
-      return undefined;
-    }
-    const wanted = s.stringValue(right);
-    const given = value ? s.stringValue(value) : undefined;
-    if (wanted === undefined || given === undefined) return undefined;
-    if (op === '==') return wanted === given;
-    if (op === '!=') return wanted !== given;
-    return undefined;
-  }
-
-  /** The argument a call binds to a parameter, its default, null for an absent argument without one. */
-  private boundValue(name: string, callee: FunctionInfo, call: PyNode): PyNode | null | undefined {
-    const index = callee.params.findIndex((p) => p.name === name);
-    if (index < 0) return undefined;
-    const args = this.model.syntax.args(call);
-    const keyword = args.keywords.get(name);
-    if (keyword) return keyword.value;
-    const offset = callee.params[0] && /^(self|cls)$/.test(callee.params[0].name) ? 1 : 0;
-    const position = index - offset;
-    if (position >= 0 && position < args.positional.length) return args.positional[position];
-    if (args.list && named(args.list).some((a) => a.type === 'list_splat' || a.type === 'dictionary_splat'))
-      return undefined;
-    return callee.params[index].defaultValue ?? null;
   }
 }

@@ -9,8 +9,7 @@
 // schedule or its helpers, and no division by K's setting anywhere in the program. The gradient of the step is then
 // the sum of K micro-batch means, K times the mean of the batch (Megatron-LM before 3d7194c).
 import type { Parser } from 'web-tree-sitter';
-import type { Finding, RelatedLocation } from '../types';
-import { ruleInfo } from '../rules';
+import type { Finding } from '../types';
 import { ACCUMULATION_NAME } from '../accumulation-syntax';
 import { ancestors, child, unparen, visit, type PyNode } from '../tree';
 import {
@@ -24,8 +23,9 @@ import {
 import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
 import { dividesByCount, meanLoss } from './callback-loss';
 import { compact } from './loss-scaler-classes';
-import { effectAtStep } from './contract-effect';
 import { callbackLoss, type CallbackLoss, type CallbackProgram } from './callback-arguments';
+import { scheduleFinding, type Schedule } from './callback-schedule-finding';
+import { dividesOnLine, mayHoldSchedule } from './callback-text-scans';
 
 interface Entry {
   readonly text: string;
@@ -53,17 +53,6 @@ interface Resolution {
   readonly module: string;
   readonly path: string | undefined;
   readonly text: string | undefined;
-}
-
-interface Schedule {
-  readonly fn: Located;
-  /** The parameter that holds the callback. */
-  readonly param: string;
-  /** The micro-batch count's name in the schedule, and what it is read from (`args.num_microbatches`). */
-  readonly count: string;
-  readonly setting: string;
-  readonly counted: Counted;
-  readonly step: PyNode;
 }
 
 interface Caller {
@@ -106,7 +95,7 @@ export class CallbackScheduleIndex {
           const { source } = callback.file;
           if (!loss || source.textOf(callback.def).includes('backward')) continue;
           if (dividesByCount(callback.def, source, new Set([schedule.count]))) continue;
-          const f = finding(schedule, callback, call, loss);
+          const f = scheduleFinding(schedule, callback, call, loss);
           out.set(callback.path, [...(out.get(callback.path) ?? []), f]);
         }
       }
@@ -314,72 +303,4 @@ function microBatchCount(
     return bounded;
   });
   return bounded ? { name, setting } : undefined;
-}
-
-/**
- * A line that names the setting divides by it: a single `/` or a `div` call before the name on that line, or a line
- * that ends in an open division continued on the next (`/ (` then `mask.sum() * args.num_microbatches)`). Comments
- * are left out; `//` is an integer division of sizes, not a normalisation.
- */
-function dividesOnLine(text: string, name: RegExp): boolean {
-  const lines = text.split('\n').map((l) => l.replace(/#.*$/, ''));
-  const division = /(^|[^/])\/(?!\/)|\bdiv_?\(/;
-  return lines.some((line, i) => {
-    const at = line.search(name);
-    if (at < 0) return false;
-    if (division.test(line.slice(0, at))) return true;
-    const previous = i > 0 ? lines[i - 1].trimEnd() : '';
-    return /[(\\]$/.test(previous) && division.test(previous);
-  });
-}
-
-/** A function whose parameter is called, in a file that zeroes gradients, runs backward and steps. */
-function mayHoldSchedule(text: string): boolean {
-  if (!text.includes('zero_grad') || !text.includes('backward') || !/\.step\(/.test(text)) return false;
-  const names = new Set<string>();
-  for (const m of text.matchAll(/\bdef\s+\w+\s*\(([^)]*)\)/g)) {
-    for (const part of m[1].split(',')) {
-      const name = /^\s*(\w+)/.exec(part)?.[1];
-      if (name && name !== 'self') names.add(name);
-    }
-  }
-  // One pass over the text for all the parameter names (the editor asks on every edit).
-  return names.size > 0 && new RegExp(`[^\\w.](?:${[...names].join('|')})\\s*\\(`).test(text);
-}
-
-function finding(
-  schedule: Schedule,
-  callback: Located,
-  call: PyNode,
-  loss: { statement: PyNode; normaliser: string },
-): Finding {
-  const { source } = callback.file;
-  const where = (at: Located, n: PyNode) => `${at.path}:${at.file.source.lineOf(n) + 1}`;
-  const s = schedule.fn;
-  const k = `\`${schedule.setting}\``;
-  const message =
-    `\`${callback.name}\`'s loss is a mean over its own micro-batch (${loss.normaliser}), and \`${s.name}\` ` +
-    `(${where(s, s.def)}), which receives it as \`${schedule.param}\`, runs backward on ${k} such losses before one ` +
-    `optimizer step; nothing divides by ${k}, so the step applies the sum of the micro-batch means, ${k}× the ` +
-    `mean over the batch, and the effective learning rate is ${k}× the configured one. Divide the loss by ${k}.`;
-  const link = (at: Located, n: PyNode, text: string): RelatedLocation => ({
-    range: at.file.source.range(n),
-    message: text,
-    ...(at.path === callback.path ? {} : { file: at.path }),
-  });
-  const backwards = [...new Map(schedule.counted.backwards.map((b) => [b.node, b])).values()];
-  const related: RelatedLocation[] = [
-    link(callback, call, `\`${callback.name}\` is passed as the training callback here`),
-    ...backwards.slice(0, 3).map((b) => link(b.at, b.node, `backward runs on a loss \`${callback.name}\` returned`)),
-    link(s, schedule.step, `one optimizer step after ${k} backward passes`),
-  ];
-  return {
-    code: 'CP008',
-    severity: ruleInfo('CP008').severity,
-    range: source.range(loss.statement),
-    // The step is the schedule's: the optimizer it applies the gradient with decides what the factor does.
-    message: effectAtStep(message, s.file.module, s.file.source, schedule.step),
-    related,
-    fixes: [],
-  };
 }

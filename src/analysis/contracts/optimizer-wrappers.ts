@@ -10,13 +10,13 @@ import { child, unparen, type PyNode } from '../tree';
 import { FileModel, type FunctionInfo } from '../scope';
 import { Syntax } from '../syntax';
 import { parseModule } from '../parse';
-import { ruleInfo } from '../rules';
 import { isShardedGlobalBatch } from '../sharded-loader';
-import type { Finding, RelatedLocation } from '../types';
+import type { Finding } from '../types';
 import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
 import { hasSplat } from './wrapper-syntax';
 import { constructorFed, keywordOnly, RANK_COUNT, wrapperClaim, type WrapperClaim } from './wrapper-claim';
 import { globalBatchOnPath } from './wrapper-loader';
+import { wrapperFinding } from './wrapper-finding';
 import {
   atSite,
   callContexts,
@@ -124,7 +124,16 @@ export class OptimizerWrapperIndex {
     for (const ctx of callContexts(model, fn)) {
       for (const proof of this.proofs(path, model, callee, args, ctx)) {
         const { chain, claim, argument, choice, assumed } = proof;
-        const found = finding(path, model, argument.ctx.fn, argument.node, chain[0].name, claim, choice, assumed);
+        const found = wrapperFinding(
+          path,
+          model,
+          argument.ctx.fn,
+          argument.node,
+          chain[0].name,
+          claim,
+          choice,
+          assumed,
+        );
         // Contexts that do not change the batch's value prove the same finding at the same place.
         const at = (f: Finding) => `${f.range.startLine}:${f.range.startColumn}`;
         if (!out.some((f) => at(f) === at(found))) out.push(found);
@@ -293,60 +302,4 @@ function constructorParameter(
     param = { name: own.name, index: keywordOnly(own) ? -1 : own.index };
   }
   return param;
-}
-
-function finding(
-  path: string,
-  model: FileModel,
-  fn: FunctionInfo,
-  argument: PyNode,
-  wrapper: string,
-  claim: WrapperClaim,
-  choice?: FactoryChoice,
-  assumed?: Assumed,
-): Finding {
-  const s = model.syntax;
-  const arg = unparen(argument);
-  const name = s.text(arg);
-  // A name is reported where it is given its value, which is where the batch of all ranks is computed.
-  const assigned =
-    arg.type === 'identifier'
-      ? fn.assignments.find((a) => a.type === 'assignment' && s.text(child(a, 'left') ?? a) === name)
-      : undefined;
-  const at = assigned ?? arg;
-  const divide = claim.divide;
-  const world = claim.worldDivide;
-  const where = (e: typeof divide) => `\`${e.className}.${e.method}\``;
-  const chosen = choice
-    ? ` (the class \`${clipped(s.text(choice.call).replace(/\s+/g, ' '))}\` returns for ${choice.decidedBy.map((d) => `\`${d}\``).join(', ')})`
-    : '';
-  const onPath = [...(assumed?.values.keys() ?? [])].map((n) => `\`${n}\``);
-  const when = onPath.length > 0 ? `Where ${onPath.join(' and ')} ${onPath.length > 1 ? 'are' : 'is'} true, ` : '';
-  const message =
-    `${when}\`${name}\` is the batch of all ranks (a dataset's length over the steps of a loader whose sampler splits it among the ranks), ` +
-    `and \`${wrapper}\`${chosen} divides each gradient by it in ${where(divide)} (\`${claim.attribute}\`), then sums the gradients over the ranks and ` +
-    `divides them by the world size again in ${where(world)}: the applied gradient is 1/N (world size) of the mean, and the effective ` +
-    `learning rate 1/N of the configured one. Pass the batch of one rank (divide \`${name}\` by the world size), or drop one of the divisions.`;
-  const link = (e: typeof divide, text: string): RelatedLocation => ({
-    range: e.model.syntax.source.range(e.node),
-    message: text,
-    ...(e.path === path ? {} : { file: e.path }),
-  });
-  const related = [
-    link(divide, `each gradient is divided by \`${claim.attribute}\``),
-    link(claim.reduce, 'the gradients are summed over all ranks'),
-    link(world, 'and divided by the world size'),
-  ];
-  return {
-    code: 'CP002',
-    severity: ruleInfo('CP002').severity,
-    range: s.source.range(at),
-    message,
-    related,
-    fixes: [],
-  };
-}
-
-function clipped(text: string): string {
-  return text.length > 70 ? `${text.slice(0, 69)}…` : text;
 }
