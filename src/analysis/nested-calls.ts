@@ -55,6 +55,13 @@ function definingScope(def: PyNode): PyNode | undefined {
   return undefined;
 }
 
+/** What a statement or expression binds names in: an assignment's or a `for`'s left side, `with ... as x`, `x := ...`. */
+export function bindingTarget(n: PyNode): PyNode | undefined {
+  if (n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement')
+    return child(n, 'left');
+  return n.type === 'as_pattern' || n.type === 'named_expression' ? n : undefined;
+}
+
 /**
  * The names a function writes on a left side (an assignment, a `for` target, `with ... as`, `:=`), even inside a
  * tuple: a parameter among them is not, everywhere in the body, what the call passed (`group = group or default`).
@@ -62,12 +69,7 @@ function definingScope(def: PyNode): PyNode | undefined {
 export function reboundNames(model: FileModel, fn: FunctionInfo): Set<string> {
   const rebound = new Set<string>();
   for (const n of fn.nodes) {
-    const left =
-      n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement'
-        ? child(n, 'left')
-        : n.type === 'as_pattern' || n.type === 'named_expression'
-          ? n
-          : undefined;
+    const left = bindingTarget(n);
     if (left) visit(left, (m) => void (m.type === 'identifier' && rebound.add(model.syntax.text(m))));
   }
   return rebound;

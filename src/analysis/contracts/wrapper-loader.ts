@@ -11,7 +11,7 @@
 import { child, named, unparen, visit, type PyNode } from '../tree';
 import type { FileModel, FunctionInfo } from '../scope';
 import { flatten, lenArgument } from '../sharded-loader';
-import { reboundNames } from '../nested-calls';
+import { bindingTarget, reboundNames } from '../nested-calls';
 import { baseInitCall } from '../class-constructors';
 import { isMethod } from '../path-conditions';
 import type { ChainClass } from './wrapper-step-path';
@@ -190,12 +190,7 @@ function samplesDataset(model: FileModel, samplerCall: PyNode, dataset: string):
 function boundNames(model: FileModel, fn: FunctionInfo): Set<string> {
   const out = new Set<string>();
   for (const n of fn.nodes) {
-    const left =
-      n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement'
-        ? child(n, 'left')
-        : n.type === 'as_pattern' || n.type === 'named_expression'
-          ? n
-          : undefined;
+    const left = bindingTarget(n);
     if (!left) continue;
     visit(left, (m) => {
       if (m.type === 'attribute' || m.type === 'subscript') return false;
@@ -214,12 +209,7 @@ function reassignedValue(model: FileModel, fn: FunctionInfo, name: string, use: 
   const s = model.syntax;
   let writes = 0;
   for (const n of fn.nodes) {
-    const left =
-      n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement'
-        ? child(n, 'left')
-        : n.type === 'as_pattern' || n.type === 'named_expression'
-          ? n
-          : undefined;
+    const left = bindingTarget(n);
     if (left) visit(left, (m) => void (m.type === 'identifier' && s.text(m) === name && writes++));
   }
   const assignment = fn.assignments.find((a) => s.text(child(a, 'left') ?? a) === name);
