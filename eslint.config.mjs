@@ -5,9 +5,18 @@ import tseslint from 'typescript-eslint';
 
 // Plain JavaScript scripts run on Node; ESLint does not know its globals without the `globals` package.
 const NODE_GLOBALS = Object.fromEntries(
-  ['process', 'console', 'URL', 'Buffer', 'setTimeout', 'clearTimeout', 'require', 'module', '__dirname'].map(
-    (name) => [name, 'readonly'],
-  ),
+  [
+    'process',
+    'console',
+    'URL',
+    'Buffer',
+    'setTimeout',
+    'clearTimeout',
+    'require',
+    'module',
+    '__dirname',
+    '__filename',
+  ].map((name) => [name, 'readonly']),
 );
 
 export default tseslint.config(
@@ -53,5 +62,10 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     languageOptions: { globals: NODE_GLOBALS },
+  },
+  {
+    // A CommonJS file has require() and nothing else to load modules with (scripts/cli-launcher.cjs).
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

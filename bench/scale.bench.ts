@@ -76,6 +76,12 @@ export const benchmarks: Benchmark[] = [
   // Session 16 (wip-17n): NVLSTree's tree rounds timed from classes of their flows (no routes or packing per flow):
   // 0.64 -> 0.42 s of CPU, cold, medians of 7 at a load of 45-48; 131,072 GPUs 1.46 -> 0.81 s, 141 -> 75 MiB
   // peak (docs/performance.md, session 16).
+  // Session 17 (wip-17s): the CLI's chunks loaded as CommonJS with vm.Script (no ES module loader) and the solver's
+  // scratch left unwritten: 0.41 -> 0.39 s of CPU cold, medians of 9 at a load of 36-48; 131,072 GPUs 0.76 -> 0.71 s
+  // (docs/performance.md, session 17).
+  // Session 17 (wip-17c): the class proof over roles, leaf classes and edge and node types with multiplicities
+  // (per round: hundreds of steps, not two per tree edge), the tree walked by lowest set bit: 0.39 -> 0.28 s of CPU,
+  // cold, medians of 9 at a load of 36-39; 131,072 GPUs 0.78 -> 0.59 s (docs/performance.md, session 17).
   {
     name: 'cli: 1 GiB AllReduce, 16,384 GPUs, cold process',
     unit: 'ms',

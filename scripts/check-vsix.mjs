@@ -52,7 +52,7 @@ export const REQUIRED = [
   'extension/dist/extension-worker.js',
   'extension/dist/cli.js',
   // The launcher's entry point; the commands' chunks beside it are named by hash.
-  'extension/dist/cli/main.mjs',
+  'extension/dist/cli/main.cjs',
   // The CLI's worker threads (sweep); without it the shipped CLI would run every sweep serially.
   'extension/dist/cli-worker.js',
   'extension/dist/tree-sitter.wasm',
@@ -92,9 +92,14 @@ export function zipText(buffer, entry) {
   throw new Error(`${entry.name}: zip method ${entry.method} is not stored or deflated`);
 }
 
-/** The relative targets of a Markdown text's links and images, outside code, without their #anchor. */
+/**
+ * The relative targets of a Markdown text's links and images, outside code, without their #anchor. A code span may
+ * run over a line break (CommonMark), not over a blank line.
+ */
 export function relativeLinks(markdown) {
-  const prose = markdown.replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '').replace(/`[^`\n]*`/g, '');
+  const prose = markdown
+    .replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '')
+    .replace(/`(?:[^`\n]|\n(?![ \t]*\n))*`/g, '');
   const targets = [];
   for (const match of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
     const target = match[1];

@@ -37,6 +37,20 @@ export function builtElementParam(
   return owner;
 }
 
+/** The one class of the file whose objects `init` appends to its list `items` (`self.xs`), built as above. */
+export function builtElementClass(model: FileModel, init: FunctionInfo, items: string): string | undefined {
+  const stored = model.valuesSeenBy(items, init);
+  const empty = stored.length === 1 && stored[0].fn === init ? unparen(stored[0].value) : undefined;
+  if (empty?.type !== 'list' || named(empty).length > 0) return undefined;
+  const names = new Set<string>();
+  for (const value of appendedValues(model, init, items, empty) ?? []) {
+    const built = value.type === 'call' ? returnedConstructions(model, init, value) : undefined;
+    if (!built) return undefined;
+    for (const call of built) names.add(model.syntax.text(child(call, 'function') ?? call));
+  }
+  return names.size === 1 ? [...names][0] : undefined;
+}
+
 /**
  * The values appended to the list in `__init__`, when every other occurrence of it in the related classes is its one
  * binding to `empty` or a read (`len(...)`, `enumerate(...)`, a `for` loop's iterable, an element read by index).
@@ -191,7 +205,7 @@ function isCallOf(model: FileModel, call: PyNode | null | undefined, name: RegEx
  * Whether an object of class `a` may be an object of class `b`: the same class, one above the other, or either
  * with a base that is not a class of this file (its ancestry is unknown).
  */
-function related(model: FileModel, a: string, b: string): boolean {
+export function related(model: FileModel, a: string, b: string): boolean {
   if (a === b) return true;
   const upA = ancestors(model, a);
   const upB = ancestors(model, b);

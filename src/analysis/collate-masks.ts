@@ -10,6 +10,7 @@
 // same number of positions in every batch (a classification head that reads one position per sample).
 import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
+import { itemLengthMask } from './dataset-item-masks';
 
 /** Keywords that set the value padded in; any other keyword on a padding call is read as a flag. */
 const PAD_VALUE_KEYWORDS = /^(padding_value|value|pad_value|fill_value)$/;
@@ -21,6 +22,22 @@ const PAD_FLAGS = /^(batch_first|side|padding_side|left|stack)$/;
  * in the collate function that proves its count variable.
  */
 export function paddedBatchMask(model: FileModel, fn: FunctionInfo, name: string, before: number): PyNode | undefined {
+  const found = batchLoop(model, fn, name, before);
+  const collate = found && collateOf(model, fn, found.loader, found.loop.start);
+  return collate && paddedField(model, collate, found.index);
+}
+
+/**
+ * The innermost `for` loop around `before` whose target binds `name` (`for ids, mask in loader`, or through
+ * `enumerate`), with the loader it iterates and the field's position in its target; undefined where none does or
+ * `name` is bound again inside the loop before `before`.
+ */
+export function batchLoop(
+  model: FileModel,
+  fn: FunctionInfo,
+  name: string,
+  before: number,
+): { loop: PyNode; loader: PyNode; index: number } | undefined {
   const s = model.syntax;
   for (let loop = enclosingFor(fn, before); loop; loop = enclosingFor(fn, loop.start)) {
     const left = child(loop, 'left');
@@ -39,13 +56,12 @@ export function paddedBatchMask(model: FileModel, fn: FunctionInfo, name: string
     const index = targetIndex(model, target, name);
     if (index === undefined) continue;
     if (assignedBetween(model, fn, name, loop.start, before)) return undefined;
-    const collate = collateOf(model, fn, right, loop.start);
-    return collate && paddedField(model, collate, index);
+    return { loop, loader: right, index };
   }
   return undefined;
 }
 
-function enclosingFor(fn: FunctionInfo, before: number): PyNode | undefined {
+export function enclosingFor(fn: FunctionInfo, before: number): PyNode | undefined {
   let best: PyNode | undefined;
   for (const n of fn.nodes) {
     if (n.type === 'for_statement' && n.start < before && n.end >= before) best = n;
@@ -54,7 +70,7 @@ function enclosingFor(fn: FunctionInfo, before: number): PyNode | undefined {
 }
 
 /** The position of `name` in the loop's tuple target, or -1 when the target is `name` itself. */
-function targetIndex(model: FileModel, target: PyNode, name: string): number | undefined {
+export function targetIndex(model: FileModel, target: PyNode, name: string): number | undefined {
   const s = model.syntax;
   if (target.type === 'identifier') return s.text(target) === name ? -1 : undefined;
   if (target.type !== 'pattern_list' && target.type !== 'tuple_pattern') return undefined;
@@ -63,7 +79,7 @@ function targetIndex(model: FileModel, target: PyNode, name: string): number | u
   return i >= 0 ? i : undefined;
 }
 
-function assignedBetween(model: FileModel, fn: FunctionInfo, name: string, from: number, to: number): boolean {
+export function assignedBetween(model: FileModel, fn: FunctionInfo, name: string, from: number, to: number): boolean {
   return fn.assignments.some((a) => {
     const left = child(a, 'left');
     return a.start > from && a.start < to && !!left && model.syntax.text(unparen(left)) === name;
@@ -109,7 +125,7 @@ function collateOf(model: FileModel, fn: FunctionInfo, loader: PyNode, before: n
 }
 
 /** The zero-padding call of per-sample-length masks the collate function returns at `index` (-1: the whole value). */
-function paddedField(model: FileModel, collate: FunctionInfo, index: number): PyNode | undefined {
+export function paddedField(model: FileModel, collate: FunctionInfo, index: number): PyNode | undefined {
   const s = model.syntax;
   const returns = collate.nodes.filter((n) => n.type === 'return_statement');
   if (returns.length !== 1) return undefined;
@@ -183,7 +199,10 @@ function perSampleLengthMasks(model: FileModel, fn: FunctionInfo, list: PyNode, 
       if (obj && s.text(obj) === name) {
         appended++;
         const v = s.args(n).positional[0];
-        allLength = allLength && !!v && lengthMask(model, unparen(v));
+        allLength =
+          allLength &&
+          !!v &&
+          (lengthMask(model, unparen(v)) || itemLengthMask(model, fn, unparen(v), (m) => lengthMask(model, m)));
       }
     }
     return n.type !== 'class_definition';

@@ -9,7 +9,8 @@ import { child, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Env } from './sizes';
 import { constructorRequest, type ConstructorRequest } from './constructor-request';
-import { builtElementParam, classInit, storedParameter } from './built-elements';
+import { builtElementParam, classInit, related, storedParameter } from './built-elements';
+import { elementsArgument, type PassedArgument } from './listed-elements';
 
 /** `List[C]`, `list[C]`, `Sequence[C]`, `Iterable[C]`, `Tuple[C, ...]`, with or without `typing.`. */
 const LIST_OF = /^(?:typing\.)?(?:List|list|Sequence|Iterable|Tuple|tuple)\[(\w+)(?:,\.\.\.)?\]$/;
@@ -22,7 +23,7 @@ export function elementRequest(
   model: FileModel,
   n: PyNode,
   env: Env,
-): { init: FunctionInfo; request: ConstructorRequest } | undefined {
+): { init: FunctionInfo; request: ConstructorRequest } | { bound: PassedArgument; callSite?: PyNode } | undefined {
   const s = model.syntax;
   const object = child(n, 'object');
   const attribute = child(n, 'attribute');
@@ -42,7 +43,12 @@ export function elementRequest(
   }
   const param = stored.length === 1 && stored[0].value.type === 'identifier' ? s.text(stored[0].value) : undefined;
   if (!init || init.name !== '__init__' || !param || rebinds(model, init, param)) return undefined;
-  if (mutated(model, s.text(items)) || mutated(model, param, init)) return undefined;
+  if (mutated(model, s.text(items), undefined, init.className) || mutated(model, param, init)) return undefined;
+  // An object built in view, with the list it was given: its elements' attribute is what they were built with.
+  const given = env.instance?.get(param);
+  const bound =
+    given && !given.isDefault ? elementsArgument(model, given.node, given.env, s.text(attribute)) : undefined;
+  if (bound) return { bound, callSite: given?.callSite };
   const elementClass = listElementClass(model, init, param);
   const elementInit = elementClass ? classInit(model, elementClass) : undefined;
   const elementParam = elementInit ? storedParameter(model, elementInit, s.text(attribute)) : undefined;
@@ -74,13 +80,23 @@ function loopIterable(model: FileModel, n: PyNode, variable: string): PyNode | u
   return undefined;
 }
 
-/** The list is grown, emptied or written through (`.append(`, `+=`, `[i] =`), in the function or in the file. */
-function mutated(model: FileModel, text: string, fn?: FunctionInfo): boolean {
+/**
+ * The list is grown, emptied or written through (`.append(`, `+=`, `[i] =`), in the function, or in the methods
+ * that may run on an object of `owner` (a buffer's own `self.buckets` in another class of the file is another list).
+ */
+function mutated(model: FileModel, text: string, fn?: FunctionInfo, owner?: string): boolean {
   const name = text.replace(/\./g, '\\.');
   const change = new RegExp(
     `(?<![\\w.])${name}\\s*(?:\\.\\s*(?:append|extend|insert|pop|remove|clear)\\s*\\(|\\+=|\\[[^\\]]*\\]\\s*=(?!=))`,
   );
-  return change.test(fn ? model.syntax.text(fn.node) : model.syntax.source.text);
+  if (fn) return change.test(model.syntax.text(fn.node));
+  if (!owner) return change.test(model.syntax.source.text);
+  return model.functions.some(
+    (f) =>
+      f.node.type === 'function_definition' &&
+      (!f.className || related(model, f.className, owner)) &&
+      change.test(model.syntax.text(f.node)),
+  );
 }
 
 /** The class a constructor parameter's annotation says its list holds. */

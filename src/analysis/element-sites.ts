@@ -3,6 +3,7 @@
 // keeps an element's factor together with the group the same path passed (element-attributes.ts asks for them).
 import { child, type PyNode } from './tree';
 import { listItems } from './list-origins';
+import { listedElementCall } from './listed-elements';
 import type { FileModel } from './scope';
 import type { GroupSizes } from './group-sizes';
 import { siteVariants, type OriginOf } from './site-variants';
@@ -25,10 +26,25 @@ export function elementCalls(
   node: PyNode,
   constructed: (call: PyNode) => { module?: string; name: string } | undefined,
 ): ElementCall[] | undefined {
-  const items = listItems(model, node, (item) => item.type === 'call' && !!constructed(item));
+  // An element read from another list (`[bucket]` of `for bucket in buffer.buckets`) holds what that list's
+  // construction passed (listed-elements.ts).
+  const listed = new Map<PyNode, NonNullable<ReturnType<typeof listedElementCall>>>();
+  const isElement = (item: PyNode): boolean => {
+    if (item.type === 'call' && constructed(item)) return true;
+    const read = item.type === 'identifier' || item.type === 'attribute' ? listedElementCall(model, item) : undefined;
+    if (read) listed.set(item, read);
+    return !!read;
+  };
+  const items = listItems(model, node, isElement);
   if (!items || items.length === 0) return undefined;
   const out: ElementCall[] = [];
   for (const item of items) {
+    const read = listed.get(item);
+    if (read) {
+      const { className, ...rest } = read;
+      out.push({ target: { name: className }, ...rest });
+      continue;
+    }
     const target = item.type === 'call' ? constructed(item) : undefined;
     const list = item.type === 'call' ? child(item, 'arguments') : undefined;
     if (!target || list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat'))

@@ -6,6 +6,7 @@ import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
 import type { Reduction } from './reductions';
 import { type FunctionFlow } from './flow';
+import { nestedCallContexts } from './call-contexts';
 
 export interface Frame {
   readonly fn: FunctionInfo;
@@ -27,6 +28,8 @@ interface PathStep {
   readonly fn: FunctionInfo;
   readonly callSite?: PyNode;
   readonly constructorCall?: PyNode;
+  /** The environment the constructor call runs in: one call of the nested helper that holds it, when it is in one. */
+  readonly constructorEnv?: Env;
 }
 
 const MAX_DEPTH = 4;
@@ -111,7 +114,8 @@ export class FactBuilder {
         const ctors = top.fn.className && !top.constructorCall ? this.model.constructorCalls(top.fn.className) : [];
         if (ctors.length === 0) done.push(path);
         for (const ctor of ctors.slice(0, MAX_PATHS))
-          done.push([...path.slice(0, -1), { ...top, constructorCall: ctor.call }]);
+          for (const constructorEnv of this.constructorEnvs(ctor.call))
+            done.push([...path.slice(0, -1), { ...top, constructorCall: ctor.call, constructorEnv }]);
         return;
       }
       for (const site of sites) {
@@ -130,13 +134,27 @@ export class FactBuilder {
     return done;
   }
 
+  /**
+   * The environments a constructor call runs in: one per call of the nested helper that holds it (call-contexts.ts),
+   * each object built with that call's arguments, or the enclosing function's own.
+   */
+  private constructorEnvs(ctor: PyNode): (Env | undefined)[] {
+    const caller = this.model.enclosingFunction(ctor);
+    const contexts = caller ? nestedCallContexts(this.model, caller) : undefined;
+    return contexts && contexts.length > 0 ? contexts.map((c) => c.env) : [undefined];
+  }
+
   /** The `__init__` bindings of an object built by `ctor`, for the methods of its class. */
-  private instanceBindings(className: string | undefined, ctor: PyNode | undefined): Map<string, Binding> | undefined {
+  private instanceBindings(
+    className: string | undefined,
+    ctor: PyNode | undefined,
+    env: Env | undefined,
+  ): Map<string, Binding> | undefined {
     if (!className || !ctor) return undefined;
     const init = this.model.initOf(className);
     const caller = this.model.enclosingFunction(ctor);
     if (!init || !caller) return undefined;
-    return this.bind(init, ctor, { fn: caller });
+    return this.bind(init, ctor, env ?? { fn: caller });
   }
 
   facts(): Fact[] {
@@ -156,7 +174,8 @@ export class FactBuilder {
     for (let i = path.length - 1; i >= 0; i--) {
       const outer = i + 1 < path.length ? envs[i + 1] : undefined;
       const sameClassOuter = outer && outer.fn.className === path[i].fn.className ? outer.instance : undefined;
-      const instance = this.instanceBindings(path[i].fn.className, path[i].constructorCall) ?? sameClassOuter;
+      const instance =
+        this.instanceBindings(path[i].fn.className, path[i].constructorCall, path[i].constructorEnv) ?? sameClassOuter;
       envs[i] = { fn: path[i].fn, bindings: this.bind(path[i].fn, path[i].callSite, outer), instance };
     }
     const frames: Frame[] = [];

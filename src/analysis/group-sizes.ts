@@ -10,6 +10,7 @@ import { child, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
 import { elementRequest, rebinds } from './element-attributes';
+import { listedElementArgument } from './listed-elements';
 import {
   constructorRequest,
   placeOf,
@@ -224,7 +225,16 @@ export class GroupSizes {
         }),
       );
     }
+    // `buffer.group` of `for buffer in buffers`, or `buffers[0].group`: what the buffers' one construction passed.
+    const listed = listedElementArgument(this.model, n, env);
+    if (listed) return evaluate(listed.node, listed.env);
     const element = elementRequest(this.model, n, env);
+    if (element && 'bound' in element) {
+      // The value was passed in the list this object was built with: it went through that construction.
+      const at = element.callSite ? placeOf(this.model, element.callSite) : undefined;
+      const values = evaluate(element.bound.node, element.bound.env);
+      return at ? values?.map((a) => ({ ...a, origin: this.passedThrough(a, element.bound.node, at) })) : values;
+    }
     if (element) return this.fromConstructionSites(element.init, element.request, kind);
     const values = this.model.valuesSeenBy(text, env.fn);
     if (values.length === 0) return undefined;

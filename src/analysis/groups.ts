@@ -8,6 +8,7 @@ import type { FileModel, FunctionInfo } from './scope';
 import type { Env } from './sizes';
 import { constructorRequest, type ConstructorArgument } from './class-summaries';
 import type { Dims } from './group-sizes';
+import { meshDimensionSpan, type MeshSpan } from './mesh-shapes';
 
 export type GroupKind = 'world' | 'data' | 'model' | 'unknown';
 
@@ -15,6 +16,11 @@ export interface GroupClass {
   readonly kind: GroupKind;
   /** How the group is written where its kind was decided (`get_data_parallel_group()`, `None`). */
   readonly evidence?: string;
+  /**
+   * For a named dimension of a device mesh (`mesh["dp"]`): whether its ranks are the whole job, a proven proper
+   * sub-group, or not known (mesh-shapes.ts). Absent for groups that are not mesh dimensions.
+   */
+  readonly span?: MeshSpan;
 }
 
 const UNKNOWN: GroupClass = { kind: 'unknown' };
@@ -73,7 +79,10 @@ export class GroupResolver {
       case 'subscript': {
         // `mesh["dp"]` names a mesh dimension; `comm["group"]` says nothing about which ranks are in it.
         const key = this.model.syntax.stringValue(child(n, 'subscript'));
-        return key !== undefined && /mesh/i.test(this.text(child(n, 'value') ?? n)) ? this.named(key, text) : UNKNOWN;
+        const mesh = child(n, 'value');
+        return key !== undefined && mesh && /mesh/i.test(this.text(mesh))
+          ? this.meshDimension(mesh, key, text, env)
+          : UNKNOWN;
       }
       default:
         return UNKNOWN;
@@ -85,6 +94,12 @@ export class GroupResolver {
     return kind === 'unknown' ? UNKNOWN : { kind, evidence };
   }
 
+  /** A named dimension of a mesh: its kind from its name, and whether it spans the job from the mesh's shape. */
+  private meshDimension(mesh: PyNode, dim: string, evidence: string, env: Env): GroupClass {
+    const group = this.named(dim, evidence);
+    return group.kind === 'unknown' ? group : { ...group, span: meshDimensionSpan(this.model, mesh, dim, env) };
+  }
+
   private classifyCall(call: PyNode, env: Env, depth: number): GroupClass {
     const s = this.model.syntax;
     const name = s.calleeName(call);
@@ -92,8 +107,9 @@ export class GroupResolver {
     // `device_mesh.get_group("dp")`, `mesh["dp"].get_group()`, `mesh.get_group(mesh_dim="tp")`.
     if (name === 'get_group') {
       const dim = s.stringValue(s.arg(call, 'mesh_dim', 0));
-      if (dim !== undefined) return this.named(dim, s.text(call));
       const obj = s.calleeObject(call);
+      if (dim !== undefined)
+        return obj ? this.meshDimension(obj, dim, s.text(call), env) : this.named(dim, s.text(call));
       return obj ? this.classify(obj, env, depth + 1) : UNKNOWN;
     }
     if (name === '_get_default_group' || name === 'get_world_group') return { kind: 'world', evidence: `${callee}()` };

@@ -6,7 +6,7 @@ import { child, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { Binding, Env, SizeClassifier } from './sizes';
 import type { ConditionEvaluator, Decision } from './conditions';
-import type { LossInfo, LossTracer, BackwardSite } from './losses';
+import type { LossInfo, LossTracer } from './losses';
 import { opKindOfText, type OpKind, type Reduction } from './reductions';
 import type { Fact, FactBuilder } from './facts';
 import type { ScaleOp } from './flow';
@@ -20,7 +20,9 @@ import { clip } from './messages';
 import { groupKindOfName, isDataParallel, type GroupClass, type GroupResolver } from './groups';
 import type { Term, Verdict } from './judge-verdict';
 import { decideScale, type ScaleDecisionContext } from './scale-decision';
+import { meshDimensionKey } from './mesh-shapes';
 import { enclosingChain, isGradientFact, writesParameterGradients } from './judged-gradients';
+import { SummedLosses } from './summed-loss';
 
 export class Judge {
   constructor(
@@ -115,19 +117,7 @@ export class Judge {
 
   /** How the loss behind these gradients was scaled; undefined when backward sites disagree. */
   lossFor(fact: Fact | undefined, framework: string): LossInfo | undefined {
-    const wanted = (s: BackwardSite) =>
-      framework === 'jax'
-        ? s.kind === 'jax'
-        : framework === 'tf'
-          ? s.kind === 'tape'
-          : s.kind === 'backward' || s.kind === 'autograd' || (framework === 'horovod' && s.kind === 'tape');
-    let sites: BackwardSite[] = [];
-    if (fact)
-      for (const frame of fact.frames.slice().reverse()) {
-        sites = this.losses.backwardSites(frame.fn).filter(wanted);
-        if (sites.length > 0) break;
-      }
-    if (sites.length === 0) sites = this.model.functions.flatMap((fn) => this.losses.backwardSites(fn)).filter(wanted);
+    const sites = this.losses.sitesBehind(fact?.frames ?? [], framework);
     if (sites.length === 0) return { exponent: 0, terms: [], deliberate: false };
     const infos = sites.map((s) => this.losses.lossInfo(s));
     if (infos.some((i) => i.deliberate)) return undefined;
@@ -173,9 +163,20 @@ export class Judge {
       defeated: defeated.find((d) => d.binding),
       opBinding: op.binding,
       group: r.group,
+      groupSpan: group.span,
+      sameGroup: (divisor) => {
+        const key = meshDimensionKey(this.model, r.groupNode);
+        return key !== undefined && key === meshDimensionKey(this.model, divisor);
+      },
       doubleWhy: 'the reduction already averages',
     });
     if (!verdict) return undefined;
+    // The gradients of a loss summed over its examples are summed over the ranks on purpose: the result is the
+    // global batch's sum, the same whatever the number of ranks.
+    if (verdict.code === 'CP001' && r.framework === 'torch') {
+      const sites = this.losses.sitesBehind(fact.frames, r.framework);
+      if (new SummedLosses(this.model).allSummed(sites)) return undefined;
+    }
     // A divisor of another group than the one reduced is right when the named sizes show it counts the same
     // replicas (expert gradients reduced over the expert-data-parallel group and divided by the data-parallel size).
     if (verdict.code === 'CP003' && symbolic === 'agrees') return undefined;

@@ -97,6 +97,12 @@ function useOf(
   if (parent.type === 'assignment' && child(parent, 'left') === n && !child(parent, 'type')) return 'binding';
   if (parent.type === 'binary_operator' && model.syntax.operator(parent) === '+') return 'read';
   if (parent.type === 'argument_list' && isExtend(model, parent.parent)) return 'read';
+  // A loop over the list, an element read by index, `len(...)` and `return` read it without changing it.
+  if (parent.type === 'for_statement' && child(parent, 'right') === n) return 'read';
+  if (parent.type === 'subscript' && child(parent, 'value') === n && !isTarget(parent)) return 'read';
+  if (parent.type === 'argument_list' && named(parent).length === 1 && isCall(model, parent.parent, 'len'))
+    return 'read';
+  if (parent.type === 'return_statement') return 'read';
   if (parent.type !== 'attribute' || child(parent, 'object') !== n) return undefined;
   const method = model.syntax.text(child(parent, 'attribute') ?? parent);
   const call = parent.parent;
@@ -105,6 +111,18 @@ function useOf(
   const args = named(child(call, 'arguments') ?? call);
   if (args.length !== 1 || args[0].type === 'keyword_argument' || args[0].type === 'list_splat') return undefined;
   return method === 'append' && !isElement(args[0]) ? undefined : args[0];
+}
+
+/** A subscript written, deleted or augmented (`xs[0] = ...`, `del xs[0]`, `xs[0] += ...`). */
+function isTarget(n: PyNode): boolean {
+  const p = n.parent;
+  if (p?.type === 'delete_statement' || p?.type === 'expression_list' || p?.type === 'pattern_list') return true;
+  return !!p && /^(augmented_)?assignment$/.test(p.type) && child(p, 'left') === n;
+}
+
+function isCall(model: FileModel, call: PyNode | null | undefined, name: string): boolean {
+  const callee = call?.type === 'call' ? child(call, 'function') : undefined;
+  return callee?.type === 'identifier' && model.syntax.text(callee) === name;
 }
 
 function isExtend(model: FileModel, call: PyNode | null | undefined): boolean {

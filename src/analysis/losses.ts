@@ -68,6 +68,24 @@ export class LossTracer {
     return out;
   }
 
+  /**
+   * The backward sites behind gradients reduced through these frames (innermost first): those of the outermost
+   * frame that has one, else every one in the file; only the kinds the reduction's framework produces.
+   */
+  sitesBehind(frames: readonly { fn: FunctionInfo }[], framework: string): BackwardSite[] {
+    const wanted = (s: BackwardSite) =>
+      framework === 'jax'
+        ? s.kind === 'jax'
+        : framework === 'tf'
+          ? s.kind === 'tape'
+          : s.kind === 'backward' || s.kind === 'autograd' || (framework === 'horovod' && s.kind === 'tape');
+    for (const frame of frames.slice().reverse()) {
+      const sites = this.backwardSites(frame.fn).filter(wanted);
+      if (sites.length > 0) return sites;
+    }
+    return this.model.functions.flatMap((fn) => this.backwardSites(fn)).filter(wanted);
+  }
+
   lossInfo(site: BackwardSite): LossInfo {
     const acc: Mutable = { exponent: 0, terms: [], deliberate: false };
     if (site.kind === 'jax') {

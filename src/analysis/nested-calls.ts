@@ -55,22 +55,40 @@ function definingScope(def: PyNode): PyNode | undefined {
   return undefined;
 }
 
-/** What a statement or expression binds names in: an assignment's or a `for`'s left side, `with ... as x`, `x := ...`. */
+/**
+ * What a statement or expression binds names in: an assignment's or a `for`'s left side, the target after `as` in
+ * `with ... as x` and `except E as x`, the name of `x := ...`. The expression before `as` and the value of `:=` bind
+ * nothing.
+ */
 export function bindingTarget(n: PyNode): PyNode | undefined {
   if (n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement')
     return child(n, 'left');
-  return n.type === 'as_pattern' || n.type === 'named_expression' ? n : undefined;
+  if (n.type === 'as_pattern') return child(n, 'alias');
+  return n.type === 'named_expression' ? child(n, 'name') : undefined;
 }
 
 /**
- * The names a function writes on a left side (an assignment, a `for` target, `with ... as`, `:=`), even inside a
+ * The names a binding target rebinds: the identifiers of `x = ...` and `a, (b, c) = ...`, not those inside an
+ * attribute or a subscript (`self.x = x` and `d[k] = v` write into an object and leave `self`, `x`, `d` and `k`
+ * bound as they were).
+ */
+export function boundIdentifiers(target: PyNode, found: (identifier: PyNode) => void): void {
+  visit(target, (m) => {
+    if (m.type === 'attribute' || m.type === 'subscript') return false;
+    if (m.type === 'identifier') found(m);
+    return true;
+  });
+}
+
+/**
+ * The names a function rebinds (an assignment, a `for` target, `with ... as`, `except ... as`, `:=`), even inside a
  * tuple: a parameter among them is not, everywhere in the body, what the call passed (`group = group or default`).
  */
 export function reboundNames(model: FileModel, fn: FunctionInfo): Set<string> {
   const rebound = new Set<string>();
   for (const n of fn.nodes) {
     const left = bindingTarget(n);
-    if (left) visit(left, (m) => void (m.type === 'identifier' && rebound.add(model.syntax.text(m))));
+    if (left) boundIdentifiers(left, (m) => rebound.add(model.syntax.text(m)));
   }
   return rebound;
 }

@@ -7,6 +7,7 @@ import type { Decision } from './conditions';
 import type { LossInfo } from './losses';
 import type { Fact } from './facts';
 import type { Term, Verdict } from './judge-verdict';
+import type { MeshSpan } from './mesh-shapes';
 
 /** Where and how a verdict is reported, as the caller of `decideScale` knows it. */
 export interface ScaleDecisionContext {
@@ -16,6 +17,10 @@ export interface ScaleDecisionContext {
   defeated?: Decision;
   opBinding?: Binding;
   group?: string;
+  /** For a mesh dimension, whether its ranks are the whole job (groups.ts `span`); absent for other groups. */
+  groupSpan?: MeshSpan;
+  /** True when a divisor's group argument is another spelling of the reduction's group (`mesh.get_group("dp")`). */
+  sameGroup?: (divisorGroup: PyNode) => boolean;
   doubleWhy: string;
 }
 
@@ -35,14 +40,27 @@ export function decideScale(
   for (const t of gradTerms) {
     switch (t.size.kind) {
       case 'world':
-        if (ctx.group && t.size.group !== undefined && t.size.group !== ctx.group && !/WORLD/.test(t.size.group)) {
+        if (
+          ctx.group &&
+          t.size.group !== undefined &&
+          t.size.group !== ctx.group &&
+          !/WORLD/.test(t.size.group) &&
+          !(t.size.groupNode && ctx.sameGroup?.(t.size.groupNode))
+        ) {
           if (t.sign === -1) wrong.push(t);
           else return undefined;
           break;
         }
         if (ctx.group && !t.size.group && t.sign === -1 && /^get_world_size$/.test(calleeOf(syntax, t.node))) {
-          if (!/WORLD/.test(ctx.group)) wrong.push(t);
-          break;
+          // The default group's size is wrong for a sub-group only where the sub-group is proven smaller: a
+          // dimension of a one-dimensional mesh is the whole job, and a mesh whose shape is not in view proves
+          // nothing. A group that is no mesh dimension keeps the reading of its name.
+          // `group=dist.group.WORLD` is the default group itself, so its size is the right divisor.
+          if (ctx.groupSpan === 'unknown') return undefined;
+          if (ctx.groupSpan !== 'world' && !/WORLD/.test(ctx.group)) {
+            wrong.push(t);
+            break;
+          }
         }
         exponent += t.sign;
         world.push(t);

@@ -1,7 +1,8 @@
 // Chooses which top-level statements to copy out of the WebAssembly tree. Copying costs about a microsecond per
 // node, so a 3,000-line script with many model and data classes would spend most of the time budget on code
 // that cannot matter. A statement is kept when its text mentions a collective, a world size, a backward pass or
-// a learning rate, or when it defines a function a kept statement calls (and the other way round).
+// a learning rate, or when it defines a function a kept statement calls (and the other way round), or assigns, at
+// the top level, a name a kept statement calls.
 const RELEVANT =
   /all_reduce|all_sum|push_pull|allreduce|Allreduce|reduce\(|reduce_scatter|grads?\b|psum|pmean|DistributedOptimizer|DistributedGradientTape|DistributedDataParallel|\bDDP\b|FullyShardedDataParallel|\bFSDP\b|fully_shard|deepspeed|accelerat|strategy|backward|autograd|value_and_grad|\bgrad\(|gradient\(|apply_gradients|ReduceOp|gloo|world_size|get_world_size|\bhvd\b|horovod|per_node|device_count|local_size|Get_size|num_replicas|spawn|\.grad\b|\blr\b|learning_rate|num_items_in_batch|^\s*(import|from)\s/m;
 
@@ -32,6 +33,8 @@ export interface Unit {
   readonly end: number;
   /** Names this unit defines (a def or class name), for the call-graph closure. */
   readonly defines?: string;
+  /** The name a plain top-level assignment binds (`model = GPT(...)`), kept when a kept statement calls it. */
+  readonly assigns?: string;
 }
 
 export function selectUnits(text: string, units: readonly Unit[]): boolean[] {
@@ -50,7 +53,10 @@ export function selectUnits(text: string, units: readonly Unit[]): boolean[] {
     const callsKept = keptNames.length > 0 ? new RegExp(`(?:${keptNames.join('|')})\\(`) : undefined;
     units.forEach((u, i) => {
       if (keep[i]) return;
-      if ((u.defines && calledInKept.has(u.defines)) || callsKept?.test(text.slice(u.start, u.end))) {
+      // A called object built at the top level (`model = GPT(...)`, then `model(x).backward()`) is kept with its
+      // assignment, so the rules can read what calling it computes (summed-loss.ts).
+      const calledHere = (name: string | undefined) => name !== undefined && calledInKept.has(name);
+      if (calledHere(u.defines) || calledHere(u.assigns) || callsKept?.test(text.slice(u.start, u.end))) {
         keep[i] = true;
         changed = true;
       }
@@ -81,10 +87,11 @@ export function splitTopLevel(text: string): Unit[] {
     while (e > unitStart && /\s/.test(text[e - 1])) e--;
     const body = text.slice(unitStart, e).replace(/^(?:[ \t]*#[^\n]*\n)*/, '');
     const m = /^(?:async\s+)?(?:def|class)\s+(\w+)/m.exec(body);
+    const assigned = /^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)/.exec(body);
     // Keep the line break: included ranges are parsed as one stream, and statements need their newline.
     if (text[e] === '\r') e++;
     if (text[e] === '\n') e++;
-    units.push({ start: unitStart, end: e, defines: m?.[1] });
+    units.push({ start: unitStart, end: e, defines: m?.[1], assigns: assigned?.[1] });
     unitStart = -1;
   };
   let i = 0;

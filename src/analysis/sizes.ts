@@ -11,6 +11,8 @@ export interface SizeClass {
   readonly kind: SizeKind;
   /** The process group or JAX axis whose size this is, when written (`group=dp_group`). */
   readonly group?: string;
+  /** The group argument as written, for comparing two spellings of one group (mesh-shapes.ts `meshDimensionKey`). */
+  readonly groupNode?: PyNode;
   readonly value?: number;
   /** True when only one branch of a conditional is the world size (`hvd.size() if x else 1`). */
   readonly conditional?: boolean;
@@ -139,7 +141,7 @@ export class SizeClassifier {
         name,
       )
     ) {
-      return { kind: 'world', group };
+      return { kind: 'world', group, groupNode: groupArg };
     }
     if (name === 'Get_size' || (name === 'size' && /hvd|horovod|comm|COMM/.test(callee))) return { kind: 'world' };
     if (/^(local_size|get_local_world_size|local_device_count)$/.test(name)) return { kind: 'local' };

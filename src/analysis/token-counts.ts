@@ -30,7 +30,11 @@ const MAX_DEPTH = 10;
 const MEAN_LOSS = /^(cross_entropy|nll_loss)$/;
 
 export class TokenCounts {
-  constructor(private readonly model: FileModel) {}
+  /** `batchField`: proves a loop's batch field padded where this file does not build the loader (another file). */
+  constructor(
+    private readonly model: FileModel,
+    private readonly batchField?: (fn: FunctionInfo, name: string, before: number) => boolean,
+  ) {}
 
   private text(n: PyNode): string {
     return this.model.syntax.text(n);
@@ -281,7 +285,7 @@ export class TokenCounts {
       return (
         this.fromAssignment(s.text(n), fn, before, (value, at) => this.maskOf(value, fn, at, depth + 1)) ??
         // A loop's batch field padded by the loader's collate function: the evidence is the read in the loop.
-        (paddedBatchMask(this.model, fn, s.text(n), before) ? n : undefined)
+        (paddedBatchMask(this.model, fn, s.text(n), before) || this.batchField?.(fn, s.text(n), before) ? n : undefined)
       );
     if (n.type === 'comparison_operator') {
       const [left, right] = named(n);

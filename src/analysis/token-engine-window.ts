@@ -71,7 +71,7 @@ export function engineWindowVerdict(
 }
 
 /** `step % gradient_accumulation_steps` (or `% self.strategy.accumulated_gradient`) in the loop's body. */
-function accumulationModulo(model: FileModel, loop: PyNode): { modulo: PyNode; count: PyNode } | undefined {
+export function accumulationModulo(model: FileModel, loop: PyNode): { modulo: PyNode; count: PyNode } | undefined {
   const s = model.syntax;
   const body = child(loop, 'body');
   if (!body) return undefined;

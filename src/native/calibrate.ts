@@ -16,20 +16,9 @@ import {
 } from '../engine/index';
 import { boundFor, type ParamBound } from './calibrate-bounds';
 import { runSearchHere, type Search } from './calibrate-batch';
-import {
-  fittableParameters,
-  median,
-  percent,
-  partClause,
-  relativeErrors,
-  spread,
-  MODEL_UNCERTAINTY_LARGE,
-  MODEL_UNCERTAINTY_SMALL,
-  type CalibrationResult,
-  type Param,
-  type Unexplained,
-} from './calibrate-parts';
-import { type CompareRow, compareMeasurement, medianRelativeError } from './compare';
+import { explainMiss, judgeFit } from './calibrate-explain';
+import { fittableParameters, spread, type CalibrationResult, type Param } from './calibrate-parts';
+import { compareMeasurement, medianRelativeError } from './compare';
 import {
   CompareError,
   achieved,
@@ -50,9 +39,6 @@ export {
   type Unexplained,
 } from './calibrate-parts';
 
-const MiB = 1 << 20;
-/** The written file keeps four significant digits, so a fit may look this much worse on unfitted sizes and still stand. */
-const SMALL_SIZE_TOLERANCE = 1e-3;
 /** Error (a fraction) one unit of log scale must buy before a parameter moves: 1 % of error for a factor of 2.7. */
 const PRIOR_WEIGHT = 0.01;
 
@@ -266,93 +252,26 @@ export function* calibrationSearch(
     yield* descend(Math.log(1.03));
     yield* descend(Math.log(1.01));
   }
-  /** Undefined when the bounded fit is within the model's uncertainty on the fitted sizes; else how it misses and why. */
-  function* explain(judged: readonly CompareRow[]): Search<Unexplained | undefined> {
-    const fitErrorLarge = median(relativeErrors(judged.filter((r) => r.bytes >= MiB)));
-    const fitErrorSmall = median(relativeErrors(judged.filter((r) => r.bytes < MiB)));
-    if (!(fitErrorLarge > MODEL_UNCERTAINTY_LARGE) && !(fitErrorSmall > MODEL_UNCERTAINTY_SMALL)) return undefined;
-    const slower = median(judged.map((r) => Math.log(r.measuredTimeUs / r.expectedTimeUs))) > 0;
-    // The mean log error weighs every fitted size, where the median would credit a part with half of them.
-    polish = false;
-    const reference = yield* loss(x);
-    // Which bound holds the fit back: release one at a time, try it at values past its bound, and see how far the
-    // error falls. A slower run is held by a bandwidth's floor; a faster one by a ceiling or a latency's floor. The
-    // whole range is scanned, not walked, because NCCL's channel search makes times flat between its speed steps.
-    const parts: Unexplained['parts'][number][] = [];
-    for (const [i, name] of names.entries()) {
-      const b = bounds[name];
-      if (!b || frozen[i]) continue;
-      const bandwidth = b.lineRateGBps !== undefined;
-      const direction = slower ? (bandwidth ? -1 : 0) : bandwidth ? 1 : -1;
-      if (direction === 0) continue;
-      let at = x[i];
-      let value = reference;
-      for (let moves = 1; moves <= 16; moves++) {
-        const trial = [...x];
-        trial[i] = (direction < 0 ? lo[i] : hi[i]) + direction * moves * Math.log(1.2);
-        const v = yield* loss(trial);
-        if (v < value - 1e-12) {
-          value = v;
-          at = trial[i];
-        }
-      }
-      if (at !== x[i])
-        parts.push({
-          name,
-          part: b.part,
-          wanted: base[name]! * Math.exp(at),
-          bound: direction < 0 ? b.min : b.max,
-          ...(bandwidth ? { lineRateGBps: b.lineRateGBps } : {}),
-          gain: reference - value,
-        });
-    }
-    parts.sort((a, b) => b.gain - a.gain);
-    const misses = [
-      Number.isNaN(fitErrorLarge) ? '' : `${percent(fitErrorLarge)} from 1 MiB`,
-      Number.isNaN(fitErrorSmall) ? '' : `${percent(fitErrorSmall)} below`,
-    ]
-      .filter(Boolean)
-      .join(', ');
-    const which = slower ? 'slower than any healthy system of this kind' : 'faster than any system of this kind can be';
-    const why =
-      parts.length === 0
-        ? 'no single part at its bound explains it, so the model itself may be what is wrong here'
-        : `${partClause(parts[0])}${
-            parts.length > 1
-              ? `; or else ${parts
-                  .slice(1)
-                  .map((p) => `the ${p.part}`)
-                  .join(', ')}`
-              : ''
-          }`;
-    const sentence = `The measured run is ${which} at these sizes (best bounded fit: median |time error| ${misses}, beyond the model's ${percent(MODEL_UNCERTAINTY_LARGE)} from 1 MiB and ${percent(MODEL_UNCERTAINTY_SMALL)} below): ${why}.`;
-    return { sentence, slower, fitErrorLarge, fitErrorSmall, parts };
-  }
   let fitted = specFor(x);
   const fittedRows = compareMeasurement(measurement, fitted).rows;
   let after = medianRelativeError(fittedRows);
-  const unexplained = yield* explain(fittedRows.filter((r) => r.bytes >= fitMinBytes));
+  // The mean log error weighs every fitted size, where the median would credit a part with half of them.
+  polish = false;
+  const unexplained = yield* explainMiss(
+    fittedRows.filter((r) => r.bytes >= fitMinBytes),
+    {
+      names,
+      bounds,
+      frozen,
+      lo,
+      hi,
+      base,
+      x,
+      loss,
+    },
+  );
   const unfittedRows = compareMeasurement(measurement, start).rows;
-  const smallError = (list: typeof fittedRows): number => medianRelativeError(list.filter((r) => r.bytes < MiB));
-  const smallSizeError = unfittedRows.some((r) => r.bytes < MiB)
-    ? { before: smallError(unfittedRows), after: smallError(fittedRows) }
-    : undefined;
-  let rejected: string | undefined;
-  // A run nothing explains keeps its best bounded fit, for --force to write; the acceptance rules below are for
-  // fits that explain the run.
-  // The search sees at most 24 rows; when what it found is no better on all the sizes it fits, the unfitted system
-  // stands, and so it does when the whole sweep gets worse.
-  const fitSized = (list: typeof fittedRows): typeof fittedRows => list.filter((r) => r.bytes >= fitMinBytes);
-  const fitBefore = medianRelativeError(fitSized(unfittedRows));
-  if (unexplained) rejected = undefined;
-  else if (medianRelativeError(fitSized(fittedRows)) >= fitBefore)
-    rejected = `no fit inside the hardware's bounds lowers the median error on the ${fitSized(unfittedRows).length} sizes fitted (${percent(fitBefore)})`;
-  else if (after > before + SMALL_SIZE_TOLERANCE)
-    rejected = `the fit raises the median error over all sizes from ${percent(before)} to ${percent(after)}`;
-  // A fit of the large sizes must not buy its error there with the small ones.
-  else if (smallSizeError && smallSizeError.after > smallSizeError.before + SMALL_SIZE_TOLERANCE) {
-    rejected = `the fit raises the median error below 1 MiB from ${percent(smallSizeError.before)} to ${percent(smallSizeError.after)}`;
-  }
+  const { rejected, smallSizeError } = judgeFit({ fittedRows, unfittedRows, fitMinBytes, before, after, unexplained });
   if (rejected) {
     x.fill(0);
     fitted = specFor(x);

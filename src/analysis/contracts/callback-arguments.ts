@@ -24,6 +24,8 @@ export interface CallbackProgram {
   textOf(path: string): string | undefined;
   parsed(path: string): CallbackFile | undefined;
   resolve(at: Located, callee: string): Located | undefined;
+  /** The file's top-level classes, which `parsed` leaves out, parsed on their own; undefined where they do not parse. */
+  classes(path: string): PyNode | undefined;
 }
 
 /** How many functions up a parameter passed on as an argument is followed. */
@@ -52,7 +54,7 @@ export function callbackLoss(
       if (seen.has(key)) return;
       seen.add(key);
       const sites = callSites(program, target);
-      // A call inside a class the contract left unparsed passes something unknown: the reading stays silent.
+      // A call inside a class whose text does not parse passes something unknown: the reading stays silent.
       if (sites.unknown) arriving.push(target.def);
       for (const site of sites.found) {
         const arg = argumentFor(site, target, params[i]);
@@ -63,6 +65,16 @@ export function callbackLoss(
         if (!arg) continue;
         const value = unparen(arg);
         const name = value.type === 'identifier' ? site.file.source.textOf(value) : undefined;
+        // In a class only a module-level function's name is read. Anything else (`self.loss_fn`, a name the method
+        // takes or binds, a name of the class body) comes from callers or attributes this reader does not follow, so
+        // it may be any function: the reading stays silent, as it was before classes were read at all.
+        if (site.inClass) {
+          const free = !!name && !!site.method && !boundInMethod(site.method, name, site.file);
+          const resolved = free ? program.resolve(site.at, name) : undefined;
+          if (resolved) functions.push(resolved);
+          else arriving.push(value);
+          continue;
+        }
         const outer = site.outer;
         // The caller passes its own parameter on: what reaches the callback is what its callers pass.
         if (name && outer && parameterNames(outer.def, site.file.source).includes(name)) {
@@ -97,8 +109,11 @@ interface CallSite {
   readonly file: CallbackFile;
   /** The file as a place names are resolved from. */
   readonly at: Located;
-  /** The top-level function the call is made in; undefined at module level. */
+  /** The top-level function the call is made in; undefined at module level and in a class. */
   readonly outer?: Located;
+  /** True for a call written in a top-level class; `method` is the innermost function around it there. */
+  readonly inClass?: boolean;
+  readonly method?: PyNode;
 }
 
 /** Every call of the target by a bare name that resolves to it, in any file that names it; `unknown` when such a call may sit in a class the contract left unparsed. */
@@ -110,20 +125,35 @@ function callSites(program: CallbackProgram, target: Located): { found: CallSite
     if (!called.test(program.textOf(path) ?? '')) continue;
     const file = program.parsed(path);
     if (!file) continue;
-    if (called.test(file.unparsedText)) unknown = true;
     const at: Located = { path, file, def: file.module, name: '' };
-    const visit = (n: PyNode): void => {
+    const visit = (n: PyNode, inClass: boolean): void => {
       if (n.type === 'call') {
         const callee = child(n, 'function');
         if (callee?.type === 'identifier' && program.resolve(at, file.source.textOf(callee))?.def === target.def) {
-          out.push({ call: n, file, at, outer: outerFunction(n, path, file) });
+          if (!inClass) out.push({ call: n, file, at, outer: outerFunction(n, path, file) });
+          else out.push({ call: n, file, at, inClass, method: innermostFunction(n) });
         }
       }
-      n.children.forEach(visit);
+      n.children.forEach((c) => visit(c, inClass));
     };
-    visit(file.module);
+    visit(file.module, false);
+    // The classes are parsed only where their text calls the target (the editor asks on every edit).
+    if (called.test(file.unparsedText)) {
+      const classes = program.classes(path);
+      if (classes) visit(classes, true);
+      else unknown = true;
+    }
   }
   return { found: out, unknown };
+}
+
+function innermostFunction(n: PyNode): PyNode | undefined {
+  return ancestors(n).find((a) => a.type === 'function_definition');
+}
+
+/** The method takes the name as a parameter or binds it (`fn = self.fn`, `for fn in …`). */
+function boundInMethod(method: PyNode, name: string, file: CallbackFile): boolean {
+  return parameterNames(method, file.source).includes(name) || assignedNames(method, file.source).has(name);
 }
 
 /** The top-level function around a node, when it is one the file defines once. */

@@ -82,8 +82,22 @@ function unparsedText(text: string, kept: ReturnType<typeof splitTopLevel> | und
 function unitsOutsideClasses(text: string): ReturnType<typeof splitTopLevel> | undefined {
   if (!/^class\s/m.test(text)) return undefined;
   const units = splitTopLevel(text);
-  const kept = units.filter((u) => !/^class\s/.test(text.slice(u.start, u.end).replace(/^(?:[ \t]*#[^\n]*\n)*/, '')));
+  const kept = units.filter((u) => !isClassUnit(text, u));
   return kept.length === units.length ? undefined : kept;
+}
+
+function isClassUnit(text: string, unit: { start: number; end: number }): boolean {
+  return /^class\s/.test(text.slice(unit.start, unit.end).replace(/^(?:[ \t]*#[^\n]*\n)*/, ''));
+}
+
+/**
+ * The top-level classes that readCallbackFile left unparsed, parsed on their own (their nodes keep their offsets in
+ * the whole text), for a reader that found a name it follows called in them. Undefined when they do not parse.
+ */
+export function readClassUnits(parser: Parser, text: string): PyNode | undefined {
+  const classes = splitTopLevel(text).filter((u) => isClassUnit(text, u));
+  const parsed = parseUnits(parser, text, PARSE_BUDGET_MS, classes);
+  return 'module' in parsed && parsed.unanalysed.length === 0 ? parsed.module : undefined;
 }
 
 /** The parameters a caller's arguments bind, in order; undefined past `*args`/`**kwargs` (positions are unknown). */

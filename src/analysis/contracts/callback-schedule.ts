@@ -10,32 +10,38 @@
 // the sum of K micro-batch means, K times the mean of the batch (Megatron-LM before 3d7194c).
 import type { Parser } from 'web-tree-sitter';
 import type { Finding } from '../types';
-import { ACCUMULATION_NAME } from '../accumulation-syntax';
 import { ancestors, child, unparen, visit, type PyNode } from '../tree';
 import {
   assignedNames,
   callArguments,
   parameterNames,
   readCallbackFile,
+  readClassUnits,
   visitBody,
   type CallbackFile,
 } from './callback-files';
-import { countBackwards, rangeCount, type Counted, type Located } from './callback-counts';
+import { countBackwards, type Located } from './callback-counts';
+import { microBatchCount } from './callback-micro-batch-count';
 import { dividesByCount, meanLoss } from './callback-loss';
 import { compact } from './loss-scaler-classes';
 import { callbackLoss, type CallbackLoss, type CallbackProgram } from './callback-arguments';
 import { scheduleFinding, type Schedule } from './callback-schedule-finding';
 import { dividesOnLine, mayHoldSchedule } from './callback-text-scans';
+import { filesByModuleName, importClosure, importedModules } from './callback-reach';
 
 interface Entry {
   readonly text: string;
   /** Read once per text: the editor asks for the contracts' findings on every edit. */
   readonly candidate: boolean;
   parsed?: CallbackFile | null;
+  /** The top-level classes `parsed` leaves out, parsed when a reader finds a name it follows called there. */
+  classes?: PyNode | null;
   /** What this file's functions were found to schedule, by function name (see Reading). */
   readonly schedules: Map<string, Reading>;
   /** Per-text answers of the program-wide text scans (a division by a setting, a call of a name), by question. */
   readonly scans: Map<string, boolean>;
+  /** The modules the text imports (callback-reach.ts), read when a schedule's reach is asked. */
+  imports?: readonly string[];
 }
 
 /**
@@ -58,6 +64,15 @@ interface Resolution {
 interface Caller {
   readonly fn: Located;
   readonly param: string;
+  /** The files of the callers between this one and the schedule. */
+  readonly chain: readonly string[];
+}
+
+interface Entrance {
+  readonly callback: Located;
+  readonly call: PyNode;
+  /** The files of the functions that hand the callback down to the schedule. */
+  readonly chain: readonly string[];
 }
 
 /** How many functions up from the schedule a callback parameter is followed to the script that passes it. */
@@ -65,6 +80,8 @@ const CHAIN_DEPTH = 6;
 
 export class CallbackScheduleIndex {
   private readonly files = new Map<string, Entry>();
+  /** The files by module name, for the imports' reach; rebuilt when a file is added or removed. */
+  private byName: Map<string, string[]> | undefined;
 
   constructor(
     private readonly parser: Parser,
@@ -72,12 +89,13 @@ export class CallbackScheduleIndex {
   ) {}
 
   setFile(path: string, text: string): void {
+    if (!this.files.has(path)) this.byName = undefined;
     if (this.files.get(path)?.text !== text)
       this.files.set(path, { text, candidate: mayHoldSchedule(text), schedules: new Map(), scans: new Map() });
   }
 
   removeFile(path: string): void {
-    this.files.delete(path);
+    if (this.files.delete(path)) this.byName = undefined;
   }
 
   findings(wanted: ReadonlySet<string>, isTest: (path: string) => boolean): Map<string, Finding[]> {
@@ -88,13 +106,20 @@ export class CallbackScheduleIndex {
       if (!file) continue;
       for (const [name, def] of file.functions) {
         const schedule = this.scheduleRead({ path, file, def, name });
-        if (!schedule || this.dividedAnywhere(schedule.setting.split('.').pop()!)) continue;
-        for (const { callback, call } of this.entries(schedule, isTest)) {
+        const setting = schedule?.setting.split('.').pop();
+        if (!schedule || !setting || !/^\w+$/.test(setting)) continue;
+        const dividing = this.filesDividing(setting);
+        for (const { callback, call, chain } of this.entries(schedule, isTest)) {
           if (!wanted.has(callback.path)) continue;
           const loss = meanLoss(callback.def, callback.file.source);
           const { source } = callback.file;
           if (!loss || source.textOf(callback.def).includes('backward')) continue;
           if (dividesByCount(callback.def, source, new Set([schedule.count]))) continue;
+          if (dividing.length > 0) {
+            const run = [schedule.fn.path, ...schedule.counted.functions.map((f) => f.path), ...chain, callback.path];
+            const reached = this.reach(run);
+            if (dividing.some((p) => reached.has(p))) continue;
+          }
           const f = scheduleFinding(schedule, callback, call, loss);
           out.set(callback.path, [...(out.get(callback.path) ?? []), f]);
         }
@@ -110,6 +135,7 @@ export class CallbackScheduleIndex {
       textOf: (p) => this.files.get(p)?.text,
       parsed: (p) => this.parsed(p),
       resolve: (at, callee) => this.resolve(at, callee),
+      classes: (p) => this.classes(p),
     };
     return callbackLoss(program, path, fnName, param, counts);
   }
@@ -125,6 +151,19 @@ export class CallbackScheduleIndex {
       }
     }
     return entry.parsed ?? undefined;
+  }
+
+  private classes(path: string): PyNode | undefined {
+    const entry = this.files.get(path);
+    if (!entry) return undefined;
+    if (entry.classes === undefined) {
+      try {
+        entry.classes = readClassUnits(this.parser, entry.text) ?? null;
+      } catch {
+        entry.classes = null;
+      }
+    }
+    return entry.classes ?? undefined;
   }
 
   /** The function's schedule, read again only when its file or a file its calls resolved to changed. */
@@ -194,19 +233,34 @@ export class CallbackScheduleIndex {
     return undefined;
   }
 
-  /** A division by the count's setting anywhere in the program (a loss or gradient scaled for the window elsewhere). */
-  private dividedAnywhere(setting: string): boolean {
-    if (!/^\w+$/.test(setting)) return true;
+  /**
+   * The files that divide by the count's setting (a loss or gradient scaled for the window): each keeps the schedules
+   * whose run reaches it silent (reach).
+   */
+  private filesDividing(setting: string): string[] {
     const named = new RegExp(`\\b${setting}\\b`);
-    return [...this.files.values()].some((e) =>
-      scanned(e, `divides:${setting}`, () => e.text.includes(setting) && dividesOnLine(e.text, named)),
-    );
+    return [...this.files]
+      .filter(([, e]) =>
+        scanned(e, `divides:${setting}`, () => e.text.includes(setting) && dividesOnLine(e.text, named)),
+      )
+      .map(([path]) => path);
+  }
+
+  /** The files a run through these files may execute: they and every module they import, to the end. */
+  private reach(run: readonly string[]): Set<string> {
+    this.byName ??= filesByModuleName(this.files.keys());
+    const importsOf = (path: string): readonly string[] | undefined => {
+      const entry = this.files.get(path);
+      if (entry) entry.imports ??= importedModules(entry.text);
+      return entry?.imports;
+    };
+    return importClosure(run, importsOf, this.byName);
   }
 
   /** The module-level calls that pass a top-level function down the chain of callers to the schedule's parameter. */
-  private entries(schedule: Schedule, isTest: (path: string) => boolean): { callback: Located; call: PyNode }[] {
-    const out: { callback: Located; call: PyNode }[] = [];
-    let frontier: Caller[] = [{ fn: schedule.fn, param: schedule.param }];
+  private entries(schedule: Schedule, isTest: (path: string) => boolean): Entrance[] {
+    const out: Entrance[] = [];
+    let frontier: Caller[] = [{ fn: schedule.fn, param: schedule.param, chain: [] }];
     const seen = new Set<string>();
     for (let depth = 0; depth < CHAIN_DEPTH && frontier.length > 0; depth++) {
       const next: Caller[] = [];
@@ -233,8 +287,9 @@ export class CallbackScheduleIndex {
     target: Caller,
     index: number,
     next: Caller[],
-    out: { callback: Located; call: PyNode }[],
+    out: Entrance[],
   ): void {
+    const chain = [...target.chain, target.fn.path];
     const { source } = file;
     visit(file.module, (n) => {
       if (n.type !== 'call') return true;
@@ -251,13 +306,13 @@ export class CallbackScheduleIndex {
       const outer = enclosing[enclosing.length - 1];
       if (!outer) {
         const def = file.functions.get(name);
-        if (def) out.push({ callback: { path, file, def, name }, call: n });
+        if (def) out.push({ callback: { path, file, def, name }, call: n, chain });
         return true;
       }
       const callerName = source.textOf(child(outer, 'name') ?? outer);
       if (outer.type !== 'function_definition' || file.functions.get(callerName) !== outer) return true;
       if (parameterNames(outer, source).includes(name) && !assignedNames(outer, source).has(name))
-        next.push({ fn: { path, file, def: outer, name: callerName }, param: name });
+        next.push({ fn: { path, file, def: outer, name: callerName }, param: name, chain });
       return true;
     });
   }
@@ -271,36 +326,4 @@ function scanned(entry: Entry, question: string, scan: () => boolean): boolean {
     entry.scans.set(question, answer);
   }
   return answer;
-}
-
-/** The count adds up to one name K, a micro-batch count, and every name the loops subtract from it is at most K. */
-function microBatchCount(
-  fn: Located,
-  counted: Counted,
-  assigned: Map<string, PyNode[]>,
-): { name: string; setting: string } | undefined {
-  const terms = [...counted.count];
-  if (terms.length !== 1 || terms[0][1] !== 1 || !/^\w+(\.\w+)*$/.test(terms[0][0])) return undefined;
-  const name = terms[0][0];
-  const { source } = fn.file;
-  const at = assigned.get(name) ?? [];
-  // K is named as a micro-batch count, or read from a setting that is (`micro = args.num_microbatches`).
-  const right = at.length === 1 ? compact(source, child(at[0], 'right') ?? at[0]) : name;
-  const setting = /^\w+(\.\w+)*$/.test(right) && ACCUMULATION_NAME.test(right.split('.').pop()!) ? right : name;
-  if (at.length > 1 || !ACCUMULATION_NAME.test(setting.split('.').pop()!)) return undefined;
-  let bounded = true;
-  visitBody(fn.def, (n) => {
-    const times = n.type === 'for_statement' ? rangeCount(child(n, 'right') ?? n, source) : undefined;
-    for (const [term, c] of times ?? []) {
-      if (c >= 0 || term === '') continue;
-      const last = (assigned.get(term) ?? []).sort((a, b) => a.start - b.start).pop();
-      const right = last && child(last, 'right');
-      const text = right ? compact(source, right) : '';
-      // `w = min(w, K)` or `w = K`: the loop of K − w runs, and the passes add up to K.
-      const bound = text === name || new RegExp(`^min\\(.*\\b${name}\\b.*\\)$`).test(text);
-      bounded &&= bound && last!.end < n.start;
-    }
-    return bounded;
-  });
-  return bounded ? { name, setting } : undefined;
 }

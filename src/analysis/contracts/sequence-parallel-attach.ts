@@ -71,6 +71,36 @@ export class AttachReader {
     return out;
   }
 
+  /**
+   * Each method of the class and its bases with the names in it derived from the marked weight, after the same
+   * propagation `read` runs; empty when no weight is marked or a derived value crosses a collective.
+   */
+  derivedByMethod(): Map<string, { fn: PyNode; names: ReadonlySet<string> }> {
+    const out = new Map<string, { fn: PyNode; names: ReadonlySet<string> }>();
+    if (this.weights.size === 0) return out;
+    this.propagate();
+    for (const [name, fn] of this.methods) {
+      const locals = this.localTaint(name, fn);
+      if (locals.crossesCollective) return new Map();
+      out.set(name, { fn, names: locals.names });
+    }
+    return out;
+  }
+
+  /** The marked attributes of the class and its bases, and whether a name is one of their methods. */
+  markedWeights(): string[] {
+    return [...this.weights];
+  }
+
+  hasMethod(name: string): boolean {
+    return this.methods.has(name);
+  }
+
+  /** Whether an expression reads the marked weight or a name derived from it (see `derivedByMethod`). */
+  isDerived(expr: PyNode, names: ReadonlySet<string>): boolean {
+    return this.derived(expr, names);
+  }
+
   private text(n: PyNode): string {
     return this.source.textOf(n).replace(/\s+/g, '');
   }
@@ -169,16 +199,13 @@ export class AttachReader {
   private attachesIn(method: string, fn: PyNode, names: ReadonlySet<string>): AttachedLoss[] {
     if (RANK_AWARE.test(this.source.textOf(fn))) return [];
     const out: AttachedLoss[] = [];
-    visit(child(fn, 'body')!, (n) => {
-      if (n.type === 'function_definition' || n.type === 'lambda') return false;
-      if (n.type !== 'call') return;
-      const apply = /^(\w+(?:\.\w+)*)\.apply$/.exec(this.text(child(n, 'function')!));
-      if (!apply || apply[1] === 'self') return;
-      named(child(n, 'arguments')!).forEach((arg, position) => {
+    forEachApplyArgument(
+      fn,
+      (n) => this.text(n),
+      (n, arg, position, scaler) => {
         if (arg.type !== 'identifier') return;
         const mean = this.meanAssigned(fn, this.text(arg), names);
         if (!mean) return;
-        const scaler = apply[1].split('.').pop()!;
         out.push({
           cls: this.cls,
           method,
@@ -190,8 +217,8 @@ export class AttachReader {
           attach: this.located(n),
           weights: [...this.weights],
         });
-      });
-    });
+      },
+    );
     return out;
   }
 
@@ -244,4 +271,22 @@ export class AttachReader {
 /** An identifier that reads a name: not the attribute of `a.b`, nor the keyword of `f(k=v)`. */
 function isRead(n: PyNode): boolean {
   return n.field !== 'attribute' && !(n.field === 'name' && n.parent?.type === 'keyword_argument');
+}
+
+/**
+ * Each argument of a `Scaler.apply(…)` call in the body of `fn`, outside nested functions, with its position and the
+ * scaler's class name; `self.apply` is a module's method, not an autograd function's, and is skipped.
+ */
+export function forEachApplyArgument(
+  fn: PyNode,
+  text: (n: PyNode) => string,
+  each: (call: PyNode, arg: PyNode, position: number, scaler: string) => void,
+): void {
+  visit(child(fn, 'body')!, (n) => {
+    if (n.type === 'function_definition' || n.type === 'lambda') return false;
+    if (n.type !== 'call') return;
+    const apply = /^(\w+(?:\.\w+)*)\.apply$/.exec(text(child(n, 'function')!));
+    if (!apply || apply[1] === 'self') return;
+    named(child(n, 'arguments')!).forEach((arg, position) => each(n, arg, position, apply[1].split('.').pop()!));
+  });
 }

@@ -11,6 +11,8 @@ import { parseModule } from '../parse';
 import { child, named, unparen, visit, type PyNode, type Source } from '../tree';
 import type { Located } from './expert-facts';
 import { AttachReader, type AttachedLoss, type SliceMarker } from './sequence-parallel-attach';
+import { CountAttachReader, type CountWeightedLoss } from './sequence-parallel-counts';
+import { sumsMarkedThroughZip } from './sequence-parallel-sums';
 
 export type { AttachedLoss, SliceMarker } from './sequence-parallel-attach';
 
@@ -19,6 +21,8 @@ export interface SliceFacts {
   /** Functions that all-reduce the marked parameters' gradients over the TP group and scale nothing. */
   readonly sums: readonly Located[];
   readonly attaches: readonly AttachedLoss[];
+  /** Losses attached multiplied by a count of this rank's slice of the tokens (sequence-parallel-counts.ts). */
+  readonly countAttaches: readonly CountWeightedLoss[];
   /** Top-level functions of this file that return a mean over the tokens of their first argument. */
   readonly tokenMeans: ReadonlySet<string>;
   /** Every top-level function name this file defines (a name defined twice must be a token mean everywhere). */
@@ -57,6 +61,7 @@ class SliceReader {
   private readonly markers: SliceMarker[] = [];
   private readonly sums: Located[] = [];
   private readonly attaches: AttachedLoss[] = [];
+  private readonly countAttaches: CountWeightedLoss[] = [];
   private readonly tokenMeans = new Set<string>();
   private readonly functions = new Set<string>();
   private readonly unitScalers = new Map<string, number[]>();
@@ -78,6 +83,7 @@ class SliceReader {
       markers: this.markers,
       sums: this.sums,
       attaches: this.attaches,
+      countAttaches: this.countAttaches,
       tokenMeans: this.tokenMeans,
       functions: this.functions,
       unitScalers: this.unitScalers,
@@ -96,7 +102,8 @@ class SliceReader {
     const name = this.text(child(def, 'name')!);
     this.functions.add(name);
     if (this.returnsTokenMean(def)) this.tokenMeans.add(name);
-    if (this.sumsMarkedGradients(def)) this.sums.push(this.located(child(def, 'name')!));
+    if (this.sumsMarkedGradients(def) || sumsMarkedThroughZip(this.source, def))
+      this.sums.push(this.located(child(def, 'name')!));
   }
 
   private readClass(def: PyNode): void {
@@ -173,7 +180,9 @@ class SliceReader {
    */
   private returnsTokenMean(def: PyNode): boolean {
     const params = child(def, 'parameters');
-    const first = params ? named(params)[0] : undefined;
+    // The first parameter, plain or annotated (`logits: torch.Tensor`).
+    const param = params ? named(params)[0] : undefined;
+    const first = param?.type === 'typed_parameter' ? named(param)[0] : param;
     if (!first || first.type !== 'identifier') return false;
     const body = child(def, 'body');
     if (!body || RANK_AWARE.test(this.source.textOf(body))) return false;
@@ -271,8 +280,13 @@ class SliceReader {
 
   private readAttaches(cls: ClassInfo): void {
     // A method of a base is read again with each subclass that reaches it; one finding per attachment.
-    for (const a of new AttachReader(this.source, cls.name, this.hierarchy(cls), this.markers).read())
+    const hierarchy = this.hierarchy(cls);
+    const reader = new AttachReader(this.source, cls.name, hierarchy, this.markers);
+    for (const a of reader.read())
       if (!this.attaches.some((b) => b.attach.range.startLine === a.attach.range.startLine)) this.attaches.push(a);
+    for (const a of new CountAttachReader(this.source, cls.name, reader).read())
+      if (!this.countAttaches.some((b) => b.attach.range.startLine === a.attach.range.startLine))
+        this.countAttaches.push(a);
   }
 
   /** The class and its bases defined in this file, nearest first. */

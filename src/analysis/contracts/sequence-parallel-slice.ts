@@ -31,6 +31,7 @@ import {
   type SliceFacts,
   type SliceMarker,
 } from './sequence-parallel-facts';
+import { TokenCountLinks } from './token-count-weights';
 
 interface Entry {
   readonly text: string;
@@ -48,8 +49,11 @@ interface At {
 
 export class SequenceParallelIndex {
   private readonly files = new Map<string, Entry>();
+  private readonly counts: TokenCountLinks;
 
-  constructor(private readonly parser: Parser) {}
+  constructor(private readonly parser: Parser) {
+    this.counts = new TokenCountLinks(parser);
+  }
 
   setFile(path: string, text: string): void {
     if (this.files.get(path)?.text === text) return;
@@ -62,6 +66,7 @@ export class SequenceParallelIndex {
 
   removeFile(path: string): void {
     this.files.delete(path);
+    this.counts.removeFile(path);
   }
 
   /** CP001 at per-slice means attached to the graph whose weight's gradient is summed over the TP group. */
@@ -85,12 +90,26 @@ export class SequenceParallelIndex {
         const found = finding(path, attach, { path, item: marker }, sums[0], scaler, helper);
         out.set(path, [...(out.get(path) ?? []), found]);
       }
+      // The per-token-loss form: the loss attached times this rank's token count (token-count-weights.ts).
+      for (const attach of facts?.countAttaches ?? []) {
+        const scaler = this.unitScaler(attach, isTest);
+        const helper = this.tokenMean(attach.helper, isTest);
+        const marker = facts!.markers.find((m) => attach.weights.includes(m.attribute)) ?? facts!.markers[0];
+        if (!scaler || !helper) continue;
+        const texts = program.map(([p, e]) => [p, e.text] as const);
+        const proof = { marker: { path, item: marker }, sum: sums[0], scaler, helper };
+        const found = this.counts.finding(path, attach, texts, proof);
+        if (found) out.set(path, [...(out.get(path) ?? []), found]);
+      }
     }
     return out;
   }
 
   /** Every program definition of the scaler class gives the loss's position a unit gradient. */
-  private unitScaler(attach: AttachedLoss, isTest: (path: string) => boolean): At | undefined {
+  private unitScaler(
+    attach: Pick<AttachedLoss, 'scaler' | 'position'>,
+    isTest: (path: string) => boolean,
+  ): At | undefined {
     const defines = new RegExp(`^class\\s+${attach.scaler}\\b`, 'm');
     const defs = this.definitions(defines, isTest);
     if (defs.length === 0) return undefined;

@@ -12,11 +12,14 @@ import { tailWindowFindings } from './tail-window';
 import { inheritedLossFindings } from './inherited-loss';
 import { PipelineIndex } from './pipeline-index';
 import { ExpertIndex } from './expert-gradients';
+import { ExpertMeshIndex } from './expert-mesh-index';
 import { SequenceParallelIndex } from './sequence-parallel-slice';
 import { LossScalerIndex } from './loss-scalers';
 import { CallbackScheduleIndex } from './callback-schedule';
 import type { CallbackLoss } from './callback-arguments';
 import { OptimizerWrapperIndex } from './optimizer-wrappers';
+import { ProgramModels } from './program-models';
+import { engineWindowProgramFindings } from './engine-window-program';
 
 const PACKAGE = 'transformers';
 
@@ -36,10 +39,13 @@ export class ContractIndex {
   private readonly manifests = new Map<string, readonly Pin[]>();
   private readonly pipelines: PipelineIndex;
   private readonly experts: ExpertIndex;
+  private readonly expertMeshes: ExpertMeshIndex;
   private readonly slices: SequenceParallelIndex;
   private readonly scalers: LossScalerIndex;
   private readonly callbacks: CallbackScheduleIndex;
   private readonly wrappers: OptimizerWrapperIndex;
+  /** Every file, parsed on demand, for the traces that cross files (engine-window-program.ts). */
+  private readonly models: ProgramModels;
 
   constructor(
     private readonly parser: Parser,
@@ -47,19 +53,23 @@ export class ContractIndex {
   ) {
     this.pipelines = new PipelineIndex(parser);
     this.experts = new ExpertIndex(parser);
+    this.expertMeshes = new ExpertMeshIndex(parser);
     this.slices = new SequenceParallelIndex(parser);
     this.scalers = new LossScalerIndex(parser);
     this.callbacks = new CallbackScheduleIndex(parser, resolveModule);
     this.wrappers = new OptimizerWrapperIndex(parser, resolveModule);
+    this.models = new ProgramModels(parser, resolveModule);
   }
 
   setFile(path: string, text: string): void {
     this.pipelines.setFile(path, text);
     this.experts.setFile(path, text);
+    this.expertMeshes.setFile(path, text);
     this.slices.setFile(path, text);
     this.scalers.setFile(path, text);
     this.callbacks.setFile(path, text);
     this.wrappers.setFile(path, text);
+    this.models.setFile(path, text);
     if (this.files.get(path)?.text === text) return;
     // Read lazily: most files never define a trainer, and the editor sets files long before it asks.
     this.files.set(path, {
@@ -74,10 +84,12 @@ export class ContractIndex {
     this.manifests.delete(path);
     this.pipelines.removeFile(path);
     this.experts.removeFile(path);
+    this.expertMeshes.removeFile(path);
     this.slices.removeFile(path);
     this.scalers.removeFile(path);
     this.callbacks.removeFile(path);
     this.wrappers.removeFile(path);
+    this.models.removeFile(path);
   }
 
   /** What the program passes to a callable parameter of a top-level function (callback-arguments.ts). */
@@ -103,12 +115,24 @@ export class ContractIndex {
     const isTest = (path: string) => isTestCode(options.scopeOf(path)) && !options.hints;
     const schedules = this.pipelines.findings(new Set(paths), isTest);
     const experts = this.experts.findings(new Set(paths), isTest);
+    const meshes = this.expertMeshes.findings(new Set(paths), isTest);
     const slices = this.slices.findings(new Set(paths), isTest);
     const scalers = this.scalers.findings(new Set(paths), isTest);
     const callbacks = this.callbacks.findings(new Set(paths), isTest);
     const wrappers = this.wrappers.findings(new Set(paths), isTest);
+    // The engine window across files is a hint (its window is read from the loop, not the engine's configuration).
+    const windows = options.hints ? engineWindowProgramFindings(this.models, new Set(paths), isTest) : new Map();
     const trainers = this.trainerFindings(paths, options);
-    for (const [path, list] of [...schedules, ...experts, ...slices, ...scalers, ...callbacks, ...wrappers]) {
+    for (const [path, list] of [
+      ...schedules,
+      ...experts,
+      ...meshes,
+      ...slices,
+      ...scalers,
+      ...callbacks,
+      ...wrappers,
+      ...windows,
+    ]) {
       const kept = applyIgnoreComments(list, this.files.get(path)?.text ?? '');
       if (kept.length > 0) trainers.set(path, [...(trainers.get(path) ?? []), ...kept]);
     }

@@ -8,10 +8,10 @@
 // the dataset in len(loader) steps, so the ratio is the batch of all ranks, on the path where the flag, followed up
 // to the function the ratio is written in, is true: that is the assumption returned, and the caller proves the rest
 // of its claim on the same path. Nothing here is assumed about a name the flag cannot be followed to.
-import { child, named, unparen, visit, type PyNode } from '../tree';
+import { child, named, unparen, type PyNode } from '../tree';
 import type { FileModel, FunctionInfo } from '../scope';
 import { flatten, lenArgument } from '../sharded-loader';
-import { bindingTarget, reboundNames } from '../nested-calls';
+import { bindingTarget, boundIdentifiers, reboundNames } from '../nested-calls';
 import { baseInitCall } from '../class-constructors';
 import { isMethod } from '../path-conditions';
 import type { ChainClass } from './wrapper-step-path';
@@ -150,7 +150,7 @@ function shardingFlag(model: FileModel, init: FunctionInfo, baseCall: PyNode): s
   const dataset = s.arg(baseCall, 'dataset', 0);
   const sampler = s.args(baseCall).keywords.get('batch_sampler')?.value ?? s.arg(baseCall, 'sampler', 3);
   if (dataset?.type !== 'identifier' || sampler?.type !== 'identifier') return undefined;
-  const rebound = boundNames(model, init);
+  const rebound = reboundNames(model, init);
   const datasetName = s.text(dataset);
   if (rebound.has(datasetName) || !init.params.some((p) => p.name === datasetName)) return undefined;
   const writes = init.assignments.filter((a) => s.text(child(a, 'left') ?? a) === s.text(sampler));
@@ -186,21 +186,6 @@ function samplesDataset(model: FileModel, samplerCall: PyNode, dataset: string):
   return given !== undefined && s.text(unparen(given)) === dataset;
 }
 
-/** The names a function binds (`x = ...`, `for x in`, `with ... as x`, `x := ...`), not `self.x = ...`'s `x`. */
-function boundNames(model: FileModel, fn: FunctionInfo): Set<string> {
-  const out = new Set<string>();
-  for (const n of fn.nodes) {
-    const left = bindingTarget(n);
-    if (!left) continue;
-    visit(left, (m) => {
-      if (m.type === 'attribute' || m.type === 'subscript') return false;
-      if (m.type === 'identifier') out.add(model.syntax.text(m));
-      return true;
-    });
-  }
-  return out;
-}
-
 /**
  * The value a name has at `use` where the function writes it once, with `=`, in a statement of its own body (not
  * nested in a branch or loop) before `use`: a parameter rebound so (`data_loader = self._prepare(data_loader)`).
@@ -210,7 +195,7 @@ function reassignedValue(model: FileModel, fn: FunctionInfo, name: string, use: 
   let writes = 0;
   for (const n of fn.nodes) {
     const left = bindingTarget(n);
-    if (left) visit(left, (m) => void (m.type === 'identifier' && s.text(m) === name && writes++));
+    if (left) boundIdentifiers(left, (m) => void (s.text(m) === name && writes++));
   }
   const assignment = fn.assignments.find((a) => s.text(child(a, 'left') ?? a) === name);
   const statement = assignment?.parent;

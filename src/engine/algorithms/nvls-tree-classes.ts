@@ -17,88 +17,28 @@
 // The layout the classes rely on (a constant stride between nodes' NIC-side links, one uplink and one downlink per
 // leaf, memories after the links) is read from routes between sample nodes, and the proof declines where it differs.
 import type { System } from '../topology/model';
-import { memoryResource } from '../sim/run';
 import type { ClassProof } from '../sim/shown-round';
 import { MAX_GRID_DEMAND, USE_GRID, resourceAtLevel } from '../sim/uniform-level';
+import { classRoundUs, type ClassCapacities, type TreeFlowTerms } from './nvls-tree-class-round';
+import { buildTreeClasses, type DepthEdges, type TreeClasses } from './nvls-tree-node-classes';
+import { railLayout } from './nvls-tree-rail';
+
+export type { DepthEdges } from './nvls-tree-node-classes';
+export type { TreeFlowTerms } from './nvls-tree-class-round';
+
+/** The proof of one run, with its two ways of reaching the verdict apart for the property test. */
+export interface NvlsTreeProof extends ClassProof {
+  /** The verdict from every tree edge (the unreduced computation). */
+  edgeDurationUs(parts: readonly number[], capacityGBps: (resource: number) => number): number | undefined;
+  /**
+   * The verdict from the classes (nvls-tree-node-classes.ts), or null where they do not apply: classes that could
+   * not be keyed, or leaves whose links differ in capacity.
+   */
+  classDurationUs(parts: readonly number[], capacityGBps: (resource: number) => number): number | undefined | null;
+}
 
 /** 1 GB/s moves 1000 bytes per µs (as in maxmin.ts). */
 const BYTES_PER_US_PER_GBPS = 1e3;
-
-/** One depth of the trees: tree (channel class) and child node of each edge, in build order. */
-export interface DepthEdges {
-  readonly trees: Int32Array;
-  readonly nodes: Int32Array;
-}
-
-/** What every tree flow of rail 0 shares: its size, ceiling, weight per tree and the memory charge. */
-export interface TreeFlowTerms {
-  readonly wireBytes: number;
-  /** Per-channel ceiling, bytes/µs. */
-  readonly capRate: number;
-  readonly weights: readonly number[];
-  /** Coefficient of the receiver's memory on a reduction, or 0 when reductions charge none. */
-  readonly memoryCoefficient: number;
-}
-
-/** The resource ids a rail-0 tree flow crosses, read from sample routes; undefined when the layout differs. */
-interface RailLayout {
-  readonly send: readonly number[];
-  readonly receive: readonly number[];
-  /** Distance between consecutive nodes' NIC-side link ids. */
-  readonly stride: number;
-  readonly leafUp: Int32Array;
-  readonly leafDown: Int32Array;
-  readonly memoryBase: number;
-}
-
-function railLayout(system: System): RailLayout | undefined {
-  const network = system.fabric.network;
-  const g = system.gpusPerNode;
-  const nodes = system.nodes;
-  if (!network || nodes < 2) return undefined;
-  const perLeaf = network.nodesPerLeaf;
-  const leaves = Math.ceil(nodes / perLeaf);
-  const last = nodes - 1;
-  const out0 = network.routeParts(0, g, 0);
-  const in0 = network.routeParts(g, 0, 0);
-  const outLast = network.routeParts(last * g, 0, 0);
-  const inLast = network.routeParts(0, last * g, 0);
-  const send = out0.send;
-  const receive = in0.receive;
-  if (send.length !== 3 || receive.length !== 3) return undefined;
-  const stride = in0.send[0] - send[0];
-  const shifted = (a: readonly number[], b: readonly number[], k: number): boolean =>
-    a.length === b.length && a.every((id, i) => id === b[i] + k * stride);
-  if (!shifted(in0.send, send, 1) || !shifted(out0.receive, receive, 1)) return undefined;
-  if (!shifted(outLast.send, send, last) || !shifted(inLast.receive, receive, last)) return undefined;
-  // A node's six NIC-side links are distinct and within one stride, so no two nodes' links meet.
-  const own = [...send, ...receive];
-  if (new Set(own).size !== 6 || Math.max(...own) - Math.min(...own) >= stride) return undefined;
-  // Routes within a leaf cross no shared link; across leaves, their uplink and downlink.
-  const sameLeaf = (a: number, b: number): boolean => Math.floor(a / perLeaf) === Math.floor(b / perLeaf);
-  if (sameLeaf(0, 1) && out0.shared.length !== 0) return undefined;
-  // Under one leaf no route crosses a shared link: the ids stay -1, which no resource has.
-  const leafUp = new Int32Array(leaves).fill(-1);
-  const leafDown = new Int32Array(leaves).fill(-1);
-  for (let l = 0; l < leaves && leaves > 1; l++) {
-    const node = l * perLeaf;
-    const other = l === 0 ? perLeaf : 0;
-    const out = network.routeParts(node * g, other * g, 0).shared;
-    const into = network.routeParts(other * g, node * g, 0).shared;
-    if (out.length !== 2 || into.length !== 2) return undefined;
-    leafUp[l] = out[0];
-    leafDown[l] = into[1];
-  }
-  const linkCount = memoryResource(system, 0);
-  if (leaves > 1 && new Set([...leafUp, ...leafDown]).size !== 2 * leaves) return undefined;
-  for (let l = 0; l < leaves && leaves > 1; l++) {
-    for (const id of [leafUp[l], leafDown[l]]) {
-      if (id >= linkCount) return undefined;
-      if (own.some((o) => id >= o && (id - o) % stride === 0 && (id - o) / stride < nodes)) return undefined;
-    }
-  }
-  return { send, receive, stride, leafUp, leafDown, memoryBase: memoryResource(system, 0) };
-}
 
 /**
  * The proof for one NVLSTree run: `stages` lists each stage's depth (1-based) and direction in pipeline order, the
@@ -110,7 +50,7 @@ export function nvlsTreeClassProof(
   parents: readonly Int32Array[],
   stages: readonly { depth: number; up: boolean }[],
   terms: TreeFlowTerms,
-): ClassProof | undefined {
+): NvlsTreeProof | undefined {
   const layout = railLayout(system);
   if (!layout) return undefined;
   for (const w of terms.weights) {
@@ -296,15 +236,72 @@ export function nvlsTreeClassProof(
     touchedCount = 0;
   };
 
+  const edgeDurationUs = (parts: readonly number[], capacityGBps: (r: number) => number): number | undefined => {
+    try {
+      return evaluate(parts, capacityGBps);
+    } finally {
+      reset();
+    }
+  };
+
+  // The classes, made on the first round, and the capacities each capacity function gives them (read once per
+  // function: the runner's and the test's are pure functions of the resource).
+  let classes: TreeClasses | undefined | null = null;
+  const capacitiesOf = new WeakMap<(r: number) => number, ClassCapacities | null>();
+  const classCapacities = (capacityGBps: (r: number) => number): ClassCapacities | null => {
+    let known = capacitiesOf.get(capacityGBps);
+    if (known === undefined) {
+      known = uniformCapacities(capacityGBps);
+      capacitiesOf.set(capacityGBps, known);
+    }
+    return known;
+  };
+  /** Node 0's links for every node's, and one capacity for every leaf's uplink and one for every downlink. */
+  const uniformCapacities = (capacityGBps: (r: number) => number): ClassCapacities | null => {
+    const node = new Float64Array(7);
+    for (let i = 0; i < 3; i++) {
+      node[i] = capacityGBps(layout.send[i]) * BYTES_PER_US_PER_GBPS;
+      node[3 + i] = capacityGBps(layout.receive[i]) * BYTES_PER_US_PER_GBPS;
+    }
+    node[6] = capacityGBps(layout.memoryBase) * BYTES_PER_US_PER_GBPS;
+    let leafUp = 0;
+    let leafDown = 0;
+    for (let l = 0; l < leaves && leaves > 1; l++) {
+      const upGBps = capacityGBps(layout.leafUp[l]) * BYTES_PER_US_PER_GBPS;
+      const downGBps = capacityGBps(layout.leafDown[l]) * BYTES_PER_US_PER_GBPS;
+      if (l === 0) {
+        leafUp = upGBps;
+        leafDown = downGBps;
+      } else if (!Object.is(upGBps, leafUp) || !Object.is(downGBps, leafDown)) return null;
+    }
+    return { node, leafUp, leafDown };
+  };
+  const classDurationUs = (
+    parts: readonly number[],
+    capacityGBps: (r: number) => number,
+  ): number | undefined | null => {
+    if (classes === null) classes = buildTreeClasses(nodes, perLeaf, depths, parents);
+    const capacities = classes && classCapacities(capacityGBps);
+    if (!classes || !capacities) return null;
+    // As the per-edge proof's readCapacities: a capacity that is not a number ≥ 0 declines.
+    if (!capacities.node.every((c) => c >= 0) || !(capacities.leafUp >= 0 && capacities.leafDown >= 0))
+      return undefined;
+    return classRoundUs(
+      classes,
+      parts.map((part) => stages[part]),
+      terms,
+      capacities,
+    );
+  };
+
   const ownIds = [...layout.send, ...layout.receive];
   return {
     durationUs(parts, capacityGBps) {
-      try {
-        return evaluate(parts, capacityGBps);
-      } finally {
-        reset();
-      }
+      const byClasses = classDurationUs(parts, capacityGBps);
+      return byClasses === null ? edgeDurationUs(parts, capacityGBps) : byClasses;
     },
+    edgeDurationUs,
+    classDurationUs,
     mayCross(resource) {
       if (resource >= layout.memoryBase) return resource < layout.memoryBase + system.ranks;
       for (let l = 0; l < leaves; l++)

@@ -16,37 +16,8 @@ import { linkTable } from '../topology/link-table';
 import type { System } from '../topology/model';
 import { channelCapGBps, transfer, wireBytes, type BuildContext } from './context';
 import { nvlsTreeClassProof } from './nvls-tree-classes';
+import { depthMembers, treeShapes, type DepthMembers } from './nvls-tree-shape';
 import { pricedStages, type Stage } from './pipeline';
-import { binaryTreeParent } from './tree';
-
-/** The flows of one depth: tree (channel class) and sending node of each, in the order they are built. */
-interface DepthMembers {
-  readonly trees: number[];
-  readonly nodes: number[];
-}
-
-/** Parent and depth of every node in tree t. */
-function treeShape(nodes: number, t: number): { parent: Int32Array; depth: Int32Array } {
-  const parent = new Int32Array(nodes);
-  for (let node = 0; node < nodes; node++) parent[node] = binaryTreeParent(node, nodes, t);
-  // A parent's index can be above or below its child's, so each node's chain is walked only as far as the first
-  // node whose depth is known.
-  const depth = new Int32Array(nodes).fill(-1);
-  for (let node = 0; node < nodes; node++) {
-    let d = 0;
-    let x = node;
-    for (; depth[x] < 0; x = parent[x]) {
-      if (parent[x] < 0) {
-        depth[x] = 0;
-        break;
-      }
-      d++;
-    }
-    const total = d + depth[x];
-    for (let y = node, k = total; y !== x; y = parent[y], k--) depth[y] = k;
-  }
-  return { parent, depth };
-}
 
 /**
  * The tree stages, reduction (deepest first) then broadcast (shallowest first). `symmetric`: local GPU 0 stands for
@@ -62,22 +33,13 @@ export function nvlsTreeStages(
 ): Stage[] {
   const { system } = ctx;
   const g = system.gpusPerNode;
-  const shapes = weights.map((_, c) => treeShape(system.nodes, c));
-  const members: DepthMembers[] = [];
-  for (let c = 0; c < weights.length; c++) {
-    const { parent, depth } = shapes[c];
-    for (let node = 0; node < system.nodes; node++) {
-      if (parent[node] < 0) continue;
-      const d = depth[node];
-      while (members.length < d) members.push({ trees: [], nodes: [] });
-      members[d - 1].trees.push(c);
-      members[d - 1].nodes.push(node);
-    }
-  }
+  const shapes = treeShapes(system.nodes, weights.length);
+  // Which members cross leaves matters only on the fast path's sample paths; one node a leaf otherwise.
+  const members = depthMembers(shapes, system.fabric.network?.nodesPerLeaf ?? system.nodes);
   /** Route of each member's up flow (local GPU 0) at depth d, made when first read. */
   const routes: (readonly (readonly number[])[])[] = [];
   const pathsOf = (d: number): readonly (readonly number[])[] =>
-    (routes[d - 1] ??= members[d - 1].nodes.map((node, i) =>
+    (routes[d - 1] ??= Array.from(members[d - 1].nodes, (node, i) =>
       system.fabric.route(node * g, shapes[members[d - 1].trees[i]].parent[node] * g),
     ));
   const represents = symmetric ? g : 1;
@@ -161,7 +123,7 @@ function classProof(
   const wire = wireBytes(ctx, payload);
   return nvlsTreeClassProof(
     system,
-    members.map((m) => ({ trees: Int32Array.from(m.trees), nodes: Int32Array.from(m.nodes) })),
+    members,
     shapes.map((s) => s.parent),
     order.map((d, i) => ({ depth: d, up: i < depth })),
     {
@@ -199,20 +161,13 @@ function samplePaths(
     if (first.length !== 2 || up.length !== 2 || down.length !== 2) return undefined;
     if (!alike(up[0], first[0]) || !alike(down[1], first[1])) return undefined;
   }
-  return members.map(({ trees, nodes }) => {
-    const paths: (readonly number[])[] = [];
-    let within = false;
-    let across = false;
-    for (let i = 0; i < nodes.length && !(within && across); i++) {
-      const parent = shapes[trees[i]].parent[nodes[i]];
-      const crosses = Math.floor(nodes[i] / perLeaf) !== Math.floor(parent / perLeaf);
-      if (crosses ? across : within) continue;
-      if (crosses) across = true;
-      else within = true;
-      paths.push(system.fabric.route(nodes[i] * g, parent * g));
-    }
-    return paths;
-  });
+  // The first member of each kind, in member order, as a walk over the members would meet them.
+  return members.map(({ trees, nodes, firstWithin, firstAcross }) =>
+    [firstWithin, firstAcross]
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b)
+      .map((i) => system.fabric.route(nodes[i] * g, shapes[trees[i]].parent[nodes[i]] * g)),
+  );
 }
 
 /** What the runner reads of one depth's flows besides the flows: their byte terms and the largest reduction. */
@@ -229,13 +184,15 @@ function depthTerms(
   const termsPerMember = symmetric ? 1 : g;
   const wire = wireBytes(ctx, payload);
   const phase = up ? ('exchange' as const) : ('broadcast' as const);
+  // The members' terms in order, one run per tree (members are grouped by tree), joined where two trees' are equal.
   const runs: { phase: PhaseRun['phase']; term: number; count: number }[] = [];
-  for (let i = 0; i < members.trees.length; i++) {
-    const term = wire * weights[members.trees[i]] * represents;
+  members.perTree.forEach((count, c) => {
+    if (count === 0) return;
+    const term = wire * weights[c] * represents;
     const last = runs[runs.length - 1];
-    if (last && last.term === term) last.count += termsPerMember;
-    else runs.push({ phase, term, count: termsPerMember });
-  }
+    if (last && last.term === term) last.count += count * termsPerMember;
+    else runs.push({ phase, term, count: count * termsPerMember });
+  });
   const reduce = up && !ctx.system.fabric.idealised;
   return { runs, maxReduceBytes: reduce && members.trees.length > 0 ? payload : 0 };
 }

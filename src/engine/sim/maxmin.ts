@@ -53,22 +53,23 @@ export function runFlows(
   const n = flows.count;
   const finish = new Float64Array(n);
   // Map the resources these flows touch onto a dense local index, in order of first use (the order ties break
-  // in). `scratch`, when given, covers every resource id and holds -1 everywhere; it is left that way.
+  // in). `scratch`, when given, covers every resource id and holds 0 everywhere (a local id + 1 while
+  // in use); it is left that way.
   const localOf = new Int32Array(flows.resource.length);
   const globalOf: number[] = [];
   const local = scratch ?? new Map<number, number>();
   if (local instanceof Int32Array) {
     for (let i = 0; i < flows.resource.length; i++) {
       const r = flows.resource[i];
-      let id = local[r];
+      let id = local[r] - 1;
       if (id < 0) {
         id = globalOf.length;
-        local[r] = id;
+        local[r] = id + 1;
         globalOf.push(r);
       }
       localOf[i] = id;
     }
-    for (const r of globalOf) local[r] = -1;
+    for (const r of globalOf) local[r] = 0;
   } else {
     for (let i = 0; i < flows.resource.length; i++) {
       const r = flows.resource[i];

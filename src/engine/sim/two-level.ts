@@ -36,8 +36,8 @@ const MIXED = BULK | LOW;
 
 /**
  * The component's result from its low flows and one stand-in for its bulk, or undefined when the checks above do
- * not hold (the caller then runs the filling over every flow). `scratch` covers every resource id and holds -1
- * everywhere; it is left that way.
+ * not hold (the caller then runs the filling over every flow). `scratch` covers every resource id and holds 0
+ * everywhere (a local id + 1 while in use); it is left that way.
  */
 export function twoLevelRound(
   flows: FlowSet,

@@ -29,8 +29,8 @@ export interface UniformPart {
 
 /**
  * The part of a round that can be shown to finish exactly as solving its components would: whole components, each
- * at one level and one size. Undefined when no flow qualifies. `scratch` covers every resource id and holds -1
- * everywhere; it is left that way.
+ * at one level and one size. Undefined when no flow qualifies. `scratch` covers every resource id and holds 0
+ * everywhere (a local id + 1 while in use); it is left that way.
  */
 export function uniformRound(
   flows: FlowSet,
@@ -154,15 +154,15 @@ function buildStructure(
   let m = 0;
   for (let k = 0; k < resource.length; k++) {
     const r = resource[k];
-    let id = scratch[r];
+    let id = scratch[r] - 1;
     if (id < 0) {
       id = m++;
-      scratch[r] = id;
+      scratch[r] = id + 1;
       globalOf[id] = r;
     }
     localOf[k] = id;
   }
-  for (let id = 0; id < m; id++) scratch[globalOf[id]] = -1;
+  for (let id = 0; id < m; id++) scratch[globalOf[id]] = 0;
   const demand = new Float64Array(m);
   const entries = new Float64Array(m);
   const smallestUse = new Float64Array(m).fill(Infinity);

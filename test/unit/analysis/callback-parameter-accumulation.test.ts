@@ -167,3 +167,46 @@ test('a call of the schedule inside a class method counts: the class passes a di
   `;
   assert.deepEqual(await check({ 'runner.py': inClass, 'trainer.py': TRAINER }), []);
 });
+
+test('a call of the schedule inside a class method passing an undivided module-level callback keeps CP008', async () => {
+  // The classes are parsed when their text calls the schedule: the function the method passes is read like one passed
+  // at module level.
+  const inClass = py`
+    import torch.nn.functional as F
+    from trainer import train_step
+
+
+    def loss_step(batch, model):
+        logits = model(batch["input"])
+        loss = F.cross_entropy(logits, batch["label"])
+        return loss, {"loss": loss.item()}
+
+
+    class Runner:
+        def run(self):
+            train_step(loss_step, self.model, self.optimizer, self.loader, self.args)
+  `;
+  assert.deepEqual(await check({ 'runner.py': inClass, 'trainer.py': TRAINER }), ['trainer.py:CP008@5']);
+});
+
+test('twin: a class method passing an attribute, its own parameter or a name it binds is not followed (silent)', async () => {
+  const method = (body: string) => py`
+    from trainer import train_step
+
+
+    def loss_step(batch, model):
+        return model(batch).mean(), {}
+
+
+    class Runner:
+        def run(self, step_fn):
+            ${body}
+  `;
+  for (const body of [
+    'train_step(self.compute_loss, self.model, self.optimizer, self.loader, self.args)',
+    'train_step(step_fn, self.model, self.optimizer, self.loader, self.args)',
+    'loss_step = self.pick()\n            train_step(loss_step, self.model, self.optimizer, self.loader, self.args)',
+  ]) {
+    assert.deepEqual(await check({ 'runner.py': method(body), 'trainer.py': TRAINER }), [], body);
+  }
+});

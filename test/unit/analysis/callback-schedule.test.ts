@@ -151,6 +151,18 @@ test('a callback mean loss backward-ed in warm-up, 1F1B and cooldown loops that 
   );
 });
 
+/** A file that divides gradients by the count's setting. */
+const DIVIDES_SETTING =
+  'def scale(grads, settings):\n    return [g / settings.micro_batches_per_step for g in grads]\n';
+
+test('a division by the setting of the count in a file the run does not import keeps CP008 (another script, a tool)', async () => {
+  const results = await check({ ...PROGRAM, 'tools/report.py': DIVIDES_SETTING });
+  assert.deepEqual(all(results), ['pretrain_lm.py:CP008@10']);
+  // A module of the same name elsewhere is counted as reached: imports are over-approximated by module name.
+  const script = SCRIPT.replace('import torch', 'import torch\nimport report');
+  assert.deepEqual(all(await check({ ...PROGRAM, 'pretrain_lm.py': script, 'tools/report.py': DIVIDES_SETTING })), []);
+});
+
 test('a callback passed straight to a one-loop schedule in another file is CP008 at its cross-entropy mean', async () => {
   const results = await check({ 'train.py': PLAIN, 'trainer.py': PLAIN_TRAINER });
   // trainer.py:5 is the per-file accumulation rule, which asks what the program passes to `forward_fn`.
@@ -193,13 +205,21 @@ test('the schedule stays silent when the count is divided, does not add up, or t
         '    for p in model.parameters():\n        p.grad /= micro\n    optimizer.step()\n',
       ),
     ],
-    // Another file divides by the count's setting (the gradients after the step's sync, or the loss elsewhere).
+    // Another file the run imports divides by the count's setting (the gradients after the step's sync, or the
+    // loss elsewhere): from the schedule's file, or two imports away from the script's.
     [
-      'setting divided elsewhere',
+      'setting divided in a module the schedule imports',
       {
-        ...PROGRAM,
-        'framework/optim.py':
-          'def scale(grads, settings):\n    return [g / settings.micro_batches_per_step for g in grads]\n',
+        ...training('from core import parallel', 'from core import parallel\nfrom framework import optim'),
+        'framework/optim.py': DIVIDES_SETTING,
+      },
+    ],
+    [
+      'setting divided in a module the script imports through another',
+      {
+        ...script('from framework.training import launch', 'from framework.training import launch\nimport lm.losses'),
+        'lm/losses.py': 'from .scaling import scale\n',
+        'lm/scaling.py': DIVIDES_SETTING,
       },
     ],
     // A summed loss: K sums are the sum over the batch, a convention the code may mean.

@@ -128,6 +128,15 @@ test('CP002: the flag given by position, or through the default of a second meth
   assert.deepEqual(doubled(await check({ engine: viaDefault })), ['privacy/engine.py:CP002@14']);
 });
 
+test('CP002: the method also keeps the flag on self (`self.distributed = distributed` does not rebind it)', async () => {
+  const kept = ENGINE.replace(
+    '        optim_class = optimizer_class(',
+    '        self.distributed = distributed\n        optim_class = optimizer_class(',
+  );
+  assert.notEqual(kept, ENGINE);
+  assert.deepEqual(doubled(await check({ engine: kept })), ['privacy/engine.py:CP002@15']);
+});
+
 test('silent for the fixed batch, the flag false, a factory returning the class that divides once', async () => {
   const fixed = ENGINE.replace(
     '        optimizer = self._prepare_optimizer(',

@@ -94,9 +94,14 @@ test('an edit of a file the schedule calls into, or of one that divides by its s
   assert.deepEqual(codes(program.analyzeFile('train.py')), []);
   program.setFile('framework/backward.py', BACKWARD);
   assert.deepEqual(codes(program.analyzeFile('train.py')), ['CP008@7']);
-  // Another file divides by the count's setting.
-  program.setFile('util/io.py', UNRELATED + '\n\ndef scale(g, args):\n    return g / args.grad_accum_steps\n');
+  // A file the run does not import divides by the count's setting: the answer stands.
+  const divides = '\n\ndef scale(g, args):\n    return g / args.grad_accum_steps\n';
+  program.setFile('util/io.py', UNRELATED + divides);
+  assert.deepEqual(codes(program.analyzeFile('train.py')), ['CP008@7']);
+  // A file the run imports (the backward helper's) divides by it.
+  program.setFile('framework/backward.py', BACKWARD + divides);
   assert.deepEqual(codes(program.analyzeFile('train.py')), []);
+  program.setFile('framework/backward.py', BACKWARD);
   // The helper's module stops resolving (its file is removed): nothing is followed, nothing is claimed.
   program.setFile('util/io.py', UNRELATED);
   program.removeFile('framework/backward.py');

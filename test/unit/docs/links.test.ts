@@ -24,6 +24,11 @@ test('relativeLinks finds links and images outside code, without anchors or exte
     'echo "[fenced](fenced.md)"',
     '```',
     '[folder](docs/rules/)',
+    'A span over a line break is code too: `p if p is not None else',
+    'x.shape[0]`, `(~p).sum()`, and so is `[one](over.md)',
+    '`; not after a blank line: `x',
+    '',
+    '`.',
   ].join('\n');
   assert.deepEqual(relativeLinks(markdown), ['docs/cli.md', 'media/screenshots/charts.png', 'docs/rules/']);
 });

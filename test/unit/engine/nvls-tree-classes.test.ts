@@ -2,10 +2,14 @@
 // (src/engine/algorithms/nvls-tree-classes.ts) instead of solving the packed flows. Wherever the proof answers, its
 // duration must be the solver's on the packed flows, bit for bit, on random systems and capacities: the leaf links
 // of each leaf and the nodes' links drawn apart (node-uniform, as identical nodes have them), so that leaf links,
-// NICs, PCIe or memory bind, and the proof has to decline where the solver needs more than one step.
+// NICs, PCIe or memory bind, and the proof has to decline where the solver needs more than one step. The proof
+// reaches its verdict from classes of nodes, leaves and edges (nvls-tree-node-classes.ts) where every leaf's links
+// are alike, and from every edge otherwise: the two verdicts must agree bit for bit (declines included) on every
+// round where the classes apply.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildNvls } from '../../../src/engine/algorithms/nvls';
+import type { NvlsTreeProof } from '../../../src/engine/algorithms/nvls-tree-classes';
 import { channelsFor } from '../../../src/engine/channels';
 import { resolveSystem, type Protocol, type SystemSpec } from '../../../src/engine/index';
 import { ComponentSolver } from '../../../src/engine/sim/components';
@@ -18,6 +22,9 @@ test('the class proof of NVLSTree rounds gives the solver’s duration bit for b
   let declined = 0;
   let steadyAnswered = 0;
   let crossingLeaves = 0;
+  let byClasses = 0;
+  let classesDeclined = 0;
+  let edgesOnly = 0;
   for (let seed = 1; seed <= 60; seed++) {
     const next = random(9600 + seed);
     const gpusPerNode = pick(next, [2, 4, 8]);
@@ -42,12 +49,14 @@ test('the class proof of NVLSTree rounds gives the solver’s duration bit for b
     // a fraction of its speed binds, one of 3/7 is off any round share.
     const nodeScale = pick(next, [1, 1, 0.5, 0.25]);
     const memoryScale = pick(next, [1, 1, 0.05, 0.01]);
+    // Half the systems have every leaf's links alike (where the classes apply), half each leaf's on its own.
+    const alikeLeaves = seed % 2 === 0;
     const leafScales = new Map<number, number>();
     const leafScale = (r: number): number => {
-      let scale = leafScales.get(r);
+      let scale = leafScales.get(alikeLeaves ? -1 : r);
       if (scale === undefined) {
         scale = pick(next, [1, 1, 1, 0.5, 0.25, 3 / 7, 2]);
-        leafScales.set(r, scale);
+        leafScales.set(alikeLeaves ? -1 : r, scale);
       }
       return scale;
     };
@@ -78,6 +87,15 @@ test('the class proof of NVLSTree rounds gives the solver’s duration bit for b
       if (!packed?.shown) continue;
       const shown = shownDurationUs(packed.shown, capacity, (others) => byProof.solve(others));
       const solved = bySolver.solve(packed.set).durationUs;
+      const proof = packed.shown.proof as NvlsTreeProof;
+      const fromClasses = proof.classDurationUs(packed.shown.parts, capacity);
+      const fromEdges = proof.edgeDurationUs(packed.shown.parts, capacity);
+      if (fromClasses === null) edgesOnly++;
+      else {
+        assert.ok(Object.is(fromClasses, fromEdges), `${where} round ${i}: classes ${fromClasses}, edges ${fromEdges}`);
+        if (fromClasses === undefined) classesDeclined++;
+        else byClasses++;
+      }
       if (shown === undefined) {
         declined++;
         byProof.solve(packed.set);
@@ -93,4 +111,75 @@ test('the class proof of NVLSTree rounds gives the solver’s duration bit for b
   assert.ok(steadyAnswered > 12, `only ${steadyAnswered} steady rounds answered`);
   assert.ok(crossingLeaves > 250, `only ${crossingLeaves} answered rounds cross leaves`);
   assert.ok(declined > 100, `only ${declined} rounds declined: the draws never make the proof refuse`);
+  assert.ok(byClasses > 150, `only ${byClasses} rounds answered from the classes`);
+  assert.ok(classesDeclined > 40, `only ${classesDeclined} rounds declined from the classes`);
+  assert.ok(edgesOnly > 100, `only ${edgesOnly} rounds with leaves apart, left to the per-edge proof`);
+  console.log({ answered, declined, byClasses, classesDeclined, edgesOnly });
+});
+
+test('the verdict from node classes equals the one from every tree edge, declines included (random larger trees)', () => {
+  let answered = 0;
+  let declined = 0;
+  let steady = 0;
+  for (let seed = 1; seed <= 40; seed++) {
+    const next = random(9700 + seed);
+    const gpusPerNode = pick(next, [2, 4, 8]);
+    const nodes = pick(next, [6, 33, 64, 97, 255, 256, 600, 1000, 1500, 2048]);
+    const nodesPerLeaf = pick(next, [1, 3, 4, 6, 18, 32]);
+    const system = resolveSystem({
+      gpu: pick(next, ['H100-SXM', 'B200']),
+      nodes,
+      gpusPerNode,
+      intraNode: 'nvswitch',
+      nic: { gbps: pick(next, [200, 400]), perNode: gpusPerNode },
+      network: { nodesPerLeaf, oversubscription: pick(next, [1, 2, 8]) },
+    });
+    const bytes = pick(next, [1 << 20, 64 << 20, 1 << 30]);
+    const protocol = pick<Protocol>(next, ['Simple', 'LL128']);
+    const channels = channelsFor(system, 'nvlstree', protocol, bytes);
+    const ctx = { system, algorithm: 'nvlstree' as const, kind: 'allreduce' as const, bytes, protocol, channels };
+    const schedule = buildNvls({ ...ctx, representative: true });
+    const links = linkTable(system.topology);
+    // A node's sending and receiving NIC-side links scaled apart, so that a parent's receiving links (loaded by
+    // one child or two, in one tree or both) set its children's levels and nodes of one role see different ones.
+    const network = system.fabric.network!;
+    const sending = new Set<number>();
+    const receiving = new Set<number>();
+    for (let node = 0; node < nodes; node++) {
+      const parts = network.routeParts(node * gpusPerNode, ((node + 1) % nodes) * gpusPerNode, 0);
+      for (const id of parts.send) sending.add(id);
+      for (const id of parts.receive) receiving.add(id);
+    }
+    const sendScale = pick(next, [1, 0.5, 0.37]);
+    const receiveScale = pick(next, [1, 0.25, 0.7, 1.3]);
+    const memoryScale = pick(next, [1, 0.02, 0.005]);
+    const leafScale = pick(next, [1, 0.25, 3 / 7]);
+    const memoryStart = links.count;
+    const capacity = (r: number): number => {
+      if (r >= memoryStart + system.ranks) return schedule.engineGBps ?? Infinity;
+      if (r >= memoryStart) return system.hbmGBps * memoryScale;
+      if (sending.has(r)) return links.GBps(r) * sendScale;
+      if (receiving.has(r)) return links.GBps(r) * receiveScale;
+      return links.kind(r) === 'nvswitch' ? links.GBps(r) : links.GBps(r) * leafScale;
+    };
+    const where = `seed ${9700 + seed} (${system.label}, ${nodesPerLeaf} a leaf, ${protocol}, ${bytes} B)`;
+    for (const [i, round] of schedule.rounds.entries()) {
+      const shown = round.packed?.shown;
+      if (!shown) continue;
+      const proof = shown.proof as NvlsTreeProof;
+      const fromClasses = proof.classDurationUs(shown.parts, capacity);
+      const fromEdges = proof.edgeDurationUs(shown.parts, capacity);
+      assert.notEqual(fromClasses, null, `${where} round ${i}: the classes do not apply`);
+      assert.ok(Object.is(fromClasses, fromEdges), `${where} round ${i}: classes ${fromClasses}, edges ${fromEdges}`);
+      if (fromClasses === undefined) declined++;
+      else {
+        answered++;
+        if (shown.parts.length > 1) steady++;
+      }
+    }
+  }
+  assert.ok(answered > 150, `only ${answered} rounds answered`);
+  assert.ok(declined > 100, `only ${declined} rounds declined`);
+  assert.ok(steady >= 3, `only ${steady} steady rounds answered`);
+  console.log({ answered, declined, steady });
 });

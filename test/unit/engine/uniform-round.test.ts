@@ -145,7 +145,7 @@ test('the uniform round answers only with the solver’s finish times, bit for b
   for (let seed = 1; seed <= 3000; seed++) {
     const { flows, capacityGBps, resources } = treeLikeRound(random(seed));
     const reference = referenceFinish(flows, capacityGBps);
-    const part = uniformRound(flows, capacityGBps, new Int32Array(resources).fill(-1));
+    const part = uniformRound(flows, capacityGBps, new Int32Array(resources));
     if (part) {
       for (let f = 0; f < flows.count; f++) {
         if (!part.solved[f]) {

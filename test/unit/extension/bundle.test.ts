@@ -95,8 +95,10 @@ test('what activation loads (main and shared bundles) leaves YAML, ajv, tree-sit
   // and the solver's exact shortcuts (412 KiB) and activation measured 54.5 ms; and to 512 KiB in session 10, when
   // the engine gained the reductions of edited systems (ring-edited, tree-edited, tree-memory) and the drawn trace's
   // completed ranks (466 KiB) and activation measured 57.9 ms (median of 5, load 3); and to 576 KiB in session 14,
-  // when the engine gained the trace summary per set of alike nodes and the lazy drawn trace (530 KiB).
-  assert.ok(bytes < 576 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
+  // when the engine gained the trace summary per set of alike nodes and the lazy drawn trace (530 KiB); and to 640 KiB
+  // in session 17, when NVLSTree's proof gained its classes of nodes, leaves and edges (581 KiB) and activation
+  // measured 76 ms (66.6-86.6, median of 5, load 2 with a CI dry run beside it).
+  assert.ok(bytes < 640 * 1024, `main and shared bundles are ${(bytes / 1024).toFixed(0)} KiB unminified`);
 });
 
 test('the check recognises the heavy modules: the lazy bundle is full of them', async () => {

@@ -25,6 +25,8 @@ export class ComponentSolverBefore {
   /** Flow counts of the components solved so far: only a component of a count seen twice can repeat one. */
   private readonly seenSizes = new Set<number>();
   private readonly localId: Int32Array;
+  /** The scratch uniformRound and runFlows take (0 everywhere); this copy's own code keeps -1 in `localId`. */
+  private readonly engineScratch: Int32Array;
   private scratch = new Float64Array(1024);
 
   /** `resourceCount` bounds every resource id the flows may use. */
@@ -33,12 +35,13 @@ export class ComponentSolverBefore {
     resourceCount: number,
   ) {
     this.localId = new Int32Array(resourceCount).fill(-1);
+    this.engineScratch = new Int32Array(resourceCount);
   }
 
   solve(flows: FlowSet): RoundResult {
     // Most rounds on identical nodes end in one step at one rate per component: those components are shown exact
     // without grouping them; the rest are solved.
-    const uniform = uniformRound(flows, this.capacityGBps, this.localId);
+    const uniform = uniformRound(flows, this.capacityGBps, this.engineScratch);
     if (!uniform) return this.solveComponents(flows);
     let rest = 0;
     for (let f = 0; f < flows.count; f++) if (!uniform.solved[f]) rest++;
@@ -98,7 +101,7 @@ export class ComponentSolverBefore {
       const unique = roundSizes.get(count) === 1 && !this.seenSizes.has(count);
       this.seenSizes.add(count);
       const result = unique
-        ? runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.localId)
+        ? runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.engineScratch)
         : this.component(flows, order, from, to);
       for (let i = from; i < to; i++) finish[order[i]] = result.finishUs[i - from];
       duration = Math.max(duration, result.durationUs);
@@ -151,7 +154,7 @@ export class ComponentSolverBefore {
         if (same) return entry.result;
       }
     }
-    const result = runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.localId);
+    const result = runFlows(this.subset(flows, order, from, to), this.capacityGBps, this.engineScratch);
     const entry = { canonical: canon.slice(0, length), result };
     if (bucket) bucket.push(entry);
     else this.cache.set(hash, [entry]);
