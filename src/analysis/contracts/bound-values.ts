@@ -106,12 +106,7 @@ export function ownInit(frame: Frame): Frame | undefined {
  * The value of the last assignment to `name` (alone on the left) before `before` whose guards hold; null where the
  * frame assigns none there; undefined where one is made under an undecided guard.
  */
-export function lastAssigned(
-  frame: Frame,
-  name: string,
-  before: number,
-  calls?: CallReader,
-): Value | null | undefined {
+export function lastAssigned(frame: Frame, name: string, before: number, calls?: CallReader): Value | null | undefined {
   const s = frame.at.model.syntax;
   let last: Value | null = null;
   for (const n of frame.at.fn.nodes) {

@@ -120,7 +120,9 @@ export class EngineConfigWindows {
 /** `initialize` is DeepSpeed's: `deepspeed.initialize`, or imported from `deepspeed`. */
 function isDeepSpeed(model: Frame['at']['model'], call: PyNode): boolean {
   const text = model.syntax.calleeText(call);
-  return text === 'deepspeed.initialize' ? model.moduleOf('deepspeed') === 'deepspeed' : model.moduleOf(text) === 'deepspeed.initialize';
+  return text === 'deepspeed.initialize'
+    ? model.moduleOf('deepspeed') === 'deepspeed'
+    : model.moduleOf(text) === 'deepspeed.initialize';
 }
 
 function sameWindow(a: ConfigWindow, b: ConfigWindow): boolean {
@@ -140,7 +142,10 @@ function enteredFromMain(site: Value): Value {
   const calls = model.callSites.get(fn.name) ?? [];
   const only = calls.length === 1 ? calls[0] : undefined;
   if (!only || only.caller.node.type !== 'module' || child(only.call, 'function')?.type !== 'identifier') return site;
-  return { node: site.node, frame: { at: frame.at, call: only.call, caller: { at: { path, model, fn: only.caller } } } };
+  return {
+    node: site.node,
+    frame: { at: frame.at, call: only.call, caller: { at: { path, model, fn: only.caller } } },
+  };
 }
 
 /** The sentence that states the engine's window: its formula, the defaults it was read at, and the world sizes. */

@@ -18,7 +18,6 @@ import type { ProgramModels } from './program-models';
 import { SplatTokenCounts, type SplatTokenMean } from './splat-token-count';
 import { EngineConfigWindows, windowText, type EngineWindow } from './engine-config-window';
 
-
 /** A file can hold the shape only if it hands a loss to a backward call and names an accumulation count. */
 const MAY_HOLD = (text: string) => /\.backward\(\s*\w/.test(text) && ACCUMULATION_NAME.test(text) && text.includes('%');
 

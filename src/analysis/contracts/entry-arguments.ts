@@ -129,7 +129,8 @@ export class EntryArguments implements CallReader {
     const param = helper?.fn.params[0]?.name;
     // The helper rebuilds the namespace from its entries: `vars(args)` or `args.__dict__`.
     const body = helper && helper.model.syntax.text(helper.fn.node);
-    if (!param || !body || !new RegExp(`vars\\(\\s*${param}\\s*\\)|\\b${param}\\.__dict__`).test(body)) return undefined;
+    if (!param || !body || !new RegExp(`vars\\(\\s*${param}\\s*\\)|\\b${param}\\.__dict__`).test(body))
+      return undefined;
     const inner = resolved({ node: args.positional[0], frame: call.frame }, 0, this);
     return inner && unparen(inner.node).type === 'call' ? this.parsedIn(inner, depth + 1) : undefined;
   }
