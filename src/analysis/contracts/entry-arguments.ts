@@ -17,8 +17,13 @@ export type Literal = number | boolean | string | null;
 /** What a dotted destination holds: a literal, `absent` (not defined), or undefined (not decided). */
 type Entry = Literal | 'absent' | undefined;
 
-/** Calls that make the parser's reading depend on more than its `add_argument` defaults. */
-const OTHER_SOURCES = /\b(set_defaults|add_subparsers|parse_known_args|parse_intermixed_args|setattr)\s*\(/;
+/**
+ * What makes the namespace hold more than the file's `add_argument` defaults: defaults set later, sub-commands,
+ * attributes set by name, the namespace's dictionary updated (a config file merged in), and a parser that inherits
+ * arguments from parents or changes every default (`ArgumentParser(parents=[...])`, `argument_default=`).
+ */
+const OTHER_SOURCES =
+  /\b(set_defaults|add_subparsers|parse_known_args|parse_intermixed_args|setattr)\s*\(|__dict__\s*\.\s*update|vars\([^)]*\)\s*\.\s*update|\b(parents|argument_default)\s*=/;
 /** How deep the reader re-enters itself (a value read through a guard read through a value...). */
 const MAX_DEPTH = 12;
 

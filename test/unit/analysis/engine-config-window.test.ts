@@ -171,11 +171,17 @@ test('silent: a config read from a file, or gradient_accumulation_steps given as
   await hintOnly({ config: CONFIG(', "gradient_accumulation_steps": 1') });
 });
 
-test('silent: the dynamic-batch path on by default, or a default not decided', async () => {
+test('silent: the dynamic-batch path on by default, or a default not decided (computed, set later, merged, inherited)', async () => {
   const on = ENTRY({ arguments: 'parser.add_argument("--dynamic_batch", action="store_false")' });
   await hintOnly({ entry: on });
   await hintOnly({ entry: ENTRY({ arguments: 'parser.set_defaults(dynamic_batch=True)' }) });
   await hintOnly({ entry: ENTRY({ global: 'int(os.environ["GLOBAL_BATCH"])' }) });
+  const merged = ENTRY().replace('\n    main(args)', '\n    vars(args).update(load_yaml("run.yaml"))\n    main(args)');
+  assert.notEqual(merged, ENTRY());
+  await hintOnly({ entry: merged });
+  const inherited = ENTRY().replace('ArgumentParser()', 'ArgumentParser(parents=[shared_parser()])');
+  assert.notEqual(inherited, ENTRY());
+  await hintOnly({ entry: inherited });
 });
 
 test('silent: a strategy whose backward is not handed to the engine', async () => {
