@@ -4,7 +4,9 @@
 // the parameter's default). `self.attr` in a method is the value the object's `__init__` assigns, read in the frame
 // of the constructor call that built it. Guards are decided only from values followed this way: literals, None and
 // the tests of a distributed run (`dist.is_initialized()`, taken as true: the rules built on this reason about a
-// run over several ranks). Anything else is undecided, and a question that depends on it has no answer.
+// run over several ranks). Anything else is undecided, and a question that depends on it has no answer, unless the
+// caller hands in a call reader: the links that enter calls (engine-config-window.ts) use one to read values such as
+// `getattr(args.train, "dynamic_batch_enable", False)` that no assignment in view decides.
 import { child, named, unparen, type PyNode } from '../tree';
 import type { ProgramFunction } from './program-models';
 import { keywordOnly } from './wrapper-claim';
@@ -24,6 +26,12 @@ export interface Frame {
 export interface Value {
   readonly node: PyNode;
   readonly frame: Frame;
+}
+
+/** Reads the literal value of an expression the rules above stop at (a call, an attribute of an object not in view). */
+export interface CallReader {
+  /** A number, a boolean, None as null; undefined where not decided. */
+  literal(value: Value): number | boolean | null | undefined;
 }
 
 /** Tests of a distributed run, true on the runs the rules reason about. */
@@ -59,27 +67,30 @@ export function boundArgument(frame: Frame, name: string): Value | null | undefi
  * The expression a value stands for: names followed to their decided assignment or bound argument, `self.attr` to
  * its `__init__` assignment. Stops at anything else (a call, an operator, a literal). Undefined where undecided.
  */
-export function resolved(value: Value, steps = 0): Value | null | undefined {
+export function resolved(value: Value, steps = 0, calls?: CallReader): Value | null | undefined {
   if (steps > MAX_STEPS) return undefined;
   const { frame } = value;
   const s = frame.at.model.syntax;
   const n = unparen(value.node);
   if (n.type === 'identifier') {
-    const assigned = lastAssigned(frame, s.text(n), n.start);
+    const assigned = lastAssigned(frame, s.text(n), n.start, calls);
     if (assigned === undefined) return undefined;
-    if (assigned) return resolved(assigned, steps + 1);
+    if (assigned) return resolved(assigned, steps + 1, calls);
     if (!frame.at.fn.params.some((p) => p.name === s.text(n))) return undefined;
     const bound = boundArgument(frame, s.text(n));
-    return bound ? resolved(bound, steps + 1) : bound;
+    return bound ? resolved(bound, steps + 1, calls) : bound;
   }
-  const init = n.type === 'attribute' && /^self\.\w+$/.test(s.text(n)) ? (frame.init ?? ownInit(frame)) : undefined;
+  // Read in `__init__` itself, `self.attr` is the assignment made before the read, in the same frame.
+  const inInit = frame.at.fn.name === '__init__' && !!frame.at.fn.className;
+  const self = n.type === 'attribute' && /^self\.\w+$/.test(s.text(n));
+  const init = self ? (frame.init ?? (inInit ? frame : ownInit(frame))) : undefined;
   // An attribute the class assigns in more than one place (or in another method) has no one value.
   const sameClass = (init?.at.model.assignedValues.get(s.text(n)) ?? []).filter(
     (e) => e.fn.className === init?.at.fn.className,
   );
   if (init && sameClass.length === 1) {
-    const assigned = lastAssigned(init, s.text(n), init.at.fn.node.end);
-    return assigned ? resolved(assigned, steps + 1) : undefined;
+    const assigned = lastAssigned(init, s.text(n), init === frame ? n.start : init.at.fn.node.end, calls);
+    return assigned ? resolved(assigned, steps + 1, calls) : undefined;
   }
   return { node: n, frame };
 }
@@ -95,7 +106,7 @@ export function ownInit(frame: Frame): Frame | undefined {
  * The value of the last assignment to `name` (alone on the left) before `before` whose guards hold; null where the
  * frame assigns none there; undefined where one is made under an undecided guard.
  */
-export function lastAssigned(frame: Frame, name: string, before: number): Value | null | undefined {
+export function lastAssigned(frame: Frame, name: string, before: number, calls?: CallReader): Value | null | undefined {
   const s = frame.at.model.syntax;
   let last: Value | null = null;
   for (const n of frame.at.fn.nodes) {
@@ -106,12 +117,14 @@ export function lastAssigned(frame: Frame, name: string, before: number): Value 
   }
   for (const a of frame.at.fn.assignments) {
     if (a.start >= before) break;
+    // `args = wrap(args)`: the read on the right is of the value before this assignment.
+    if (a.end > before) continue;
     const left = child(a, 'left');
     if (left && unparen(left).type !== 'identifier' && bindsName(frame, unparen(left), name, true)) return undefined;
     if (!left || s.text(unparen(left)) !== name) continue;
     const right = child(a, 'right');
     if (a.type !== 'assignment' || !right) return undefined;
-    const holds = reached(frame, a, before);
+    const holds = reached(frame, a, before, calls);
     if (holds === undefined) return undefined;
     if (holds) last = { node: right, frame };
   }
@@ -128,10 +141,10 @@ function bindsName(frame: Frame, target: PyNode, name: string, nested = false): 
 }
 
 /** The value of the return the frame reaches: the first whose guards hold, all returns before it decided out. */
-export function reachedReturn(frame: Frame): Value | undefined {
+export function reachedReturn(frame: Frame, calls?: CallReader): Value | undefined {
   for (const ret of frame.at.fn.nodes) {
     if (ret.type !== 'return_statement') continue;
-    const holds = reached(frame, ret);
+    const holds = reached(frame, ret, undefined, calls);
     if (holds === undefined) return undefined;
     const value = named(ret)[0];
     if (holds) return value ? { node: value, frame } : undefined;
@@ -143,7 +156,7 @@ export function reachedReturn(frame: Frame): Value | undefined {
  * Whether the statement runs when the frame runs to it: each enclosing `if`/`elif`/`else` decided, loops undecided.
  * A block that also holds the offset `reader` (where the value is read) runs whenever the read does.
  */
-export function reached(frame: Frame, node: PyNode, reader?: number): boolean | undefined {
+export function reached(frame: Frame, node: PyNode, reader?: number, calls?: CallReader): boolean | undefined {
   const stop = frame.at.fn.node;
   for (let n: PyNode | null = node.parent; n && n !== stop; n = n.parent) {
     const owner = n.parent;
@@ -167,7 +180,7 @@ export function reached(frame: Frame, node: PyNode, reader?: number): boolean | 
           : conditions.length;
     for (let i = 0; i <= Math.min(taken, conditions.length - 1); i++) {
       const c = conditions[i];
-      const truth = c ? decide({ node: c, frame }) : undefined;
+      const truth = c ? decide({ node: c, frame }, 0, calls) : undefined;
       if (truth === undefined) return undefined;
       if (truth !== (i === taken)) return false;
     }
@@ -176,11 +189,11 @@ export function reached(frame: Frame, node: PyNode, reader?: number): boolean | 
 }
 
 /** The truth of a condition, where its values are decided. */
-export function decide(value: Value, steps = 0): boolean | undefined {
+export function decide(value: Value, steps = 0, calls?: CallReader): boolean | undefined {
   if (steps > MAX_STEPS) return undefined;
   const s = value.frame.at.model.syntax;
   const n = unparen(value.node);
-  const sub = (node: PyNode | undefined) => (node ? decide({ node, frame: value.frame }, steps + 1) : undefined);
+  const sub = (node: PyNode | undefined) => (node ? decide({ node, frame: value.frame }, steps + 1, calls) : undefined);
   if (n.type === 'boolean_operator') {
     const [a, b] = [sub(child(n, 'left')), sub(child(n, 'right'))];
     const and = s.operator(n) === 'and';
@@ -192,6 +205,7 @@ export function decide(value: Value, steps = 0): boolean | undefined {
     return a === undefined ? undefined : !a;
   }
   if (n.type === 'call' && DISTRIBUTED_RUN.test(s.calleeText(n))) return true;
+  if (n.type === 'call') return truthOf(calls?.literal(value));
   if (n.type === 'comparison_operator') {
     const [left, right] = named(n);
     const op = s
@@ -200,20 +214,26 @@ export function decide(value: Value, steps = 0): boolean | undefined {
       .replace(/\s+/g, ' ')
       .trim();
     if (unparen(right).type !== 'none' || (op !== 'is' && op !== 'is not')) return undefined;
-    const v = resolved({ node: left, frame: value.frame }, steps + 1);
+    const v = resolved({ node: left, frame: value.frame }, steps + 1, calls);
     const isNone = v === null ? true : v ? noneness(v) : undefined;
     return isNone === undefined ? undefined : op === 'is' ? isNone : !isNone;
   }
   if (n.type === 'identifier' || n.type === 'attribute') {
-    const v = resolved({ node: n, frame: value.frame }, steps + 1);
+    const v = resolved({ node: n, frame: value.frame }, steps + 1, calls);
     if (!v) return undefined;
     const t = unparen(v.node).type;
     if (t === 'true' || t === 'false') return t === 'true';
     if (t === 'none') return false;
     const number = v.frame.at.model.syntax.numberValue(v.node);
-    return number === undefined ? undefined : number !== 0;
+    if (number !== undefined) return number !== 0;
+    return t === 'call' || t === 'attribute' ? truthOf(calls?.literal(v)) : undefined;
   }
   return undefined;
+}
+
+/** Python's truth of a literal read by a call reader. */
+function truthOf(v: number | boolean | null | undefined): boolean | undefined {
+  return v === undefined ? undefined : v === null ? false : typeof v === 'number' ? v !== 0 : v;
 }
 
 /** Calls whose result is a tensor or a number, never None. */

@@ -36,7 +36,7 @@ export class LoaderFields {
   /** Every loader the value can be (through constructor parameters) pads field `index` in its collate function. */
   private loaderPads(value: Value, index: number, depth: number): boolean {
     if (depth > MAX_DEPTH) return false;
-    const sites = this.constructorArguments(value);
+    const sites = constructorArguments(this.models, value);
     if (sites) return sites.length > 0 && sites.every((v) => this.loaderPads(v, index, depth + 1));
     const r = resolved(value);
     const n = r && unparen(r.node);
@@ -52,29 +52,6 @@ export class LoaderFields {
     return !!ret && this.loaderPads(ret, index, depth + 1);
   }
 
-  /**
-   * `self.loader` stored by `__init__` from its parameter, in a frame entered through no call: the argument each
-   * construction of the class in the program passes for it, read where the construction is made.
-   */
-  private constructorArguments(value: Value): Value[] | undefined {
-    const { frame } = value;
-    const s = frame.at.model.syntax;
-    const n = unparen(value.node);
-    if (n.type !== 'attribute' || !/^self\.\w+$/.test(s.text(n)) || frame.init) return undefined;
-    const init = ownInit(frame);
-    const stored = init && lastAssigned(init, s.text(n), init.at.fn.node.end);
-    const param = stored && unparen(stored.node);
-    if (!init || !param || param.type !== 'identifier' || lastAssigned(init, s.text(param), param.start) !== null)
-      return undefined;
-    const index = init.at.fn.params.findIndex((p) => p.name === s.text(param));
-    const cls = this.models.classNamed(frame.at.path, init.at.fn.className ?? '');
-    if (index < 0 || !cls) return undefined;
-    return this.models.constructionSites(cls).flatMap((site) => {
-      const bound = boundArgument({ at: init.at, call: site.call, caller: { at: site.at } }, s.text(param));
-      return bound ? [bound] : [{ node: site.call, frame: { at: site.at } }];
-    });
-  }
-
   /** The function a collate value names: a top-level function, or a method of the object it is read from. */
   private functionOf(value: Value): ProgramFunction | undefined {
     const r = resolved(value);
@@ -88,6 +65,30 @@ export class LoaderFields {
     const made = object && this.tokens.constructed(object);
     return made && attr ? this.models.method(made.cls, s.text(attr)) : undefined;
   }
+}
+
+/**
+ * `self.attr` stored by `__init__` from its parameter, read in a frame entered through no call: the argument each
+ * construction of the class in the program passes for it, read where the construction is made (the construction
+ * itself where it passes none). Undefined where the value is not such an attribute.
+ */
+export function constructorArguments(models: ProgramModels, value: Value): Value[] | undefined {
+  const { frame } = value;
+  const s = frame.at.model.syntax;
+  const n = unparen(value.node);
+  if (n.type !== 'attribute' || !/^self\.\w+$/.test(s.text(n)) || frame.init) return undefined;
+  const init = ownInit(frame);
+  const stored = init && lastAssigned(init, s.text(n), init.at.fn.node.end);
+  const param = stored && unparen(stored.node);
+  if (!init || !param || param.type !== 'identifier' || lastAssigned(init, s.text(param), param.start) !== null)
+    return undefined;
+  const index = init.at.fn.params.findIndex((p) => p.name === s.text(param));
+  const cls = models.classNamed(frame.at.path, init.at.fn.className ?? '');
+  if (index < 0 || !cls) return undefined;
+  return models.constructionSites(cls).flatMap((site) => {
+    const bound = boundArgument({ at: init.at, call: site.call, caller: { at: site.at } }, s.text(param));
+    return bound ? [bound] : [{ node: site.call, frame: { at: site.at } }];
+  });
 }
 
 /** The one return a helper's frame reaches. */

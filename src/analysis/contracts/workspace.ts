@@ -120,8 +120,8 @@ export class ContractIndex {
     const scalers = this.scalers.findings(new Set(paths), isTest);
     const callbacks = this.callbacks.findings(new Set(paths), isTest);
     const wrappers = this.wrappers.findings(new Set(paths), isTest);
-    // The engine window across files is a hint (its window is read from the loop, not the engine's configuration).
-    const windows = options.hints ? engineWindowProgramFindings(this.models, new Set(paths), isTest) : new Map();
+    // The engine window across files is an error where the engine's configured window is proven, else a hint.
+    const windows = engineWindowProgramFindings(this.models, new Set(paths), isTest, options.hints === true);
     const trainers = this.trainerFindings(paths, options);
     for (const [path, list] of [
       ...schedules,
