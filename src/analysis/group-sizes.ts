@@ -247,7 +247,11 @@ export class GroupSizes {
           if (!b) return this.fromParameter(v.fn, s.text(value), kind);
           // An object built in view: a value chosen elsewhere was also passed through this construction.
           const at = b.callSite ? placeOf(this.model, b.callSite) : undefined;
-          return evaluate(b.node, b.env)?.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
+          const passed = evaluate(b.node, b.env);
+          // A construction in a top-level function that reads its list parameter names nothing here; its calls in
+          // view name it per call (per-call-links.ts), each an object that is built.
+          if (!passed) return this.fromParameter(v.fn, s.text(value), kind, true);
+          return passed.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
         }
         const assignment = v.value.parent?.type === 'assignment' ? v.value.parent : v.value;
         return evaluate(v.value, { fn: v.fn })?.map((a) => (a.origin ? a : { ...a, origin: { node: assignment } }));
@@ -263,10 +267,15 @@ export class GroupSizes {
   }
 
   /** What every construction site of the class in the program passes for an `__init__` parameter. */
-  private fromParameter(init: FunctionInfo, param: string, kind: DenotationKind): SizeAlternative[] | undefined {
+  private fromParameter(
+    init: FunctionInfo,
+    param: string,
+    kind: DenotationKind,
+    perCallOnly = false,
+  ): SizeAlternative[] | undefined {
     if (!init.params.some((p) => p.name === param) || rebinds(this.model, init, param)) return undefined;
     const request = constructorRequest(this.model, init, param);
-    return request ? this.fromConstructionSites(init, request, kind) : undefined;
+    return request ? this.fromConstructionSites(init, request, kind, perCallOnly) : undefined;
   }
 
   /** What every construction site of `init`'s class passes for a request, one value per site where they differ. */
@@ -274,22 +283,25 @@ export class GroupSizes {
     init: FunctionInfo,
     request: ConstructorRequest,
     kind: DenotationKind,
+    perCallOnly = false,
   ): SizeAlternative[] | undefined {
     const answer = this.constructorArgument?.(request);
+    if (perCallOnly && !answer?.bySite?.some((d) => d.perCall)) return undefined;
     const dims = answer?.[kind];
     const bySite = answer?.bySite;
-    const perSite = !!bySite && bySite.every((d) => d[kind]);
+    // A per-call site that does not name the value is an object not judged here; every other site must name it.
+    const perSite = !!bySite && bySite.every((d) => d[kind] || d.perCall) && bySite.some((d) => d[kind]);
     // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
     if (dims && (answer.origin || !perSite))
       return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
     // Sites that disagree: one value per site, each assuming that site (a branch of the constructor), so a group
     // and a factor are combined only when the same object was built with both.
     if (!bySite || !perSite) return undefined;
-    return bySite.map((d, i) => ({
-      dims: d[kind]!,
-      branches: new Map([[init.node, i]]),
-      ...(d.origin ? { origin: { passed: d.origin } } : {}),
-    }));
+    return bySite.flatMap((d, i) =>
+      d[kind]
+        ? [{ dims: d[kind], branches: new Map([[init.node, i]]), ...(d.origin ? { origin: { passed: d.origin } } : {}) }]
+        : [],
+    );
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */

@@ -1,0 +1,100 @@
+// The caller's side of a top-level function's per-call sites (parameter-paths.ts, per-call-links.ts). DDP's nested
+// `_allocate_buffers_for_parameters` gathers `buffers` from one construction of `_ParamAndGradBuffer` appended in a
+// loop and passes the list to `partition_buckets`, imported from the buffer's file. Each construction site of the
+// file notes the calls of a top-level function (imported, or defined in the same file) whose argument is a local
+// list holding only that construction (list-origins.ts: bound once, grown only by its appends, otherwise only read
+// or passed to that call), and which of its arguments change between the iterations of a loop around it: an
+// element's argument pairs with another element's only when every element was built with the same value.
+import { child, visit, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import { listItems } from './list-origins';
+
+/** A call's argument slot that receives a list of the site's objects: the function by its module and name. */
+export interface CallSlot {
+  /** The dotted module the function is imported from; undefined when it is defined in the same file. */
+  readonly module?: string;
+  readonly function: string;
+  readonly position?: number;
+  readonly keyword?: string;
+}
+
+/** The slots that receive a local list holding only the construction `call` of `fn`. */
+export function listedSlots(model: FileModel, call: PyNode, fn: FunctionInfo): CallSlot[] {
+  const s = model.syntax;
+  const out: CallSlot[] = [];
+  for (const other of fn.calls) {
+    const callee = child(other, 'function');
+    if (other === call || callee?.type !== 'identifier') continue;
+    const name = s.text(callee);
+    const target = topLevelFunction(model, name);
+    if (!target) continue;
+    const argList = child(other, 'arguments');
+    if (argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
+    const args = s.args(other);
+    const holds = (node: PyNode) => {
+      if (node.type !== 'identifier') return false;
+      const items = listItems(model, node, (item) => item === call);
+      return !!items && items.length > 0 && items.every((item) => item === call);
+    };
+    args.positional.forEach((node, position) => {
+      if (holds(node)) out.push({ ...target, position });
+    });
+    for (const [keyword, k] of args.keywords) if (holds(k.value)) out.push({ ...target, keyword });
+  }
+  return out;
+}
+
+/**
+ * The function a name calls: one imported from another module (`from .buffers import partition`), or defined once
+ * at the top level of this file; undefined for anything else (a class, a local, a method).
+ */
+function topLevelFunction(model: FileModel, name: string): { module?: string; function: string } | undefined {
+  const imported = model.moduleOf(name);
+  if (imported) {
+    const cut = imported.lastIndexOf('.');
+    return cut > 0 && imported.slice(cut + 1) === name && !/^[A-Z_]*[A-Z]/.test(name)
+      ? { module: imported.slice(0, cut), function: name }
+      : undefined;
+  }
+  const defined = model.functions.filter((f) => f.name === name && f.enclosing?.node.type === 'module');
+  const local = model.functions.some((f) => f.name === name && f.enclosing?.node.type !== 'module');
+  return defined.length === 1 && !defined[0].className && !local ? { function: name } : undefined;
+}
+
+/**
+ * The site's arguments (positions, then keyword names) that read a name a loop around the construction binds in its
+ * function: they may differ between the list's elements.
+ */
+export function loopVaryingArguments(model: FileModel, call: PyNode, fn: FunctionInfo): Set<string> {
+  const s = model.syntax;
+  const args = s.args(call);
+  const loopBound = new Set<string>();
+  for (let at = call.parent; at && at !== fn.node; at = at.parent) {
+    if (at.type !== 'for_statement' && at.type !== 'while_statement') continue;
+    visit(at, (n) => {
+      if (n.type !== 'identifier' && n.type !== 'attribute') return true;
+      let target = n;
+      while (target.parent && /^(pattern_list|tuple_pattern|list_pattern|tuple|list)$/.test(target.parent.type))
+        target = target.parent;
+      const holder = target.parent;
+      if (holder && /^(augmented_)?assignment$|^for_statement$|^for_in_clause$/.test(holder.type))
+        if (child(holder, 'left') === target) loopBound.add(s.text(n));
+      if (n.parent?.type === 'named_expression') loopBound.add(s.text(n));
+      return true;
+    });
+  }
+  const reads = (node: PyNode) => {
+    let found = false;
+    visit(node, (n) => {
+      if ((n.type === 'identifier' || n.type === 'attribute') && loopBound.has(s.text(n))) found = true;
+      return !found;
+    });
+    return found;
+  };
+  const out = new Set<string>();
+  args.positional.forEach((node, i) => {
+    if (reads(node)) out.add(String(i));
+  });
+  for (const [name, k] of args.keywords) if (reads(k.value)) out.add(name);
+  return out;
+}
