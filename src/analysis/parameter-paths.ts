@@ -5,7 +5,7 @@
 // construction can (per-call-links.ts): so the file that defines the function records, for each site in it, each
 // argument as a path from a parameter to the constructor argument of the list's element class that it reads, with
 // the constructor parameter by name and by position, because the caller's construction may pass it either way.
-import { child, unparen, visit, type PyNode } from './tree';
+import { child, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { listItems } from './list-origins';
 import { builtElementClass, builtElementParam, classInit, storedParameter } from './built-elements';
@@ -176,13 +176,15 @@ function ownedListKey(
   return onlyIterated(model, fn, name) ? `${listParam}.${name}` : undefined;
 }
 
-/** Every `x.items` in the function is a loop's iterable or an `extend` argument: the function does not grow it. */
+/** Every `x.items` in the function is a loop's iterable, an `extend` argument or measured by `len`: never grown. */
 function onlyIterated(model: FileModel, fn: FunctionInfo, items: string): boolean {
   let ok = true;
   visit(fn.node, (n) => {
     if (!ok || n.type !== 'attribute' || model.syntax.text(child(n, 'attribute') ?? n) !== items) return ok;
     const p = n.parent;
-    ok = (p?.type === 'for_statement' && child(p, 'right') === n) || extends_(model, n);
+    const call = p?.type === 'argument_list' ? p.parent : undefined;
+    const measured = call?.type === 'call' && model.syntax.calleeText(call) === 'len' && named(p!).length === 1;
+    ok = (p?.type === 'for_statement' && child(p, 'right') === n) || extends_(model, n) || measured;
     return ok;
   });
   return ok;
