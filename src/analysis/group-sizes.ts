@@ -24,9 +24,11 @@ import {
   consistent,
   MAX_ALTERNATIVES,
   merge,
+  reachingAssignments,
   type SizeAlternative,
   type SizeOrigin,
 } from './size-alternatives';
+import { answerAlternatives } from './site-agreement';
 
 // Dims lives in dims.ts, below constructor-request.ts, which this file imports.
 export type { Dims } from './dims';
@@ -209,7 +211,7 @@ export class GroupSizes {
       if (binding && !this.bindsNone(binding)) return evaluate(binding.node, binding.env);
       const isParam = env.fn.params.some((p) => p.name === text);
       if (isParam && !binding) return undefined;
-      const local = this.reachingAssignments(env.fn, text, n, at);
+      const local = reachingAssignments(this.model, env.fn, text, n, at);
       if (local.length === 0) return undefined;
       return this.union(
         local.map((a) => {
@@ -285,23 +287,7 @@ export class GroupSizes {
     kind: DenotationKind,
     perCallOnly = false,
   ): SizeAlternative[] | undefined {
-    const answer = this.constructorArgument?.(request);
-    if (perCallOnly && !answer?.bySite?.some((d) => d.perCall)) return undefined;
-    const dims = answer?.[kind];
-    const bySite = answer?.bySite;
-    // A per-call site that does not name the value is an object not judged here; every other site must name it.
-    const perSite = !!bySite && bySite.every((d) => d[kind] || d.perCall) && bySite.some((d) => d[kind]);
-    // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
-    if (dims && (answer.origin || !perSite))
-      return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
-    // Sites that disagree: one value per site, each assuming that site (a branch of the constructor), so a group
-    // and a factor are combined only when the same object was built with both.
-    if (!bySite || !perSite) return undefined;
-    return bySite.flatMap((d, i) =>
-      d[kind]
-        ? [{ dims: d[kind], branches: new Map([[init.node, i]]), ...(d.origin ? { origin: { passed: d.origin } } : {}) }]
-        : [],
-    );
+    return answerAlternatives(this.constructorArgument?.(request), init.node, kind, perCallOnly);
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */
@@ -317,24 +303,5 @@ export class GroupSizes {
     if (lists.some((l) => !l || l.length === 0)) return undefined;
     const out = lists.flat() as SizeAlternative[];
     return out.length > MAX_ALTERNATIVES ? undefined : out;
-  }
-
-  /**
-   * Plain `name = value` assignments before the use that can run on its path; one that runs whenever the use runs
-   * (in no branch the use is not in) replaces the earlier ones.
-   */
-  private reachingAssignments(fn: FunctionInfo, name: string, use: PyNode, at: ReadonlyMap<PyNode, number>): PyNode[] {
-    const s = this.model.syntax;
-    let out: PyNode[] = [];
-    for (const a of fn.assignments) {
-      if (a.type !== 'assignment' || a.start >= use.start) continue;
-      const left = child(a, 'left');
-      if (!left || left.type !== 'identifier' || s.text(left) !== name || !child(a, 'right')) continue;
-      const where = branchesOf(a);
-      if (!consistent(at, where)) continue;
-      if ([...where].every(([k, v]) => at.get(k) === v)) out = [a];
-      else out.push(a);
-    }
-    return out;
   }
 }

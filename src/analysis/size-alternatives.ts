@@ -1,6 +1,7 @@
 // The arithmetic of symbolic group sizes (group-sizes.ts): products of named parallel dimensions, each with the
 // `if` branches it assumes and where it was chosen, combined only along one consistent path through the branches.
-import type { PyNode } from './tree';
+import { child, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
 import type { ValueOrigin } from './constructor-request';
 import type { Dims } from './dims';
 /** One value an expression may have, with the `if` branches (statement node → branch index) it assumes. */
@@ -113,6 +114,31 @@ export function branchesOf(node: PyNode): Map<PyNode, number> {
       const alternatives = p.parent.children.filter((c) => c.type === 'elif_clause' || c.type === 'else_clause');
       out.set(p.parent, 1 + alternatives.indexOf(p));
     }
+  }
+  return out;
+}
+
+/**
+ * Plain `name = value` assignments before the use that can run on its path; one that runs whenever the use runs
+ * (in no branch the use is not in) replaces the earlier ones.
+ */
+export function reachingAssignments(
+  model: FileModel,
+  fn: FunctionInfo,
+  name: string,
+  use: PyNode,
+  at: ReadonlyMap<PyNode, number>,
+): PyNode[] {
+  const s = model.syntax;
+  let out: PyNode[] = [];
+  for (const a of fn.assignments) {
+    if (a.type !== 'assignment' || a.start >= use.start) continue;
+    const left = child(a, 'left');
+    if (!left || left.type !== 'identifier' || s.text(left) !== name || !child(a, 'right')) continue;
+    const where = branchesOf(a);
+    if (!consistent(at, where)) continue;
+    if ([...where].every(([k, v]) => at.get(k) === v)) out = [a];
+    else out.push(a);
   }
   return out;
 }
