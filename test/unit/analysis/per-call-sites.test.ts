@@ -196,3 +196,11 @@ test('per-call sites: a function that grows its list parameter, or a buffer list
   assert.notEqual(growsBuckets, BUFFERS);
   assert.deepEqual(await codes(EP, WRAPPER, growsBuckets), []);
 });
+
+test('per-call sites: the function and its caller in one file are read the same way', async () => {
+  const wrapper = WRAPPER.replace('from runtime.buffers import _GradBuffer, partition_buckets\n', '');
+  const joined = `${BUFFERS}\n${wrapper.replace('AVERAGE_FACTOR', EP)}`;
+  const line = joined.split('\n').findIndex((l) => l.includes(`expert_factor = ${EP}`)) + 1;
+  const results = await analyzeProgram({ 'runtime/buffers.py': joined, 'runtime/parallel_state.py': STATE });
+  assert.deepEqual(summaryByPath(results), [`runtime/buffers.py:CP003@${line}`]);
+});
