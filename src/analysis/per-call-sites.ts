@@ -8,6 +8,7 @@
 import { child, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { listItems } from './list-origins';
+import { loopIterable } from './listed-elements';
 
 /** A call's argument slot that receives a list of the site's objects: the function by its module and name. */
 export interface CallSlot {
@@ -32,7 +33,7 @@ export function listedSlots(model: FileModel, call: PyNode, fn: FunctionInfo): C
     if (argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
     const args = s.args(other);
     const holds = (node: PyNode) => {
-      if (node.type !== 'identifier') return false;
+      if (node.type !== 'identifier' || elementWritten(model, fn, s.text(node))) return false;
       const items = listItems(model, node, (item) => item === call);
       return !!items && items.length > 0 && items.every((item) => item === call);
     };
@@ -97,4 +98,28 @@ export function loopVaryingArguments(model: FileModel, call: PyNode, fn: Functio
   });
   for (const [name, k] of args.keywords) if (reads(k.value)) out.add(name);
   return out;
+}
+
+/**
+ * The function writes an attribute of an element of the list (`buffers[0].group = ...`, or of the variable of a loop
+ * over it): the element no longer holds what its construction passed.
+ */
+function elementWritten(model: FileModel, fn: FunctionInfo, list: string): boolean {
+  const s = model.syntax;
+  let found = false;
+  visit(fn.node, (n) => {
+    if (found) return false;
+    const holder = n.parent;
+    if (n.type !== 'attribute' || !holder || !/^(augmented_)?assignment$/.test(holder.type)) return true;
+    if (child(holder, 'left') !== n) return true;
+    let object = child(n, 'object');
+    while (object?.type === 'attribute') object = child(object, 'object');
+    const base = object?.type === 'subscript' ? child(object, 'value') : object;
+    const iterable = object?.type === 'identifier' ? loopIterable(model, object, fn) : undefined;
+    found =
+      (object?.type === 'subscript' && base?.type === 'identifier' && s.text(base) === list) ||
+      (iterable?.type === 'identifier' && s.text(iterable) === list);
+    return !found;
+  });
+  return found;
 }

@@ -204,3 +204,17 @@ test('per-call sites: the function and its caller in one file are read the same 
   const results = await analyzeProgram({ 'runtime/buffers.py': joined, 'runtime/parallel_state.py': STATE });
   assert.deepEqual(summaryByPath(results), [`runtime/buffers.py:CP003@${line}`]);
 });
+
+test('per-call sites: a caller that writes an element attribute after construction reads nothing', async () => {
+  const written = WRAPPER.replace(
+    '            bucket_groups = partition_buckets(',
+    '            for buffer in buffers:\n                buffer.data_parallel_group = None\n            bucket_groups = partition_buckets(',
+  );
+  assert.notEqual(written, WRAPPER);
+  assert.deepEqual(await codes(EP, written), []);
+  const indexed = WRAPPER.replace(
+    '            bucket_groups = partition_buckets(',
+    '            buffers[0].gradient_scaling_factor = 1.0\n            bucket_groups = partition_buckets(',
+  );
+  assert.deepEqual(await codes(EP, indexed), []);
+});
