@@ -50,6 +50,16 @@ export function listedSlots(model: FileModel, call: PyNode, fn: FunctionInfo): C
  * at the top level of this file; undefined for anything else (a class, a local, a method).
  */
 function topLevelFunction(model: FileModel, name: string): { module?: string; function: string } | undefined {
+  let known = resolved.get(model);
+  if (!known) resolved.set(model, (known = new Map()));
+  if (!known.has(name)) known.set(name, resolveFunction(model, name));
+  return known.get(name);
+}
+
+/** The functions each name calls, per file model (a file has many constructions, each asking of every call). */
+const resolved = new WeakMap<FileModel, Map<string, { module?: string; function: string } | undefined>>();
+
+function resolveFunction(model: FileModel, name: string): { module?: string; function: string } | undefined {
   const imported = model.moduleOf(name);
   if (imported) {
     const cut = imported.lastIndexOf('.');
