@@ -2,10 +2,9 @@
 // about in their first pass, which construction sites of the workspace build those classes, and what each
 // parameter then denotes. A file with an answer is analysed again with it.
 import type { Dims } from './dims';
+import { agreedArgument, placeKey } from './site-agreement';
 import {
-  agreedArgument,
   inFile,
-  placeKey,
   dimsKey,
   type SiteKind,
   type ArgumentDenotation,

@@ -233,4 +233,3 @@ function baseOf(model: FileModel, init: FunctionInfo): { module?: string; name: 
 }
 
 export { dimsKey } from './dims';
-export { agreedArgument, placeKey } from './site-agreement';

@@ -25,10 +25,10 @@ import {
   MAX_ALTERNATIVES,
   merge,
   reachingAssignments,
+  answerAlternatives,
   type SizeAlternative,
   type SizeOrigin,
 } from './size-alternatives';
-import { answerAlternatives } from './site-agreement';
 
 // Dims lives in dims.ts, below constructor-request.ts, which this file imports.
 export type { Dims } from './dims';

@@ -8,8 +8,6 @@ import type { Dims } from './dims';
 import { dimsKey } from './dims';
 import type { ArgumentDenotation, ConstructorRequest, ProgramPlace } from './constructor-request';
 import type { ConstructionSite, SiteKind } from './class-summaries';
-import type { PyNode } from './tree';
-import type { SizeAlternative } from './size-alternatives';
 
 /**
  * What a constructor parameter denotes over all the sites that build the class: the group (or size) every site
@@ -76,33 +74,4 @@ export function agreedArgument(
 /** A place as text: equal keys are the same place. */
 export function placeKey(p: ProgramPlace): string {
   return `${p.file ?? ''}:${p.range.startLine}:${p.range.startColumn}`;
-}
-
-/**
- * The alternatives an answer gives for one kind of value, read in a method of the class whose constructor is `init`:
- * the value the sites agree on, or one value per site (each assuming that site, a branch of the constructor, so a
- * group and a factor are combined only when the same object was built with both). `perCallOnly`: only an answer
- * with per-call sites, for an object built in view whose own construction names nothing.
- */
-export function answerAlternatives(
-  answer: ArgumentDenotation | undefined,
-  init: PyNode,
-  kind: 'group' | 'size' | 'groupDict',
-  perCallOnly = false,
-): SizeAlternative[] | undefined {
-  if (perCallOnly && !answer?.bySite?.some((d) => d.perCall)) return undefined;
-  const dims = answer?.[kind];
-  const bySite = answer?.bySite;
-  // A per-call site that does not name the value is an object not judged here; every other site must name it.
-  const perSite = !!bySite && bySite.every((d) => d[kind] || d.perCall) && bySite.some((d) => d[kind]);
-  // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
-  if (dims && (answer.origin || !perSite))
-    return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
-  if (!bySite || !perSite) return undefined;
-  return bySite.flatMap((d, i) => {
-    const value = d[kind];
-    return value
-      ? [{ dims: value, branches: new Map([[init, i]]), ...(d.origin ? { origin: { passed: d.origin } } : {}) }]
-      : [];
-  });
 }
