@@ -5,7 +5,7 @@
 // list holding only that construction (list-origins.ts: bound once, grown only by its appends, otherwise only read
 // or passed to that call), and which of its arguments change between the iterations of a loop around it: an
 // element's argument pairs with another element's only when every element was built with the same value.
-import { child, visit, type PyNode } from './tree';
+import { child, named, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { listItems } from './list-origins';
 import { loopIterable } from './listed-elements';
@@ -21,28 +21,74 @@ export interface CallSlot {
 
 /** The slots that receive a local list holding only the construction `call` of `fn`. */
 export function listedSlots(model: FileModel, call: PyNode, fn: FunctionInfo): CallSlot[] {
+  let known = slotsByFunction.get(fn);
+  if (!known) slotsByFunction.set(fn, (known = slotsOf(model, fn)));
+  return known.get(call) ?? [];
+}
+
+/** Per function, the slots each construction's list reaches (read once per function: files have many sites). */
+const slotsByFunction = new WeakMap<FunctionInfo, Map<PyNode, CallSlot[]>>();
+
+/**
+ * Every call in `fn` of a top-level function whose argument is a local list, bound in `fn` to a list literal, that
+ * holds one construction only, by that construction. Top-level code holds no such list (list-origins.ts).
+ */
+function slotsOf(model: FileModel, fn: FunctionInfo): Map<PyNode, CallSlot[]> {
   const s = model.syntax;
-  const out: CallSlot[] = [];
+  const out = new Map<PyNode, CallSlot[]>();
+  if (fn.node.type !== 'function_definition') return out;
+  const lists = new Set(
+    fn.assignments.flatMap((a) => {
+      const left = child(a, 'left');
+      const right = child(a, 'right');
+      return left?.type === 'identifier' && right?.type === 'list' ? [s.text(left)] : [];
+    }),
+  );
+  if (lists.size === 0) return out;
+  const held = new Map<string, PyNode | undefined>();
+  const construction = (name: string): PyNode | undefined => {
+    if (!held.has(name)) held.set(name, oneConstruction(model, fn, name));
+    return held.get(name);
+  };
   for (const other of fn.calls) {
     const callee = child(other, 'function');
-    if (other === call || callee?.type !== 'identifier') continue;
-    const name = s.text(callee);
-    const target = topLevelFunction(model, name);
-    if (!target) continue;
+    if (callee?.type !== 'identifier') continue;
     const argList = child(other, 'arguments');
-    if (argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
     const args = s.args(other);
-    const holds = (node: PyNode) => {
-      if (node.type !== 'identifier' || elementWritten(model, fn, s.text(node))) return false;
-      const items = listItems(model, node, (item) => item === call);
-      return !!items && items.length > 0 && items.every((item) => item === call);
+    const named = [...args.positional, ...[...args.keywords.values()].map((k) => k.value)];
+    if (!named.some((node) => node.type === 'identifier' && lists.has(s.text(node)))) continue;
+    const target = topLevelFunction(model, s.text(callee));
+    if (!target || argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
+    const add = (node: PyNode, slot: CallSlot) => {
+      const built = node.type === 'identifier' && lists.has(s.text(node)) ? construction(s.text(node)) : undefined;
+      if (!built) return;
+      // The list is read at this call: the call is its site, so listItems counts the argument as a read.
+      const items = listItems(model, node, (item) => item === built);
+      if (items && items.length > 0 && items.every((item) => item === built))
+        out.set(built, [...(out.get(built) ?? []), slot]);
     };
-    args.positional.forEach((node, position) => {
-      if (holds(node)) out.push({ ...target, position });
-    });
-    for (const [keyword, k] of args.keywords) if (holds(k.value)) out.push({ ...target, keyword });
+    args.positional.forEach((node, position) => add(node, { ...target, position }));
+    for (const [keyword, k] of args.keywords) add(k.value, { ...target, keyword });
   }
   return out;
+}
+
+/**
+ * The one construction a local list of `fn` is grown by (`name.append(C(...))`), when no element of it is written;
+ * the list's other uses are checked at each call that reads it.
+ */
+function oneConstruction(model: FileModel, fn: FunctionInfo, name: string): PyNode | undefined {
+  if (elementWritten(model, fn, name)) return undefined;
+  const s = model.syntax;
+  const appended = fn.calls.flatMap((c) => {
+    const callee = child(c, 'function');
+    const object = callee?.type === 'attribute' ? child(callee, 'object') : undefined;
+    if (object?.type !== 'identifier' || s.text(object) !== name) return [];
+    if (s.text(child(callee!, 'attribute') ?? callee!) !== 'append') return [];
+    const args = named(child(c, 'arguments') ?? c);
+    return args.length === 1 && args[0].type === 'call' ? [args[0]] : [];
+  });
+  return appended.length === 1 ? appended[0] : undefined;
 }
 
 /**

@@ -218,3 +218,12 @@ test('per-call sites: a caller that writes an element attribute after constructi
   );
   assert.deepEqual(await codes(EP, indexed), []);
 });
+
+test('per-call sites: a caller in test code judges nothing', async () => {
+  const files: Record<string, string> = {
+    'runtime/buffers.py': BUFFERS,
+    'tests/test_ddp.py': WRAPPER.replace('AVERAGE_FACTOR', EP),
+    'runtime/parallel_state.py': STATE,
+  };
+  assert.deepEqual(summaryByPath(await analyzeProgram(files)), []);
+});
