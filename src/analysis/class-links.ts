@@ -2,10 +2,9 @@
 // about in their first pass, which construction sites of the workspace build those classes, and what each
 // parameter then denotes. A file with an answer is analysed again with it.
 import type { Dims } from './dims';
+import { agreedArgument, placeKey } from './site-agreement';
 import {
-  agreedArgument,
   inFile,
-  placeKey,
   dimsKey,
   type SiteKind,
   type ArgumentDenotation,
@@ -13,11 +12,15 @@ import {
   type ConstructorRequest,
 } from './class-summaries';
 import type { ValueOrigin } from './constructor-request';
+import type { FunctionTemplate } from './parameter-paths';
+import { perCallSites } from './per-call-links';
 
 /** What the program knows of one file for this purpose. */
 export interface ClassPass {
   readonly sites: readonly ConstructionSite[];
   readonly requests: readonly ConstructorRequest[];
+  /** The file's top-level functions whose sites read their list parameters (parameter-paths.ts). */
+  readonly templates?: readonly FunctionTemplate[];
 }
 
 export interface ClassLinkInputs {
@@ -68,7 +71,7 @@ export function linkConstructorsInRounds(
         if (!first || !later) return first ?? later;
         const requests = [...first.requests];
         for (const r of later.requests) if (!requests.some((q) => requestKey(q) === requestKey(r))) requests.push(r);
-        return { sites: later.sites, requests };
+        return { ...first, sites: later.sites, requests };
       },
     });
     if (round > 0 && answersKey(next) === answersKey(answers)) break;
@@ -110,25 +113,50 @@ export function linkConstructors(paths: readonly string[], inputs: ClassLinkInpu
   }
   if (asking.size === 0) return answers;
   const classNames = new Set([...asking.values()].flat().map((r) => r.className));
-  const mention = new RegExp(`\\b(?:${[...classNames].join('|')})\\b`);
+  // A top-level function of a file that asks, building one of the classes from a list parameter, is read again
+  // with each call in view that passes a proven list (per-call-links.ts): the files that name it are read too.
+  const templates = (path: string) => inputs.pass(path, true)?.templates ?? [];
+  const functionNames = new Set(
+    [...asking.keys()].flatMap((path) =>
+      templates(path)
+        .filter((t) => t.sites.some((site) => classNames.has(site.className)))
+        .map((t) => t.name),
+    ),
+  );
+  const mention = new RegExp(`\\b(?:${[...classNames, ...functionNames].join('|')})\\b`);
   // Every file that names one of the classes may build it: its sites are read even if nothing else in it is.
-  const sitesByClass = new Map<string, { path: string; site: ConstructionSite }[]>();
+  const sitesByClass = new Map<string, { path: string; site: ConstructionSite; caller?: string }[]>();
+  const called = new Set<string>();
+  const add = (name: string, entry: { path: string; site: ConstructionSite; caller?: string }) => {
+    const list = sitesByClass.get(name) ?? [];
+    list.push(entry);
+    sitesByClass.set(name, list);
+  };
   for (const path of paths) {
     if (!mention.test(inputs.text(path))) continue;
     for (const site of inputs.pass(path, true)?.sites ?? []) {
-      if (!classNames.has(site.name)) continue;
-      const list = sitesByClass.get(site.name) ?? [];
-      list.push({ path, site: inFile(site, path) });
-      sitesByClass.set(site.name, list);
+      const stamped = inFile(site, path);
+      for (const p of functionNames.size > 0 ? perCallSites(path, stamped, { ...inputs, templates }) : []) {
+        if (!classNames.has(p.site.name)) continue;
+        // A caller in test code builds objects to compare them: it does not stand in for the function's callers.
+        if (!inputs.isTest?.(path)) called.add(`${p.definer}:${p.function}`);
+        add(p.site.name, { path: p.definer, site: p.site, caller: path });
+      }
+      if (classNames.has(site.name)) add(site.name, { path, site: stamped });
     }
   }
+  const kindOf = (s: { path: string; site: ConstructionSite; caller?: string }, definer: string): SiteKind => {
+    if (s.caller !== undefined) return inputs.isTest?.(s.caller) ? 'test' : 'per-call';
+    const kind = siteKind(s.path, s.site, definer, inputs);
+    return kind === 'certain' && s.site.inFunction && called.has(`${s.path}:${s.site.inFunction}`) ? 'called' : kind;
+  };
   for (const [path, requests] of asking) {
     for (const request of requests) {
       const found = (sitesByClass.get(request.className) ?? []).filter((s) => mayBuild(s.path, s.site, path, inputs));
       const read = found.map((s) =>
         request.element
-          ? elementSite(request, s.path, s.site, path, inputs)
-          : { site: s.site, kind: siteKind(s.path, s.site, path, inputs) },
+          ? elementSite(request, s.path, s.site, path, inputs, kindOf(s, path))
+          : { site: s.site, kind: kindOf(s, path) },
       );
       const agreed = agreedArgument(
         request,
@@ -155,6 +183,7 @@ function elementSite(
   site: ConstructionSite,
   definer: string,
   inputs: ClassLinkInputs,
+  siteKindHere: SiteKind,
 ): { site: ConstructionSite; kind: SiteKind } {
   const wanted = request.element!;
   const list = site.opaque
@@ -164,7 +193,7 @@ function elementSite(
       : request.position !== undefined
         ? site.positional[request.position]
         : undefined;
-  let kind = siteKind(sitePath, site, definer, inputs);
+  let kind = siteKindHere;
   const values: (ArgumentDenotation | undefined)[] = [];
   for (const e of list?.elements ?? []) {
     const built: ConstructionSite = { ...e, opaque: false };

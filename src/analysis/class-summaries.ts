@@ -11,16 +11,10 @@ import type { FileModel, FunctionInfo } from './scope';
 import { nestedCallContexts } from './call-contexts';
 import type { OriginOf } from './site-variants';
 import { elementCalls, variantsOf } from './element-sites';
-import { GroupSizes, type Dims } from './group-sizes';
-import { dimsKey } from './dims';
-import type {
-  ArgumentDenotation,
-  ConstructorArgument,
-  ConstructorRequest,
-  ProgramPlace,
-  ValueOrigin,
-} from './constructor-request';
+import { GroupSizes } from './group-sizes';
+import type { ArgumentDenotation, ConstructorArgument, ProgramPlace, ValueOrigin } from './constructor-request';
 import { placeOf } from './constructor-request';
+import { listedSlots, loopVaryingArguments, type CallSlot } from './per-call-sites';
 
 // The request's shapes live in constructor-request.ts, below group-sizes.ts, which asks for constructor arguments.
 export {
@@ -30,8 +24,12 @@ export {
   type ConstructorRequest,
 } from './constructor-request';
 
-/** A site builds the class for certain, may build it (an import the program cannot resolve), or is test code. */
-export type SiteKind = 'certain' | 'possible' | 'test';
+/**
+ * A site builds the class for certain, may build it (an import the program cannot resolve), or is test code; a
+ * 'per-call' site is a top-level function's site read with a call in view (per-call-links.ts), and a 'called' site
+ * is that function's own site, which stands for its callers not in view.
+ */
+export type SiteKind = 'certain' | 'possible' | 'test' | 'per-call' | 'called';
 
 /** One call that builds an object of a class, or a subclass constructor passing arguments to its base's. */
 export interface ConstructionSite {
@@ -42,6 +40,12 @@ export interface ConstructionSite {
   readonly keywords: ReadonlyMap<string, ArgumentDenotation | undefined>;
   /** `*args` or `**kwargs` hide which argument is which. */
   readonly opaque: boolean;
+  /** The top-level function of the file the site is in, if it is in one. */
+  readonly inFunction?: string;
+  /** The calls that receive a local list holding only this construction (per-call-sites.ts). */
+  readonly listedFor?: readonly CallSlot[];
+  /** The arguments (positions, keyword names) that may differ between the elements of such a list. */
+  readonly loopVarying?: ReadonlySet<string>;
 }
 
 /**
@@ -57,10 +61,14 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
   for (const fn of model.functions) {
     // A helper nested in a function builds one object per call of the helper, each with that call's arguments.
     let contexts: ReturnType<typeof nestedCallContexts> | null = null;
+    const inFunction = fn.node.type === 'function_definition' && fn.enclosing?.node.type === 'module' && !fn.className;
     for (const call of fn.calls) {
       const target = constructed(model, call, fn, defined);
       if (!target) continue;
       if (contexts === null) contexts = nestedCallContexts(model, fn);
+      const listedFor = listedSlots(model, call, fn);
+      const listed =
+        listedFor.length > 0 ? { listedFor, loopVarying: loopVaryingArguments(model, call, fn) } : undefined;
       const argList = child(call, 'arguments');
       const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
       const args = s.args(call);
@@ -80,7 +88,14 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
         for (const values of env ? variantsOf(sizes, own, nodes, lists, env, originOf) : [own.map(() => undefined)]) {
           const positional = values.slice(0, args.positional.length);
           const keywords = new Map(names.map((name, i) => [name, values[args.positional.length + i]] as const));
-          out.push({ ...target, positional, keywords, opaque: opaque || !env });
+          out.push({
+            ...target,
+            positional,
+            keywords,
+            opaque: opaque || !env,
+            ...(inFunction ? { inFunction: fn.name } : {}),
+            ...listed,
+          });
         }
       }
     }
@@ -170,7 +185,7 @@ function constructed(
   if (!callee) return undefined;
   if (callee.type === 'identifier') {
     const name = s.text(callee);
-    return /^[A-Z]/.test(name) ? classNamed(model, name, defined) : undefined;
+    return /^_*[A-Z]/.test(name) ? classNamed(model, name, defined) : undefined;
   }
   if (callee.type !== 'attribute') return undefined;
   const obj = child(callee, 'object');
@@ -190,7 +205,7 @@ function attributeClass(model: FileModel, node: PyNode): { module: string; name:
   const attr = child(node, 'attribute');
   if (!obj || !attr) return undefined;
   const name = s.text(attr);
-  if (!/^[A-Z]/.test(name)) return undefined;
+  if (!/^_*[A-Z]/.test(name)) return undefined;
   // `mod.Cls(...)`, `pkg.mod.Cls(...)`, or an object the file cannot name: the last may still build the class, so it
   // is kept under a module that resolves to no file (and then counts as a possible site).
   const text = s.text(obj).replace(/\s+/g, '');
@@ -218,60 +233,3 @@ function baseOf(model: FileModel, init: FunctionInfo): { module?: string; name: 
 }
 
 export { dimsKey } from './dims';
-
-/**
- * What a constructor parameter denotes over all the sites that build the class: the group (or size) every site
- * passes, or nothing when there is no site, or one passes something else, nothing, or something unnamed; and what
- * each site passes when every site names it (`kinds[i]`: the i-th site builds the class for certain, may build it,
- * or is test code).
- */
-export function agreedArgument(
-  request: ConstructorRequest,
-  sites: readonly ConstructionSite[],
-  kinds: readonly SiteKind[] = [],
-): ArgumentDenotation | undefined {
-  if (sites.length === 0) return undefined;
-  const given: (ArgumentDenotation | undefined)[] = sites.map((site) =>
-    site.opaque
-      ? undefined
-      : site.keywords.has(request.param)
-        ? site.keywords.get(request.param)
-        : request.position !== undefined
-          ? site.positional[request.position]
-          : undefined,
-  );
-  const agree = (pick: (d: ArgumentDenotation) => Dims | undefined): Dims | undefined => {
-    const values = given.map((d) => (d ? pick(d) : undefined));
-    if (values.some((v) => !v)) return undefined;
-    const key = dimsKey(values[0]!);
-    return values.every((v) => dimsKey(v!) === key) ? values[0] : undefined;
-  };
-  const group = agree((d) => d.group);
-  const size = agree((d) => d.size);
-  const groupDict = agree((d) => d.groupDict);
-  // Each object is judged with what its own site passed, when every site builds this class for certain and names
-  // the argument; sites in test code build objects to compare them, not to train, and are left out.
-  const training = given.filter((_, i) => kinds[i] !== 'test');
-  const bySite =
-    training.length > 0 &&
-    given.every((d, i) => kinds[i] === 'test' || (kinds[i] === 'certain' && d && (d.group || d.size)))
-      ? training.map((d) => ({ group: d?.group, size: d?.size, ...(d?.origin ? { origin: d.origin } : {}) }))
-      : undefined;
-  if (!group && !size && !groupDict && !bySite) return undefined;
-  // The sites agree on a value; it was chosen at one place only when every site passes the one chosen there.
-  const origins = given.map((d) => d?.origin);
-  const origin =
-    origins[0] && origins.every((o) => o && placeKey(o) === placeKey(origins[0]!)) ? origins[0] : undefined;
-  return {
-    ...(group ? { group } : {}),
-    ...(size ? { size } : {}),
-    ...(groupDict ? { groupDict } : {}),
-    ...(bySite ? { bySite } : {}),
-    ...((group || size) && origin ? { origin } : {}),
-  };
-}
-
-/** A place as text: equal keys are the same place. */
-export function placeKey(p: ProgramPlace): string {
-  return `${p.file ?? ''}:${p.range.startLine}:${p.range.startColumn}`;
-}

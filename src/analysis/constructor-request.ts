@@ -49,6 +49,8 @@ export interface ArgumentDenotation {
     readonly size?: Dims;
     readonly groupDict?: Dims;
     readonly origin?: ValueOrigin;
+    /** A function's site read with a call in view: it may name nothing, and then builds nothing judged here. */
+    readonly perCall?: boolean;
   }[];
   /** Where the value every site passes was chosen, when they all pass one chosen at the same place. */
   readonly origin?: ValueOrigin;

@@ -24,6 +24,8 @@ import {
   consistent,
   MAX_ALTERNATIVES,
   merge,
+  reachingAssignments,
+  answerAlternatives,
   type SizeAlternative,
   type SizeOrigin,
 } from './size-alternatives';
@@ -209,7 +211,7 @@ export class GroupSizes {
       if (binding && !this.bindsNone(binding)) return evaluate(binding.node, binding.env);
       const isParam = env.fn.params.some((p) => p.name === text);
       if (isParam && !binding) return undefined;
-      const local = this.reachingAssignments(env.fn, text, n, at);
+      const local = reachingAssignments(this.model, env.fn, text, n, at);
       if (local.length === 0) return undefined;
       return this.union(
         local.map((a) => {
@@ -247,7 +249,11 @@ export class GroupSizes {
           if (!b) return this.fromParameter(v.fn, s.text(value), kind);
           // An object built in view: a value chosen elsewhere was also passed through this construction.
           const at = b.callSite ? placeOf(this.model, b.callSite) : undefined;
-          return evaluate(b.node, b.env)?.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
+          const passed = evaluate(b.node, b.env);
+          // A construction in a top-level function that reads its list parameter names nothing here; its calls in
+          // view name it per call (per-call-links.ts), each an object that is built.
+          if (!passed) return this.fromParameter(v.fn, s.text(value), kind, true);
+          return passed.map((a) => (at ? { ...a, origin: this.passedThrough(a, b.node, at) } : a));
         }
         const assignment = v.value.parent?.type === 'assignment' ? v.value.parent : v.value;
         return evaluate(v.value, { fn: v.fn })?.map((a) => (a.origin ? a : { ...a, origin: { node: assignment } }));
@@ -263,10 +269,15 @@ export class GroupSizes {
   }
 
   /** What every construction site of the class in the program passes for an `__init__` parameter. */
-  private fromParameter(init: FunctionInfo, param: string, kind: DenotationKind): SizeAlternative[] | undefined {
+  private fromParameter(
+    init: FunctionInfo,
+    param: string,
+    kind: DenotationKind,
+    perCallOnly = false,
+  ): SizeAlternative[] | undefined {
     if (!init.params.some((p) => p.name === param) || rebinds(this.model, init, param)) return undefined;
     const request = constructorRequest(this.model, init, param);
-    return request ? this.fromConstructionSites(init, request, kind) : undefined;
+    return request ? this.fromConstructionSites(init, request, kind, perCallOnly) : undefined;
   }
 
   /** What every construction site of `init`'s class passes for a request, one value per site where they differ. */
@@ -274,22 +285,9 @@ export class GroupSizes {
     init: FunctionInfo,
     request: ConstructorRequest,
     kind: DenotationKind,
+    perCallOnly = false,
   ): SizeAlternative[] | undefined {
-    const answer = this.constructorArgument?.(request);
-    const dims = answer?.[kind];
-    const bySite = answer?.bySite;
-    const perSite = !!bySite && bySite.every((d) => d[kind]);
-    // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
-    if (dims && (answer.origin || !perSite))
-      return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
-    // Sites that disagree: one value per site, each assuming that site (a branch of the constructor), so a group
-    // and a factor are combined only when the same object was built with both.
-    if (!bySite || !perSite) return undefined;
-    return bySite.map((d, i) => ({
-      dims: d[kind]!,
-      branches: new Map([[init.node, i]]),
-      ...(d.origin ? { origin: { passed: d.origin } } : {}),
-    }));
+    return answerAlternatives(this.constructorArgument?.(request), init.node, kind, perCallOnly);
   }
 
   /** The argument is `None`, given here or passed down unchanged from a caller's parameter that defaulted to it. */
@@ -305,24 +303,5 @@ export class GroupSizes {
     if (lists.some((l) => !l || l.length === 0)) return undefined;
     const out = lists.flat() as SizeAlternative[];
     return out.length > MAX_ALTERNATIVES ? undefined : out;
-  }
-
-  /**
-   * Plain `name = value` assignments before the use that can run on its path; one that runs whenever the use runs
-   * (in no branch the use is not in) replaces the earlier ones.
-   */
-  private reachingAssignments(fn: FunctionInfo, name: string, use: PyNode, at: ReadonlyMap<PyNode, number>): PyNode[] {
-    const s = this.model.syntax;
-    let out: PyNode[] = [];
-    for (const a of fn.assignments) {
-      if (a.type !== 'assignment' || a.start >= use.start) continue;
-      const left = child(a, 'left');
-      if (!left || left.type !== 'identifier' || s.text(left) !== name || !child(a, 'right')) continue;
-      const where = branchesOf(a);
-      if (!consistent(at, where)) continue;
-      if ([...where].every(([k, v]) => at.get(k) === v)) out = [a];
-      else out.push(a);
-    }
-    return out;
   }
 }

@@ -97,12 +97,13 @@ function useOf(
   if (parent.type === 'assignment' && child(parent, 'left') === n && !child(parent, 'type')) return 'binding';
   if (parent.type === 'binary_operator' && model.syntax.operator(parent) === '+') return 'read';
   if (parent.type === 'argument_list' && isExtend(model, parent.parent)) return 'read';
-  // A loop over the list, an element read by index, `len(...)` and `return` read it without changing it.
+  // A loop over the list, an element read by index, `len(...)` and `return` (alone or in a tuple) read it.
   if (parent.type === 'for_statement' && child(parent, 'right') === n) return 'read';
   if (parent.type === 'subscript' && child(parent, 'value') === n && !isTarget(parent)) return 'read';
   if (parent.type === 'argument_list' && named(parent).length === 1 && isCall(model, parent.parent, 'len'))
     return 'read';
   if (parent.type === 'return_statement') return 'read';
+  if (parent.type === 'expression_list' && parent.parent?.type === 'return_statement') return 'read';
   if (parent.type !== 'attribute' || child(parent, 'object') !== n) return undefined;
   const method = model.syntax.text(child(parent, 'attribute') ?? parent);
   const call = parent.parent;

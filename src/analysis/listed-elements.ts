@@ -153,7 +153,7 @@ function ownedList(model: FileModel, list: PyNode, env: Env, depth: number): Ele
  * The iterable of the innermost `for <name> in <iterable>:` of the function whose body holds the use, when nothing
  * in that body binds the name again.
  */
-function loopIterable(model: FileModel, use: PyNode, fn: FunctionInfo): PyNode | undefined {
+export function loopIterable(model: FileModel, use: PyNode, fn: FunctionInfo): PyNode | undefined {
   const s = model.syntax;
   const name = s.text(use);
   for (let at: PyNode | null = use; at && at.parent && at.parent !== fn.node; at = at.parent) {
@@ -216,7 +216,7 @@ function constructedClass(model: FileModel, item: PyNode): string | undefined {
 }
 
 /** Every use of the parameter in its function is a loop's iterable, an element read by index, or `len(...)`. */
-function onlyRead(model: FileModel, fn: FunctionInfo, name: string): boolean {
+export function onlyRead(model: FileModel, fn: FunctionInfo, name: string): boolean {
   const s = model.syntax;
   let ok = true;
   visit(fn.node, (n) => {
@@ -271,7 +271,7 @@ function loopInvariant(model: FileModel, built: Built, argument: PyNode): boolea
 }
 
 /** The attribute `__init__` stores the parameter in (`self.attr = param`), when it is one. */
-function storedAttribute(model: FileModel, init: FunctionInfo, param: string): string | undefined {
+export function storedAttribute(model: FileModel, init: FunctionInfo, param: string): string | undefined {
   const s = model.syntax;
   const attributes = init.assignments.flatMap((a) => {
     const left = child(a, 'left');
@@ -285,7 +285,7 @@ function storedAttribute(model: FileModel, init: FunctionInfo, param: string): s
 }
 
 /** The node is the argument of a list's `extend`: its elements, not itself, are added. */
-function extends_(model: FileModel, item: PyNode): boolean {
+export function extends_(model: FileModel, item: PyNode): boolean {
   return item.parent?.type === 'argument_list' && isMethodCall(model, item.parent.parent, 'extend');
 }
 

@@ -17,6 +17,7 @@ import { NO_NORMALISERS } from './local-normaliser';
 import type { NormaliserLinks } from './local-normaliser-links';
 import type { ModuleIndex } from './module-index';
 import type { ScaledAttributes, ScalingLookups } from './scaled-attributes';
+import { functionTemplates } from './parameter-paths';
 import { ProgramDefinitions, type ContractQuestions, type DefinitionLookups } from './program-definitions';
 import { callsOf, recordingRequests, type FirstPass, type Links, type SecondPass } from './program-passes';
 
@@ -93,7 +94,13 @@ export class FilePasses {
       { ...this.optionsFor(path), prefilter: false },
       { path, constructorArgument, attributeScaling: (a) => this.files.scaledAttributes.scaling(a) },
     );
-    return analysis ? { requests, sites: constructionSites(analysis.model, constructorArgument) } : undefined;
+    return analysis
+      ? {
+          requests,
+          sites: constructionSites(analysis.model, constructorArgument),
+          templates: functionTemplates(analysis.model),
+        }
+      : undefined;
   }
 
   secondCached(path: string, links: Links, answers: ClassAnswers): SecondPass {
@@ -145,6 +152,7 @@ export class FilePasses {
       calls: analysis ? callsOf(analysis) : [],
       parsed: analysis !== undefined || !prefilter,
       sites: analysis ? constructionSites(analysis.model, constructorArgument) : [],
+      templates: analysis ? functionTemplates(analysis.model) : [],
       requests,
       normalisers: analysis?.normalisers ?? NO_NORMALISERS,
       scalingLookups,

@@ -9,6 +9,7 @@ import type { FileNormalisers } from './local-normaliser';
 import type { ScalingLookups } from './scaled-attributes';
 
 import type { DefinitionLookups } from './program-definitions';
+import type { FunctionTemplate } from './parameter-paths';
 
 export interface FirstPass {
   readonly text: string;
@@ -22,6 +23,8 @@ export interface FirstPass {
   readonly sites: readonly ConstructionSite[];
   /** Constructor parameters of this file's classes whose value only the construction sites can tell. */
   readonly requests: readonly ConstructorRequest[];
+  /** The file's top-level functions whose sites read their list parameters (parameter-paths.ts). */
+  readonly templates: readonly FunctionTemplate[];
   /** Rescaling reductions and loss normalisers this file defines (local-normaliser.ts). */
   readonly normalisers: FileNormalisers;
   /** What the program-wide index of rescaled attributes answered this pass (scaled-attributes.ts). */

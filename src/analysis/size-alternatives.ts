@@ -1,7 +1,8 @@
 // The arithmetic of symbolic group sizes (group-sizes.ts): products of named parallel dimensions, each with the
 // `if` branches it assumes and where it was chosen, combined only along one consistent path through the branches.
-import type { PyNode } from './tree';
-import type { ValueOrigin } from './constructor-request';
+import { child, type PyNode } from './tree';
+import type { FileModel, FunctionInfo } from './scope';
+import type { ArgumentDenotation, ValueOrigin } from './constructor-request';
 import type { Dims } from './dims';
 /** One value an expression may have, with the `if` branches (statement node → branch index) it assumes. */
 export interface SizeAlternative {
@@ -115,4 +116,58 @@ export function branchesOf(node: PyNode): Map<PyNode, number> {
     }
   }
   return out;
+}
+
+/**
+ * Plain `name = value` assignments before the use that can run on its path; one that runs whenever the use runs
+ * (in no branch the use is not in) replaces the earlier ones.
+ */
+export function reachingAssignments(
+  model: FileModel,
+  fn: FunctionInfo,
+  name: string,
+  use: PyNode,
+  at: ReadonlyMap<PyNode, number>,
+): PyNode[] {
+  const s = model.syntax;
+  let out: PyNode[] = [];
+  for (const a of fn.assignments) {
+    if (a.type !== 'assignment' || a.start >= use.start) continue;
+    const left = child(a, 'left');
+    if (!left || left.type !== 'identifier' || s.text(left) !== name || !child(a, 'right')) continue;
+    const where = branchesOf(a);
+    if (!consistent(at, where)) continue;
+    if ([...where].every(([k, v]) => at.get(k) === v)) out = [a];
+    else out.push(a);
+  }
+  return out;
+}
+
+/**
+ * The alternatives an answer gives for one kind of value, read in a method of the class whose constructor is `init`:
+ * the value the sites agree on, or one value per site (each assuming that site, a branch of the constructor, so a
+ * group and a factor are combined only when the same object was built with both). `perCallOnly`: only an answer
+ * with per-call sites, for an object built in view whose own construction names nothing.
+ */
+export function answerAlternatives(
+  answer: ArgumentDenotation | undefined,
+  init: PyNode,
+  kind: 'group' | 'size' | 'groupDict',
+  perCallOnly = false,
+): SizeAlternative[] | undefined {
+  if (perCallOnly && !answer?.bySite?.some((d) => d.perCall)) return undefined;
+  const dims = answer?.[kind];
+  const bySite = answer?.bySite;
+  // A per-call site that does not name the value is an object not judged here; every other site must name it.
+  const perSite = !!bySite && bySite.every((d) => d[kind] || d.perCall) && bySite.some((d) => d[kind]);
+  // Sites that agree on a value chosen at different places keep each site's place, as sites that disagree do.
+  if (dims && (answer.origin || !perSite))
+    return [{ dims, branches: new Map(), ...(answer.origin ? { origin: { passed: answer.origin } } : {}) }];
+  if (!bySite || !perSite) return undefined;
+  return bySite.flatMap((d, i) => {
+    const value = d[kind];
+    return value
+      ? [{ dims: value, branches: new Map([[init, i]]), ...(d.origin ? { origin: { passed: d.origin } } : {}) }]
+      : [];
+  });
 }
