@@ -6,7 +6,7 @@
 // proven: the list is bound once to `[]`, only grown in `__init__` by appends of one method's result and otherwise only
 // read; the method is defined once among the related classes of the file and returns a construction of one class of
 // the file; and each construction passes, for the element's stored parameter, the same owner attribute.
-import { child, named, unparen, visit, type PyNode } from './tree';
+import { child, hasSplat, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 
 /**
@@ -144,7 +144,7 @@ function ownerParameterPassed(
   const elementParam = elementInit ? storedParameter(model, elementInit, attribute) : undefined;
   if (!elementInit || !elementParam) return undefined;
   const list = child(call, 'arguments');
-  if (list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) return undefined;
+  if (hasSplat(list)) return undefined;
   const args = s.args(call);
   const position = model.callableParams(elementInit).findIndex((p) => p.name === elementParam);
   const passed = args.keywords.get(elementParam)?.value ?? args.positional[position];

@@ -5,7 +5,7 @@
 // from inside the function that defines it, unless its name escapes (returned, stored, passed on), so when every
 // use of its name there is a call that resolves to it, these calls are all of its contexts: each gives the helper's
 // parameters the values the call passes.
-import { child, type PyNode } from './tree';
+import { child, hasSplat, type PyNode } from './tree';
 import { nestedCalls, reboundNames } from './nested-calls';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Binding, Env } from './sizes';
@@ -27,7 +27,7 @@ export function nestedCallContexts(model: FileModel, fn: FunctionInfo): CallCont
 
 function contextOf(model: FileModel, fn: FunctionInfo, call: PyNode): Env | undefined {
   const argList = child(call, 'arguments');
-  if (argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) return undefined;
+  if (hasSplat(argList)) return undefined;
   const caller = model.enclosingFunction(call);
   if (!caller) return undefined;
   const args = model.syntax.args(call);

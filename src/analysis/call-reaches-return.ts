@@ -2,7 +2,7 @@
 // (`if reduction == "mean":`, `if labels is not None:`) and the arguments the call binds. It is apart from
 // token-counts.ts because it knows nothing of tokens: it reads calls and guards, and the token trace asks it which
 // of a helper's returns to follow.
-import { child, named, unparen, type PyNode } from './tree';
+import { child, hasSplat, named, unparen, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 
 /**
@@ -58,7 +58,6 @@ function boundValue(model: FileModel, name: string, callee: FunctionInfo, call: 
   const offset = callee.params[0] && /^(self|cls)$/.test(callee.params[0].name) ? 1 : 0;
   const position = index - offset;
   if (position >= 0 && position < args.positional.length) return args.positional[position];
-  if (args.list && named(args.list).some((a) => a.type === 'list_splat' || a.type === 'dictionary_splat'))
-    return undefined;
+  if (hasSplat(args.list)) return undefined;
   return callee.params[index].defaultValue ?? null;
 }

@@ -5,7 +5,7 @@
 // one `cls(...)` call and `cls` is never rebound; the `__init__` calls the base's `__init__` exactly once. A value
 // read inside such a body is carried back to the caller only when it is a parameter the body never rebinds, so a
 // fact proven about the caller's argument is a fact about what the body used.
-import { named, unparen, type PyNode } from './tree';
+import { hasSplat, named, unparen, type PyNode } from './tree';
 import { reboundNames } from './nested-calls';
 import type { FileModel, FunctionInfo } from './scope';
 
@@ -81,8 +81,7 @@ export function atCaller(
   if (!param) return value;
   if (rebound(model, callee, param.name)) return undefined;
   const args = s.args(site.call);
-  if (args.list && named(args.list).some((a) => a.type === 'list_splat' || a.type === 'dictionary_splat'))
-    return undefined;
+  if (hasSplat(args.list)) return undefined;
   const position = keywordOnly(param.node) ? -1 : param.index - (params[0]?.index ?? 0);
   const given = args.keywords.get(param.name)?.value ?? (position >= 0 ? args.positional[position] : undefined);
   if (given) return { node: given, fn: site.fn };

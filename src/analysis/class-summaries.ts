@@ -6,7 +6,7 @@
 // parameter the file cannot bind, the program gathers every construction site of the class in the workspace: the
 // parameter denotes what they all pass when they agree, and nothing when one disagrees, passes nothing (the
 // default), passes `*args`/`**kwargs`, or is a subclass passing its own parameter on.
-import { child, type PyNode } from './tree';
+import { child, hasSplat, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { nestedCallContexts } from './call-contexts';
 import type { OriginOf } from './site-variants';
@@ -70,7 +70,7 @@ export function constructionSites(model: FileModel, constructorArgument?: Constr
       const listed =
         listedFor.length > 0 ? { listedFor, loopVarying: loopVaryingArguments(model, call, fn) } : undefined;
       const argList = child(call, 'arguments');
-      const opaque = !!argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+      const opaque = !!hasSplat(argList);
       const args = s.args(call);
       const names = [...args.keywords.keys()];
       const own = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];

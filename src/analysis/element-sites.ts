@@ -1,7 +1,7 @@
 // The objects a construction site builds inside a list argument (`GradBucketGroup([GradBucket(grads, factor)], group)`):
 // their classes and what their arguments denote, read with the site's own arguments so that each variant of the site
 // keeps an element's factor together with the group the same path passed (element-attributes.ts asks for them).
-import { child, type PyNode } from './tree';
+import { child, hasSplat, type PyNode } from './tree';
 import { listItems } from './list-origins';
 import { listedElementCall } from './listed-elements';
 import type { FileModel } from './scope';
@@ -47,8 +47,7 @@ export function elementCalls(
     }
     const target = item.type === 'call' ? constructed(item) : undefined;
     const list = item.type === 'call' ? child(item, 'arguments') : undefined;
-    if (!target || list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat'))
-      return undefined;
+    if (!target || hasSplat(list)) return undefined;
     const args = model.syntax.args(item);
     const names = [...args.keywords.keys()];
     const nodes = [...args.positional, ...names.map((name) => args.keywords.get(name)!.value)];

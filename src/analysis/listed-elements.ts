@@ -6,7 +6,7 @@
 // element pairs with a factor read from another only because both are the same construction: so the list must hold
 // one construction node (appended in a loop), its argument must not change between the loop's iterations, and the
 // list must be in view whole (list-origins.ts), only read where the element is read.
-import { child, named, unparen, visit, type PyNode } from './tree';
+import { child, hasSplat, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { Env } from './sizes';
 import { listItems } from './list-origins';
@@ -254,7 +254,7 @@ function passedFor(model: FileModel, built: Built, init: FunctionInfo, param: st
 /** No `*args` or `**kwargs` hides which argument is which. */
 function unpacked(call: PyNode): boolean {
   const list = child(call, 'arguments');
-  return !list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+  return !hasSplat(list);
 }
 
 /** No loop around the construction in its function binds a name (or attribute) the argument reads. */

@@ -4,7 +4,7 @@
 // is N means where one was meant: OpenNMT-py before 7ebf112, which fixed it by normalising with the count gathered
 // over all ranks. A normaliser the analysis cannot prove local (a parameter, a count gathered or reduced anywhere
 // in the function, a name of unknown origin) keeps the rule silent, as does a rescale that is not literally 1.
-import { child, unparen, visit, type PyNode } from './tree';
+import { child, hasSplat, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import type { UpdateFinder } from './updates';
 import { COLLECTIVE, divisorOf, type LossNormaliserSummary, type RescaleHelperSummary } from './local-normaliser';
@@ -41,7 +41,7 @@ export function localNormaliserVerdicts(
       if (!helper) continue;
       const args = s.args(call);
       const list = child(call, 'arguments');
-      if (list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
+      if (hasSplat(list)) continue;
       const denom = args.keywords.get(helper.denomParam)?.value ?? args.positional[helper.denomIndex];
       const tensors = args.keywords.get(helper.tensorsParam)?.value ?? args.positional[helper.tensorsIndex];
       if (!denom || !tensors || s.numberValue(s.stripWrappers(denom)) !== 1) continue;
@@ -130,7 +130,7 @@ function lossCalls(model: FileModel, fn: FunctionInfo, index: NormaliserIndex): 
     const method = child(call, 'function')?.type === 'attribute';
     const list = child(call, 'arguments');
     const agree = summaries.every((x) => x.index === first.index && x.param === first.param && x.isMethod === method);
-    const hidden = list?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+    const hidden = hasSplat(list);
     const normaliser =
       agree && !hidden ? (args.keywords.get(first.param)?.value ?? args.positional[first.index]) : undefined;
     out.push({ call, normaliser, summary: first });

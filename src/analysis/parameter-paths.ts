@@ -5,7 +5,7 @@
 // construction can (per-call-links.ts): so the file that defines the function records, for each site in it, each
 // argument as a path from a parameter to the constructor argument of the list's element class that it reads, with
 // the constructor parameter by name and by position, because the caller's construction may pass it either way.
-import { child, named, unparen, visit, type PyNode } from './tree';
+import { child, hasSplat, named, unparen, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { listItems } from './list-origins';
 import { builtElementClass, builtElementParam, classInit, storedParameter } from './built-elements';
@@ -75,7 +75,7 @@ export function functionTemplates(model: FileModel): FunctionTemplate[] {
       const className = callee?.type === 'identifier' ? model.syntax.text(callee) : undefined;
       const argList = child(call, 'arguments');
       if (!className || !classInit(model, className)) continue;
-      if (argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
+      if (hasSplat(argList)) continue;
       const args = model.syntax.args(call);
       const positional = args.positional.map((node) => argumentPath(model, fn, lists, node, 0));
       const keywords = new Map(

@@ -5,7 +5,7 @@
 // list holding only that construction (list-origins.ts: bound once, grown only by its appends, otherwise only read
 // or passed to that call), and which of its arguments change between the iterations of a loop around it: an
 // element's argument pairs with another element's only when every element was built with the same value.
-import { child, named, visit, type PyNode } from './tree';
+import { child, hasSplat, named, visit, type PyNode } from './tree';
 import type { FileModel, FunctionInfo } from './scope';
 import { listItems } from './list-origins';
 import { loopIterable } from './listed-elements';
@@ -58,7 +58,7 @@ function slotsOf(model: FileModel, fn: FunctionInfo): Map<PyNode, CallSlot[]> {
     const named = [...args.positional, ...[...args.keywords.values()].map((k) => k.value)];
     if (!named.some((node) => node.type === 'identifier' && lists.has(s.text(node)))) continue;
     const target = topLevelFunction(model, s.text(callee));
-    if (!target || argList?.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat')) continue;
+    if (!target || hasSplat(argList)) continue;
     const add = (node: PyNode, slot: CallSlot) => {
       const built = node.type === 'identifier' && lists.has(s.text(node)) ? construction(s.text(node)) : undefined;
       if (!built) return;

@@ -2,7 +2,7 @@
 // `reduce_gradients(model)` that sums its argument's gradients over the data-parallel group and never divides is
 // summarised once, in its own file; a call to it elsewhere then acts as that reduction, judged with the caller's
 // divisions, loss scaling and update. Only top-level functions are summarised: a method needs its object.
-import { child, unparen, type PyNode } from './tree';
+import { child, hasSplat, unparen, type PyNode } from './tree';
 import type { FileModel } from './scope';
 import type { Fact } from './facts';
 import type { Verdict } from './judge-verdict';
@@ -61,8 +61,7 @@ export function summarise(
 export function helperReduction(model: FileModel, call: PyNode, summary: HelperSummary): Reduction | undefined {
   const args = model.syntax.args(call);
   const argList = child(call, 'arguments');
-  if (argList && argList.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat'))
-    return undefined;
+  if (hasSplat(argList)) return undefined;
   // A caller that sets the parameter choosing the operation (by name, or by a position past the gradients) may
   // average; only the summing default is known.
   if (summary.defaultsThatSum.some((name) => args.keywords.has(name))) return undefined;

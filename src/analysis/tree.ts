@@ -251,6 +251,11 @@ export function childrenOf(node: PyNode, field: string): PyNode[] {
 }
 
 /** Named children, without comments. */
+/** True where a call's argument list has a `*args` or `**kwargs`: what those pass is not read. */
+export function hasSplat(argList: PyNode | undefined | null): boolean {
+  return !!argList && argList.children.some((c) => c.type === 'list_splat' || c.type === 'dictionary_splat');
+}
+
 export function named(node: PyNode): PyNode[] {
   return node.children.filter((c) => c.named && c.type !== 'comment');
 }

@@ -7,7 +7,7 @@
 // `getattr(args.train, "dynamic_batch_enable", False)` is its default, False. Nothing is decided where the script
 // builds more than one parser, has sub-commands or `set_defaults`, assigns the attribute after parsing, or gives a
 // default that is not a literal: the reading is only as good as the script's own text.
-import { child, named, unparen, type PyNode } from '../tree';
+import { child, hasSplat, unparen, type PyNode } from '../tree';
 import type { Syntax } from '../syntax';
 import { resolved, type CallReader, type Value } from './bound-values';
 import type { ProgramModels } from './program-models';
@@ -198,11 +198,6 @@ function readParser(
       seen.add(dest);
     }
   return out;
-}
-
-/** A `*args` or `**kwargs` in a call's argument list: what it passes is not read. */
-function hasSplat(list: PyNode | undefined): boolean {
-  return !!list && named(list).some((a) => a.type === 'list_splat' || a.type === 'dictionary_splat');
 }
 
 /** Integer arithmetic on two decided numbers, as Python computes it. */

@@ -6,14 +6,13 @@
 // proven to be the global batch (sharded-loader.ts); the wrapper's classes may be in other files, found through the
 // imports (the program's module index), and their methods are resolved along the bases.
 import type { Parser } from 'web-tree-sitter';
-import { child, unparen, type PyNode } from '../tree';
+import { child, hasSplat, unparen, type PyNode } from '../tree';
 import { FileModel, type FunctionInfo } from '../scope';
 import { Syntax } from '../syntax';
 import { parseModule } from '../parse';
 import { isShardedGlobalBatch } from '../sharded-loader';
 import type { Finding } from '../types';
 import { findMethod, stepPath, type ChainClass } from './wrapper-step-path';
-import { hasSplat } from './wrapper-syntax';
 import { constructorFed, keywordOnly, RANK_COUNT, wrapperClaim, type WrapperClaim } from './wrapper-claim';
 import { globalBatchOnPath } from './wrapper-loader';
 import { wrapperFinding } from './wrapper-finding';

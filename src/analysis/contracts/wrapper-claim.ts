@@ -2,10 +2,9 @@
 // updates, each gradient is divided once by an attribute set from a constructor parameter (with other factors that
 // are not rank counts), and summed over all ranks then divided by the world size, both under the same conditions,
 // with no other rescaling of the gradients anywhere on the path. Anything else proves nothing.
-import { child, unparen } from '../tree';
+import { child, hasSplat, unparen } from '../tree';
 import type { FileModel, Param } from '../scope';
 import type { ChainClass, GradEvent, StepPath } from './wrapper-step-path';
-import { hasSplat } from './wrapper-syntax';
 
 export interface WrapperClaim {
   /** The attribute the batch division reads (`self.expected_batch_size`). */

@@ -5,12 +5,11 @@
 // of that method from the same class (`self._prepare_optimizer(..., distributed=True)`), each call on its own: a
 // finding at one call holds for that call. A factory's choice is decided only where every condition before the
 // chosen return is decided by literal arguments (or the parameters' defaults); anything undecided chooses nothing.
-import { child, named, unparen, type PyNode } from '../tree';
+import { child, hasSplat, named, unparen, type PyNode } from '../tree';
 import type { FileModel, FunctionInfo, Param } from '../scope';
 import { reboundNames } from '../nested-calls';
 import { isMethod } from '../path-conditions';
 import { keywordOnly } from './wrapper-claim';
-import { hasSplat } from './wrapper-syntax';
 
 export type Literal = string | number | boolean | null;
 

@@ -1,6 +1,6 @@
 // Syntax the optimizer-wrapper rule reads off a method (wrapper-step-path.ts): returns, updates, product factors, and
 // what a reduction or an expression does with a gradient.
-import { child, named, unparen, visit, type PyNode } from '../tree';
+import { child, hasSplat, named, unparen, visit, type PyNode } from '../tree';
 import type { FileModel } from '../scope';
 
 export function containsUpdate(s: FileModel['syntax'], node: PyNode): boolean {
@@ -72,9 +72,4 @@ export function isWorldSum(model: FileModel, call: PyNode): boolean {
   for (const key of args.keywords.keys()) if (key !== 'op') return false;
   const op = args.keywords.get('op')?.value ?? args.positional[1];
   return op === undefined || /(^|\.)ReduceOp\.SUM$/.test(s.text(op).replace(/\s+/g, ''));
-}
-
-/** A call with `*args` or `**kwargs`, whose arguments are not all in view. */
-export function hasSplat(list: PyNode | undefined): boolean {
-  return list !== undefined && named(list).some((a) => a.type === 'list_splat' || a.type === 'dictionary_splat');
 }
